@@ -1,0 +1,25 @@
+//! Layer 2 of clix: how the final result of a command line is shown to a model.
+//!
+//! This crate owns the presentation rules of the `run` tool: the binary guard,
+//! overflow previews with exact totals, `[stderr]` sections, `(no output)`,
+//! the `[exit:N | 12ms]` footer and the hints that turn an error into a next
+//! step. Everything here is a pure function of its inputs.
+//!
+//! It must not execute anything, read files or know about the shell engine.
+//! The only side effect, saving a full output that overflowed, goes through
+//! the [`SpillSink`] the caller passes in, so the caller decides where (and
+//! whether) bytes land on disk.
+
+mod binary;
+mod footer;
+mod hints;
+mod overflow;
+mod render;
+
+pub use binary::{BinaryKind, classify};
+pub use footer::{footer, format_duration};
+pub use hints::{did_you_mean, unknown_command_message, usage_error_hint};
+pub use overflow::{Preview, TextStats, preview};
+pub use render::{
+    CommandOutput, Origin, PresentOptions, Presentation, SpillSink, present, timeout_line,
+};

@@ -1,0 +1,431 @@
+//! Putting it together: one raw result in, the text a model reads out.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::binary::{BinaryKind, classify};
+use crate::footer::{footer, format_duration};
+use crate::hints::usage_error_hint;
+use crate::overflow::{TextStats, preview};
+
+/// Thresholds of the overflow rule (seed mechanism B); all configurable.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PresentOptions {
+    /// A stream with more lines than this overflows.
+    pub max_lines: usize,
+    /// A stream with more bytes than this overflows.
+    pub max_bytes: usize,
+    /// Lines kept from the start of an overflowing stream.
+    pub head_lines: usize,
+    /// Lines kept from the end of an overflowing stream.
+    pub tail_lines: usize,
+    /// Byte cap of one preview, head and tail together.
+    pub preview_max_bytes: usize,
+}
+
+impl Default for PresentOptions {
+    fn default() -> Self {
+        PresentOptions {
+            max_lines: 200,
+            max_bytes: 50 * 1024,
+            head_lines: 150,
+            tail_lines: 50,
+            preview_max_bytes: 16 * 1024,
+        }
+    }
+}
+
+/// The raw result of one command line, as Layer 1 produced it.
+#[derive(Debug, Clone, Copy)]
+pub struct CommandOutput<'a> {
+    pub stdout: &'a [u8],
+    pub stderr: &'a [u8],
+    pub exit_code: i32,
+    pub duration: Duration,
+    /// Set when the engine stopped the line at this time limit.
+    pub timed_out: Option<Duration>,
+    /// Bytes the engine could not keep because its capture cap was reached.
+    pub dropped_bytes: u64,
+}
+
+/// What produced the final output, when it is known: the last command of
+/// the line and the file it read. Used to point at `see` or `cat -b`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Origin {
+    pub command: Option<String>,
+    pub path: Option<String>,
+}
+
+/// Where full outputs go when they overflow.
+pub trait SpillSink {
+    /// Saves `bytes` and returns the path a later command can read them from.
+    fn spill(&mut self, bytes: &[u8]) -> std::io::Result<String>;
+}
+
+/// The text a model reads, and what structured callers want to know about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Presentation {
+    pub text: String,
+    /// Some output was shown only as a preview.
+    pub truncated: bool,
+    /// Where the full stdout (or, failing that, stderr) was saved.
+    pub spill_path: Option<String>,
+}
+
+/// The line shown above the footer when a command line ran out of time.
+pub fn timeout_line(limit: Duration) -> String {
+    format!(
+        "timed out after {}; raise with --timeout or run it in the background",
+        human_secs(limit)
+    )
+}
+
+/// Applies the Layer-2 rules to the final result of a command line.
+pub fn present(
+    out: &CommandOutput<'_>,
+    origin: &Origin,
+    opts: &PresentOptions,
+    spill: &mut dyn SpillSink,
+) -> Presentation {
+    let mut text = String::new();
+    let mut truncated = false;
+    let mut spill_path = None;
+
+    match classify(out.stdout) {
+        Some(kind) => text.push_str(&binary_message(&kind, out.stdout.len(), origin)),
+        None => {
+            let shown = show_stream(out.stdout, opts, spill);
+            truncated |= shown.truncated;
+            spill_path = spill_path.or(shown.spill_path);
+            text.push_str(&shown.text);
+        }
+    }
+
+    if !out.stderr.is_empty() {
+        let section = match classify(out.stderr) {
+            Some(kind) => binary_message(&kind, out.stderr.len(), &Origin::default()),
+            None => {
+                let shown = show_stream(out.stderr, opts, spill);
+                truncated |= shown.truncated;
+                spill_path = spill_path.or(shown.spill_path);
+                shown.text
+            }
+        };
+        // Our own commands already speak in `[error] …` lines; a second label adds nothing.
+        if !section.starts_with("[error]") {
+            text.push_str("[stderr] ");
+        }
+        text.push_str(&section);
+        let stderr_text = String::from_utf8_lossy(out.stderr);
+        if let Some(hint) = origin
+            .command
+            .as_deref()
+            .and_then(|cmd| usage_error_hint(cmd, out.exit_code, &stderr_text))
+        {
+            text.push_str(&hint);
+            text.push('\n');
+        }
+    }
+
+    if text.is_empty() {
+        text.push_str("(no output)\n");
+    }
+    if out.dropped_bytes > 0 {
+        text.push_str(&format!(
+            "--- capture cap reached: {} more bytes were produced and dropped ---\n",
+            out.dropped_bytes
+        ));
+    }
+    if let Some(limit) = out.timed_out {
+        text.push_str(&timeout_line(limit));
+        text.push('\n');
+    }
+    text.push_str(&footer(out.exit_code, out.duration));
+    Presentation { text, truncated, spill_path }
+}
+
+struct Shown {
+    text: String,
+    truncated: bool,
+    spill_path: Option<String>,
+}
+
+/// One text stream, whole or as a preview with a pointer to its spill file.
+fn show_stream(bytes: &[u8], opts: &PresentOptions, spill: &mut dyn SpillSink) -> Shown {
+    // The binary guard ran before, so this is valid UTF-8.
+    let text = String::from_utf8_lossy(bytes);
+    let stats = TextStats::of(&text);
+    if stats.lines <= opts.max_lines && stats.bytes <= opts.max_bytes {
+        let mut whole = text.into_owned();
+        if !whole.is_empty() && !whole.ends_with('\n') {
+            whole.push('\n');
+        }
+        return Shown { text: whole, truncated: false, spill_path: None };
+    }
+
+    let p = preview(&text, opts.head_lines, opts.tail_lines, opts.preview_max_bytes);
+    let mut shown = p.head.clone();
+    let mut range = format!("showing lines 1-{}", p.head_end);
+    if !p.tail.is_empty() {
+        range.push_str(&format!(" and {}-{}", p.tail_start, stats.lines));
+    }
+    if p.cut_long_lines {
+        range.push_str(", long lines cut");
+    }
+    shown.push_str(&format!(
+        "--- output truncated: {} lines, {}; {range} ---\n",
+        stats.lines,
+        human_size(stats.bytes as u64)
+    ));
+    let spill_path = match spill.spill(bytes) {
+        Ok(path) => {
+            shown.push_str(&format!("Full output: {path}\n"));
+            shown.push_str(&format!(
+                "Explore: grep -n <pattern> {path} | head -50 · tail -100 {path}\n"
+            ));
+            Some(path)
+        }
+        Err(e) => {
+            shown.push_str(&format!(
+                "[error] the full output could not be saved ({e}); re-run with a narrower command, e.g. | grep <pattern> or | tail -100\n"
+            ));
+            None
+        }
+    };
+    if !p.tail.is_empty() {
+        shown.push_str(&p.tail);
+    }
+    Shown { text: shown, truncated: true, spill_path }
+}
+
+fn binary_message(kind: &BinaryKind, size: usize, origin: &Origin) -> String {
+    let who = origin.command.as_deref().unwrap_or("output");
+    let size = human_size(size as u64);
+    match (kind, origin.path.as_deref()) {
+        (BinaryKind::Image(format), Some(path)) => {
+            format!("[error] {who}: binary image file ({size}, {format}). Use: see {path}\n")
+        }
+        (BinaryKind::Image(format), None) => format!(
+            "[error] {who}: binary image data ({size}, {format}). Save it to a file (… > out.{}), then: see out.{}\n",
+            format.to_lowercase(),
+            format.to_lowercase()
+        ),
+        (BinaryKind::Other { mime }, path) => {
+            let what = mime.as_deref().map(|m| format!(", {m}")).unwrap_or_default();
+            match path {
+                Some(path) => format!(
+                    "[error] {who}: binary file ({size}{what}). Use: cat -b {path} (base64), or redirect it to a file\n"
+                ),
+                None => format!(
+                    "[error] {who}: binary output ({size}{what}). Redirect it to a file (… > out.bin), then: cat -b out.bin (base64)\n"
+                ),
+            }
+        }
+    }
+}
+
+/// `812B`, `182KB`, `245.3KB`, `1.5MB`: one decimal, none when it is `.0`.
+fn human_size(bytes: u64) -> String {
+    const KB: f64 = 1024.0;
+    let b = bytes as f64;
+    let (value, unit) = if b < KB {
+        return format!("{bytes}B");
+    } else if b < KB * KB {
+        (b / KB, "KB")
+    } else if b < KB * KB * KB {
+        (b / KB / KB, "MB")
+    } else {
+        (b / KB / KB / KB, "GB")
+    };
+    let s = format!("{value:.1}");
+    format!("{}{unit}", s.strip_suffix(".0").unwrap_or(&s))
+}
+
+fn human_secs(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format_duration(d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A spill sink that numbers files like the real one and keeps them in memory.
+    #[derive(Default)]
+    struct MemorySink {
+        files: Vec<Vec<u8>>,
+    }
+
+    impl SpillSink for MemorySink {
+        fn spill(&mut self, bytes: &[u8]) -> std::io::Result<String> {
+            self.files.push(bytes.to_vec());
+            Ok(format!(".clix/out/cmd-{}.txt", self.files.len()))
+        }
+    }
+
+    struct FullDisk;
+    impl SpillSink for FullDisk {
+        fn spill(&mut self, _: &[u8]) -> std::io::Result<String> {
+            Err(std::io::Error::new(std::io::ErrorKind::StorageFull, "No space left on device"))
+        }
+    }
+
+    fn out<'a>(stdout: &'a [u8], stderr: &'a [u8], code: i32) -> CommandOutput<'a> {
+        CommandOutput {
+            stdout,
+            stderr,
+            exit_code: code,
+            duration: Duration::from_millis(12),
+            timed_out: None,
+            dropped_bytes: 0,
+        }
+    }
+
+    fn render(o: &CommandOutput<'_>, origin: &Origin) -> (Presentation, MemorySink) {
+        let mut sink = MemorySink::default();
+        let p = present(o, origin, &PresentOptions::default(), &mut sink);
+        (p, sink)
+    }
+
+    fn lines(n: usize) -> String {
+        (1..=n).map(|i| format!("{i}\n")).collect()
+    }
+
+    #[test]
+    fn small_outputs_table() {
+        let cases: [(&[u8], &[u8], i32, &str); 6] = [
+            (b"hi\n", b"", 0, "hi\n[exit:0 | 12ms]"),
+            (b"no newline", b"", 0, "no newline\n[exit:0 | 12ms]"),
+            (b"", b"", 0, "(no output)\n[exit:0 | 12ms]"),
+            (b"", b"", 1, "(no output)\n[exit:1 | 12ms]"),
+            (b"ok\n", b"warn: x\n", 0, "ok\n[stderr] warn: x\n[exit:0 | 12ms]"),
+            (b"", b"cat: f: No such file\n", 1, "[stderr] cat: f: No such file\n[exit:1 | 12ms]"),
+        ];
+        for (stdout, stderr, code, want) in cases {
+            let (p, sink) = render(&out(stdout, stderr, code), &Origin::default());
+            assert_eq!(p.text, want);
+            assert!(!p.truncated);
+            assert!(sink.files.is_empty());
+        }
+    }
+
+    #[test]
+    fn stderr_shown_on_failure_even_with_stdout() {
+        let (p, _) = render(&out(b"partial\n", b"boom\n", 3), &Origin::default());
+        assert_eq!(p.text, "partial\n[stderr] boom\n[exit:3 | 12ms]");
+    }
+
+    #[test]
+    fn our_error_lines_are_not_relabelled() {
+        let (p, _) = render(&out(b"", b"[error] unknown command: foo\n", 127), &Origin::default());
+        assert_eq!(p.text, "[error] unknown command: foo\n[exit:127 | 12ms]");
+    }
+
+    #[test]
+    fn exactly_200_lines_is_not_truncated_201_is() {
+        let (p, sink) = render(&out(lines(200).as_bytes(), b"", 0), &Origin::default());
+        assert!(!p.truncated);
+        assert!(sink.files.is_empty());
+        assert!(p.text.starts_with("1\n") && p.text.contains("\n200\n"));
+
+        let text = lines(201);
+        let (p, sink) = render(&out(text.as_bytes(), b"", 0), &Origin::default());
+        assert!(p.truncated);
+        assert_eq!(sink.files, vec![text.as_bytes().to_vec()]);
+        assert!(p.text.contains(
+            "--- output truncated: 201 lines, 696B; showing lines 1-150 and 152-201 ---\n\
+             Full output: .clix/out/cmd-1.txt\n\
+             Explore: grep -n <pattern> .clix/out/cmd-1.txt | head -50 · tail -100 .clix/out/cmd-1.txt\n"
+        ), "{}", p.text);
+        assert!(p.text.ends_with("201\n[exit:0 | 12ms]"));
+        assert_eq!(p.spill_path.as_deref(), Some(".clix/out/cmd-1.txt"));
+    }
+
+    #[test]
+    fn byte_threshold_triggers_on_few_lines() {
+        let text = format!("{}\n", "a".repeat(60 * 1024));
+        let (p, sink) = render(&out(text.as_bytes(), b"", 0), &Origin::default());
+        assert!(p.truncated);
+        assert_eq!(sink.files.len(), 1);
+        assert!(p.text.contains("1 lines, 60KB; showing lines 1-1, long lines cut"), "{}", p.text);
+        assert!(p.text.len() < 17 * 1024);
+    }
+
+    #[test]
+    fn spill_numbers_grow_per_stream() {
+        let big = lines(500);
+        let (p, sink) = render(&out(big.as_bytes(), big.as_bytes(), 1), &Origin::default());
+        assert_eq!(sink.files.len(), 2);
+        assert!(p.text.contains("Full output: .clix/out/cmd-1.txt"));
+        assert!(p.text.contains("[stderr] 1\n"));
+        assert!(p.text.contains("Full output: .clix/out/cmd-2.txt"));
+        assert_eq!(p.spill_path.as_deref(), Some(".clix/out/cmd-1.txt"));
+    }
+
+    #[test]
+    fn failed_spill_says_so_and_still_previews() {
+        let big = lines(500);
+        let p = present(
+            &out(big.as_bytes(), b"", 0),
+            &Origin::default(),
+            &PresentOptions::default(),
+            &mut FullDisk,
+        );
+        assert!(p.text.contains("could not be saved (No space left on device)"));
+        assert!(p.text.contains("\n500\n"));
+        assert_eq!(p.spill_path, None);
+    }
+
+    #[test]
+    fn binary_messages_table() {
+        let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0";
+        let cat = |path: Option<&str>| Origin {
+            command: Some("cat".into()),
+            path: path.map(str::to_string),
+        };
+        let cases: [(&[u8], Origin, &str); 4] = [
+            (png, cat(Some("photo.png")), "[error] cat: binary image file (29B, PNG). Use: see photo.png\n"),
+            (png, cat(None), "[error] cat: binary image data (29B, PNG). Save it to a file (… > out.png), then: see out.png\n"),
+            (b"\0\x01\x02", cat(Some("a.bin")), "[error] cat: binary file (3B). Use: cat -b a.bin (base64), or redirect it to a file\n"),
+            (b"\xff\xfe", Origin::default(), "[error] output: binary output (2B). Redirect it to a file (… > out.bin), then: cat -b out.bin (base64)\n"),
+        ];
+        for (bytes, origin, want) in cases {
+            let (p, _) = render(&out(bytes, b"", 0), &origin);
+            assert_eq!(p.text, format!("{want}[exit:0 | 12ms]"));
+        }
+    }
+
+    #[test]
+    fn usage_errors_point_at_help() {
+        let origin = Origin { command: Some("grep".into()), path: None };
+        let (p, _) = render(&out(b"", b"grep: usage: grep PATTERN\n", 2), &origin);
+        assert_eq!(p.text, "[stderr] grep: usage: grep PATTERN\ntry: grep --help\n[exit:2 | 12ms]");
+    }
+
+    #[test]
+    fn timeout_and_dropped_bytes_lines() {
+        let mut o = out(b"tick\n", b"", 124);
+        o.timed_out = Some(Duration::from_secs(30));
+        o.dropped_bytes = 10;
+        o.duration = Duration::from_millis(30_004);
+        let (p, _) = render(&o, &Origin::default());
+        assert_eq!(
+            p.text,
+            "tick\n--- capture cap reached: 10 more bytes were produced and dropped ---\n\
+             timed out after 30s; raise with --timeout or run it in the background\n[exit:124 | 30.0s]"
+        );
+    }
+
+    #[test]
+    fn human_size_table() {
+        let cases = [(0, "0B"), (1023, "1023B"), (1024, "1KB"), (186_368, "182KB"), (251_187, "245.3KB"), (1_572_864, "1.5MB")];
+        for (bytes, want) in cases {
+            assert_eq!(human_size(bytes), want);
+        }
+    }
+}
