@@ -1,1 +1,22 @@
-//! clix-shell
+//! Layer 1 of clix: lossless execution of a command line.
+//!
+//! This crate owns the shell engine (bashkit, with its builtins such as grep,
+//! sed, awk and jq), the workspace jail, the per-conversation [`Session`],
+//! the execution limits, and the plumbing through which agent commands
+//! ([`AgentCommand`]) and the unknown-command hook plug into the engine.
+//!
+//! It must not shape output for a model: results are raw bytes, an exit code
+//! and a duration, never truncated and never annotated. Presentation belongs
+//! to `clix-present`; concrete agent commands belong to `clix-engine`.
+
+mod command;
+mod limits;
+mod session;
+
+pub use bashkit::{
+    BuiltinContext, CommandResolver, ExecResult, FileSystem, ScriptAnalysis, StreamData,
+    async_trait,
+};
+pub use command::{AgentCommand, CommandRegistry, CommandSpec, SubcommandSpec, usage_error};
+pub use limits::ShellLimits;
+pub use session::{RawResult, Session, SessionConfig, SessionError};

@@ -1,0 +1,206 @@
+//! A shell session: one engine instance whose state (cwd, variables,
+//! functions) lives across calls, jailed to one workspace folder.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bashkit::{
+    Bash, CommandResolver, Error, ExecOptions, LimitExceeded, PosixFs, RealFs, RealFsMode,
+    ScriptAnalysis, StreamData,
+};
+
+use crate::command::CommandRegistry;
+use crate::limits::ShellLimits;
+
+/// Exit code of a line stopped by its time limit, as GNU `timeout` uses.
+pub const TIMEOUT_EXIT: i32 = 124;
+/// Exit code of a line cancelled by the caller (SIGINT convention).
+pub const CANCELLED_EXIT: i32 = 130;
+
+/// Host paths a workspace must never be, or sit under: the host's root,
+/// system trees and kernel interfaces.
+const FORBIDDEN_ROOTS: &[&str] = &["/proc", "/sys", "/dev", "/etc", "/boot", "/run", "/var/run"];
+/// Secret stores: a workspace may not contain them nor be inside one.
+const SECRET_DIRS: &[&str] = &[".ssh", ".aws", ".gnupg", ".kube", ".docker", ".gcloud", ".netrc"];
+
+/// How to build a [`Session`].
+pub struct SessionConfig {
+    /// Folder mounted read-write at its own absolute path; the starting cwd.
+    pub workspace: PathBuf,
+    pub limits: ShellLimits,
+    pub commands: CommandRegistry,
+    /// Consulted for every name that is neither a bashkit builtin nor one of
+    /// ours; the OS tier fills it. `None` gives bash's "command not found".
+    pub resolver: Option<Arc<dyn CommandResolver>>,
+}
+
+/// Why a session could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("workspace {path}: {reason}")]
+    Workspace { path: PathBuf, reason: String },
+}
+
+/// The raw outcome of one command line: lossless, with no added text
+/// beyond the engine's own error messages on stderr.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RawResult {
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub exit_code: i32,
+    pub duration: Duration,
+    /// The line was stopped at this time limit (exit code 124).
+    pub timed_out: Option<Duration>,
+    /// stdout or stderr reached `max_output_bytes` and the rest was not kept.
+    pub capped: bool,
+}
+
+/// One conversation's shell.
+pub struct Session {
+    bash: Bash,
+    workspace: PathBuf,
+    limits: ShellLimits,
+}
+
+impl Session {
+    pub async fn new(config: SessionConfig) -> Result<Self, SessionError> {
+        let workspace = checked_workspace(&config.workspace)?;
+        let mut builder = Bash::builder()
+            .cwd(&workspace)
+            .limits(config.limits.to_bashkit());
+        for (name, builtin) in config.commands.builtins() {
+            builder = builder.builtin(name, builtin);
+        }
+        if let Some(resolver) = config.resolver {
+            builder = builder.command_resolver(resolver);
+        }
+        let bash = builder.build();
+        // Mounted here rather than with the builder's `mount_real_*`, which
+        // prints a warning to the process's stderr on every start and skips
+        // a failed mount silently; this way a failure is an error.
+        let real = RealFs::open(&workspace, RealFsMode::ReadWrite).await.map_err(|e| {
+            SessionError::Workspace { path: workspace.clone(), reason: e.to_string() }
+        })?;
+        bash.mount(&workspace, Arc::new(PosixFs::new(real))).map_err(|e| {
+            SessionError::Workspace { path: workspace.clone(), reason: e.to_string() }
+        })?;
+        Ok(Session { bash, workspace, limits: config.limits })
+    }
+
+    /// The canonical workspace path (host path and path inside the shell).
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    pub fn limits(&self) -> &ShellLimits {
+        &self.limits
+    }
+
+    /// The shell's current directory.
+    pub fn cwd(&self) -> PathBuf {
+        self.bash.shell_state_view().cwd
+    }
+
+    /// Every command name the engine runs without the resolver: bashkit's
+    /// builtins and ours, sorted.
+    pub fn command_names(&self) -> Vec<String> {
+        self.bash.builtin_names()
+    }
+
+    /// Static view of a line (commands, redirects), without running it.
+    pub fn analyze(&self, line: &str) -> Option<ScriptAnalysis> {
+        self.bash.analyze(line).ok()
+    }
+
+    /// A flag that cancels the running line at its next command boundary.
+    pub fn cancellation_token(&self) -> Arc<std::sync::atomic::AtomicBool> {
+        self.bash.cancellation_token()
+    }
+
+    /// Runs one command line. `stdin` feeds the line's standard input.
+    pub async fn exec(&mut self, line: &str, stdin: Option<&[u8]>) -> RawResult {
+        let started = Instant::now();
+        // Output streamed so far: kept so a line stopped by a limit still
+        // shows what it printed before.
+        let partial: Arc<Mutex<(Vec<u8>, Vec<u8>)>> = Arc::default();
+        let sink = Arc::clone(&partial);
+        let mut options = ExecOptions::new().streaming(Box::new(move |out, err| {
+            if let Ok(mut p) = sink.lock() {
+                p.0.extend_from_slice(out.as_bytes());
+                p.1.extend_from_slice(err.as_bytes());
+            }
+        }));
+        if let Some(bytes) = stdin {
+            options = options.stdin(StreamData::from(bytes));
+        }
+        let outcome = self.bash.exec_with_options(line, options).await;
+        let duration = started.elapsed();
+        match outcome {
+            Ok(r) => RawResult {
+                capped: r.stdout_truncated || r.stderr_truncated,
+                stdout: r.stdout.into_bytes(),
+                stderr: r.stderr.into_bytes(),
+                exit_code: r.exit_code,
+                duration,
+                timed_out: None,
+            },
+            Err(error) => {
+                let (stdout, mut stderr) = std::mem::take(&mut *partial.lock().unwrap_or_else(|p| p.into_inner()));
+                let (exit_code, timed_out, message) = describe_failure(&error);
+                if let Some(message) = message {
+                    stderr.extend_from_slice(message.as_bytes());
+                }
+                RawResult { stdout, stderr, exit_code, duration, timed_out, capped: false }
+            }
+        }
+    }
+}
+
+/// Exit code, timeout and stderr line for an engine error, worded like bash
+/// where bash has a word for it.
+fn describe_failure(error: &Error) -> (i32, Option<Duration>, Option<String>) {
+    match error {
+        Error::ResourceLimit(LimitExceeded::Timeout(limit)) => (TIMEOUT_EXIT, Some(*limit), None),
+        Error::Parse { message, line, .. } => {
+            (2, None, Some(format!("bash: line {line}: syntax error: {message}\n")))
+        }
+        Error::Cancelled => (CANCELLED_EXIT, None, Some("clix: cancelled\n".into())),
+        Error::ResourceLimit(limit) => (
+            1,
+            None,
+            Some(format!(
+                "clix: stopped: {limit}. Narrow the command (fewer files, smaller loops) or raise the [limits] setting\n"
+            )),
+        ),
+        other => (1, None, Some(format!("clix: {other}\n"))),
+    }
+}
+
+/// Canonicalises `path` and refuses folders that would expose the host.
+fn checked_workspace(path: &Path) -> Result<PathBuf, SessionError> {
+    let fail = |reason: String| SessionError::Workspace { path: path.to_path_buf(), reason };
+    let canonical = std::fs::canonicalize(path)
+        .map_err(|e| fail(format!("{e}; pass an existing folder with --workspace")))?;
+    if !canonical.is_dir() {
+        return Err(fail("not a directory; pass a folder with --workspace".into()));
+    }
+    if canonical.parent().is_none() {
+        return Err(fail("the host's root cannot be a workspace; pass a project folder with --workspace".into()));
+    }
+    if let Some(root) = FORBIDDEN_ROOTS.iter().find(|r| canonical.starts_with(r)) {
+        return Err(fail(format!("{root} is a system folder; pass a project folder with --workspace")));
+    }
+    let inside_secret = canonical
+        .components()
+        .any(|c| SECRET_DIRS.iter().any(|s| c.as_os_str() == *s));
+    if inside_secret {
+        return Err(fail("it is inside a secret store; pass a project folder with --workspace".into()));
+    }
+    if let Some(secret) = SECRET_DIRS.iter().find(|s| canonical.join(s).exists()) {
+        return Err(fail(format!(
+            "it contains {secret}, which must stay hidden from agents; pass a project folder with --workspace"
+        )));
+    }
+    Ok(canonical)
+}

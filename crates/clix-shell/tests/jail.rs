@@ -1,0 +1,151 @@
+//! The workspace jail and session state, against a real folder on disk.
+
+use clix_shell::{CommandRegistry, Session, SessionConfig, ShellLimits};
+
+struct Fixture {
+    /// Holds the workspace and, beside it, a file that must stay out of reach.
+    _root: tempfile::TempDir,
+    outside: std::path::PathBuf,
+    session: Session,
+}
+
+async fn fixture() -> Fixture {
+    let root = tempfile::tempdir().unwrap();
+    let ws = root.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::write(ws.join("inside.txt"), "inside\n").unwrap();
+    let outside = root.path().join("secret.txt");
+    std::fs::write(&outside, "TOP-SECRET\n").unwrap();
+    std::os::unix::fs::symlink(&outside, ws.join("link-file")).unwrap();
+    std::os::unix::fs::symlink(root.path(), ws.join("link-dir")).unwrap();
+    std::os::unix::fs::symlink("../secret.txt", ws.join("link-relative")).unwrap();
+    let session = Session::new(SessionConfig {
+        workspace: ws,
+        limits: ShellLimits::default(),
+        commands: CommandRegistry::new(),
+        resolver: None,
+    })
+    .await
+    .unwrap();
+    Fixture { _root: root, outside, session }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[tokio::test]
+async fn starts_in_the_workspace_at_its_real_path() {
+    let mut f = fixture().await;
+    let r = f.session.exec("pwd; cat inside.txt", None).await;
+    let ws = f.session.workspace().display().to_string();
+    assert_eq!(text(&r.stdout), format!("{ws}\ninside\n"));
+    assert_eq!(r.exit_code, 0);
+}
+
+#[tokio::test]
+async fn host_files_outside_the_workspace_are_unreachable() {
+    let mut f = fixture().await;
+    let outside = f.outside.display().to_string();
+    let lines = [
+        format!("cat {outside}"),
+        "cat ../secret.txt".to_string(),
+        "cd .. && cat secret.txt".to_string(),
+        "cat ../../../../../../etc/passwd | grep root:x:0".to_string(),
+        "cat link-file".to_string(),
+        "cat link-relative".to_string(),
+        "cat link-dir/secret.txt".to_string(),
+        "ls link-dir/".to_string(),
+        "cat /proc/self/environ".to_string(),
+        "cat /proc/1/cmdline".to_string(),
+    ];
+    for line in &lines {
+        let r = f.session.exec(line, None).await;
+        let out = text(&r.stdout);
+        assert!(!out.contains("TOP-SECRET") && !out.contains("secret.txt"), "{line} leaked: {out}");
+        assert!(!out.contains("root:x:0:0:root:/root"), "{line} leaked host passwd: {out}");
+    }
+}
+
+#[tokio::test]
+async fn writes_outside_the_workspace_never_reach_the_host() {
+    let mut f = fixture().await;
+    let outside = f.outside.display().to_string();
+    for line in [
+        format!("echo pwned > {outside}"),
+        "echo pwned > ../secret.txt".to_string(),
+        "echo pwned > link-file".to_string(),
+        "echo pwned > link-dir/secret.txt".to_string(),
+    ] {
+        f.session.exec(&line, None).await;
+        assert_eq!(std::fs::read_to_string(&f.outside).unwrap(), "TOP-SECRET\n", "{line}");
+    }
+}
+
+#[tokio::test]
+async fn state_persists_across_calls_and_writes_land_on_disk() {
+    let mut f = fixture().await;
+    f.session.exec("mkdir -p sub && cd sub && X=42 && greet() { echo hi $1; }", None).await;
+    let r = f.session.exec("pwd; echo $X; greet you; echo data > f.txt", None).await;
+    let ws = f.session.workspace().to_path_buf();
+    assert_eq!(text(&r.stdout), format!("{}/sub\n42\nhi you\n", ws.display()));
+    assert_eq!(std::fs::read_to_string(ws.join("sub/f.txt")).unwrap(), "data\n");
+    assert_eq!(f.session.cwd(), ws.join("sub"));
+}
+
+#[tokio::test]
+async fn stdin_feeds_the_line() {
+    let mut f = fixture().await;
+    let r = f.session.exec("wc -l", Some(b"a\nb\nc\n")).await;
+    assert_eq!(text(&r.stdout).trim(), "3");
+}
+
+#[tokio::test]
+async fn time_limit_gives_124_and_keeps_partial_output() {
+    let root = tempfile::tempdir().unwrap();
+    let limits = ShellLimits { timeout_secs: 1, ..ShellLimits::default() };
+    let mut session = Session::new(SessionConfig {
+        workspace: root.path().to_path_buf(),
+        limits,
+        commands: CommandRegistry::new(),
+        resolver: None,
+    })
+    .await
+    .unwrap();
+    let r = session.exec("echo before; sleep 5; echo after", None).await;
+    assert_eq!(r.exit_code, 124);
+    assert_eq!(r.timed_out, Some(std::time::Duration::from_secs(1)));
+    assert_eq!(text(&r.stdout), "before\n");
+}
+
+#[tokio::test]
+async fn syntax_errors_exit_2_with_a_message() {
+    let mut f = fixture().await;
+    let r = f.session.exec("if then fi (", None).await;
+    assert_eq!(r.exit_code, 2);
+    assert!(text(&r.stderr).contains("syntax error"), "{}", text(&r.stderr));
+}
+
+#[tokio::test]
+async fn refuses_workspaces_that_expose_the_host() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir(home.path().join(".ssh")).unwrap();
+    for (path, needle) in [
+        (std::path::PathBuf::from("/"), "root"),
+        (std::path::PathBuf::from("/etc"), "system folder"),
+        (home.path().to_path_buf(), "contains .ssh"),
+        (home.path().join(".ssh"), "secret store"),
+        (home.path().join("missing"), "--workspace"),
+    ] {
+        let err = Session::new(SessionConfig {
+            workspace: path.clone(),
+            limits: ShellLimits::default(),
+            commands: CommandRegistry::new(),
+            resolver: None,
+        })
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("{} was accepted", path.display()));
+        assert!(err.to_string().contains(needle), "{}: {err}", path.display());
+    }
+}
