@@ -21,5 +21,5 @@ pub use footer::{footer, format_duration};
 pub use hints::{did_you_mean, unknown_command_message, usage_error_hint};
 pub use overflow::{Preview, TextStats, preview};
 pub use render::{
-    CommandOutput, Origin, PresentOptions, Presentation, SpillSink, present, timeout_line,
+    Capture, CommandOutput, Origin, PresentOptions, Presentation, SpillSink, present, timeout_line,
 };

@@ -46,8 +46,16 @@ pub struct CommandOutput<'a> {
     pub duration: Duration,
     /// Set when the engine stopped the line at this time limit.
     pub timed_out: Option<Duration>,
-    /// Bytes the engine could not keep because its capture cap was reached.
-    pub dropped_bytes: u64,
+    pub capture: Capture,
+}
+
+/// Whether the engine kept everything the command printed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Capture {
+    #[default]
+    Complete,
+    /// Capture stopped at `limit` bytes; `dropped` says how many more came, when known.
+    Capped { limit: u64, dropped: Option<u64> },
 }
 
 /// What produced the final output, when it is known: the last command of
@@ -83,18 +91,22 @@ pub fn timeout_line(limit: Duration) -> String {
 }
 
 /// Applies the Layer-2 rules to the final result of a command line.
+///
+/// `origin` is only called when a message needs it (binary output, a usage
+/// error), so the common path never pays for working it out.
 pub fn present(
     out: &CommandOutput<'_>,
-    origin: &Origin,
+    origin: impl FnOnce() -> Origin,
     opts: &PresentOptions,
     spill: &mut dyn SpillSink,
 ) -> Presentation {
+    let origin = std::cell::LazyCell::new(origin);
     let mut text = String::new();
     let mut truncated = false;
     let mut spill_path = None;
 
     match classify(out.stdout) {
-        Some(kind) => text.push_str(&binary_message(&kind, out.stdout.len(), origin)),
+        Some(kind) => text.push_str(&binary_message(&kind, out.stdout.len(), &origin)),
         None => {
             let shown = show_stream(out.stdout, opts, spill);
             truncated |= shown.truncated;
@@ -118,12 +130,18 @@ pub fn present(
             text.push_str("[stderr] ");
         }
         text.push_str(&section);
-        let stderr_text = String::from_utf8_lossy(out.stderr);
-        if let Some(hint) = origin
-            .command
-            .as_deref()
-            .and_then(|cmd| usage_error_hint(cmd, out.exit_code, &stderr_text))
-        {
+        // Checked before `origin`, which is only worked out for failures.
+        // Our own `[error]` lines already carry their usage.
+        let hint = if out.exit_code == 0 || section.starts_with("[error]") {
+            None
+        } else {
+            let stderr_text = String::from_utf8_lossy(out.stderr);
+            origin
+                .command
+                .as_deref()
+                .and_then(|cmd| usage_error_hint(cmd, out.exit_code, &stderr_text))
+        };
+        if let Some(hint) = hint {
             text.push_str(&hint);
             text.push('\n');
         }
@@ -132,11 +150,16 @@ pub fn present(
     if text.is_empty() {
         text.push_str("(no output)\n");
     }
-    if out.dropped_bytes > 0 {
-        text.push_str(&format!(
-            "--- capture cap reached: {} more bytes were produced and dropped ---\n",
-            out.dropped_bytes
-        ));
+    match out.capture {
+        Capture::Complete => {}
+        Capture::Capped { limit, dropped: Some(dropped) } => text.push_str(&format!(
+            "--- capture cap of {} reached: {dropped} more bytes were produced and dropped ---\n",
+            human_size(limit)
+        )),
+        Capture::Capped { limit, dropped: None } => text.push_str(&format!(
+            "--- capture cap of {} reached: the rest of the output was dropped ---\n",
+            human_size(limit)
+        )),
     }
     if let Some(limit) = out.timed_out {
         text.push_str(&timeout_line(limit));
@@ -282,13 +305,13 @@ mod tests {
             exit_code: code,
             duration: Duration::from_millis(12),
             timed_out: None,
-            dropped_bytes: 0,
+            capture: Capture::Complete,
         }
     }
 
     fn render(o: &CommandOutput<'_>, origin: &Origin) -> (Presentation, MemorySink) {
         let mut sink = MemorySink::default();
-        let p = present(o, origin, &PresentOptions::default(), &mut sink);
+        let p = present(o, || origin.clone(), &PresentOptions::default(), &mut sink);
         (p, sink)
     }
 
@@ -372,7 +395,7 @@ mod tests {
         let big = lines(500);
         let p = present(
             &out(big.as_bytes(), b"", 0),
-            &Origin::default(),
+            Origin::default,
             &PresentOptions::default(),
             &mut FullDisk,
         );
@@ -411,12 +434,12 @@ mod tests {
     fn timeout_and_dropped_bytes_lines() {
         let mut o = out(b"tick\n", b"", 124);
         o.timed_out = Some(Duration::from_secs(30));
-        o.dropped_bytes = 10;
+        o.capture = Capture::Capped { limit: 64 * 1024 * 1024, dropped: Some(10) };
         o.duration = Duration::from_millis(30_004);
         let (p, _) = render(&o, &Origin::default());
         assert_eq!(
             p.text,
-            "tick\n--- capture cap reached: 10 more bytes were produced and dropped ---\n\
+            "tick\n--- capture cap of 64MB reached: 10 more bytes were produced and dropped ---\n\
              timed out after 30s; raise with --timeout or run it in the background\n[exit:124 | 30.0s]"
         );
     }

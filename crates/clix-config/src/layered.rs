@@ -1,0 +1,263 @@
+//! Settings merged from defaults, file, environment and flags, with provenance.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use toml::{Table, Value};
+
+/// Where a setting's value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    Default,
+    File(PathBuf),
+    Env(String),
+    Flag(String),
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Default => write!(f, "default"),
+            Source::File(path) => write!(f, "file {}", path.display()),
+            Source::Env(var) => write!(f, "env {var}"),
+            Source::Flag(flag) => write!(f, "flag {flag}"),
+        }
+    }
+}
+
+/// One setting in force.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setting {
+    pub value: Value,
+    pub source: Source,
+}
+
+/// The merged settings and, per dotted key (`limits.timeout_secs`), their origin.
+#[derive(Debug, Clone)]
+pub struct Loaded<T> {
+    pub value: T,
+    pub settings: BTreeMap<String, Setting>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("config file {path}: {message}")]
+    File { path: PathBuf, message: String },
+    #[error("environment variable {var}: {message}")]
+    Env { var: String, message: String },
+    #[error("{flag}: {message}")]
+    Flag { flag: String, message: String },
+}
+
+/// `limits.timeout_secs` → `CLIX_LIMITS_TIMEOUT_SECS`.
+pub fn env_var_name(key: &str) -> String {
+    format!("CLIX_{}", key.replace(['.', '-'], "_").to_ascii_uppercase())
+}
+
+/// Merges the layers into `T`. `flags` are `(dotted key, flag name, value)`.
+pub fn load<T>(config_file: &Path, flags: &[(&str, &str, Value)]) -> Result<Loaded<T>, ConfigError>
+where
+    T: Serialize + DeserializeOwned + Default,
+{
+    load_with(config_file, |var| std::env::var(var).ok(), flags)
+}
+
+fn load_with<T>(
+    config_file: &Path,
+    env: impl Fn(&str) -> Option<String>,
+    flags: &[(&str, &str, Value)],
+) -> Result<Loaded<T>, ConfigError>
+where
+    T: Serialize + DeserializeOwned + Default,
+{
+    let defaults = Table::try_from(T::default()).expect("settings serialize to a TOML table");
+    let mut settings = BTreeMap::new();
+    flatten("", &defaults, &mut |key, value| {
+        settings.insert(key, Setting { value: value.clone(), source: Source::Default });
+    });
+
+    let file_error = |message: String| ConfigError::File { path: config_file.to_path_buf(), message };
+    match std::fs::read_to_string(config_file) {
+        Ok(text) => {
+            let table: Table = text.parse().map_err(|e: toml::de::Error| file_error(e.to_string()))?;
+            let mut unknown = Vec::new();
+            flatten("", &table, &mut |key, value| match settings.get_mut(&key) {
+                Some(slot) => {
+                    *slot = Setting { value: value.clone(), source: Source::File(config_file.to_path_buf()) };
+                }
+                None => unknown.push(key),
+            });
+            if let Some(key) = unknown.first() {
+                let known: Vec<&str> = settings.keys().map(String::as_str).collect();
+                return Err(file_error(format!(
+                    "unknown setting `{key}`; known settings: {}",
+                    known.join(", ")
+                )));
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(file_error(e.to_string())),
+    }
+
+    for (key, slot) in settings.iter_mut() {
+        let var = env_var_name(key);
+        if let Some(raw) = env(&var) {
+            let value = parse_like(&slot.value, &raw)
+                .map_err(|message| ConfigError::Env { var: var.clone(), message })?;
+            *slot = Setting { value, source: Source::Env(var) };
+        }
+    }
+
+    for (key, flag, value) in flags {
+        let Some(slot) = settings.get_mut(*key) else {
+            return Err(ConfigError::Flag { flag: flag.to_string(), message: format!("no setting `{key}`") });
+        };
+        *slot = Setting { value: value.clone(), source: Source::Flag(flag.to_string()) };
+    }
+
+    let mut merged = Table::new();
+    for (key, setting) in &settings {
+        insert_dotted(&mut merged, key, setting.value.clone());
+    }
+    let value = merged.try_into().map_err(|e: toml::de::Error| {
+        // Only file values can have a wrong type here: env and flags were parsed by type.
+        file_error(e.to_string())
+    })?;
+    Ok(Loaded { value, settings })
+}
+
+/// Calls `leaf` for every non-table value, with its dotted key.
+fn flatten(prefix: &str, table: &Table, leaf: &mut dyn FnMut(String, &Value)) {
+    for (key, value) in table {
+        let dotted = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
+        match value {
+            Value::Table(inner) => flatten(&dotted, inner, leaf),
+            other => leaf(dotted, other),
+        }
+    }
+}
+
+fn insert_dotted(table: &mut Table, key: &str, value: Value) {
+    match key.split_once('.') {
+        None => {
+            table.insert(key.to_string(), value);
+        }
+        Some((head, rest)) => {
+            let inner = table.entry(head.to_string()).or_insert_with(|| Value::Table(Table::new()));
+            if let Value::Table(inner) = inner {
+                insert_dotted(inner, rest, value);
+            }
+        }
+    }
+}
+
+/// Parses an environment string as the same TOML type as the default.
+fn parse_like(default: &Value, raw: &str) -> Result<Value, String> {
+    match default {
+        Value::String(_) => Ok(Value::String(raw.to_string())),
+        Value::Integer(_) => raw
+            .trim()
+            .parse::<i64>()
+            .map(Value::Integer)
+            .map_err(|_| format!("expected a whole number, got {raw:?}")),
+        Value::Float(_) => raw
+            .trim()
+            .parse::<f64>()
+            .map(Value::Float)
+            .map_err(|_| format!("expected a number, got {raw:?}")),
+        Value::Boolean(_) => match raw.trim() {
+            "1" | "true" | "yes" | "on" => Ok(Value::Boolean(true)),
+            "0" | "false" | "no" | "off" => Ok(Value::Boolean(false)),
+            _ => Err(format!("expected true or false, got {raw:?}")),
+        },
+        _ => {
+            let doc: Table = format!("v = {raw}")
+                .parse()
+                .map_err(|e: toml::de::Error| format!("expected a TOML value: {e}"))?;
+            Ok(doc["v"].clone())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+    use std::collections::HashMap;
+
+    #[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
+    #[serde(default, deny_unknown_fields)]
+    struct Settings {
+        limits: Limits,
+        name: String,
+    }
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default, deny_unknown_fields)]
+    struct Limits {
+        timeout_secs: u64,
+        strict: bool,
+        paths: Vec<String>,
+    }
+
+    impl Default for Limits {
+        fn default() -> Self {
+            Limits { timeout_secs: 30, strict: false, paths: vec![] }
+        }
+    }
+
+    fn run(
+        file: Option<&str>,
+        env: &[(&str, &str)],
+        flags: &[(&str, &str, Value)],
+    ) -> Result<Loaded<Settings>, ConfigError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        if let Some(text) = file {
+            std::fs::write(&path, text).unwrap();
+        }
+        let env: HashMap<String, String> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        load_with(&path, |k| env.get(k).cloned(), flags)
+    }
+
+    #[test]
+    fn each_layer_beats_the_one_before() {
+        let l = run(None, &[], &[]).unwrap();
+        assert_eq!(l.value.limits.timeout_secs, 30);
+        assert_eq!(l.settings["limits.timeout_secs"].source, Source::Default);
+
+        let file = "name = \"f\"\n[limits]\ntimeout_secs = 5\nstrict = true\n";
+        let l = run(Some(file), &[], &[]).unwrap();
+        assert_eq!((l.value.limits.timeout_secs, l.value.limits.strict), (5, true));
+        assert!(matches!(l.settings["limits.timeout_secs"].source, Source::File(_)));
+
+        let env = [("CLIX_LIMITS_TIMEOUT_SECS", "7"), ("CLIX_LIMITS_PATHS", "[\"/a\", \"/b\"]")];
+        let l = run(Some(file), &env, &[]).unwrap();
+        assert_eq!(l.value.limits.timeout_secs, 7);
+        assert_eq!(l.value.limits.paths, vec!["/a", "/b"]);
+        assert_eq!(l.settings["limits.timeout_secs"].source, Source::Env("CLIX_LIMITS_TIMEOUT_SECS".into()));
+
+        let flags = [("limits.timeout_secs", "--timeout", Value::Integer(9))];
+        let l = run(Some(file), &env, &flags).unwrap();
+        assert_eq!(l.value.limits.timeout_secs, 9);
+        assert_eq!(l.settings["limits.timeout_secs"].source, Source::Flag("--timeout".into()));
+        assert_eq!(l.value.name, "f");
+    }
+
+    #[test]
+    fn bad_input_names_the_place_and_the_fix() {
+        let cases: [(Option<&str>, &[(&str, &str)], &str); 4] = [
+            (Some("[limits]\ntimeout = 5\n"), &[], "unknown setting `limits.timeout`; known settings: limits.paths"),
+            (Some("[limits]\ntimeout_secs = \"soon\"\n"), &[], "config file"),
+            (Some("not toml ["), &[], "config file"),
+            (None, &[("CLIX_LIMITS_STRICT", "maybe")], "CLIX_LIMITS_STRICT: expected true or false"),
+        ];
+        for (file, env, needle) in cases {
+            let err = run(file, env, &[]).unwrap_err().to_string();
+            assert!(err.contains(needle), "{err}");
+        }
+    }
+}

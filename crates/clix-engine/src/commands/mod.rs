@@ -1,0 +1,31 @@
+//! Our agent commands. Each is a small [`clix_shell::AgentCommand`].
+
+mod cat;
+mod help;
+mod unknown;
+mod write;
+
+pub(crate) use cat::Cat;
+pub(crate) use help::Help;
+pub(crate) use unknown::UnknownCommands;
+pub(crate) use write::Write;
+
+use std::path::{Path, PathBuf};
+
+/// `path` as the shell would open it from `cwd`.
+fn resolve(cwd: &Path, path: &str) -> PathBuf {
+    bashkit::normalize_path(&cwd.join(path))
+}
+
+/// The reason part of a filesystem error, worded like coreutils.
+fn fs_reason(error: &bashkit::Error) -> String {
+    match error {
+        bashkit::Error::Io(io) => match io.kind() {
+            std::io::ErrorKind::NotFound => "No such file or directory".into(),
+            std::io::ErrorKind::PermissionDenied => "Permission denied".into(),
+            std::io::ErrorKind::IsADirectory => "Is a directory".into(),
+            _ => io.to_string(),
+        },
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,24 @@
+//! The `run` tool: our command set over Layer 1, shown through Layer 2.
+//!
+//! This crate owns the agent commands (`help`, `write`, `cat -b`, …), the
+//! unknown-command fallback, the spill folder for long outputs, the
+//! generated `run` tool definition, and [`Engine`], which takes one command
+//! line through `clix-shell` (execution) and `clix-present` (presentation).
+//! The CLI, the agent loop and the MCP server all call [`Engine::run`].
+//!
+//! It must not talk to models or to MCP clients, and must not parse the
+//! shell language itself: bashkit does that.
+
+mod catalog;
+mod commands;
+mod engine;
+mod spill;
+mod tooldef;
+
+pub use catalog::Catalog;
+pub use engine::{Engine, EngineConfig, RunOutput};
+pub use spill::SpillDir;
+pub use tooldef::{ToolFormat, description as tool_description, tool_definition};
+
+pub use clix_present::PresentOptions;
+pub use clix_shell::{RawResult, SessionError, ShellLimits};

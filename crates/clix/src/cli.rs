@@ -1,0 +1,246 @@
+//! Subcommands and their arguments.
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::{ColorChoice, Parser, Subcommand, ValueEnum};
+use clix_config::Paths;
+use clix_engine::{Engine, EngineConfig, ToolFormat, tool_definition};
+use serde_json::json;
+
+use crate::settings::{self, Settings};
+
+#[derive(Parser)]
+#[command(name = "clix", version, about = "A CLI is all an agent needs: one `run` tool over a jailed shell")]
+struct Cli {
+    /// Config file to read instead of the default ($CLIX_HOME/config.toml or XDG).
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a command line in the workspace and print what a model would see.
+    Run(RunArgs),
+    /// Print the single `run` tool definition as JSON.
+    ToolDef {
+        #[arg(long, value_enum, default_value = "openai")]
+        format: Format,
+    },
+    /// List the commands available inside `run`.
+    Commands {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Inspect or create the configuration file.
+    Config {
+        #[command(subcommand)]
+        action: ConfigAction,
+    },
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Folder the shell is jailed to (default: the current folder).
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+    /// Time limit of the command line, in seconds (default 30).
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<u64>,
+    /// Print raw stdout and stderr, exit with the command's code (Layer 1 only).
+    #[arg(long, conflicts_with = "json")]
+    raw: bool,
+    /// Print {stdout, stderr, exit_code, duration_ms, truncated, spill_path} as JSON.
+    #[arg(long)]
+    json: bool,
+    /// The command line, quoted as one argument: clix run 'ls | head -5'.
+    #[arg(value_name = "LINE", allow_hyphen_values = true)]
+    line: String,
+}
+
+#[derive(Subcommand)]
+enum ConfigAction {
+    /// Print every setting in force and where it came from.
+    Show {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the path of the config file.
+    Path,
+    /// Write a config file holding every default (never overwrites).
+    Init,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Openai,
+    Anthropic,
+    Mcp,
+}
+
+pub async fn main() -> ExitCode {
+    let color = if std::env::var_os("NO_COLOR").is_some() { ColorChoice::Never } else { ColorChoice::Auto };
+    let cli = match Cli::command_with_color(color).try_get_matches() {
+        Ok(matches) => match <Cli as clap::FromArgMatches>::from_arg_matches(&matches) {
+            Ok(cli) => cli,
+            Err(e) => e.exit(),
+        },
+        Err(e) => e.exit(),
+    };
+    match dispatch(cli).await {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("clix: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+impl Cli {
+    fn command_with_color(color: ColorChoice) -> clap::Command {
+        <Cli as clap::CommandFactory>::command().color(color)
+    }
+}
+
+async fn dispatch(cli: Cli) -> Result<ExitCode> {
+    let paths = Paths::from_env(cli.config.as_deref());
+    match cli.command {
+        Command::Run(args) => run(&paths, args).await,
+        Command::ToolDef { format } => {
+            let engine = scratch_engine(&paths).await?;
+            let format = match format {
+                Format::Openai => ToolFormat::OpenAi,
+                Format::Anthropic => ToolFormat::Anthropic,
+                Format::Mcp => ToolFormat::Mcp,
+            };
+            println!("{}", serde_json::to_string_pretty(&tool_definition(engine.catalog(), format))?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Commands { json } => {
+            let engine = scratch_engine(&paths).await?;
+            let catalog = engine.catalog();
+            if json {
+                let agent: Vec<_> = catalog
+                    .agent
+                    .iter()
+                    .map(|s| json!({"name": s.name, "summary": s.summary, "usage": s.usage}))
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&json!({"agent": agent, "standard": catalog.standard}))?);
+            } else {
+                for spec in &catalog.agent {
+                    println!("{:8} {}", spec.name, spec.summary);
+                }
+                println!("\nstandard: {}", catalog.standard.join(" "));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Config { action } => config(&paths, action),
+    }
+}
+
+async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
+    let mut flags = Vec::new();
+    if let Some(secs) = args.timeout {
+        flags.push(("limits.timeout_secs", "--timeout", toml::Value::Integer(i64::try_from(secs)?)));
+    }
+    let settings = settings::load(paths, &flags)?.value;
+    let workspace = match args.workspace {
+        Some(dir) => dir,
+        None => std::env::current_dir().context("cannot read the current folder")?,
+    };
+    let mut engine = start_engine(&workspace, &settings).await?;
+    let stdin = read_piped_stdin()?;
+    let line = args.line;
+
+    if args.raw {
+        let raw = engine.run_raw(&line, stdin.as_deref()).await;
+        std::io::stdout().write_all(&raw.stdout)?;
+        std::io::stderr().write_all(&raw.stderr)?;
+        return Ok(exit_code(raw.exit_code));
+    }
+    let out = engine.run(&line, stdin.as_deref()).await;
+    if args.json {
+        let value = json!({
+            "stdout": String::from_utf8_lossy(&out.raw.stdout),
+            "stderr": String::from_utf8_lossy(&out.raw.stderr),
+            "exit_code": out.raw.exit_code,
+            "duration_ms": out.raw.duration.as_millis() as u64,
+            "truncated": out.truncated,
+            "spill_path": out.spill_path,
+        });
+        println!("{value}");
+    } else {
+        println!("{}", out.text);
+    }
+    Ok(exit_code(out.raw.exit_code))
+}
+
+async fn start_engine(workspace: &Path, settings: &Settings) -> Result<Engine> {
+    let config = EngineConfig {
+        workspace: workspace.to_path_buf(),
+        limits: settings.limits.clone(),
+        present: settings.present.clone(),
+    };
+    Ok(Engine::new(config).await?)
+}
+
+/// An engine on an empty folder, for commands that only need the catalog.
+async fn scratch_engine(paths: &Paths) -> Result<Engine> {
+    let settings = settings::load(paths, &[])?.value;
+    let dir = tempfile::tempdir().context("cannot create a temporary folder")?;
+    start_engine(dir.path(), &settings).await
+}
+
+fn read_piped_stdin() -> Result<Option<Vec<u8>>> {
+    let mut stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return Ok(None);
+    }
+    let mut bytes = Vec::new();
+    stdin.read_to_end(&mut bytes).context("cannot read stdin")?;
+    Ok((!bytes.is_empty()).then_some(bytes))
+}
+
+fn exit_code(code: i32) -> ExitCode {
+    ExitCode::from(u8::try_from(code.rem_euclid(256)).unwrap_or(1))
+}
+
+fn config(paths: &Paths, action: ConfigAction) -> Result<ExitCode> {
+    match action {
+        ConfigAction::Path => println!("{}", paths.config_file.display()),
+        ConfigAction::Init => {
+            if paths.config_file.exists() {
+                bail!("{} already exists; edit it, or remove it first", paths.config_file.display());
+            }
+            if let Some(dir) = paths.config_file.parent() {
+                std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+            }
+            std::fs::write(&paths.config_file, settings::default_file())
+                .with_context(|| format!("cannot write {}", paths.config_file.display()))?;
+            println!("wrote {}", paths.config_file.display());
+        }
+        ConfigAction::Show { json } => {
+            let loaded = settings::load(paths, &[])?;
+            if json {
+                let rows: serde_json::Map<String, serde_json::Value> = loaded
+                    .settings
+                    .iter()
+                    .map(|(k, s)| (k.clone(), json!({"value": s.value, "source": s.source.to_string()})))
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&rows)?);
+            } else {
+                println!("# config file: {}", paths.config_file.display());
+                let width = loaded.settings.keys().map(String::len).max().unwrap_or(0);
+                for (key, s) in &loaded.settings {
+                    println!("{key:width$} = {:<12} # {}", s.value.to_string(), s.source);
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
