@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use bashkit::{Builtin, BuiltinContext, ExecResult, async_trait};
+use bashkit::{CommandStatus, async_trait};
 
 /// Exit code of a command line that was written wrong, as in bash and GNU tools.
 const USAGE_EXIT: i32 = 2;
@@ -60,44 +60,64 @@ impl CommandSpec {
     pub fn subcommand(&self, name: &str) -> Option<&SubcommandSpec> {
         self.subcommands.iter().find(|s| s.name == name)
     }
-
-    /// `[error] memory: usage: memory search|recent|…` for a bare call.
-    fn bare_usage(&self) -> ExecResult {
-        usage_error(&self.name, &self.usage)
-    }
 }
 
-/// `[error] <who>: usage: <usage>` on stderr with exit code 2.
-pub fn usage_error(who: &str, usage: &str) -> ExecResult {
-    ExecResult::err(format!("[error] {who}: usage: {usage}\n"), USAGE_EXIT)
+/// The I/O of one agent-command call: bashkit's streaming command context.
+pub type CommandIo<'a> = bashkit::CommandContext<'a>;
+
+/// Writes `[error] <who>: usage: <usage>` to stderr; the status is 2.
+pub async fn usage_error(io: &CommandIo<'_>, who: &str, usage: &str) -> bashkit::Result<CommandStatus> {
+    fail(io, &format!("[error] {who}: usage: {usage}\n"), USAGE_EXIT).await
+}
+
+/// Writes `message` to stderr and returns `code`.
+pub async fn fail(io: &CommandIo<'_>, message: &str, code: i32) -> bashkit::Result<CommandStatus> {
+    io.stderr.write_all(message.as_bytes()).await?;
+    Ok(CommandStatus::with_code(code))
+}
+
+/// All of stdin (empty when nothing feeds the command).
+pub async fn read_stdin(io: &CommandIo<'_>) -> bashkit::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    while let Some(chunk) = io.stdin.read_chunk().await? {
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(bytes)
 }
 
 /// One of our commands. The engine adds `--help` and bare-call handling.
+///
+/// Commands use bashkit's streaming command interface, so they take part in
+/// pipelines like the engine's own tools: input arrives as the producer
+/// writes it and output flows on to the next stage.
 #[async_trait]
 pub trait AgentCommand: Send + Sync {
     fn spec(&self) -> &CommandSpec;
 
-    /// Runs with `ctx.args` not starting with `--help`, and non-empty when
+    /// Runs with `io.args` not starting with `--help`, and non-empty when
     /// the spec says arguments are needed.
-    async fn run(&self, ctx: BuiltinContext<'_>) -> bashkit::Result<ExecResult>;
+    async fn run(&self, io: CommandIo<'_>) -> bashkit::Result<CommandStatus>;
 }
 
-/// Adapts an [`AgentCommand`] to bashkit's builtin interface.
-struct AgentBuiltin(Arc<dyn AgentCommand>);
+/// Adapts an [`AgentCommand`] to bashkit's command interface.
+struct AgentAdapter(Arc<dyn AgentCommand>);
 
 #[async_trait]
-impl Builtin for AgentBuiltin {
-    async fn execute(&self, ctx: BuiltinContext<'_>) -> bashkit::Result<ExecResult> {
+impl bashkit::Command for AgentAdapter {
+    async fn execute(&self, io: CommandIo<'_>) -> bashkit::Result<CommandStatus> {
         let spec = self.0.spec();
-        match ctx.args {
-            [] if spec.needs_args => Ok(spec.bare_usage()),
-            [flag] if flag == "--help" || flag == "-h" => Ok(ExecResult::ok(spec.help())),
-            [sub, flag] if flag == "--help" || flag == "-h" => match spec.subcommand(sub) {
-                Some(s) => Ok(ExecResult::ok(format!("usage: {}\n\n{}\n", s.usage, s.summary))),
-                None => self.0.run(ctx).await,
+        let is_help = |arg: &String| arg == "--help" || arg == "-h";
+        let help = match io.args {
+            [] if spec.needs_args => return usage_error(&io, &spec.name, &spec.usage).await,
+            [flag] if is_help(flag) => spec.help(),
+            [sub, flag] if is_help(flag) => match spec.subcommand(sub) {
+                Some(s) => format!("usage: {}\n\n{}\n", s.usage, s.summary),
+                None => return self.0.run(io).await,
             },
-            _ => self.0.run(ctx).await,
-        }
+            _ => return self.0.run(io).await,
+        };
+        io.stdout.write_all(help.as_bytes()).await?;
+        Ok(CommandStatus::success())
     }
 }
 
@@ -126,9 +146,7 @@ impl CommandRegistry {
         self.commands.get(name)
     }
 
-    pub(crate) fn builtins(&self) -> impl Iterator<Item = (String, Box<dyn Builtin>)> + '_ {
-        self.commands
-            .iter()
-            .map(|(name, c)| (name.clone(), Box::new(AgentBuiltin(Arc::clone(c))) as Box<dyn Builtin>))
+    pub(crate) fn adapters(&self) -> impl Iterator<Item = (String, impl bashkit::Command + use<>)> + '_ {
+        self.commands.iter().map(|(name, c)| (name.clone(), AgentAdapter(Arc::clone(c))))
     }
 }

@@ -14,9 +14,12 @@ mod limits;
 mod session;
 
 pub use bashkit::{
-    BuiltinContext, CommandResolver, ExecResult, FileSystem, ScriptAnalysis, StreamData,
-    async_trait,
+    BuiltinContext, CommandResolver, CommandStatus, ExecResult, FileSystem, ScriptAnalysis,
+    StreamData, async_trait,
 };
-pub use command::{AgentCommand, CommandRegistry, CommandSpec, SubcommandSpec, usage_error};
+pub use command::{
+    AgentCommand, CommandIo, CommandRegistry, CommandSpec, SubcommandSpec, fail, read_stdin,
+    usage_error,
+};
 pub use limits::ShellLimits;
 pub use session::{RawResult, Session, SessionConfig, SessionError};

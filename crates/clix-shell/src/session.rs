@@ -69,8 +69,8 @@ impl Session {
         let mut builder = Bash::builder()
             .cwd(&workspace)
             .limits(config.limits.to_bashkit());
-        for (name, builtin) in config.commands.builtins() {
-            builder = builder.builtin(name, builtin);
+        for (name, command) in config.commands.adapters() {
+            builder = builder.command(name, command);
         }
         if let Some(resolver) = config.resolver {
             builder = builder.command_resolver(resolver);

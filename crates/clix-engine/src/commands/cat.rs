@@ -4,7 +4,7 @@
 //! `-n -s -E -T -v -A -e -t`, `-` for stdin, several files.
 
 use base64::Engine as _;
-use clix_shell::{AgentCommand, BuiltinContext, CommandSpec, ExecResult, async_trait};
+use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail};
 
 use super::{fs_reason, resolve};
 
@@ -165,44 +165,54 @@ impl AgentCommand for Cat {
         &self.spec
     }
 
-    async fn run(&self, ctx: BuiltinContext<'_>) -> bashkit::Result<ExecResult> {
-        let (options, files) = match parse(ctx.args) {
+    async fn run(&self, io: CommandIo<'_>) -> bashkit::Result<CommandStatus> {
+        let (options, files) = match parse(io.args) {
             Ok(parsed) => parsed,
             Err(message) => {
-                return Ok(ExecResult::err(
-                    format!("cat: {message}\nusage: {}\n", self.spec.usage),
-                    1,
-                ));
+                return fail(&io, &format!("cat: {message}\nusage: {}\n", self.spec.usage), 1).await;
             }
         };
         let mut renderer = Renderer { o: &options, line_no: 0, at_line_start: true, blank_run: 0 };
-        let mut raw = Vec::new();
-        let mut stdout = Vec::new();
-        let mut stderr = String::new();
+        // base64 needs every byte before it can encode them in 76-column lines.
+        let mut for_base64 = Vec::new();
+        let mut failed = false;
         for file in &files {
-            let bytes = if file == "-" {
-                ctx.stdin.map(|s| s.as_bytes().to_vec()).unwrap_or_default()
-            } else {
-                match ctx.fs.read_file(&resolve(ctx.cwd, file)).await {
-                    Ok(bytes) => bytes,
-                    Err(e) => {
-                        stderr.push_str(&format!("cat: {file}: {}\n", fs_reason(&e)));
-                        continue;
-                    }
+            if file == "-" {
+                // Stream stdin through, so `producer | cat | consumer` flows.
+                while let Some(chunk) = io.stdin.read_chunk().await? {
+                    emit(&io, &mut renderer, &mut for_base64, &chunk).await?;
                 }
-            };
-            if options.base64 {
-                raw.extend_from_slice(&bytes);
-            } else {
-                renderer.push(&bytes, &mut stdout);
+                continue;
+            }
+            match io.fs.read_file(&resolve(io.cwd, file)).await {
+                Ok(bytes) => emit(&io, &mut renderer, &mut for_base64, &bytes).await?,
+                Err(e) => {
+                    io.stderr.write_all(format!("cat: {file}: {}\n", fs_reason(&e)).as_bytes()).await?;
+                    failed = true;
+                }
             }
         }
         if options.base64 {
-            stdout = base64_lines(&raw);
+            io.stdout.write_all(&base64_lines(&for_base64)).await?;
         }
-        let code = i32::from(!stderr.is_empty());
-        Ok(ExecResult { stderr: stderr.into(), exit_code: code, ..ExecResult::ok_bytes(stdout) })
+        Ok(CommandStatus::with_code(i32::from(failed)))
     }
+}
+
+/// Renders one piece of input to stdout, or keeps it for base64.
+async fn emit(
+    io: &CommandIo<'_>,
+    renderer: &mut Renderer<'_>,
+    for_base64: &mut Vec<u8>,
+    bytes: &[u8],
+) -> bashkit::Result<()> {
+    if renderer.o.base64 {
+        for_base64.extend_from_slice(bytes);
+        return Ok(());
+    }
+    let mut out = Vec::with_capacity(bytes.len());
+    renderer.push(bytes, &mut out);
+    io.stdout.write_all(&out).await
 }
 
 fn base64_lines(bytes: &[u8]) -> Vec<u8> {

@@ -1,6 +1,6 @@
 //! `help`: the command list, or one command's full help.
 
-use clix_shell::{AgentCommand, BuiltinContext, CommandSpec, ExecResult, async_trait};
+use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail};
 
 use crate::catalog::{SharedCatalog, catalog_of};
 
@@ -45,25 +45,25 @@ impl AgentCommand for Help {
         &self.spec
     }
 
-    async fn run(&self, ctx: BuiltinContext<'_>) -> bashkit::Result<ExecResult> {
-        let Some(name) = ctx.args.first() else {
-            return Ok(ExecResult::ok(self.overview()));
-        };
+    async fn run(&self, io: CommandIo<'_>) -> bashkit::Result<CommandStatus> {
         let catalog = catalog_of(&self.catalog);
-        if let Some(spec) = catalog.agent_command(name) {
-            return Ok(ExecResult::ok(spec.help()));
-        }
-        if catalog.standard.iter().any(|n| n == name) {
-            // Standard commands document themselves; send the model there.
-            return Ok(ExecResult::err(
-                format!("[error] help: {name} is a standard command. Use: {name} --help\n"),
-                1,
-            ));
-        }
-        Ok(ExecResult::err(
-            format!("[error] help: no command named {name}. Use: help (lists every command)\n"),
-            1,
-        ))
+        let text = match io.args.first() {
+            None => self.overview(),
+            Some(name) => match catalog.agent_command(name) {
+                Some(spec) => spec.help(),
+                // Standard commands document themselves; send the model there.
+                None if catalog.standard.iter().any(|n| n == name) => {
+                    let msg = format!("[error] help: {name} is a standard command. Use: {name} --help\n");
+                    return fail(&io, &msg, 1).await;
+                }
+                None => {
+                    let msg = format!("[error] help: no command named {name}. Use: help (lists every command)\n");
+                    return fail(&io, &msg, 1).await;
+                }
+            },
+        };
+        io.stdout.write_all(text.as_bytes()).await?;
+        Ok(CommandStatus::success())
     }
 }
 

@@ -1,6 +1,8 @@
 //! `write <path> [content]`: a file from arguments or stdin, parents created.
 
-use clix_shell::{AgentCommand, BuiltinContext, CommandSpec, ExecResult, async_trait, usage_error};
+use clix_shell::{
+    AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail, read_stdin, usage_error,
+};
 
 use super::{fs_reason, resolve};
 
@@ -34,40 +36,37 @@ impl AgentCommand for Write {
         &self.spec
     }
 
-    async fn run(&self, ctx: BuiltinContext<'_>) -> bashkit::Result<ExecResult> {
-        let mut args = ctx.args;
+    async fn run(&self, io: CommandIo<'_>) -> bashkit::Result<CommandStatus> {
+        let mut args = io.args;
         let append = matches!(args.first().map(String::as_str), Some("-a" | "--append"));
         if append {
             args = &args[1..];
         }
         let Some((path, content_args)) = args.split_first() else {
-            return Ok(usage_error("write", &self.spec.usage));
+            return usage_error(&io, "write", &self.spec.usage).await;
         };
         let content: Vec<u8> = if content_args.is_empty() {
-            ctx.stdin.map(|s| s.as_bytes().to_vec()).unwrap_or_default()
+            read_stdin(&io).await?
         } else {
             content_args.join(" ").into_bytes()
         };
-        let target = resolve(ctx.cwd, path);
-        let fail = |e: bashkit::Error| {
-            ExecResult::err(format!("[error] write: {path}: {}\n", fs_reason(&e)), 1)
+        let target = resolve(io.cwd, path);
+        let mut written = match target.parent() {
+            Some(parent) => io.fs.mkdir(parent, true).await,
+            None => Ok(()),
         };
-        if let Some(parent) = target.parent()
-            && let Err(e) = ctx.fs.mkdir(parent, true).await
-        {
-            return Ok(fail(e));
+        if written.is_ok() {
+            written = if append {
+                io.fs.append_file(&target, &content).await
+            } else {
+                io.fs.write_file(&target, &content).await
+            };
         }
-        let written = if append {
-            ctx.fs.append_file(&target, &content).await
-        } else {
-            ctx.fs.write_file(&target, &content).await
-        };
-        Ok(match written {
-            Ok(()) => {
-                let verb = if append { "appended" } else { "wrote" };
-                ExecResult::ok(format!("{verb} {} bytes to {path}\n", content.len()))
-            }
-            Err(e) => fail(e),
-        })
+        if let Err(e) = written {
+            return fail(&io, &format!("[error] write: {path}: {}\n", fs_reason(&e)), 1).await;
+        }
+        let verb = if append { "appended" } else { "wrote" };
+        io.stdout.write_all(format!("{verb} {} bytes to {path}\n", content.len()).as_bytes()).await?;
+        Ok(CommandStatus::success())
     }
 }

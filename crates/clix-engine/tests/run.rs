@@ -1,0 +1,222 @@
+//! `Engine::run` end to end: real workspace folder, real engine, real files.
+
+use clix_engine::{Engine, EngineConfig, PresentOptions, ShellLimits, ToolFormat, tool_definition};
+
+struct Fixture {
+    ws: tempfile::TempDir,
+    engine: Engine,
+}
+
+async fn fixture_with(limits: ShellLimits) -> Fixture {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("notes.txt"), "alpha\n\n\nbeta\tgamma\r\n").unwrap();
+    let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89";
+    std::fs::write(ws.path().join("photo.png"), png).unwrap();
+    std::fs::write(ws.path().join("blob.zip"), b"PK\x03\x04\x14\0\0\0\x08\0\0\0!\0").unwrap();
+    let engine = Engine::new(EngineConfig {
+        workspace: ws.path().to_path_buf(),
+        limits,
+        present: PresentOptions::default(),
+    })
+    .await
+    .unwrap();
+    Fixture { ws, engine }
+}
+
+async fn fixture() -> Fixture {
+    fixture_with(ShellLimits::default()).await
+}
+
+/// The presentation without its footer, and the exit code.
+async fn run(f: &mut Fixture, line: &str) -> (String, i32) {
+    let out = f.engine.run(line, None).await;
+    let footer_at = out.text.rfind("[exit:").expect("every result ends with a footer");
+    let footer = &out.text[footer_at..];
+    assert!(
+        footer.starts_with(&format!("[exit:{} | ", out.raw.exit_code)) && footer.ends_with(']'),
+        "bad footer {footer:?}"
+    );
+    (out.text[..footer_at].to_string(), out.raw.exit_code)
+}
+
+#[tokio::test]
+async fn help_lists_commands_and_points_onwards() {
+    let mut f = fixture().await;
+    let (text, code) = run(&mut f, "help").await;
+    assert_eq!(code, 0);
+    assert!(text.contains("  write  write text to a file"), "{text}");
+    assert!(text.contains("  cat    print files or stdin"), "{text}");
+    assert!(text.contains(" grep,") && text.contains(" jq,"), "standard names listed: {text}");
+    assert!(text.contains("More: help <command>, or <command> --help"));
+
+    let (text, code) = run(&mut f, "help write").await;
+    assert_eq!(code, 0);
+    assert!(text.starts_with("write - write text to a file"), "{text}");
+    assert!(text.contains("usage: write [-a|--append] <path> [content...]"));
+
+    let cases = [
+        ("help grep", "[error] help: grep is a standard command. Use: grep --help\n"),
+        ("help nope", "[error] help: no command named nope. Use: help (lists every command)\n"),
+    ];
+    for (line, want) in cases {
+        assert_eq!(run(&mut f, line).await, (want.to_string(), 1), "{line}");
+    }
+}
+
+#[tokio::test]
+async fn progressive_help_on_our_commands() {
+    let mut f = fixture().await;
+    let cases = [
+        ("write", "[error] write: usage: write [-a|--append] <path> [content...]\n", 2),
+        ("write -a", "[error] write: usage: write [-a|--append] <path> [content...]\n", 2),
+    ];
+    for (line, want, code) in cases {
+        assert_eq!(run(&mut f, line).await, (want.to_string(), code), "{line}");
+    }
+    for line in ["write --help", "cat --help", "help --help", "write -h"] {
+        let (text, code) = run(&mut f, line).await;
+        assert_eq!(code, 0, "{line}");
+        assert!(text.contains("usage: "), "{line}: {text}");
+    }
+}
+
+#[tokio::test]
+async fn write_from_args_and_stdin_creates_parents() {
+    let mut f = fixture().await;
+    assert_eq!(run(&mut f, "write a/b/c.txt hello  world").await, ("wrote 11 bytes to a/b/c.txt\n".into(), 0));
+    assert_eq!(std::fs::read_to_string(f.ws.path().join("a/b/c.txt")).unwrap(), "hello world");
+    assert_eq!(
+        run(&mut f, "printf 'x\\ny\\n' | write out/piped.txt").await,
+        ("wrote 4 bytes to out/piped.txt\n".into(), 0)
+    );
+    assert_eq!(run(&mut f, "write -a out/piped.txt z").await, ("appended 1 bytes to out/piped.txt\n".into(), 0));
+    assert_eq!(std::fs::read_to_string(f.ws.path().join("out/piped.txt")).unwrap(), "x\ny\nz");
+    let (text, code) = run(&mut f, "write notes.txt/inner x").await;
+    assert_eq!(code, 1);
+    assert!(text.starts_with("[error] write: notes.txt/inner: "), "{text}");
+}
+
+#[tokio::test]
+async fn cat_options_match_gnu_and_b_is_base64() {
+    let mut f = fixture().await;
+    let cases = [
+        ("cat -n notes.txt", "     1\talpha\n     2\t\n     3\t\n     4\tbeta\tgamma\r\n"),
+        ("cat -s notes.txt", "alpha\n\nbeta\tgamma\r\n"),
+        ("cat -A notes.txt", "alpha$\n$\n$\nbeta^Igamma^M$\n"),
+        ("cat -sn notes.txt notes.txt | tail -n 2", "     5\t\n     6\tbeta\tgamma\r\n"),
+        ("echo piped | cat - notes.txt | head -n 2", "piped\nalpha\n"),
+    ];
+    for (line, want) in cases {
+        assert_eq!(run(&mut f, line).await, (want.to_string(), 0), "{line}");
+    }
+    let (text, code) = run(&mut f, "cat -b photo.png | base64 -d | cmp - photo.png && echo same").await;
+    assert_eq!((text.as_str(), code), ("same\n", 0));
+    let (text, code) = run(&mut f, "cat missing.txt notes.txt").await;
+    assert_eq!(code, 1);
+    assert!(text.starts_with("alpha\n"), "{text}");
+    assert!(text.contains("[stderr] cat: missing.txt: No such file or directory\n"), "{text}");
+    let (text, code) = run(&mut f, "cat -z notes.txt").await;
+    assert_eq!(code, 1);
+    assert!(text.contains("cat: invalid option -- 'z'") && text.contains("try: cat --help"), "{text}");
+}
+
+#[tokio::test]
+async fn unknown_commands_navigate() {
+    let mut f = fixture().await;
+    let (text, code) = run(&mut f, "gerp alpha notes.txt").await;
+    assert_eq!(code, 127);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "[error] unknown command: gerp");
+    assert_eq!(lines[1], "did you mean: grep?");
+    let available: Vec<&str> = lines[2].strip_prefix("Available: ").unwrap().split(", ").collect();
+    let mut sorted = available.clone();
+    sorted.sort_unstable();
+    assert_eq!(available, sorted);
+    assert!(available.contains(&"write") && available.contains(&"jq"));
+
+    let (text, code) = run(&mut f, "pip install requests").await;
+    assert_eq!(code, 127);
+    assert!(text.contains("\nhint: packages cannot be installed here"), "{text}");
+    // The failure is part of the line's semantics: `||` still runs.
+    assert_eq!(run(&mut f, "nosuch 2>/dev/null || echo fallback").await, ("fallback\n".into(), 0));
+}
+
+#[tokio::test]
+async fn binary_output_never_reaches_the_model() {
+    let mut f = fixture().await;
+    let cases = [
+        ("cat photo.png", "[error] cat: binary image file (33B, PNG). Use: see photo.png\n"),
+        ("head -c 20 photo.png", "[error] head: binary image file (20B, PNG). Use: see photo.png\n"),
+        (
+            "cat blob.zip",
+            "[error] cat: binary file (14B, application/zip). Use: cat -b blob.zip (base64), or redirect it to a file\n",
+        ),
+        (
+            "cat photo.png | cat",
+            "[error] cat: binary image data (33B, PNG). Save it to a file (… > out.png), then: see out.png\n",
+        ),
+    ];
+    for (line, want) in cases {
+        assert_eq!(run(&mut f, line).await, (want.to_string(), 0), "{line}");
+    }
+}
+
+#[tokio::test]
+async fn overflow_spills_a_file_the_next_call_can_read() {
+    let mut f = fixture().await;
+    let out = f.engine.run("seq 1 5000", None).await;
+    assert!(out.truncated);
+    assert_eq!(out.spill_path.as_deref(), Some(".clix/out/cmd-1.txt"));
+    assert!(out.text.contains(
+        "--- output truncated: 5000 lines, 23.3KB; showing lines 1-150 and 4951-5000 ---\n\
+         Full output: .clix/out/cmd-1.txt\n"
+    ), "{}", out.text);
+    assert!(out.text.contains("\n150\n--- output") && out.text.contains("\n4951\n"));
+    let on_disk = std::fs::read_to_string(f.ws.path().join(".clix/out/cmd-1.txt")).unwrap();
+    assert_eq!(on_disk.lines().count(), 5000);
+    assert_eq!(run(&mut f, "wc -l < .clix/out/cmd-1.txt").await, ("5000\n".into(), 0));
+    assert_eq!(run(&mut f, "grep -n '^4242$' .clix/out/cmd-1.txt").await, ("4242:4242\n".into(), 0));
+    // From a subfolder the path shown is absolute, so it still opens.
+    let out = f.engine.run("mkdir -p sub && cd sub && seq 1 300", None).await;
+    let path = out.spill_path.unwrap();
+    assert!(path.starts_with('/') && path.ends_with(".clix/out/cmd-2.txt"), "{path}");
+    assert_eq!(run(&mut f, &format!("tail -n 1 {path}")).await, ("300\n".into(), 0));
+    assert_eq!(std::fs::read_to_string(f.ws.path().join(".clix/.gitignore")).unwrap(), "*\n");
+}
+
+#[tokio::test]
+async fn stderr_always_shown_and_usage_errors_point_at_help() {
+    let mut f = fixture().await;
+    assert_eq!(run(&mut f, "echo out; echo warn >&2").await, ("out\n[stderr] warn\n".into(), 0));
+    assert_eq!(run(&mut f, "true").await, ("(no output)\n".into(), 0));
+    let (text, code) = run(&mut f, "grep").await;
+    assert_eq!(code, 2);
+    assert!(text.starts_with("[stderr] Usage: grep"), "{text}");
+    assert!(text.ends_with("try: grep --help\n"), "{text}");
+}
+
+#[tokio::test]
+async fn timeout_says_how_to_proceed() {
+    let mut f = fixture_with(ShellLimits { timeout_secs: 1, ..ShellLimits::default() }).await;
+    let (text, code) = run(&mut f, "echo started; sleep 10").await;
+    assert_eq!(code, 124);
+    assert_eq!(text, "started\ntimed out after 1s; raise with --timeout or run it in the background\n");
+}
+
+#[tokio::test]
+async fn tool_definition_is_compact_stable_and_complete() {
+    let f = fixture().await;
+    let a = tool_definition(f.engine.catalog(), ToolFormat::OpenAi);
+    let b = tool_definition(fixture().await.engine.catalog(), ToolFormat::OpenAi);
+    assert_eq!(a, b, "same registry, same bytes: prompt caches keep hitting");
+    let description = a["function"]["description"].as_str().unwrap();
+    assert!(description.len() <= 6 * 1024, "{} bytes", description.len());
+    for needle in ["  write  ", "  help   ", "[exit:N | duration]", "200 lines or 50KB", " jq ", "help <command>"] {
+        assert!(description.contains(needle), "missing {needle:?}");
+    }
+    assert_eq!(a["function"]["parameters"]["required"], serde_json::json!(["command"]));
+    let anthropic = tool_definition(f.engine.catalog(), ToolFormat::Anthropic);
+    assert_eq!(anthropic["input_schema"], a["function"]["parameters"]);
+    let mcp = tool_definition(f.engine.catalog(), ToolFormat::Mcp);
+    assert_eq!(mcp["inputSchema"], a["function"]["parameters"]);
+}
