@@ -1,0 +1,179 @@
+//! The real `clix` binary, as a person or a script calls it.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+struct Env {
+    home: tempfile::TempDir,
+    ws: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Self {
+        let env = Env { home: tempfile::tempdir().unwrap(), ws: tempfile::tempdir().unwrap() };
+        std::fs::write(env.ws.path().join("app.log"), "INFO a\nERROR b\nINFO c\nERROR d\n").unwrap();
+        env
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_clix"));
+        cmd.args(args)
+            .current_dir(self.ws.path())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("CLIX_HOME", self.home.path())
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+
+    fn run_with_stdin(&self, args: &[&str], stdin: &[u8]) -> Output {
+        let mut child = self.cmd(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        child.stdin.take().unwrap().write_all(stdin).unwrap();
+        child.wait_with_output().unwrap()
+    }
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn run_prints_the_presentation_and_exits_with_the_line_code() {
+    let env = Env::new();
+    let o = env.run(&["run", "grep -c ERROR app.log"]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = stdout(&o);
+    assert!(out.starts_with("2\n[exit:0 | ") && out.ends_with("ms]\n"), "{out}");
+    assert_eq!(stderr(&o), "", "nothing else on stderr (no bashkit warnings)");
+
+    let o = env.run(&["run", "echo partial; exit 3"]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(stdout(&o).starts_with("partial\n[exit:3 | "));
+}
+
+#[test]
+fn raw_mode_is_lossless_and_splits_streams() {
+    let env = Env::new();
+    let o = env.run(&["run", "--raw", "printf 'a\\nb'; echo err >&2; exit 4"]);
+    assert_eq!(o.stdout, b"a\nb");
+    assert_eq!(stderr(&o), "err\n");
+    assert_eq!(o.status.code(), Some(4));
+}
+
+#[test]
+fn json_mode_reports_every_field() {
+    let env = Env::new();
+    let o = env.run(&["run", "--json", "seq 1 300; echo oops >&2"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["exit_code"], 0);
+    assert_eq!(v["stderr"], "oops\n");
+    assert_eq!(v["stdout"].as_str().unwrap().lines().count(), 300);
+    assert_eq!(v["truncated"], true);
+    assert_eq!(v["spill_path"], ".clix/out/cmd-1.txt");
+    assert!(v["duration_ms"].is_u64());
+    let spilled = std::fs::read_to_string(env.ws.path().join(".clix/out/cmd-1.txt")).unwrap();
+    assert_eq!(spilled.lines().count(), 300);
+}
+
+#[test]
+fn piped_stdin_feeds_the_line() {
+    let env = Env::new();
+    let o = env.run_with_stdin(&["run", "--raw", "sort -r | head -n 2"], b"a\nc\nb\n");
+    assert_eq!(stdout(&o), "c\nb\n");
+}
+
+#[test]
+fn workspace_flag_and_timeout_flag() {
+    let env = Env::new();
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(other.path().join("only-here.txt"), "x").unwrap();
+    let dir = other.path().to_str().unwrap();
+    let o = env.run(&["run", "--raw", "--workspace", dir, "pwd; ls"]);
+    let canonical = std::fs::canonicalize(other.path()).unwrap();
+    assert_eq!(stdout(&o), format!("{}\nonly-here.txt\n", canonical.display()));
+
+    let started = std::time::Instant::now();
+    let o = env.run(&["run", "--timeout", "1", "sleep 20"]);
+    assert_eq!(o.status.code(), Some(124));
+    assert!(stdout(&o).contains("timed out after 1s; raise with --timeout"), "{}", stdout(&o));
+    assert!(started.elapsed().as_secs() < 10);
+}
+
+#[test]
+fn bad_input_gets_a_clear_error() {
+    let env = Env::new();
+    let cases: [(&[&str], &str); 4] = [
+        (&["run", "--workspace", "/definitely/missing", "ls"], "pass an existing folder with --workspace"),
+        (&["run", "--workspace", "/", "ls"], "the host's root cannot be a workspace"),
+        (&["run"], "<LINE>"),
+        (&["run", "--timeout", "soon", "ls"], "invalid value 'soon'"),
+    ];
+    for (args, needle) in cases {
+        let o = env.run(args);
+        assert_ne!(o.status.code(), Some(0), "{args:?}");
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+    }
+    std::fs::write(env.home.path().join("config.toml"), "[limits]\ntimeout = 5\n").unwrap();
+    let o = env.run(&["run", "ls"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("unknown setting `limits.timeout`"), "{}", stderr(&o));
+}
+
+#[test]
+fn config_lives_under_clix_home_and_shows_its_sources() {
+    let env = Env::new();
+    let o = env.run(&["config", "path"]);
+    assert_eq!(stdout(&o).trim(), env.home.path().join("config.toml").display().to_string());
+    assert_eq!(env.run(&["config", "init"]).status.code(), Some(0));
+    let written = std::fs::read_to_string(env.home.path().join("config.toml")).unwrap();
+    assert!(written.contains("timeout_secs = 30"), "{written}");
+    assert_eq!(env.run(&["config", "init"]).status.code(), Some(1), "never overwrites");
+
+    std::fs::write(env.home.path().join("config.toml"), "[present]\nmax_lines = 10\n").unwrap();
+    let o = env.cmd(&["config", "show", "--json"]).env("CLIX_LIMITS_TIMEOUT_SECS", "9").output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["present.max_lines"]["value"], 10);
+    assert!(v["present.max_lines"]["source"].as_str().unwrap().starts_with("file "));
+    assert_eq!(v["limits.timeout_secs"]["value"], 9);
+    assert_eq!(v["limits.timeout_secs"]["source"], "env CLIX_LIMITS_TIMEOUT_SECS");
+    assert_eq!(v["present.tail_lines"]["source"], "default");
+
+    // The file's threshold is in force for `run`.
+    let o = env.run(&["run", "seq 1 11"]);
+    assert!(stdout(&o).contains("--- output truncated: 11 lines"), "{}", stdout(&o));
+    assert!(!env.ws.path().join("config.toml").exists());
+}
+
+#[test]
+fn tool_def_in_every_format_and_commands_list() {
+    let env = Env::new();
+    for (format, path) in [("openai", "/function/description"), ("anthropic", "/description"), ("mcp", "/description")] {
+        let o = env.run(&["tool-def", "--format", format]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let description = v.pointer(path).and_then(|d| d.as_str()).unwrap();
+        assert!(description.len() <= 6 * 1024 && description.contains("write"), "{format}");
+    }
+    let o = env.run(&["commands", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let agent: Vec<&str> = v["agent"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(agent, ["cat", "help", "write"]);
+    assert!(v["standard"].as_array().unwrap().iter().any(|n| n == "grep"));
+}
+
+#[test]
+fn no_color_help_has_no_escape_codes() {
+    let env = Env::new();
+    let o = env.cmd(&["run", "--help"]).env("NO_COLOR", "1").output().unwrap();
+    let out = stdout(&o);
+    assert!(out.contains("--workspace") && out.contains("--raw") && out.contains("--json"));
+    assert!(!out.contains('\x1b'));
+}
