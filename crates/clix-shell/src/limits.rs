@@ -25,6 +25,11 @@ pub struct ShellLimits {
     pub max_output_bytes: usize,
     /// Bytes all commands of one line may read together (default 100 MB).
     pub max_input_bytes: u64,
+    /// Calls one session may make (default 1,000,000). bashkit's own default
+    /// of 1,000 would end a long agent conversation or MCP connection.
+    pub max_session_calls: u64,
+    /// Commands one session may run over all its calls (default 100,000,000).
+    pub max_session_commands: u64,
 }
 
 impl Default for ShellLimits {
@@ -36,6 +41,8 @@ impl Default for ShellLimits {
             max_total_loop_iterations: 1_000_000,
             max_output_bytes: 64 * 1024 * 1024,
             max_input_bytes: 100_000_000,
+            max_session_calls: 1_000_000,
+            max_session_commands: 100_000_000,
         }
     }
 }
@@ -54,5 +61,11 @@ impl ShellLimits {
             .max_stdout_bytes(self.max_output_bytes)
             .max_stderr_bytes(self.max_output_bytes)
             .max_aggregate_input_bytes(self.max_input_bytes)
+    }
+
+    pub(crate) fn to_bashkit_session(&self) -> bashkit::SessionLimits {
+        bashkit::SessionLimits::new()
+            .max_exec_calls(self.max_session_calls)
+            .max_total_commands(self.max_session_commands)
     }
 }

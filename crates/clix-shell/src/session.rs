@@ -68,7 +68,8 @@ impl Session {
         let workspace = checked_workspace(&config.workspace)?;
         let mut builder = Bash::builder()
             .cwd(&workspace)
-            .limits(config.limits.to_bashkit());
+            .limits(config.limits.to_bashkit())
+            .session_limits(config.limits.to_bashkit_session());
         for (name, command) in config.commands.adapters() {
             builder = builder.command(name, command);
         }

@@ -149,3 +149,12 @@ async fn refuses_workspaces_that_expose_the_host() {
         assert!(err.to_string().contains(needle), "{}: {err}", path.display());
     }
 }
+
+#[tokio::test]
+async fn a_long_session_outlives_bashkits_default_call_limit() {
+    let mut f = fixture().await;
+    for i in 0..1_100 {
+        let r = f.session.exec("true", None).await;
+        assert_eq!(r.exit_code, 0, "call {i}: {}", text(&r.stderr));
+    }
+}
