@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use clix_present::{Capture, CommandOutput, Origin, PresentOptions, present};
+use clix_present::{Capture, CommandOutput, Origin, PresentOptions, SpillSink, present};
 use clix_shell::{
     CommandRegistry, CommandSpec, RawResult, Session, SessionConfig, SessionError, ShellLimits,
 };
@@ -83,8 +83,6 @@ impl Engine {
     /// Layer 1, then Layer 2 on the final result.
     pub async fn run(&mut self, line: &str, stdin: Option<&[u8]>) -> RunOutput {
         let raw = self.session.exec(line, stdin).await;
-        let cwd = self.session.cwd();
-        self.spill.set_cwd(cwd.clone());
         let output = CommandOutput {
             stdout: &raw.stdout,
             stderr: &raw.stderr,
@@ -99,14 +97,30 @@ impl Engine {
             },
         };
         let session = &self.session;
-        let shown = present(&output, || origin(session, line, &cwd), &self.present, &mut self.spill);
+        let mut spill = SessionSpill { dir: &mut self.spill, session };
+        let shown = present(&output, || origin(session, line), &self.present, &mut spill);
         let truncated = shown.truncated || raw.capped;
         RunOutput { text: shown.text, raw, truncated, spill_path: shown.spill_path }
     }
 }
 
+/// The spill folder, told the shell's cwd only when it is needed: reading
+/// the cwd copies the shell's state, too costly for every call.
+struct SessionSpill<'a> {
+    dir: &'a mut SpillDir,
+    session: &'a Session,
+}
+
+impl SpillSink for SessionSpill<'_> {
+    fn spill(&mut self, bytes: &[u8]) -> std::io::Result<String> {
+        self.dir.set_cwd(self.session.cwd());
+        self.dir.spill(bytes)
+    }
+}
+
 /// The last command of `line` and the file it names, if that file exists.
-fn origin(session: &Session, line: &str, cwd: &std::path::Path) -> Origin {
+fn origin(session: &Session, line: &str) -> Origin {
+    let cwd = session.cwd();
     let Some(last) = session.analyze(line).and_then(|a| a.commands.into_iter().last()) else {
         return Origin::default();
     };
