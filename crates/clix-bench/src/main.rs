@@ -30,10 +30,18 @@ fn main() {
     let bash = bench_bash_c(ws.path(), (iterations / 10).max(20), expected);
     let cold = bench_cold_clix(ws.path(), 30, expected);
 
-    println!("warm per-call latency of `{LINE}` on a 10 KB file ({iterations} calls; bash -c: {} calls)\n", (iterations / 10).max(20));
+    println!(
+        "warm per-call latency of `{LINE}` on a 10 KB file ({iterations} calls; bash -c: {} calls)\n",
+        (iterations / 10).max(20)
+    );
     println!("| contender | p50 | p95 | vs bare bashkit | bash -c / this |");
     println!("|---|---|---|---|---|");
-    for (name, s) in [("bare bashkit", &bare), ("clix L1 (Session::exec)", &layer1), ("clix L1+L2 (Engine::run)", &layers12), ("bash -c (spawn)", &bash)] {
+    for (name, s) in [
+        ("bare bashkit", &bare),
+        ("clix L1 (Session::exec)", &layer1),
+        ("clix L1+L2 (Engine::run)", &layers12),
+        ("bash -c (spawn)", &bash),
+    ] {
         println!(
             "| {name} | {} | {} | {:.2}x | {:.1}x |",
             fmt(s.p50),
@@ -82,10 +90,7 @@ fn write_fixture(dir: &Path) -> String {
 async fn interleaved(ws: &Path, n: usize, expected: &[u8]) -> (Stats, Stats, Stats) {
     let canonical = std::fs::canonicalize(ws).expect("canonical");
     let real = bashkit::RealFs::open(&canonical, bashkit::RealFsMode::ReadWrite).await.expect("realfs");
-    let mut bash = bashkit::Bash::builder()
-        .cwd(&canonical)
-        .session_limits(bashkit::SessionLimits::unlimited())
-        .build();
+    let mut bash = bashkit::Bash::builder().cwd(&canonical).session_limits(bashkit::SessionLimits::unlimited()).build();
     bash.mount(&canonical, std::sync::Arc::new(bashkit::PosixFs::new(real))).expect("mount");
     let config = EngineConfig {
         workspace: ws.to_path_buf(),

@@ -92,10 +92,7 @@ where
             });
             if let Some(key) = unknown.first() {
                 let known: Vec<&str> = settings.keys().map(String::as_str).collect();
-                return Err(file_error(format!(
-                    "unknown setting `{key}`; known settings: {}",
-                    known.join(", ")
-                )));
+                return Err(file_error(format!("unknown setting `{key}`; known settings: {}", known.join(", "))));
             }
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -105,8 +102,8 @@ where
     for (key, slot) in settings.iter_mut() {
         let var = env_var_name(key);
         if let Some(raw) = env(&var) {
-            let value = parse_like(&slot.value, &raw)
-                .map_err(|message| ConfigError::Env { var: var.clone(), message })?;
+            let value =
+                parse_like(&slot.value, &raw).map_err(|message| ConfigError::Env { var: var.clone(), message })?;
             *slot = Setting { value, source: Source::Env(var) };
         }
     }
@@ -158,25 +155,20 @@ fn insert_dotted(table: &mut Table, key: &str, value: Value) {
 fn parse_like(default: &Value, raw: &str) -> Result<Value, String> {
     match default {
         Value::String(_) => Ok(Value::String(raw.to_string())),
-        Value::Integer(_) => raw
-            .trim()
-            .parse::<i64>()
-            .map(Value::Integer)
-            .map_err(|_| format!("expected a whole number, got {raw:?}")),
-        Value::Float(_) => raw
-            .trim()
-            .parse::<f64>()
-            .map(Value::Float)
-            .map_err(|_| format!("expected a number, got {raw:?}")),
+        Value::Integer(_) => {
+            raw.trim().parse::<i64>().map(Value::Integer).map_err(|_| format!("expected a whole number, got {raw:?}"))
+        }
+        Value::Float(_) => {
+            raw.trim().parse::<f64>().map(Value::Float).map_err(|_| format!("expected a number, got {raw:?}"))
+        }
         Value::Boolean(_) => match raw.trim() {
             "1" | "true" | "yes" | "on" => Ok(Value::Boolean(true)),
             "0" | "false" | "no" | "off" => Ok(Value::Boolean(false)),
             _ => Err(format!("expected true or false, got {raw:?}")),
         },
         _ => {
-            let doc: Table = format!("v = {raw}")
-                .parse()
-                .map_err(|e: toml::de::Error| format!("expected a TOML value: {e}"))?;
+            let doc: Table =
+                format!("v = {raw}").parse().map_err(|e: toml::de::Error| format!("expected a TOML value: {e}"))?;
             Ok(doc["v"].clone())
         }
     }

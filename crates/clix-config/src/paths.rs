@@ -34,9 +34,7 @@ impl Paths {
                 )
             }
         };
-        let config_file = config_file
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| config_dir.join("config.toml"));
+        let config_file = config_file.map(Path::to_path_buf).unwrap_or_else(|| config_dir.join("config.toml"));
         Paths { config_file, config_dir, data_dir, state_dir, cache_dir }
     }
 }
@@ -47,8 +45,7 @@ mod tests {
     use std::collections::HashMap;
 
     fn paths(vars: &[(&str, &str)], config: Option<&str>) -> Paths {
-        let vars: HashMap<String, PathBuf> =
-            vars.iter().map(|(k, v)| (k.to_string(), PathBuf::from(v))).collect();
+        let vars: HashMap<String, PathBuf> = vars.iter().map(|(k, v)| (k.to_string(), PathBuf::from(v))).collect();
         Paths::resolve(|k| vars.get(k).cloned(), config.map(Path::new))
     }
 

@@ -4,9 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use clix_present::{Capture, CommandOutput, Origin, PresentOptions, SpillSink, present};
-use clix_shell::{
-    CommandRegistry, CommandSpec, RawResult, Session, SessionConfig, SessionError, ShellLimits,
-};
+use clix_shell::{CommandRegistry, CommandSpec, RawResult, Session, SessionConfig, SessionError, ShellLimits};
 
 use crate::catalog::{Catalog, SharedCatalog};
 use crate::commands::{Cat, Help, UnknownCommands, Write};
@@ -55,11 +53,7 @@ impl Engine {
         .await?;
 
         let agent: Vec<CommandSpec> = registry.specs().cloned().collect();
-        let standard = session
-            .command_names()
-            .into_iter()
-            .filter(|name| registry.get(name).is_none())
-            .collect();
+        let standard = session.command_names().into_iter().filter(|name| registry.get(name).is_none()).collect();
         let catalog = Catalog { agent, standard };
         // Set exactly once, here, before any command can read it.
         let _ = shared.set(catalog.clone());
@@ -124,13 +118,7 @@ fn origin(session: &Session, line: &str) -> Origin {
     let Some(last) = session.analyze(line).and_then(|a| a.commands.into_iter().last()) else {
         return Origin::default();
     };
-    let path = last
-        .args
-        .iter()
-        .rev()
-        .flatten()
-        .find(|a| !a.starts_with('-'))
-        .filter(|a| cwd.join(a).is_file())
-        .cloned();
+    let path =
+        last.args.iter().rev().flatten().find(|a| !a.starts_with('-')).filter(|a| cwd.join(a).is_file()).cloned();
     Origin { command: last.name, path }
 }

@@ -13,13 +13,10 @@ async fn fixture_with(limits: ShellLimits) -> Fixture {
     let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89";
     std::fs::write(ws.path().join("photo.png"), png).unwrap();
     std::fs::write(ws.path().join("blob.zip"), b"PK\x03\x04\x14\0\0\0\x08\0\0\0!\0").unwrap();
-    let engine = Engine::new(EngineConfig {
-        workspace: ws.path().to_path_buf(),
-        limits,
-        present: PresentOptions::default(),
-    })
-    .await
-    .unwrap();
+    let engine =
+        Engine::new(EngineConfig { workspace: ws.path().to_path_buf(), limits, present: PresentOptions::default() })
+            .await
+            .unwrap();
     Fixture { ws, engine }
 }
 
@@ -167,10 +164,14 @@ async fn overflow_spills_a_file_the_next_call_can_read() {
     let out = f.engine.run("seq 1 5000", None).await;
     assert!(out.truncated);
     assert_eq!(out.spill_path.as_deref(), Some(".clix/out/cmd-1.txt"));
-    assert!(out.text.contains(
-        "--- output truncated: 5000 lines, 23.3KB; showing lines 1-150 and 4951-5000 ---\n\
+    assert!(
+        out.text.contains(
+            "--- output truncated: 5000 lines, 23.3KB; showing lines 1-150 and 4951-5000 ---\n\
          Full output: .clix/out/cmd-1.txt\n"
-    ), "{}", out.text);
+        ),
+        "{}",
+        out.text
+    );
     assert!(out.text.contains("\n150\n--- output") && out.text.contains("\n4951\n"));
     let on_disk = std::fs::read_to_string(f.ws.path().join(".clix/out/cmd-1.txt")).unwrap();
     assert_eq!(on_disk.lines().count(), 5000);

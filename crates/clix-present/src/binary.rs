@@ -43,10 +43,7 @@ fn is_binary(bytes: &[u8]) -> bool {
     if total == 0 {
         return false;
     }
-    let control = text
-        .chars()
-        .filter(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
-        .count();
+    let control = text.chars().filter(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t')).count();
     control as f64 / total as f64 > CONTROL_RATIO
 }
 
@@ -77,11 +74,7 @@ mod tests {
             ("jpeg", JPEG.to_vec(), Some(BinaryKind::Image("JPG".into()))),
             ("gif", GIF.to_vec(), Some(BinaryKind::Image("GIF".into()))),
             ("webp", WEBP.to_vec(), Some(BinaryKind::Image("WEBP".into()))),
-            (
-                "zip",
-                ZIP.to_vec(),
-                Some(BinaryKind::Other { mime: Some("application/zip".into()) }),
-            ),
+            ("zip", ZIP.to_vec(), Some(BinaryKind::Other { mime: Some("application/zip".into()) })),
         ];
         for (name, bytes, want) in cases {
             assert_eq!(classify(&bytes), want, "case {name}");

@@ -6,11 +6,7 @@ use std::time::Duration;
 /// decimal from one second up (`1.2s`).
 pub fn format_duration(d: Duration) -> String {
     let ms = d.as_millis();
-    if ms < 1000 {
-        format!("{ms}ms")
-    } else {
-        format!("{:.1}s", d.as_secs_f64())
-    }
+    if ms < 1000 { format!("{ms}ms") } else { format!("{:.1}s", d.as_secs_f64()) }
 }
 
 /// The last line of every presentation.

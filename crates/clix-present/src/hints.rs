@@ -70,10 +70,7 @@ pub fn usage_error_hint(command: &str, exit_code: i32, stderr: &str) -> Option<S
         return None;
     }
     let lower = stderr.to_lowercase();
-    USAGE_PHRASES
-        .iter()
-        .any(|p| lower.contains(p))
-        .then(|| format!("try: {command} --help"))
+    USAGE_PHRASES.iter().any(|p| lower.contains(p)).then(|| format!("try: {command} --help"))
 }
 
 /// Optimal-string-alignment distance: Levenshtein plus adjacent transpositions.
@@ -127,10 +124,7 @@ mod tests {
     #[test]
     fn unknown_command_lists_sorted_names_and_nearest() {
         let msg = unknown_command_message("gerp", &names(&["wc", "grep", "cat", "grep"]));
-        assert_eq!(
-            msg,
-            "[error] unknown command: gerp\ndid you mean: grep?\nAvailable: cat, grep, wc\n"
-        );
+        assert_eq!(msg, "[error] unknown command: gerp\ndid you mean: grep?\nAvailable: cat, grep, wc\n");
     }
 
     #[test]

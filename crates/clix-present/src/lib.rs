@@ -20,6 +20,4 @@ pub use binary::{BinaryKind, classify};
 pub use footer::{footer, format_duration};
 pub use hints::{did_you_mean, unknown_command_message, usage_error_hint};
 pub use overflow::{Preview, TextStats, preview};
-pub use render::{
-    Capture, CommandOutput, Origin, PresentOptions, Presentation, SpillSink, present, timeout_line,
-};
+pub use render::{Capture, CommandOutput, Origin, PresentOptions, Presentation, SpillSink, present, timeout_line};

@@ -41,11 +41,8 @@ pub fn preview(text: &str, head_lines: usize, tail_lines: usize, max_bytes: usiz
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let head_count = head_lines.min(lines.len());
     let tail_count = tail_lines.min(lines.len() - head_count);
-    let head_budget = if tail_count == 0 {
-        max_bytes
-    } else {
-        max_bytes * head_lines.max(1) / (head_lines + tail_lines).max(1)
-    };
+    let head_budget =
+        if tail_count == 0 { max_bytes } else { max_bytes * head_lines.max(1) / (head_lines + tail_lines).max(1) };
     let tail_budget = max_bytes.saturating_sub(head_budget);
 
     let mut cut_long_lines = false;
@@ -120,14 +117,7 @@ mod tests {
 
     #[test]
     fn stats_table() {
-        let cases = [
-            ("", 0),
-            ("a", 1),
-            ("a\n", 1),
-            ("a\nb", 2),
-            ("a\r\nb\r\n", 2),
-            ("\n\n", 2),
-        ];
+        let cases = [("", 0), ("a", 1), ("a\n", 1), ("a\nb", 2), ("a\r\nb\r\n", 2), ("\n\n", 2)];
         for (text, lines) in cases {
             assert_eq!(TextStats::of(text).lines, lines, "{text:?}");
             assert_eq!(TextStats::of(text).bytes, text.len());

@@ -84,10 +84,7 @@ pub struct Presentation {
 
 /// The line shown above the footer when a command line ran out of time.
 pub fn timeout_line(limit: Duration) -> String {
-    format!(
-        "timed out after {}; raise with --timeout or run it in the background",
-        human_secs(limit)
-    )
+    format!("timed out after {}; raise with --timeout or run it in the background", human_secs(limit))
 }
 
 /// Applies the Layer-2 rules to the final result of a command line.
@@ -136,10 +133,7 @@ pub fn present(
             None
         } else {
             let stderr_text = String::from_utf8_lossy(out.stderr);
-            origin
-                .command
-                .as_deref()
-                .and_then(|cmd| usage_error_hint(cmd, out.exit_code, &stderr_text))
+            origin.command.as_deref().and_then(|cmd| usage_error_hint(cmd, out.exit_code, &stderr_text))
         };
         if let Some(hint) = hint {
             text.push_str(&hint);
@@ -205,9 +199,7 @@ fn show_stream(bytes: &[u8], opts: &PresentOptions, spill: &mut dyn SpillSink) -
     let spill_path = match spill.spill(bytes) {
         Ok(path) => {
             shown.push_str(&format!("Full output: {path}\n"));
-            shown.push_str(&format!(
-                "Explore: grep -n <pattern> {path} | head -50 · tail -100 {path}\n"
-            ));
+            shown.push_str(&format!("Explore: grep -n <pattern> {path} | head -50 · tail -100 {path}\n"));
             Some(path)
         }
         Err(e) => {
@@ -267,11 +259,7 @@ fn human_size(bytes: u64) -> String {
 }
 
 fn human_secs(d: Duration) -> String {
-    if d.subsec_millis() == 0 {
-        format!("{}s", d.as_secs())
-    } else {
-        format_duration(d)
-    }
+    if d.subsec_millis() == 0 { format!("{}s", d.as_secs()) } else { format_duration(d) }
 }
 
 #[cfg(test)]
@@ -360,11 +348,15 @@ mod tests {
         let (p, sink) = render(&out(text.as_bytes(), b"", 0), &Origin::default());
         assert!(p.truncated);
         assert_eq!(sink.files, vec![text.as_bytes().to_vec()]);
-        assert!(p.text.contains(
-            "--- output truncated: 201 lines, 696B; showing lines 1-150 and 152-201 ---\n\
+        assert!(
+            p.text.contains(
+                "--- output truncated: 201 lines, 696B; showing lines 1-150 and 152-201 ---\n\
              Full output: .clix/out/cmd-1.txt\n\
              Explore: grep -n <pattern> .clix/out/cmd-1.txt | head -50 · tail -100 .clix/out/cmd-1.txt\n"
-        ), "{}", p.text);
+            ),
+            "{}",
+            p.text
+        );
         assert!(p.text.ends_with("201\n[exit:0 | 12ms]"));
         assert_eq!(p.spill_path.as_deref(), Some(".clix/out/cmd-1.txt"));
     }
@@ -393,12 +385,7 @@ mod tests {
     #[test]
     fn failed_spill_says_so_and_still_previews() {
         let big = lines(500);
-        let p = present(
-            &out(big.as_bytes(), b"", 0),
-            Origin::default,
-            &PresentOptions::default(),
-            &mut FullDisk,
-        );
+        let p = present(&out(big.as_bytes(), b"", 0), Origin::default, &PresentOptions::default(), &mut FullDisk);
         assert!(p.text.contains("could not be saved (No space left on device)"));
         assert!(p.text.contains("\n500\n"));
         assert_eq!(p.spill_path, None);
@@ -407,15 +394,24 @@ mod tests {
     #[test]
     fn binary_messages_table() {
         let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0";
-        let cat = |path: Option<&str>| Origin {
-            command: Some("cat".into()),
-            path: path.map(str::to_string),
-        };
+        let cat = |path: Option<&str>| Origin { command: Some("cat".into()), path: path.map(str::to_string) };
         let cases: [(&[u8], Origin, &str); 4] = [
             (png, cat(Some("photo.png")), "[error] cat: binary image file (29B, PNG). Use: see photo.png\n"),
-            (png, cat(None), "[error] cat: binary image data (29B, PNG). Save it to a file (… > out.png), then: see out.png\n"),
-            (b"\0\x01\x02", cat(Some("a.bin")), "[error] cat: binary file (3B). Use: cat -b a.bin (base64), or redirect it to a file\n"),
-            (b"\xff\xfe", Origin::default(), "[error] output: binary output (2B). Redirect it to a file (… > out.bin), then: cat -b out.bin (base64)\n"),
+            (
+                png,
+                cat(None),
+                "[error] cat: binary image data (29B, PNG). Save it to a file (… > out.png), then: see out.png\n",
+            ),
+            (
+                b"\0\x01\x02",
+                cat(Some("a.bin")),
+                "[error] cat: binary file (3B). Use: cat -b a.bin (base64), or redirect it to a file\n",
+            ),
+            (
+                b"\xff\xfe",
+                Origin::default(),
+                "[error] output: binary output (2B). Redirect it to a file (… > out.bin), then: cat -b out.bin (base64)\n",
+            ),
         ];
         for (bytes, origin, want) in cases {
             let (p, _) = render(&out(bytes, b"", 0), &origin);
@@ -446,7 +442,8 @@ mod tests {
 
     #[test]
     fn human_size_table() {
-        let cases = [(0, "0B"), (1023, "1023B"), (1024, "1KB"), (186_368, "182KB"), (251_187, "245.3KB"), (1_572_864, "1.5MB")];
+        let cases =
+            [(0, "0B"), (1023, "1023B"), (1024, "1KB"), (186_368, "182KB"), (251_187, "245.3KB"), (1_572_864, "1.5MB")];
         for (bytes, want) in cases {
             assert_eq!(human_size(bytes), want);
         }

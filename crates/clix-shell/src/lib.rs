@@ -14,12 +14,10 @@ mod limits;
 mod session;
 
 pub use bashkit::{
-    BuiltinContext, CommandResolver, CommandStatus, ExecResult, FileSystem, ScriptAnalysis,
-    StreamData, async_trait,
+    BuiltinContext, CommandResolver, CommandStatus, ExecResult, FileSystem, ScriptAnalysis, StreamData, async_trait,
 };
 pub use command::{
-    AgentCommand, CommandIo, CommandRegistry, CommandSpec, SubcommandSpec, fail, read_stdin,
-    usage_error,
+    AgentCommand, CommandIo, CommandRegistry, CommandSpec, SubcommandSpec, fail, read_stdin, usage_error,
 };
 pub use limits::ShellLimits;
 pub use session::{RawResult, Session, SessionConfig, SessionError};

@@ -6,8 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bashkit::{
-    Bash, CommandResolver, Error, ExecOptions, LimitExceeded, PosixFs, RealFs, RealFsMode,
-    ScriptAnalysis, StreamData,
+    Bash, CommandResolver, Error, ExecOptions, LimitExceeded, PosixFs, RealFs, RealFsMode, ScriptAnalysis, StreamData,
 };
 
 use crate::command::CommandRegistry;
@@ -80,12 +79,11 @@ impl Session {
         // Mounted here rather than with the builder's `mount_real_*`, which
         // prints a warning to the process's stderr on every start and skips
         // a failed mount silently; this way a failure is an error.
-        let real = RealFs::open(&workspace, RealFsMode::ReadWrite).await.map_err(|e| {
-            SessionError::Workspace { path: workspace.clone(), reason: e.to_string() }
-        })?;
-        bash.mount(&workspace, Arc::new(PosixFs::new(real))).map_err(|e| {
-            SessionError::Workspace { path: workspace.clone(), reason: e.to_string() }
-        })?;
+        let real = RealFs::open(&workspace, RealFsMode::ReadWrite)
+            .await
+            .map_err(|e| SessionError::Workspace { path: workspace.clone(), reason: e.to_string() })?;
+        bash.mount(&workspace, Arc::new(PosixFs::new(real)))
+            .map_err(|e| SessionError::Workspace { path: workspace.clone(), reason: e.to_string() })?;
         Ok(Session { bash, workspace, limits: config.limits })
     }
 
@@ -163,9 +161,7 @@ impl Session {
 fn describe_failure(error: &Error) -> (i32, Option<Duration>, Option<String>) {
     match error {
         Error::ResourceLimit(LimitExceeded::Timeout(limit)) => (TIMEOUT_EXIT, Some(*limit), None),
-        Error::Parse { message, line, .. } => {
-            (2, None, Some(format!("bash: line {line}: syntax error: {message}\n")))
-        }
+        Error::Parse { message, line, .. } => (2, None, Some(format!("bash: line {line}: syntax error: {message}\n"))),
         Error::Cancelled => (CANCELLED_EXIT, None, Some("clix: cancelled\n".into())),
         Error::ResourceLimit(limit) => (
             1,
@@ -181,8 +177,8 @@ fn describe_failure(error: &Error) -> (i32, Option<Duration>, Option<String>) {
 /// Canonicalises `path` and refuses folders that would expose the host.
 fn checked_workspace(path: &Path) -> Result<PathBuf, SessionError> {
     let fail = |reason: String| SessionError::Workspace { path: path.to_path_buf(), reason };
-    let canonical = std::fs::canonicalize(path)
-        .map_err(|e| fail(format!("{e}; pass an existing folder with --workspace")))?;
+    let canonical =
+        std::fs::canonicalize(path).map_err(|e| fail(format!("{e}; pass an existing folder with --workspace")))?;
     if !canonical.is_dir() {
         return Err(fail("not a directory; pass a folder with --workspace".into()));
     }
@@ -192,9 +188,7 @@ fn checked_workspace(path: &Path) -> Result<PathBuf, SessionError> {
     if let Some(root) = FORBIDDEN_ROOTS.iter().find(|r| canonical.starts_with(r)) {
         return Err(fail(format!("{root} is a system folder; pass a project folder with --workspace")));
     }
-    let inside_secret = canonical
-        .components()
-        .any(|c| SECRET_DIRS.iter().any(|s| c.as_os_str() == *s));
+    let inside_secret = canonical.components().any(|c| SECRET_DIRS.iter().any(|s| c.as_os_str() == *s));
     if inside_secret {
         return Err(fail("it is inside a secret store; pass a project folder with --workspace".into()));
     }

@@ -31,7 +31,8 @@ impl Env {
     }
 
     fn run_with_stdin(&self, args: &[&str], stdin: &[u8]) -> Output {
-        let mut child = self.cmd(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut child =
+            self.cmd(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
         child.stdin.take().unwrap().write_all(stdin).unwrap();
         child.wait_with_output().unwrap()
     }
@@ -155,7 +156,8 @@ fn config_lives_under_clix_home_and_shows_its_sources() {
 #[test]
 fn tool_def_in_every_format_and_commands_list() {
     let env = Env::new();
-    for (format, path) in [("openai", "/function/description"), ("anthropic", "/description"), ("mcp", "/description")] {
+    for (format, path) in [("openai", "/function/description"), ("anthropic", "/description"), ("mcp", "/description")]
+    {
         let o = env.run(&["tool-def", "--format", format]);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();

@@ -31,9 +31,6 @@ struct UnknownCommand {
 impl Builtin for UnknownCommand {
     async fn execute(&self, _ctx: BuiltinContext<'_>) -> bashkit::Result<ExecResult> {
         let names = catalog_of(&self.catalog).all_names();
-        Ok(ExecResult::err(
-            clix_present::unknown_command_message(&self.name, &names),
-            NOT_FOUND_EXIT,
-        ))
+        Ok(ExecResult::err(clix_present::unknown_command_message(&self.name, &names), NOT_FOUND_EXIT))
     }
 }

@@ -1,8 +1,6 @@
 //! `write <path> [content]`: a file from arguments or stdin, parents created.
 
-use clix_shell::{
-    AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail, read_stdin, usage_error,
-};
+use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail, read_stdin, usage_error};
 
 use super::{fs_reason, resolve};
 
@@ -45,11 +43,8 @@ impl AgentCommand for Write {
         let Some((path, content_args)) = args.split_first() else {
             return usage_error(&io, "write", &self.spec.usage).await;
         };
-        let content: Vec<u8> = if content_args.is_empty() {
-            read_stdin(&io).await?
-        } else {
-            content_args.join(" ").into_bytes()
-        };
+        let content: Vec<u8> =
+            if content_args.is_empty() { read_stdin(&io).await? } else { content_args.join(" ").into_bytes() };
         let target = resolve(io.cwd, path);
         let mut written = match target.parent() {
             Some(parent) => io.fs.mkdir(parent, true).await,
