@@ -1,0 +1,490 @@
+//! Running one program in the sandbox: spawn, feed, capture, limit, tear down.
+
+use std::collections::BTreeMap;
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant, SystemTime};
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+
+use crate::audit::{AuditLog, AuditRecord, redact_argv};
+use crate::cgroup::RunCgroups;
+use crate::env::sandbox_env;
+use crate::mounts::{Host, Layout, SANDBOX_HOME, bwrap_args, layout};
+use crate::probe::{Availability, is_executable, probe};
+use crate::settings::{SandboxMode, SandboxSettings};
+
+/// Time a program gets between SIGTERM and SIGKILL.
+const KILL_GRACE: Duration = Duration::from_secs(2);
+/// How long output is still read after the program ended or was killed.
+const DRAIN_LIMIT: Duration = Duration::from_millis(500);
+/// Exit code of a program stopped by its time limit, as GNU `timeout` uses.
+const TIMEOUT_EXIT: i32 = 124;
+/// The fd bubblewrap writes `{"child-pid": N}` to.
+const INFO_FD: i32 = 3;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error("sandbox unavailable: {0}")]
+    Unavailable(String),
+    #[error("cannot start {program}: {reason}")]
+    Spawn { program: String, reason: String },
+}
+
+/// One program to run.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    pub argv: &'a [String],
+    /// Working directory, inside the workspace.
+    pub cwd: &'a Path,
+    /// Bytes for stdin; `None` gives `/dev/null`.
+    pub stdin: Option<&'a [u8]>,
+    pub timeout: Duration,
+}
+
+/// What a program did. Totals are exact even when output was capped.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub exit_code: i32,
+    pub duration: Duration,
+    pub timed_out: Option<Duration>,
+    pub stdout_total: u64,
+    pub stdout_lines_total: u64,
+    pub stderr_total: u64,
+}
+
+impl Outcome {
+    /// Bytes of stdout that were counted but not kept.
+    pub fn stdout_dropped(&self) -> u64 {
+        self.stdout_total - self.stdout.len() as u64
+    }
+}
+
+/// The OS tier of one session: a fixed layout over one workspace.
+pub struct Sandbox {
+    settings: SandboxSettings,
+    workspace: PathBuf,
+    layout: Layout,
+    env: BTreeMap<String, String>,
+    availability: Availability,
+    audit: Option<AuditLog>,
+    session: String,
+}
+
+impl Sandbox {
+    /// `clix_config` is clix's own config folder, never mounted.
+    pub fn new(
+        settings: SandboxSettings,
+        workspace: &Path,
+        clix_config: Option<&Path>,
+        audit: Option<AuditLog>,
+        session: String,
+    ) -> Self {
+        let host_path = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let host = Host { path: &host_path, home: home.as_deref(), clix_config };
+        let layout = layout(workspace, &settings, &host);
+        let (path, home_var) = match settings.mode {
+            SandboxMode::Host => (host_path.clone(), home.as_deref().unwrap_or(Path::new("/")).display().to_string()),
+            _ => (layout.path.clone(), SANDBOX_HOME.to_string()),
+        };
+        let env = sandbox_env(|k| std::env::var(k).ok(), &path, &home_var, &settings.env, &layout.toolchain_vars);
+        let availability = match settings.mode {
+            SandboxMode::Bwrap => probe(),
+            SandboxMode::Host => Availability::Unavailable("sandbox.mode = \"host\": programs run UNSANDBOXED".into()),
+            SandboxMode::Off => Availability::Unavailable("the OS tier is off (sandbox.mode = \"off\")".into()),
+        };
+        Sandbox { settings, workspace: workspace.to_path_buf(), layout, env, availability, audit, session }
+    }
+
+    pub fn settings(&self) -> &SandboxSettings {
+        &self.settings
+    }
+
+    /// Whether `name` is a program the sandbox can run (found on its PATH).
+    pub fn has_program(&self, name: &str) -> bool {
+        if self.settings.mode == SandboxMode::Off || name.contains('/') {
+            return false;
+        }
+        self.env
+            .get("PATH")
+            .map(|path| path.split(':').any(|dir| is_executable(&Path::new(dir).join(name))))
+            .unwrap_or(false)
+    }
+
+    /// The error to show when the sandbox cannot run, with the fix.
+    fn ready(&self) -> Result<Option<&Path>, SandboxError> {
+        match (&self.settings.mode, &self.availability) {
+            (SandboxMode::Host, _) => Ok(None),
+            (SandboxMode::Bwrap, Availability::Ready { bwrap, .. }) => Ok(Some(bwrap)),
+            (SandboxMode::Bwrap, Availability::Unavailable(reason)) => Err(SandboxError::Unavailable(format!(
+                "{reason}. Fix: apt-get install bubblewrap (and allow unprivileged user namespaces), \
+                 or set sandbox.mode = \"host\" in config.toml to run programs UNSANDBOXED"
+            ))),
+            (SandboxMode::Off, _) => Err(SandboxError::Unavailable(
+                "the OS tier is off (sandbox.mode = \"off\"); set sandbox.mode = \"bwrap\" to run programs".into(),
+            )),
+        }
+    }
+
+    /// `sandbox status`: isolation, mounts, network and limits in force.
+    pub fn status(&self) -> String {
+        let mut s = String::new();
+        let isolation = match (&self.settings.mode, &self.availability) {
+            (SandboxMode::Bwrap, Availability::Ready { version, .. }) => format!(
+                "bubblewrap ({version}): new user, pid, ipc, uts, net and cgroup namespaces; uid 1000; no capabilities"
+            ),
+            (SandboxMode::Bwrap, Availability::Unavailable(reason)) => format!("UNAVAILABLE: {reason}"),
+            (SandboxMode::Host, _) => "NONE: sandbox.mode = \"host\", programs run directly on the host (unsafe)".into(),
+            (SandboxMode::Off, _) => "off: no OS programs run (sandbox.mode = \"off\")".into(),
+        };
+        s.push_str(&format!("isolation: {isolation}\n"));
+        s.push_str(&format!("workspace (read-write): {}\n", self.workspace.display()));
+        for p in self.layout.read_write.iter().skip(1) {
+            s.push_str(&format!("read-write: {}\n", p.display()));
+        }
+        s.push_str("read-only: /usr /bin /lib* /etc (minimal)");
+        for p in &self.layout.read_only {
+            s.push_str(&format!(" {}", p.display()));
+        }
+        s.push('\n');
+        for (p, why) in &self.layout.hidden {
+            s.push_str(&format!("hidden: {} ({why})\n", p.display()));
+        }
+        s.push_str(&format!("home: {SANDBOX_HOME} (empty tmpfs); /tmp: private tmpfs\n"));
+        s.push_str(&format!("network: {}\n", if self.settings.network { "ON (host network shared)" } else { "off" }));
+        let probe = RunCgroups::create(self.settings.max_processes, self.settings.memory_mb << 20);
+        let (pids, memory) = (probe.pids, probe.memory);
+        drop(probe);
+        let pid_limit = if pids {
+            "cgroup pids.max"
+        } else if is_root() {
+            "NOT ENFORCED: running as root without a writable pids cgroup"
+        } else {
+            "RLIMIT_NPROC"
+        };
+        let mem_limit = if memory { "cgroup memory.limit_in_bytes" } else { "RLIMIT_AS per process" };
+        s.push_str(&format!(
+            "limits: time as limits.timeout_secs (--timeout); memory {} MiB ({mem_limit}); processes {} ({pid_limit}); \
+             file size {} MiB; open files {}; output kept {} MiB per stream\n",
+            self.settings.memory_mb,
+            self.settings.max_processes,
+            self.settings.max_file_size_mb,
+            self.settings.max_open_files,
+            self.settings.output_cap_mb
+        ));
+        s.push_str(&format!(
+            "environment: {} (secret-looking names never pass)\n",
+            self.env.keys().cloned().collect::<Vec<_>>().join(" ")
+        ));
+        s
+    }
+
+    /// Whether the process limit is really enforced for a fork bomb (tests use this).
+    pub fn process_limit_enforced(&self) -> bool {
+        let probe = RunCgroups::create(self.settings.max_processes, self.settings.memory_mb << 20);
+        probe.pids || !is_root()
+    }
+
+    /// Runs `req.argv` in the sandbox.
+    pub async fn run(&self, req: Request<'_>) -> Result<Outcome, SandboxError> {
+        let bwrap = self.ready()?;
+        let program = req.argv.first().cloned().unwrap_or_default();
+        let spawn_error = |reason: String| SandboxError::Spawn { program: program.clone(), reason };
+        let cgroups = RunCgroups::create(self.settings.max_processes, self.settings.memory_mb << 20);
+        let (info_read, info_write) = if bwrap.is_some() { pipe().map_err(|e| spawn_error(e.to_string()))? } else { (None, None) };
+
+        let mut cmd = match bwrap {
+            Some(bwrap) => {
+                let mut c = tokio::process::Command::new(bwrap);
+                c.args(bwrap_args(&self.layout, req.cwd, self.settings.network));
+                for (k, v) in &self.env {
+                    c.arg("--setenv").arg(k).arg(v);
+                }
+                c.args(["--info-fd", &INFO_FD.to_string(), "--"]).args(req.argv);
+                c
+            }
+            None => {
+                let mut c = tokio::process::Command::new(&program);
+                c.args(&req.argv[1..]).envs(&self.env).current_dir(req.cwd);
+                c
+            }
+        };
+        // Not even bwrap itself sees clix's environment.
+        cmd.env_clear();
+        if bwrap.is_none() {
+            cmd.envs(&self.env);
+        }
+        cmd.stdin(if req.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        let limits = ChildLimits::new(&self.settings, &cgroups, info_write.as_ref().map(AsRawFd::as_raw_fd));
+        // SAFETY: the closure only calls async-signal-safe libc functions on
+        // memory prepared before the fork.
+        unsafe {
+            cmd.pre_exec(move || limits.apply());
+        }
+
+        let started = Instant::now();
+        let mut child = cmd.spawn().map_err(|e| spawn_error(e.to_string()))?;
+        drop(info_write);
+        let pid = child.id().unwrap_or(0) as i32;
+        let mut guard = KillGuard { bwrap_pid: pid, child_pid: None, armed: true };
+        if let Some(read) = info_read {
+            guard.child_pid = read_child_pid(read).await;
+        }
+
+        let stdin_task = match (child.stdin.take(), req.stdin) {
+            (Some(mut pipe), Some(bytes)) => {
+                let bytes = bytes.to_vec();
+                Some(tokio::spawn(async move {
+                    // A program that stops reading early is not an error.
+                    let _ = pipe.write_all(&bytes).await;
+                }))
+            }
+            _ => None,
+        };
+        let cap = (self.settings.output_cap_mb << 20) as usize;
+        let stdout = tokio::spawn(capture(child.stdout.take(), cap));
+        let stderr = tokio::spawn(capture(child.stderr.take(), cap));
+
+        let (status, timed_out) = tokio::select! {
+            status = child.wait() => (status.ok(), None),
+            () = tokio::time::sleep(req.timeout) => {
+                guard.terminate();
+                let status = match tokio::time::timeout(KILL_GRACE, child.wait()).await {
+                    Ok(status) => status.ok(),
+                    Err(_) => {
+                        guard.kill();
+                        child.wait().await.ok()
+                    }
+                };
+                (status, Some(req.timeout))
+            }
+        };
+        guard.armed = false;
+        if let Some(task) = stdin_task {
+            task.abort();
+        }
+        let stdout = drain(stdout).await;
+        let stderr = drain(stderr).await;
+        drop(cgroups);
+
+        let exit_code = match (timed_out, status) {
+            (Some(_), _) => TIMEOUT_EXIT,
+            (None, Some(s)) => exit_code_of(s),
+            (None, None) => 1,
+        };
+        let outcome = Outcome {
+            exit_code,
+            duration: started.elapsed(),
+            timed_out,
+            stdout_total: stdout.total,
+            stdout_lines_total: stdout.lines,
+            stderr_total: stderr.total,
+            stdout: stdout.kept,
+            stderr: stderr.kept,
+        };
+        self.audit(req.argv, req.cwd, &outcome);
+        Ok(outcome)
+    }
+
+    fn audit(&self, argv: &[String], cwd: &Path, o: &Outcome) {
+        let Some(log) = &self.audit else { return };
+        let record = AuditRecord {
+            ts_ms: SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0),
+            kind: "os".into(),
+            session: self.session.clone(),
+            argv: redact_argv(argv),
+            cwd: cwd.display().to_string(),
+            exit_code: o.exit_code,
+            duration_ms: o.duration.as_millis(),
+            stdout_bytes: o.stdout_total,
+            stderr_bytes: o.stderr_total,
+            timed_out: o.timed_out.is_some(),
+            mode: format!("{:?}", self.settings.mode).to_lowercase(),
+        };
+        if let Err(e) = log.append(&record) {
+            // Losing an audit line must be visible, never silent.
+            eprintln!("clix: cannot append to the audit log {}: {e}", log.path.display());
+        }
+    }
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn exit_code_of(status: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status.code().or_else(|| status.signal().map(|s| 128 + s)).unwrap_or(1)
+}
+
+/// Resource limits applied in the child between fork and exec.
+struct ChildLimits {
+    rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
+    procs_files: Vec<CString>,
+    info_fd: Option<i32>,
+}
+
+impl ChildLimits {
+    fn new(s: &SandboxSettings, cgroups: &RunCgroups, info_fd: Option<i32>) -> Self {
+        let mut rlimits = vec![
+            (libc::RLIMIT_FSIZE, s.max_file_size_mb << 20),
+            (libc::RLIMIT_NOFILE, s.max_open_files),
+            (libc::RLIMIT_CORE, 0),
+        ];
+        if !cgroups.memory {
+            rlimits.push((libc::RLIMIT_AS, s.memory_mb << 20));
+        }
+        if !cgroups.pids && !is_root() {
+            rlimits.push((libc::RLIMIT_NPROC, s.max_processes));
+        }
+        ChildLimits { rlimits, procs_files: cgroups.procs_files.clone(), info_fd }
+    }
+
+    /// Runs in the forked child: only async-signal-safe calls.
+    fn apply(&self) -> std::io::Result<()> {
+        for procs in &self.procs_files {
+            // SAFETY: a valid NUL-terminated path; open/write/close are async-signal-safe.
+            unsafe {
+                let fd = libc::open(procs.as_ptr(), libc::O_WRONLY);
+                if fd < 0 || libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                libc::close(fd);
+            }
+        }
+        for &(resource, value) in &self.rlimits {
+            let limit = libc::rlimit { rlim_cur: value, rlim_max: value };
+            // SAFETY: setrlimit with a valid struct.
+            if unsafe { libc::setrlimit(resource, &limit) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        if let Some(fd) = self.info_fd {
+            // SAFETY: dup2 onto the fd number bwrap is told; the copy has no CLOEXEC.
+            if unsafe { libc::dup2(fd, INFO_FD) } < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    }
+}
+
+fn pipe() -> std::io::Result<(Option<OwnedFd>, Option<OwnedFd>)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills two fds we then own.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both fds were just created and are owned by nobody else.
+    Ok(unsafe { (Some(OwnedFd::from_raw_fd(fds[0])), Some(OwnedFd::from_raw_fd(fds[1]))) })
+}
+
+/// The host pid of the sandboxed program, from bwrap's info fd.
+async fn read_child_pid(fd: OwnedFd) -> Option<i32> {
+    let text = tokio::task::spawn_blocking(move || {
+        use std::io::Read;
+        let mut s = String::new();
+        let _ = std::fs::File::from(fd).read_to_string(&mut s);
+        s
+    })
+    .await
+    .ok()?;
+    let value: serde_json::Value = serde_json::from_str(text.trim()).ok()?;
+    value.get("child-pid")?.as_i64().map(|p| p as i32)
+}
+
+/// Kills what is still running when a run ends early (timeout, or the
+/// caller dropped the future): SIGTERM now, SIGKILL after the grace period.
+struct KillGuard {
+    bwrap_pid: i32,
+    /// The sandboxed program, a session leader of its own (bwrap --new-session).
+    child_pid: Option<i32>,
+    armed: bool,
+}
+
+impl KillGuard {
+    fn terminate(&self) {
+        // The program's own group gets SIGTERM first, so it can clean up;
+        // bwrap is left alive, because its death SIGKILLs the sandbox.
+        let target = self.child_pid.unwrap_or(self.bwrap_pid);
+        signal_group(target, libc::SIGTERM);
+    }
+
+    fn kill(&self) {
+        for pid in self.child_pid.into_iter().chain([self.bwrap_pid]) {
+            signal_group(pid, libc::SIGKILL);
+        }
+    }
+}
+
+impl Drop for KillGuard {
+    fn drop(&mut self) {
+        if !self.armed || self.bwrap_pid <= 0 {
+            return;
+        }
+        self.terminate();
+        let (bwrap, child) = (self.bwrap_pid, self.child_pid);
+        std::thread::spawn(move || {
+            std::thread::sleep(KILL_GRACE);
+            KillGuard { bwrap_pid: bwrap, child_pid: child, armed: false }.kill();
+        });
+    }
+}
+
+fn signal_group(pid: i32, signal: i32) {
+    if pid > 0 {
+        // SAFETY: kill with a negative pid signals that process group.
+        unsafe {
+            libc::kill(-pid, signal);
+        }
+    }
+}
+
+/// Output kept up to a cap, with exact totals.
+#[derive(Default)]
+struct Captured {
+    kept: Vec<u8>,
+    total: u64,
+    lines: u64,
+}
+
+async fn capture(stream: Option<impl AsyncRead + Unpin>, cap: usize) -> Captured {
+    let mut c = Captured::default();
+    let Some(mut stream) = stream else { return c };
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => return c,
+            Ok(n) => {
+                let chunk = &buf[..n];
+                c.total += n as u64;
+                c.lines += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
+                let room = cap.saturating_sub(c.kept.len());
+                c.kept.extend_from_slice(&chunk[..n.min(room)]);
+            }
+        }
+    }
+}
+
+/// Waits for a capture task, but not for ever: a grandchild that holds
+/// the pipe open must not hang the caller.
+async fn drain(task: tokio::task::JoinHandle<Captured>) -> Captured {
+    let abort = task.abort_handle();
+    match tokio::time::timeout(DRAIN_LIMIT, task).await {
+        Ok(Ok(c)) => c,
+        _ => {
+            abort.abort();
+            Captured::default()
+        }
+    }
+}
+

@@ -1,0 +1,63 @@
+//! The `[sandbox]` section of the configuration.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// How OS programs run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxMode {
+    /// Inside bubblewrap (the default).
+    Bwrap,
+    /// Directly on the host. UNSAFE: the agent can touch anything you can.
+    Host,
+    /// No OS tier: only the in-process commands exist.
+    Off,
+}
+
+/// Isolation and limits of the OS tier.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SandboxSettings {
+    pub mode: SandboxMode,
+    /// Give sandboxed programs the host's network (off by default).
+    pub network: bool,
+    /// Extra host paths mounted read-only.
+    pub extra_ro: Vec<PathBuf>,
+    /// Extra host paths mounted read-write.
+    pub extra_rw: Vec<PathBuf>,
+    /// Extra environment variables passed through (secret-looking names never are).
+    pub env: Vec<String>,
+    /// Memory of the whole sandbox, in MiB.
+    pub memory_mb: u64,
+    /// Processes and threads of the whole sandbox.
+    pub max_processes: u64,
+    /// Largest file a sandboxed program may write, in MiB.
+    pub max_file_size_mb: u64,
+    /// Open files per process.
+    pub max_open_files: u64,
+    /// stdout and stderr kept per program, in MiB; the rest is counted, not kept.
+    pub output_cap_mb: u64,
+    /// A command line that reads a workspace file at least this large (MiB)
+    /// and uses only standard tools runs whole in the sandbox's GNU bash.
+    pub big_file_mb: u64,
+}
+
+impl Default for SandboxSettings {
+    fn default() -> Self {
+        SandboxSettings {
+            mode: SandboxMode::Bwrap,
+            network: false,
+            extra_ro: Vec::new(),
+            extra_rw: Vec::new(),
+            env: Vec::new(),
+            memory_mb: 4096,
+            max_processes: 512,
+            max_file_size_mb: 4096,
+            max_open_files: 1024,
+            output_cap_mb: 64,
+            big_file_mb: 32,
+        }
+    }
+}

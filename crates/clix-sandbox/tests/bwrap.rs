@@ -1,0 +1,165 @@
+//! The sandbox against real bubblewrap. These need `bwrap` (Debian package
+//! `bubblewrap`, installed by .ci/run) and unprivileged user namespaces.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use clix_sandbox::{AuditLog, Outcome, Request, Sandbox, SandboxSettings};
+
+fn sandbox(ws: &Path, settings: SandboxSettings, audit: Option<AuditLog>) -> Sandbox {
+    Sandbox::new(settings, ws, None, audit, "test-session".into())
+}
+
+async fn run(sb: &Sandbox, ws: &Path, argv: &[&str], timeout_secs: u64) -> Outcome {
+    let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+    sb.run(Request { argv: &argv, cwd: ws, stdin: None, timeout: Duration::from_secs(timeout_secs) })
+        .await
+        .expect("sandbox runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn workspace() -> tempfile::TempDir {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::canonicalize(ws.path()).unwrap();
+    ws
+}
+
+#[tokio::test]
+async fn python_and_git_work_in_the_workspace() {
+    let ws = workspace();
+    let sb = sandbox(ws.path(), SandboxSettings::default(), None);
+    let o = run(&sb, ws.path(), &["python3", "-c", "print(6*7)"], 30).await;
+    assert_eq!((text(&o.stdout).as_str(), o.exit_code), ("42\n", 0), "{}", text(&o.stderr));
+    let o = run(&sb, ws.path(), &["bash", "-c", "git init -q && echo x > f && git add f && git status --short"], 30).await;
+    assert_eq!(text(&o.stdout), "A  f\n", "{}", text(&o.stderr));
+    assert!(ws.path().join(".git").is_dir(), "the repository is in the host workspace");
+}
+
+#[tokio::test]
+async fn host_files_outside_stay_out_of_reach() {
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("secret.txt");
+    std::fs::write(&secret, "TOP-SECRET").unwrap();
+    let ws = workspace();
+    let sb = sandbox(ws.path(), SandboxSettings::default(), None);
+    let script = format!(
+        "cat {0} ; cat /etc/shadow ; ls /root/.ssh ; echo pwned > {0} ; touch /usr/pwned ; echo done",
+        secret.display()
+    );
+    let o = run(&sb, ws.path(), &["bash", "-c", &script], 30).await;
+    assert!(!text(&o.stdout).contains("TOP-SECRET"));
+    assert_eq!(text(&o.stdout), "done\n");
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), "TOP-SECRET");
+    assert!(!Path::new("/usr/pwned").exists());
+}
+
+#[tokio::test]
+async fn no_network_by_default() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let ws = workspace();
+    let sb = sandbox(ws.path(), SandboxSettings::default(), None);
+    let code = format!("import socket; socket.create_connection(('127.0.0.1', {port}), timeout=2); print('connected')");
+    let o = run(&sb, ws.path(), &["python3", "-c", &code], 30).await;
+    assert_ne!(o.exit_code, 0);
+    assert!(!text(&o.stdout).contains("connected"));
+    assert!(text(&o.stderr).contains("Error"), "{}", text(&o.stderr));
+}
+
+#[tokio::test]
+async fn timeout_kills_the_group_with_124() {
+    let ws = workspace();
+    let sb = sandbox(ws.path(), SandboxSettings::default(), None);
+    let started = Instant::now();
+    let o = run(&sb, ws.path(), &["sleep", "100"], 2).await;
+    assert_eq!(o.exit_code, 124);
+    assert_eq!(o.timed_out, Some(Duration::from_secs(2)));
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    // A program that ignores SIGTERM is killed after the grace period.
+    let started = Instant::now();
+    let o = run(&sb, ws.path(), &["bash", "-c", "trap '' TERM; sleep 100"], 1).await;
+    assert_eq!(o.exit_code, 124);
+    assert!(started.elapsed() < Duration::from_secs(6), "{:?}", started.elapsed());
+}
+
+#[tokio::test]
+async fn a_grandchild_holding_stdout_does_not_hang() {
+    let ws = workspace();
+    let sb = sandbox(ws.path(), SandboxSettings::default(), None);
+    let started = Instant::now();
+    let o = run(&sb, ws.path(), &["bash", "-c", "(sleep 100 &); echo done"], 30).await;
+    assert_eq!(text(&o.stdout), "done\n");
+    assert_eq!(o.exit_code, 0);
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+}
+
+#[tokio::test]
+async fn endless_output_is_capped_with_exact_counts() {
+    let ws = workspace();
+    let settings = SandboxSettings { output_cap_mb: 1, ..SandboxSettings::default() };
+    let sb = sandbox(ws.path(), settings, None);
+    let o = run(&sb, ws.path(), &["seq", "1", "2000000"], 30).await;
+    let expected_bytes: u64 = (1..=2_000_000u64).map(|n| n.to_string().len() as u64 + 1).sum();
+    assert_eq!(o.exit_code, 0);
+    assert_eq!(o.stdout.len(), 1 << 20);
+    assert_eq!(o.stdout_total, expected_bytes);
+    assert_eq!(o.stdout_lines_total, 2_000_000);
+    assert_eq!(o.stdout_dropped(), expected_bytes - (1 << 20));
+    let o = run(&sb, ws.path(), &["yes"], 2).await;
+    assert_eq!((o.exit_code, o.stdout.len()), (124, 1 << 20));
+    assert!(o.stdout_total > 1 << 20);
+}
+
+#[tokio::test]
+async fn fork_bomb_is_contained() {
+    let ws = workspace();
+    let settings = SandboxSettings { max_processes: 64, ..SandboxSettings::default() };
+    let sb = sandbox(ws.path(), settings, None);
+    if !sb.process_limit_enforced() {
+        eprintln!("skipped: the process limit cannot be enforced on this host (root without a pids cgroup)");
+        return;
+    }
+    let started = Instant::now();
+    let o = run(&sb, ws.path(), &["bash", "-c", "bomb() { bomb | bomb & }; bomb; sleep 2; echo survived"], 10).await;
+    assert!(started.elapsed() < Duration::from_secs(15));
+    assert!(text(&o.stderr).contains("fork") || text(&o.stderr).contains("resource"), "{}", text(&o.stderr));
+    // The host is fine and the sandbox still works.
+    let o = run(&sb, ws.path(), &["python3", "-c", "print('ok')"], 30).await;
+    assert_eq!(text(&o.stdout), "ok\n");
+}
+
+#[tokio::test]
+async fn every_run_is_audited_with_secrets_redacted() {
+    let ws = workspace();
+    let state = tempfile::tempdir().unwrap();
+    let log = AuditLog { path: state.path().join("audit.jsonl") };
+    let sb = sandbox(ws.path(), SandboxSettings::default(), Some(log.clone()));
+    run(&sb, ws.path(), &["env", "API_KEY=hunter2", "true"], 30).await;
+    run(&sb, ws.path(), &["false"], 30).await;
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&log.path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["argv"], serde_json::json!(["env", "API_KEY=***", "true"]));
+    assert_eq!(lines[0]["session"], "test-session");
+    assert_eq!(lines[1]["exit_code"], 1);
+    assert!(lines[1]["duration_ms"].is_number() && lines[1]["ts_ms"].is_number());
+    assert!(!std::fs::read_to_string(&log.path).unwrap().contains("hunter2"));
+}
+
+#[tokio::test]
+async fn status_tells_the_truth() {
+    let ws = workspace();
+    let sb = sandbox(ws.path(), SandboxSettings::default(), None);
+    let status = sb.status();
+    assert!(status.starts_with("isolation: bubblewrap"), "{status}");
+    assert!(status.contains("network: off"));
+    assert!(status.contains(&format!("workspace (read-write): {}", ws.path().display())));
+    let open = sandbox(ws.path(), SandboxSettings { network: true, ..SandboxSettings::default() }, None);
+    assert!(open.status().contains("network: ON"));
+}
