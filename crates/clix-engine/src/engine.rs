@@ -4,10 +4,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use clix_present::{Capture, CommandOutput, Origin, PresentOptions, SpillSink, present};
-use clix_shell::{CommandRegistry, CommandSpec, RawResult, Session, SessionConfig, SessionError, ShellLimits};
+use clix_sandbox::{AuditLog, Sandbox, SandboxSettings};
+use clix_shell::{
+    CommandRegistry, CommandResolver, CommandSpec, RawResult, Session, SessionConfig, SessionError, ShellLimits,
+};
 
 use crate::catalog::{Catalog, SharedCatalog};
-use crate::commands::{Cat, Help, UnknownCommands, Write};
+use crate::commands::{Cat, Deadline, Help, OsResolver, SandboxCommand, UnknownCommands, Write, run_program};
 use crate::spill::SpillDir;
 
 /// Everything an [`Engine`] needs to start.
@@ -16,6 +19,20 @@ pub struct EngineConfig {
     pub workspace: PathBuf,
     pub limits: ShellLimits,
     pub present: PresentOptions,
+    /// The OS tier; `None` means only in-process commands exist.
+    pub os: Option<OsTier>,
+}
+
+/// How the OS tier of an engine is set up.
+#[derive(Debug, Clone)]
+pub struct OsTier {
+    pub settings: SandboxSettings,
+    /// clix's own config folder (it may hold API keys): never mounted.
+    pub clix_config_dir: Option<PathBuf>,
+    /// Where every OS execution is logged, outside the workspace.
+    pub audit_log: Option<PathBuf>,
+    /// Identifies this engine's calls in the audit log.
+    pub session_id: String,
 }
 
 /// The result of [`Engine::run`]: the presentation and the raw facts behind it.
@@ -34,6 +51,8 @@ pub struct Engine {
     catalog: Catalog,
     present: PresentOptions,
     spill: SpillDir,
+    sandbox: Option<Arc<Sandbox>>,
+    deadline: Deadline,
 }
 
 impl Engine {
@@ -43,7 +62,22 @@ impl Engine {
         registry.register(Arc::new(Help::new(Arc::clone(&shared))));
         registry.register(Arc::new(Write::new()));
         registry.register(Arc::new(Cat::new()));
-        let resolver = Arc::new(UnknownCommands { catalog: Arc::clone(&shared) });
+        let unknown = UnknownCommands { catalog: Arc::clone(&shared) };
+        let timeout = config.limits.timeout();
+        // The sandbox needs the workspace's real path; a bad path is reported by Session::new.
+        let workspace = std::fs::canonicalize(&config.workspace).unwrap_or_else(|_| config.workspace.clone());
+        let sandbox = config.os.map(|os| {
+            let audit = os.audit_log.map(|path| AuditLog { path });
+            Arc::new(Sandbox::new(os.settings, &workspace, os.clix_config_dir.as_deref(), audit, os.session_id))
+        });
+        let deadline = Deadline::default();
+        let resolver: Arc<dyn CommandResolver> = match &sandbox {
+            Some(sandbox) => {
+                registry.register(Arc::new(SandboxCommand::new(Arc::clone(sandbox), timeout, deadline.clone())));
+                Arc::new(OsResolver::new(Arc::clone(sandbox), timeout, deadline.clone(), unknown))
+            }
+            None => Arc::new(unknown),
+        };
         let session = Session::new(SessionConfig {
             workspace: config.workspace,
             limits: config.limits,
@@ -58,7 +92,7 @@ impl Engine {
         // Set exactly once, here, before any command can read it.
         let _ = shared.set(catalog.clone());
         let spill = SpillDir::new(session.workspace());
-        Ok(Engine { session, catalog, present: config.present, spill })
+        Ok(Engine { session, catalog, present: config.present, spill, sandbox, deadline })
     }
 
     pub fn catalog(&self) -> &Catalog {
@@ -71,24 +105,50 @@ impl Engine {
 
     /// Layer 1 only: the lossless result, for `--raw` and differential tests.
     pub async fn run_raw(&mut self, line: &str, stdin: Option<&[u8]>) -> RawResult {
-        self.session.exec(line, stdin).await
+        self.execute(line, stdin).await.0
+    }
+
+    /// Layer 1: in-process, or whole in the sandbox's GNU bash when the line
+    /// streams a file too big for the in-process engine (see [`big_file_line`]).
+    async fn execute(&mut self, line: &str, stdin: Option<&[u8]>) -> (RawResult, Capture) {
+        self.deadline.start(self.session.limits().timeout());
+        if let Some(sandbox) = &self.sandbox
+            && big_file_line(&self.session, sandbox, line)
+        {
+            let argv = ["bash", "-c", line].map(String::from);
+            let cwd = self.session.cwd();
+            let started = std::time::Instant::now();
+            let limit = self.session.limits().timeout();
+            let result = run_program(sandbox, &argv, &cwd, stdin, &self.deadline, limit).await;
+            let raw = RawResult {
+                stdout: result.stdout.into_bytes(),
+                stderr: result.stderr.into_bytes(),
+                exit_code: result.exit_code,
+                duration: started.elapsed(),
+                timed_out: None,
+                capped: false,
+            };
+            return (raw, Capture::Complete);
+        }
+        let raw = self.session.exec(line, stdin).await;
+        let capture = if raw.capped {
+            Capture::Capped { limit: self.session.limits().max_output_bytes as u64, dropped: None }
+        } else {
+            Capture::Complete
+        };
+        (raw, capture)
     }
 
     /// Layer 1, then Layer 2 on the final result.
     pub async fn run(&mut self, line: &str, stdin: Option<&[u8]>) -> RunOutput {
-        let raw = self.session.exec(line, stdin).await;
+        let (raw, capture) = self.execute(line, stdin).await;
         let output = CommandOutput {
             stdout: &raw.stdout,
             stderr: &raw.stderr,
             exit_code: raw.exit_code,
             duration: raw.duration,
             timed_out: raw.timed_out,
-            capture: if raw.capped {
-                let limit = self.session.limits().max_output_bytes as u64;
-                Capture::Capped { limit, dropped: None }
-            } else {
-                Capture::Complete
-            },
+            capture,
         };
         let session = &self.session;
         let mut spill = SessionSpill { dir: &mut self.spill, session };
@@ -110,6 +170,78 @@ impl SpillSink for SessionSpill<'_> {
         self.dir.set_cwd(self.session.cwd());
         self.dir.spill(bytes)
     }
+}
+
+/// Standard tools whose GNU versions stream, so a line made only of them can
+/// run whole in the sandbox's bash over files of any size.
+const STREAMING_TOOLS: &[&str] = &[
+    "grep",
+    "egrep",
+    "fgrep",
+    "wc",
+    "sort",
+    "uniq",
+    "head",
+    "tail",
+    "cut",
+    "tr",
+    "sed",
+    "awk",
+    "cat",
+    "tac",
+    "nl",
+    "rev",
+    "md5sum",
+    "sha256sum",
+    "zcat",
+    "gzip",
+    "gunzip",
+    "tee",
+    "comm",
+    "join",
+    "paste",
+    "fold",
+    "expand",
+];
+
+/// Whether `line` should run in the sandbox's bash: every command is a
+/// streaming standard tool the sandbox has, every word is literal (so no
+/// session variable is needed), and some file it names is at least
+/// `big_file_mb`. bashkit buffers whole files and refuses inputs over its
+/// input cap; GNU tools stream them in constant memory.
+fn big_file_line(session: &Session, sandbox: &Sandbox, line: &str) -> bool {
+    let Some(analysis) = session.analyze(line) else { return false };
+    if analysis.truncated
+        || analysis.has_dynamic_commands
+        || analysis.has_command_substitution
+        || analysis.has_interpreter_reentry
+        || !analysis.functions.is_empty()
+        || analysis.commands.is_empty()
+    {
+        return false;
+    }
+    let standard = analysis.commands.iter().all(|c| {
+        c.name.as_deref().is_some_and(|n| STREAMING_TOOLS.contains(&n) && sandbox.has_program(n))
+            && c.assignments.is_empty()
+            && c.args.iter().all(Option::is_some)
+            // `cat -b` is our base64, not GNU's numbering.
+            && !(c.name.as_deref() == Some("cat") && c.args.iter().flatten().any(|a| a.starts_with('-')))
+    });
+    if !standard {
+        return false;
+    }
+    let threshold = sandbox.settings().big_file_mb << 20;
+    let cwd = session.cwd();
+    analysis
+        .commands
+        .iter()
+        .flat_map(|c| c.args.iter().flatten())
+        .chain(analysis.redirects.iter().filter_map(|r| r.path.as_ref()))
+        .any(|word| {
+            let path = cwd.join(word);
+            path.starts_with(session.workspace())
+                && std::fs::metadata(&path).map(|m| m.is_file() && m.len() >= threshold).unwrap_or(false)
+        })
 }
 
 /// The last command of `line` and the file it names, if that file exists.

@@ -20,7 +20,8 @@ pub struct AuditRecord {
     pub duration_ms: u128,
     pub stdout_bytes: u64,
     pub stderr_bytes: u64,
-    pub timed_out: bool,
+    /// `exit`, `timeout`, or `cancelled` (the caller stopped waiting; exit_code is -1).
+    pub ended: String,
     pub mode: String,
 }
 

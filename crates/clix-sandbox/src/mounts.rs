@@ -85,7 +85,7 @@ pub(crate) fn layout(workspace: &Path, settings: &SandboxSettings, host: &Host<'
     let mut hidden = Vec::new();
     let mut path_dirs = Vec::new();
     for dir in host.path.split(':').filter(|d| d.starts_with('/')).map(PathBuf::from) {
-        if !dir.is_dir() {
+        if !dir.is_dir() || path_dirs.contains(&dir) {
             continue;
         }
         let root = toolchain_root(&dir, host.home);
@@ -199,10 +199,8 @@ mod tests {
         for d in [".pyenv/shims", ".pyenv/bin", ".cargo/bin", ".rustup", ".ssh", "bin-tools/bin", ".config/clix"] {
             std::fs::create_dir_all(h.join(d)).unwrap();
         }
-        let path = format!(
-            "{0}/.pyenv/shims:{0}/.pyenv/bin:{0}/.cargo/bin:/usr/bin:/bin:relative/bin:{0}/.ssh",
-            h.display()
-        );
+        let path =
+            format!("{0}/.pyenv/shims:{0}/.pyenv/bin:{0}/.cargo/bin:/usr/bin:/bin:relative/bin:{0}/.ssh", h.display());
         let ws = tempfile::tempdir().unwrap();
         let settings = SandboxSettings { extra_ro: vec![h.join(".config/clix")], ..SandboxSettings::default() };
         let l = layout(

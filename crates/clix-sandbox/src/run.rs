@@ -139,7 +139,9 @@ impl Sandbox {
                 "bubblewrap ({version}): new user, pid, ipc, uts, net and cgroup namespaces; uid 1000; no capabilities"
             ),
             (SandboxMode::Bwrap, Availability::Unavailable(reason)) => format!("UNAVAILABLE: {reason}"),
-            (SandboxMode::Host, _) => "NONE: sandbox.mode = \"host\", programs run directly on the host (unsafe)".into(),
+            (SandboxMode::Host, _) => {
+                "NONE: sandbox.mode = \"host\", programs run directly on the host (unsafe)".into()
+            }
             (SandboxMode::Off, _) => "off: no OS programs run (sandbox.mode = \"off\")".into(),
         };
         s.push_str(&format!("isolation: {isolation}\n"));
@@ -195,8 +197,16 @@ impl Sandbox {
         let bwrap = self.ready()?;
         let program = req.argv.first().cloned().unwrap_or_default();
         let spawn_error = |reason: String| SandboxError::Spawn { program: program.clone(), reason };
+        if !self.layout.read_write.iter().any(|dir| req.cwd.starts_with(dir)) {
+            return Err(spawn_error(format!(
+                "the current folder {} is outside the workspace; cd into {} first",
+                req.cwd.display(),
+                self.workspace.display()
+            )));
+        }
         let cgroups = RunCgroups::create(self.settings.max_processes, self.settings.memory_mb << 20);
-        let (info_read, info_write) = if bwrap.is_some() { pipe().map_err(|e| spawn_error(e.to_string()))? } else { (None, None) };
+        let (info_read, info_write) =
+            if bwrap.is_some() { pipe().map_err(|e| spawn_error(e.to_string()))? } else { (None, None) };
 
         let mut cmd = match bwrap {
             Some(bwrap) => {
@@ -232,6 +242,8 @@ impl Sandbox {
 
         let started = Instant::now();
         let mut child = cmd.spawn().map_err(|e| spawn_error(e.to_string()))?;
+        // Written even if the caller drops this future (its own time limit, a cancel).
+        let mut audit = PendingAudit { sandbox: self, argv: req.argv, cwd: req.cwd, started, done: false };
         drop(info_write);
         let pid = child.id().unwrap_or(0) as i32;
         let mut guard = KillGuard { bwrap_pid: pid, child_pid: None, armed: true };
@@ -290,11 +302,11 @@ impl Sandbox {
             stdout: stdout.kept,
             stderr: stderr.kept,
         };
-        self.audit(req.argv, req.cwd, &outcome);
+        audit.finish(&outcome);
         Ok(outcome)
     }
 
-    fn audit(&self, argv: &[String], cwd: &Path, o: &Outcome) {
+    fn audit(&self, argv: &[String], cwd: &Path, o: &Outcome, ended: &str) {
         let Some(log) = &self.audit else { return };
         let record = AuditRecord {
             ts_ms: SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0),
@@ -306,12 +318,39 @@ impl Sandbox {
             duration_ms: o.duration.as_millis(),
             stdout_bytes: o.stdout_total,
             stderr_bytes: o.stderr_total,
-            timed_out: o.timed_out.is_some(),
+            ended: ended.into(),
             mode: format!("{:?}", self.settings.mode).to_lowercase(),
         };
         if let Err(e) = log.append(&record) {
             // Losing an audit line must be visible, never silent.
             eprintln!("clix: cannot append to the audit log {}: {e}", log.path.display());
+        }
+    }
+}
+
+/// The audit line of a run in progress; a run that never finishes (its
+/// caller gave up on it) is logged as `cancelled` when this is dropped.
+struct PendingAudit<'a> {
+    sandbox: &'a Sandbox,
+    argv: &'a [String],
+    cwd: &'a Path,
+    started: Instant,
+    done: bool,
+}
+
+impl PendingAudit<'_> {
+    fn finish(&mut self, outcome: &Outcome) {
+        self.done = true;
+        let ended = if outcome.timed_out.is_some() { "timeout" } else { "exit" };
+        self.sandbox.audit(self.argv, self.cwd, outcome, ended);
+    }
+}
+
+impl Drop for PendingAudit<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            let outcome = Outcome { exit_code: -1, duration: self.started.elapsed(), ..Outcome::default() };
+            self.sandbox.audit(self.argv, self.cwd, &outcome, "cancelled");
         }
     }
 }
@@ -487,4 +526,3 @@ async fn drain(task: tokio::task::JoinHandle<Captured>) -> Captured {
         }
     }
 }
-

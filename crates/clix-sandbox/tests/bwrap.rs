@@ -33,7 +33,8 @@ async fn python_and_git_work_in_the_workspace() {
     let sb = sandbox(ws.path(), SandboxSettings::default(), None);
     let o = run(&sb, ws.path(), &["python3", "-c", "print(6*7)"], 30).await;
     assert_eq!((text(&o.stdout).as_str(), o.exit_code), ("42\n", 0), "{}", text(&o.stderr));
-    let o = run(&sb, ws.path(), &["bash", "-c", "git init -q && echo x > f && git add f && git status --short"], 30).await;
+    let o =
+        run(&sb, ws.path(), &["bash", "-c", "git init -q && echo x > f && git add f && git status --short"], 30).await;
     assert_eq!(text(&o.stdout), "A  f\n", "{}", text(&o.stderr));
     assert!(ws.path().join(".git").is_dir(), "the repository is in the host workspace");
 }
@@ -139,11 +140,8 @@ async fn every_run_is_audited_with_secrets_redacted() {
     let sb = sandbox(ws.path(), SandboxSettings::default(), Some(log.clone()));
     run(&sb, ws.path(), &["env", "API_KEY=hunter2", "true"], 30).await;
     run(&sb, ws.path(), &["false"], 30).await;
-    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&log.path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines: Vec<serde_json::Value> =
+        std::fs::read_to_string(&log.path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[0]["argv"], serde_json::json!(["env", "API_KEY=***", "true"]));
     assert_eq!(lines[0]["session"], "test-session");

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::{ColorChoice, Parser, Subcommand, ValueEnum};
 use clix_config::Paths;
-use clix_engine::{Engine, EngineConfig, ToolFormat, tool_definition};
+use clix_engine::{Engine, EngineConfig, OsTier, SandboxMode, ToolFormat, tool_definition};
 use serde_json::json;
 
 use crate::settings::{self, Settings};
@@ -52,6 +52,9 @@ struct RunArgs {
     /// Time limit of the command line, in seconds (default 30).
     #[arg(long, value_name = "SECS")]
     timeout: Option<u64>,
+    /// Give sandboxed programs network access (off by default).
+    #[arg(long)]
+    network: bool,
     /// Print raw stdout and stderr, exit with the command's code (Layer 1 only).
     #[arg(long, conflicts_with = "json")]
     raw: bool,
@@ -148,12 +151,15 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
     if let Some(secs) = args.timeout {
         flags.push(("limits.timeout_secs", "--timeout", toml::Value::Integer(i64::try_from(secs)?)));
     }
+    if args.network {
+        flags.push(("sandbox.network", "--network", toml::Value::Boolean(true)));
+    }
     let settings = settings::load(paths, &flags)?.value;
     let workspace = match args.workspace {
         Some(dir) => dir,
         None => std::env::current_dir().context("cannot read the current folder")?,
     };
-    let mut engine = start_engine(&workspace, &settings).await?;
+    let mut engine = start_engine(paths, &workspace, &settings).await?;
     let stdin = read_piped_stdin()?;
     let line = args.line;
 
@@ -180,20 +186,33 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
     Ok(exit_code(out.raw.exit_code))
 }
 
-async fn start_engine(workspace: &Path, settings: &Settings) -> Result<Engine> {
+async fn start_engine(paths: &Paths, workspace: &Path, settings: &Settings) -> Result<Engine> {
+    let os = (settings.sandbox.mode != SandboxMode::Off).then(|| OsTier {
+        settings: settings.sandbox.clone(),
+        clix_config_dir: Some(paths.config_dir.clone()),
+        audit_log: Some(paths.state_dir.join("audit.jsonl")),
+        session_id: session_id(),
+    });
     let config = EngineConfig {
         workspace: workspace.to_path_buf(),
         limits: settings.limits.clone(),
         present: settings.present.clone(),
+        os,
     };
     Ok(Engine::new(config).await?)
+}
+
+/// A label for this process's calls in the audit log: `cli-<pid>-<start ms>`.
+fn session_id() -> String {
+    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+    format!("cli-{}-{ms}", std::process::id())
 }
 
 /// An engine on an empty folder, for commands that only need the catalog.
 async fn scratch_engine(paths: &Paths) -> Result<Engine> {
     let settings = settings::load(paths, &[])?.value;
     let dir = tempfile::tempdir().context("cannot create a temporary folder")?;
-    start_engine(dir.path(), &settings).await
+    start_engine(paths, dir.path(), &settings).await
 }
 
 fn read_piped_stdin() -> Result<Option<Vec<u8>>> {

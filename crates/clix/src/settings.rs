@@ -1,7 +1,7 @@
 //! The configuration file's sections, one per crate that has settings.
 
 use clix_config::{ConfigError, Loaded, Paths};
-use clix_engine::{PresentOptions, ShellLimits};
+use clix_engine::{PresentOptions, SandboxSettings, ShellLimits};
 use serde::{Deserialize, Serialize};
 
 /// Everything `config.toml` may contain.
@@ -12,6 +12,8 @@ pub struct Settings {
     pub present: PresentOptions,
     /// Layer 1: time, command, loop and output limits.
     pub limits: ShellLimits,
+    /// The OS tier: isolation mode, network, mounts and resource limits.
+    pub sandbox: SandboxSettings,
 }
 
 /// Settings with flags applied; `flags` are `(dotted key, flag, value)`.

@@ -2,11 +2,15 @@
 
 mod cat;
 mod help;
+mod os;
+mod sandbox;
 mod unknown;
 mod write;
 
 pub(crate) use cat::Cat;
 pub(crate) use help::Help;
+pub(crate) use os::{Deadline, OsResolver, run_program};
+pub(crate) use sandbox::SandboxCommand;
 pub(crate) use unknown::UnknownCommands;
 pub(crate) use write::Write;
 

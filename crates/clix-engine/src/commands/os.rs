@@ -1,0 +1,131 @@
+//! Real programs, found on the host PATH, run through the sandbox.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bashkit::Builtin;
+use clix_sandbox::{Outcome, Request, Sandbox};
+use clix_shell::{BuiltinContext, CommandResolver, ExecResult, async_trait};
+
+use super::UnknownCommands;
+
+/// Exit code of a command that was found but cannot run, as in bash.
+const CANNOT_RUN_EXIT: i32 = 126;
+
+/// Time left of the current command line, shared by the engine (which sets
+/// it when a line starts) and the sandboxed programs of that line.
+///
+/// A program's time limit ends a little before the engine's own, so the
+/// sandbox stops it (SIGTERM, exit 124, output kept, audited) before the
+/// engine abandons the whole line.
+#[derive(Clone, Default)]
+pub(crate) struct Deadline(Arc<Mutex<Option<Instant>>>);
+
+/// How much earlier than the line's limit a program is stopped.
+const DEADLINE_MARGIN: Duration = Duration::from_millis(150);
+
+impl Deadline {
+    pub(crate) fn start(&self, limit: Duration) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now() + limit);
+    }
+
+    /// Time a program may still take; `limit` when no line is running.
+    pub(crate) fn remaining(&self, limit: Duration) -> Duration {
+        match *self.0.lock().unwrap_or_else(|p| p.into_inner()) {
+            Some(end) => end.saturating_duration_since(Instant::now()).saturating_sub(DEADLINE_MARGIN),
+            None => limit,
+        }
+    }
+}
+
+/// The OS tier in front of the unknown-command fallback: a name that exists
+/// on the sandbox's PATH runs there; any other name gets the navigating error.
+pub(crate) struct OsResolver {
+    sandbox: Arc<Sandbox>,
+    timeout: Duration,
+    deadline: Deadline,
+    fallback: UnknownCommands,
+    /// PATH lookups, cached: bashkit asks on every unresolved name.
+    known: Mutex<HashMap<String, bool>>,
+}
+
+impl OsResolver {
+    pub(crate) fn new(sandbox: Arc<Sandbox>, timeout: Duration, deadline: Deadline, fallback: UnknownCommands) -> Self {
+        OsResolver { sandbox, timeout, deadline, fallback, known: Mutex::default() }
+    }
+}
+
+impl CommandResolver for OsResolver {
+    fn resolve(&self, name: &str) -> Option<Arc<dyn Builtin>> {
+        let on_path = {
+            let mut known = self.known.lock().unwrap_or_else(|p| p.into_inner());
+            *known.entry(name.to_string()).or_insert_with(|| self.sandbox.has_program(name))
+        };
+        if on_path {
+            let program = OsProgram {
+                name: name.to_string(),
+                sandbox: Arc::clone(&self.sandbox),
+                timeout: self.timeout,
+                deadline: self.deadline.clone(),
+            };
+            return Some(Arc::new(program));
+        }
+        self.fallback.resolve(name)
+    }
+}
+
+/// One host program, run in the sandbox with the pipeline's stdin and cwd.
+struct OsProgram {
+    name: String,
+    sandbox: Arc<Sandbox>,
+    timeout: Duration,
+    deadline: Deadline,
+}
+
+#[async_trait]
+impl Builtin for OsProgram {
+    async fn execute(&self, ctx: BuiltinContext<'_>) -> bashkit::Result<ExecResult> {
+        let argv: Vec<String> = std::iter::once(self.name.clone()).chain(ctx.args.iter().cloned()).collect();
+        let stdin = ctx.stdin.map(|s| s.as_bytes());
+        Ok(run_program(&self.sandbox, &argv, ctx.cwd, stdin, &self.deadline, self.timeout).await)
+    }
+}
+
+/// Runs `argv` in the sandbox within what is left of the line's `limit`,
+/// and turns the outcome into a shell result. Notes about time-outs and
+/// dropped output go to stderr, where the model sees them.
+pub(crate) async fn run_program(
+    sandbox: &Sandbox,
+    argv: &[String],
+    cwd: &std::path::Path,
+    stdin: Option<&[u8]>,
+    deadline: &Deadline,
+    limit: Duration,
+) -> ExecResult {
+    let name = argv.first().map(String::as_str).unwrap_or("program");
+    let timeout = deadline.remaining(limit);
+    match sandbox.run(Request { argv, cwd, stdin, timeout }).await {
+        Ok(outcome) => to_exec_result(name, outcome, limit),
+        Err(e) => ExecResult::err(format!("[error] {e}\n"), CANNOT_RUN_EXIT),
+    }
+}
+
+fn to_exec_result(name: &str, o: Outcome, limit: Duration) -> ExecResult {
+    let mut stderr = o.stderr.clone();
+    if o.stdout_dropped() > 0 {
+        stderr.extend_from_slice(
+            format!(
+                "clix: {name}: output capped: kept {} of {} bytes ({} lines in all); narrow it with grep/head or redirect it to a file\n",
+                o.stdout.len(),
+                o.stdout_total,
+                o.stdout_lines_total
+            )
+            .as_bytes(),
+        );
+    }
+    if o.timed_out.is_some() {
+        stderr.extend_from_slice(format!("{}\n", clix_present::timeout_line(limit)).as_bytes());
+    }
+    ExecResult { stderr: stderr.into(), exit_code: o.exit_code, ..ExecResult::ok_bytes(o.stdout) }
+}
