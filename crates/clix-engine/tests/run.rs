@@ -13,10 +13,14 @@ async fn fixture_with(limits: ShellLimits) -> Fixture {
     let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89";
     std::fs::write(ws.path().join("photo.png"), png).unwrap();
     std::fs::write(ws.path().join("blob.zip"), b"PK\x03\x04\x14\0\0\0\x08\0\0\0!\0").unwrap();
-    let engine =
-        Engine::new(EngineConfig { workspace: ws.path().to_path_buf(), limits, present: PresentOptions::default() })
-            .await
-            .unwrap();
+    let engine = Engine::new(EngineConfig {
+        workspace: ws.path().to_path_buf(),
+        limits,
+        present: PresentOptions::default(),
+        os: None,
+    })
+    .await
+    .unwrap();
     Fixture { ws, engine }
 }
 

@@ -58,92 +58,89 @@ pub(crate) struct Layout {
 /// Host facts the layout depends on, gathered once.
 pub(crate) struct Host<'a> {
     pub path: &'a str,
-    pub home: Option<&'a Path>,
     /// clix's own config folder: holds API keys, never mounted.
     pub clix_config: Option<&'a Path>,
 }
 
+/// Whether mounting `p` would show a secret store: it is one, lies inside
+/// one, or holds one (a whole home folder), or it is clix's config.
+fn exposes_secret(p: &Path, clix_config: Option<&Path>) -> bool {
+    let inside = |store: &str| {
+        let store = Path::new(store);
+        p.ancestors().any(|a| a.ends_with(store))
+    };
+    SECRET_STORES.iter().any(|s| inside(s) || p.join(s).exists())
+        || clix_config.is_some_and(|c| c.starts_with(p) || p.starts_with(c))
+}
+
 pub(crate) fn layout(workspace: &Path, settings: &SandboxSettings, host: &Host<'_>) -> Layout {
     let mut l = Layout::default();
-    let secrets: Vec<PathBuf> = host
-        .home
-        .map(|h| SECRET_STORES.iter().map(|s| h.join(s)).collect::<Vec<_>>())
-        .unwrap_or_default()
-        .into_iter()
-        .chain(host.clix_config.map(Path::to_path_buf))
-        .collect();
-    let exposes_secret = |p: &Path| secrets.iter().any(|s| s.starts_with(p) || p.starts_with(s));
-
-    let add_ro = |l: &mut Layout, p: PathBuf, why_hidden: &mut Vec<(PathBuf, &'static str)>| {
-        if exposes_secret(&p) {
-            why_hidden.push((p, "would expose a secret store"));
-        } else if !l.read_only.contains(&p) && p.exists() {
-            l.read_only.push(p);
-        }
-    };
-
-    let mut hidden = Vec::new();
-    let mut path_dirs = Vec::new();
+    let mut path_dirs: Vec<PathBuf> = Vec::new();
+    let mut candidates: Vec<PathBuf> = Vec::new();
     for dir in host.path.split(':').filter(|d| d.starts_with('/')).map(PathBuf::from) {
         if !dir.is_dir() || path_dirs.contains(&dir) {
             continue;
         }
-        let root = toolchain_root(&dir, host.home);
-        if SYSTEM_DIRS.iter().any(|s| root.starts_with(s)) {
-            path_dirs.push(dir);
+        let root = toolchain_root(&dir);
+        if exposes_secret(&root, host.clix_config) {
+            l.hidden.push((root, "would expose a secret store"));
             continue;
         }
-        if let Some(home) = host.home
-            && let Ok(rel) = root.strip_prefix(home)
-        {
-            let top = rel.components().next().map(|c| c.as_os_str().to_string_lossy().into_owned()).unwrap_or_default();
-            if let Some((_, var)) = TOOLCHAINS.iter().find(|(name, _)| *name == top) {
+        path_dirs.push(dir);
+        if SYSTEM_DIRS.iter().any(|s| root.starts_with(s)) {
+            continue;
+        }
+        if let Some(name) = root.file_name().and_then(|n| n.to_str()) {
+            if let Some((_, var)) = TOOLCHAINS.iter().find(|(t, _)| *t == name) {
                 l.toolchain_vars.push((var.to_string(), root.display().to_string()));
             }
-            for (name, companion) in COMPANIONS {
-                if top == *name {
-                    let sibling = home.join(companion);
-                    if let Some((_, var)) = TOOLCHAINS.iter().find(|(n, _)| n == companion) {
-                        l.toolchain_vars.push((var.to_string(), sibling.display().to_string()));
-                    }
-                    add_ro(&mut l, sibling, &mut hidden);
+            for (_, companion) in COMPANIONS.iter().filter(|(t, _)| *t == name) {
+                let sibling = root.with_file_name(companion);
+                if let Some((_, var)) = TOOLCHAINS.iter().find(|(t, _)| t == companion) {
+                    l.toolchain_vars.push((var.to_string(), sibling.display().to_string()));
                 }
+                candidates.push(sibling);
             }
         }
-        if exposes_secret(&root) {
-            hidden.push((root, "would expose a secret store"));
-            continue;
-        }
-        add_ro(&mut l, root, &mut hidden);
-        path_dirs.push(dir);
+        candidates.push(root);
     }
-    for extra in &settings.extra_ro {
-        add_ro(&mut l, extra.clone(), &mut hidden);
+    candidates.extend(settings.extra_ro.iter().cloned());
+    for p in candidates {
+        if exposes_secret(&p, host.clix_config) {
+            l.hidden.push((p, "would expose a secret store"));
+        } else if p.exists() && !l.read_only.contains(&p) {
+            l.read_only.push(p);
+        }
     }
     l.read_write.push(workspace.to_path_buf());
     for extra in &settings.extra_rw {
-        if exposes_secret(extra) {
-            hidden.push((extra.clone(), "would expose a secret store"));
+        if exposes_secret(extra, host.clix_config) {
+            l.hidden.push((extra.clone(), "would expose a secret store"));
         } else if extra.exists() {
             l.read_write.push(extra.clone());
         }
     }
     l.toolchain_vars.sort();
     l.toolchain_vars.dedup();
-    l.hidden = hidden;
     l.path = path_dirs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(":");
     l
 }
 
-/// The folder to mount for a PATH entry: the toolchain folder directly under
-/// the home (`~/.pyenv` for `~/.pyenv/shims`), or the parent of a `bin`
-/// folder elsewhere (`/opt/node` for `/opt/node/bin`), so libraries come along.
-fn toolchain_root(dir: &Path, home: Option<&Path>) -> PathBuf {
-    if let Some(home) = home
-        && let Ok(rel) = dir.strip_prefix(home)
-        && let Some(first) = rel.components().next()
-    {
-        return home.join(first);
+/// The folder to mount for a PATH entry: the innermost dot-folder a
+/// toolchain lives in (`~/.pyenv` for `~/.pyenv/shims`), or the parent of a `bin` folder
+/// elsewhere (`/opt/node` for `/opt/node/bin`), so its libraries come along.
+fn toolchain_root(dir: &Path) -> PathBuf {
+    // The innermost dot-folder: `/tmp/.cache/x/.pyenv/shims` is `.pyenv`'s.
+    let mut root = PathBuf::new();
+    let mut dot_root = None;
+    for component in dir.components() {
+        root.push(component);
+        if component.as_os_str().to_string_lossy().starts_with('.') {
+            dot_root = Some(root.clone());
+        }
+    }
+    if let Some(dot_root) = dot_root {
+        return dot_root;
     }
     match (dir.file_name(), dir.parent()) {
         (Some(name), Some(parent)) if name == "bin" && parent != Path::new("/") => parent.to_path_buf(),
@@ -196,33 +193,43 @@ mod tests {
     fn toolchains_are_mounted_by_their_root_and_secrets_never() {
         let home = tempfile::tempdir().unwrap();
         let h = home.path();
-        for d in [".pyenv/shims", ".pyenv/bin", ".cargo/bin", ".rustup", ".ssh", "bin-tools/bin", ".config/clix"] {
+        for d in [".pyenv/shims", ".pyenv/bin", ".cargo/bin", ".rustup", ".ssh/bin", "tools/bin", ".config/clix"] {
             std::fs::create_dir_all(h.join(d)).unwrap();
         }
-        let path =
-            format!("{0}/.pyenv/shims:{0}/.pyenv/bin:{0}/.cargo/bin:/usr/bin:/bin:relative/bin:{0}/.ssh", h.display());
-        let ws = tempfile::tempdir().unwrap();
-        let settings = SandboxSettings { extra_ro: vec![h.join(".config/clix")], ..SandboxSettings::default() };
-        let l = layout(
-            ws.path(),
-            &settings,
-            &Host { path: &path, home: Some(h), clix_config: Some(&h.join(".config/clix")) },
+        let path = format!(
+            "{0}/.pyenv/shims:{0}/.pyenv/bin:{0}/.cargo/bin:/usr/bin:/bin:relative/bin:{0}/.ssh/bin:{0}/.pyenv/shims",
+            h.display()
         );
-        assert_eq!(l.read_only, vec![h.join(".pyenv"), h.join(".rustup"), h.join(".cargo")]);
+        let ws = tempfile::tempdir().unwrap();
+        let settings = SandboxSettings {
+            extra_ro: vec![h.join(".config/clix"), h.to_path_buf(), h.join("tools")],
+            ..SandboxSettings::default()
+        };
+        let l = layout(ws.path(), &settings, &Host { path: &path, clix_config: Some(&h.join(".config/clix")) });
+        assert_eq!(l.read_only, vec![h.join(".pyenv"), h.join(".rustup"), h.join(".cargo"), h.join("tools")]);
         assert_eq!(l.read_write, vec![ws.path().to_path_buf()]);
         assert!(l.toolchain_vars.contains(&("PYENV_ROOT".into(), h.join(".pyenv").display().to_string())));
         assert!(l.toolchain_vars.contains(&("RUSTUP_HOME".into(), h.join(".rustup").display().to_string())));
         let hidden: Vec<&PathBuf> = l.hidden.iter().map(|(p, _)| p).collect();
-        assert!(hidden.contains(&&h.join(".ssh")), "{hidden:?}");
-        assert!(hidden.contains(&&h.join(".config/clix")), "{hidden:?}");
+        for secret in [h.join(".ssh"), h.join(".config/clix"), h.to_path_buf()] {
+            assert!(hidden.contains(&&secret), "{} not hidden: {hidden:?}", secret.display());
+        }
+        let dirs: Vec<&str> = l.path.split(':').collect();
+        assert_eq!(dirs.iter().filter(|d| d.ends_with(".pyenv/shims")).count(), 1, "deduplicated");
         assert!(!l.path.contains(".ssh") && !l.path.contains("relative"), "{}", l.path);
-        assert!(l.path.starts_with(&format!("{}/.pyenv/shims:", h.display())));
     }
 
     #[test]
-    fn bin_folders_bring_their_parent() {
-        assert_eq!(toolchain_root(Path::new("/opt/node/bin"), None), PathBuf::from("/opt/node"));
-        assert_eq!(toolchain_root(Path::new("/opt/tools"), None), PathBuf::from("/opt/tools"));
-        assert_eq!(toolchain_root(Path::new("/bin"), None), PathBuf::from("/bin"));
+    fn mount_roots_table() {
+        for (dir, root) in [
+            ("/root/.pyenv/shims", "/root/.pyenv"),
+            ("/home/u/.local/bin", "/home/u/.local"),
+            ("/opt/node/bin", "/opt/node"),
+            ("/opt/tools", "/opt/tools"),
+            ("/tmp/.tmpX/.cargo/bin", "/tmp/.tmpX/.cargo"),
+            ("/bin", "/bin"),
+        ] {
+            assert_eq!(toolchain_root(Path::new(dir)), PathBuf::from(root), "{dir}");
+        }
     }
 }

@@ -86,7 +86,7 @@ impl Sandbox {
     ) -> Self {
         let host_path = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
         let home = std::env::var_os("HOME").map(PathBuf::from);
-        let host = Host { path: &host_path, home: home.as_deref(), clix_config };
+        let host = Host { path: &host_path, clix_config };
         let layout = layout(workspace, &settings, &host);
         let (path, home_var) = match settings.mode {
             SandboxMode::Host => (host_path.clone(), home.as_deref().unwrap_or(Path::new("/")).display().to_string()),

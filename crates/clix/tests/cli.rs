@@ -167,7 +167,7 @@ fn tool_def_in_every_format_and_commands_list() {
     let o = env.run(&["commands", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let agent: Vec<&str> = v["agent"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
-    assert_eq!(agent, ["cat", "help", "write"]);
+    assert_eq!(agent, ["cat", "help", "sandbox", "write"]);
     assert!(v["standard"].as_array().unwrap().iter().any(|n| n == "grep"));
 }
 
@@ -178,4 +178,43 @@ fn no_color_help_has_no_escape_codes() {
     let out = stdout(&o);
     assert!(out.contains("--workspace") && out.contains("--raw") && out.contains("--json"));
     assert!(!out.contains('\x1b'));
+}
+
+#[test]
+fn secrets_in_clix_environment_never_reach_sandboxed_programs() {
+    let env = Env::new();
+    let script = "python3 -c 'import os; print(sorted(k for k in os.environ if \"SECRET\" in k or \"KEY\" in k))'";
+    let o = env
+        .cmd(&["run", "--raw", script])
+        .env("HOME", std::env::var_os("HOME").unwrap_or_default())
+        .env("MY_SECRET_TOKEN", "hunter2")
+        .env("OPENAI_API_KEY", "sk-test")
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), "[]\n", "{}", stderr(&o));
+    let o = env.cmd(&["run", "--raw", "sandbox run env"]).env("MY_SECRET_TOKEN", "hunter2").output().unwrap();
+    assert!(stdout(&o).contains("PATH=") && !stdout(&o).contains("hunter2"), "{}", stdout(&o));
+}
+
+#[test]
+fn a_missing_sandbox_is_a_clear_error_never_a_host_run() {
+    let env = Env::new();
+    let o = env
+        .cmd(&["run", "python3 -c 'open(\"ran-on-host\", \"w\")'"])
+        .env("CLIX_BWRAP", "/nonexistent/bwrap")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(126));
+    assert!(
+        stdout(&o).starts_with(
+            "[error] sandbox unavailable: bubblewrap (bwrap) is not installed. Fix: apt-get install bubblewrap"
+        ),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!env.ws.path().join("ran-on-host").exists());
+    // Only an explicit, documented setting runs programs on the host.
+    std::fs::write(env.home.path().join("config.toml"), "[sandbox]\nmode = \"host\"\n").unwrap();
+    let o = env.cmd(&["run", "--raw", "sandbox status"]).env("CLIX_BWRAP", "/nonexistent/bwrap").output().unwrap();
+    assert!(stdout(&o).starts_with("isolation: NONE: sandbox.mode = \"host\""), "{}", stdout(&o));
 }

@@ -1,0 +1,131 @@
+//! The engine with its OS tier: real bubblewrap behind ordinary command lines.
+
+use clix_engine::{Engine, EngineConfig, OsTier, PresentOptions, SandboxSettings, ShellLimits};
+
+struct Fixture {
+    ws: tempfile::TempDir,
+    state: tempfile::TempDir,
+    engine: Engine,
+}
+
+async fn fixture(settings: SandboxSettings) -> Fixture {
+    fixture_with(settings, ShellLimits::default()).await
+}
+
+async fn fixture_with(settings: SandboxSettings, limits: ShellLimits) -> Fixture {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("gen.py"), "for i in range(100):\n    print('x' if i % 4 == 0 else 'y', i)\n")
+        .unwrap();
+    let engine = Engine::new(EngineConfig {
+        workspace: ws.path().to_path_buf(),
+        limits,
+        present: PresentOptions::default(),
+        os: Some(OsTier {
+            settings,
+            clix_config_dir: None,
+            audit_log: Some(state.path().join("audit.jsonl")),
+            session_id: "engine-test".into(),
+        }),
+    })
+    .await
+    .unwrap();
+    Fixture { ws, state, engine }
+}
+
+async fn raw(f: &mut Fixture, line: &str) -> (String, String, i32) {
+    let r = f.engine.run_raw(line, None).await;
+    (String::from_utf8_lossy(&r.stdout).into_owned(), String::from_utf8_lossy(&r.stderr).into_owned(), r.exit_code)
+}
+
+#[tokio::test]
+async fn host_programs_join_pipelines_transparently() {
+    let mut f = fixture(SandboxSettings::default()).await;
+    let cases = [
+        ("python3 -c 'print(6*7)'", "42\n"),
+        ("python3 gen.py | grep x | wc -l", "25\n"),
+        ("seq 1 10 | python3 -c 'import sys; print(sum(map(int, sys.stdin)))'", "55\n"),
+        ("cat gen.py | python3 -c 'import sys; print(len(sys.stdin.readlines()))'", "2\n"),
+        ("mkdir -p sub && cd sub && python3 -c 'import os; print(os.getcwd())' && cd ..", ""),
+        ("git init -q && git status --short | sort", "?? gen.py\n"),
+    ];
+    for (line, want) in cases {
+        let (out, err, code) = raw(&mut f, line).await;
+        let want =
+            if want.is_empty() { format!("{}/sub\n", f.engine.session().workspace().display()) } else { want.into() };
+        assert_eq!((out, code), (want, 0), "{line}: {err}");
+    }
+    let (out, err, code) = raw(&mut f, "definitely-not-a-program --x").await;
+    assert_eq!((out.as_str(), code), ("", 127));
+    assert!(err.starts_with("[error] unknown command: definitely-not-a-program"), "{err}");
+}
+
+#[tokio::test]
+async fn sandbox_command_levels_of_help_and_status() {
+    let mut f = fixture(SandboxSettings::default()).await;
+    let cases = [
+        ("sandbox", "[error] sandbox: usage: sandbox bash|run|status\n", 2),
+        ("sandbox bash", "[error] sandbox bash: usage: sandbox bash '<script>' [args…]\n", 2),
+        ("sandbox run", "[error] sandbox run: usage: sandbox run <program> [args…]\n", 2),
+        ("sandbox fly", "[error] sandbox: no subcommand fly. usage: sandbox bash|run|status\n", 2),
+    ];
+    for (line, want, code) in cases {
+        let (out, err, got) = raw(&mut f, line).await;
+        assert_eq!((out.as_str(), err.as_str(), got), ("", want, code), "{line}");
+    }
+    let (out, _, code) =
+        raw(&mut f, "sandbox bash 'echo $1 from $(basename $BASH); shopt -q extglob; echo $?' hi").await;
+    assert_eq!((out.as_str(), code), ("hi from bash\n1\n", 0));
+    let (out, _, _) = raw(&mut f, "echo piped | sandbox run tr a-z A-Z").await;
+    assert_eq!(out, "PIPED\n");
+    let (out, _, _) = raw(&mut f, "sandbox status").await;
+    assert!(out.contains("network: off") && out.starts_with("isolation: bubblewrap"), "{out}");
+}
+
+#[tokio::test]
+async fn program_time_limit_keeps_output_and_says_what_to_do() {
+    let limits = ShellLimits { timeout_secs: 2, ..ShellLimits::default() };
+    let mut f = fixture_with(SandboxSettings::default(), limits).await;
+    let started = std::time::Instant::now();
+    let out = f.engine.run("python3 -c 'import time; print(\"tick\", flush=True); time.sleep(60)'", None).await;
+    assert!(started.elapsed().as_secs() < 5);
+    assert_eq!(out.raw.exit_code, 124);
+    assert!(out.text.starts_with("tick\n[stderr] timed out after 2s; raise with --timeout"), "{}", out.text);
+    let audit = std::fs::read_to_string(f.state.path().join("audit.jsonl")).unwrap();
+    assert!(audit.contains("\"ended\":\"timeout\""), "{audit}");
+}
+
+#[tokio::test]
+async fn big_files_stream_through_gnu_tools_in_the_sandbox() {
+    let mut f = fixture(SandboxSettings { big_file_mb: 1, ..SandboxSettings::default() }).await;
+    let mut log = String::new();
+    for i in 0..60_000 {
+        log.push_str(if i % 3 == 0 { "2024-01-01 ERROR disk full\n" } else { "2024-01-01 INFO all good\n" });
+    }
+    std::fs::write(f.ws.path().join("big.log"), &log).unwrap();
+    let cases = [
+        ("grep -c ERROR big.log", "20000\n"),
+        ("grep ERROR big.log | wc -l", "20000\n"),
+        ("sort big.log | uniq -c | sort -rn | head -n 1", "  40000 2024-01-01 INFO all good\n"),
+        ("tail -n 1 big.log", "2024-01-01 INFO all good\n"),
+    ];
+    for (line, want) in cases {
+        let (out, err, code) = raw(&mut f, line).await;
+        assert_eq!((out.as_str(), code), (want, 0), "{line}: {err}");
+    }
+    let audit = std::fs::read_to_string(f.state.path().join("audit.jsonl")).unwrap();
+    assert!(audit.contains(r#""argv":["bash","-c","grep -c ERROR big.log"]"#), "routed to GNU bash: {audit}");
+    // Lines that need the session (variables) or our commands stay in-process.
+    let (out, _, _) = raw(&mut f, "P=ERROR; grep -c $P big.log").await;
+    assert_eq!(out, "20000\n");
+    let audit = std::fs::read_to_string(f.state.path().join("audit.jsonl")).unwrap();
+    assert!(!audit.contains("grep -c $P"), "{audit}");
+}
+
+#[tokio::test]
+async fn programs_cannot_run_outside_the_workspace() {
+    let mut f = fixture(SandboxSettings::default()).await;
+    let (_, err, code) = raw(&mut f, "cd /tmp && python3 -c 1").await;
+    assert_eq!(code, 126);
+    assert!(err.contains("is outside the workspace; cd into"), "{err}");
+}
