@@ -1,13 +1,15 @@
-//! Benchmarks for the `run` engine, measured side by side in one process so
-//! machine noise hits every contender alike. Run with
-//! `cargo run --release -p clix-bench [-- ITERATIONS]`; it prints a table.
+//! Benchmarks, measured side by side in one process so machine noise hits
+//! every contender alike. Run with
+//! `cargo run --release -p clix-bench [-- engine|sandbox|bigfile [N]]`
+//! (no argument runs all three); each prints a markdown table.
 //!
-//! It measures, for `cat f | grep x | wc -l` on a 10 KB file:
-//! - bare bashkit (its own builtins, warm instance),
-//! - clix Layer 1 (`Session::exec`: our commands and jail),
-//! - clix Layers 1+2 (`Engine::run`: plus presentation),
-//! - `bash -c` spawned per call,
-//! and the cold `clix run` process time.
+//! - `engine`: warm per-call latency of `cat f | grep x | wc -l` on a 10 KB
+//!   file for bare bashkit, clix Layer 1, clix Layers 1+2 and `bash -c`,
+//!   plus the cold `clix run` process time.
+//! - `sandbox`: start overhead of one OS program, `true` in bubblewrap vs
+//!   `true` spawned on the host.
+//! - `bigfile` (Performance P2): `clix run 'grep -c ERROR big.log'` on a
+//!   120 MB log vs GNU grep, wall time and peak RSS.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -15,10 +17,25 @@ use std::time::{Duration, Instant};
 
 use clix_engine::{Engine, EngineConfig, PresentOptions, ShellLimits};
 
+mod sandbox;
+
 const LINE: &str = "cat f | grep x | wc -l";
 
 fn main() {
-    let iterations: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(2000);
+    let which = std::env::args().nth(1).unwrap_or_else(|| "all".into());
+    let n: Option<usize> = std::env::args().nth(2).and_then(|a| a.parse().ok());
+    if matches!(which.as_str(), "all" | "engine") {
+        engine(n.unwrap_or(2000));
+    }
+    if matches!(which.as_str(), "all" | "sandbox") {
+        sandbox::start_overhead(n.unwrap_or(200));
+    }
+    if matches!(which.as_str(), "all" | "bigfile") {
+        sandbox::big_file(n.unwrap_or(5));
+    }
+}
+
+fn engine(iterations: usize) {
     let ws = tempfile::tempdir().expect("temp dir");
     let expected = write_fixture(ws.path());
     let expected = expected.as_bytes();
@@ -53,18 +70,18 @@ fn main() {
     println!("\ncold `clix run '{LINE}'` process: p50 {} p95 {} (30 runs)", fmt(cold.p50), fmt(cold.p95));
 }
 
-struct Stats {
-    p50: Duration,
-    p95: Duration,
+pub(crate) struct Stats {
+    pub p50: Duration,
+    pub p95: Duration,
 }
 
-fn stats(mut samples: Vec<Duration>) -> Stats {
+pub(crate) fn stats(mut samples: Vec<Duration>) -> Stats {
     samples.sort_unstable();
     let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
     Stats { p50: at(0.5), p95: at(0.95) }
 }
 
-fn fmt(d: Duration) -> String {
+pub(crate) fn fmt(d: Duration) -> String {
     if d < Duration::from_millis(1) {
         format!("{:.1}µs", d.as_secs_f64() * 1e6)
     } else {
@@ -136,9 +153,7 @@ fn bench_bash_c(ws: &Path, n: usize, expected: &[u8]) -> Stats {
 }
 
 fn bench_cold_clix(ws: &Path, n: usize, expected: &[u8]) -> Stats {
-    let exe = std::env::current_exe().expect("exe");
-    let clix = exe.with_file_name("clix");
-    assert!(clix.exists(), "build the clix binary first: cargo build --release -p clix");
+    let clix = clix_binary();
     let home = tempfile::tempdir().expect("home");
     let samples = (0..n)
         .map(|_| {
@@ -156,4 +171,11 @@ fn bench_cold_clix(ws: &Path, n: usize, expected: &[u8]) -> Stats {
         })
         .collect();
     stats(samples)
+}
+
+/// The `clix` binary built beside this one.
+pub(crate) fn clix_binary() -> std::path::PathBuf {
+    let clix = std::env::current_exe().expect("exe").with_file_name("clix");
+    assert!(clix.exists(), "build the clix binary first: cargo build --release -p clix");
+    clix
 }

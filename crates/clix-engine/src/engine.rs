@@ -113,9 +113,8 @@ impl Engine {
     async fn execute(&mut self, line: &str, stdin: Option<&[u8]>) -> (RawResult, Capture) {
         self.deadline.start(self.session.limits().timeout());
         if let Some(sandbox) = &self.sandbox
-            && big_file_line(&self.session, sandbox, line)
+            && let Some(argv) = big_file_line(&self.session, sandbox, line)
         {
-            let argv = ["bash", "-c", line].map(String::from);
             let cwd = self.session.cwd();
             let started = std::time::Instant::now();
             let limit = self.session.limits().timeout();
@@ -204,13 +203,17 @@ const STREAMING_TOOLS: &[&str] = &[
     "expand",
 ];
 
-/// Whether `line` should run in the sandbox's bash: every command is a
-/// streaming standard tool the sandbox has, every word is literal (so no
-/// session variable is needed), and some file it names is at least
-/// `big_file_mb`. bashkit buffers whole files and refuses inputs over its
-/// input cap; GNU tools stream them in constant memory.
-fn big_file_line(session: &Session, sandbox: &Sandbox, line: &str) -> bool {
-    let Some(analysis) = session.analyze(line) else { return false };
+/// Characters that make a line more than one plain command.
+const SHELL_SYNTAX: &[char] = &['|', '&', ';', '<', '>', '(', ')', '$', '`', '!', '{', '}', '*', '?', '[', '\n', '#'];
+
+/// The argv to run in the sandbox when `line` should bypass the in-process
+/// engine: every command is a streaming standard tool the sandbox has, every
+/// word is literal (so no session variable is needed), and some file it
+/// names is at least `big_file_mb`. bashkit buffers whole files and refuses
+/// inputs over its input cap; GNU tools stream them in constant memory.
+/// A single plain command runs directly; anything else runs in GNU bash.
+fn big_file_line(session: &Session, sandbox: &Sandbox, line: &str) -> Option<Vec<String>> {
+    let analysis = session.analyze(line)?;
     if analysis.truncated
         || analysis.has_dynamic_commands
         || analysis.has_command_substitution
@@ -218,7 +221,7 @@ fn big_file_line(session: &Session, sandbox: &Sandbox, line: &str) -> bool {
         || !analysis.functions.is_empty()
         || analysis.commands.is_empty()
     {
-        return false;
+        return None;
     }
     let standard = analysis.commands.iter().all(|c| {
         c.name.as_deref().is_some_and(|n| STREAMING_TOOLS.contains(&n) && sandbox.has_program(n))
@@ -228,11 +231,11 @@ fn big_file_line(session: &Session, sandbox: &Sandbox, line: &str) -> bool {
             && !(c.name.as_deref() == Some("cat") && c.args.iter().flatten().any(|a| a.starts_with('-')))
     });
     if !standard {
-        return false;
+        return None;
     }
     let threshold = sandbox.settings().big_file_mb << 20;
     let cwd = session.cwd();
-    analysis
+    let big = analysis
         .commands
         .iter()
         .flat_map(|c| c.args.iter().flatten())
@@ -241,7 +244,16 @@ fn big_file_line(session: &Session, sandbox: &Sandbox, line: &str) -> bool {
             let path = cwd.join(word);
             path.starts_with(session.workspace())
                 && std::fs::metadata(&path).map(|m| m.is_file() && m.len() >= threshold).unwrap_or(false)
-        })
+        });
+    if !big {
+        return None;
+    }
+    match analysis.commands.as_slice() {
+        [only] if analysis.redirects.is_empty() && !line.contains(SHELL_SYNTAX) => {
+            only.name.iter().chain(only.args.iter().flatten()).cloned().collect::<Vec<_>>().into()
+        }
+        _ => Some(["bash", "-c", line].map(String::from).to_vec()),
+    }
 }
 
 /// The last command of `line` and the file it names, if that file exists.

@@ -1,6 +1,8 @@
-//! Per-run cgroups: a pids cgroup makes the process limit real even when
-//! clix runs as root (where RLIMIT_NPROC is not enforced), and a memory
-//! cgroup bounds the whole sandbox rather than each process.
+//! Per-sandbox cgroups: a pids cgroup makes the process limit real even
+//! when clix runs as root (where RLIMIT_NPROC is not enforced), and a
+//! memory cgroup bounds the whole sandbox rather than each process. They
+//! are made once per sandbox, on its first run, and removed with it:
+//! creating and removing them per run cost more than bubblewrap itself.
 
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
@@ -8,9 +10,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// The cgroups one sandboxed run joins; removed when dropped.
+/// The cgroups a sandbox's programs join; removed when dropped.
 #[derive(Debug, Default)]
-pub(crate) struct RunCgroups {
+pub(crate) struct SandboxCgroups {
     dirs: Vec<PathBuf>,
     /// `cgroup.procs` files the child writes itself into before exec.
     pub procs_files: Vec<CString>,
@@ -18,11 +20,11 @@ pub(crate) struct RunCgroups {
     pub memory: bool,
 }
 
-impl RunCgroups {
+impl SandboxCgroups {
     /// Creates what this host allows; whatever fails is simply not enforced
     /// this way, and the caller falls back to rlimits.
     pub(crate) fn create(max_pids: u64, memory_bytes: u64) -> Self {
-        let mut run = RunCgroups::default();
+        let mut run = SandboxCgroups::default();
         let id = format!("clix-{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
         if let Some(dir) = controller_dir("pids").and_then(|base| make(&base, &id, "pids.max", max_pids)) {
             run.add(dir);
@@ -46,15 +48,16 @@ impl RunCgroups {
     }
 }
 
-impl Drop for RunCgroups {
+impl Drop for SandboxCgroups {
     fn drop(&mut self) {
         for dir in &self.dirs {
-            // Empty once the sandbox is gone; a straggler keeps it a moment longer.
-            for _ in 0..20 {
+            // Empty once the sandbox is gone; an exiting straggler keeps it
+            // busy for a moment, so retry briefly rather than leak it.
+            for _ in 0..250 {
                 if std::fs::remove_dir(dir).is_ok() {
                     break;
                 }
-                std::thread::sleep(std::time::Duration::from_millis(25));
+                std::thread::sleep(std::time::Duration::from_millis(2));
             }
         }
     }

@@ -7,27 +7,27 @@ use std::sync::OnceLock;
 /// Whether the sandbox can run, and why not.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Availability {
-    Ready { bwrap: PathBuf, version: String },
+    Ready { bwrap: PathBuf },
     Unavailable(String),
 }
 
 static PROBE: OnceLock<Availability> = OnceLock::new();
+static BWRAP: OnceLock<Option<PathBuf>> = OnceLock::new();
 
 /// The cached result of trying `bwrap … true` with every namespace.
 pub fn probe() -> Availability {
     PROBE.get_or_init(run_probe).clone()
 }
 
+/// Where bwrap is, looked up once per process.
+pub(crate) fn bwrap_path() -> Option<PathBuf> {
+    BWRAP.get_or_init(find_bwrap).clone()
+}
+
 fn run_probe() -> Availability {
-    let Some(bwrap) = find_bwrap() else {
+    let Some(bwrap) = bwrap_path() else {
         return Availability::Unavailable("bubblewrap (bwrap) is not installed".into());
     };
-    let version = Command::new(&bwrap)
-        .arg("--version")
-        .env_clear()
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default();
     let trial = Command::new(&bwrap)
         .args(["--ro-bind", "/", "/", "--unshare-all", "--uid", "1000", "--gid", "1000"])
         .args(["--die-with-parent", "--new-session", "true"])
@@ -35,13 +35,23 @@ fn run_probe() -> Availability {
         .stdin(Stdio::null())
         .output();
     match trial {
-        Ok(out) if out.status.success() => Availability::Ready { bwrap, version },
+        Ok(out) if out.status.success() => Availability::Ready { bwrap },
         Ok(out) => Availability::Unavailable(format!(
             "bwrap cannot create namespaces here: {}",
             String::from_utf8_lossy(&out.stderr).trim()
         )),
         Err(e) => Availability::Unavailable(format!("bwrap failed to start: {e}")),
     }
+}
+
+/// `bwrap --version`, for `sandbox status`.
+pub(crate) fn bwrap_version(bwrap: &std::path::Path) -> String {
+    Command::new(bwrap)
+        .arg("--version")
+        .env_clear()
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
 }
 
 /// `CLIX_BWRAP` (tests point it at a missing path), else `bwrap` on PATH.

@@ -10,10 +10,10 @@ use std::time::{Duration, Instant, SystemTime};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use crate::audit::{AuditLog, AuditRecord, redact_argv};
-use crate::cgroup::RunCgroups;
+use crate::cgroup::SandboxCgroups;
 use crate::env::sandbox_env;
 use crate::mounts::{Host, Layout, SANDBOX_HOME, bwrap_args, layout};
-use crate::probe::{Availability, is_executable, probe};
+use crate::probe::{Availability, bwrap_path, bwrap_version, is_executable, probe};
 use crate::settings::{SandboxMode, SandboxSettings};
 
 /// Time a program gets between SIGTERM and SIGKILL.
@@ -70,9 +70,9 @@ pub struct Sandbox {
     workspace: PathBuf,
     layout: Layout,
     env: BTreeMap<String, String>,
-    availability: Availability,
     audit: Option<AuditLog>,
     session: String,
+    cgroups: std::sync::OnceLock<SandboxCgroups>,
 }
 
 impl Sandbox {
@@ -93,12 +93,15 @@ impl Sandbox {
             _ => (layout.path.clone(), SANDBOX_HOME.to_string()),
         };
         let env = sandbox_env(|k| std::env::var(k).ok(), &path, &home_var, &settings.env, &layout.toolchain_vars);
-        let availability = match settings.mode {
-            SandboxMode::Bwrap => probe(),
-            SandboxMode::Host => Availability::Unavailable("sandbox.mode = \"host\": programs run UNSANDBOXED".into()),
-            SandboxMode::Off => Availability::Unavailable("the OS tier is off (sandbox.mode = \"off\")".into()),
-        };
-        Sandbox { settings, workspace: workspace.to_path_buf(), layout, env, availability, audit, session }
+        Sandbox {
+            settings,
+            workspace: workspace.to_path_buf(),
+            layout,
+            env,
+            audit,
+            session,
+            cgroups: std::sync::OnceLock::new(),
+        }
     }
 
     pub fn settings(&self) -> &SandboxSettings {
@@ -116,16 +119,18 @@ impl Sandbox {
             .unwrap_or(false)
     }
 
-    /// The error to show when the sandbox cannot run, with the fix.
-    fn ready(&self) -> Result<Option<&Path>, SandboxError> {
-        match (&self.settings.mode, &self.availability) {
-            (SandboxMode::Host, _) => Ok(None),
-            (SandboxMode::Bwrap, Availability::Ready { bwrap, .. }) => Ok(Some(bwrap)),
-            (SandboxMode::Bwrap, Availability::Unavailable(reason)) => Err(SandboxError::Unavailable(format!(
-                "{reason}. Fix: apt-get install bubblewrap (and allow unprivileged user namespaces), \
-                 or set sandbox.mode = \"host\" in config.toml to run programs UNSANDBOXED"
-            ))),
-            (SandboxMode::Off, _) => Err(SandboxError::Unavailable(
+    /// bubblewrap's path, `None` in host mode, or the error that says how to
+    /// fix a missing sandbox. Whether namespaces work is learnt from the
+    /// real run (bwrap reports no child when it cannot set up), so no
+    /// separate trial run is paid for on every clix start.
+    fn ready(&self) -> Result<Option<PathBuf>, SandboxError> {
+        match self.settings.mode {
+            SandboxMode::Host => Ok(None),
+            SandboxMode::Bwrap => match bwrap_path() {
+                Some(bwrap) => Ok(Some(bwrap)),
+                None => Err(unavailable("bubblewrap (bwrap) is not installed")),
+            },
+            SandboxMode::Off => Err(SandboxError::Unavailable(
                 "the OS tier is off (sandbox.mode = \"off\"); set sandbox.mode = \"bwrap\" to run programs".into(),
             )),
         }
@@ -134,15 +139,16 @@ impl Sandbox {
     /// `sandbox status`: isolation, mounts, network and limits in force.
     pub fn status(&self) -> String {
         let mut s = String::new();
-        let isolation = match (&self.settings.mode, &self.availability) {
-            (SandboxMode::Bwrap, Availability::Ready { version, .. }) => format!(
-                "bubblewrap ({version}): new user, pid, ipc, uts, net and cgroup namespaces; uid 1000; no capabilities"
-            ),
-            (SandboxMode::Bwrap, Availability::Unavailable(reason)) => format!("UNAVAILABLE: {reason}"),
-            (SandboxMode::Host, _) => {
-                "NONE: sandbox.mode = \"host\", programs run directly on the host (unsafe)".into()
-            }
-            (SandboxMode::Off, _) => "off: no OS programs run (sandbox.mode = \"off\")".into(),
+        let isolation = match self.settings.mode {
+            SandboxMode::Bwrap => match probe() {
+                Availability::Ready { bwrap } => format!(
+                    "bubblewrap ({}): new user, pid, ipc, uts, net and cgroup namespaces; uid 1000; no capabilities",
+                    bwrap_version(&bwrap)
+                ),
+                Availability::Unavailable(reason) => format!("UNAVAILABLE: {reason}"),
+            },
+            SandboxMode::Host => "NONE: sandbox.mode = \"host\", programs run directly on the host (unsafe)".into(),
+            SandboxMode::Off => "off: no OS programs run (sandbox.mode = \"off\")".into(),
         };
         s.push_str(&format!("isolation: {isolation}\n"));
         s.push_str(&format!("workspace (read-write): {}\n", self.workspace.display()));
@@ -159,9 +165,7 @@ impl Sandbox {
         }
         s.push_str(&format!("home: {SANDBOX_HOME} (empty tmpfs); /tmp: private tmpfs\n"));
         s.push_str(&format!("network: {}\n", if self.settings.network { "ON (host network shared)" } else { "off" }));
-        let probe = RunCgroups::create(self.settings.max_processes, self.settings.memory_mb << 20);
-        let (pids, memory) = (probe.pids, probe.memory);
-        drop(probe);
+        let (pids, memory) = (self.cgroups().pids, self.cgroups().memory);
         let pid_limit = if pids {
             "cgroup pids.max"
         } else if is_root() {
@@ -188,8 +192,11 @@ impl Sandbox {
 
     /// Whether the process limit is really enforced for a fork bomb (tests use this).
     pub fn process_limit_enforced(&self) -> bool {
-        let probe = RunCgroups::create(self.settings.max_processes, self.settings.memory_mb << 20);
-        probe.pids || !is_root()
+        self.cgroups().pids || !is_root()
+    }
+
+    fn cgroups(&self) -> &SandboxCgroups {
+        self.cgroups.get_or_init(|| SandboxCgroups::create(self.settings.max_processes, self.settings.memory_mb << 20))
     }
 
     /// Runs `req.argv` in the sandbox.
@@ -204,11 +211,11 @@ impl Sandbox {
                 self.workspace.display()
             )));
         }
-        let cgroups = RunCgroups::create(self.settings.max_processes, self.settings.memory_mb << 20);
+        let cgroups = self.cgroups();
         let (info_read, info_write) =
             if bwrap.is_some() { pipe().map_err(|e| spawn_error(e.to_string()))? } else { (None, None) };
 
-        let mut cmd = match bwrap {
+        let mut cmd = match &bwrap {
             Some(bwrap) => {
                 let mut c = tokio::process::Command::new(bwrap);
                 c.args(bwrap_args(&self.layout, req.cwd, self.settings.network));
@@ -233,7 +240,7 @@ impl Sandbox {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
-        let limits = ChildLimits::new(&self.settings, &cgroups, info_write.as_ref().map(AsRawFd::as_raw_fd));
+        let limits = ChildLimits::new(&self.settings, cgroups, info_write.as_ref().map(AsRawFd::as_raw_fd));
         // SAFETY: the closure only calls async-signal-safe libc functions on
         // memory prepared before the fork.
         unsafe {
@@ -249,6 +256,15 @@ impl Sandbox {
         let mut guard = KillGuard { bwrap_pid: pid, child_pid: None, armed: true };
         if let Some(read) = info_read {
             guard.child_pid = read_child_pid(read).await;
+            if guard.child_pid.is_none() {
+                // bwrap writes the child's pid once the sandbox is set up;
+                // without it, bwrap itself failed (no user namespaces, …).
+                guard.armed = false;
+                audit.done = true;
+                let out = child.wait_with_output().await.map_err(|e| spawn_error(e.to_string()))?;
+                let reason = String::from_utf8_lossy(&out.stderr).trim().to_string();
+                return Err(unavailable(&format!("bwrap cannot create the sandbox here: {reason}")));
+            }
         }
 
         let stdin_task = match (child.stdin.take(), req.stdin) {
@@ -285,7 +301,6 @@ impl Sandbox {
         }
         let stdout = drain(stdout).await;
         let stderr = drain(stderr).await;
-        drop(cgroups);
 
         let exit_code = match (timed_out, status) {
             (Some(_), _) => TIMEOUT_EXIT,
@@ -355,6 +370,13 @@ impl Drop for PendingAudit<'_> {
     }
 }
 
+fn unavailable(reason: &str) -> SandboxError {
+    SandboxError::Unavailable(format!(
+        "{reason}. Fix: apt-get install bubblewrap (and allow unprivileged user namespaces), \
+         or set sandbox.mode = \"host\" in config.toml to run programs UNSANDBOXED"
+    ))
+}
+
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
@@ -373,7 +395,7 @@ struct ChildLimits {
 }
 
 impl ChildLimits {
-    fn new(s: &SandboxSettings, cgroups: &RunCgroups, info_fd: Option<i32>) -> Self {
+    fn new(s: &SandboxSettings, cgroups: &SandboxCgroups, info_fd: Option<i32>) -> Self {
         let mut rlimits = vec![
             (libc::RLIMIT_FSIZE, s.max_file_size_mb << 20),
             (libc::RLIMIT_NOFILE, s.max_open_files),

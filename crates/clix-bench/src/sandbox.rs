@@ -1,0 +1,132 @@
+//! OS-tier benchmarks: sandbox start overhead and big-file streaming (P2).
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use clix_sandbox::{Request, Sandbox, SandboxSettings};
+
+use crate::{clix_binary, fmt, stats};
+
+/// `true` in bubblewrap vs `true` on the host, taking turns.
+pub(crate) fn start_overhead(n: usize) {
+    let ws = tempfile::tempdir().expect("temp dir");
+    let sandbox = Sandbox::new(SandboxSettings::default(), ws.path(), None, None, "bench".into());
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let argv = vec!["true".to_string()];
+    let (mut inside, mut host) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for _ in 0..n {
+        let t = Instant::now();
+        let o = runtime
+            .block_on(sandbox.run(Request {
+                argv: &argv,
+                cwd: ws.path(),
+                stdin: None,
+                timeout: Duration::from_secs(10),
+            }))
+            .expect("sandbox");
+        inside.push(t.elapsed());
+        assert_eq!(o.exit_code, 0);
+        let t = Instant::now();
+        let status = Command::new("true").status().expect("true");
+        host.push(t.elapsed());
+        assert!(status.success());
+    }
+    let (inside, host) = (stats(inside), stats(host));
+    println!("\nsandbox start overhead: `true` ({n} runs each, interleaved)\n");
+    println!("| contender | p50 | p95 |\n|---|---|---|");
+    println!("| `true` in bubblewrap (Sandbox::run) | {} | {} |", fmt(inside.p50), fmt(inside.p95));
+    println!("| `true` spawned on the host | {} | {} |", fmt(host.p50), fmt(host.p95));
+    println!("\noverhead p50: {}", fmt(inside.p50.saturating_sub(host.p50)));
+}
+
+/// P2: `grep -c ERROR` over a 120 MB log, clix vs GNU grep, wall and peak RSS.
+pub(crate) fn big_file(n: usize) {
+    let ws = tempfile::tempdir().expect("temp dir");
+    let errors = write_log(&ws.path().join("big.log"), 120 << 20);
+    let home = tempfile::tempdir().expect("home");
+    let clix = clix_binary();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let mut engine = runtime.block_on(warm_engine(ws.path(), home.path()));
+    let (mut clix_wall, mut warm_wall, mut grep_wall, mut clix_rss, mut grep_rss) = (vec![], vec![], vec![], 0, 0);
+    for _ in 0..n {
+        let t = Instant::now();
+        let raw = runtime.block_on(engine.run_raw("grep -c ERROR big.log", None));
+        warm_wall.push(t.elapsed());
+        assert_eq!(raw.stdout, format!("{errors}\n").into_bytes(), "{}", String::from_utf8_lossy(&raw.stderr));
+
+        let mut c = Command::new(&clix);
+        c.args(["run", "--raw", "grep -c ERROR big.log"]).current_dir(ws.path()).env("CLIX_HOME", home.path());
+        let (wall, rss, out) = measure(c);
+        assert_eq!(out, format!("{errors}\n"), "clix gave a wrong count");
+        clix_wall.push(wall);
+        clix_rss = clix_rss.max(rss);
+
+        let mut g = Command::new("grep");
+        g.args(["-c", "ERROR", "big.log"]).current_dir(ws.path());
+        let (wall, rss, out) = measure(g);
+        assert_eq!(out, format!("{errors}\n"));
+        grep_wall.push(wall);
+        grep_rss = grep_rss.max(rss);
+    }
+    let (c, w, g) = (stats(clix_wall), stats(warm_wall), stats(grep_wall));
+    println!("\nP2: `grep -c ERROR big.log` on a 120 MB log ({n} runs each, interleaved; {errors} matches)\n");
+    println!("| contender | wall p50 | peak RSS |\n|---|---|---|");
+    println!("| `clix run --raw` (cold process, incl. the sandbox) | {} | {} MB |", fmt(c.p50), clix_rss / 1024);
+    println!("| warm `Engine::run_raw` (agent / MCP session) | {} | - |", fmt(w.p50));
+    println!("| GNU grep | {} | {} MB |", fmt(g.p50), grep_rss / 1024);
+    println!(
+        "\nwall vs GNU grep: cold clix process {:.2}x, warm session {:.2}x",
+        c.p50.as_secs_f64() / g.p50.as_secs_f64(),
+        w.p50.as_secs_f64() / g.p50.as_secs_f64()
+    );
+}
+
+async fn warm_engine(ws: &Path, state: &Path) -> clix_engine::Engine {
+    let config = clix_engine::EngineConfig {
+        workspace: ws.to_path_buf(),
+        limits: clix_engine::ShellLimits::default(),
+        present: clix_engine::PresentOptions::default(),
+        os: Some(clix_engine::OsTier {
+            settings: SandboxSettings::default(),
+            clix_config_dir: None,
+            audit_log: Some(state.join("audit.jsonl")),
+            session_id: "bench".into(),
+        }),
+    };
+    clix_engine::Engine::new(config).await.expect("engine")
+}
+
+/// Writes a log of about `size` bytes; returns how many lines hold ERROR.
+fn write_log(path: &Path, size: usize) -> usize {
+    let mut file = std::io::BufWriter::new(std::fs::File::create(path).expect("log"));
+    let (mut written, mut errors, mut i) = (0, 0, 0usize);
+    while written < size {
+        let line = if i % 10 == 0 {
+            errors += 1;
+            format!("2024-05-01T12:00:{:02}Z ERROR request {i} failed: upstream timeout\n", i % 60)
+        } else {
+            format!("2024-05-01T12:00:{:02}Z INFO request {i} served in {}ms\n", i % 60, i % 97)
+        };
+        file.write_all(line.as_bytes()).expect("write");
+        written += line.len();
+        i += 1;
+    }
+    errors
+}
+
+/// Wall time, peak RSS in KB of the process (and what it waited for), and stdout.
+fn measure(mut cmd: Command) -> (Duration, u64, String) {
+    let t = Instant::now();
+    let child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().expect("spawn");
+    let pid = child.id() as i32;
+    let mut stdout = child.stdout.expect("stdout");
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut out).expect("read");
+    let mut status = 0;
+    // SAFETY: rusage is plain data; wait4 reaps our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    (t.elapsed(), usage.ru_maxrss as u64, out)
+}
