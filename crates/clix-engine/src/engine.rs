@@ -2,15 +2,19 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use clix_present::{Capture, CommandOutput, Origin, PresentOptions, SpillSink, present};
 use clix_sandbox::{AuditLog, Sandbox, SandboxSettings};
 use clix_shell::{
-    CommandRegistry, CommandResolver, CommandSpec, RawResult, Session, SessionConfig, SessionError, ShellLimits,
+    CancelHandle, CommandRegistry, CommandResolver, CommandSpec, RawResult, Session, SessionConfig, SessionError,
+    ShellLimits,
 };
 
 use crate::catalog::{Catalog, SharedCatalog};
-use crate::commands::{Cat, Deadline, Help, OsResolver, SandboxCommand, UnknownCommands, Write, run_program};
+use crate::commands::{
+    Cat, Deadline, Help, OsResolver, SandboxCommand, See, SeenImage, SeenImages, UnknownCommands, Write, run_program,
+};
 use crate::spill::SpillDir;
 
 /// Everything an [`Engine`] needs to start.
@@ -40,6 +44,8 @@ pub struct OsTier {
 pub struct RunOutput {
     /// Exactly what the model reads, footer included.
     pub text: String,
+    /// Images `see` accepted during the line, for the model's next turn.
+    pub images: Vec<SeenImage>,
     pub raw: RawResult,
     pub truncated: bool,
     pub spill_path: Option<String>,
@@ -53,6 +59,7 @@ pub struct Engine {
     spill: SpillDir,
     sandbox: Option<Arc<Sandbox>>,
     deadline: Deadline,
+    seen: SeenImages,
 }
 
 impl Engine {
@@ -62,6 +69,8 @@ impl Engine {
         registry.register(Arc::new(Help::new(Arc::clone(&shared))));
         registry.register(Arc::new(Write::new()));
         registry.register(Arc::new(Cat::new()));
+        let seen = SeenImages::default();
+        registry.register(Arc::new(See::new(Arc::clone(&seen))));
         let unknown = UnknownCommands { catalog: Arc::clone(&shared) };
         let timeout = config.limits.timeout();
         // The sandbox needs the workspace's real path; a bad path is reported by Session::new.
@@ -92,7 +101,7 @@ impl Engine {
         // Set exactly once, here, before any command can read it.
         let _ = shared.set(catalog.clone());
         let spill = SpillDir::new(session.workspace());
-        Ok(Engine { session, catalog, present: config.present, spill, sandbox, deadline })
+        Ok(Engine { session, catalog, present: config.present, spill, sandbox, deadline, seen })
     }
 
     pub fn catalog(&self) -> &Catalog {
@@ -103,21 +112,28 @@ impl Engine {
         &self.session
     }
 
+    /// Cancels the line this engine is running, from another task (MCP
+    /// `notifications/cancelled`, Ctrl-C). Sandboxed programs are killed.
+    pub fn cancel_handle(&self) -> CancelHandle {
+        self.session.cancel_handle()
+    }
+
     /// Layer 1 only: the lossless result, for `--raw` and differential tests.
     pub async fn run_raw(&mut self, line: &str, stdin: Option<&[u8]>) -> RawResult {
-        self.execute(line, stdin).await.0
+        self.execute(line, stdin, None).await.0
     }
 
     /// Layer 1: in-process, or whole in the sandbox's GNU bash when the line
     /// streams a file too big for the in-process engine (see [`big_file_line`]).
-    async fn execute(&mut self, line: &str, stdin: Option<&[u8]>) -> (RawResult, Capture) {
-        self.deadline.start(self.session.limits().timeout());
+    async fn execute(&mut self, line: &str, stdin: Option<&[u8]>, limit: Option<Duration>) -> (RawResult, Capture) {
+        let configured = self.session.limits().timeout();
+        let limit = limit.map_or(configured, |l| l.min(configured));
+        self.deadline.start(limit);
         if let Some(sandbox) = &self.sandbox
             && let Some(argv) = big_file_line(&self.session, sandbox, line)
         {
             let cwd = self.session.cwd();
             let started = std::time::Instant::now();
-            let limit = self.session.limits().timeout();
             let result = run_program(sandbox, &argv, &cwd, stdin, &self.deadline, limit).await;
             let raw = RawResult {
                 stdout: result.stdout.into_bytes(),
@@ -129,7 +145,7 @@ impl Engine {
             };
             return (raw, Capture::Complete);
         }
-        let raw = self.session.exec(line, stdin).await;
+        let raw = self.session.exec_within(line, stdin, Some(limit)).await;
         let capture = if raw.capped {
             Capture::Capped { limit: self.session.limits().max_output_bytes as u64, dropped: None }
         } else {
@@ -140,7 +156,12 @@ impl Engine {
 
     /// Layer 1, then Layer 2 on the final result.
     pub async fn run(&mut self, line: &str, stdin: Option<&[u8]>) -> RunOutput {
-        let (raw, capture) = self.execute(line, stdin).await;
+        self.run_within(line, stdin, None).await
+    }
+
+    /// [`run`](Self::run) with a time limit for this call, capped by the configured one.
+    pub async fn run_within(&mut self, line: &str, stdin: Option<&[u8]>, limit: Option<Duration>) -> RunOutput {
+        let (raw, capture) = self.execute(line, stdin, limit).await;
         let output = CommandOutput {
             stdout: &raw.stdout,
             stderr: &raw.stderr,
@@ -153,7 +174,8 @@ impl Engine {
         let mut spill = SessionSpill { dir: &mut self.spill, session };
         let shown = present(&output, || origin(session, line), &self.present, &mut spill);
         let truncated = shown.truncated || raw.capped;
-        RunOutput { text: shown.text, raw, truncated, spill_path: shown.spill_path }
+        let images = std::mem::take(&mut *self.seen.lock().unwrap_or_else(|p| p.into_inner()));
+        RunOutput { text: shown.text, images, raw, truncated, spill_path: shown.spill_path }
     }
 }
 

@@ -16,10 +16,11 @@ mod spill;
 mod tooldef;
 
 pub use catalog::Catalog;
+pub use commands::{MAX_IMAGE_SIDE, SeenImage};
 pub use engine::{Engine, EngineConfig, OsTier, RunOutput};
 pub use spill::SpillDir;
 pub use tooldef::{ToolFormat, description as tool_description, tool_definition};
 
 pub use clix_present::PresentOptions;
 pub use clix_sandbox::{SandboxMode, SandboxSettings};
-pub use clix_shell::{RawResult, SessionError, ShellLimits};
+pub use clix_shell::{CancelHandle, RawResult, SessionError, ShellLimits};

@@ -2,6 +2,7 @@
 //! functions) lives across calls, jailed to one workspace folder.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -60,6 +61,7 @@ pub struct Session {
     bash: Bash,
     workspace: PathBuf,
     limits: ShellLimits,
+    cancel: CancelHandle,
 }
 
 impl Session {
@@ -84,7 +86,7 @@ impl Session {
             .map_err(|e| SessionError::Workspace { path: workspace.clone(), reason: e.to_string() })?;
         bash.mount(&workspace, Arc::new(PosixFs::new(real)))
             .map_err(|e| SessionError::Workspace { path: workspace.clone(), reason: e.to_string() })?;
-        Ok(Session { bash, workspace, limits: config.limits })
+        Ok(Session { bash, workspace, limits: config.limits, cancel: CancelHandle::default() })
     }
 
     /// The canonical workspace path (host path and path inside the shell).
@@ -112,13 +114,25 @@ impl Session {
         self.bash.analyze(line).ok()
     }
 
-    /// A flag that cancels the running line at its next command boundary.
-    pub fn cancellation_token(&self) -> Arc<std::sync::atomic::AtomicBool> {
-        self.bash.cancellation_token()
+    /// A handle that cancels the running line from another task; the line
+    /// ends at once with exit code 130 and "clix: cancelled". A cancel
+    /// while nothing runs does nothing.
+    pub fn cancel_handle(&self) -> CancelHandle {
+        self.cancel.clone()
     }
 
     /// Runs one command line. `stdin` feeds the line's standard input.
     pub async fn exec(&mut self, line: &str, stdin: Option<&[u8]>) -> RawResult {
+        self.exec_within(line, stdin, None).await
+    }
+
+    /// Like [`exec`](Self::exec), with a time limit shorter than the
+    /// configured one for this call only (longer requests are capped by it).
+    pub async fn exec_within(&mut self, line: &str, stdin: Option<&[u8]>, limit: Option<Duration>) -> RawResult {
+        self.exec_once(line, stdin, limit.filter(|l| *l < self.limits.timeout())).await
+    }
+
+    async fn exec_once(&mut self, line: &str, stdin: Option<&[u8]>, short: Option<Duration>) -> RawResult {
         let started = Instant::now();
         // Output streamed so far: kept so a line stopped by a limit still
         // shows what it printed before.
@@ -133,7 +147,21 @@ impl Session {
         if let Some(bytes) = stdin {
             options = options.stdin(StreamData::from(bytes));
         }
-        let outcome = self.bash.exec_with_options(line, options).await;
+        // Registered before the line starts, so a cancel during it is never missed.
+        let cancelled = self.cancel.notify.notified();
+        tokio::pin!(cancelled);
+        cancelled.as_mut().enable();
+        self.cancel.running.store(true, Ordering::SeqCst);
+        // Stopping early drops the line's future; bashkit closes what the
+        // request held, and sandboxed programs are killed by their guards.
+        let outcome = tokio::select! {
+            outcome = self.bash.exec_with_options(line, options) => outcome,
+            () = &mut cancelled => Err(Error::Cancelled),
+            () = sleep_or_never(short) => {
+                Err(Error::ResourceLimit(LimitExceeded::Timeout(short.unwrap_or_default())))
+            }
+        };
+        self.cancel.running.store(false, Ordering::SeqCst);
         let duration = started.elapsed();
         match outcome {
             Ok(r) => RawResult {
@@ -153,6 +181,28 @@ impl Session {
                 RawResult { stdout, stderr, exit_code, duration, timed_out, capped: false }
             }
         }
+    }
+}
+
+/// Cancels the line a [`Session`] is running.
+#[derive(Clone, Default)]
+pub struct CancelHandle {
+    notify: Arc<tokio::sync::Notify>,
+    running: Arc<AtomicBool>,
+}
+
+impl CancelHandle {
+    pub fn cancel(&self) {
+        if self.running.load(Ordering::SeqCst) {
+            self.notify.notify_waiters();
+        }
+    }
+}
+
+async fn sleep_or_never(limit: Option<Duration>) {
+    match limit {
+        Some(limit) => tokio::time::sleep(limit).await,
+        None => std::future::pending().await,
     }
 }
 

@@ -158,3 +158,27 @@ async fn a_long_session_outlives_bashkits_default_call_limit() {
         assert_eq!(r.exit_code, 0, "call {i}: {}", text(&r.stderr));
     }
 }
+
+#[tokio::test]
+async fn a_shorter_limit_for_one_call_and_cancellation_from_outside() {
+    let mut f = fixture().await;
+    let started = std::time::Instant::now();
+    let r = f.session.exec_within("echo a; sleep 10; echo b", None, Some(std::time::Duration::from_millis(300))).await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(3));
+    assert_eq!((text(&r.stdout).as_str(), r.exit_code), ("a\n", 124));
+    assert_eq!(r.timed_out, Some(std::time::Duration::from_millis(300)));
+    // The next call is not affected by the earlier cancellation.
+    let r = f.session.exec("echo next", None).await;
+    assert_eq!((text(&r.stdout).as_str(), r.exit_code), ("next\n", 0));
+
+    let handle = f.session.cancel_handle();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        handle.cancel();
+    });
+    let started = std::time::Instant::now();
+    let r = f.session.exec("sleep 10", None).await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(3));
+    assert_eq!(r.exit_code, 130);
+    assert!(text(&r.stderr).contains("clix: cancelled"));
+}

@@ -4,6 +4,7 @@ mod cat;
 mod help;
 mod os;
 mod sandbox;
+mod see;
 mod unknown;
 mod write;
 
@@ -11,6 +12,8 @@ pub(crate) use cat::Cat;
 pub(crate) use help::Help;
 pub(crate) use os::{Deadline, OsResolver, run_program};
 pub(crate) use sandbox::SandboxCommand;
+pub use see::{MAX_IMAGE_SIDE, SeenImage};
+pub(crate) use see::{See, SeenImages};
 pub(crate) use unknown::UnknownCommands;
 pub(crate) use write::Write;
 
