@@ -1,0 +1,70 @@
+//! What a run reports as it goes: rendered by the CLI, written to the
+//! trajectory, and printed as JSON lines with `--jsonl`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::message::{Image, ToolCall};
+use crate::provider::Usage;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    Start {
+        run_id: String,
+        task: String,
+        provider: String,
+        model: String,
+        workspace: String,
+    },
+    /// A piece of the model's text as it streams (not kept in trajectories).
+    Text {
+        text: String,
+    },
+    /// The model's whole reply of one step.
+    Response {
+        step: u32,
+        text: String,
+        tool_calls: Vec<ToolCall>,
+        usage: Usage,
+    },
+    ToolCall {
+        step: u32,
+        id: String,
+        command: String,
+        stdin: Option<String>,
+    },
+    ToolResult {
+        step: u32,
+        id: String,
+        text: String,
+        exit_code: i32,
+        duration_ms: u64,
+        images: Vec<Image>,
+    },
+    Usage {
+        step: u32,
+        input_tokens: u64,
+        output_tokens: u64,
+        total_tokens: u64,
+    },
+    /// The oldest turns were summarized to stay inside the context window.
+    Compacted {
+        messages_removed: usize,
+        summary: String,
+    },
+    Retry {
+        attempt: u32,
+        wait_ms: u64,
+        error: String,
+    },
+    Error {
+        message: String,
+    },
+    Done {
+        stop_reason: String,
+        answer: String,
+        steps: u32,
+        input_tokens: u64,
+        output_tokens: u64,
+    },
+}

@@ -1,0 +1,25 @@
+//! The agent loop: a model, one `run` tool, and budgets that always end it.
+//!
+//! This crate owns the LLM providers (OpenAI-compatible Chat Completions and
+//! the Anthropic Messages API, both streaming, with retries), the loop that
+//! feeds tool calls to a `clix_engine::Engine` and results back to the
+//! model, the budgets (steps, tokens, wall time, per model call), context
+//! compaction, images from `see`, and the trajectory of every run.
+//!
+//! It must not execute commands itself (the engine does) nor print to a
+//! terminal (callers render the [`Event`]s it emits).
+
+mod context;
+mod events;
+mod looping;
+mod message;
+mod provider;
+mod settings;
+mod trajectory;
+
+pub use events::Event;
+pub use looping::{Agent, RunSummary, StopReason};
+pub use message::{Image, Message, Role, ToolCall};
+pub use provider::{ChatRequest, ChatResponse, Provider, ProviderError, ToolChoice, Usage};
+pub use settings::{AgentSettings, Budgets, ProviderKind, ResolvedProvider, resolve_provider};
+pub use trajectory::{Trajectory, list_runs, read_run};

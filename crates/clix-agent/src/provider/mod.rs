@@ -1,0 +1,146 @@
+//! Model providers behind one call: send the conversation, stream the reply.
+
+mod anthropic;
+mod openai;
+mod retry;
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::message::{Message, ToolCall};
+use crate::settings::{ProviderKind, ResolvedProvider};
+
+pub(crate) use retry::RetryPolicy;
+
+/// Whether the model may call the tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolChoice {
+    Auto,
+    /// A last call after a budget ran out: the model must answer in text.
+    None,
+}
+
+/// One model call.
+#[derive(Debug, Clone)]
+pub struct ChatRequest<'a> {
+    pub messages: &'a [Message],
+    /// The `run` tool as (name, description, JSON schema).
+    pub tool: (&'a str, &'a str, &'a Value),
+    pub tool_choice: ToolChoice,
+    pub max_output_tokens: u32,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl Usage {
+    pub fn total(&self) -> u64 {
+        self.input_tokens + self.output_tokens
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChatResponse {
+    pub text: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub usage: Usage,
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ProviderError {
+    #[error("HTTP {status} from the model provider: {message}")]
+    Http { status: u16, message: String, retry_after: Option<Duration> },
+    #[error("cannot reach the model provider at {url}: {message}")]
+    Connect { url: String, message: String },
+    #[error("the model call took longer than {0:?}")]
+    Timeout(Duration),
+    #[error("unexpected reply from the model provider: {0}")]
+    Protocol(String),
+}
+
+impl ProviderError {
+    /// 429, 5xx, connection errors, time-outs and garbled streams are worth
+    /// another try; any other 4xx is a mistake that repeating will not fix.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            ProviderError::Http { status, .. } => *status == 429 || *status >= 500,
+            _ => true,
+        }
+    }
+}
+
+/// A configured model endpoint.
+#[derive(Debug, Clone)]
+pub struct Provider {
+    kind: ProviderKind,
+    base_url: String,
+    api_key: Option<String>,
+    pub model: String,
+    stream: bool,
+    client: reqwest::Client,
+}
+
+impl Provider {
+    pub fn new(resolved: &ResolvedProvider) -> Self {
+        // reqwest is built without a default crypto provider; ring is lighter to build.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder().connect_timeout(Duration::from_secs(10)).build().unwrap_or_default();
+        Provider {
+            kind: resolved.kind,
+            base_url: resolved.base_url.trim_end_matches('/').to_string(),
+            api_key: resolved.api_key.clone(),
+            model: resolved.model.clone(),
+            stream: resolved.stream,
+            client,
+        }
+    }
+
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    pub fn kind(&self) -> ProviderKind {
+        self.kind
+    }
+
+    /// One call, with text deltas passed to `on_text` as they stream in.
+    pub async fn complete(
+        &self,
+        req: &ChatRequest<'_>,
+        on_text: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<ChatResponse, ProviderError> {
+        match self.kind {
+            ProviderKind::OpenAi => openai::complete(self, req, on_text).await,
+            ProviderKind::Anthropic => anthropic::complete(self, req, on_text).await,
+        }
+    }
+
+    fn connect_error(&self, e: reqwest::Error) -> ProviderError {
+        ProviderError::Connect { url: self.base_url.clone(), message: e.to_string() }
+    }
+}
+
+/// Turns a non-success HTTP response into an error, keeping the provider's
+/// message and any `Retry-After`.
+async fn http_error(resp: reqwest::Response) -> ProviderError {
+    let status = resp.status().as_u16();
+    let retry_after = resp
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .map(Duration::from_secs_f64);
+    let body = resp.text().await.unwrap_or_default();
+    let message = serde_json::from_str::<Value>(&body)
+        .ok()
+        .and_then(|v| {
+            v.pointer("/error/message").or_else(|| v.get("message")).and_then(Value::as_str).map(str::to_string)
+        })
+        .unwrap_or_else(|| body.chars().take(500).collect());
+    ProviderError::Http { status, message, retry_after }
+}

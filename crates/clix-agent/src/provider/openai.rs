@@ -1,0 +1,181 @@
+//! OpenAI-compatible Chat Completions (OpenAI, Ollama, vLLM, llama.cpp, …).
+
+use std::collections::BTreeMap;
+
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+
+use super::{ChatRequest, ChatResponse, Provider, ProviderError, ToolChoice, Usage, http_error};
+use crate::message::{Message, Role, ToolCall};
+
+pub(super) async fn complete(
+    p: &Provider,
+    req: &ChatRequest<'_>,
+    on_text: &mut (dyn FnMut(&str) + Send),
+) -> Result<ChatResponse, ProviderError> {
+    if p.stream {
+        let reply = streamed(p, req, on_text).await?;
+        // llama.cpp's server answers a streamed request with `auto` tool
+        // choice with an empty body; the same request unstreamed works.
+        if !(reply.text.is_empty() && reply.tool_calls.is_empty()) {
+            return Ok(reply);
+        }
+    }
+    let reply = unstreamed(p, req).await?;
+    if !reply.text.is_empty() {
+        on_text(&reply.text);
+    }
+    Ok(reply)
+}
+
+fn body(p: &Provider, req: &ChatRequest<'_>, stream: bool) -> Value {
+    let (name, description, schema) = req.tool;
+    let mut body = json!({
+        "model": p.model,
+        "messages": messages(req.messages),
+        "tools": [{"type": "function", "function": {"name": name, "description": description, "parameters": schema}}],
+        "tool_choice": match req.tool_choice { ToolChoice::Auto => "auto", ToolChoice::None => "none" },
+        "max_tokens": req.max_output_tokens,
+        "stream": stream,
+    });
+    if stream {
+        body["stream_options"] = json!({"include_usage": true});
+    }
+    body
+}
+
+/// The wire form of the conversation. Tool messages cannot carry images in
+/// this API, so images ride in a user message (the loop puts them there).
+fn messages(messages: &[Message]) -> Vec<Value> {
+    messages
+        .iter()
+        .map(|m| match m.role {
+            Role::System => json!({"role": "system", "content": m.text}),
+            Role::User if m.images.is_empty() => json!({"role": "user", "content": m.text}),
+            Role::User => {
+                let mut parts = vec![json!({"type": "text", "text": m.text})];
+                parts.extend(m.images.iter().map(|i| {
+                    json!({"type": "image_url", "image_url": {"url": format!("data:{};base64,{}", i.mime, i.data)}})
+                }));
+                json!({"role": "user", "content": parts})
+            }
+            Role::Assistant => {
+                // `content` must be a string, even empty: some servers reject null.
+                let mut msg = json!({"role": "assistant", "content": m.text});
+                if !m.tool_calls.is_empty() {
+                    msg["tool_calls"] = m
+                        .tool_calls
+                        .iter()
+                        .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+                        .collect();
+                }
+                msg
+            }
+            Role::Tool => json!({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.text}),
+        })
+        .collect()
+}
+
+async fn send(p: &Provider, body: &Value) -> Result<reqwest::Response, ProviderError> {
+    let mut request = p.client.post(format!("{}/chat/completions", p.base_url)).json(body);
+    if let Some(key) = &p.api_key {
+        request = request.bearer_auth(key);
+    }
+    let resp = request.send().await.map_err(|e| p.connect_error(e))?;
+    if resp.status().is_success() { Ok(resp) } else { Err(http_error(resp).await) }
+}
+
+async fn streamed(
+    p: &Provider,
+    req: &ChatRequest<'_>,
+    on_text: &mut (dyn FnMut(&str) + Send),
+) -> Result<ChatResponse, ProviderError> {
+    let resp = send(p, &body(p, req, true)).await?;
+    let mut events = resp.bytes_stream().eventsource();
+    let mut reply = ChatResponse::default();
+    // Tool calls arrive in pieces keyed by their index.
+    let mut calls: BTreeMap<u64, ToolCall> = BTreeMap::new();
+    while let Some(event) = events.next().await {
+        let event = event.map_err(|e| ProviderError::Protocol(format!("broken event stream: {e}")))?;
+        if event.data.trim() == "[DONE]" {
+            break;
+        }
+        let chunk: Value = serde_json::from_str(&event.data)
+            .map_err(|e| ProviderError::Protocol(format!("malformed stream chunk ({e}): {}", clip(&event.data))))?;
+        if let Some(error) = chunk.get("error") {
+            return Err(ProviderError::Protocol(format!("error in stream: {error}")));
+        }
+        if let Some(usage) = chunk.get("usage").filter(|u| !u.is_null()) {
+            reply.usage = usage_of(usage);
+        }
+        let Some(delta) = chunk.pointer("/choices/0/delta") else { continue };
+        if let Some(text) = delta.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+            on_text(text);
+            reply.text.push_str(text);
+        }
+        for piece in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+            let index = piece.get("index").and_then(Value::as_u64).unwrap_or(0);
+            let call = calls.entry(index).or_insert_with(|| ToolCall {
+                id: String::new(),
+                name: String::new(),
+                arguments: String::new(),
+            });
+            if let Some(id) = piece.get("id").and_then(Value::as_str) {
+                call.id.push_str(id);
+            }
+            if let Some(name) = piece.pointer("/function/name").and_then(Value::as_str) {
+                call.name.push_str(name);
+            }
+            if let Some(args) = piece.pointer("/function/arguments").and_then(Value::as_str) {
+                call.arguments.push_str(args);
+            }
+        }
+    }
+    reply.tool_calls = calls.into_values().enumerate().map(|(i, c)| with_id(c, i)).collect();
+    Ok(reply)
+}
+
+async fn unstreamed(p: &Provider, req: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError> {
+    let resp = send(p, &body(p, req, false)).await?;
+    let value: Value = resp.json().await.map_err(|e| ProviderError::Protocol(format!("reply is not JSON: {e}")))?;
+    let message = value
+        .pointer("/choices/0/message")
+        .ok_or_else(|| ProviderError::Protocol(format!("no choices[0].message in {}", clip(&value.to_string()))))?;
+    let tool_calls = message
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, c)| {
+            let field = |path: &str| c.pointer(path).and_then(Value::as_str).unwrap_or_default().to_string();
+            with_id(
+                ToolCall { id: field("/id"), name: field("/function/name"), arguments: field("/function/arguments") },
+                i,
+            )
+        })
+        .collect();
+    Ok(ChatResponse {
+        text: message.get("content").and_then(Value::as_str).unwrap_or_default().to_string(),
+        tool_calls,
+        usage: value.get("usage").map(usage_of).unwrap_or_default(),
+    })
+}
+
+/// Some servers omit tool-call ids; every call needs one to be answered.
+fn with_id(mut call: ToolCall, index: usize) -> ToolCall {
+    if call.id.is_empty() {
+        call.id = format!("call_{index}");
+    }
+    call
+}
+
+fn usage_of(u: &Value) -> Usage {
+    let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+    Usage { input_tokens: n("prompt_tokens"), output_tokens: n("completion_tokens") }
+}
+
+fn clip(s: &str) -> String {
+    s.chars().take(200).collect()
+}

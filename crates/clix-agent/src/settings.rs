@@ -1,0 +1,219 @@
+//! The `[agent]` section, and which provider the environment points at.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// Default when nothing is configured: a local Ollama.
+pub const OLLAMA_URL: &str = "http://127.0.0.1:11434/v1";
+const OPENAI_URL: &str = "https://api.openai.com/v1";
+const ANTHROPIC_URL: &str = "https://api.anthropic.com";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// Any OpenAI-compatible Chat Completions endpoint.
+    #[serde(rename = "openai")]
+    OpenAi,
+    Anthropic,
+}
+
+/// Settings of the agent loop. Every budget is bounded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AgentSettings {
+    /// "auto" (from the environment), "openai" or "anthropic".
+    pub provider: String,
+    /// Empty: from the environment, else the provider's default.
+    pub base_url: String,
+    pub model: String,
+    /// Prefer the environment (AGENT_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY).
+    pub api_key: String,
+    /// Stream replies (OpenAI-compatible); an empty streamed reply is retried unstreamed.
+    pub stream: bool,
+    pub max_steps: u32,
+    /// Input plus output tokens over the whole run.
+    pub max_total_tokens: u64,
+    /// Wall time of one task, in seconds.
+    pub max_wall_secs: u64,
+    /// Time of one model call, in seconds.
+    pub model_call_secs: u64,
+    /// Tries of one model call, the first included.
+    pub model_call_tries: u32,
+    pub max_output_tokens: u32,
+    /// The model's context window, in tokens.
+    pub context_window: u64,
+    /// Share of the window at which the oldest turns are summarized.
+    pub compact_at: f64,
+    /// Messages always kept verbatim at the end of the conversation.
+    pub keep_last_messages: usize,
+}
+
+impl Default for AgentSettings {
+    fn default() -> Self {
+        AgentSettings {
+            provider: "auto".into(),
+            base_url: String::new(),
+            model: String::new(),
+            api_key: String::new(),
+            stream: true,
+            max_steps: 50,
+            max_total_tokens: 2_000_000,
+            max_wall_secs: 600,
+            model_call_secs: 60,
+            model_call_tries: 5,
+            max_output_tokens: 4096,
+            context_window: 128_000,
+            compact_at: 0.8,
+            keep_last_messages: 8,
+        }
+    }
+}
+
+/// The limits of one run, taken from the settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Budgets {
+    pub max_steps: u32,
+    pub max_total_tokens: u64,
+    pub wall: Duration,
+    pub model_call: Duration,
+}
+
+impl AgentSettings {
+    pub fn budgets(&self) -> Budgets {
+        Budgets {
+            max_steps: self.max_steps,
+            max_total_tokens: self.max_total_tokens,
+            wall: Duration::from_secs(self.max_wall_secs),
+            model_call: Duration::from_secs(self.model_call_secs),
+        }
+    }
+}
+
+/// Where the model calls go.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ResolvedProvider {
+    pub kind: ProviderKind,
+    pub base_url: String,
+    pub api_key: Option<String>,
+    pub model: String,
+    pub stream: bool,
+}
+
+impl std::fmt::Debug for ResolvedProvider {
+    // Never print the key.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResolvedProvider")
+            .field("kind", &self.kind)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "***"))
+            .field("model", &self.model)
+            .finish()
+    }
+}
+
+/// Flags beat the environment, which beats the file: `AGENT_*` (seed 003),
+/// then `OPENAI_*` / `ANTHROPIC_API_KEY`, then `[agent]`. With nothing set,
+/// a local Ollama at `http://127.0.0.1:11434/v1`.
+pub fn resolve_provider(
+    s: &AgentSettings,
+    env: impl Fn(&str) -> Option<String>,
+    flag_model: Option<&str>,
+    flag_provider: Option<&str>,
+) -> Result<ResolvedProvider, String> {
+    let env = |k: &str| env(k).filter(|v| !v.trim().is_empty());
+    let file = |v: &str| (!v.is_empty()).then(|| v.to_string());
+    let kind = match flag_provider.unwrap_or(&s.provider) {
+        "openai" => ProviderKind::OpenAi,
+        "anthropic" => ProviderKind::Anthropic,
+        "auto" | "" => {
+            let generic =
+                env("AGENT_API_KEY").is_some() || env("AGENT_BASE_URL").is_some() || env("OPENAI_API_KEY").is_some();
+            if !generic && env("ANTHROPIC_API_KEY").is_some() { ProviderKind::Anthropic } else { ProviderKind::OpenAi }
+        }
+        other => {
+            return Err(format!(
+                "unknown provider {other:?}; use \"openai\" (any OpenAI-compatible API) or \"anthropic\""
+            ));
+        }
+    };
+    let (key_var, url_var) = match kind {
+        ProviderKind::OpenAi => ("OPENAI_API_KEY", Some("OPENAI_BASE_URL")),
+        ProviderKind::Anthropic => ("ANTHROPIC_API_KEY", None),
+    };
+    let api_key = env("AGENT_API_KEY").or_else(|| env(key_var)).or_else(|| file(&s.api_key));
+    let base_url = env("AGENT_BASE_URL")
+        .or_else(|| url_var.and_then(&env))
+        .or_else(|| file(&s.base_url))
+        .unwrap_or_else(|| match (kind, &api_key) {
+            (ProviderKind::Anthropic, _) => ANTHROPIC_URL.into(),
+            (ProviderKind::OpenAi, Some(_)) => OPENAI_URL.into(),
+            (ProviderKind::OpenAi, None) => OLLAMA_URL.into(),
+        });
+    let model =
+        flag_model.map(str::to_string).or_else(|| env("AGENT_MODEL")).or_else(|| file(&s.model)).unwrap_or_else(|| {
+            match (kind, base_url.as_str()) {
+                (ProviderKind::Anthropic, _) => "claude-sonnet-4-5".into(),
+                (ProviderKind::OpenAi, OPENAI_URL) => "gpt-4o-mini".into(),
+                (ProviderKind::OpenAi, _) => "qwen2.5-coder:7b".into(),
+            }
+        });
+    Ok(ResolvedProvider { kind, base_url, api_key, model, stream: s.stream })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn resolve(env: &[(&str, &str)], s: &AgentSettings, model: Option<&str>) -> ResolvedProvider {
+        let env: HashMap<String, String> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        resolve_provider(s, |k| env.get(k).cloned(), model, None).unwrap()
+    }
+
+    #[test]
+    fn precedence_table() {
+        let d = AgentSettings::default();
+        let r = resolve(&[], &d, None);
+        assert_eq!((r.kind, r.base_url.as_str(), r.api_key.as_deref()), (ProviderKind::OpenAi, OLLAMA_URL, None));
+
+        let r = resolve(&[("OPENAI_API_KEY", "k1")], &d, None);
+        assert_eq!((r.base_url.as_str(), r.model.as_str()), (OPENAI_URL, "gpt-4o-mini"));
+
+        let r = resolve(&[("ANTHROPIC_API_KEY", "k2")], &d, None);
+        assert_eq!(
+            (r.kind, r.base_url.as_str(), r.api_key.as_deref()),
+            (ProviderKind::Anthropic, ANTHROPIC_URL, Some("k2"))
+        );
+
+        let file = AgentSettings { base_url: "http://file/v1".into(), model: "file-model".into(), ..d.clone() };
+        let env = [
+            ("AGENT_BASE_URL", "http://env/v1"),
+            ("AGENT_MODEL", "env-model"),
+            ("AGENT_API_KEY", "k3"),
+            ("OPENAI_API_KEY", "k4"),
+        ];
+        let r = resolve(&env, &file, None);
+        assert_eq!(
+            (r.base_url.as_str(), r.model.as_str(), r.api_key.as_deref()),
+            ("http://env/v1", "env-model", Some("k3"))
+        );
+        let r = resolve(&env, &file, Some("flag-model"));
+        assert_eq!(r.model, "flag-model");
+        let r = resolve(&[], &file, None);
+        assert_eq!((r.base_url.as_str(), r.model.as_str()), ("http://file/v1", "file-model"));
+    }
+
+    #[test]
+    fn debug_never_shows_the_key() {
+        let r = resolve(&[("OPENAI_API_KEY", "sk-very-secret")], &AgentSettings::default(), None);
+        assert!(!format!("{r:?}").contains("sk-very-secret"));
+    }
+
+    #[test]
+    fn unknown_provider_says_what_works() {
+        let s = AgentSettings { provider: "gemini".into(), ..AgentSettings::default() };
+        let err = resolve_provider(&s, |_| None, None, None).unwrap_err();
+        assert!(err.contains("use \"openai\""), "{err}");
+    }
+}
