@@ -1,0 +1,101 @@
+//! The loop against a scripted Anthropic Messages server over real HTTP.
+
+mod support;
+
+use clix_agent::{Agent, AgentSettings, Event, Provider, ProviderKind, ResolvedProvider, StopReason};
+use clix_engine::{Engine, EngineConfig, PresentOptions, ShellLimits};
+use serde_json::{Value, json};
+use support::{Recorded, Reply, anthropic_reply, run_call, start};
+
+const RED_PNG: &[u8] = b"\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x02\x00\x00\x00\x01\x08\x02\x00\x00\x00\x7b\x40\xe8\xdd\x00\x00\x00\x0d\x49\x44\x41\x54\x78\x9c\x63\xf8\xcf\xc0\x00\x44\x00\x08\xfe\x01\xff\xc6\x9e\x79\xf7\x00\x00\x00\x00\x49\x45\x4e\x44\xae\x42\x60\x82";
+
+async fn run(script: Vec<Reply>, settings: AgentSettings) -> (clix_agent::RunSummary, Vec<Recorded>, Vec<Event>) {
+    let server = start(script).await;
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("red.png"), RED_PNG).unwrap();
+    let mut engine = Engine::new(EngineConfig {
+        workspace: ws.path().to_path_buf(),
+        limits: ShellLimits::default(),
+        present: PresentOptions::default(),
+        os: None,
+    })
+    .await
+    .unwrap();
+    let provider = Provider::new(&ResolvedProvider {
+        kind: ProviderKind::Anthropic,
+        base_url: server.url.clone(),
+        api_key: Some("ant-key".into()),
+        model: "claude-scripted".into(),
+        stream: true,
+    });
+    let mut agent = Agent::new(&mut engine, provider, settings, None);
+    let mut events = Vec::new();
+    let summary = agent.run("look at red.png and count", &mut |e| events.push(e.clone())).await;
+    (summary, server.requests(), events)
+}
+
+fn settings() -> AgentSettings {
+    AgentSettings { model_call_tries: 3, ..AgentSettings::default() }
+}
+
+#[tokio::test]
+async fn tool_use_round_trip_with_an_image() {
+    let script = vec![
+        anthropic_reply(
+            "Let me look.",
+            &[("toolu_1", &run_call("see red.png")), ("toolu_2", &run_call("echo 3"))],
+            120,
+            30,
+        ),
+        anthropic_reply("It is red; the count is 3.", &[], 200, 12),
+    ];
+    let (summary, requests, _) = run(script, settings()).await;
+    assert_eq!(summary.stop_reason, StopReason::Answered);
+    assert_eq!(summary.answer, "It is red; the count is 3.");
+    assert_eq!((summary.usage.input_tokens, summary.usage.output_tokens), (320, 42));
+
+    let first = &requests[0];
+    assert_eq!(first.path, "/v1/messages");
+    assert!(first.headers.iter().any(|(k, v)| k == "x-api-key" && v == "ant-key"));
+    assert!(first.headers.iter().any(|(k, v)| k == "anthropic-version" && v == "2023-06-01"));
+    assert!(first.body["system"].as_str().unwrap().contains("one tool"));
+    assert_eq!(first.body["tools"][0]["name"], "run");
+    assert_eq!(first.body["tools"][0]["input_schema"]["required"], json!(["command"]));
+    assert_eq!(first.body["tool_choice"], json!({"type": "auto"}));
+    assert_eq!(first.body["stream"], true);
+
+    let messages = requests[1].body["messages"].as_array().unwrap().clone();
+    let roles: Vec<&str> = messages.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "assistant", "user"], "turns alternate");
+    let assistant = messages[1]["content"].as_array().unwrap();
+    assert_eq!(assistant[0], json!({"type": "text", "text": "Let me look."}));
+    assert_eq!(assistant[1]["type"], "tool_use");
+    assert_eq!(assistant[1]["input"], json!({"command": "see red.png"}));
+    let reply: &Vec<Value> = messages[2]["content"].as_array().unwrap();
+    assert_eq!(reply[0]["type"], "tool_result");
+    assert_eq!(reply[0]["tool_use_id"], "toolu_1");
+    assert!(reply[0]["content"].as_str().unwrap().starts_with("red.png: PNG image, 2x1"));
+    assert_eq!(reply[1]["tool_use_id"], "toolu_2");
+    assert!(reply[1]["content"].as_str().unwrap().starts_with("3\n[exit:0 | "));
+    let image = reply.iter().find(|b| b["type"] == "image").expect("image block");
+    assert_eq!(image["source"]["media_type"], "image/png");
+    assert!(image["source"]["data"].as_str().unwrap().starts_with("iVBORw0KGgo"));
+}
+
+#[tokio::test]
+async fn overload_mid_stream_is_retried_and_budgets_end_with_tool_choice_none() {
+    let overloaded = Reply::Sse(vec![
+        "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n".into(),
+    ]);
+    let script = vec![
+        overloaded,
+        anthropic_reply("", &[("t1", &run_call("echo 1"))], 10, 1),
+        anthropic_reply("", &[("t2", &run_call("echo 2"))], 10, 1),
+        anthropic_reply("Stopped after two steps.", &[], 10, 1),
+    ];
+    let (summary, requests, events) = run(script, AgentSettings { max_steps: 2, ..settings() }).await;
+    assert!(events.iter().any(|e| matches!(e, Event::Retry { error, .. } if error.contains("Overloaded"))));
+    assert_eq!(summary.stop_reason, StopReason::MaxSteps);
+    assert_eq!(summary.answer, "Stopped after two steps.");
+    assert_eq!(requests.last().unwrap().body["tool_choice"], json!({"type": "none"}));
+}

@@ -1,0 +1,313 @@
+//! The loop against a scripted OpenAI-compatible server over real HTTP.
+
+mod support;
+
+use std::time::Duration;
+
+use clix_agent::{
+    Agent, AgentSettings, Event, Provider, ProviderKind, ResolvedProvider, RunSummary, StopReason, Trajectory, read_run,
+};
+use clix_engine::{Engine, EngineConfig, PresentOptions, ShellLimits};
+use serde_json::Value;
+use support::{Recorded, Reply, Server, openai_calls, openai_json, openai_text, run_call, start};
+
+struct Outcome {
+    summary: RunSummary,
+    events: Vec<Event>,
+    requests: Vec<Recorded>,
+    trajectory: Vec<Event>,
+    _ws: tempfile::TempDir,
+}
+
+fn settings() -> AgentSettings {
+    AgentSettings { model_call_tries: 3, model_call_secs: 10, ..AgentSettings::default() }
+}
+
+async fn run(script: Vec<Reply>, settings: AgentSettings, task: &str) -> Outcome {
+    let server = start(script).await;
+    run_on(&server, settings, task).await
+}
+
+async fn run_on(server: &Server, settings: AgentSettings, task: &str) -> Outcome {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
+    std::fs::write(ws.path().join("red.png"), RED_PNG).unwrap();
+    let runs = ws.path().join(".runs");
+    let mut engine = Engine::new(EngineConfig {
+        workspace: ws.path().to_path_buf(),
+        limits: ShellLimits::default(),
+        present: PresentOptions::default(),
+        os: None,
+    })
+    .await
+    .unwrap();
+    let provider = Provider::new(&ResolvedProvider {
+        kind: ProviderKind::OpenAi,
+        base_url: format!("{}/v1", server.url),
+        api_key: Some("test-key".into()),
+        model: "scripted".into(),
+        stream: settings.stream,
+    });
+    let trajectory = Trajectory::create(&runs).unwrap();
+    let id = trajectory.id.clone();
+    let mut agent = Agent::new(&mut engine, provider, settings, Some(trajectory));
+    let mut events = Vec::new();
+    let summary = agent.run(task, &mut |e| events.push(e.clone())).await;
+    let trajectory = read_run(&runs, &id).unwrap().into_iter().map(|r| r.event).collect();
+    Outcome { summary, events, requests: server.requests(), trajectory, _ws: ws }
+}
+
+/// A 2x1 red PNG.
+const RED_PNG: &[u8] = b"\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x02\x00\x00\x00\x01\x08\x02\x00\x00\x00\x7b\x40\xe8\xdd\x00\x00\x00\x0d\x49\x44\x41\x54\x78\x9c\x63\xf8\xcf\xc0\x00\x44\x00\x08\xfe\x01\xff\xc6\x9e\x79\xf7\x00\x00\x00\x00\x49\x45\x4e\x44\xae\x42\x60\x82";
+
+fn messages(r: &Recorded) -> &Vec<Value> {
+    r.body["messages"].as_array().unwrap()
+}
+
+#[tokio::test]
+async fn tool_call_round_trip() {
+    let o = run(
+        vec![
+            openai_calls(&[("run", &run_call("cat notes.txt | wc -l"))], 100, 10),
+            openai_text("There are 2 lines.", 150, 8),
+        ],
+        settings(),
+        "How many lines are in notes.txt?",
+    )
+    .await;
+    assert_eq!(o.summary.stop_reason, StopReason::Answered);
+    assert_eq!(o.summary.answer, "There are 2 lines.");
+    assert_eq!((o.summary.usage.input_tokens, o.summary.usage.output_tokens), (250, 18));
+    assert_eq!(o.requests.len(), 2);
+
+    let first = &o.requests[0];
+    assert_eq!(first.path, "/v1/chat/completions");
+    assert!(first.headers.iter().any(|(k, v)| k == "authorization" && v == "Bearer test-key"));
+    assert_eq!(first.body["model"], "scripted");
+    assert_eq!(first.body["stream"], true);
+    assert_eq!(first.body["tool_choice"], "auto");
+    let tools = first.body["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 1, "exactly one tool");
+    assert_eq!(tools[0]["function"]["name"], "run");
+    assert!(tools[0]["function"]["description"].as_str().unwrap().contains("[exit:N | duration]"));
+    assert_eq!(tools[0]["function"]["parameters"]["required"], serde_json::json!(["command"]));
+    assert_eq!(messages(first)[0]["role"], "system");
+    assert_eq!(messages(first)[1]["content"], "How many lines are in notes.txt?");
+
+    let second = messages(&o.requests[1]);
+    assert_eq!(second[2]["role"], "assistant");
+    assert_eq!(second[2]["content"], "", "assistant tool-call messages carry an empty string, never null");
+    assert_eq!(second[2]["tool_calls"][0]["function"]["arguments"], run_call("cat notes.txt | wc -l"));
+    assert_eq!(second[3]["role"], "tool");
+    assert_eq!(second[3]["tool_call_id"], "call_0");
+    let result = second[3]["content"].as_str().unwrap();
+    assert!(result.starts_with("2\n[exit:0 | ") && result.ends_with("ms]"), "{result}");
+
+    let kinds: Vec<&str> = o
+        .trajectory
+        .iter()
+        .map(|e| match e {
+            Event::Start { .. } => "start",
+            Event::Response { .. } => "response",
+            Event::ToolCall { .. } => "tool_call",
+            Event::ToolResult { .. } => "tool_result",
+            Event::Usage { .. } => "usage",
+            Event::Done { .. } => "done",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds, ["start", "response", "usage", "tool_call", "tool_result", "response", "usage", "done"]);
+    let text: String =
+        o.events.iter().filter_map(|e| if let Event::Text { text } = e { Some(text.as_str()) } else { None }).collect();
+    assert_eq!(text, "There are 2 lines.", "text streams as it arrives");
+}
+
+#[tokio::test]
+async fn several_calls_in_one_reply_all_run_in_order_and_share_the_session() {
+    let args = [run_call("cd /tmp && X=7"), run_call("pwd; echo $X"), run_call("false")];
+    let calls: Vec<(&str, &str)> = args.iter().map(|a| ("run", a.as_str())).collect();
+    let o = run(vec![openai_calls(&calls, 10, 10), openai_text("ok", 10, 1)], settings(), "go").await;
+    let second = messages(&o.requests[1]);
+    let results: Vec<&str> =
+        second.iter().filter(|m| m["role"] == "tool").map(|m| m["content"].as_str().unwrap()).collect();
+    assert_eq!(results.len(), 3);
+    assert!(results[0].starts_with("(no output)\n[exit:0"));
+    assert!(results[1].starts_with("/tmp\n7\n[exit:0"), "{}", results[1]);
+    assert!(results[2].starts_with("(no output)\n[exit:1"));
+    let ids: Vec<&str> =
+        second.iter().filter(|m| m["role"] == "tool").map(|m| m["tool_call_id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["call_0", "call_1", "call_2"]);
+}
+
+#[tokio::test]
+async fn an_image_from_see_rides_with_the_next_call() {
+    let o = run(
+        vec![openai_calls(&[("run", &run_call("see red.png"))], 10, 10), openai_text("red", 10, 1)],
+        settings(),
+        "what colour?",
+    )
+    .await;
+    let second = messages(&o.requests[1]);
+    let last = second.last().unwrap();
+    assert_eq!(last["role"], "user");
+    assert_eq!(last["content"][0]["text"], "[images from see: red.png]");
+    let url = last["content"][1]["image_url"]["url"].as_str().unwrap();
+    assert!(url.starts_with("data:image/png;base64,iVBORw0KGgo"), "{url}");
+    let tool = second.iter().find(|m| m["role"] == "tool").unwrap();
+    assert!(tool["content"].as_str().unwrap().starts_with("red.png: PNG image, 2x1"));
+}
+
+#[tokio::test]
+async fn rate_limit_then_success() {
+    let limited =
+        Reply::Status(429, vec![("retry-after", "0.2".into())], r#"{"error":{"message":"slow down"}}"#.into());
+    let o = run(vec![limited, openai_text("fine", 1, 1)], settings(), "hi").await;
+    assert_eq!((o.summary.stop_reason, o.summary.answer.as_str()), (StopReason::Answered, "fine"));
+    assert_eq!(o.requests.len(), 2);
+    let retry = o
+        .events
+        .iter()
+        .find_map(|e| if let Event::Retry { wait_ms, error, .. } = e { Some((*wait_ms, error.clone())) } else { None });
+    let (wait, error) = retry.expect("a retry event");
+    assert_eq!(wait, 200, "Retry-After is honoured");
+    assert!(error.contains("HTTP 429") && error.contains("slow down"));
+}
+
+#[tokio::test]
+async fn a_500_storm_exhausts_the_retries_and_says_why() {
+    let storm = Reply::Status(500, vec![], r#"{"error":{"message":"upstream exploded"}}"#.into());
+    let o = run(vec![storm.clone(), storm.clone(), storm.clone(), storm], settings(), "hi").await;
+    assert_eq!(o.requests.len(), 3, "model_call_tries = 3");
+    match &o.summary.stop_reason {
+        StopReason::Error(e) => assert!(e.contains("HTTP 500") && e.contains("upstream exploded"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(o.trajectory.last(), Some(Event::Done { stop_reason, .. }) if stop_reason.starts_with("error")));
+}
+
+#[tokio::test]
+async fn a_4xx_is_shown_not_retried() {
+    let bad = Reply::Status(400, vec![], r#"{"error":{"message":"model 'x' not found"}}"#.into());
+    let o = run(vec![bad], settings(), "hi").await;
+    assert_eq!(o.requests.len(), 1);
+    assert!(matches!(&o.summary.stop_reason, StopReason::Error(e) if e.contains("model 'x' not found")));
+}
+
+#[tokio::test]
+async fn a_malformed_stream_chunk_is_retried() {
+    let garbled = Reply::Sse(vec!["data: {\"choices\": [{\"delta\": {\"content\": \"ha\"\n\n".into()]);
+    let o = run(vec![garbled, openai_text("recovered", 1, 1)], settings(), "hi").await;
+    assert_eq!(o.summary.answer, "recovered");
+    assert!(
+        o.events.iter().any(|e| matches!(e, Event::Retry { error, .. } if error.contains("malformed stream chunk")))
+    );
+}
+
+#[tokio::test]
+async fn bad_arguments_and_unknown_tools_become_messages_for_the_model() {
+    let calls = [("run", "{\"command\": \"ls"), ("bash", "{\"command\": \"ls\"}"), ("run", "{\"cmd\": \"ls\"}")];
+    let o = run(vec![openai_calls(&calls, 1, 1), openai_text("sorry", 1, 1)], settings(), "hi").await;
+    assert_eq!(o.summary.stop_reason, StopReason::Answered);
+    let second = messages(&o.requests[1]);
+    let results: Vec<&str> =
+        second.iter().filter(|m| m["role"] == "tool").map(|m| m["content"].as_str().unwrap()).collect();
+    assert!(results[0].contains("not valid JSON"), "{}", results[0]);
+    assert!(results[1].contains("unknown tool: \"bash\". The only tool is run"), "{}", results[1]);
+    assert!(results[2].contains("needs a non-empty \"command\""), "{}", results[2]);
+}
+
+#[tokio::test]
+async fn an_empty_reply_gets_a_nudge() {
+    let o = run(vec![openai_text("", 1, 1), openai_json(""), openai_text("done", 1, 1)], settings(), "hi").await;
+    // The empty stream is retried unstreamed (llama.cpp quirk), which is the second reply.
+    assert_eq!(o.summary.answer, "done");
+    assert_eq!(o.requests[1].body["stream"], false);
+    let third = messages(&o.requests[2]);
+    assert!(third.last().unwrap()["content"].as_str().unwrap().contains("Your last reply was empty"));
+}
+
+fn endless_calls(n: usize) -> Vec<Reply> {
+    (0..n).map(|_| openai_calls(&[("run", &run_call("echo again"))], 1000, 10)).collect()
+}
+
+#[tokio::test]
+async fn the_step_budget_ends_with_a_text_only_call() {
+    let mut script = endless_calls(3);
+    script.push(openai_text("I ran echo three times; nothing left.", 1, 1));
+    let o = run(script, AgentSettings { max_steps: 3, ..settings() }, "loop").await;
+    assert_eq!(o.summary.stop_reason, StopReason::MaxSteps);
+    assert_eq!(o.summary.answer, "I ran echo three times; nothing left.");
+    assert_eq!(o.requests.len(), 4);
+    let last = &o.requests[3];
+    assert_eq!(last.body["tool_choice"], "none");
+    assert!(messages(last).last().unwrap()["content"].as_str().unwrap().contains("used up the step budget"));
+    assert!(matches!(o.trajectory.last(), Some(Event::Done { stop_reason, .. }) if stop_reason == "max_steps"));
+}
+
+#[tokio::test]
+async fn the_token_budget_ends_the_run() {
+    let o = run(
+        endless_calls(2).into_iter().chain([openai_text("stopped", 1, 1)]).collect(),
+        AgentSettings { max_total_tokens: 1500, ..settings() },
+        "loop",
+    )
+    .await;
+    assert_eq!(o.summary.stop_reason, StopReason::MaxTokens);
+    assert_eq!(o.requests.len(), 3);
+    assert_eq!(o.requests[2].body["tool_choice"], "none");
+    assert_eq!(o.summary.answer, "stopped");
+}
+
+#[tokio::test]
+async fn the_wall_time_budget_ends_the_run() {
+    let slow = openai_calls(&[("run", &run_call("sleep 1.2"))], 1, 1);
+    let o = run(
+        vec![slow, endless_calls(1).remove(0), openai_text("out of time", 1, 1)],
+        AgentSettings { max_wall_secs: 1, ..settings() },
+        "t",
+    )
+    .await;
+    assert_eq!(o.summary.stop_reason, StopReason::WallTime);
+    assert_eq!(o.requests.len(), 2);
+    assert_eq!(o.requests[1].body["tool_choice"], "none");
+}
+
+#[tokio::test]
+async fn a_slow_model_call_times_out_and_is_retried() {
+    let slow = Reply::Delay(Duration::from_secs(3), Box::new(openai_text("late", 1, 1)));
+    let o =
+        run(vec![slow, openai_text("on time", 1, 1)], AgentSettings { model_call_secs: 1, ..settings() }, "t").await;
+    assert_eq!(o.summary.answer, "on time");
+    assert!(o.events.iter().any(|e| matches!(e, Event::Retry { error, .. } if error.contains("took longer than"))));
+}
+
+#[tokio::test]
+async fn old_turns_are_summarized_near_the_window() {
+    let mut script = Vec::new();
+    for i in 0..4 {
+        script.push(openai_calls(&[("run", &run_call(&format!("seq 1 {}", 100 + i)))], 10, 1));
+    }
+    script.push(openai_text("finished", 1, 1));
+    let small =
+        AgentSettings { context_window: 400, compact_at: 0.5, keep_last_messages: 2, max_steps: 10, ..settings() };
+    let server = support::start_with_summarizer(script, "SUMMARY: ran seq four times").await;
+    let o = run_on(&server, small, "count").await;
+    let compacted = o.events.iter().find_map(|e| {
+        if let Event::Compacted { summary, messages_removed } = e {
+            Some((summary.clone(), *messages_removed))
+        } else {
+            None
+        }
+    });
+    let (summary, removed) = compacted.expect("compaction happened");
+    assert_eq!(summary, "SUMMARY: ran seq four times");
+    assert!(removed >= 2);
+    let last = messages(o.requests.last().unwrap());
+    assert_eq!(last[0]["role"], "system");
+    assert_eq!(last[1]["content"], "count", "the task is kept");
+    assert!(
+        last.iter()
+            .any(|m| m["content"].as_str().is_some_and(|c| c.starts_with("[summary of earlier steps]\nSUMMARY")))
+    );
+    assert_eq!(o.summary.answer, "finished");
+}
