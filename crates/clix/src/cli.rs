@@ -1,6 +1,7 @@
 //! Subcommands and their arguments.
 
 use std::io::{IsTerminal, Read, Write};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -37,6 +38,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve the `run` tool to MCP clients (Claude Code, Claude Desktop, Cursor…) over stdio or HTTP.
+    Mcp(McpArgs),
     /// Inspect or create the configuration file.
     Config {
         #[command(subcommand)]
@@ -64,6 +67,31 @@ struct RunArgs {
     /// The command line, quoted as one argument: clix run 'ls | head -5'.
     #[arg(value_name = "LINE", allow_hyphen_values = true)]
     line: String,
+}
+
+#[derive(clap::Args)]
+struct McpArgs {
+    /// Folder the shell is jailed to (default: the current folder).
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+    /// Time limit of one call, in seconds (default 30); a call's `timeout_ms` can only lower it.
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<u64>,
+    /// Give sandboxed programs network access (off by default; sets the tool's openWorldHint).
+    #[arg(long)]
+    network: bool,
+    /// Serve streamable HTTP at http://ADDR/mcp instead of stdio (default address 127.0.0.1:8765).
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8765")]
+    http: Option<SocketAddr>,
+    /// Bearer token HTTP clients must send; required to bind a non-loopback address.
+    #[arg(long, value_name = "TOKEN", env = "CLIX_MCP_TOKEN", hide_env_values = true, requires = "http")]
+    token: Option<String>,
+    /// Close an HTTP session (and its shell) after this many idle seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 1800, requires = "http")]
+    idle_timeout: u64,
+    /// Knowledge domains to serve (needs the hub, which is not built yet).
+    #[arg(long, value_name = "D", num_args = 1..)]
+    domain: Vec<String>,
 }
 
 #[derive(Subcommand)]
@@ -142,19 +170,82 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Mcp(args) => mcp(paths, args).await,
         Command::Config { action } => config(&paths, action),
     }
 }
 
-async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
+/// `clix mcp`: nothing but MCP goes to stdout; messages go to stderr.
+async fn mcp(paths: Paths, args: McpArgs) -> Result<ExitCode> {
+    if !args.domain.is_empty() {
+        bail!(
+            "--domain {}: knowledge domains need the hub, which this version of clix does not have yet",
+            args.domain.join(" ")
+        );
+    }
+    let settings = load_with_flags(&paths, args.timeout, args.network)?;
+    let workspace = match args.workspace {
+        Some(dir) => dir,
+        None => std::env::current_dir().context("cannot read the current folder")?,
+    };
+    let engine = engine_config(&paths, &workspace, &settings, "mcp");
+    let config = clix_mcp::McpConfig { engine };
+    let http = args.http.map(|addr| clix_mcp::HttpOptions {
+        addr,
+        token: args.token,
+        idle: std::time::Duration::from_secs(args.idle_timeout.max(1)),
+    });
+    if let Some(options) = &http {
+        options.check()?;
+    }
+    // Sessions run in parallel over HTTP, and a busy line must not hold up
+    // reading a cancel over stdio: serve on a multi-threaded runtime.
+    let served = on_multi_thread(async move {
+        match http {
+            Some(options) => {
+                clix_mcp::serve_http(config, options, |addr| eprintln!("clix mcp: serving http://{addr}/mcp")).await
+            }
+            None => clix_mcp::serve_stdio(config).await,
+        }
+    })?;
+    served?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `future` to completion on a multi-threaded runtime of its own (the
+/// CLI's runtime is single-threaded), from a thread of its own.
+fn on_multi_thread<T: Send + 'static>(future: impl std::future::Future<Output = T> + Send + 'static) -> Result<T> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("clix-mcp")
+        .build()
+        .context("cannot start the async runtime")?;
+    let thread = std::thread::Builder::new()
+        .name("clix-mcp".into())
+        .spawn(move || {
+            let out = runtime.block_on(future);
+            // Tasks still running (a line at stdin EOF) are dropped, not awaited.
+            runtime.shutdown_background();
+            out
+        })
+        .context("cannot start the server thread")?;
+    thread.join().map_err(|_| anyhow::anyhow!("the MCP server panicked"))
+}
+
+/// Settings with `--timeout` and `--network` applied.
+fn load_with_flags(paths: &Paths, timeout: Option<u64>, network: bool) -> Result<Settings> {
     let mut flags = Vec::new();
-    if let Some(secs) = args.timeout {
+    if let Some(secs) = timeout {
         flags.push(("limits.timeout_secs", "--timeout", toml::Value::Integer(i64::try_from(secs)?)));
     }
-    if args.network {
+    if network {
         flags.push(("sandbox.network", "--network", toml::Value::Boolean(true)));
     }
-    let settings = settings::load(paths, &flags)?.value;
+    Ok(settings::load(paths, &flags)?.value)
+}
+
+async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
+    let settings = load_with_flags(paths, args.timeout, args.network)?;
     let workspace = match args.workspace {
         Some(dir) => dir,
         None => std::env::current_dir().context("cannot read the current folder")?,
@@ -187,25 +278,29 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
 }
 
 async fn start_engine(paths: &Paths, workspace: &Path, settings: &Settings) -> Result<Engine> {
+    Ok(Engine::new(engine_config(paths, workspace, settings, "cli")).await?)
+}
+
+/// What an engine on `workspace` is built from; `label` starts its audit-log session id.
+fn engine_config(paths: &Paths, workspace: &Path, settings: &Settings, label: &str) -> EngineConfig {
     let os = (settings.sandbox.mode != SandboxMode::Off).then(|| OsTier {
         settings: settings.sandbox.clone(),
         clix_config_dir: Some(paths.config_dir.clone()),
         audit_log: Some(paths.state_dir.join("audit.jsonl")),
-        session_id: session_id(),
+        session_id: session_id(label),
     });
-    let config = EngineConfig {
+    EngineConfig {
         workspace: workspace.to_path_buf(),
         limits: settings.limits.clone(),
         present: settings.present.clone(),
         os,
-    };
-    Ok(Engine::new(config).await?)
+    }
 }
 
-/// A label for this process's calls in the audit log: `cli-<pid>-<start ms>`.
-fn session_id() -> String {
+/// A label for this process's calls in the audit log: `<label>-<pid>-<start ms>`.
+fn session_id(label: &str) -> String {
     let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
-    format!("cli-{}-{ms}", std::process::id())
+    format!("{label}-{}-{ms}", std::process::id())
 }
 
 /// An engine on an empty folder, for commands that only need the catalog.

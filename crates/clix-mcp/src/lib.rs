@@ -1,0 +1,69 @@
+//! clix as an MCP server: the single `run` tool over stdio or streamable HTTP.
+//!
+//! Any MCP client (Claude Code, Claude Desktop, Cursor, …) gets clix's shell
+//! through one tool, `run(command, stdin?, timeout_ms?)`. Each call goes
+//! through [`Engine::run_within`](clix_engine::Engine::run_within); the tool
+//! result's text is exactly the Layer-2 presentation, and the raw facts
+//! behind it come back as `structuredContent`.
+//!
+//! - **Sessions.** One [`Engine`](clix_engine::Engine) (one shell session)
+//!   per MCP connection: a stdio server has one; the HTTP server has one per
+//!   MCP session id, created on the first call and dropped when the session
+//!   ends or stays idle too long. `cd` and variables never leak between them.
+//! - **Both protocol eras.** rmcp answers the legacy `initialize` handshake
+//!   and the 2026-07-28 `server/discover`. Over HTTP only the handshake era is
+//!   offered: 2026-07-28 has no sessions over HTTP, and a shell without a
+//!   session would lose `cd` between calls.
+//! - **Cancellation and progress.** `notifications/cancelled` stops the
+//!   running line through the engine's [`CancelHandle`](clix_engine::CancelHandle)
+//!   (sandboxed programs' process groups are killed) and nothing more is sent
+//!   for that request; a call that carries a `progressToken` gets a progress
+//!   notification every second while it runs.
+//!
+//! This crate calls the engine like the CLI does; it holds no execution or
+//! presentation logic.
+
+mod http;
+mod server;
+
+pub use http::{HttpOptions, serve_http};
+pub use server::{ClixServer, RunStructured, Shared, serve_stdio};
+
+use clix_engine::{EngineConfig, SandboxMode};
+
+/// The name in `serverInfo`.
+pub const SERVER_NAME: &str = "clix";
+/// The version in `serverInfo`: clix's own.
+pub const SERVER_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// What every session's engine is built from.
+#[derive(Debug, Clone)]
+pub struct McpConfig {
+    /// The engine of each session; `os.session_id` gets the session's number
+    /// as a suffix (`-1`, `-2`, …) in the audit log.
+    pub engine: EngineConfig,
+}
+
+impl McpConfig {
+    /// Whether sandboxed programs can reach the network: the tool's
+    /// `openWorldHint`.
+    pub fn network(&self) -> bool {
+        self.engine.os.as_ref().is_some_and(|os| match os.settings.mode {
+            SandboxMode::Host => true,
+            SandboxMode::Bwrap => os.settings.network,
+            SandboxMode::Off => false,
+        })
+    }
+}
+
+/// Errors that stop a server before or while it serves.
+#[derive(Debug)]
+pub struct ServeError(pub String);
+
+impl std::fmt::Display for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ServeError {}
