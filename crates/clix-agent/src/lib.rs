@@ -15,7 +15,7 @@ mod looping;
 mod message;
 mod provider;
 mod settings;
-mod trajectory;
+pub mod trajectory;
 
 pub use events::Event;
 pub use looping::{Agent, RunSummary, StopReason};

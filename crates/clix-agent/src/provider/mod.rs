@@ -89,7 +89,14 @@ impl Provider {
     pub fn new(resolved: &ResolvedProvider) -> Self {
         // reqwest is built without a default crypto provider; ring is lighter to build.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder().connect_timeout(Duration::from_secs(10)).build().unwrap_or_default();
+        // No idle connections are kept: a server that drops a request (llama.cpp
+        // does) leaves a dead pooled connection that the next call would hit.
+        // A fresh connection costs nothing next to a model call.
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .pool_max_idle_per_host(0)
+            .build()
+            .unwrap_or_default();
         Provider {
             kind: resolved.kind,
             base_url: resolved.base_url.trim_end_matches('/').to_string(),
@@ -121,7 +128,14 @@ impl Provider {
     }
 
     fn connect_error(&self, e: reqwest::Error) -> ProviderError {
-        ProviderError::Connect { url: self.base_url.clone(), message: e.to_string() }
+        // reqwest's own message is generic; the cause (refused, reset, DNS) is in the chain.
+        let mut message = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(cause) = source {
+            message.push_str(&format!(": {cause}"));
+            source = cause.source();
+        }
+        ProviderError::Connect { url: self.base_url.clone(), message }
     }
 }
 

@@ -15,11 +15,13 @@ pub(super) async fn complete(
     on_text: &mut (dyn FnMut(&str) + Send),
 ) -> Result<ChatResponse, ProviderError> {
     if p.stream {
-        let reply = streamed(p, req, on_text).await?;
         // llama.cpp's server answers a streamed request with `auto` tool
-        // choice with an empty body; the same request unstreamed works.
-        if !(reply.text.is_empty() && reply.tool_calls.is_empty()) {
-            return Ok(reply);
+        // choice with an empty body, or drops the connection; the same
+        // request unstreamed works.
+        match streamed(p, req, on_text).await {
+            Ok(reply) if !(reply.text.is_empty() && reply.tool_calls.is_empty()) => return Ok(reply),
+            Ok(_) | Err(Streamed::Dropped) => {}
+            Err(Streamed::Failed(e)) => return Err(e),
         }
     }
     let reply = unstreamed(p, req).await?;
@@ -77,34 +79,46 @@ fn messages(messages: &[Message]) -> Vec<Value> {
         .collect()
 }
 
-async fn send(p: &Provider, body: &Value) -> Result<reqwest::Response, ProviderError> {
+/// Why a streamed call gave nothing usable.
+enum Streamed {
+    /// No reply to the streamed request (llama.cpp drops it).
+    Dropped,
+    Failed(ProviderError),
+}
+
+async fn send(p: &Provider, body: &Value) -> Result<reqwest::Response, reqwest::Error> {
     let mut request = p.client.post(format!("{}/chat/completions", p.base_url)).json(body);
     if let Some(key) = &p.api_key {
         request = request.bearer_auth(key);
     }
-    let resp = request.send().await.map_err(|e| p.connect_error(e))?;
-    if resp.status().is_success() { Ok(resp) } else { Err(http_error(resp).await) }
+    request.send().await
 }
 
 async fn streamed(
     p: &Provider,
     req: &ChatRequest<'_>,
     on_text: &mut (dyn FnMut(&str) + Send),
-) -> Result<ChatResponse, ProviderError> {
-    let resp = send(p, &body(p, req, true)).await?;
+) -> Result<ChatResponse, Streamed> {
+    let resp = match send(p, &body(p, req, true)).await {
+        Ok(resp) if resp.status().is_success() => resp,
+        Ok(resp) => return Err(Streamed::Failed(http_error(resp).await)),
+        // Unreachable or dropped: the unstreamed try tells which, and says so.
+        Err(_) => return Err(Streamed::Dropped),
+    };
     let mut events = resp.bytes_stream().eventsource();
     let mut reply = ChatResponse::default();
     // Tool calls arrive in pieces keyed by their index.
     let mut calls: BTreeMap<u64, ToolCall> = BTreeMap::new();
+    let fail = |m: String| Streamed::Failed(ProviderError::Protocol(m));
     while let Some(event) = events.next().await {
-        let event = event.map_err(|e| ProviderError::Protocol(format!("broken event stream: {e}")))?;
+        let event = event.map_err(|e| fail(format!("broken event stream: {e}")))?;
         if event.data.trim() == "[DONE]" {
             break;
         }
         let chunk: Value = serde_json::from_str(&event.data)
-            .map_err(|e| ProviderError::Protocol(format!("malformed stream chunk ({e}): {}", clip(&event.data))))?;
+            .map_err(|e| fail(format!("malformed stream chunk ({e}): {}", clip(&event.data))))?;
         if let Some(error) = chunk.get("error") {
-            return Err(ProviderError::Protocol(format!("error in stream: {error}")));
+            return Err(fail(format!("error in stream: {error}")));
         }
         if let Some(usage) = chunk.get("usage").filter(|u| !u.is_null()) {
             reply.usage = usage_of(usage);
@@ -137,7 +151,10 @@ async fn streamed(
 }
 
 async fn unstreamed(p: &Provider, req: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError> {
-    let resp = send(p, &body(p, req, false)).await?;
+    let resp = send(p, &body(p, req, false)).await.map_err(|e| p.connect_error(e))?;
+    if !resp.status().is_success() {
+        return Err(http_error(resp).await);
+    }
     let value: Value = resp.json().await.map_err(|e| ProviderError::Protocol(format!("reply is not JSON: {e}")))?;
     let message = value
         .pointer("/choices/0/message")
