@@ -9,6 +9,7 @@
 //! It must not execute commands itself (the engine does) nor print to a
 //! terminal (callers render the [`Event`]s it emits).
 
+mod cache;
 mod context;
 mod events;
 mod looping;
@@ -17,6 +18,7 @@ mod provider;
 mod settings;
 pub mod trajectory;
 
+pub use cache::ReplyCache;
 pub use events::Event;
 pub use looping::{Agent, RunSummary, StopReason};
 pub use message::{Image, Message, Role, ToolCall};

@@ -10,6 +10,7 @@ use clix_engine::{CancelHandle, Engine, ToolFormat, tool_definition};
 use serde_json::Value;
 use tokio::sync::Notify;
 
+use crate::cache::ReplyCache;
 use crate::context::{compactable, estimate_tokens, transcript};
 use crate::events::Event;
 use crate::message::{Image, Message, Role, ToolCall};
@@ -105,6 +106,7 @@ pub struct Agent<'e> {
     tool_schema: Value,
     trajectory: Option<Trajectory>,
     interrupt: Interrupt,
+    cache: Option<ReplyCache>,
 }
 
 impl<'e> Agent<'e> {
@@ -128,7 +130,14 @@ impl<'e> Agent<'e> {
             tool_schema,
             trajectory,
             interrupt,
+            cache: None,
         }
+    }
+
+    /// Answers identical model requests from `cache` (`--cache`).
+    pub fn with_cache(mut self, cache: ReplyCache) -> Self {
+        self.cache = Some(cache);
+        self
     }
 
     pub fn interrupt_handle(&self) -> Interrupt {
@@ -295,6 +304,16 @@ impl<'e> Agent<'e> {
                 tool_choice: choice,
                 max_output_tokens: self.settings.max_output_tokens,
             };
+            let key =
+                self.cache.as_ref().map(|_| ReplyCache::key(self.provider.base_url(), &self.provider.model, &request));
+            if let (Some(cache), Some(key)) = (&self.cache, &key)
+                && let Some(reply) = cache.get(key)
+            {
+                if !reply.text.is_empty() {
+                    on_event(&Event::Text { text: reply.text.clone() });
+                }
+                return Ok(reply);
+            }
             let mut streamed = Vec::new();
             let result = {
                 let mut on_text = |t: &str| streamed.push(t.to_string());
@@ -309,7 +328,12 @@ impl<'e> Agent<'e> {
                 on_event(&Event::Text { text });
             }
             let error = match result {
-                Ok(reply) => return Ok(reply),
+                Ok(reply) => {
+                    if let (Some(cache), Some(key)) = (&self.cache, &key) {
+                        cache.put(key, &reply);
+                    }
+                    return Ok(reply);
+                }
                 Err(e) => e,
             };
             if !error.is_retryable() || attempt >= policy.tries {

@@ -311,3 +311,34 @@ async fn old_turns_are_summarized_near_the_window() {
     );
     assert_eq!(o.summary.answer, "finished");
 }
+
+#[tokio::test]
+async fn the_reply_cache_answers_identical_requests_without_a_call() {
+    let data = tempfile::tempdir().unwrap();
+    let script = vec![openai_calls(&[("run", &run_call("echo cached"))], 5, 5), openai_text("done once", 5, 5)];
+    let server = start(script).await;
+    let mut answers = Vec::new();
+    let ws = tempfile::tempdir().unwrap();
+    for _ in 0..2 {
+        let mut engine = Engine::new(EngineConfig {
+            workspace: ws.path().to_path_buf(),
+            limits: ShellLimits::default(),
+            present: PresentOptions::default(),
+            os: None,
+        })
+        .await
+        .unwrap();
+        let provider = Provider::new(&ResolvedProvider {
+            kind: ProviderKind::OpenAi,
+            base_url: format!("{}/v1", server.url),
+            api_key: None,
+            model: "scripted".into(),
+            stream: true,
+        });
+        let cache = clix_agent::ReplyCache::open(&data.path().join("cache.sqlite")).unwrap();
+        let mut agent = Agent::new(&mut engine, provider, settings(), None).with_cache(cache);
+        answers.push(agent.run("same task", &mut |_| {}).await.answer);
+    }
+    assert_eq!(answers, ["done once", "done once"]);
+    assert_eq!(server.requests().len(), 2, "the second run came from the cache, footer durations aside");
+}

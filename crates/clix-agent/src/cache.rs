@@ -1,0 +1,111 @@
+//! An opt-in cache of model replies (`--cache`), for debugging and tests:
+//! an identical request gets the stored reply instead of a model call.
+//! SQLite under the data folder, so several clix processes can share it.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use rusqlite::{Connection, OptionalExtension, params};
+use sha2::{Digest, Sha256};
+
+use crate::message::{Role, ToolCall};
+use crate::provider::{ChatRequest, ChatResponse, ToolChoice, Usage};
+
+pub struct ReplyCache {
+    db: Mutex<Connection>,
+}
+
+/// `…[exit:0 | 12ms]` → `…[exit:0`.
+fn without_duration(text: &str) -> &str {
+    match text.rfind("[exit:") {
+        Some(at) => match text[at..].find(" | ") {
+            Some(bar) => &text[..at + bar],
+            None => text,
+        },
+        None => text,
+    }
+}
+
+impl ReplyCache {
+    pub fn open(path: &Path) -> Result<Self, String> {
+        let fail = |e: rusqlite::Error| format!("cannot open the reply cache {}: {e}", path.display());
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        let db = Connection::open(path).map_err(fail)?;
+        db.busy_timeout(std::time::Duration::from_secs(5)).map_err(fail)?;
+        db.execute_batch(
+            "PRAGMA journal_mode = WAL;
+             CREATE TABLE IF NOT EXISTS replies (
+                 key TEXT PRIMARY KEY,
+                 text TEXT NOT NULL,
+                 tool_calls TEXT NOT NULL,
+                 input_tokens INTEGER NOT NULL,
+                 output_tokens INTEGER NOT NULL,
+                 created_at INTEGER NOT NULL DEFAULT (unixepoch())
+             );",
+        )
+        .map_err(fail)?;
+        Ok(ReplyCache { db: Mutex::new(db) })
+    }
+
+    /// A hash of everything that decides the reply: endpoint, model and
+    /// request, with the durations in tool-result footers left out (they
+    /// differ on every run, and would make a replay never hit).
+    pub(crate) fn key(endpoint: &str, model: &str, req: &ChatRequest<'_>) -> String {
+        let mut h = Sha256::new();
+        h.update(endpoint.as_bytes());
+        h.update([0]);
+        h.update(model.as_bytes());
+        h.update([0]);
+        for m in req.messages {
+            let text = if m.role == Role::Tool { without_duration(&m.text) } else { &m.text };
+            h.update(text.as_bytes());
+            h.update([0]);
+            h.update(serde_json::to_vec(&(&m.role, &m.images, &m.tool_calls, &m.tool_call_id)).unwrap_or_default());
+        }
+        h.update(req.tool.1.as_bytes());
+        h.update(req.tool.2.to_string().as_bytes());
+        h.update([u8::from(req.tool_choice == ToolChoice::Auto)]);
+        h.update(req.max_output_tokens.to_le_bytes());
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    pub(crate) fn get(&self, key: &str) -> Option<ChatResponse> {
+        let db = self.db.lock().unwrap_or_else(|p| p.into_inner());
+        db.query_row(
+            "SELECT text, tool_calls, input_tokens, output_tokens FROM replies WHERE key = ?1",
+            params![key],
+            |row| {
+                let calls: String = row.get(1)?;
+                Ok(ChatResponse {
+                    text: row.get(0)?,
+                    tool_calls: serde_json::from_str::<Vec<ToolCall>>(&calls).unwrap_or_default(),
+                    usage: Usage {
+                        input_tokens: row.get::<_, i64>(2)?.max(0) as u64,
+                        output_tokens: row.get::<_, i64>(3)?.max(0) as u64,
+                    },
+                })
+            },
+        )
+        .optional()
+        .ok()
+        .flatten()
+    }
+
+    pub(crate) fn put(&self, key: &str, reply: &ChatResponse) {
+        let db = self.db.lock().unwrap_or_else(|p| p.into_inner());
+        let calls = serde_json::to_string(&reply.tool_calls).unwrap_or_else(|_| "[]".into());
+        // A failed write only costs a future cache miss.
+        let _ = db.execute(
+            "INSERT OR REPLACE INTO replies (key, text, tool_calls, input_tokens, output_tokens) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![
+                key,
+                reply.text,
+                calls,
+                i64::try_from(reply.usage.input_tokens).unwrap_or(i64::MAX),
+                i64::try_from(reply.usage.output_tokens).unwrap_or(i64::MAX)
+            ],
+        );
+    }
+}
