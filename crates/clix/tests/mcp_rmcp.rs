@@ -325,7 +325,8 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn load_8_clients_x_1000_calls() {
     const CLIENTS: usize = 8;
-    const CALLS: usize = 1000;
+    // CLIX_MCP_LOAD_CALLS=5000 makes it a longer soak (e.g. to watch RSS).
+    let calls: usize = std::env::var("CLIX_MCP_LOAD_CALLS").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
     let env = Env::new();
     let server = HttpServer::start(&env, &[]);
     let mut clients = Vec::new();
@@ -343,8 +344,8 @@ async fn load_8_clients_x_1000_calls() {
         .map(|(i, client)| {
             tokio::spawn(async move {
                 let mut errors = 0;
-                let mut times = Vec::with_capacity(CALLS);
-                for n in 0..CALLS {
+                let mut times = Vec::with_capacity(calls);
+                for n in 0..calls {
                     let line = match n % 4 {
                         0 => format!("echo {i}-{n}"),
                         1 => format!("echo {i}-{n} | tr 0-9 a-j | wc -c"),
@@ -378,10 +379,10 @@ async fn load_8_clients_x_1000_calls() {
     let after = server.rss_kib();
     times.sort();
     println!(
-        "load: {CLIENTS} clients x {CALLS} calls in {:.2}s ({:.0} calls/s), errors {errors}, \
+        "load: {CLIENTS} clients x {calls} calls in {:.2}s ({:.0} calls/s), errors {errors}, \
          p50 {:?}, p99 {:?}, server RSS before {} KiB, after {} KiB",
         wall.as_secs_f64(),
-        (CLIENTS * CALLS) as f64 / wall.as_secs_f64(),
+        (CLIENTS * calls) as f64 / wall.as_secs_f64(),
         percentile(&times, 0.5),
         percentile(&times, 0.99),
         before,
