@@ -38,6 +38,26 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Give a model one task in the workspace, with the run tool; prints its answer.
+    Ask(crate::agent_cmd::AskArgs),
+    /// A conversation with the agent (history, multi-line input; /exit to leave).
+    Chat(crate::agent_cmd::AgentArgs),
+    /// Saved agent runs.
+    Runs {
+        #[command(subcommand)]
+        action: RunsAction,
+    },
+    /// Show a saved run again: pretty, as JSON lines, or as one HTML page.
+    Replay {
+        /// The run's id (see `clix runs list`).
+        id: String,
+        /// The raw events, one JSON object per line.
+        #[arg(long, conflicts_with = "html")]
+        jsonl: bool,
+        /// Write a self-contained HTML timeline, images inline.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
+    },
     /// Serve the `run` tool to MCP clients (Claude Code, Claude Desktop, Cursor…) over stdio or HTTP.
     Mcp(McpArgs),
     /// Inspect or create the configuration file.
@@ -83,8 +103,8 @@ struct McpArgs {
     /// Serve streamable HTTP at http://ADDR/mcp instead of stdio (default address 127.0.0.1:8765).
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8765")]
     http: Option<SocketAddr>,
-    /// Bearer token HTTP clients must send; required to bind a non-loopback address.
-    #[arg(long, value_name = "TOKEN", env = "CLIX_MCP_TOKEN", hide_env_values = true, requires = "http")]
+    /// Bearer token HTTP clients must send (with --http); required to bind a non-loopback address.
+    #[arg(long, value_name = "TOKEN", env = "CLIX_MCP_TOKEN", hide_env_values = true)]
     token: Option<String>,
     /// Close an HTTP session (and its shell) after this many idle seconds.
     #[arg(long, value_name = "SECS", default_value_t = 1800, requires = "http")]
@@ -92,6 +112,15 @@ struct McpArgs {
     /// Knowledge domains to serve (needs the hub, which is not built yet).
     #[arg(long, value_name = "D", num_args = 1..)]
     domain: Vec<String>,
+}
+
+#[derive(Subcommand)]
+enum RunsAction {
+    /// Every saved run: id, steps, how it ended, the task.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -142,6 +171,10 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
     let paths = Paths::from_env(cli.config.as_deref());
     match cli.command {
         Command::Run(args) => run(&paths, args).await,
+        Command::Ask(args) => crate::agent_cmd::ask(&paths, args).await,
+        Command::Chat(args) => crate::agent_cmd::chat(&paths, args).await,
+        Command::Runs { action: RunsAction::List { json } } => crate::agent_cmd::runs(&paths, json),
+        Command::Replay { id, jsonl, html } => crate::agent_cmd::replay(&paths, &id, jsonl, html.as_deref()),
         Command::ToolDef { format } => {
             let engine = scratch_engine(&paths).await?;
             let format = match format {
@@ -277,7 +310,7 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
     Ok(exit_code(out.raw.exit_code))
 }
 
-async fn start_engine(paths: &Paths, workspace: &Path, settings: &Settings) -> Result<Engine> {
+pub(crate) async fn start_engine(paths: &Paths, workspace: &Path, settings: &Settings) -> Result<Engine> {
     Ok(Engine::new(engine_config(paths, workspace, settings, "cli")).await?)
 }
 
@@ -310,7 +343,7 @@ async fn scratch_engine(paths: &Paths) -> Result<Engine> {
     start_engine(paths, dir.path(), &settings).await
 }
 
-fn read_piped_stdin() -> Result<Option<Vec<u8>>> {
+pub(crate) fn read_piped_stdin() -> Result<Option<Vec<u8>>> {
     let mut stdin = std::io::stdin();
     if stdin.is_terminal() {
         return Ok(None);
@@ -340,18 +373,26 @@ fn config(paths: &Paths, action: ConfigAction) -> Result<ExitCode> {
         }
         ConfigAction::Show { json } => {
             let loaded = settings::load(paths, &[])?;
+            let shown = |key: &str, value: &toml::Value| -> toml::Value {
+                // A key in the file or environment is never printed.
+                let secret = ["key", "token", "secret", "password"].iter().any(|m| key.to_lowercase().contains(m));
+                match value {
+                    toml::Value::String(v) if secret && !v.is_empty() => toml::Value::String("***".into()),
+                    other => other.clone(),
+                }
+            };
             if json {
                 let rows: serde_json::Map<String, serde_json::Value> = loaded
                     .settings
                     .iter()
-                    .map(|(k, s)| (k.clone(), json!({"value": s.value, "source": s.source.to_string()})))
+                    .map(|(k, s)| (k.clone(), json!({"value": shown(k, &s.value), "source": s.source.to_string()})))
                     .collect();
                 println!("{}", serde_json::to_string_pretty(&rows)?);
             } else {
                 println!("# config file: {}", paths.config_file.display());
                 let width = loaded.settings.keys().map(String::len).max().unwrap_or(0);
                 for (key, s) in &loaded.settings {
-                    println!("{key:width$} = {:<12} # {}", s.value.to_string(), s.source);
+                    println!("{key:width$} = {:<12} # {}", shown(key, &s.value).to_string(), s.source);
                 }
             }
         }

@@ -1,8 +1,12 @@
 //! `clix`: the command-line front end. It parses arguments, loads the
-//! configuration and hands command lines to `clix-engine`; it holds no
-//! execution or presentation logic of its own.
+//! configuration and hands command lines to `clix-engine`, tasks to
+//! `clix-agent` and MCP clients to `clix-mcp`; it holds no execution,
+//! presentation or agent logic of its own, only their rendering.
 
+mod agent_cmd;
 mod cli;
+mod repl;
+mod replay_html;
 mod settings;
 
 use std::process::ExitCode;

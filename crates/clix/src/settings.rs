@@ -1,5 +1,6 @@
 //! The configuration file's sections, one per crate that has settings.
 
+use clix_agent::AgentSettings;
 use clix_config::{ConfigError, Loaded, Paths};
 use clix_engine::{PresentOptions, SandboxSettings, ShellLimits};
 use serde::{Deserialize, Serialize};
@@ -14,6 +15,8 @@ pub struct Settings {
     pub limits: ShellLimits,
     /// The OS tier: isolation mode, network, mounts and resource limits.
     pub sandbox: SandboxSettings,
+    /// The agent loop: provider, model, budgets, context.
+    pub agent: AgentSettings,
 }
 
 /// Settings with flags applied; `flags` are `(dotted key, flag, value)`.

@@ -167,7 +167,7 @@ fn tool_def_in_every_format_and_commands_list() {
     let o = env.run(&["commands", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let agent: Vec<&str> = v["agent"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
-    assert_eq!(agent, ["cat", "help", "sandbox", "write"]);
+    assert_eq!(agent, ["cat", "help", "sandbox", "see", "write"]);
     assert!(v["standard"].as_array().unwrap().iter().any(|n| n == "grep"));
 }
 
@@ -217,4 +217,15 @@ fn a_missing_sandbox_is_a_clear_error_never_a_host_run() {
     std::fs::write(env.home.path().join("config.toml"), "[sandbox]\nmode = \"host\"\n").unwrap();
     let o = env.cmd(&["run", "--raw", "sandbox status"]).env("CLIX_BWRAP", "/nonexistent/bwrap").output().unwrap();
     assert!(stdout(&o).starts_with("isolation: NONE: sandbox.mode = \"host\""), "{}", stdout(&o));
+}
+
+#[test]
+fn config_show_never_prints_an_api_key() {
+    let env = Env::new();
+    std::fs::write(env.home.path().join("config.toml"), "[agent]\napi_key = \"sk-from-file-123456\"\n").unwrap();
+    let o = env.run(&["config", "show"]);
+    assert!(stdout(&o).contains("agent.api_key") && stdout(&o).contains("\"***\""), "{}", stdout(&o));
+    assert!(!stdout(&o).contains("sk-from-file"));
+    let o = env.run(&["config", "show", "--json"]);
+    assert!(!stdout(&o).contains("sk-from-file"));
 }

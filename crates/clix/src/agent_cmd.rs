@@ -1,0 +1,298 @@
+//! `clix ask`, `clix chat`, `clix runs` and `clix replay`: the agent loop
+//! for people, rendered on a terminal or as JSON lines.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clix_agent::{Agent, Event, Provider, RunSummary, StopReason, Trajectory, list_runs, read_run, resolve_provider};
+use clix_config::Paths;
+
+use crate::settings::{self, Settings};
+
+/// Flags shared by `ask` and `chat`.
+#[derive(clap::Args, Clone)]
+pub struct AgentArgs {
+    /// Folder the agent works in (default: the current folder).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Model name (beats AGENT_MODEL and the config file).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// "openai" (any OpenAI-compatible API) or "anthropic".
+    #[arg(long)]
+    pub provider: Option<String>,
+    /// Most model calls for one task (default 50).
+    #[arg(long, value_name = "N")]
+    pub max_steps: Option<u32>,
+    /// Time limit of each command, in seconds (default 30).
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
+    /// One JSON event per line instead of text (for machines and agent pipes).
+    #[arg(long)]
+    pub jsonl: bool,
+}
+
+#[derive(clap::Args)]
+pub struct AskArgs {
+    #[command(flatten)]
+    pub common: AgentArgs,
+    /// The task. Piped stdin is appended to it.
+    #[arg(value_name = "TASK")]
+    pub task: String,
+}
+
+fn flags(args: &AgentArgs) -> Vec<(&'static str, &'static str, toml::Value)> {
+    let mut flags = Vec::new();
+    if let Some(n) = args.max_steps {
+        flags.push(("agent.max_steps", "--max-steps", toml::Value::Integer(i64::from(n))));
+    }
+    if let Some(secs) = args.timeout {
+        flags.push(("limits.timeout_secs", "--timeout", toml::Value::Integer(secs.min(i64::MAX as u64) as i64)));
+    }
+    flags
+}
+
+fn provider(settings: &Settings, args: &AgentArgs) -> Result<Provider> {
+    let resolved =
+        resolve_provider(&settings.agent, |k| std::env::var(k).ok(), args.model.as_deref(), args.provider.as_deref())
+            .map_err(anyhow::Error::msg)?;
+    Ok(Provider::new(&resolved))
+}
+
+fn runs_dir(paths: &Paths) -> PathBuf {
+    paths.data_dir.join("runs")
+}
+
+/// `clix ask "<task>"`: one task, streamed.
+pub async fn ask(paths: &Paths, args: AskArgs) -> Result<ExitCode> {
+    let settings = settings::load(paths, &flags(&args.common))?.value;
+    let workspace = workspace(&args.common)?;
+    let mut engine = crate::cli::start_engine(paths, &workspace, &settings).await?;
+    let provider = provider(&settings, &args.common)?;
+    let trajectory = Trajectory::create(&runs_dir(paths)).context("cannot create the run's trajectory file")?;
+    let path = trajectory.path.clone();
+    let mut agent = Agent::new(&mut engine, provider, settings.agent.clone(), Some(trajectory));
+    watch_ctrl_c(&agent);
+    let mut task = args.task;
+    if let Some(piped) = crate::cli::read_piped_stdin()? {
+        task.push_str("\n\n");
+        task.push_str(&String::from_utf8_lossy(&piped));
+    }
+    let mut render = Renderer::new(args.common.jsonl);
+    let summary = agent.run(&task, &mut |e| render.event(e)).await;
+    render.finish(&summary, &path);
+    Ok(exit_code(&summary))
+}
+
+/// `clix chat`: a REPL over one session; history persists across turns.
+pub async fn chat(paths: &Paths, args: AgentArgs) -> Result<ExitCode> {
+    let settings = settings::load(paths, &flags(&args))?.value;
+    let workspace = workspace(&args)?;
+    let mut engine = crate::cli::start_engine(paths, &workspace, &settings).await?;
+    let provider = provider(&settings, &args)?;
+    let trajectory = Trajectory::create(&runs_dir(paths)).context("cannot create the run's trajectory file")?;
+    let path = trajectory.path.clone();
+    let mut agent = Agent::new(&mut engine, provider, settings.agent.clone(), Some(trajectory));
+    watch_ctrl_c(&agent);
+    let mut editor = crate::repl::Editor::new(&paths.state_dir.join("chat_history.txt"))?;
+    eprintln!("clix chat in {} — /help for commands, /exit to leave", workspace.display());
+    while let Some(line) = editor.read_line()? {
+        match line.trim() {
+            "" => continue,
+            "/exit" | "/quit" => break,
+            "/help" => {
+                eprintln!("Type a task and press Enter (Alt+Enter or a trailing \\ for a new line).");
+                eprintln!("/exit leaves; Ctrl-C stops the current step; the run is saved in {}", path.display());
+                continue;
+            }
+            task => {
+                let mut render = Renderer::new(args.jsonl);
+                let summary = agent.run(task, &mut |e| render.event(e)).await;
+                render.finish(&summary, &path);
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn workspace(args: &AgentArgs) -> Result<PathBuf> {
+    match &args.workspace {
+        Some(dir) => Ok(dir.clone()),
+        None => std::env::current_dir().context("cannot read the current folder"),
+    }
+}
+
+/// First Ctrl-C stops the step in flight (the run is saved); the second exits.
+fn watch_ctrl_c(agent: &Agent<'_>) {
+    let interrupt = agent.interrupt_handle();
+    tokio::spawn(async move {
+        let mut pressed = 0;
+        while tokio::signal::ctrl_c().await.is_ok() {
+            pressed += 1;
+            if pressed > 1 {
+                eprintln!("\nclix: exiting");
+                std::process::exit(130);
+            }
+            eprintln!("\nclix: stopping the current step (Ctrl-C again to exit)");
+            interrupt.interrupt();
+        }
+    });
+}
+
+fn exit_code(summary: &RunSummary) -> ExitCode {
+    match summary.stop_reason {
+        StopReason::Answered => ExitCode::SUCCESS,
+        StopReason::Error(_) => ExitCode::from(1),
+        StopReason::Interrupted => ExitCode::from(130),
+        StopReason::MaxSteps | StopReason::MaxTokens | StopReason::WallTime => ExitCode::from(3),
+    }
+}
+
+/// Turns events into terminal text or JSON lines.
+struct Renderer {
+    jsonl: bool,
+    /// The last thing printed on stdout was streamed model text without a newline.
+    mid_text: bool,
+    color: bool,
+}
+
+impl Renderer {
+    fn new(jsonl: bool) -> Self {
+        let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        Renderer { jsonl, mid_text: false, color }
+    }
+
+    fn dim(&self, s: &str) -> String {
+        if self.color { format!("\x1b[2m{s}\x1b[0m") } else { s.to_string() }
+    }
+
+    fn event(&mut self, event: &Event) {
+        if self.jsonl {
+            if let Ok(line) = serde_json::to_string(event) {
+                println!("{line}");
+            }
+            return;
+        }
+        let mut out = std::io::stdout();
+        match event {
+            Event::Text { text } => {
+                let _ = out.write_all(text.as_bytes());
+                let _ = out.flush();
+                self.mid_text = !text.ends_with('\n');
+            }
+            Event::ToolCall { command, .. } => {
+                self.end_text();
+                eprintln!("{}", self.dim(&format!("▸ run {}", one_line(command, 120))));
+            }
+            Event::ToolResult { text, .. } => {
+                let footer = text.lines().last().unwrap_or_default();
+                let first = text.lines().next().filter(|l| *l != footer).map(|l| format!(" {}", one_line(l, 80)));
+                eprintln!("{}", self.dim(&format!("  {footer}{}", first.unwrap_or_default())));
+            }
+            Event::Retry { attempt, wait_ms, error } => {
+                eprintln!("{}", self.dim(&format!("  retry {attempt} in {wait_ms}ms: {error}")));
+            }
+            Event::Compacted { messages_removed, .. } => {
+                eprintln!("{}", self.dim(&format!("  (summarized {messages_removed} earlier messages)")));
+            }
+            Event::Error { message } => {
+                self.end_text();
+                eprintln!("clix: {message}");
+                if message.contains("cannot reach the model provider") {
+                    eprintln!("{}", CONFIGURE_HELP);
+                }
+            }
+            Event::Start { .. } | Event::Response { .. } | Event::Usage { .. } | Event::Done { .. } => {}
+        }
+    }
+
+    fn end_text(&mut self) {
+        if std::mem::take(&mut self.mid_text) {
+            println!();
+        }
+    }
+
+    fn finish(&mut self, summary: &RunSummary, trajectory: &Path) {
+        if self.jsonl {
+            return;
+        }
+        self.end_text();
+        let usage = format!("{} in / {} out tokens", summary.usage.input_tokens, summary.usage.output_tokens);
+        let how = match &summary.stop_reason {
+            StopReason::Answered => "done".to_string(),
+            StopReason::Interrupted => format!("stopped by Ctrl-C at step {}", summary.steps),
+            StopReason::MaxSteps => "stopped: step budget used up (--max-steps)".into(),
+            StopReason::MaxTokens => "stopped: token budget used up (agent.max_total_tokens)".into(),
+            StopReason::WallTime => "stopped: time budget used up (agent.max_wall_secs)".into(),
+            StopReason::Error(_) => "failed".into(),
+        };
+        eprintln!(
+            "{}",
+            self.dim(&format!("— {how}; {} steps; {usage}; run saved: {}", summary.steps, trajectory.display()))
+        );
+    }
+}
+
+const CONFIGURE_HELP: &str = "No model answered. Configure a provider, for example:\n  \
+    export AGENT_BASE_URL=http://127.0.0.1:11434/v1 AGENT_MODEL=qwen2.5-coder:7b   # Ollama (ollama serve)\n  \
+    export OPENAI_API_KEY=sk-…                                                  # OpenAI\n  \
+    export ANTHROPIC_API_KEY=…                                                  # Anthropic\n  \
+    export AGENT_BASE_URL=… AGENT_API_KEY=… AGENT_MODEL=…                     # any OpenAI-compatible API\n\
+    or set [agent] base_url / model in the config file (clix config path).";
+
+fn one_line(s: &str, max: usize) -> String {
+    let flat = s.replace('\n', " ⏎ ");
+    if flat.chars().count() <= max { flat } else { format!("{}…", flat.chars().take(max).collect::<String>()) }
+}
+
+/// `clix runs list`.
+pub fn runs(paths: &Paths, json: bool) -> Result<ExitCode> {
+    let runs = list_runs(&runs_dir(paths));
+    if json {
+        println!("{}", serde_json::to_string_pretty(&runs)?);
+    } else if runs.is_empty() {
+        println!("no runs yet in {}", runs_dir(paths).display());
+    } else {
+        for r in runs {
+            let stop = r.stop_reason.unwrap_or_else(|| "unfinished".into());
+            println!("{}  {:>3} steps  {:<12} {}", r.id, r.steps, stop, one_line(&r.task, 60));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `clix replay <id>`: pretty, `--jsonl`, or `--html FILE`.
+pub fn replay(paths: &Paths, id: &str, jsonl: bool, html: Option<&Path>) -> Result<ExitCode> {
+    let records = read_run(&runs_dir(paths), id)?;
+    if records.is_empty() {
+        bail!("run {id} has no events");
+    }
+    if let Some(out) = html {
+        std::fs::write(out, crate::replay_html::render(id, &records))
+            .with_context(|| format!("cannot write {}", out.display()))?;
+        println!("wrote {}", out.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    if jsonl {
+        for r in &records {
+            println!("{}", serde_json::to_string(r)?);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut render = Renderer::new(false);
+    for r in &records {
+        match &r.event {
+            Event::Start { task, model, .. } => println!("# task ({model}): {task}"),
+            Event::Response { text, .. } if !text.is_empty() => println!("{text}"),
+            Event::ToolCall { command, .. } => println!("▸ run {command}"),
+            Event::ToolResult { text, .. } => println!("{text}"),
+            Event::Done { stop_reason, steps, input_tokens, output_tokens, .. } => {
+                println!("# {stop_reason} after {steps} steps; {input_tokens} in / {output_tokens} out tokens")
+            }
+            other => render.event(other),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

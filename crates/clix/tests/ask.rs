@@ -1,0 +1,174 @@
+//! `clix ask`, `clix runs` and `clix replay` as a person runs them, against a
+//! scripted model server over real HTTP.
+
+#[path = "../../clix-agent/tests/support/mod.rs"]
+mod support;
+
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use support::{Server, openai_calls, openai_text, run_call, start};
+
+const RED_PNG: &[u8] = b"\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x02\x00\x00\x00\x01\x08\x02\x00\x00\x00\x7b\x40\xe8\xdd\x00\x00\x00\x0d\x49\x44\x41\x54\x78\x9c\x63\xf8\xcf\xc0\x00\x44\x00\x08\xfe\x01\xff\xc6\x9e\x79\xf7\x00\x00\x00\x00\x49\x45\x4e\x44\xae\x42\x60\x82";
+
+struct Home {
+    home: tempfile::TempDir,
+    ws: tempfile::TempDir,
+}
+
+impl Home {
+    fn new() -> Self {
+        let h = Home { home: tempfile::tempdir().unwrap(), ws: tempfile::tempdir().unwrap() };
+        std::fs::write(h.ws.path().join("red.png"), RED_PNG).unwrap();
+        std::fs::write(h.ws.path().join("notes.txt"), "one\ntwo\nthree\n").unwrap();
+        h
+    }
+
+    fn clix(&self, server: Option<&Server>, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_clix"));
+        cmd.args(args)
+            .current_dir(self.ws.path())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("CLIX_HOME", self.home.path())
+            .env("CLIX_SANDBOX_MODE", "off")
+            .stdin(Stdio::null());
+        if let Some(s) = server {
+            cmd.env("AGENT_BASE_URL", format!("{}/v1", s.url)).env("AGENT_MODEL", "scripted");
+        }
+        cmd
+    }
+
+    async fn output(&self, server: Option<&Server>, args: &[&str]) -> Output {
+        let mut cmd = self.clix(server, args);
+        tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap()
+    }
+
+    fn runs(&self) -> Vec<serde_json::Value> {
+        let o = self.clix(None, &["runs", "list", "--json"]).output().unwrap();
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap().as_array().unwrap().clone()
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[tokio::test]
+async fn ask_streams_the_answer_and_saves_a_run_that_replays() {
+    let server = start(vec![
+        openai_calls(&[("run", &run_call("wc -l < notes.txt")), ("run", &run_call("see red.png"))], 10, 5),
+        openai_text("notes.txt has 3 lines and the image is red.", 20, 9),
+    ])
+    .await;
+    let h = Home::new();
+    let o = h.output(Some(&server), &["ask", "count the lines"]).await;
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "notes.txt has 3 lines and the image is red.\n");
+    let err = text(&o.stderr);
+    assert!(err.contains("▸ run wc -l < notes.txt") && err.contains("[exit:0 | "), "{err}");
+    assert!(err.contains("run saved: "), "{err}");
+
+    let runs = h.runs();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["stop_reason"], "answered");
+    assert_eq!(runs[0]["task"], "count the lines");
+    let id = runs[0]["id"].as_str().unwrap();
+
+    let o = h.output(None, &["replay", id, "--jsonl"]).await;
+    let kinds: Vec<String> = text(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["type"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(kinds.first().map(String::as_str), Some("start"));
+    assert_eq!(kinds.last().map(String::as_str), Some("done"));
+    assert_eq!(kinds.iter().filter(|k| *k == "tool_result").count(), 2);
+
+    let page = h.home.path().join("run.html");
+    let o = h.output(None, &["replay", id, "--html", page.to_str().unwrap()]).await;
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("$ wc -l &lt; notes.txt") && html.contains("data:image/png;base64,iVBORw0KGgo"));
+    let o = h.output(None, &["replay", id]).await;
+    assert!(text(&o.stdout).contains("▸ run see red.png"));
+}
+
+#[tokio::test]
+async fn jsonl_gives_one_event_per_line_and_stdin_joins_the_task() {
+    let server = start(vec![openai_text("ok", 1, 1)]).await;
+    let h = Home::new();
+    let mut cmd = h.clix(Some(&server), &["ask", "--jsonl", "summarize this"]);
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(b"piped details").unwrap();
+    let o = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+    let events: Vec<serde_json::Value> = text(&o.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["start", "text", "response", "usage", "done"]);
+    assert_eq!(events[0]["task"], "summarize this\n\npiped details");
+    let task = &server.requests()[0].body["messages"][1]["content"];
+    assert_eq!(task, "summarize this\n\npiped details");
+}
+
+#[tokio::test]
+async fn ctrl_c_stops_the_step_and_keeps_the_trajectory() {
+    let server = start(vec![openai_calls(&[("run", &run_call("sleep 30"))], 1, 1)]).await;
+    let h = Home::new();
+    let child =
+        h.clix(Some(&server), &["ask", "wait a while"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    // Wait until the command is running: its tool_call is in the trajectory.
+    let started = Instant::now();
+    let runs_dir = h.home.path().join("data/runs");
+    loop {
+        let logged = std::fs::read_dir(&runs_dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| std::fs::read_to_string(e.path()).unwrap_or_default().contains("\"type\":\"tool_call\""));
+        if logged {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "the tool call never started");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let stopped = Instant::now();
+    let o = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+    assert!(stopped.elapsed() < Duration::from_secs(5), "{:?}", stopped.elapsed());
+    assert_eq!(o.status.code(), Some(130));
+    assert!(text(&o.stderr).contains("stopped by Ctrl-C"), "{}", text(&o.stderr));
+    let runs = h.runs();
+    assert_eq!(runs[0]["stop_reason"], "interrupted");
+}
+
+#[tokio::test]
+async fn two_agents_at_once_in_one_home_do_not_collide() {
+    let a =
+        start(vec![openai_calls(&[("run", &run_call("write a.txt from-a"))], 1, 1), openai_text("A done", 1, 1)]).await;
+    let b =
+        start(vec![openai_calls(&[("run", &run_call("write b.txt from-b"))], 1, 1), openai_text("B done", 1, 1)]).await;
+    let h = Home::new();
+    let (oa, ob) = tokio::join!(h.output(Some(&a), &["ask", "task a"]), h.output(Some(&b), &["ask", "task b"]));
+    assert_eq!((text(&oa.stdout).trim(), text(&ob.stdout).trim()), ("A done", "B done"));
+    let runs = h.runs();
+    assert_eq!(runs.len(), 2);
+    let mut tasks: Vec<&str> = runs.iter().map(|r| r["task"].as_str().unwrap()).collect();
+    tasks.sort();
+    assert_eq!(tasks, ["task a", "task b"]);
+    assert!(runs.iter().all(|r| r["stop_reason"] == "answered"));
+}
+
+#[tokio::test]
+async fn no_model_is_a_clear_error_that_says_how_to_configure() {
+    let h = Home::new();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut cmd = h.clix(None, &["ask", "hello"]);
+    cmd.env("AGENT_BASE_URL", format!("http://127.0.0.1:{closed}/v1")).env("CLIX_AGENT_MODEL_CALL_TRIES", "1");
+    let o = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(err.contains("cannot reach the model provider at http://127.0.0.1:"), "{err}");
+    assert!(err.contains("Configure a provider") && err.contains("ANTHROPIC_API_KEY"), "{err}");
+}
