@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use clix_agent::{Agent, Event, Provider, RunSummary, StopReason, Trajectory, list_runs, read_run, resolve_provider};
+use clix_agent::{
+    Agent, Event, Provider, ReplyCache, RunSummary, StopReason, Trajectory, list_runs, read_run, resolve_provider,
+};
 use clix_config::Paths;
 
 use crate::settings::{self, Settings};
@@ -32,6 +34,9 @@ pub struct AgentArgs {
     /// One JSON event per line instead of text (for machines and agent pipes).
     #[arg(long)]
     pub jsonl: bool,
+    /// Answer identical model requests from a local cache (debugging, tests).
+    #[arg(long)]
+    pub cache: bool,
 }
 
 #[derive(clap::Args)]
@@ -65,16 +70,31 @@ fn runs_dir(paths: &Paths) -> PathBuf {
     paths.data_dir.join("runs")
 }
 
+/// The agent for one `ask` or `chat`, its trajectory started.
+fn agent<'e>(
+    paths: &Paths,
+    engine: &'e mut clix_engine::Engine,
+    settings: &Settings,
+    args: &AgentArgs,
+) -> Result<(Agent<'e>, PathBuf)> {
+    let provider = provider(settings, args)?;
+    let trajectory = Trajectory::create(&runs_dir(paths)).context("cannot create the run's trajectory file")?;
+    let path = trajectory.path.clone();
+    let mut agent = Agent::new(engine, provider, settings.agent.clone(), Some(trajectory));
+    if args.cache {
+        let cache = ReplyCache::open(&paths.data_dir.join("reply-cache.sqlite")).map_err(anyhow::Error::msg)?;
+        agent = agent.with_cache(cache);
+    }
+    watch_ctrl_c(&agent);
+    Ok((agent, path))
+}
+
 /// `clix ask "<task>"`: one task, streamed.
 pub async fn ask(paths: &Paths, args: AskArgs) -> Result<ExitCode> {
     let settings = settings::load(paths, &flags(&args.common))?.value;
     let workspace = workspace(&args.common)?;
     let mut engine = crate::cli::start_engine(paths, &workspace, &settings).await?;
-    let provider = provider(&settings, &args.common)?;
-    let trajectory = Trajectory::create(&runs_dir(paths)).context("cannot create the run's trajectory file")?;
-    let path = trajectory.path.clone();
-    let mut agent = Agent::new(&mut engine, provider, settings.agent.clone(), Some(trajectory));
-    watch_ctrl_c(&agent);
+    let (mut agent, path) = agent(paths, &mut engine, &settings, &args.common)?;
     let mut task = args.task;
     if let Some(piped) = crate::cli::read_piped_stdin()? {
         task.push_str("\n\n");
@@ -91,11 +111,7 @@ pub async fn chat(paths: &Paths, args: AgentArgs) -> Result<ExitCode> {
     let settings = settings::load(paths, &flags(&args))?.value;
     let workspace = workspace(&args)?;
     let mut engine = crate::cli::start_engine(paths, &workspace, &settings).await?;
-    let provider = provider(&settings, &args)?;
-    let trajectory = Trajectory::create(&runs_dir(paths)).context("cannot create the run's trajectory file")?;
-    let path = trajectory.path.clone();
-    let mut agent = Agent::new(&mut engine, provider, settings.agent.clone(), Some(trajectory));
-    watch_ctrl_c(&agent);
+    let (mut agent, path) = agent(paths, &mut engine, &settings, &args)?;
     let mut editor = crate::repl::Editor::new(&paths.state_dir.join("chat_history.txt"))?;
     eprintln!("clix chat in {} — /help for commands, /exit to leave", workspace.display());
     while let Some(line) = editor.read_line()? {
