@@ -13,7 +13,7 @@ use rmcp::model::{
     PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion, ServerCapabilities,
     ServerConfig, Tool, ToolAnnotations,
 };
-use rmcp::service::{Peer, RequestContext};
+use rmcp::service::{Peer, RequestContext, ServerInitializeError};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -306,10 +306,12 @@ impl ServerHandler for ClixServer {
 pub async fn serve_stdio(config: McpConfig) -> Result<(), ServeError> {
     let (shared, engine) = Shared::new(config, false).await?;
     let server = ClixServer::with_engine(shared, engine);
-    let service = server
-        .serve(rmcp::transport::stdio_pipes())
-        .await
-        .map_err(|e| ServeError(format!("MCP handshake failed: {e}")))?;
+    let service = match server.serve(rmcp::transport::stdio_pipes()).await {
+        Ok(service) => service,
+        // The client went away before saying anything: nothing to serve.
+        Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+        Err(e) => return Err(ServeError(format!("MCP handshake failed: {e}"))),
+    };
     service.waiting().await.map_err(|e| ServeError(format!("MCP server stopped: {e}")))?;
     Ok(())
 }

@@ -250,6 +250,15 @@ fn bad_flags_fail_before_serving() {
     assert!(o.stdout.is_empty());
 }
 
+#[test]
+fn stdio_exits_cleanly_when_the_client_leaves_at_once() {
+    // CLIX_MCP_TOKEN in the environment is for --http; it must not break stdio.
+    let env = Env::new();
+    let o = env.std_command(&[]).env("CLIX_MCP_TOKEN", "t").stdin(Stdio::null()).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.stdout.is_empty());
+}
+
 /// An HTTP server child; killed on drop.
 struct HttpServer {
     child: std::process::Child,
@@ -292,6 +301,9 @@ impl Drop for HttpServer {
 }
 
 async fn http_client(url: &str) -> RunningService<RoleClient, ()> {
+    // The workspace builds reqwest with rustls but no default crypto provider
+    // (clix-agent brings its own); plain http still needs one installed.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     ().serve(StreamableHttpClientTransport::from_uri(url.to_owned())).await.expect("http handshake")
 }
 
