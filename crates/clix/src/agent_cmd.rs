@@ -172,12 +172,31 @@ struct Renderer {
     /// The last thing printed on stdout was streamed model text without a newline.
     mid_text: bool,
     color: bool,
+    /// Shown on a terminal while the model or a command works.
+    spinner: Option<indicatif::ProgressBar>,
+    interactive: bool,
 }
 
 impl Renderer {
     fn new(jsonl: bool) -> Self {
-        let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-        Renderer { jsonl, mid_text: false, color }
+        let interactive = !jsonl && std::io::stderr().is_terminal();
+        let color = interactive && std::env::var_os("NO_COLOR").is_none();
+        Renderer { jsonl, mid_text: false, color, spinner: None, interactive }
+    }
+
+    fn spin(&mut self, message: &str) {
+        self.stop_spinner();
+        if self.interactive {
+            let bar = indicatif::ProgressBar::new_spinner().with_message(message.to_string());
+            bar.enable_steady_tick(std::time::Duration::from_millis(120));
+            self.spinner = Some(bar);
+        }
+    }
+
+    fn stop_spinner(&mut self) {
+        if let Some(bar) = self.spinner.take() {
+            bar.finish_and_clear();
+        }
     }
 
     fn dim(&self, s: &str) -> String {
@@ -192,6 +211,7 @@ impl Renderer {
             return;
         }
         let mut out = std::io::stdout();
+        self.stop_spinner();
         match event {
             Event::Text { text } => {
                 let _ = out.write_all(text.as_bytes());
@@ -201,17 +221,21 @@ impl Renderer {
             Event::ToolCall { command, .. } => {
                 self.end_text();
                 eprintln!("{}", self.dim(&format!("▸ run {}", one_line(command, 120))));
+                self.spin("running…");
             }
             Event::ToolResult { text, .. } => {
                 let footer = text.lines().last().unwrap_or_default();
                 let first = text.lines().next().filter(|l| *l != footer).map(|l| format!(" {}", one_line(l, 80)));
                 eprintln!("{}", self.dim(&format!("  {footer}{}", first.unwrap_or_default())));
+                self.spin("thinking…");
             }
             Event::Retry { attempt, wait_ms, error } => {
                 eprintln!("{}", self.dim(&format!("  retry {attempt} in {wait_ms}ms: {error}")));
+                self.spin("thinking…");
             }
             Event::Compacted { messages_removed, .. } => {
                 eprintln!("{}", self.dim(&format!("  (summarized {messages_removed} earlier messages)")));
+                self.spin("thinking…");
             }
             Event::Error { message } => {
                 self.end_text();
@@ -220,7 +244,8 @@ impl Renderer {
                     eprintln!("{}", CONFIGURE_HELP);
                 }
             }
-            Event::Start { .. } | Event::Response { .. } | Event::Usage { .. } | Event::Done { .. } => {}
+            Event::Start { .. } => self.spin("thinking…"),
+            Event::Response { .. } | Event::Usage { .. } | Event::Done { .. } => {}
         }
     }
 
@@ -231,6 +256,7 @@ impl Renderer {
     }
 
     fn finish(&mut self, summary: &RunSummary, trajectory: &Path) {
+        self.stop_spinner();
         if self.jsonl {
             return;
         }
