@@ -172,3 +172,54 @@ async fn no_model_is_a_clear_error_that_says_how_to_configure() {
     assert!(err.contains("cannot reach the model provider at http://127.0.0.1:"), "{err}");
     assert!(err.contains("Configure a provider") && err.contains("ANTHROPIC_API_KEY"), "{err}");
 }
+
+async fn wait_for_requests(server: &Server, n: usize) {
+    let started = Instant::now();
+    while server.requests().len() < n {
+        assert!(started.elapsed() < Duration::from_secs(20), "only {} requests arrived", server.requests().len());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Let the turn finish printing before typing the next one.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+}
+
+#[tokio::test]
+async fn chat_keeps_one_conversation_across_turns() {
+    let server = start(vec![openai_text("first answer", 1, 1), openai_text("second answer", 1, 1)]).await;
+    let h = Home::new();
+    // reedline needs a terminal: `script` (util-linux) gives chat a pseudo-terminal.
+    let inner = h.clix(Some(&server), &["chat"]);
+    let env: Vec<_> = inner.get_envs().filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))).collect();
+    let line = format!("{} chat", env!("CARGO_BIN_EXE_clix"));
+    let mut child = Command::new("script")
+        .args(["-qc", &line, "/dev/null"])
+        .env_clear()
+        .envs(env)
+        .env("TERM", "dumb")
+        .current_dir(h.ws.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("script (util-linux) runs");
+    use std::io::Write;
+    let mut keys = child.stdin.take().unwrap();
+    keys.write_all(b"first task\r").unwrap();
+    wait_for_requests(&server, 1).await;
+    keys.write_all(b"second task\r").unwrap();
+    wait_for_requests(&server, 2).await;
+    keys.write_all(b"/exit\r").unwrap();
+    drop(keys);
+    let o = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+    assert!(text(&o.stdout).contains("second answer"), "{}", text(&o.stdout));
+    let second = server.requests()[1].body["messages"].clone();
+    let turns: Vec<(String, String)> = second
+        .as_array()
+        .unwrap()
+        .iter()
+        .skip(1)
+        .map(|m| (m["role"].as_str().unwrap().to_string(), m["content"].as_str().unwrap_or_default().to_string()))
+        .collect();
+    let expected = [("user", "first task"), ("assistant", "first answer"), ("user", "second task")];
+    assert_eq!(turns, expected.map(|(r, c)| (r.to_string(), c.to_string())));
+}
