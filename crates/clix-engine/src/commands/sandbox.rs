@@ -53,7 +53,9 @@ impl AgentCommand for SandboxCommand {
     }
 
     async fn run(&self, io: CommandIo<'_>) -> bashkit::Result<CommandStatus> {
-        let (sub, rest) = io.args.split_first().expect("the adapter handles a bare call");
+        let Some((sub, rest)) = io.args.split_first() else {
+            return usage_error(&io, "sandbox", &self.spec.usage).await;
+        };
         let argv: Vec<String> = match sub.as_str() {
             "status" => {
                 io.stdout.write_all(self.sandbox.status().as_bytes()).await?;
