@@ -134,7 +134,13 @@ impl Engine {
         {
             let cwd = self.session.cwd();
             let started = std::time::Instant::now();
-            let result = run_program(sandbox, &argv, &cwd, stdin, &self.deadline, limit).await;
+            let run = run_program(sandbox, &argv, &cwd, stdin, &self.deadline, limit);
+            let result = self
+                .session
+                .cancel_handle()
+                .guard(run)
+                .await
+                .unwrap_or_else(|| clix_shell::ExecResult::err("clix: cancelled\n", clix_shell::CANCELLED_EXIT));
             let raw = RawResult {
                 stdout: result.stdout.into_bytes(),
                 stderr: result.stderr.into_bytes(),

@@ -133,3 +133,26 @@ async fn programs_cannot_run_outside_the_workspace() {
     assert_eq!(code, 126);
     assert!(err.contains("is outside the workspace; cd into"), "{err}");
 }
+
+#[tokio::test]
+async fn a_cancel_stops_sandboxed_and_big_file_lines() {
+    let mut f = fixture(SandboxSettings { big_file_mb: 1, ..SandboxSettings::default() }).await;
+    std::fs::write(f.ws.path().join("big.log"), "line\n".repeat(400_000)).unwrap();
+    for line in ["tail -f big.log", "python3 -c 'import time; time.sleep(60)'"] {
+        let handle = f.engine.cancel_handle();
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            handle.cancel();
+        });
+        let started = std::time::Instant::now();
+        let (_, err, code) = raw(&mut f, line).await;
+        assert!(started.elapsed() < std::time::Duration::from_secs(5), "{line}: {:?}", started.elapsed());
+        assert_eq!(code, 130, "{line}: {err}");
+        assert!(err.contains("clix: cancelled"), "{line}: {err}");
+    }
+    let audit = std::fs::read_to_string(f.state.path().join("audit.jsonl")).unwrap();
+    assert!(
+        audit.contains(r#""argv":["tail","-f","big.log"]"#) && audit.contains("\"ended\":\"cancelled\""),
+        "{audit}"
+    );
+}

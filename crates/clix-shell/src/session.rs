@@ -147,21 +147,16 @@ impl Session {
         if let Some(bytes) = stdin {
             options = options.stdin(StreamData::from(bytes));
         }
-        // Registered before the line starts, so a cancel during it is never missed.
-        let cancelled = self.cancel.notify.notified();
-        tokio::pin!(cancelled);
-        cancelled.as_mut().enable();
-        self.cancel.running.store(true, Ordering::SeqCst);
-        // Stopping early drops the line's future; bashkit closes what the
-        // request held, and sandboxed programs are killed by their guards.
-        let outcome = tokio::select! {
-            outcome = self.bash.exec_with_options(line, options) => outcome,
-            () = &mut cancelled => Err(Error::Cancelled),
-            () = sleep_or_never(short) => {
-                Err(Error::ResourceLimit(LimitExceeded::Timeout(short.unwrap_or_default())))
+        let cancel = self.cancel.clone();
+        let run = async {
+            tokio::select! {
+                outcome = self.bash.exec_with_options(line, options) => outcome,
+                () = sleep_or_never(short) => {
+                    Err(Error::ResourceLimit(LimitExceeded::Timeout(short.unwrap_or_default())))
+                }
             }
         };
-        self.cancel.running.store(false, Ordering::SeqCst);
+        let outcome = cancel.guard(run).await.unwrap_or(Err(Error::Cancelled));
         let duration = started.elapsed();
         match outcome {
             Ok(r) => RawResult {
@@ -196,6 +191,23 @@ impl CancelHandle {
         if self.running.load(Ordering::SeqCst) {
             self.notify.notify_waiters();
         }
+    }
+
+    /// Runs `work` so that [`cancel`](Self::cancel) stops it: `None` when
+    /// cancelled. Stopping drops the future; bashkit closes what the request
+    /// held, and sandboxed programs are killed by their guards.
+    pub async fn guard<F: std::future::Future>(&self, work: F) -> Option<F::Output> {
+        // Registered before the work starts, so a cancel during it is never missed.
+        let cancelled = self.notify.notified();
+        tokio::pin!(cancelled);
+        cancelled.as_mut().enable();
+        self.running.store(true, Ordering::SeqCst);
+        let outcome = tokio::select! {
+            output = work => Some(output),
+            () = &mut cancelled => None,
+        };
+        self.running.store(false, Ordering::SeqCst);
+        outcome
     }
 }
 
