@@ -1,0 +1,23 @@
+//! The hub of clix: external CLIs declared by manifests (seed 001).
+//!
+//! This crate owns the manifest model (the seed's JSON shape plus our
+//! fields), loading manifests from hub folders in JSON, TOML and YAML,
+//! validation at load with a problem per file, field and fix (a bad
+//! manifest makes only its own tool unavailable, it never panics), and the
+//! mapping of a call's parameters to an argv array: typed flag parsing of a
+//! command line against a manifest, defaults, enums, required parameters,
+//! and the generated usage.
+//!
+//! It must not execute anything itself. A tool runs through the OS tier's
+//! sandbox (`clix-sandbox`) with the argv built here; no shell is ever
+//! involved, so values such as `; rm -rf /` stay literal arguments.
+
+pub mod args;
+pub mod load;
+pub mod manifest;
+pub mod problem;
+
+pub use args::{ArgError, build_argv, check_args, parse_command_line, usage};
+pub use load::{Hub, HubSource, LoadOptions, Tool, load_file, load_hub, parse_document};
+pub use manifest::{Manifest, Output, OutputFormat, ParamType, Parameter};
+pub use problem::{FieldProblem, Problem};

@@ -1,0 +1,649 @@
+//! The manifest model and its validation from a parsed document.
+//!
+//! A manifest is read into a `serde_json::Value` first (whatever its file
+//! format), then checked field by field here, so every problem can name its
+//! field and a fix instead of a serde error position. Nothing here touches
+//! the file system: the command's existence is checked by the loader.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::problem::{FieldProblem, did_you_mean};
+
+/// The type of a parameter. Kept narrow, as the seed says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ParamType {
+    String,
+    Integer,
+    Number,
+    Boolean,
+    /// A list of scalars, mapped to a repeated flag.
+    Array,
+    /// One of the parameter's `values`.
+    Enum,
+}
+
+impl ParamType {
+    pub const NAMES: [&'static str; 6] = ["string", "integer", "number", "boolean", "array", "enum"];
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "string" => Self::String,
+            "integer" => Self::Integer,
+            "number" => Self::Number,
+            "boolean" => Self::Boolean,
+            "array" => Self::Array,
+            "enum" => Self::Enum,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
+/// One declared parameter of a tool.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Parameter {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub ty: ParamType,
+    pub required: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default: Option<Value>,
+    pub description: String,
+    /// Passed as a bare argument (after all flags, in declared order) instead of `--name value`.
+    pub positional: bool,
+    /// The allowed values of an `enum` parameter.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<String>,
+}
+
+/// What the tool prints on stdout on success.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputFormat {
+    /// Pure JSON (the seed's contract), optionally checked against `schema`.
+    Json,
+    /// Plain text, passed through.
+    Text,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Output {
+    pub format: OutputFormat,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schema: Option<Value>,
+}
+
+impl Default for Output {
+    fn default() -> Self {
+        Self { format: OutputFormat::Json, schema: None }
+    }
+}
+
+/// A validated tool manifest: the seed's fields plus ours.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Manifest {
+    pub name: String,
+    pub version: String,
+    pub description: String,
+    /// As written: a path relative to the manifest's folder, an absolute path, or a name on PATH.
+    pub command: String,
+    pub parameters: Vec<Parameter>,
+    pub output: Output,
+    pub permissions: Vec<String>,
+    pub timeout_ms: Option<u64>,
+    pub cwd: Option<String>,
+    pub env: BTreeMap<String, String>,
+    pub domain: Option<String>,
+    /// Example command lines, shown in the usage.
+    pub examples: Vec<String>,
+    /// Arguments of the self-test run; `None` when disabled with `self_test: false`.
+    pub self_test: Option<Vec<String>>,
+    /// Arguments that make the tool print its version; `None` when disabled.
+    pub version_args: Option<Vec<String>>,
+    /// Only one call of this tool at a time.
+    pub serialize: bool,
+    /// Calls per minute.
+    pub rate_limit: Option<u32>,
+    /// Whether the sandbox gives the tool network access.
+    pub network: bool,
+}
+
+impl Manifest {
+    pub fn parameter(&self, name: &str) -> Option<&Parameter> {
+        self.parameters.iter().find(|p| p.name == name)
+    }
+}
+
+const TOP_FIELDS: &[&str] = &[
+    "name",
+    "version",
+    "description",
+    "command",
+    "parameters",
+    "output",
+    "permissions",
+    "timeout_ms",
+    "cwd",
+    "env",
+    "domain",
+    "examples",
+    "self_test",
+    "version_args",
+    "serialize",
+    "rate_limit",
+    "network",
+];
+const PARAM_FIELDS: &[&str] = &["name", "type", "required", "default", "description", "positional", "values"];
+const OUTPUT_FIELDS: &[&str] = &["format", "schema"];
+
+/// Names a parameter may not take: `--help` is the generated usage.
+const RESERVED_PARAMS: &[&str] = &["help"];
+
+/// Check a parsed manifest document. Returns every problem found, not just the first.
+pub fn from_value(doc: &Value) -> Result<Manifest, Vec<FieldProblem>> {
+    let mut c = Checker { problems: Vec::new() };
+    let Some(obj) = doc.as_object() else {
+        return Err(vec![FieldProblem::new(
+            "",
+            format!("the manifest must be an object of fields, found {}", kind(doc)),
+            "write one tool per file as an object with at least name, version, description and command",
+        )]);
+    };
+    c.unknown_fields(obj, "", TOP_FIELDS);
+
+    let name = c.req_str(obj, "name", "name");
+    if let Some(n) = &name
+        && !is_tool_name(n)
+    {
+        c.push(
+            "name",
+            format!("`{n}` is not a valid command name"),
+            "use letters, digits, `-`, `_` or `.`, starting with a letter or digit (e.g. \"log-search\")",
+        );
+    }
+    let version = c.req_str(obj, "version", "version");
+    let description = c.req_str(obj, "description", "description");
+    let command = c.req_str(obj, "command", "command");
+
+    let parameters = c.parameters(obj.get("parameters"));
+    let output = c.output(obj.get("output"));
+    let permissions = c.str_list(obj.get("permissions"), "permissions").unwrap_or_default();
+    let timeout_ms = c.positive(obj.get("timeout_ms"), "timeout_ms", "a number of milliseconds, e.g. 30000");
+    let cwd = c.opt_str(obj.get("cwd"), "cwd");
+    let env = c.env(obj.get("env"));
+    let domain = c.opt_str(obj.get("domain"), "domain");
+    let examples = c.str_list(obj.get("examples"), "examples").unwrap_or_default();
+    let self_test = c.args_or_false(obj.get("self_test"), "self_test", "--self-test");
+    let version_args = c.args_or_false(obj.get("version_args"), "version_args", "--version");
+    let serialize = c.opt_bool(obj.get("serialize"), "serialize").unwrap_or(false);
+    let rate_limit =
+        c.positive(obj.get("rate_limit"), "rate_limit", "a number of calls per minute, e.g. 60").and_then(|n| {
+            match u32::try_from(n) {
+                Ok(n) => Some(n),
+                Err(_) => {
+                    c.push("rate_limit", "is too large", "give at most 4294967295 calls per minute");
+                    None
+                }
+            }
+        });
+    let network = c.opt_bool(obj.get("network"), "network").unwrap_or(false);
+
+    if !c.problems.is_empty() {
+        return Err(c.problems);
+    }
+    Ok(Manifest {
+        name: name.unwrap_or_default(),
+        version: version.unwrap_or_default(),
+        description: description.unwrap_or_default(),
+        command: command.unwrap_or_default(),
+        parameters,
+        output,
+        permissions,
+        timeout_ms,
+        cwd,
+        env,
+        domain,
+        examples,
+        self_test,
+        version_args,
+        serialize,
+        rate_limit,
+        network,
+    })
+}
+
+/// A command name the shell can call: `[A-Za-z0-9][A-Za-z0-9._-]*`.
+pub fn is_tool_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphanumeric())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+fn is_param_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphanumeric())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
+}
+
+fn is_env_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// How a JSON value is called in messages.
+pub(crate) fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "an integer",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+struct Checker {
+    problems: Vec<FieldProblem>,
+}
+
+impl Checker {
+    fn push(&mut self, field: &str, message: impl Into<String>, fix: impl Into<String>) {
+        self.problems.push(FieldProblem::new(field, message, fix));
+    }
+
+    fn unknown_fields(&mut self, obj: &Map<String, Value>, prefix: &str, known: &[&str]) {
+        for key in obj.keys() {
+            if known.contains(&key.as_str()) {
+                continue;
+            }
+            let fix = match did_you_mean(key, known.iter().copied()) {
+                Some(s) => format!("did you mean `{s}`?"),
+                None => format!("remove it; known fields: {}", known.join(", ")),
+            };
+            self.push(&format!("{prefix}{key}"), "unknown field", fix);
+        }
+    }
+
+    fn req_str(&mut self, obj: &Map<String, Value>, key: &str, field: &str) -> Option<String> {
+        match obj.get(key) {
+            None | Some(Value::Null) => {
+                self.push(field, "missing required field", format!("add `{key}` (a string)"));
+                None
+            }
+            v => self.opt_str(v, field),
+        }
+    }
+
+    fn opt_str(&mut self, v: Option<&Value>, field: &str) -> Option<String> {
+        match v {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) if s.trim().is_empty() => {
+                self.push(field, "must not be empty", "give it a value or remove the field");
+                None
+            }
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(other) => {
+                self.push(field, format!("expected a string, found {}", kind(other)), "write it as a quoted string");
+                None
+            }
+        }
+    }
+
+    fn opt_bool(&mut self, v: Option<&Value>, field: &str) -> Option<bool> {
+        match v {
+            None | Some(Value::Null) => None,
+            Some(Value::Bool(b)) => Some(*b),
+            Some(other) => {
+                self.push(
+                    field,
+                    format!("expected a boolean, found {}", kind(other)),
+                    "write true or false (unquoted)",
+                );
+                None
+            }
+        }
+    }
+
+    fn positive(&mut self, v: Option<&Value>, field: &str, what: &str) -> Option<u64> {
+        match v {
+            None | Some(Value::Null) => None,
+            Some(Value::Number(n)) if n.as_u64().is_some_and(|n| n > 0) => n.as_u64(),
+            Some(other) => {
+                self.push(field, format!("expected a positive integer, found {}", show(other)), format!("give {what}"));
+                None
+            }
+        }
+    }
+
+    fn str_list(&mut self, v: Option<&Value>, field: &str) -> Option<Vec<String>> {
+        match v {
+            None | Some(Value::Null) => None,
+            Some(Value::Array(items)) => {
+                let mut out = Vec::with_capacity(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    match item {
+                        Value::String(s) => out.push(s.clone()),
+                        other => self.push(
+                            &format!("{field}[{i}]"),
+                            format!("expected a string, found {}", kind(other)),
+                            "write each entry as a quoted string",
+                        ),
+                    }
+                }
+                Some(out)
+            }
+            Some(other) => {
+                self.push(
+                    field,
+                    format!("expected an array of strings, found {}", kind(other)),
+                    "write it as a list, e.g. [\"a\", \"b\"]",
+                );
+                None
+            }
+        }
+    }
+
+    /// `self_test` / `version_args`: a list of arguments, or `false` to disable.
+    fn args_or_false(&mut self, v: Option<&Value>, field: &str, default: &str) -> Option<Vec<String>> {
+        match v {
+            None | Some(Value::Null) => Some(vec![default.to_string()]),
+            Some(Value::Bool(false)) => None,
+            Some(Value::Bool(true)) => Some(vec![default.to_string()]),
+            Some(Value::String(s)) => {
+                self.push(
+                    field,
+                    "expected a list of arguments, found a string",
+                    format!("write it as a list, e.g. [\"{default}\"] (no shell splits it), or false to disable"),
+                );
+                let _ = s;
+                None
+            }
+            v => self.str_list(v, field),
+        }
+    }
+
+    fn env(&mut self, v: Option<&Value>) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        match v {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(map)) => {
+                for (k, val) in map {
+                    let field = format!("env.{k}");
+                    if !is_env_name(k) {
+                        self.push(
+                            &field,
+                            "is not a valid variable name",
+                            "use letters, digits and `_`, not starting with a digit",
+                        );
+                    }
+                    match val {
+                        Value::String(s) => {
+                            out.insert(k.clone(), s.clone());
+                        }
+                        other => self.push(
+                            &field,
+                            format!("expected a string, found {}", kind(other)),
+                            "quote the value, e.g. \"1\"",
+                        ),
+                    }
+                }
+            }
+            Some(other) => self.push(
+                "env",
+                format!("expected an object of NAME: value, found {}", kind(other)),
+                "write it as {\"NAME\": \"value\"}",
+            ),
+        }
+        out
+    }
+
+    fn output(&mut self, v: Option<&Value>) -> Output {
+        let obj = match v {
+            None | Some(Value::Null) => return Output::default(),
+            Some(Value::Object(obj)) => obj,
+            Some(other) => {
+                self.push(
+                    "output",
+                    format!("expected an object, found {}", kind(other)),
+                    "write it as {\"format\": \"json\", \"schema\": {...}}",
+                );
+                return Output::default();
+            }
+        };
+        self.unknown_fields(obj, "output.", OUTPUT_FIELDS);
+        let format = match self.opt_str(obj.get("format"), "output.format").as_deref() {
+            None | Some("json") => OutputFormat::Json,
+            Some("text") => OutputFormat::Text,
+            Some(other) => {
+                self.push(
+                    "output.format",
+                    format!("unknown format `{other}`"),
+                    "use \"json\" (the default) or \"text\"",
+                );
+                OutputFormat::Json
+            }
+        };
+        let schema = match obj.get("schema") {
+            None | Some(Value::Null) => None,
+            Some(schema) => {
+                if format == OutputFormat::Text {
+                    self.push(
+                        "output.schema",
+                        "a schema needs JSON output",
+                        "remove the schema or set format to \"json\"",
+                    );
+                }
+                self.schema(schema);
+                Some(schema.clone())
+            }
+        };
+        Output { format, schema }
+    }
+
+    fn schema(&mut self, schema: &Value) {
+        if !matches!(schema, Value::Object(_) | Value::Bool(_)) {
+            self.push(
+                "output.schema",
+                format!("a JSON Schema is an object or a boolean, found {}", kind(schema)),
+                "write a schema object, e.g. {\"type\": \"array\"}",
+            );
+            return;
+        }
+        if let Err(e) = jsonschema::meta::validate(schema) {
+            let at = e.instance_path().to_string();
+            let field = if at.is_empty() { "output.schema".to_string() } else { format!("output.schema{at}") };
+            self.push(&field, format!("not a valid JSON Schema: {e}"), "correct the schema (see json-schema.org)");
+            return;
+        }
+        if let Err(e) = jsonschema::validator_for(schema) {
+            self.push(
+                "output.schema",
+                format!("the schema cannot be used: {e}"),
+                "correct the schema (see json-schema.org)",
+            );
+        }
+    }
+
+    fn parameters(&mut self, v: Option<&Value>) -> Vec<Parameter> {
+        let items = match v {
+            None | Some(Value::Null) => return Vec::new(),
+            Some(Value::Array(items)) => items,
+            Some(other) => {
+                self.push(
+                    "parameters",
+                    format!("expected an array of parameters, found {}", kind(other)),
+                    "write it as a list: [{\"name\": \"keyword\", \"type\": \"string\"}]",
+                );
+                return Vec::new();
+            }
+        };
+        let mut params: Vec<Parameter> = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let at = format!("parameters[{i}]");
+            if let Some(p) = self.parameter(item, &at) {
+                if params.iter().any(|q| q.name == p.name) {
+                    self.push(
+                        &format!("{at}.name"),
+                        format!("parameter `{}` is declared twice", p.name),
+                        "rename or remove one",
+                    );
+                    continue;
+                }
+                params.push(p);
+            }
+        }
+        // A positional array takes all remaining bare arguments, so it must come last.
+        let positionals: Vec<&Parameter> = params.iter().filter(|p| p.positional).collect();
+        if let Some(pos) = positionals.iter().position(|p| p.ty == ParamType::Array)
+            && pos + 1 != positionals.len()
+        {
+            let name = &positionals[pos].name;
+            self.push(
+                "parameters",
+                format!("positional array `{name}` is not the last positional parameter"),
+                "declare it after every other positional parameter",
+            );
+        }
+        params
+    }
+
+    fn parameter(&mut self, v: &Value, at: &str) -> Option<Parameter> {
+        let Some(obj) = v.as_object() else {
+            self.push(
+                at,
+                format!("expected a parameter object, found {}", kind(v)),
+                "write it as {\"name\": \"keyword\", \"type\": \"string\"}",
+            );
+            return None;
+        };
+        let before = self.problems.len();
+        self.unknown_fields(obj, &format!("{at}."), PARAM_FIELDS);
+        let name = self.req_str(obj, "name", &format!("{at}.name"));
+        if let Some(n) = &name {
+            if !is_param_name(n) {
+                self.push(
+                    &format!("{at}.name"),
+                    format!("`{n}` is not a valid flag name"),
+                    "use letters, digits, `-` and `_`, starting with a letter or digit",
+                );
+            } else if RESERVED_PARAMS.contains(&n.as_str()) {
+                self.push(&format!("{at}.name"), format!("`{n}` is reserved for the generated usage"), "rename it");
+            }
+        }
+        let ty = match self.req_str(obj, "type", &format!("{at}.type")) {
+            Some(t) => match ParamType::parse(&t) {
+                Some(ty) => Some(ty),
+                None => {
+                    let fix = match did_you_mean(&t, ParamType::NAMES) {
+                        Some(s) => format!("did you mean \"{s}\"? types: {}", ParamType::NAMES.join(", ")),
+                        None => format!("use one of: {}", ParamType::NAMES.join(", ")),
+                    };
+                    self.push(&format!("{at}.type"), format!("unknown type `{t}`"), fix);
+                    None
+                }
+            },
+            None => None,
+        };
+        let required = self.opt_bool(obj.get("required"), &format!("{at}.required")).unwrap_or(false);
+        let positional = self.opt_bool(obj.get("positional"), &format!("{at}.positional")).unwrap_or(false);
+        let description = self.opt_str(obj.get("description"), &format!("{at}.description")).unwrap_or_default();
+        let values = self.str_list(obj.get("values"), &format!("{at}.values"));
+        let values = match (ty, values) {
+            (Some(ParamType::Enum), None) => {
+                self.push(&format!("{at}.values"), "an enum needs its values", "add \"values\": [\"a\", \"b\"]");
+                Vec::new()
+            }
+            (Some(ParamType::Enum), Some(v)) if v.is_empty() => {
+                self.push(&format!("{at}.values"), "an enum needs at least one value", "list the allowed values");
+                v
+            }
+            (Some(t), Some(_)) if t != ParamType::Enum => {
+                self.push(
+                    &format!("{at}.values"),
+                    format!("`values` only applies to enum parameters, this one is {}", t.as_str()),
+                    "set \"type\": \"enum\" or remove `values`",
+                );
+                Vec::new()
+            }
+            (_, v) => v.unwrap_or_default(),
+        };
+        if positional && ty == Some(ParamType::Boolean) {
+            self.push(
+                &format!("{at}.positional"),
+                "a boolean cannot be positional",
+                "remove `positional`: a boolean is a --flag",
+            );
+        }
+        let default = match obj.get("default") {
+            None | Some(Value::Null) => None,
+            Some(d) => {
+                if let Some(ty) = ty
+                    && let Err(msg) = check_value(ty, &values, d)
+                {
+                    self.push(&format!("{at}.default"), msg, format!("give a default of type {}", ty.as_str()));
+                }
+                Some(d.clone())
+            }
+        };
+        if self.problems.len() > before {
+            return None;
+        }
+        Some(Parameter { name: name?, ty: ty?, required, default, description, positional, values })
+    }
+}
+
+/// Check one value against a parameter type. The message says what was expected.
+pub(crate) fn check_value(ty: ParamType, values: &[String], v: &Value) -> Result<(), String> {
+    let ok = match ty {
+        ParamType::String => v.is_string(),
+        ParamType::Integer => v.is_i64() || v.is_u64(),
+        ParamType::Number => v.is_number(),
+        ParamType::Boolean => v.is_boolean(),
+        ParamType::Array => {
+            return match v {
+                Value::Array(items) => match items.iter().find(|i| !is_scalar(i)) {
+                    Some(bad) => Err(format!("array items must be strings, numbers or booleans, found {}", kind(bad))),
+                    None => Ok(()),
+                },
+                other => Err(format!("expected an array, found {}", show(other))),
+            };
+        }
+        ParamType::Enum => {
+            return match v {
+                Value::String(s) if values.contains(s) => Ok(()),
+                Value::String(s) => Err(format!("`{s}` is not one of: {}", values.join(", "))),
+                other => Err(format!("expected one of: {}, found {}", values.join(", "), show(other))),
+            };
+        }
+    };
+    if ok {
+        Ok(())
+    } else {
+        let article = if ty == ParamType::Integer { "an" } else { "a" };
+        Err(format!("expected {article} {}, found {}", ty.as_str(), show(v)))
+    }
+}
+
+fn is_scalar(v: &Value) -> bool {
+    matches!(v, Value::String(_) | Value::Number(_) | Value::Bool(_))
+}
+
+/// A value in a message: its kind and, when short, the value itself.
+pub(crate) fn show(v: &Value) -> String {
+    match v {
+        Value::Null | Value::Array(_) | Value::Object(_) => kind(v).to_string(),
+        other => {
+            let text = other.to_string();
+            if text.len() <= 40 { format!("{} {}", kind(other), text) } else { kind(other).to_string() }
+        }
+    }
+}
