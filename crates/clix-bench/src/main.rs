@@ -43,7 +43,7 @@ fn engine(iterations: usize) {
 
     // The in-process contenders take turns call by call, so drift in the
     // machine's speed hits all three alike.
-    let (bare, layer1, layers12) = runtime.block_on(interleaved(ws.path(), iterations, expected));
+    let (bare, layer1, layers12, with_os) = runtime.block_on(interleaved(ws.path(), iterations, expected));
     let bash = bench_bash_c(ws.path(), (iterations / 10).max(20), expected);
     let cold = bench_cold_clix(ws.path(), 30, expected);
 
@@ -57,6 +57,7 @@ fn engine(iterations: usize) {
         ("bare bashkit", &bare),
         ("clix L1 (Session::exec)", &layer1),
         ("clix L1+L2 (Engine::run)", &layers12),
+        ("clix L1+L2 with the OS tier on", &with_os),
         ("bash -c (spawn)", &bash),
     ] {
         println!(
@@ -104,7 +105,7 @@ fn write_fixture(dir: &Path) -> String {
     format!("{matching}\n")
 }
 
-async fn interleaved(ws: &Path, n: usize, expected: &[u8]) -> (Stats, Stats, Stats) {
+async fn interleaved(ws: &Path, n: usize, expected: &[u8]) -> (Stats, Stats, Stats, Stats) {
     let canonical = std::fs::canonicalize(ws).expect("canonical");
     let real = bashkit::RealFs::open(&canonical, bashkit::RealFsMode::ReadWrite).await.expect("realfs");
     let mut bash = bashkit::Bash::builder().cwd(&canonical).session_limits(bashkit::SessionLimits::unlimited()).build();
@@ -116,9 +117,18 @@ async fn interleaved(ws: &Path, n: usize, expected: &[u8]) -> (Stats, Stats, Sta
         os: None,
     };
     let mut layer1 = Engine::new(config.clone()).await.expect("engine");
-    let mut layers12 = Engine::new(config).await.expect("engine");
+    let mut layers12 = Engine::new(config.clone()).await.expect("engine");
+    // As `clix run` has it: the OS tier on, so each line is also analyzed for big-file routing.
+    let state = tempfile::tempdir().expect("state");
+    let os = clix_engine::OsTier {
+        settings: clix_engine::SandboxSettings::default(),
+        clix_config_dir: None,
+        audit_log: Some(state.path().join("audit.jsonl")),
+        session_id: "bench".into(),
+    };
+    let mut with_os = Engine::new(EngineConfig { os: Some(os), ..config }).await.expect("engine");
 
-    let mut samples = [Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n)];
+    let mut samples = [Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n)];
     for _ in 0..n {
         let t = Instant::now();
         let r = bash.exec(LINE).await.expect("bashkit");
@@ -134,9 +144,14 @@ async fn interleaved(ws: &Path, n: usize, expected: &[u8]) -> (Stats, Stats, Sta
         let out = layers12.run(LINE, None).await;
         samples[2].push(t.elapsed());
         assert!(out.text.as_bytes().starts_with(expected), "{}", out.text);
+
+        let t = Instant::now();
+        let out = with_os.run(LINE, None).await;
+        samples[3].push(t.elapsed());
+        assert!(out.text.as_bytes().starts_with(expected), "{}", out.text);
     }
-    let [a, b, c] = samples;
-    (stats(a), stats(b), stats(c))
+    let [a, b, c, d] = samples;
+    (stats(a), stats(b), stats(c), stats(d))
 }
 
 fn bench_bash_c(ws: &Path, n: usize, expected: &[u8]) -> Stats {
