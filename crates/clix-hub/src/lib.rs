@@ -18,6 +18,6 @@ pub mod manifest;
 pub mod problem;
 
 pub use args::{ArgError, build_argv, check_args, parse_command_line, usage};
-pub use load::{Hub, HubSource, LoadOptions, Tool, load_file, load_hub, parse_document};
+pub use load::{Hub, HubSource, LoadOptions, Tool, hub_sources, load_file, load_hub, parse_document};
 pub use manifest::{Manifest, Output, OutputFormat, ParamType, Parameter};
 pub use problem::{FieldProblem, Problem};

@@ -162,10 +162,20 @@ pub fn load_file(path: &Path, opts: &LoadOptions) -> Result<Tool, Vec<Problem>> 
         let fix = format!("correct the {} syntax", ext.to_uppercase());
         file_problem(message, &fix)
     })?;
-    let manifest =
-        manifest::from_value(&doc).map_err(|ps| ps.into_iter().map(|p| p.in_file(path)).collect::<Vec<_>>())?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
     let dir = fs::canonicalize(&dir).unwrap_or(dir);
+    let manifest = match manifest::from_value(&doc) {
+        Ok(m) => m,
+        Err(mut problems) => {
+            // Report a bad command too, so one `hub check` shows every problem of the file.
+            if let Some(command) = doc.get("command").and_then(Value::as_str).filter(|c| !c.trim().is_empty())
+                && let Err(p) = resolve_command(command, &dir, opts)
+            {
+                problems.push(p);
+            }
+            return Err(problems.into_iter().map(|p| p.in_file(path)).collect());
+        }
+    };
     let program = resolve_command(&manifest.command, &dir, opts).map_err(|p| vec![p.in_file(path)])?;
     Ok(Tool { manifest, manifest_path: path.to_path_buf(), dir, program })
 }
@@ -230,4 +240,52 @@ fn resolve_command(command: &str, dir: &Path, opts: &LoadOptions) -> Result<Path
 
 fn is_executable(p: &Path) -> bool {
     fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The hub folders of a session, in the order they are searched (the first
+/// tool of a name wins): `<workspace>/.clix/hub`, `<config_dir>/hub`
+/// (`$CLIX_HOME/hub` or the XDG config folder), each `--hub DIR`, then each
+/// folder of `CLIX_HUB_PATH` (`:`-separated). The first two may be absent;
+/// folders the user names must exist.
+pub fn hub_sources(
+    workspace: Option<&Path>,
+    config_dir: &Path,
+    hub_flags: &[PathBuf],
+    hub_path_env: Option<&std::ffi::OsStr>,
+) -> Vec<HubSource> {
+    let mut sources = Vec::new();
+    if let Some(ws) = workspace {
+        sources.push(HubSource::default_dir(ws.join(".clix").join("hub")));
+    }
+    sources.push(HubSource::default_dir(config_dir.join("hub")));
+    sources.extend(hub_flags.iter().map(HubSource::explicit));
+    if let Some(var) = hub_path_env {
+        sources.extend(std::env::split_paths(var).filter(|p| !p.as_os_str().is_empty()).map(HubSource::explicit));
+    }
+    sources
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_in_search_order() {
+        let got = hub_sources(
+            Some(Path::new("/ws")),
+            Path::new("/home/clix"),
+            &[PathBuf::from("/a"), PathBuf::from("b")],
+            Some(std::ffi::OsStr::new("/c::/d")),
+        );
+        let want = vec![
+            HubSource::default_dir("/ws/.clix/hub"),
+            HubSource::default_dir("/home/clix/hub"),
+            HubSource::explicit("/a"),
+            HubSource::explicit("b"),
+            HubSource::explicit("/c"),
+            HubSource::explicit("/d"),
+        ];
+        assert_eq!(got, want);
+        assert_eq!(hub_sources(None, Path::new("/h"), &[], None), vec![HubSource::default_dir("/h/hub")]);
+    }
 }

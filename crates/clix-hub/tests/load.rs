@@ -248,6 +248,16 @@ fn duplicate_names_first_wins() {
 }
 
 #[test]
+fn a_bad_command_is_reported_beside_other_problems() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.json");
+    write(&path, r#"{"name":"t","version":1,"description":"d","command":"./nope.sh"}"#);
+    let problems = load_file(&path, &opts(dir.path())).unwrap_err();
+    let fields: Vec<&str> = problems.iter().map(|p| p.field.as_str()).collect();
+    assert_eq!(fields, vec!["version", "command"]);
+}
+
+#[test]
 fn missing_folders() {
     let dir = tempfile::tempdir().unwrap();
     let gone = dir.path().join("gone");
