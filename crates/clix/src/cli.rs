@@ -60,6 +60,8 @@ enum Command {
     },
     /// Serve the `run` tool to MCP clients (Claude Code, Claude Desktop, Cursor…) over stdio or HTTP.
     Mcp(McpArgs),
+    /// External CLIs declared by manifests: list, info, check.
+    Hub(crate::hub_cmd::HubArgs),
     /// Inspect or create the configuration file.
     Config {
         #[command(subcommand)]
@@ -205,6 +207,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         }
         Command::Mcp(args) => mcp(paths, args).await,
         Command::Config { action } => config(&paths, action),
+        Command::Hub(args) => crate::hub_cmd::hub(&paths, args),
     }
 }
 

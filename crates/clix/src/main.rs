@@ -5,6 +5,7 @@
 
 mod agent_cmd;
 mod cli;
+mod hub_cmd;
 mod repl;
 mod replay_html;
 mod settings;
