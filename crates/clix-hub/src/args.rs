@@ -54,6 +54,9 @@ impl fmt::Display for ArgError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Help => write!(f, "usage requested"),
+            Self::Unknown { name, .. } if name.starts_with('-') => {
+                write!(f, "unknown option {name} (parameters are --name; put -- before a value that starts with -)")
+            }
             Self::Unknown { name, suggestion: Some(s) } => {
                 write!(f, "unknown parameter --{name} (did you mean --{s}?)")
             }

@@ -164,6 +164,24 @@ fn command_line_errors() {
 }
 
 #[test]
+fn error_messages() {
+    let m = log_search();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--keywrd", "x"], "unknown parameter --keywrd (did you mean --keyword?)"),
+        (vec!["-k", "x"], "unknown option -k (parameters are --name; put -- before a value that starts with -)"),
+        (vec!["--keyword"], "--keyword needs a value"),
+        (vec!["--keyword", "a", "--keyword", "b"], "--keyword is given more than once"),
+        (vec!["--limit", "x", "--keyword", "a"], "--limit: expected an integer, got `x`"),
+        (vec![], "missing required --keyword"),
+    ];
+    for (line, want) in cases {
+        assert_eq!(argv_of(&m, &line).unwrap_err().to_string(), want, "line {line:?}");
+    }
+    let one = ArgError::ExtraPositional { value: "b".into() };
+    assert_eq!(one.to_string(), "unexpected argument `b`");
+}
+
+#[test]
 fn extra_bare_words_are_refused() {
     let m = manifest::from_value(&json!({
         "name": "t", "version": "1", "description": "d", "command": "t",
