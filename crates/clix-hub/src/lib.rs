@@ -6,18 +6,22 @@
 //! manifest makes only its own tool unavailable, it never panics), and the
 //! mapping of a call's parameters to an argv array: typed flag parsing of a
 //! command line against a manifest, defaults, enums, required parameters,
-//! and the generated usage.
+//! and the generated usage. It also reads a call's result by the seed's
+//! contract (JSON stdout checked against `output.schema`, structured stderr
+//! errors, exit-code kinds) as pure functions of captured bytes.
 //!
 //! It must not execute anything itself. A tool runs through the OS tier's
 //! sandbox (`clix-sandbox`) with the argv built here; no shell is ever
 //! involved, so values such as `; rm -rf /` stay literal arguments.
 
 pub mod args;
+pub mod contract;
 pub mod load;
 pub mod manifest;
 pub mod problem;
 
 pub use args::{ArgError, build_argv, check_args, parse_command_line, usage};
+pub use contract::{ExitKind, OutputError, ToolError, check_output, error_text, parse_error};
 pub use load::{Hub, HubSource, LoadOptions, Tool, hub_sources, load_file, load_hub, parse_document};
 pub use manifest::{Manifest, Output, OutputFormat, ParamType, Parameter};
 pub use problem::{FieldProblem, Problem};
