@@ -53,7 +53,7 @@ pub struct ToolError {
 
 /// Find `{error_code, message, hint?}` in a tool's stderr.
 pub fn parse_error(stderr: &[u8]) -> Option<ToolError> {
-    let text = String::from_utf8_lossy(stderr);
+    let text = crate::encoding::decode_output(stderr).text;
     let whole = text.trim();
     let last = whole.lines().rev().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
     [whole, last].into_iter().find_map(|candidate| {
@@ -116,12 +116,13 @@ impl std::error::Error for OutputError {}
 /// At most this many schema violations are listed.
 const MAX_VIOLATIONS: usize = 5;
 
-/// Parse a successful call's stdout as JSON and check it against `schema`.
+/// Parse a successful call's stdout as JSON (converted first when it is not
+/// UTF-8) and check it against `schema`.
 /// The schema was checked at load; one that cannot compile here is reported
 /// as a violation at the root rather than a panic.
 pub fn check_output(tool: &str, schema: Option<&Value>, stdout: &[u8]) -> Result<Value, OutputError> {
-    let value: Value = serde_json::from_slice(stdout).map_err(|e| {
-        let text = String::from_utf8_lossy(stdout);
+    let text = crate::encoding::decode_output(stdout).text;
+    let value: Value = serde_json::from_str(&text).map_err(|e| {
         let start: String = text.trim_start().chars().take(40).collect();
         let detail = if text.trim().is_empty() { "it is empty".to_string() } else { e.to_string() };
         OutputError::NotJson { tool: tool.to_string(), detail, start: start.replace('\n', "\\n") }

@@ -8,7 +8,8 @@
 //! command line against a manifest, defaults, enums, required parameters,
 //! and the generated usage. It also reads a call's result by the seed's
 //! contract (JSON stdout checked against `output.schema`, structured stderr
-//! errors, exit-code kinds) as pure functions of captured bytes.
+//! errors, exit-code kinds, non-UTF-8 output such as GBK converted) as pure
+//! functions of captured bytes.
 //!
 //! It must not execute anything itself. A tool runs through the OS tier's
 //! sandbox (`clix-sandbox`) with the argv built here; no shell is ever
@@ -16,12 +17,14 @@
 
 pub mod args;
 pub mod contract;
+pub mod encoding;
 pub mod load;
 pub mod manifest;
 pub mod problem;
 
 pub use args::{ArgError, build_argv, check_args, parse_command_line, usage};
 pub use contract::{ExitKind, OutputError, ToolError, check_output, error_text, parse_error};
+pub use encoding::{Decoded, decode_output};
 pub use load::{Hub, HubSource, LoadOptions, Tool, hub_sources, load_file, load_hub, parse_document};
 pub use manifest::{Manifest, Output, OutputFormat, ParamType, Parameter};
 pub use problem::{FieldProblem, Problem};
