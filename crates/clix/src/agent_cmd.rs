@@ -29,7 +29,7 @@ pub struct AgentArgs {
     #[arg(long, value_name = "N")]
     pub max_steps: Option<u32>,
     /// Time limit of each command, in seconds (default 30).
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: Option<u64>,
     /// One JSON event per line instead of text (for machines and agent pipes).
     #[arg(long)]
@@ -298,7 +298,9 @@ pub fn runs(paths: &Paths, json: bool) -> Result<ExitCode> {
         println!("no runs yet in {}", runs_dir(paths).display());
     } else {
         for r in runs {
-            let stop = r.stop_reason.unwrap_or_else(|| "unfinished".into());
+            // "error: <the whole provider message>" would break the table; `replay` has it all.
+            let stop = r.stop_reason.map(|s| s.split(':').next().unwrap_or_default().to_string());
+            let stop = stop.unwrap_or_else(|| "unfinished".into());
             println!("{}  {:>3} steps  {:<12} {}", r.id, r.steps, stop, one_line(&r.task, 60));
         }
     }

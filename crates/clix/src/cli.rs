@@ -75,7 +75,7 @@ struct RunArgs {
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
     /// Time limit of the command line, in seconds (default 30).
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     timeout: Option<u64>,
     /// Give sandboxed programs network access (off by default).
     #[arg(long)]
@@ -97,7 +97,7 @@ struct McpArgs {
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
     /// Time limit of one call, in seconds (default 30); a call's `timeout_ms` can only lower it.
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     timeout: Option<u64>,
     /// Give sandboxed programs network access (off by default; sets the tool's openWorldHint).
     #[arg(long)]

@@ -111,11 +111,12 @@ fn workspace_flag_and_timeout_flag() {
 #[test]
 fn bad_input_gets_a_clear_error() {
     let env = Env::new();
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 5] = [
         (&["run", "--workspace", "/definitely/missing", "ls"], "pass an existing folder with --workspace"),
         (&["run", "--workspace", "/", "ls"], "the host's root cannot be a workspace"),
         (&["run"], "<LINE>"),
         (&["run", "--timeout", "soon", "ls"], "invalid value 'soon'"),
+        (&["run", "--timeout", "0", "ls"], "0 is not in 1.."),
     ];
     for (args, needle) in cases {
         let o = env.run(args);
