@@ -17,6 +17,7 @@ async fn run(script: Vec<Reply>, settings: AgentSettings) -> (clix_agent::RunSum
         workspace: ws.path().to_path_buf(),
         limits: ShellLimits::default(),
         present: PresentOptions::default(),
+        memory: None,
         os: None,
     })
     .await

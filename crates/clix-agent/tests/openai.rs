@@ -37,6 +37,7 @@ async fn run_on(server: &Server, settings: AgentSettings, task: &str) -> Outcome
         workspace: ws.path().to_path_buf(),
         limits: ShellLimits::default(),
         present: PresentOptions::default(),
+        memory: None,
         os: None,
     })
     .await
@@ -324,6 +325,7 @@ async fn the_reply_cache_answers_identical_requests_without_a_call() {
             workspace: ws.path().to_path_buf(),
             limits: ShellLimits::default(),
             present: PresentOptions::default(),
+            memory: None,
             os: None,
         })
         .await

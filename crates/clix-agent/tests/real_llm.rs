@@ -66,6 +66,7 @@ async fn a_real_model_calls_run_and_the_loop_closes() {
         workspace: ws.path().to_path_buf(),
         limits: ShellLimits::default(),
         present: PresentOptions::default(),
+        memory: None,
         os: None,
     })
     .await

@@ -114,6 +114,7 @@ async fn interleaved(ws: &Path, n: usize, expected: &[u8]) -> (Stats, Stats, Sta
         workspace: ws.to_path_buf(),
         limits: ShellLimits::default(),
         present: PresentOptions::default(),
+        memory: None,
         os: None,
     };
     let mut layer1 = Engine::new(config.clone()).await.expect("engine");

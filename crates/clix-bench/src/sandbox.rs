@@ -88,6 +88,7 @@ async fn warm_engine(ws: &Path, state: &Path) -> clix_engine::Engine {
         workspace: ws.to_path_buf(),
         limits: clix_engine::ShellLimits::default(),
         present: clix_engine::PresentOptions::default(),
+        memory: None,
         os: Some(clix_engine::OsTier {
             settings: SandboxSettings::default(),
             clix_config_dir: None,

@@ -13,7 +13,8 @@ use clix_shell::{
 
 use crate::catalog::{Catalog, SharedCatalog};
 use crate::commands::{
-    Cat, Deadline, Help, OsResolver, SandboxCommand, See, SeenImage, SeenImages, UnknownCommands, Write, run_program,
+    Cat, Deadline, Help, MemoryCommand, MemoryConfig, OsResolver, SandboxCommand, See, SeenImage, SeenImages,
+    UnknownCommands, Write, run_program,
 };
 use crate::spill::SpillDir;
 
@@ -25,6 +26,8 @@ pub struct EngineConfig {
     pub present: PresentOptions,
     /// The OS tier; `None` means only in-process commands exist.
     pub os: Option<OsTier>,
+    /// The `memory` command's store; `None` leaves the command out.
+    pub memory: Option<MemoryConfig>,
 }
 
 /// How the OS tier of an engine is set up.
@@ -71,6 +74,9 @@ impl Engine {
         registry.register(Arc::new(Cat::new()));
         let seen = SeenImages::default();
         registry.register(Arc::new(See::new(Arc::clone(&seen))));
+        if let Some(memory) = config.memory {
+            registry.register(Arc::new(MemoryCommand::new(memory)));
+        }
         let unknown = UnknownCommands { catalog: Arc::clone(&shared) };
         let timeout = config.limits.timeout();
         // The sandbox needs the workspace's real path; a bad path is reported by Session::new.

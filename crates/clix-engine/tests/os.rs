@@ -21,6 +21,7 @@ async fn fixture_with(settings: SandboxSettings, limits: ShellLimits) -> Fixture
         workspace: ws.path().to_path_buf(),
         limits,
         present: PresentOptions::default(),
+        memory: None,
         os: Some(OsTier {
             settings,
             clix_config_dir: None,

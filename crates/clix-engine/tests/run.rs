@@ -17,6 +17,7 @@ async fn fixture_with(limits: ShellLimits) -> Fixture {
         workspace: ws.path().to_path_buf(),
         limits,
         present: PresentOptions::default(),
+        memory: None,
         os: None,
     })
     .await
@@ -224,4 +225,70 @@ async fn tool_definition_is_compact_stable_and_complete() {
     assert_eq!(anthropic["input_schema"], a["function"]["parameters"]);
     let mcp = tool_definition(f.engine.catalog(), ToolFormat::Mcp);
     assert_eq!(mcp["inputSchema"], a["function"]["parameters"]);
+}
+
+#[tokio::test]
+async fn memory_command_levels_of_help_store_search_forget() {
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let memory = clix_engine::MemoryConfig {
+        path: data.path().join("memory.sqlite"),
+        topic: "proj".into(),
+        session: "s1".into(),
+    };
+    let mut f = Fixture {
+        engine: Engine::new(EngineConfig {
+            workspace: ws.path().to_path_buf(),
+            limits: ShellLimits::default(),
+            present: PresentOptions::default(),
+            os: None,
+            memory: Some(memory),
+        })
+        .await
+        .unwrap(),
+        ws,
+    };
+    let cases = [
+        ("memory", "[error] memory: usage: memory search|recent|store|facts|forget\n", 2),
+        (
+            "memory search",
+            "[error] memory search: usage: memory search <query> [-t topic] [-k keyword] [-n 5] [--json]\n",
+            2,
+        ),
+        ("memory store", "[error] memory store: usage: memory store <text> [-t topic] [--kind note|fact]\n", 2),
+        ("memory forget", "[error] memory forget: usage: memory forget <id>\n", 2),
+        ("memory fly", "[error] memory: no subcommand fly. usage: memory search|recent|store|facts|forget\n", 2),
+        ("memory store x --kind memo", "[error] memory store: kind must be note, fact or summary, not \"memo\"\n", 1),
+    ];
+    for (line, want, code) in cases {
+        assert_eq!(run(&mut f, line).await, (want.to_string(), code), "{line}");
+    }
+    assert_eq!(
+        run(&mut f, "memory store the signing key rotates every Friday --kind fact").await.0,
+        "stored #1 (fact, topic proj)\n"
+    );
+    assert_eq!(
+        run(&mut f, "echo deploys go through CI | memory store -t ops").await.0,
+        "stored #2 (note, topic ops)\n"
+    );
+    let (text, code) = run(&mut f, "memory search signing Friday").await;
+    assert_eq!(code, 0);
+    assert!(
+        text.starts_with("#1 [proj · fact · ") && text.contains("[signing]") && text.contains("[Friday]"),
+        "{text}"
+    );
+    let (json, _) = run(&mut f, "memory search deploys --json | jq -r '.[0].topic'").await;
+    assert_eq!(json, "ops\n");
+    assert_eq!(
+        run(&mut f, "memory search deploys -t proj").await.0,
+        "(no matching memories; try other words, or memory recent)\n"
+    );
+    assert!(run(&mut f, "memory facts").await.0.starts_with("#1 [proj · fact"));
+    assert_eq!(run(&mut f, "memory recent 1").await.0.lines().count(), 1);
+    assert_eq!(run(&mut f, "memory forget 1").await.0, "forgot #1\n");
+    assert_eq!(
+        run(&mut f, "memory search signing").await.0,
+        "(no matching memories; try other words, or memory recent)\n"
+    );
+    assert_eq!(run(&mut f, "memory forget 1").await.0, "no memory #1; see memory recent\n");
 }

@@ -37,6 +37,8 @@ pub struct Memory {
     pub text: String,
     /// Unix seconds.
     pub created_at: i64,
+    /// `created_at` as a UTC date, `2026-11-30`.
+    pub date: String,
     pub session: String,
 }
 
@@ -132,7 +134,7 @@ impl Store {
         let mut stmt = self
             .db
             .prepare(
-                "SELECT m.id, m.topic, m.kind, m.text, m.created_at, m.session,
+                "SELECT m.id, m.topic, m.kind, m.text, m.created_at, date(m.created_at, 'unixepoch'), m.session,
                         -bm25(memories_fts) AS score,
                         snippet(memories_fts, 0, '[', ']', '…', 12)
                  FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
@@ -144,7 +146,7 @@ impl Store {
             .map_err(|e| self.fail(e))?;
         let rows = stmt
             .query_map(params![fts, filter.topic, filter.keyword, limit as i64], |r| {
-                Ok(Hit { memory: memory(r)?, score: r.get(6)?, snippet: r.get(7)? })
+                Ok(Hit { memory: memory(r)?, score: r.get(7)?, snippet: r.get(8)? })
             })
             .map_err(|e| self.fail(e))?;
         rows.collect::<Result<_, _>>().map_err(|e| self.fail(e))
@@ -162,7 +164,7 @@ impl Store {
 
     fn list(&self, condition: &str, topic: &str, limit: usize) -> Result<Vec<Memory>, MemoryError> {
         let sql = format!(
-            "SELECT id, topic, kind, text, created_at, session FROM memories WHERE {condition} \
+            "SELECT id, topic, kind, text, created_at, date(created_at, 'unixepoch'), session FROM memories WHERE {condition} \
              ORDER BY created_at DESC, id DESC LIMIT ?2"
         );
         let mut stmt = self.db.prepare(&sql).map_err(|e| self.fail(e))?;
@@ -179,7 +181,7 @@ impl Store {
     pub fn get(&self, id: i64) -> Result<Option<Memory>, MemoryError> {
         self.db
             .query_row(
-                "SELECT id, topic, kind, text, created_at, session FROM memories WHERE id = ?1",
+                "SELECT id, topic, kind, text, created_at, date(created_at, 'unixepoch'), session FROM memories WHERE id = ?1",
                 params![id],
                 memory,
             )
@@ -206,7 +208,8 @@ fn memory(r: &rusqlite::Row<'_>) -> rusqlite::Result<Memory> {
         kind: r.get(2)?,
         text: r.get(3)?,
         created_at: r.get(4)?,
-        session: r.get(5)?,
+        date: r.get(5)?,
+        session: r.get(6)?,
     })
 }
 

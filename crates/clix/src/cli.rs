@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::{ColorChoice, Parser, Subcommand, ValueEnum};
 use clix_config::Paths;
-use clix_engine::{Engine, EngineConfig, OsTier, SandboxMode, ToolFormat, tool_definition};
+use clix_engine::{Engine, EngineConfig, MemoryConfig, OsTier, SandboxMode, ToolFormat, tool_definition};
 use serde_json::json;
 
 use crate::settings::{self, Settings};
@@ -319,17 +319,23 @@ pub(crate) async fn start_engine(paths: &Paths, workspace: &Path, settings: &Set
 
 /// What an engine on `workspace` is built from; `label` starts its audit-log session id.
 fn engine_config(paths: &Paths, workspace: &Path, settings: &Settings, label: &str) -> EngineConfig {
+    let session = session_id(label);
     let os = (settings.sandbox.mode != SandboxMode::Off).then(|| OsTier {
         settings: settings.sandbox.clone(),
         clix_config_dir: Some(paths.config_dir.clone()),
         audit_log: Some(paths.state_dir.join("audit.jsonl")),
-        session_id: session_id(label),
+        session_id: session.clone(),
     });
+    // A session's topic is its workspace's name.
+    let canonical = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+    let topic = canonical.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "default".into());
+    let memory = MemoryConfig { path: paths.data_dir.join("memory.sqlite"), topic, session };
     EngineConfig {
         workspace: workspace.to_path_buf(),
         limits: settings.limits.clone(),
         present: settings.present.clone(),
         os,
+        memory: Some(memory),
     }
 }
 

@@ -2,6 +2,7 @@
 
 mod cat;
 mod help;
+mod memory;
 mod os;
 mod sandbox;
 mod see;
@@ -10,6 +11,8 @@ mod write;
 
 pub(crate) use cat::Cat;
 pub(crate) use help::Help;
+pub(crate) use memory::MemoryCommand;
+pub use memory::MemoryConfig;
 pub(crate) use os::{Deadline, OsResolver, run_program};
 pub(crate) use sandbox::SandboxCommand;
 pub use see::{MAX_IMAGE_SIDE, SeenImage};

@@ -1,0 +1,205 @@
+//! `memory search|recent|store|facts|forget`: the agent's memory as a command
+//! (seed 000/002), over `clix-memory`'s SQLite store.
+
+use std::sync::Mutex;
+
+use clix_memory::{Filter, Hit, Memory, Store};
+use clix_shell::{
+    AgentCommand, CommandIo, CommandSpec, CommandStatus, SubcommandSpec, async_trait, fail, read_stdin, usage_error,
+};
+
+const SEARCH: &str = "memory search <query> [-t topic] [-k keyword] [-n 5] [--json]";
+const RECENT: &str = "memory recent [n] [-t topic] [--json]";
+const STORE: &str = "memory store <text> [-t topic] [--kind note|fact]";
+const FACTS: &str = "memory facts [-t topic] [--json]";
+const FORGET: &str = "memory forget <id>";
+
+/// Where memories go and whose they are.
+#[derive(Debug, Clone)]
+pub struct MemoryConfig {
+    pub path: std::path::PathBuf,
+    /// Topic of what this session stores (default: the workspace's name).
+    pub topic: String,
+    pub session: String,
+}
+
+pub(crate) struct MemoryCommand {
+    spec: CommandSpec,
+    /// The store, or why it could not be opened (shown when used).
+    store: Result<Mutex<Store>, String>,
+    topic: String,
+    session: String,
+}
+
+impl MemoryCommand {
+    pub(crate) fn new(config: MemoryConfig) -> Self {
+        let sub = |name: &str, usage: &str, summary: &str| SubcommandSpec {
+            name: name.into(),
+            usage: usage.into(),
+            summary: summary.into(),
+        };
+        let spec = CommandSpec {
+            name: "memory".into(),
+            summary: "remember and recall across sessions: memory search|recent|store|facts|forget".into(),
+            usage: "memory search|recent|store|facts|forget".into(),
+            subcommands: vec![
+                sub("search", SEARCH, "ranked memories matching the words of <query>"),
+                sub("recent", RECENT, "the newest memories (default 10)"),
+                sub("store", STORE, "remember <text> (or stdin); prints the new id"),
+                sub("facts", FACTS, "every fact of a topic"),
+                sub("forget", FORGET, "remove a memory for good"),
+            ],
+            details: format!(
+                "Topics default to this session's topic ({}) when storing; searches cover every topic\n\
+                 unless -t is given. -k keeps only memories containing the keyword.",
+                config.topic
+            ),
+            needs_args: true,
+        };
+        let store = Store::open(&config.path).map(Mutex::new).map_err(|e| e.to_string());
+        MemoryCommand { spec, store, topic: config.topic, session: config.session }
+    }
+}
+
+/// Flags shared by the subcommands, and the words left over.
+#[derive(Default)]
+struct Args {
+    topic: String,
+    keyword: String,
+    limit: Option<usize>,
+    kind: Option<String>,
+    json: bool,
+    words: Vec<String>,
+}
+
+fn parse(args: &[String]) -> Result<Args, String> {
+    let mut a = Args::default();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let mut value = |flag: &str| it.next().cloned().ok_or_else(|| format!("{flag} needs a value"));
+        match arg.as_str() {
+            "-t" | "--topic" => a.topic = value(arg)?,
+            "-k" | "--keyword" => a.keyword = value(arg)?,
+            "-n" | "--limit" => {
+                let v = value(arg)?;
+                a.limit = Some(v.parse().map_err(|_| format!("-n needs a number, not {v:?}"))?);
+            }
+            "--kind" => a.kind = Some(value(arg)?),
+            "--json" => a.json = true,
+            _ => a.words.push(arg.clone()),
+        }
+    }
+    Ok(a)
+}
+
+#[async_trait]
+impl AgentCommand for MemoryCommand {
+    fn spec(&self) -> &CommandSpec {
+        &self.spec
+    }
+
+    async fn run(&self, io: CommandIo<'_>) -> bashkit::Result<CommandStatus> {
+        let Some((sub, rest)) = io.args.split_first() else {
+            return usage_error(&io, "memory", &self.spec.usage).await;
+        };
+        let usage = match sub.as_str() {
+            "search" => SEARCH,
+            "recent" => RECENT,
+            "store" => STORE,
+            "facts" => FACTS,
+            "forget" => FORGET,
+            other => {
+                let msg = format!("[error] memory: no subcommand {other}. usage: {}\n", self.spec.usage);
+                return fail(&io, &msg, 2).await;
+            }
+        };
+        let who = format!("memory {sub}");
+        let mut args = match parse(rest) {
+            Ok(args) => args,
+            Err(e) => return fail(&io, &format!("[error] {who}: {e}. usage: {usage}\n"), 2).await,
+        };
+        if sub == "store" && args.words.is_empty() {
+            let piped = read_stdin(&io).await?;
+            let text = String::from_utf8_lossy(&piped).trim().to_string();
+            if !text.is_empty() {
+                args.words.push(text);
+            }
+        }
+        let needs_words = matches!(sub.as_str(), "search" | "store" | "forget");
+        if needs_words && args.words.is_empty() {
+            return usage_error(&io, &who, usage).await;
+        }
+        let out = match &self.store {
+            Ok(store) => self.execute(&store.lock().unwrap_or_else(|p| p.into_inner()), sub, &args),
+            Err(e) => Err(format!("[error] memory: {e}\n")),
+        };
+        match out {
+            Ok(text) => {
+                io.stdout.write_all(text.as_bytes()).await?;
+                Ok(CommandStatus::success())
+            }
+            Err(message) => fail(&io, &message, 1).await,
+        }
+    }
+}
+
+impl MemoryCommand {
+    /// One subcommand against the store; the text to print, or the error line.
+    fn execute(&self, store: &Store, sub: &str, args: &Args) -> Result<String, String> {
+        let who = format!("memory {sub}");
+        let failed = |e: clix_memory::MemoryError| format!("[error] {who}: {e}\n");
+        match sub {
+            "search" => {
+                let filter = Filter { topic: &args.topic, keyword: &args.keyword };
+                let hits = store.search(&args.words.join(" "), &filter, args.limit.unwrap_or(5)).map_err(failed)?;
+                Ok(show_hits(&hits, args.json))
+            }
+            "recent" => {
+                let n = args.words.first().and_then(|w| w.parse().ok()).or(args.limit).unwrap_or(10);
+                Ok(show_memories(&store.recent(n, &args.topic).map_err(failed)?, args.json))
+            }
+            "facts" => Ok(show_memories(&store.facts(&args.topic).map_err(failed)?, args.json)),
+            "store" => {
+                let topic = if args.topic.is_empty() { &self.topic } else { &args.topic };
+                let kind = args.kind.as_deref().unwrap_or("note");
+                let id = store.store(&args.words.join(" "), topic, kind, &self.session).map_err(failed)?;
+                Ok(format!("stored #{id} ({kind}, topic {topic})\n"))
+            }
+            _ => {
+                let id = args.words[0]
+                    .trim_start_matches('#')
+                    .parse::<i64>()
+                    .map_err(|_| format!("[error] {who}: the id is a number. usage: {FORGET}\n"))?;
+                Ok(if store.forget(id).map_err(failed)? {
+                    format!("forgot #{id}\n")
+                } else {
+                    format!("no memory #{id}; see memory recent\n")
+                })
+            }
+        }
+    }
+}
+fn show_hits(hits: &[Hit], json: bool) -> String {
+    if json {
+        return serde_json::to_string(hits).unwrap_or_default() + "\n";
+    }
+    if hits.is_empty() {
+        return "(no matching memories; try other words, or memory recent)\n".into();
+    }
+    hits.iter()
+        .map(|h| {
+            let m = &h.memory;
+            format!("#{} [{} · {} · {}] score {:.2}: {}\n", m.id, m.topic, m.kind, m.date, h.score, h.snippet)
+        })
+        .collect()
+}
+
+fn show_memories(memories: &[Memory], json: bool) -> String {
+    if json {
+        return serde_json::to_string(memories).unwrap_or_default() + "\n";
+    }
+    if memories.is_empty() {
+        return "(no memories yet; memory store <text> adds one)\n".into();
+    }
+    memories.iter().map(|m| format!("#{} [{} · {} · {}] {}\n", m.id, m.topic, m.kind, m.date, m.text)).collect()
+}
