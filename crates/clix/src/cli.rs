@@ -62,6 +62,16 @@ enum Command {
     Mcp(McpArgs),
     /// External CLIs declared by manifests: list, info, check.
     Hub(crate::hub_cmd::HubArgs),
+    /// The agent's memory, for people: the same subcommands and flags as
+    /// `memory` inside run (search|recent|store|facts|forget, --json).
+    Memory {
+        /// Folder whose name is the topic new memories get (default: the current folder).
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        /// e.g. search "signing key" -t ops --json
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "ARGS")]
+        args: Vec<String>,
+    },
     /// Inspect or create the configuration file.
     Config {
         #[command(subcommand)]
@@ -207,6 +217,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         }
         Command::Mcp(args) => mcp(paths, args).await,
         Command::Config { action } => config(&paths, action),
+        Command::Memory { workspace, args } => memory(&paths, workspace, &args).await,
         Command::Hub(args) => crate::hub_cmd::hub(&paths, args),
     }
 }
@@ -278,6 +289,23 @@ fn load_with_flags(paths: &Paths, timeout: Option<u64>, network: bool) -> Result
         flags.push(("sandbox.network", "--network", toml::Value::Boolean(true)));
     }
     Ok(settings::load(paths, &flags)?.value)
+}
+
+/// `clix memory …` runs the very `memory` command the agent has, so both
+/// always agree; each argument is quoted, never interpreted by the shell.
+async fn memory(paths: &Paths, workspace: Option<PathBuf>, args: &[String]) -> Result<ExitCode> {
+    let settings = settings::load(paths, &[])?.value;
+    let workspace = match workspace {
+        Some(dir) => dir,
+        None => std::env::current_dir().context("cannot read the current folder")?,
+    };
+    let mut engine = start_engine(paths, &workspace, &settings).await?;
+    let quoted: Vec<String> = args.iter().map(|a| format!("'{}'", a.replace('\'', "'\\''"))).collect();
+    let line = format!("memory {}", quoted.join(" "));
+    let raw = engine.run_raw(line.trim_end(), read_piped_stdin()?.as_deref()).await;
+    std::io::stdout().write_all(&raw.stdout)?;
+    std::io::stderr().write_all(&raw.stderr)?;
+    Ok(exit_code(raw.exit_code))
 }
 
 async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {

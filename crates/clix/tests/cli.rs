@@ -230,3 +230,22 @@ fn config_show_never_prints_an_api_key() {
     let o = env.run(&["config", "show", "--json"]);
     assert!(!stdout(&o).contains("sk-from-file"));
 }
+
+#[test]
+fn clix_memory_is_the_agents_memory_command_for_people() {
+    let env = Env::new();
+    let o = env.run(&["memory"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o), "[error] memory: usage: memory search|recent|store|facts|forget\n");
+    let o = env.run(&["memory", "store", "it's $(rm -rf /) literally", "--kind", "fact"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("stored #1 (fact, topic "), "{}", stdout(&o));
+    let o = env.run(&["memory", "search", "literally", "--json"]);
+    let hits: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(hits[0]["text"], "it's $(rm -rf /) literally");
+    assert_eq!(hits[0]["kind"], "fact");
+    // The agent sees the same store through run.
+    let o = env.run(&["run", "--raw", "memory facts"]);
+    assert!(stdout(&o).contains("it's $(rm -rf /) literally"), "{}", stdout(&o));
+    assert!(env.home.path().join("data/memory.sqlite").exists());
+}
