@@ -2,33 +2,16 @@
 
 mod support;
 
-use clix_agent::{Agent, AgentSettings, Event, Provider, ProviderKind, ResolvedProvider, StopReason};
-use clix_engine::{Engine, EngineConfig, PresentOptions, ShellLimits};
+use clix_agent::{Agent, AgentSettings, Event, ProviderKind, StopReason};
 use serde_json::{Value, json};
-use support::{Recorded, Reply, anthropic_reply, run_call, start};
-
-const RED_PNG: &[u8] = b"\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x02\x00\x00\x00\x01\x08\x02\x00\x00\x00\x7b\x40\xe8\xdd\x00\x00\x00\x0d\x49\x44\x41\x54\x78\x9c\x63\xf8\xcf\xc0\x00\x44\x00\x08\xfe\x01\xff\xc6\x9e\x79\xf7\x00\x00\x00\x00\x49\x45\x4e\x44\xae\x42\x60\x82";
+use support::{RED_PNG, Recorded, Reply, anthropic_reply, engine, provider, run_call, start};
 
 async fn run(script: Vec<Reply>, settings: AgentSettings) -> (clix_agent::RunSummary, Vec<Recorded>, Vec<Event>) {
     let server = start(script).await;
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(ws.path().join("red.png"), RED_PNG).unwrap();
-    let mut engine = Engine::new(EngineConfig {
-        workspace: ws.path().to_path_buf(),
-        limits: ShellLimits::default(),
-        present: PresentOptions::default(),
-        memory: None,
-        os: None,
-    })
-    .await
-    .unwrap();
-    let provider = Provider::new(&ResolvedProvider {
-        kind: ProviderKind::Anthropic,
-        base_url: server.url.clone(),
-        api_key: Some("ant-key".into()),
-        model: "claude-scripted".into(),
-        stream: true,
-    });
+    let mut engine = engine(ws.path()).await;
+    let provider = provider(ProviderKind::Anthropic, server.url.clone(), Some("ant-key"), "claude-scripted", true);
     let mut agent = Agent::new(&mut engine, provider, settings, None);
     let mut events = Vec::new();
     let summary = agent.run("look at red.png and count", &mut |e| events.push(e.clone())).await;

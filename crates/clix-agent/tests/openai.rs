@@ -4,12 +4,11 @@ mod support;
 
 use std::time::Duration;
 
-use clix_agent::{
-    Agent, AgentSettings, Event, Provider, ProviderKind, ResolvedProvider, RunSummary, StopReason, Trajectory, read_run,
-};
-use clix_engine::{Engine, EngineConfig, PresentOptions, ShellLimits};
+use clix_agent::{Agent, AgentSettings, Event, ProviderKind, RunSummary, StopReason, Trajectory, read_run};
 use serde_json::Value;
-use support::{Recorded, Reply, Server, openai_calls, openai_json, openai_text, run_call, start};
+use support::{
+    RED_PNG, Recorded, Reply, Server, engine, openai_calls, openai_json, openai_text, provider, run_call, start,
+};
 
 struct Outcome {
     summary: RunSummary,
@@ -33,22 +32,9 @@ async fn run_on(server: &Server, settings: AgentSettings, task: &str) -> Outcome
     std::fs::write(ws.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
     std::fs::write(ws.path().join("red.png"), RED_PNG).unwrap();
     let runs = ws.path().join(".runs");
-    let mut engine = Engine::new(EngineConfig {
-        workspace: ws.path().to_path_buf(),
-        limits: ShellLimits::default(),
-        present: PresentOptions::default(),
-        memory: None,
-        os: None,
-    })
-    .await
-    .unwrap();
-    let provider = Provider::new(&ResolvedProvider {
-        kind: ProviderKind::OpenAi,
-        base_url: format!("{}/v1", server.url),
-        api_key: Some("test-key".into()),
-        model: "scripted".into(),
-        stream: settings.stream,
-    });
+    let mut engine = engine(ws.path()).await;
+    let provider =
+        provider(ProviderKind::OpenAi, format!("{}/v1", server.url), Some("test-key"), "scripted", settings.stream);
     let trajectory = Trajectory::create(&runs).unwrap();
     let id = trajectory.id.clone();
     let mut agent = Agent::new(&mut engine, provider, settings, Some(trajectory));
@@ -57,9 +43,6 @@ async fn run_on(server: &Server, settings: AgentSettings, task: &str) -> Outcome
     let trajectory = read_run(&runs, &id).unwrap().into_iter().map(|r| r.event).collect();
     Outcome { summary, events, requests: server.requests(), trajectory, _ws: ws }
 }
-
-/// A 2x1 red PNG.
-const RED_PNG: &[u8] = b"\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x02\x00\x00\x00\x01\x08\x02\x00\x00\x00\x7b\x40\xe8\xdd\x00\x00\x00\x0d\x49\x44\x41\x54\x78\x9c\x63\xf8\xcf\xc0\x00\x44\x00\x08\xfe\x01\xff\xc6\x9e\x79\xf7\x00\x00\x00\x00\x49\x45\x4e\x44\xae\x42\x60\x82";
 
 fn messages(r: &Recorded) -> &Vec<Value> {
     r.body["messages"].as_array().unwrap()
@@ -321,22 +304,8 @@ async fn the_reply_cache_answers_identical_requests_without_a_call() {
     let mut answers = Vec::new();
     let ws = tempfile::tempdir().unwrap();
     for _ in 0..2 {
-        let mut engine = Engine::new(EngineConfig {
-            workspace: ws.path().to_path_buf(),
-            limits: ShellLimits::default(),
-            present: PresentOptions::default(),
-            memory: None,
-            os: None,
-        })
-        .await
-        .unwrap();
-        let provider = Provider::new(&ResolvedProvider {
-            kind: ProviderKind::OpenAi,
-            base_url: format!("{}/v1", server.url),
-            api_key: None,
-            model: "scripted".into(),
-            stream: true,
-        });
+        let mut engine = engine(ws.path()).await;
+        let provider = provider(ProviderKind::OpenAi, format!("{}/v1", server.url), None, "scripted", true);
         let cache = clix_agent::ReplyCache::open(&data.path().join("cache.sqlite")).unwrap();
         let mut agent = Agent::new(&mut engine, provider, settings(), None).with_cache(cache);
         answers.push(agent.run("same task", &mut |_| {}).await.answer);

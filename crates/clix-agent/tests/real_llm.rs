@@ -4,11 +4,12 @@
 //! a real tool call going through `run` and the loop closing with an
 //! answer, not that the answer is clever.
 
+mod support;
+
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use clix_agent::{Agent, AgentSettings, Event, Provider, ProviderKind, ResolvedProvider, StopReason};
-use clix_engine::{Engine, EngineConfig, PresentOptions, ShellLimits};
+use clix_agent::{Agent, AgentSettings, Event, ProviderKind, StopReason};
 
 struct LlamaServer {
     child: Child,
@@ -62,22 +63,8 @@ async fn a_real_model_calls_run_and_the_loop_closes() {
     let server = start_server(&model).await;
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(ws.path().join("hello.txt"), "hello from the workspace\n").unwrap();
-    let mut engine = Engine::new(EngineConfig {
-        workspace: ws.path().to_path_buf(),
-        limits: ShellLimits::default(),
-        present: PresentOptions::default(),
-        memory: None,
-        os: None,
-    })
-    .await
-    .unwrap();
-    let provider = Provider::new(&ResolvedProvider {
-        kind: ProviderKind::OpenAi,
-        base_url: server.url.clone(),
-        api_key: None,
-        model: "smollm2".into(),
-        stream: true,
-    });
+    let mut engine = support::engine(ws.path()).await;
+    let provider = support::provider(ProviderKind::OpenAi, server.url.clone(), None, "smollm2", true);
     // The 135M model keeps calling tools; the step budget ends the loop.
     let settings = AgentSettings {
         max_steps: 3,

@@ -6,9 +6,38 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use clix_agent::{Provider, ProviderKind, ResolvedProvider};
+use clix_engine::{Engine, EngineConfig, PresentOptions, ShellLimits};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
+
+/// A 2x1 red PNG.
+pub const RED_PNG: &[u8] = b"\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x02\x00\x00\x00\x01\x08\x02\x00\x00\x00\x7b\x40\xe8\xdd\x00\x00\x00\x0d\x49\x44\x41\x54\x78\x9c\x63\xf8\xcf\xc0\x00\x44\x00\x08\xfe\x01\xff\xc6\x9e\x79\xf7\x00\x00\x00\x00\x49\x45\x4e\x44\xae\x42\x60\x82";
+
+/// An engine on `ws` with only the in-process commands.
+pub async fn engine(ws: &std::path::Path) -> Engine {
+    Engine::new(EngineConfig {
+        workspace: ws.to_path_buf(),
+        limits: ShellLimits::default(),
+        present: PresentOptions::default(),
+        memory: None,
+        os: None,
+    })
+    .await
+    .unwrap()
+}
+
+/// A provider for `base_url`.
+pub fn provider(kind: ProviderKind, base_url: String, api_key: Option<&str>, model: &str, stream: bool) -> Provider {
+    Provider::new(&ResolvedProvider {
+        kind,
+        base_url,
+        api_key: api_key.map(str::to_string),
+        model: model.into(),
+        stream,
+    })
+}
 
 /// One prepared answer.
 #[derive(Clone)]
