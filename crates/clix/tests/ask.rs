@@ -1,12 +1,14 @@
 //! `clix ask`, `clix runs` and `clix replay` as a person runs them, against a
 //! scripted model server over real HTTP.
 
+mod common;
 #[path = "../../clix-agent/tests/support/mod.rs"]
 mod support;
 
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use common::text;
 use support::{RED_PNG, Server, openai_calls, openai_text, run_call, start};
 
 struct Home {
@@ -23,14 +25,8 @@ impl Home {
     }
 
     fn clix(&self, server: Option<&Server>, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_clix"));
-        cmd.args(args)
-            .current_dir(self.ws.path())
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("CLIX_HOME", self.home.path())
-            .env("CLIX_SANDBOX_MODE", "off")
-            .stdin(Stdio::null());
+        let mut cmd = common::clix(self.home.path(), self.ws.path(), args);
+        cmd.env("CLIX_SANDBOX_MODE", "off");
         if let Some(s) = server {
             cmd.env("AGENT_BASE_URL", format!("{}/v1", s.url)).env("AGENT_MODEL", "scripted");
         }
@@ -46,10 +42,6 @@ impl Home {
         let o = self.clix(None, &["runs", "list", "--json"]).output().unwrap();
         serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap().as_array().unwrap().clone()
     }
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 #[tokio::test]

@@ -1,5 +1,7 @@
 //! The real `clix` binary, as a person or a script calls it.
 
+mod common;
+
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
@@ -16,14 +18,7 @@ impl Env {
     }
 
     fn cmd(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_clix"));
-        cmd.args(args)
-            .current_dir(self.ws.path())
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("CLIX_HOME", self.home.path())
-            .stdin(Stdio::null());
-        cmd
+        common::clix(self.home.path(), self.ws.path(), args)
     }
 
     fn run(&self, args: &[&str]) -> Output {
@@ -39,11 +34,11 @@ impl Env {
 }
 
 fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    common::text(&o.stdout)
 }
 
 fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    common::text(&o.stderr)
 }
 
 #[test]

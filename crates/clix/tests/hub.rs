@@ -1,9 +1,13 @@
 //! `clix hub list|info|check` on hub folders made for the test.
 
+mod common;
+
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+
+use common::text;
+use std::process::Output;
 
 fn exe(path: &Path) {
     fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -27,22 +31,12 @@ impl Env {
     }
 
     fn run(&self, args: &[&str], hub_path: Option<&Path>) -> Output {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_clix"));
-        cmd.args(args)
-            .current_dir(self.ws.path())
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("CLIX_HOME", self.home.path())
-            .stdin(Stdio::null());
+        let mut cmd = common::clix(self.home.path(), self.ws.path(), args);
         if let Some(p) = hub_path {
             cmd.env("CLIX_HUB_PATH", p);
         }
         cmd.output().unwrap()
     }
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 const GOOD: &str = r#"{"name": "log-search", "version": "1.0.0", "description": "Search logs.",
