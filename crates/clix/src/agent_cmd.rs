@@ -54,7 +54,7 @@ fn flags(args: &AgentArgs) -> Vec<(&'static str, &'static str, toml::Value)> {
         flags.push(("agent.max_steps", "--max-steps", toml::Value::Integer(i64::from(n))));
     }
     if let Some(secs) = args.timeout {
-        flags.push(("limits.timeout_secs", "--timeout", toml::Value::Integer(secs.min(i64::MAX as u64) as i64)));
+        flags.push(crate::cli::timeout_flag(secs));
     }
     flags
 }
@@ -92,7 +92,7 @@ fn agent<'e>(
 /// `clix ask "<task>"`: one task, streamed.
 pub async fn ask(paths: &Paths, args: AskArgs) -> Result<ExitCode> {
     let settings = settings::load(paths, &flags(&args.common))?.value;
-    let workspace = workspace(&args.common)?;
+    let workspace = crate::cli::workspace_or_cwd(args.common.workspace.clone())?;
     let mut engine = crate::cli::start_engine(paths, &workspace, &settings).await?;
     let (mut agent, path) = agent(paths, &mut engine, &settings, &args.common)?;
     let mut task = args.task;
@@ -109,7 +109,7 @@ pub async fn ask(paths: &Paths, args: AskArgs) -> Result<ExitCode> {
 /// `clix chat`: a REPL over one session; history persists across turns.
 pub async fn chat(paths: &Paths, args: AgentArgs) -> Result<ExitCode> {
     let settings = settings::load(paths, &flags(&args))?.value;
-    let workspace = workspace(&args)?;
+    let workspace = crate::cli::workspace_or_cwd(args.workspace.clone())?;
     let mut engine = crate::cli::start_engine(paths, &workspace, &settings).await?;
     let (mut agent, path) = agent(paths, &mut engine, &settings, &args)?;
     let mut editor = crate::repl::Editor::new(&paths.state_dir.join("chat_history.txt"))?;
@@ -131,13 +131,6 @@ pub async fn chat(paths: &Paths, args: AgentArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn workspace(args: &AgentArgs) -> Result<PathBuf> {
-    match &args.workspace {
-        Some(dir) => Ok(dir.clone()),
-        None => std::env::current_dir().context("cannot read the current folder"),
-    }
 }
 
 /// First Ctrl-C stops the step in flight (the run is saved); the second exits.

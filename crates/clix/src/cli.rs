@@ -231,10 +231,7 @@ async fn mcp(paths: Paths, args: McpArgs) -> Result<ExitCode> {
         );
     }
     let settings = load_with_flags(&paths, args.timeout, args.network)?;
-    let workspace = match args.workspace {
-        Some(dir) => dir,
-        None => std::env::current_dir().context("cannot read the current folder")?,
-    };
+    let workspace = workspace_or_cwd(args.workspace)?;
     let engine = engine_config(&paths, &workspace, &settings, "mcp");
     let config = clix_mcp::McpConfig { engine };
     let http = args.http.map(|addr| clix_mcp::HttpOptions {
@@ -280,10 +277,23 @@ fn on_multi_thread<T: Send + 'static>(future: impl std::future::Future<Output = 
 }
 
 /// Settings with `--timeout` and `--network` applied.
+/// The folder given with `--workspace`, or the current one.
+pub(crate) fn workspace_or_cwd(dir: Option<PathBuf>) -> Result<PathBuf> {
+    match dir {
+        Some(dir) => Ok(dir),
+        None => std::env::current_dir().context("cannot read the current folder"),
+    }
+}
+
+/// `--timeout SECS` as a settings layer.
+pub(crate) fn timeout_flag(secs: u64) -> (&'static str, &'static str, toml::Value) {
+    ("limits.timeout_secs", "--timeout", toml::Value::Integer(i64::try_from(secs).unwrap_or(i64::MAX)))
+}
+
 fn load_with_flags(paths: &Paths, timeout: Option<u64>, network: bool) -> Result<Settings> {
     let mut flags = Vec::new();
     if let Some(secs) = timeout {
-        flags.push(("limits.timeout_secs", "--timeout", toml::Value::Integer(i64::try_from(secs)?)));
+        flags.push(timeout_flag(secs));
     }
     if network {
         flags.push(("sandbox.network", "--network", toml::Value::Boolean(true)));
@@ -295,10 +305,7 @@ fn load_with_flags(paths: &Paths, timeout: Option<u64>, network: bool) -> Result
 /// always agree; each argument is quoted, never interpreted by the shell.
 async fn memory(paths: &Paths, workspace: Option<PathBuf>, args: &[String]) -> Result<ExitCode> {
     let settings = settings::load(paths, &[])?.value;
-    let workspace = match workspace {
-        Some(dir) => dir,
-        None => std::env::current_dir().context("cannot read the current folder")?,
-    };
+    let workspace = workspace_or_cwd(workspace)?;
     let mut engine = start_engine(paths, &workspace, &settings).await?;
     let quoted: Vec<String> = args.iter().map(|a| format!("'{}'", a.replace('\'', "'\\''"))).collect();
     let line = format!("memory {}", quoted.join(" "));
@@ -310,10 +317,7 @@ async fn memory(paths: &Paths, workspace: Option<PathBuf>, args: &[String]) -> R
 
 async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
     let settings = load_with_flags(paths, args.timeout, args.network)?;
-    let workspace = match args.workspace {
-        Some(dir) => dir,
-        None => std::env::current_dir().context("cannot read the current folder")?,
-    };
+    let workspace = workspace_or_cwd(args.workspace)?;
     let mut engine = start_engine(paths, &workspace, &settings).await?;
     let stdin = read_piped_stdin()?;
     let line = args.line;

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Subcommand;
 use clix_config::Paths;
 use clix_hub::{Hub, LoadOptions, hub_sources, load_hub, usage};
@@ -41,10 +41,7 @@ enum HubAction {
 }
 
 pub fn hub(paths: &Paths, args: HubArgs) -> Result<ExitCode> {
-    let workspace = match args.workspace {
-        Some(dir) => dir,
-        None => std::env::current_dir().context("cannot read the current folder")?,
-    };
+    let workspace = crate::cli::workspace_or_cwd(args.workspace)?;
     let env_path = std::env::var_os("CLIX_HUB_PATH");
     let sources = hub_sources(Some(&workspace), &paths.config_dir, &args.hub, env_path.as_deref());
     let hub = load_hub(&sources, &LoadOptions::default());
