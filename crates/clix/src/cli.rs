@@ -416,7 +416,7 @@ fn config(paths: &Paths, action: ConfigAction) -> Result<ExitCode> {
             let loaded = settings::load(paths, &[])?;
             let shown = |key: &str, value: &toml::Value| -> toml::Value {
                 // A key in the file or environment is never printed.
-                let secret = ["key", "token", "secret", "password"].iter().any(|m| key.to_lowercase().contains(m));
+                let secret = clix_engine::is_secret_name(key);
                 match value {
                     toml::Value::String(v) if secret && !v.is_empty() => toml::Value::String("***".into()),
                     other => other.clone(),
