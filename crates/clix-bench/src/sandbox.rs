@@ -19,12 +19,7 @@ pub(crate) fn start_overhead(n: usize) {
     for _ in 0..n {
         let t = Instant::now();
         let o = runtime
-            .block_on(sandbox.run(Request {
-                argv: &argv,
-                cwd: ws.path(),
-                stdin: None,
-                timeout: Duration::from_secs(10),
-            }))
+            .block_on(sandbox.run(Request::new(&argv, ws.path(), None, Duration::from_secs(10))))
             .expect("sandbox");
         inside.push(t.elapsed());
         assert_eq!(o.exit_code, 0);

@@ -59,7 +59,7 @@ pub(crate) struct Host<'a> {
 
 /// Whether mounting `p` would show a secret store: it is one, lies inside
 /// one, or holds one (a whole home folder), or it is clix's config.
-fn exposes_secret(p: &Path, clix_config: Option<&Path>) -> bool {
+pub(crate) fn exposes_secret(p: &Path, clix_config: Option<&Path>) -> bool {
     let inside = |store: &str| {
         let store = Path::new(store);
         p.ancestors().any(|a| a.ends_with(store))
@@ -144,7 +144,8 @@ fn toolchain_root(dir: &Path) -> PathBuf {
 }
 
 /// bubblewrap arguments for `layout`, ending before the program's argv.
-pub(crate) fn bwrap_args(layout: &Layout, cwd: &Path, network: bool) -> Vec<OsString> {
+/// `extra_ro` comes last so a folder inside the workspace stays read-only.
+pub(crate) fn bwrap_args(layout: &Layout, extra_ro: &[PathBuf], cwd: &Path, network: bool) -> Vec<OsString> {
     let mut a: Vec<OsString> = Vec::new();
     let mut push = |items: &[&dyn AsRef<std::ffi::OsStr>]| {
         a.extend(items.iter().map(|i| i.as_ref().to_os_string()));
@@ -171,6 +172,9 @@ pub(crate) fn bwrap_args(layout: &Layout, cwd: &Path, network: bool) -> Vec<OsSt
     }
     for dir in &layout.read_write {
         push(&[&"--bind", dir, dir]);
+    }
+    for dir in extra_ro {
+        push(&[&"--ro-bind", dir, dir]);
     }
     push(&[&"--chdir", &cwd]);
     push(&[&"--unshare-all", &"--hostname", &"clix-sandbox"]);

@@ -12,7 +12,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use crate::audit::{AuditLog, AuditRecord, redact_argv};
 use crate::cgroup::SandboxCgroups;
 use crate::env::sandbox_env;
-use crate::mounts::{Host, Layout, SANDBOX_HOME, bwrap_args, layout};
+use crate::mounts::{Host, Layout, SANDBOX_HOME, bwrap_args, exposes_secret, layout};
 use crate::probe::{Availability, bwrap_path, bwrap_version, is_executable, probe};
 use crate::settings::{SandboxMode, SandboxSettings};
 
@@ -42,6 +42,21 @@ pub struct Request<'a> {
     /// Bytes for stdin; `None` gives `/dev/null`.
     pub stdin: Option<&'a [u8]>,
     pub timeout: Duration,
+    /// Extra host folders visible read-only for this run (a hub tool's own
+    /// folder). Mounted over the workspace, so one inside it stays read-only.
+    pub read_only: &'a [PathBuf],
+    /// Variables set for this run on top of the allowlist. The caller has
+    /// decided they may pass (a hub manifest names them explicitly).
+    pub env: &'a [(String, String)],
+    /// Network for this run; `None` follows the settings.
+    pub network: Option<bool>,
+}
+
+impl<'a> Request<'a> {
+    /// A run with only the sandbox's own mounts, environment and network.
+    pub fn new(argv: &'a [String], cwd: &'a Path, stdin: Option<&'a [u8]>, timeout: Duration) -> Self {
+        Request { argv, cwd, stdin, timeout, read_only: &[], env: &[], network: None }
+    }
 }
 
 /// What a program did. Totals are exact even when output was capped.
@@ -72,6 +87,7 @@ pub struct Sandbox {
     env: BTreeMap<String, String>,
     audit: Option<AuditLog>,
     session: String,
+    clix_config: Option<PathBuf>,
     cgroups: std::sync::OnceLock<SandboxCgroups>,
 }
 
@@ -100,8 +116,13 @@ impl Sandbox {
             env,
             audit,
             session,
+            clix_config: clix_config.map(Path::to_path_buf),
             cgroups: std::sync::OnceLock::new(),
         }
+    }
+
+    fn holds_clix_config(&self, dir: &Path) -> bool {
+        self.clix_config.as_deref().is_some_and(|c| c.starts_with(dir))
     }
 
     pub fn settings(&self) -> &SandboxSettings {
@@ -202,9 +223,17 @@ impl Sandbox {
     /// Runs `req.argv` in the sandbox.
     pub async fn run(&self, req: Request<'_>) -> Result<Outcome, SandboxError> {
         let bwrap = self.ready()?;
+        let network = req.network.unwrap_or(self.settings.network);
         let program = req.argv.first().cloned().unwrap_or_default();
         let spawn_error = |reason: String| SandboxError::Spawn { program: program.clone(), reason };
-        if !self.layout.read_write.iter().any(|dir| req.cwd.starts_with(dir)) {
+        if let Some(dir) = req.read_only.iter().find(|d| exposes_secret(d, None) || self.holds_clix_config(d)) {
+            return Err(spawn_error(format!(
+                "{} would expose a secret store or clix's config; move the tool to its own folder",
+                dir.display()
+            )));
+        }
+        let visible = self.layout.read_write.iter().chain(req.read_only);
+        if !visible.into_iter().any(|dir| req.cwd.starts_with(dir)) {
             return Err(spawn_error(format!(
                 "the current folder {} is outside the workspace; cd into {} first",
                 req.cwd.display(),
@@ -218,8 +247,8 @@ impl Sandbox {
         let mut cmd = match &bwrap {
             Some(bwrap) => {
                 let mut c = tokio::process::Command::new(bwrap);
-                c.args(bwrap_args(&self.layout, req.cwd, self.settings.network));
-                for (k, v) in &self.env {
+                c.args(bwrap_args(&self.layout, req.read_only, req.cwd, network));
+                for (k, v) in self.env.iter().chain(req.env.iter().map(|(k, v)| (k, v))) {
                     c.arg("--setenv").arg(k).arg(v);
                 }
                 c.args(["--info-fd", &INFO_FD.to_string(), "--"]).args(req.argv);
@@ -227,14 +256,14 @@ impl Sandbox {
             }
             None => {
                 let mut c = tokio::process::Command::new(&program);
-                c.args(&req.argv[1..]).envs(&self.env).current_dir(req.cwd);
+                c.args(&req.argv[1..]).current_dir(req.cwd);
                 c
             }
         };
         // Not even bwrap itself sees clix's environment.
         cmd.env_clear();
         if bwrap.is_none() {
-            cmd.envs(&self.env);
+            cmd.envs(&self.env).envs(req.env.iter().map(|(k, v)| (k, v)));
         }
         cmd.stdin(if req.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())

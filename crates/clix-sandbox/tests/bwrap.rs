@@ -12,9 +12,7 @@ fn sandbox(ws: &Path, settings: SandboxSettings, audit: Option<AuditLog>) -> San
 
 async fn run(sb: &Sandbox, ws: &Path, argv: &[&str], timeout_secs: u64) -> Outcome {
     let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
-    sb.run(Request { argv: &argv, cwd: ws, stdin: None, timeout: Duration::from_secs(timeout_secs) })
-        .await
-        .expect("sandbox runs")
+    sb.run(Request::new(&argv, ws, None, Duration::from_secs(timeout_secs))).await.expect("sandbox runs")
 }
 
 fn text(b: &[u8]) -> String {
@@ -160,4 +158,38 @@ async fn status_tells_the_truth() {
     assert!(status.contains(&format!("workspace (read-write): {}", ws.path().display())));
     let open = sandbox(ws.path(), SandboxSettings { network: true, ..SandboxSettings::default() }, None);
     assert!(open.status().contains("network: ON"));
+}
+
+#[tokio::test]
+async fn per_run_read_only_folders_env_and_cwd() {
+    let ws = workspace();
+    let ws = std::fs::canonicalize(ws.path()).unwrap();
+    let tool_dir = ws.join(".clix/hub/t");
+    std::fs::create_dir_all(&tool_dir).unwrap();
+    std::fs::write(tool_dir.join("data.txt"), "tool data\n").unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let outside = std::fs::canonicalize(outside.path()).unwrap();
+    std::fs::write(outside.join("x.txt"), "outside\n").unwrap();
+    let sb = sandbox(&ws, SandboxSettings::default(), None);
+    let argv: Vec<String> = ["bash", "-c", "cat data.txt $OUT/x.txt; echo $TOOL_MODE; echo w > data.txt"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let read_only = [tool_dir.clone(), outside.clone()];
+    let env = [("TOOL_MODE".to_string(), "strict".to_string()), ("OUT".to_string(), outside.display().to_string())];
+    // cwd in a read-only folder outside the workspace is allowed for this run only.
+    let mut req = Request::new(&argv, &outside, None, Duration::from_secs(30));
+    req.read_only = &read_only;
+    req.env = &env;
+    let o = sb.run(req.clone()).await.unwrap();
+    assert_eq!(text(&o.stdout), "outside\nstrict\n", "{}", text(&o.stderr));
+    let mut inside = req.clone();
+    inside.cwd = &tool_dir;
+    let o = sb.run(inside).await.unwrap();
+    assert_eq!(text(&o.stdout), "tool data\noutside\nstrict\n", "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("Read-only file system"), "the tool folder inside the workspace stays read-only");
+    assert_eq!(std::fs::read_to_string(tool_dir.join("data.txt")).unwrap(), "tool data\n");
+    // Without the per-run folder, that cwd is refused.
+    let err = sb.run(Request::new(&argv, &outside, None, Duration::from_secs(5))).await.unwrap_err();
+    assert!(err.to_string().contains("outside the workspace"), "{err}");
 }

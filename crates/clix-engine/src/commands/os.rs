@@ -105,7 +105,7 @@ pub(crate) async fn run_program(
 ) -> ExecResult {
     let name = argv.first().map(String::as_str).unwrap_or("program");
     let timeout = deadline.remaining(limit);
-    match sandbox.run(Request { argv, cwd, stdin, timeout }).await {
+    match sandbox.run(Request::new(argv, cwd, stdin, timeout)).await {
         Ok(outcome) => to_exec_result(name, outcome, limit),
         Err(e) => ExecResult::err(format!("[error] {e}\n"), CANNOT_RUN_EXIT),
     }
