@@ -1,0 +1,113 @@
+//! Embedders: text to vectors for the hybrid search. The store only sees
+//! the [`Embedder`] trait; which one runs comes from the `[memory]` section.
+
+mod model2vec;
+mod openai;
+
+pub use model2vec::Model2Vec;
+pub use openai::OpenAiEmbedder;
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    #[error("{0}")]
+    Config(String),
+    #[error("model2vec folder {path}: {message} (build one with scripts/make-minilm-model2vec.py, or set memory.path)")]
+    Load { path: String, message: String },
+    #[error("embeddings request to {url}: {message}")]
+    Request { url: String, message: String },
+}
+
+/// Turns texts into vectors of one space.
+pub trait Embedder: Send {
+    /// Names the vector space, e.g. `model2vec:/models/minilm` or
+    /// `openai:https://api.openai.com/v1:text-embedding-3-small`. Vectors of
+    /// different ids (or dimensions) are kept in different tables and never
+    /// compared.
+    fn id(&self) -> String;
+    /// One vector per text, in order.
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError>;
+}
+
+/// The `[memory]` section of the config file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MemorySettings {
+    /// "none" (full-text search only), "openai" (any OpenAI-compatible
+    /// /v1/embeddings: OpenAI, Ollama, llama.cpp) or "model2vec" (a local folder).
+    pub embedder: String,
+    /// openai: the embedding model, e.g. text-embedding-3-small or nomic-embed-text.
+    pub model: String,
+    /// openai: the API's base URL (empty: https://api.openai.com/v1).
+    pub base_url: String,
+    /// openai: the key; prefer the environment (CLIX_MEMORY_API_KEY, else OPENAI_API_KEY).
+    pub api_key: String,
+    /// model2vec: the model folder (model.safetensors, tokenizer.json, config.json).
+    pub path: String,
+    /// Agent: memories recalled into each new task (0: no recall).
+    pub recall: usize,
+    /// Agent: least cosine similarity of a recalled memory (with an embedder).
+    pub recall_min_similarity: f64,
+    /// Agent: least BM25 score of a recalled memory found by its words.
+    pub recall_min_bm25: f64,
+    /// Agent: store a short summary of each run (kind `summary`).
+    pub summaries: bool,
+}
+
+impl Default for MemorySettings {
+    fn default() -> Self {
+        MemorySettings {
+            embedder: "none".into(),
+            model: String::new(),
+            base_url: String::new(),
+            api_key: String::new(),
+            path: String::new(),
+            recall: 3,
+            recall_min_similarity: 0.5,
+            recall_min_bm25: 1.0,
+            summaries: true,
+        }
+    }
+}
+
+pub const OPENAI_URL: &str = "https://api.openai.com/v1";
+
+impl MemorySettings {
+    /// The configured embedder, or `None` for `embedder = "none"`. `env`
+    /// supplies the API key when the settings hold none.
+    pub fn embedder(&self, env: impl Fn(&str) -> Option<String>) -> Result<Option<Box<dyn Embedder>>, EmbedError> {
+        match self.embedder.as_str() {
+            "" | "none" => Ok(None),
+            "model2vec" => {
+                if self.path.is_empty() {
+                    return Err(EmbedError::Config(
+                        "memory.embedder = \"model2vec\" needs memory.path, the model folder \
+                         (scripts/make-minilm-model2vec.py builds one)"
+                            .into(),
+                    ));
+                }
+                Ok(Some(Box::new(Model2Vec::load(std::path::Path::new(&self.path))?)))
+            }
+            "openai" => {
+                if self.model.is_empty() {
+                    return Err(EmbedError::Config(
+                        "memory.embedder = \"openai\" needs memory.model, e.g. text-embedding-3-small \
+                         (OpenAI) or nomic-embed-text (Ollama)"
+                            .into(),
+                    ));
+                }
+                let base_url = if self.base_url.is_empty() { OPENAI_URL } else { &self.base_url };
+                let key = Some(self.api_key.clone())
+                    .filter(|k| !k.is_empty())
+                    .or_else(|| env("CLIX_MEMORY_API_KEY"))
+                    .or_else(|| env("OPENAI_API_KEY"))
+                    .filter(|k| !k.is_empty());
+                Ok(Some(Box::new(OpenAiEmbedder::new(base_url, &self.model, key))))
+            }
+            other => {
+                Err(EmbedError::Config(format!("memory.embedder must be none, openai or model2vec, not {other:?}")))
+            }
+        }
+    }
+}

@@ -1,0 +1,449 @@
+//! The SQLite file: schema and migrations, storing, search, listing and
+//! forgetting. The vector side lives in `vectors.rs`.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Once};
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use serde::Serialize;
+
+use crate::RRF_K;
+use crate::embed::Embedder;
+use crate::vectors::Vectors;
+
+/// Bumped with every migration; stored in `PRAGMA user_version`.
+const SCHEMA_VERSION: i32 = 2;
+
+/// Texts embedded per call while filling in missing vectors.
+const BATCH: usize = 64;
+
+#[derive(Debug, thiserror::Error)]
+pub enum MemoryError {
+    #[error("memory store {path}: {source}")]
+    Sqlite { path: String, source: rusqlite::Error },
+    #[error("memory store {path} has schema version {found}, newer than this clix ({SCHEMA_VERSION}); upgrade clix")]
+    TooNew { path: String, found: i32 },
+    #[error("kind must be note, fact or summary, not {0:?}")]
+    Kind(String),
+}
+
+/// What a memory is.
+pub const KINDS: &[&str] = &["note", "fact", "summary"];
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Memory {
+    pub id: i64,
+    pub topic: String,
+    pub kind: String,
+    pub text: String,
+    /// Unix seconds.
+    pub created_at: i64,
+    /// `created_at` as a UTC date, `2026-11-30`.
+    pub date: String,
+    pub session: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    #[serde(flatten)]
+    pub memory: Memory,
+    /// Higher is better: the negated BM25 with full-text search alone, the
+    /// Reciprocal Rank Fusion score when vectors take part.
+    pub score: f64,
+    /// Negated BM25, when the memory's words matched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bm25: Option<f64>,
+    /// Cosine similarity to the query, when the vector search ranked it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub similarity: Option<f64>,
+    /// The matching part, matches in [brackets] (the text's start when only
+    /// the vectors found it).
+    pub snippet: String,
+}
+
+/// Filters of a search; empty strings mean "any".
+#[derive(Debug, Clone, Default)]
+pub struct Filter<'a> {
+    pub topic: &'a str,
+    /// Plain substring the memory must contain (case-insensitive).
+    pub keyword: &'a str,
+}
+
+/// A candidate of the fusion: score, full-text hit, cosine similarity.
+type Fused = (f64, Option<Hit>, Option<f64>);
+
+/// Told `(done, total)` while missing vectors are being embedded.
+pub type Progress = Arc<dyn Fn(usize, usize) + Send + Sync>;
+
+pub struct Store {
+    pub(crate) db: Connection,
+    path: String,
+    vectors: Option<Vectors>,
+    progress: Option<Progress>,
+    warnings: Vec<String>,
+}
+
+/// sqlite-vec is compiled in and registered for every connection of the
+/// process, embedder or not: the triggers that keep vector tables in step
+/// on `forget` need the `vec0` module even where no embedder is configured.
+fn register_sqlite_vec() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: sqlite3_vec_init has the signature of an SQLite extension
+        // entry point; sqlite3_auto_extension expects exactly that.
+        unsafe {
+            type Entry = unsafe extern "C" fn(
+                *mut rusqlite::ffi::sqlite3,
+                *mut *mut std::os::raw::c_char,
+                *const rusqlite::ffi::sqlite3_api_routines,
+            ) -> std::os::raw::c_int;
+            let entry: Entry = std::mem::transmute(sqlite_vec::sqlite3_vec_init as *const ());
+            rusqlite::ffi::sqlite3_auto_extension(Some(entry));
+        }
+    });
+}
+
+impl Store {
+    /// Opens (creating and migrating) the store, full-text search only.
+    /// Several processes may use the same file at once: WAL mode and a busy
+    /// timeout.
+    pub fn open(path: &Path) -> Result<Self, MemoryError> {
+        register_sqlite_vec();
+        let shown = path.display().to_string();
+        let fail = |source| MemoryError::Sqlite { path: shown.clone(), source };
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let db = Connection::open(path).map_err(fail)?;
+        db.busy_timeout(Duration::from_secs(30)).map_err(fail)?;
+        db.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;").map_err(fail)?;
+        let version: i32 = db.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(fail)?;
+        if version > SCHEMA_VERSION {
+            return Err(MemoryError::TooNew { path: shown, found: version });
+        }
+        migrate(&db).map_err(fail)?;
+        Ok(Store { db, path: shown, vectors: None, progress: None, warnings: Vec::new() })
+    }
+
+    /// Adds vector search with `embedder`. Memories it has no vector for
+    /// yet (stored before, or under another embedder) are embedded at the
+    /// next store or search.
+    pub fn with_embedder(mut self, embedder: Box<dyn Embedder>) -> Result<Self, MemoryError> {
+        let vectors = Vectors::new(&self.db, embedder).map_err(|e| self.fail(e))?;
+        self.vectors = Some(vectors);
+        Ok(self)
+    }
+
+    /// Called with `(done, total)` while missing vectors are embedded.
+    pub fn set_progress(&mut self, progress: Progress) {
+        self.progress = Some(progress);
+    }
+
+    /// Problems that did not stop an operation (an embedder that failed:
+    /// the memory was stored, the search ran on full text alone).
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
+    }
+
+    pub(crate) fn fail(&self, source: rusqlite::Error) -> MemoryError {
+        MemoryError::Sqlite { path: self.path.clone(), source }
+    }
+
+    /// Stores `text`; returns its id once it is durable (with its vector,
+    /// when an embedder is configured and answers).
+    pub fn store(&mut self, text: &str, topic: &str, kind: &str, session: &str) -> Result<i64, MemoryError> {
+        if !KINDS.contains(&kind) {
+            return Err(MemoryError::Kind(kind.to_string()));
+        }
+        let vector = match &self.vectors {
+            Some(v) => match v.embed(&[text.to_string()]) {
+                Ok(mut vs) => vs.pop().filter(|v| !v.is_empty()),
+                Err(e) => {
+                    self.warnings.push(format!("stored without a vector: {e}"));
+                    None
+                }
+            },
+            None => None,
+        };
+        let id = self.insert(text, topic, kind, session, vector.as_deref()).map_err(|e| self.fail(e))?;
+        self.fill_missing();
+        Ok(id)
+    }
+
+    fn insert(
+        &mut self,
+        text: &str,
+        topic: &str,
+        kind: &str,
+        session: &str,
+        vector: Option<&[f32]>,
+    ) -> rusqlite::Result<i64> {
+        let tx = rusqlite::Transaction::new_unchecked(&self.db, TransactionBehavior::Immediate)?;
+        tx.execute(
+            "INSERT INTO memories (topic, kind, text, session) VALUES (?1, ?2, ?3, ?4)",
+            params![topic, kind, text, session],
+        )?;
+        let id = tx.last_insert_rowid();
+        if let (Some(vector), Some(vectors)) = (vector, &mut self.vectors) {
+            let space = vectors.space_for(&tx, vector.len())?;
+            space.insert(&tx, id, topic, vector)?;
+        }
+        tx.commit()?;
+        Ok(id)
+    }
+
+    /// Embeds the memories that have no vector in the current embedder's
+    /// space, in batches, reporting progress. Failures become warnings.
+    fn fill_missing(&mut self) {
+        let Some(vectors) = &mut self.vectors else { return };
+        let progress = self.progress.clone();
+        if let Err(e) = vectors.fill_missing(&self.db, BATCH, |done, total| {
+            if let Some(p) = &progress {
+                p(done, total);
+            }
+        }) {
+            self.warnings.push(format!("cannot embed every memory: {e}"));
+        }
+    }
+
+    /// The best `limit` matches of `query`, filters applied first: BM25
+    /// alone without an embedder, else BM25 and vector KNN fused with
+    /// Reciprocal Rank Fusion.
+    pub fn search(&mut self, query: &str, filter: &Filter<'_>, limit: usize) -> Result<Vec<Hit>, MemoryError> {
+        if self.vectors.is_none() || fts_query(query).is_none() {
+            return self.fts(query, filter, limit).map_err(|e| self.fail(e));
+        }
+        self.fill_missing();
+        let Some(vectors) = &self.vectors else { return Ok(Vec::new()) };
+        let query_vector = match vectors.embed(&[query.to_string()]) {
+            Ok(mut v) => v.pop().unwrap_or_default(),
+            Err(e) => {
+                self.warnings.push(format!("searched full text only: {e}"));
+                return self.fts(query, filter, limit).map_err(|e| self.fail(e));
+            }
+        };
+        // Each list brings more candidates than asked for, so fusion can
+        // lift a document that only one list ranks high.
+        let pool = (limit.saturating_mul(4)).clamp(20, 4096);
+        let lexical = self.fts(query, filter, pool).map_err(|e| self.fail(e))?;
+        let semantic = vectors.knn(&self.db, &query_vector, filter, pool).map_err(|e| self.fail(e))?;
+        self.fuse(lexical, semantic, limit).map_err(|e| self.fail(e))
+    }
+
+    fn fuse(&self, lexical: Vec<Hit>, semantic: Vec<(i64, f64)>, limit: usize) -> rusqlite::Result<Vec<Hit>> {
+        // id → (fused score, the full-text hit, the cosine similarity)
+        let mut fused: HashMap<i64, Fused> = HashMap::new();
+        for (rank, hit) in lexical.into_iter().enumerate() {
+            let entry = fused.entry(hit.memory.id).or_insert((0.0, None, None));
+            entry.0 += 1.0 / (RRF_K + rank as f64 + 1.0);
+            entry.1 = Some(hit);
+        }
+        for (rank, (id, similarity)) in semantic.into_iter().enumerate() {
+            let entry = fused.entry(id).or_insert((0.0, None, None));
+            entry.0 += 1.0 / (RRF_K + rank as f64 + 1.0);
+            entry.2 = Some(similarity);
+        }
+        let mut ranked: Vec<(i64, Fused)> = fused.into_iter().collect();
+        ranked.sort_by(|a, b| b.1.0.total_cmp(&a.1.0).then(b.0.cmp(&a.0)));
+        ranked.truncate(limit);
+        let mut hits = Vec::with_capacity(ranked.len());
+        for (id, (score, lexical, similarity)) in ranked {
+            let hit = match lexical {
+                Some(hit) => Hit { score, similarity, ..hit },
+                None => {
+                    let Some(memory) = self.get_row(id)? else { continue };
+                    let snippet = preview(&memory.text, 16);
+                    Hit { memory, score, bm25: None, similarity, snippet }
+                }
+            };
+            hits.push(hit);
+        }
+        Ok(hits)
+    }
+
+    /// BM25 over FTS5, filters applied inside the query.
+    fn fts(&self, query: &str, filter: &Filter<'_>, limit: usize) -> rusqlite::Result<Vec<Hit>> {
+        let Some(fts) = fts_query(query) else { return Ok(Vec::new()) };
+        let mut stmt = self.db.prepare_cached(
+            "SELECT m.id, m.topic, m.kind, m.text, m.created_at, date(m.created_at, 'unixepoch'), m.session,
+                    -bm25(memories_fts) AS score,
+                    snippet(memories_fts, 0, '[', ']', '…', 12)
+             FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
+             WHERE memories_fts MATCH ?1
+               AND (?2 = '' OR m.topic = ?2)
+               AND (?3 = '' OR instr(lower(m.text), lower(?3)) > 0)
+             ORDER BY bm25(memories_fts) LIMIT ?4",
+        )?;
+        let rows = stmt.query_map(params![fts, filter.topic, filter.keyword, limit as i64], |r| {
+            let score: f64 = r.get(7)?;
+            Ok(Hit { memory: memory(r)?, score, bm25: Some(score), similarity: None, snippet: r.get(8)? })
+        })?;
+        rows.collect()
+    }
+
+    /// The newest `limit` memories, of one topic or all.
+    pub fn recent(&self, limit: usize, topic: &str) -> Result<Vec<Memory>, MemoryError> {
+        self.list("(?1 = '' OR topic = ?1)", topic, limit)
+    }
+
+    /// Every fact of a topic (or all), newest first.
+    pub fn facts(&self, topic: &str) -> Result<Vec<Memory>, MemoryError> {
+        self.list("kind = 'fact' AND (?1 = '' OR topic = ?1)", topic, usize::MAX >> 1)
+    }
+
+    fn list(&self, condition: &str, topic: &str, limit: usize) -> Result<Vec<Memory>, MemoryError> {
+        let sql = format!(
+            "SELECT id, topic, kind, text, created_at, date(created_at, 'unixepoch'), session FROM memories WHERE {condition} \
+             ORDER BY created_at DESC, id DESC LIMIT ?2"
+        );
+        let mut stmt = self.db.prepare(&sql).map_err(|e| self.fail(e))?;
+        let rows = stmt.query_map(params![topic, limit as i64], memory).map_err(|e| self.fail(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.fail(e))
+    }
+
+    /// Removes a memory from the table, the full-text index and every
+    /// vector table (triggers do the indexes); `false` if there was none.
+    pub fn forget(&self, id: i64) -> Result<bool, MemoryError> {
+        let n = self.db.execute("DELETE FROM memories WHERE id = ?1", params![id]).map_err(|e| self.fail(e))?;
+        Ok(n > 0)
+    }
+
+    pub fn get(&self, id: i64) -> Result<Option<Memory>, MemoryError> {
+        self.get_row(id).map_err(|e| self.fail(e))
+    }
+
+    fn get_row(&self, id: i64) -> rusqlite::Result<Option<Memory>> {
+        self.db
+            .query_row(
+                "SELECT id, topic, kind, text, created_at, date(created_at, 'unixepoch'), session FROM memories WHERE id = ?1",
+                params![id],
+                memory,
+            )
+            .optional()
+    }
+
+    /// Rows in the full-text index matching `query` (for tests and checks).
+    pub fn indexed(&self, query: &str) -> Result<usize, MemoryError> {
+        let Some(fts) = fts_query(query) else { return Ok(0) };
+        self.db
+            .query_row("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?1", params![fts], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map(|n| n as usize)
+            .map_err(|e| self.fail(e))
+    }
+
+    /// Every vector space in the file: (embedder id, dimension, vectors).
+    pub fn spaces(&self) -> Result<Vec<(String, usize, usize)>, MemoryError> {
+        crate::vectors::spaces(&self.db).map_err(|e| self.fail(e))
+    }
+
+    /// Vector rows of memory `id`, over every space (for tests and checks).
+    pub fn vector_rows(&self, id: i64) -> Result<usize, MemoryError> {
+        crate::vectors::rows_of(&self.db, id).map_err(|e| self.fail(e))
+    }
+}
+
+fn migrate(db: &Connection) -> rusqlite::Result<()> {
+    let version: i32 = db.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if version < 1 {
+        db.execute_batch(
+            "BEGIN IMMEDIATE;
+             CREATE TABLE IF NOT EXISTS memories (
+                 id INTEGER PRIMARY KEY,
+                 topic TEXT NOT NULL,
+                 kind TEXT NOT NULL CHECK (kind IN ('note', 'fact', 'summary')),
+                 text TEXT NOT NULL,
+                 created_at INTEGER NOT NULL DEFAULT (unixepoch()),
+                 session TEXT NOT NULL DEFAULT ''
+             );
+             CREATE INDEX IF NOT EXISTS memories_topic ON memories (topic, created_at);
+             CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5 (
+                 text, content = 'memories', content_rowid = 'id', tokenize = 'porter unicode61'
+             );
+             CREATE TRIGGER IF NOT EXISTS memories_ai AFTER INSERT ON memories BEGIN
+                 INSERT INTO memories_fts (rowid, text) VALUES (new.id, new.text);
+             END;
+             CREATE TRIGGER IF NOT EXISTS memories_ad AFTER DELETE ON memories BEGIN
+                 INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.id, old.text);
+             END;
+             PRAGMA user_version = 1;
+             COMMIT;",
+        )?;
+    }
+    if version < 2 {
+        // Vector spaces: one vec0 table per (embedder, dimension), created
+        // when first needed, and which memories each space holds.
+        db.execute_batch(
+            "BEGIN IMMEDIATE;
+             CREATE TABLE IF NOT EXISTS embedders (
+                 id INTEGER PRIMARY KEY,
+                 key TEXT NOT NULL,
+                 dim INTEGER NOT NULL,
+                 created_at INTEGER NOT NULL DEFAULT (unixepoch()),
+                 UNIQUE (key, dim)
+             );
+             CREATE TABLE IF NOT EXISTS embedded (
+                 embedder INTEGER NOT NULL,
+                 id INTEGER NOT NULL,
+                 PRIMARY KEY (embedder, id)
+             ) WITHOUT ROWID;
+             CREATE INDEX IF NOT EXISTS embedded_id ON embedded (id);
+             CREATE TRIGGER IF NOT EXISTS memories_embedded_ad AFTER DELETE ON memories BEGIN
+                 DELETE FROM embedded WHERE id = old.id;
+             END;
+             PRAGMA user_version = 2;
+             COMMIT;",
+        )?;
+    }
+    Ok(())
+}
+
+pub(crate) fn memory(r: &rusqlite::Row<'_>) -> rusqlite::Result<Memory> {
+    Ok(Memory {
+        id: r.get(0)?,
+        topic: r.get(1)?,
+        kind: r.get(2)?,
+        text: r.get(3)?,
+        created_at: r.get(4)?,
+        date: r.get(5)?,
+        session: r.get(6)?,
+    })
+}
+
+/// The first `words` words of `text`.
+fn preview(text: &str, words: usize) -> String {
+    let mut out: Vec<&str> = text.split_whitespace().take(words + 1).collect();
+    let more = out.len() > words;
+    out.truncate(words);
+    let mut s = out.join(" ");
+    if more {
+        s.push('…');
+    }
+    s
+}
+
+/// Words too common to say what a query is about; dropped from queries
+/// (unless nothing else is left), so "when does the key rotate" ranks by
+/// "key" and "rotate", not by every memory that has "the".
+const STOPWORDS: &[&str] = &[
+    "a", "about", "after", "all", "am", "an", "and", "any", "are", "as", "at", "be", "been", "before", "but", "by",
+    "can", "could", "did", "do", "does", "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is",
+    "it", "its", "me", "my", "no", "not", "of", "on", "or", "our", "should", "so", "that", "the", "their", "them",
+    "then", "there", "these", "they", "this", "to", "was", "we", "were", "what", "when", "where", "which", "who",
+    "why", "will", "with", "would", "you", "your",
+];
+
+/// A user's words as an FTS5 query: each word quoted (so `-`, `:` or `"`
+/// in it are never FTS syntax), any word may match; BM25 ranks documents
+/// matching more and rarer words first.
+pub(crate) fn fts_query(query: &str) -> Option<String> {
+    let words: Vec<&str> = query.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    let content: Vec<&str> =
+        words.iter().copied().filter(|w| !STOPWORDS.contains(&w.to_lowercase().as_str())).collect();
+    let chosen = if content.is_empty() { words } else { content };
+    let quoted: Vec<String> = chosen.iter().map(|w| format!("\"{w}\"")).collect();
+    (!quoted.is_empty()).then(|| quoted.join(" OR "))
+}

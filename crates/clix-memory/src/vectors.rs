@@ -1,0 +1,220 @@
+//! Vector spaces: one sqlite-vec `vec0` table per (embedder, dimension),
+//! listed in `embedders`; `embedded` records which memories each space
+//! holds. Triggers created with each table remove a forgotten memory's
+//! vector from every space.
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+
+use crate::embed::{EmbedError, Embedder};
+use crate::store::Filter;
+
+/// One vector space: its row in `embedders` and its `vec0` table.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Space {
+    id: i64,
+    dim: usize,
+}
+
+impl Space {
+    fn table(&self) -> String {
+        format!("memories_vec_{}", self.id)
+    }
+
+    pub(crate) fn insert(&self, db: &Connection, id: i64, topic: &str, vector: &[f32]) -> rusqlite::Result<()> {
+        db.prepare_cached(&format!("INSERT INTO {} (rowid, topic, embedding) VALUES (?1, ?2, ?3)", self.table()))?
+            .execute(params![id, topic, blob(vector)])?;
+        db.prepare_cached("INSERT INTO embedded (embedder, id) VALUES (?1, ?2)")?.execute(params![self.id, id])?;
+        Ok(())
+    }
+}
+
+/// The configured embedder and the space its vectors go to.
+pub(crate) struct Vectors {
+    embedder: Box<dyn Embedder>,
+    key: String,
+    /// Known once a vector of this embedder exists (its dimension).
+    space: Option<Space>,
+}
+
+impl Vectors {
+    pub(crate) fn new(db: &Connection, embedder: Box<dyn Embedder>) -> rusqlite::Result<Self> {
+        let key = embedder.id();
+        // The newest space of this embedder: its dimension is what it gives now.
+        let space = db
+            .query_row("SELECT id, dim FROM embedders WHERE key = ?1 ORDER BY id DESC LIMIT 1", params![key], |r| {
+                Ok(Space { id: r.get(0)?, dim: r.get::<_, i64>(1)? as usize })
+            })
+            .optional()?;
+        Ok(Vectors { embedder, key, space })
+    }
+
+    pub(crate) fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embedder.embed(texts)
+    }
+
+    /// The space for vectors of `dim`, created if new (inside the caller's
+    /// transaction).
+    pub(crate) fn space_for(&mut self, db: &Connection, dim: usize) -> rusqlite::Result<Space> {
+        if let Some(space) = self.space.as_ref().filter(|s| s.dim == dim) {
+            return Ok(space.clone());
+        }
+        db.execute("INSERT OR IGNORE INTO embedders (key, dim) VALUES (?1, ?2)", params![self.key, dim as i64])?;
+        let id: i64 =
+            db.query_row("SELECT id FROM embedders WHERE key = ?1 AND dim = ?2", params![self.key, dim as i64], |r| {
+                r.get(0)
+            })?;
+        let space = Space { id, dim };
+        let table = space.table();
+        db.execute_batch(&format!(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0 (
+                 topic text,
+                 embedding float[{dim}] distance_metric=cosine
+             );
+             CREATE TRIGGER IF NOT EXISTS {table}_ad AFTER DELETE ON memories BEGIN
+                 DELETE FROM {table} WHERE rowid = old.id;
+             END;"
+        ))?;
+        self.space = Some(space.clone());
+        Ok(space)
+    }
+
+    /// Embeds every memory without a vector in the current space, `batch`
+    /// at a time, each batch in one transaction; `progress(done, total)`
+    /// after each.
+    pub(crate) fn fill_missing(
+        &mut self,
+        db: &Connection,
+        batch: usize,
+        mut progress: impl FnMut(usize, usize),
+    ) -> Result<(), String> {
+        let sql_error = |e: rusqlite::Error| e.to_string();
+        let total: i64 = db.query_row("SELECT count(*) FROM memories", [], |r| r.get(0)).map_err(sql_error)?;
+        let have: i64 = match &self.space {
+            Some(s) => db
+                .query_row("SELECT count(*) FROM embedded WHERE embedder = ?1", params![s.id], |r| r.get(0))
+                .map_err(sql_error)?,
+            None => 0,
+        };
+        let total = (total - have).max(0) as usize;
+        if total == 0 {
+            return Ok(());
+        }
+        let mut done = 0;
+        loop {
+            let space_id = self.space.as_ref().map_or(-1, |s| s.id);
+            let rows: Vec<(i64, String, String)> = {
+                let mut stmt = db
+                    .prepare_cached(
+                        "SELECT m.id, m.topic, m.text FROM memories m
+                         WHERE NOT EXISTS (SELECT 1 FROM embedded e WHERE e.embedder = ?1 AND e.id = m.id)
+                         ORDER BY m.id LIMIT ?2",
+                    )
+                    .map_err(sql_error)?;
+                stmt.query_map(params![space_id, batch as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                    .and_then(Iterator::collect)
+                    .map_err(sql_error)?
+            };
+            if rows.is_empty() {
+                return Ok(());
+            }
+            let texts: Vec<String> = rows.iter().map(|(_, _, text)| text.clone()).collect();
+            let vectors = self.embed(&texts).map_err(|e| e.to_string())?;
+            let dim = vectors.first().map_or(0, Vec::len);
+            if dim == 0 || vectors.len() != rows.len() || vectors.iter().any(|v| v.len() != dim) {
+                return Err(format!("the embedder {} gave vectors of no or mixed dimensions", self.key));
+            }
+            let tx = rusqlite::Transaction::new_unchecked(db, TransactionBehavior::Immediate).map_err(sql_error)?;
+            let space = self.space_for(&tx, dim).map_err(sql_error)?;
+            for ((id, topic, _), vector) in rows.iter().zip(&vectors) {
+                // Another process may have embedded or forgotten it meanwhile.
+                let wanted: bool = tx
+                    .query_row(
+                        "SELECT EXISTS (SELECT 1 FROM memories WHERE id = ?1)
+                            AND NOT EXISTS (SELECT 1 FROM embedded WHERE embedder = ?2 AND id = ?1)",
+                        params![id, space.id],
+                        |r| r.get(0),
+                    )
+                    .map_err(sql_error)?;
+                if wanted {
+                    space.insert(&tx, *id, topic, vector).map_err(sql_error)?;
+                }
+            }
+            tx.commit().map_err(sql_error)?;
+            done += rows.len();
+            progress(done.min(total), total);
+        }
+    }
+
+    /// The `k` nearest memories to `query` as (id, cosine similarity),
+    /// filters applied before ranking: the topic inside the vec0 KNN (a
+    /// metadata column), a keyword by scoring exactly the memories that
+    /// contain it.
+    pub(crate) fn knn(
+        &self,
+        db: &Connection,
+        query: &[f32],
+        filter: &Filter<'_>,
+        k: usize,
+    ) -> rusqlite::Result<Vec<(i64, f64)>> {
+        let Some(space) = self.space.as_ref().filter(|s| s.dim == query.len()) else { return Ok(Vec::new()) };
+        let table = space.table();
+        let query = blob(query);
+        let k = k.clamp(1, 4096) as i64;
+        let rows = if filter.keyword.is_empty() {
+            let topic = if filter.topic.is_empty() { "" } else { "AND topic = ?3" };
+            let sql = format!("SELECT rowid, distance FROM {table} WHERE embedding MATCH ?1 AND k = ?2 {topic}");
+            let mut stmt = db.prepare_cached(&sql)?;
+            if filter.topic.is_empty() {
+                stmt.query_map(params![query, k], pair)?.collect::<rusqlite::Result<Vec<_>>>()?
+            } else {
+                stmt.query_map(params![query, k, filter.topic], pair)?.collect::<rusqlite::Result<Vec<_>>>()?
+            }
+        } else {
+            let sql = format!(
+                "SELECT m.id, vec_distance_cosine(v.embedding, ?1) AS d
+                 FROM memories m JOIN {table} v ON v.rowid = m.id
+                 WHERE (?2 = '' OR m.topic = ?2) AND instr(lower(m.text), lower(?3)) > 0
+                 ORDER BY d LIMIT ?4"
+            );
+            let mut stmt = db.prepare_cached(&sql)?;
+            stmt.query_map(params![query, filter.topic, filter.keyword, k], pair)?
+                .collect::<rusqlite::Result<Vec<_>>>()?
+        };
+        Ok(rows.into_iter().map(|(id, distance)| (id, 1.0 - distance)).collect())
+    }
+}
+
+fn pair(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, f64)> {
+    Ok((r.get(0)?, r.get(1)?))
+}
+
+/// A vector as sqlite-vec takes it: little-endian f32s.
+pub(crate) fn blob(vector: &[f32]) -> Vec<u8> {
+    vector.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// (embedder id, dimension, vectors held) of every space.
+pub(crate) fn spaces(db: &Connection) -> rusqlite::Result<Vec<(String, usize, usize)>> {
+    let mut stmt = db.prepare(
+        "SELECT e.key, e.dim, (SELECT count(*) FROM embedded d WHERE d.embedder = e.id) FROM embedders e ORDER BY e.id",
+    )?;
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as usize, r.get::<_, i64>(2)? as usize)))?.collect()
+}
+
+/// Rows for memory `id` across every vec0 table.
+pub(crate) fn rows_of(db: &Connection, id: i64) -> rusqlite::Result<usize> {
+    let ids: Vec<i64> =
+        db.prepare("SELECT id FROM embedders")?.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
+    let mut n = 0;
+    for space in ids {
+        let table = format!("memories_vec_{space}");
+        let exists: bool =
+            db.query_row("SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = ?1)", params![table], |r| r.get(0))?;
+        if exists {
+            n += db.query_row(&format!("SELECT count(*) FROM {table} WHERE rowid = ?1"), params![id], |r| {
+                r.get::<_, i64>(0)
+            })? as usize;
+        }
+    }
+    Ok(n)
+}
