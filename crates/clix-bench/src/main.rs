@@ -1,7 +1,7 @@
 //! Benchmarks, measured side by side in one process so machine noise hits
 //! every contender alike. Run with
-//! `cargo run --release -p clix-bench [-- engine|sandbox|bigfile [N]]`
-//! (no argument runs all three); each prints a markdown table.
+//! `cargo run --release -p clix-bench [-- engine|sandbox|bigfile|memory [N]]`
+//! (no argument runs all four); each prints a markdown table.
 //!
 //! - `engine`: warm per-call latency of `cat f | grep x | wc -l` on a 10 KB
 //!   file for bare bashkit, clix Layer 1, clix Layers 1+2 and `bash -c`,
@@ -10,6 +10,9 @@
 //!   `true` spawned on the host.
 //! - `bigfile` (Performance P2): `clix run 'grep -c ERROR big.log'` on a
 //!   120 MB log vs GNU grep, wall time and peak RSS.
+//! - `memory` (issue 7): at 100k memories, insert throughput and search
+//!   p50/p95 for full text alone and hybrid (vectors of dimension 384), with
+//!   brute-force cosine over the same vectors as the baseline.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -17,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use clix_engine::{Engine, EngineConfig, PresentOptions, ShellLimits};
 
+mod memory;
 mod sandbox;
 
 const LINE: &str = "cat f | grep x | wc -l";
@@ -32,6 +36,9 @@ fn main() {
     }
     if matches!(which.as_str(), "all" | "bigfile") {
         sandbox::big_file(n.unwrap_or(5));
+    }
+    if matches!(which.as_str(), "all" | "memory") {
+        memory::memory(n.unwrap_or(100_000));
     }
 }
 
@@ -115,6 +122,7 @@ async fn interleaved(ws: &Path, n: usize, expected: &[u8]) -> (Stats, Stats, Sta
         limits: ShellLimits::default(),
         present: PresentOptions::default(),
         memory: None,
+        hub: None,
         os: None,
     };
     let mut layer1 = Engine::new(config.clone()).await.expect("engine");

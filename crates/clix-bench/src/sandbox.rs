@@ -84,6 +84,7 @@ async fn warm_engine(ws: &Path, state: &Path) -> clix_engine::Engine {
         limits: clix_engine::ShellLimits::default(),
         present: clix_engine::PresentOptions::default(),
         memory: None,
+        hub: None,
         os: Some(clix_engine::OsTier {
             settings: SandboxSettings::default(),
             clix_config_dir: None,

@@ -14,20 +14,49 @@ pub struct Catalog {
     pub agent: Vec<CommandSpec>,
     /// The standard Unix commands and shell builtins, sorted.
     pub standard: Vec<String>,
+    /// Ready hub tools, most used first: a large hub shows only the first
+    /// [`HUB_SHOWN`] and points to `hub search` for the rest.
+    pub hub: Vec<CommandSpec>,
 }
+
+/// How many hub tools the `run` description and `help` list by name (seed
+/// 001: with more than about 15 tools, retrieve instead of listing all).
+pub const HUB_SHOWN: usize = 15;
 
 impl Catalog {
     /// Every runnable name, sorted.
     pub fn all_names(&self) -> Vec<String> {
         let mut names: Vec<String> =
-            self.agent.iter().map(|s| s.name.clone()).chain(self.standard.iter().cloned()).collect();
+            self.agent.iter().chain(&self.hub).map(|s| s.name.clone()).chain(self.standard.iter().cloned()).collect();
         names.sort_unstable();
         names.dedup();
         names
     }
 
+    /// One of our commands or a hub tool.
     pub fn agent_command(&self, name: &str) -> Option<&CommandSpec> {
-        self.agent.iter().find(|s| s.name == name)
+        self.agent.iter().chain(&self.hub).find(|s| s.name == name)
+    }
+
+    /// The hub section of the `run` description and of `help`, empty without
+    /// hub tools: one line per shown tool, then how to find the rest.
+    pub fn hub_section(&self) -> String {
+        if self.hub.is_empty() {
+            return String::new();
+        }
+        let shown = &self.hub[..self.hub.len().min(HUB_SHOWN)];
+        let width = shown.iter().map(|s| s.name.len()).max().unwrap_or(0);
+        let mut text = String::from("Hub tools (JSON output; <tool> --help for parameters):\n");
+        for spec in shown {
+            text.push_str(&format!("  {:width$}  {}\n", spec.name, spec.summary));
+        }
+        if self.hub.len() > shown.len() {
+            text.push_str(&format!(
+                "  … {} more, the most used are listed: find the right one with hub search <what you need>\n",
+                self.hub.len() - shown.len()
+            ));
+        }
+        text
     }
 }
 

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use clix_hub::{HubConfig, HubRuntime};
 use clix_present::{Capture, CommandOutput, Origin, PresentOptions, SpillSink, present};
 use clix_sandbox::{AuditLog, Sandbox, SandboxSettings};
 use clix_shell::{
@@ -13,8 +14,8 @@ use clix_shell::{
 
 use crate::catalog::{Catalog, SharedCatalog};
 use crate::commands::{
-    Cat, Deadline, Help, MemoryCommand, MemoryConfig, OsResolver, SandboxCommand, See, SeenImage, SeenImages,
-    UnknownCommands, Write, run_program,
+    CallTime, Cat, Deadline, Help, HubCommand, HubTool, MemoryCommand, MemoryConfig, OsResolver, SandboxCommand, See,
+    SeenImage, SeenImages, UnknownCommands, Write, run_program,
 };
 use crate::spill::SpillDir;
 
@@ -28,6 +29,8 @@ pub struct EngineConfig {
     pub os: Option<OsTier>,
     /// The `memory` command's store; `None` leaves the command out.
     pub memory: Option<MemoryConfig>,
+    /// Hub folders and governance; `None` leaves the hub out.
+    pub hub: Option<HubConfig>,
 }
 
 /// How the OS tier of an engine is set up.
@@ -93,6 +96,27 @@ impl Engine {
             }
             None => Arc::new(unknown),
         };
+        let mut hub_names = Vec::new();
+        if let Some(hub_config) = config.hub {
+            let mut hub = HubRuntime::load(hub_config, sandbox.clone()).await;
+            let taken =
+                |name: &str| registry.get(name).is_some() || clix_shell::builtin_names().iter().any(|b| b == name);
+            let clashes: Vec<String> =
+                hub.ready().map(|t| t.manifest.name.clone()).filter(|name| taken(name) || name == "hub").collect();
+            for name in clashes {
+                hub.set_not_ready(
+                    &name,
+                    format!("its name is taken by the built-in command `{name}`; rename the tool"),
+                );
+            }
+            let hub = Arc::new(hub);
+            let time = CallTime { deadline: deadline.clone(), limit: timeout };
+            registry.register(Arc::new(HubCommand::new(Arc::clone(&hub), time.clone())));
+            for tool in hub.most_used(usize::MAX) {
+                hub_names.push(tool.manifest.name.clone());
+                registry.register(Arc::new(HubTool::new(tool, Arc::clone(&hub), time.clone())));
+            }
+        }
         let session = Session::new(SessionConfig {
             workspace: config.workspace,
             limits: config.limits,
@@ -101,9 +125,10 @@ impl Engine {
         })
         .await?;
 
-        let agent: Vec<CommandSpec> = registry.specs().cloned().collect();
+        let agent: Vec<CommandSpec> = registry.specs().filter(|s| !hub_names.contains(&s.name)).cloned().collect();
+        let hub = hub_names.iter().filter_map(|name| registry.get(name)).map(|c| c.spec().clone()).collect();
         let standard = session.command_names().into_iter().filter(|name| registry.get(name).is_none()).collect();
-        let catalog = Catalog { agent, standard };
+        let catalog = Catalog { agent, standard, hub };
         // Set exactly once, here, before any command can read it.
         let _ = shared.set(catalog.clone());
         let spill = SpillDir::new(session.workspace());

@@ -22,6 +22,7 @@ async fn fixture_with(settings: SandboxSettings, limits: ShellLimits) -> Fixture
         limits,
         present: PresentOptions::default(),
         memory: None,
+        hub: None,
         os: Some(OsTier {
             settings,
             clix_config_dir: None,

@@ -18,6 +18,7 @@ async fn fixture_with(limits: ShellLimits) -> Fixture {
         limits,
         present: PresentOptions::default(),
         memory: None,
+        hub: None,
         os: None,
     })
     .await
@@ -235,6 +236,7 @@ async fn memory_command_levels_of_help_store_search_forget() {
         path: data.path().join("memory.sqlite"),
         topic: "proj".into(),
         session: "s1".into(),
+        ..Default::default()
     };
     let mut f = Fixture {
         engine: Engine::new(EngineConfig {
@@ -243,6 +245,7 @@ async fn memory_command_levels_of_help_store_search_forget() {
             present: PresentOptions::default(),
             os: None,
             memory: Some(memory),
+            hub: None,
         })
         .await
         .unwrap(),

@@ -37,7 +37,8 @@ pub enum ArgError {
     Repeated { name: String },
     /// A value of the wrong type, or not among an enum's values.
     Invalid { name: String, message: String },
-    /// Required parameters that were not given and have no default.
+    /// Required parameters that were not given and have no default, as
+    /// written on a command line (`--keyword`, `<id>` for a positional).
     Missing { names: Vec<String> },
     /// A bare argument that no positional parameter takes.
     ExtraPositional { value: String },
@@ -64,10 +65,7 @@ impl fmt::Display for ArgError {
             Self::MissingValue { name } => write!(f, "--{name} needs a value"),
             Self::Repeated { name } => write!(f, "--{name} is given more than once"),
             Self::Invalid { name, message } => write!(f, "--{name}: {message}"),
-            Self::Missing { names } => {
-                let list: Vec<String> = names.iter().map(|n| format!("--{n}")).collect();
-                write!(f, "missing required {}", list.join(", "))
-            }
+            Self::Missing { names } => write!(f, "missing required {}", names.join(", ")),
             Self::ExtraPositional { value } => write!(f, "unexpected argument `{value}`"),
             Self::NotAnObject { found } => write!(f, "arguments must be a JSON object, found {found}"),
         }
@@ -95,7 +93,8 @@ pub fn check_args(m: &Manifest, args: &Map<String, Value>) -> Result<Map<String,
                     .map_err(|message| ArgError::Invalid { name: p.name.clone(), message })?;
                 out.insert(p.name.clone(), v.clone());
             }
-            None if p.required => missing.push(p.name.clone()),
+            None if p.required && p.positional => missing.push(format!("<{}>", p.name)),
+            None if p.required => missing.push(format!("--{}", p.name)),
             None => {}
         }
     }

@@ -11,20 +11,44 @@
 //! errors, exit-code kinds, non-UTF-8 output such as GBK converted) as pure
 //! functions of captured bytes.
 //!
-//! It must not execute anything itself. A tool runs through the OS tier's
-//! sandbox (`clix-sandbox`) with the argv built here; no shell is ever
-//! involved, so values such as `; rm -rf /` stay literal arguments.
+//!
+//! At run time ([`HubRuntime`]) it decides which tools are ready (self-test
+//! and version drift at load, cached by manifest and program modification
+//! times), calls them under governance (rate limit and one-at-a-time
+//! serialization shared by every clix process, the manifest's timeout, cwd
+//! and env), writes an audit line per call and reads `hub stats` back from
+//! it, and ranks tools for `hub search` with SQLite FTS5.
+//!
+//! It must not run a program any other way than through the OS tier's
+//! sandbox (`clix-sandbox`), and never through a shell: values such as
+//! `; rm -rf /` stay literal arguments. It knows nothing of the shell
+//! engine or presentation; the `hub` command and the tools as commands
+//! live in `clix-engine`.
 
 pub mod args;
 pub mod contract;
 pub mod encoding;
+pub mod exec;
 pub mod load;
 pub mod manifest;
 pub mod problem;
+pub mod readiness;
+pub mod runtime;
+pub mod search;
+mod serialize;
+mod settings;
+mod state;
+pub mod stats;
 
 pub use args::{ArgError, build_argv, check_args, parse_command_line, usage};
 pub use contract::{ExitKind, OutputError, ToolError, check_output, error_text, parse_error};
 pub use encoding::{Decoded, decode_output};
+pub use exec::EnvLookup;
 pub use load::{Hub, HubSource, LoadOptions, Tool, hub_sources, load_file, load_hub, parse_document};
 pub use manifest::{Manifest, Output, OutputFormat, ParamType, Parameter};
 pub use problem::{FieldProblem, Problem};
+pub use readiness::Readiness;
+pub use runtime::{CallResult, Entry, HubConfig, HubRuntime};
+pub use search::Found;
+pub use settings::HubSettings;
+pub use stats::{CallRecord, ToolStats};

@@ -130,7 +130,7 @@ fn command_lines_map_to_argv() {
 fn command_line_errors() {
     let m = log_search();
     let cases: Vec<(Vec<&str>, ArgError)> = vec![
-        (vec![], ArgError::Missing { names: vec!["keyword".into()] }),
+        (vec![], ArgError::Missing { names: vec!["--keyword".into()] }),
         (vec!["--help"], ArgError::Help),
         (vec!["--keyword", "x", "-h"], ArgError::Help),
         (vec!["--keywrd", "x"], ArgError::Unknown { name: "keywrd".into(), suggestion: Some("keyword".into()) }),

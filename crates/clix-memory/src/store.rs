@@ -168,6 +168,9 @@ impl Store {
             None => None,
         };
         let id = self.insert(text, topic, kind, session, vector.as_deref()).map_err(|e| self.fail(e))?;
+        if let (None, Some(vectors)) = (&vector, &mut self.vectors) {
+            vectors.unsynced();
+        }
         self.fill_missing();
         Ok(id)
     }
@@ -230,6 +233,22 @@ impl Store {
         let lexical = self.fts(query, filter, pool).map_err(|e| self.fail(e))?;
         let semantic = vectors.knn(&self.db, &query_vector, filter, pool).map_err(|e| self.fail(e))?;
         self.fuse(lexical, semantic, limit).map_err(|e| self.fail(e))
+    }
+
+    /// The vector search alone: the `limit` nearest memories to `query` as
+    /// (id, cosine similarity), filters applied first; empty without an
+    /// embedder.
+    pub fn nearest(&mut self, query: &str, filter: &Filter<'_>, limit: usize) -> Result<Vec<(i64, f64)>, MemoryError> {
+        self.fill_missing();
+        let Some(vectors) = &self.vectors else { return Ok(Vec::new()) };
+        let query_vector = match vectors.embed(&[query.to_string()]) {
+            Ok(mut v) => v.pop().unwrap_or_default(),
+            Err(e) => {
+                self.warnings.push(format!("no vector search: {e}"));
+                return Ok(Vec::new());
+            }
+        };
+        vectors.knn(&self.db, &query_vector, filter, limit).map_err(|e| self.fail(e))
     }
 
     fn fuse(&self, lexical: Vec<Hit>, semantic: Vec<(i64, f64)>, limit: usize) -> rusqlite::Result<Vec<Hit>> {

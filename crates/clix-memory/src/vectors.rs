@@ -20,9 +20,19 @@ impl Space {
         format!("memories_vec_{}", self.id)
     }
 
+    /// Spaces whose dimension is a multiple of 8 also keep each vector's
+    /// sign bits, for the coarse stage of a large KNN.
+    fn has_bits(&self) -> bool {
+        self.dim % 8 == 0
+    }
+
     pub(crate) fn insert(&self, db: &Connection, id: i64, topic: &str, vector: &[f32]) -> rusqlite::Result<()> {
-        db.prepare_cached(&format!("INSERT INTO {} (rowid, topic, embedding) VALUES (?1, ?2, ?3)", self.table()))?
-            .execute(params![id, topic, blob(vector)])?;
+        let sql = if self.has_bits() {
+            "INSERT INTO {} (rowid, topic, embedding, bits) VALUES (?1, ?2, ?3, vec_quantize_binary(?3))"
+        } else {
+            "INSERT INTO {} (rowid, topic, embedding) VALUES (?1, ?2, ?3)"
+        };
+        db.prepare_cached(&sql.replace("{}", &self.table()))?.execute(params![id, topic, blob(vector)])?;
         db.prepare_cached("INSERT INTO embedded (embedder, id) VALUES (?1, ?2)")?.execute(params![self.id, id])?;
         Ok(())
     }
@@ -34,6 +44,10 @@ pub(crate) struct Vectors {
     key: String,
     /// Known once a vector of this embedder exists (its dimension).
     space: Option<Space>,
+    /// `PRAGMA data_version` when every memory last had a vector here: it
+    /// changes only when another connection commits, so while it stands
+    /// (and our own stores got their vectors) there is nothing to fill.
+    synced_at: Option<i64>,
 }
 
 impl Vectors {
@@ -45,11 +59,17 @@ impl Vectors {
                 Ok(Space { id: r.get(0)?, dim: r.get::<_, i64>(1)? as usize })
             })
             .optional()?;
-        Ok(Vectors { embedder, key, space })
+        Ok(Vectors { embedder, key, space, synced_at: None })
     }
 
     pub(crate) fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
         self.embedder.embed(texts)
+    }
+
+    /// A memory was stored without a vector: the next store or search
+    /// looks for missing vectors again.
+    pub(crate) fn unsynced(&mut self) {
+        self.synced_at = None;
     }
 
     /// The space for vectors of `dim`, created if new (inside the caller's
@@ -65,10 +85,11 @@ impl Vectors {
             })?;
         let space = Space { id, dim };
         let table = space.table();
+        let bits = if space.has_bits() { format!(", bits bit[{dim}]") } else { String::new() };
         db.execute_batch(&format!(
             "CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0 (
                  topic text,
-                 embedding float[{dim}] distance_metric=cosine
+                 embedding float[{dim}] distance_metric=cosine{bits}
              );
              CREATE TRIGGER IF NOT EXISTS {table}_ad AFTER DELETE ON memories BEGIN
                  DELETE FROM {table} WHERE rowid = old.id;
@@ -88,6 +109,10 @@ impl Vectors {
         mut progress: impl FnMut(usize, usize),
     ) -> Result<(), String> {
         let sql_error = |e: rusqlite::Error| e.to_string();
+        let version: i64 = db.query_row("PRAGMA data_version", [], |r| r.get(0)).map_err(sql_error)?;
+        if self.synced_at == Some(version) {
+            return Ok(());
+        }
         let total: i64 = db.query_row("SELECT count(*) FROM memories", [], |r| r.get(0)).map_err(sql_error)?;
         let have: i64 = match &self.space {
             Some(s) => db
@@ -97,6 +122,7 @@ impl Vectors {
         };
         let total = (total - have).max(0) as usize;
         if total == 0 {
+            self.synced_at = Some(version);
             return Ok(());
         }
         let mut done = 0;
@@ -115,6 +141,7 @@ impl Vectors {
                     .map_err(sql_error)?
             };
             if rows.is_empty() {
+                self.synced_at = Some(version);
                 return Ok(());
             }
             let texts: Vec<String> = rows.iter().map(|(_, _, text)| text.clone()).collect();
@@ -149,6 +176,11 @@ impl Vectors {
     /// filters applied before ranking: the topic inside the vec0 KNN (a
     /// metadata column), a keyword by scoring exactly the memories that
     /// contain it.
+    ///
+    /// Up to [`EXACT_UP_TO`] vectors, the KNN is exact (cosine over every
+    /// float vector). Beyond, it has two stages: Hamming distance over the
+    /// vectors' sign bits picks [`COARSE_PER_RESULT`] candidates per result
+    /// (at least [`COARSE_MIN`]), then exact cosine ranks those.
     pub(crate) fn knn(
         &self,
         db: &Connection,
@@ -159,17 +191,8 @@ impl Vectors {
         let Some(space) = self.space.as_ref().filter(|s| s.dim == query.len()) else { return Ok(Vec::new()) };
         let table = space.table();
         let query = blob(query);
-        let k = k.clamp(1, 4096) as i64;
-        let rows = if filter.keyword.is_empty() {
-            let topic = if filter.topic.is_empty() { "" } else { "AND topic = ?3" };
-            let sql = format!("SELECT rowid, distance FROM {table} WHERE embedding MATCH ?1 AND k = ?2 {topic}");
-            let mut stmt = db.prepare_cached(&sql)?;
-            if filter.topic.is_empty() {
-                stmt.query_map(params![query, k], pair)?.collect::<rusqlite::Result<Vec<_>>>()?
-            } else {
-                stmt.query_map(params![query, k, filter.topic], pair)?.collect::<rusqlite::Result<Vec<_>>>()?
-            }
-        } else {
+        let k = k.clamp(1, MAX_K);
+        if !filter.keyword.is_empty() {
             let sql = format!(
                 "SELECT m.id, vec_distance_cosine(v.embedding, ?1) AS d
                  FROM memories m JOIN {table} v ON v.rowid = m.id
@@ -177,12 +200,47 @@ impl Vectors {
                  ORDER BY d LIMIT ?4"
             );
             let mut stmt = db.prepare_cached(&sql)?;
-            stmt.query_map(params![query, filter.topic, filter.keyword, k], pair)?
-                .collect::<rusqlite::Result<Vec<_>>>()?
+            let rows = stmt.query_map(params![query, filter.topic, filter.keyword, k as i64], pair)?;
+            return rows.map(|r| r.map(|(id, d)| (id, 1.0 - d))).collect();
+        }
+        let held: i64 =
+            db.query_row("SELECT count(*) FROM embedded WHERE embedder = ?1", params![space.id], |r| r.get(0))?;
+        let coarse = space.has_bits() && held as usize > EXACT_UP_TO;
+        let (column, wanted) = if coarse {
+            ("bits", k.saturating_mul(COARSE_PER_RESULT).max(COARSE_MIN).min(MAX_K))
+        } else {
+            ("embedding", k)
         };
-        Ok(rows.into_iter().map(|(id, distance)| (id, 1.0 - distance)).collect())
+        let query_value = if coarse { "vec_quantize_binary(?1)" } else { "?1" };
+        let topic = if filter.topic.is_empty() { "?3 = ''" } else { "topic = ?3" };
+        let sql =
+            format!("SELECT rowid, distance FROM {table} WHERE {column} MATCH {query_value} AND k = ?2 AND {topic}");
+        let mut stmt = db.prepare_cached(&sql)?;
+        let candidates: Vec<(i64, f64)> =
+            stmt.query_map(params![query, wanted as i64, filter.topic], pair)?.collect::<rusqlite::Result<_>>()?;
+        if !coarse {
+            return Ok(candidates.into_iter().map(|(id, d)| (id, 1.0 - d)).collect());
+        }
+        let mut exact =
+            db.prepare_cached(&format!("SELECT vec_distance_cosine(embedding, ?1) FROM {table} WHERE rowid = ?2"))?;
+        let mut scored = Vec::with_capacity(candidates.len());
+        for (id, _) in candidates {
+            let distance: f64 = exact.query_row(params![query, id], |r| r.get(0))?;
+            scored.push((id, 1.0 - distance));
+        }
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+        scored.truncate(k);
+        Ok(scored)
     }
 }
+
+/// sqlite-vec's largest `k`.
+const MAX_K: usize = 4096;
+/// Spaces up to this many vectors are searched exactly.
+pub const EXACT_UP_TO: usize = 20_000;
+/// Candidates of the coarse stage per result wanted, and at least.
+pub const COARSE_PER_RESULT: usize = 10;
+pub const COARSE_MIN: usize = 400;
 
 fn pair(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, f64)> {
     Ok((r.get(0)?, r.get(1)?))

@@ -1,5 +1,6 @@
-//! The audit log: one JSON line per OS execution, under the state folder,
-//! outside the workspace the agent can write.
+//! The audit log: one JSON line per OS execution (and one per hub call,
+//! written by clix-hub with `kind: "hub"`), under the state folder, outside
+//! the workspace the agent can write.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -34,7 +35,7 @@ pub struct AuditLog {
 impl AuditLog {
     /// One `write` per line on an `O_APPEND` file, so concurrent clix
     /// processes never interleave inside a line.
-    pub fn append(&self, record: &AuditRecord) -> std::io::Result<()> {
+    pub fn append(&self, record: &impl Serialize) -> std::io::Result<()> {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir)?;
         }

@@ -20,4 +20,4 @@ pub use command::{
     AgentCommand, CommandIo, CommandRegistry, CommandSpec, SubcommandSpec, fail, read_stdin, usage_error,
 };
 pub use limits::ShellLimits;
-pub use session::{CANCELLED_EXIT, CancelHandle, RawResult, Session, SessionConfig, SessionError};
+pub use session::{CANCELLED_EXIT, CancelHandle, RawResult, Session, SessionConfig, SessionError, builtin_names};

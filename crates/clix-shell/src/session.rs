@@ -56,6 +56,13 @@ pub struct RawResult {
     pub capped: bool,
 }
 
+/// The names bashkit runs itself (its builtins), which no added command
+/// may take over. Learnt once from a bare engine.
+pub fn builtin_names() -> &'static [String] {
+    static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| Bash::builder().build().builtin_names())
+}
+
 /// One conversation's shell.
 pub struct Session {
     bash: Bash,

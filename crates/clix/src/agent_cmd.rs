@@ -37,6 +37,8 @@ pub struct AgentArgs {
     /// Answer identical model requests from a local cache (debugging, tests).
     #[arg(long)]
     pub cache: bool,
+    #[command(flatten)]
+    pub hub: crate::cli::HubFlags,
 }
 
 #[derive(clap::Args)]
@@ -49,7 +51,7 @@ pub struct AskArgs {
 }
 
 fn flags(args: &AgentArgs) -> Vec<(&'static str, &'static str, toml::Value)> {
-    let mut flags = Vec::new();
+    let mut flags = args.hub.layers();
     if let Some(n) = args.max_steps {
         flags.push(("agent.max_steps", "--max-steps", toml::Value::Integer(i64::from(n))));
     }

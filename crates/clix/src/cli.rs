@@ -8,7 +8,8 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::{ColorChoice, Parser, Subcommand, ValueEnum};
 use clix_config::Paths;
-use clix_engine::{Engine, EngineConfig, MemoryConfig, OsTier, SandboxMode, ToolFormat, tool_definition};
+use clix_engine::{Engine, EngineConfig, OsTier, SandboxMode, ToolFormat, tool_definition};
+use clix_hub::{HubConfig, LoadOptions, hub_sources};
 use serde_json::json;
 
 use crate::settings::{self, Settings};
@@ -60,7 +61,8 @@ enum Command {
     },
     /// Serve the `run` tool to MCP clients (Claude Code, Claude Desktop, Cursor…) over stdio or HTTP.
     Mcp(McpArgs),
-    /// External CLIs declared by manifests: list, info, check.
+    /// External CLIs declared by manifests: the `hub` command of run, for people
+    /// (list, info, search, stats, check, call).
     Hub(crate::hub_cmd::HubArgs),
     /// The agent's memory, for people: the same subcommands and flags as
     /// `memory` inside run (search|recent|store|facts|forget, --json).
@@ -90,6 +92,8 @@ struct RunArgs {
     /// Give sandboxed programs network access (off by default).
     #[arg(long)]
     network: bool,
+    #[command(flatten)]
+    hub: HubFlags,
     /// Print raw stdout and stderr, exit with the command's code (Layer 1 only).
     #[arg(long, conflicts_with = "json")]
     raw: bool,
@@ -121,9 +125,42 @@ struct McpArgs {
     /// Close an HTTP session (and its shell) after this many idle seconds.
     #[arg(long, value_name = "SECS", default_value_t = 1800, requires = "http")]
     idle_timeout: u64,
-    /// Knowledge domains to serve (needs the hub, which is not built yet).
-    #[arg(long, value_name = "D", num_args = 1..)]
-    domain: Vec<String>,
+    #[command(flatten)]
+    hub: HubFlags,
+}
+
+/// Where hub tools come from and which exist for the session; on every
+/// subcommand that loads tools (run, ask, chat, mcp, hub).
+#[derive(clap::Args, Clone, Default)]
+pub struct HubFlags {
+    /// A hub folder to load tools from (repeatable; replaces hub.dirs of the
+    /// config; searched after <workspace>/.clix/hub and the config folder's hub/).
+    #[arg(long = "hub", value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Only tools of this domain exist for the session (repeatable; replaces hub.domains).
+    #[arg(long = "domain", value_name = "D")]
+    pub domains: Vec<String>,
+}
+
+impl HubFlags {
+    /// The flags as settings layers.
+    pub fn layers(&self) -> Vec<(&'static str, &'static str, toml::Value)> {
+        let list = |items: Vec<String>| toml::Value::Array(items.into_iter().map(toml::Value::String).collect());
+        let mut layers = Vec::new();
+        if !self.dirs.is_empty() {
+            let dirs = self.dirs.iter().map(|d| absolute(d).display().to_string()).collect();
+            layers.push(("hub.dirs", "--hub", list(dirs)));
+        }
+        if !self.domains.is_empty() {
+            layers.push(("hub.domains", "--domain", list(self.domains.clone())));
+        }
+        layers
+    }
+}
+
+/// `path` from the current folder, so it means the same after a cd.
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 #[derive(Subcommand)]
@@ -218,19 +255,13 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Mcp(args) => mcp(paths, args).await,
         Command::Config { action } => config(&paths, action),
         Command::Memory { workspace, args } => memory(&paths, workspace, &args).await,
-        Command::Hub(args) => crate::hub_cmd::hub(&paths, args),
+        Command::Hub(args) => crate::hub_cmd::hub(&paths, args).await,
     }
 }
 
 /// `clix mcp`: nothing but MCP goes to stdout; messages go to stderr.
 async fn mcp(paths: Paths, args: McpArgs) -> Result<ExitCode> {
-    if !args.domain.is_empty() {
-        bail!(
-            "--domain {}: knowledge domains need the hub, which this version of clix does not have yet",
-            args.domain.join(" ")
-        );
-    }
-    let settings = load_with_flags(&paths, args.timeout, args.network)?;
+    let settings = load_with_flags(&paths, args.timeout, args.network, &args.hub)?;
     let workspace = workspace_or_cwd(args.workspace)?;
     let engine = engine_config(&paths, &workspace, &settings, "mcp");
     let config = clix_mcp::McpConfig { engine };
@@ -290,8 +321,8 @@ pub(crate) fn timeout_flag(secs: u64) -> (&'static str, &'static str, toml::Valu
     ("limits.timeout_secs", "--timeout", toml::Value::Integer(i64::try_from(secs).unwrap_or(i64::MAX)))
 }
 
-fn load_with_flags(paths: &Paths, timeout: Option<u64>, network: bool) -> Result<Settings> {
-    let mut flags = Vec::new();
+fn load_with_flags(paths: &Paths, timeout: Option<u64>, network: bool, hub: &HubFlags) -> Result<Settings> {
+    let mut flags = hub.layers();
     if let Some(secs) = timeout {
         flags.push(timeout_flag(secs));
     }
@@ -302,13 +333,25 @@ fn load_with_flags(paths: &Paths, timeout: Option<u64>, network: bool) -> Result
 }
 
 /// `clix memory …` runs the very `memory` command the agent has, so both
-/// always agree; each argument is quoted, never interpreted by the shell.
+/// always agree.
 async fn memory(paths: &Paths, workspace: Option<PathBuf>, args: &[String]) -> Result<ExitCode> {
     let settings = settings::load(paths, &[])?.value;
+    run_agent_command(paths, workspace, &settings, "memory", args).await
+}
+
+/// Runs one of the agent's commands for a person: each argument quoted
+/// (never interpreted by the shell), raw output, the command's exit code.
+pub(crate) async fn run_agent_command(
+    paths: &Paths,
+    workspace: Option<PathBuf>,
+    settings: &Settings,
+    command: &str,
+    args: &[String],
+) -> Result<ExitCode> {
     let workspace = workspace_or_cwd(workspace)?;
-    let mut engine = start_engine(paths, &workspace, &settings).await?;
+    let mut engine = start_engine(paths, &workspace, settings).await?;
     let quoted: Vec<String> = args.iter().map(|a| format!("'{}'", a.replace('\'', "'\\''"))).collect();
-    let line = format!("memory {}", quoted.join(" "));
+    let line = format!("{command} {}", quoted.join(" "));
     let raw = engine.run_raw(line.trim_end(), read_piped_stdin()?.as_deref()).await;
     std::io::stdout().write_all(&raw.stdout)?;
     std::io::stderr().write_all(&raw.stderr)?;
@@ -316,7 +359,7 @@ async fn memory(paths: &Paths, workspace: Option<PathBuf>, args: &[String]) -> R
 }
 
 async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
-    let settings = load_with_flags(paths, args.timeout, args.network)?;
+    let settings = load_with_flags(paths, args.timeout, args.network, &args.hub)?;
     let workspace = workspace_or_cwd(args.workspace)?;
     let mut engine = start_engine(paths, &workspace, &settings).await?;
     let stdin = read_piped_stdin()?;
@@ -358,16 +401,31 @@ fn engine_config(paths: &Paths, workspace: &Path, settings: &Settings, label: &s
         audit_log: Some(paths.state_dir.join("audit.jsonl")),
         session_id: session.clone(),
     });
-    // A session's topic is its workspace's name.
-    let canonical = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
-    let topic = canonical.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "default".into());
-    let memory = MemoryConfig { path: paths.data_dir.join("memory.sqlite"), topic, session };
+    // A session's topic is its workspace's name, unless --topic / memory.topic says otherwise.
+    let memory = settings::memory_config(paths, workspace, settings, session.clone());
     EngineConfig {
         workspace: workspace.to_path_buf(),
         limits: settings.limits.clone(),
         present: settings.present.clone(),
         os,
         memory: Some(memory),
+        hub: Some(hub_config(paths, workspace, settings, session)),
+    }
+}
+
+/// The hub of a session: the workspace's `.clix/hub`, the config folder's
+/// `hub/`, `hub.dirs` (or `--hub`), then `CLIX_HUB_PATH`.
+fn hub_config(paths: &Paths, workspace: &Path, settings: &Settings, session: String) -> HubConfig {
+    let env_path = std::env::var_os("CLIX_HUB_PATH");
+    HubConfig {
+        sources: hub_sources(Some(workspace), &paths.config_dir, &settings.hub.dirs, env_path.as_deref()),
+        load: LoadOptions::default(),
+        domains: settings.hub.domains.clone(),
+        state_dir: paths.state_dir.clone(),
+        self_test_ttl: std::time::Duration::from_secs(settings.hub.self_test_ttl_secs),
+        env: std::sync::Arc::new(|name| std::env::var(name).ok()),
+        audit_log: Some(paths.state_dir.join("audit.jsonl")),
+        session,
     }
 }
 

@@ -1,8 +1,13 @@
 //! The configuration file's sections, one per crate that has settings.
 
+use std::io::IsTerminal;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
 use clix_agent::AgentSettings;
 use clix_config::{ConfigError, Loaded, Paths};
-use clix_engine::{PresentOptions, SandboxSettings, ShellLimits};
+use clix_engine::{MemoryConfig, PresentOptions, SandboxSettings, ShellLimits};
+use clix_memory::{MemorySettings, Progress};
 use serde::{Deserialize, Serialize};
 
 /// Everything `config.toml` may contain.
@@ -17,6 +22,10 @@ pub struct Settings {
     pub sandbox: SandboxSettings,
     /// The agent loop: provider, model, budgets, context.
     pub agent: AgentSettings,
+    /// Memory: the embedder (none, openai, model2vec), the topic, recall and summaries.
+    pub memory: MemorySettings,
+    /// Hub tools: extra folders, domains, self-test cache.
+    pub hub: clix_hub::HubSettings,
 }
 
 /// Settings with flags applied; `flags` are `(dotted key, flag, value)`.
@@ -32,4 +41,45 @@ pub fn default_file() -> String {
          # Precedence: flags > CLIX_* environment variables > this file > defaults.\n\
          # The variable for a key is CLIX_<SECTION>_<KEY>, e.g. CLIX_LIMITS_TIMEOUT_SECS.\n\n{body}"
     )
+}
+
+/// The memory of a session on `workspace`: the store under the data dir,
+/// the topic (`memory.topic` / `--topic`, else the workspace's name), the
+/// embedder settings, and a progress bar on a terminal while re-embedding.
+pub fn memory_config(paths: &Paths, workspace: &Path, settings: &Settings, session: String) -> MemoryConfig {
+    let topic = if settings.memory.topic.is_empty() {
+        let canonical = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+        canonical.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "default".into())
+    } else {
+        settings.memory.topic.clone()
+    };
+    MemoryConfig {
+        path: paths.data_dir.join("memory.sqlite"),
+        topic,
+        session,
+        settings: settings.memory.clone(),
+        progress: std::io::stderr().is_terminal().then(progress_bar),
+    }
+}
+
+/// An indicatif bar on stderr, shown from the first report, gone at the last.
+fn progress_bar() -> Progress {
+    let bar: Mutex<Option<indicatif::ProgressBar>> = Mutex::new(None);
+    Arc::new(move |done, total| {
+        let mut bar = bar.lock().unwrap_or_else(|p| p.into_inner());
+        let b = bar.get_or_insert_with(|| {
+            let b = indicatif::ProgressBar::new(total as u64);
+            if let Ok(style) = indicatif::ProgressStyle::with_template("embedding memories {bar:30} {pos}/{len} {eta}")
+            {
+                b.set_style(style);
+            }
+            b
+        });
+        b.set_length(total as u64);
+        b.set_position(done as u64);
+        if done >= total {
+            b.finish_and_clear();
+            *bar = None;
+        }
+    })
 }

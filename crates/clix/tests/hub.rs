@@ -1,23 +1,35 @@
-//! `clix hub list|info|check` on hub folders made for the test.
+//! The hub through the real binary: `clix hub …`, the `hub` command and
+//! hub tools inside `clix run`, on the shipped examples and on hub folders
+//! made for the test. Tools run in real bubblewrap.
 
 mod common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
-
-use common::text;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 
-fn exe(path: &Path) {
+use common::text;
+
+/// A tool script: prints `name version` for --version, `[]` otherwise.
+fn exe(path: &Path, version: &str) {
+    let script = format!("#!/bin/sh\n[ \"$1\" = --version ] && {{ echo \"tool {version}\"; exit 0; }}\necho '[]'\n");
+    exe_script(path, &script);
+}
+
+fn exe_script(path: &Path, script: &str) {
     fs::create_dir_all(path.parent().unwrap()).unwrap();
-    fs::write(path, "#!/bin/sh\necho '[]'\n").unwrap();
+    fs::write(path, script).unwrap();
     fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 fn write(path: &Path, text: &str) {
     fs::create_dir_all(path.parent().unwrap()).unwrap();
     fs::write(path, text).unwrap();
+}
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/hub").canonicalize().unwrap()
 }
 
 struct Env {
@@ -37,6 +49,12 @@ impl Env {
         }
         cmd.output().unwrap()
     }
+
+    /// `clix run --hub <examples> LINE`: (stdout, exit code).
+    fn run_examples(&self, line: &str) -> (String, i32) {
+        let o = self.run(&["run", "--hub", examples().to_str().unwrap(), line], None);
+        (text(&o.stdout), o.status.code().unwrap_or(-1))
+    }
 }
 
 const GOOD: &str = r#"{"name": "log-search", "version": "1.0.0", "description": "Search logs.",
@@ -49,9 +67,9 @@ const GOOD: &str = r#"{"name": "log-search", "version": "1.0.0", "description": 
 fn list_info_and_check_of_a_good_hub() {
     let env = Env::new();
     let hub = env.ws.path().join(".clix/hub");
-    exe(&hub.join("log-search.sh"));
+    exe(&hub.join("log-search.sh"), "1.0.0");
     write(&hub.join("log-search.json"), GOOD);
-    exe(&env.home.path().join("hub/csv/q.sh"));
+    exe(&env.home.path().join("hub/csv/q.sh"), "2");
     write(
         &env.home.path().join("hub/csv/manifest.yaml"),
         "name: csv-query\nversion: '2'\ndescription: Query CSV.\ncommand: ./q.sh\n",
@@ -59,40 +77,39 @@ fn list_info_and_check_of_a_good_hub() {
 
     let o = env.run(&["hub", "list"], None);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    assert_eq!(text(&o.stdout), "log-search  1.0.0 [ops]  Search logs.\ncsv-query   2  Query CSV.\n");
+    assert_eq!(text(&o.stdout), "csv-query   2      Query CSV.\nlog-search  1.0.0  [ops] Search logs.\n");
     assert_eq!(text(&o.stderr), "");
+    // The agent's `hub list` inside run is the same command.
+    let o = env.run(&["run", "hub list"], None);
+    assert!(
+        text(&o.stdout).starts_with("csv-query   2      Query CSV.\nlog-search  1.0.0  [ops] Search logs.\n[exit:0")
+    );
 
     let o = env.run(&["hub", "list", "--json"], None);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["tools"][0]["name"], "log-search");
-    assert_eq!(v["tools"][0]["manifest"]["parameters"][1]["default"], 100);
-    assert_eq!(v["tools"][1]["name"], "csv-query");
+    assert_eq!(v["tools"][1]["name"], "log-search");
+    assert_eq!(v["tools"][1]["ready"], true);
     assert_eq!(v["problems"], serde_json::json!([]));
 
     let o = env.run(&["hub", "info", "log-search"], None);
     assert_eq!(o.status.code(), Some(0));
     let out = text(&o.stdout);
     assert!(out.starts_with("usage: log-search --keyword <string> [--limit <integer>]\nSearch logs.\n"), "{out}");
-    assert!(
-        out.contains("--limit <integer>   integer, default 100")
-            && out.contains("examples:\n  log-search --keyword timeout"),
-        "{out}"
-    );
+    assert!(out.contains("  --limit <integer>   integer, default 100\n") && out.contains("ready\n"), "{out}");
 
     let o = env.run(&["hub", "info", "nope"], None);
     assert_eq!(o.status.code(), Some(1));
-    assert!(text(&o.stderr).contains("no tool `nope` (tools: log-search, csv-query)"), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("[error] hub: no tool nope."), "{}", text(&o.stderr));
 
     let o = env.run(&["hub", "check"], None);
-    assert_eq!(o.status.code(), Some(0));
-    assert_eq!(text(&o.stdout), "ok: 2 tool(s), no problems\n");
+    assert_eq!((o.status.code(), text(&o.stdout).as_str()), (Some(0), "ok: 2 tool(s) ready, no problems\n"));
 }
 
 #[test]
 fn check_lists_every_problem_and_fails() {
     let env = Env::new();
     let extra = env.home.path().join("extra");
-    exe(&extra.join("log-search.sh"));
+    exe(&extra.join("log-search.sh"), "1.0.0");
     write(&extra.join("log-search.json"), GOOD);
     write(
         &extra.join("typo.toml"),
@@ -101,13 +118,14 @@ fn check_lists_every_problem_and_fails() {
     write(&extra.join("broken.yaml"), "name: [\n");
     let missing = env.home.path().join("missing");
     let from_env = env.home.path().join("env-hub");
-    write(&from_env.join("log-search.json"), GOOD); // duplicate name (and no executable beside it)
-    exe(&from_env.join("log-search.sh"));
+    write(&from_env.join("log-search.json"), GOOD); // duplicate name
+    exe(&from_env.join("log-search.sh"), "1.0.0");
 
+    // --hub may come before or after the subcommand.
     let args = ["hub", "check", "--hub", extra.to_str().unwrap(), "--hub", missing.to_str().unwrap()];
     let o = env.run(&args, Some(&from_env));
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
-    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let out = text(&o.stderr);
     let lines: Vec<&str> = out.lines().collect();
     let e = extra.display();
     assert!(lines[0].starts_with(&format!("{e}/broken.yaml: invalid YAML")), "{out}");
@@ -122,22 +140,171 @@ fn check_lists_every_problem_and_fails() {
             from_env.display()
         )
     );
-    assert_eq!(lines[5], "5 problem(s) in 4 file(s); 1 tool(s) loaded");
+    assert_eq!(lines[5], "5 manifest problem(s), 0 tool(s) not ready; 1 tool(s) ready");
     assert_eq!(lines.len(), 6, "{out}");
 
-    // list still shows the tool that loaded, and points at check
-    let args = ["hub", "list", "--hub", extra.to_str().unwrap()];
-    let o = env.run(&args, None);
+    // list still shows the tool that loaded, and points at check.
+    let o = env.run(&["hub", "--hub", extra.to_str().unwrap(), "list"], None);
     assert_eq!(o.status.code(), Some(0));
-    assert_eq!(text(&o.stdout), "log-search  1.0.0 [ops]  Search logs.\n");
-    assert_eq!(text(&o.stderr), "3 problem(s) in the hub's manifests: see `clix hub check`\n");
+    assert_eq!(text(&o.stdout), "log-search  1.0.0  [ops] Search logs.\n(3 manifest problem(s): hub check)\n");
 }
 
 #[test]
 fn an_empty_hub() {
     let env = Env::new();
     let o = env.run(&["hub", "list"], None);
-    assert_eq!((o.status.code(), text(&o.stdout)), (Some(0), "(no tools)\n".to_string()));
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(text(&o.stdout), "(no tools; put manifests in .clix/hub/ or pass --hub DIR)\n");
     let o = env.run(&["hub", "check"], None);
-    assert_eq!((o.status.code(), text(&o.stdout)), (Some(0), "ok: 0 tool(s), no problems\n".to_string()));
+    assert_eq!((o.status.code(), text(&o.stdout).as_str()), (Some(0), "ok: 0 tool(s) ready, no problems\n"));
+    let o = env.run(&["hub"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(text(&o.stderr), "[error] hub: usage: hub list|info|search|stats|check|call\n");
+}
+
+#[test]
+fn example_tools_are_commands_with_json_out_and_structured_errors() {
+    let env = Env::new();
+    let ws = env.ws.path();
+    write(&ws.join("logs/app.log"), "2026-11-01T10:00:00Z ERROR db timeout\n2026-11-20T10:00:00Z ERROR api timeout\n");
+    write(&ws.join("sales.csv"), "name,region,amount\nann,EU,120\nbob,US,80\ncid,EU,300\n");
+
+    let (out, code) = env.run_examples("log-search --keyword timeout logs/ | jq -r '.[0].message'");
+    assert_eq!((out.lines().next().unwrap(), code), ("api timeout", 0), "{out}");
+    let (out, code) = env.run_examples("csv-query sales.csv --where region=EU --sort amount --desc --select name");
+    assert!(out.starts_with("[{\"name\": \"cid\"}, {\"name\": \"ann\"}]\n[exit:0"), "{out} {code}");
+
+    let (out, code) = env.run_examples("ticket-info OPS-999");
+    assert_eq!(code, 1);
+    assert!(
+        out.starts_with("[error] ticket-info: NOT_FOUND: no ticket OPS-999\nhint: known OPS tickets: OPS-101"),
+        "{out}"
+    );
+    let (out, code) = env.run_examples("ticket-info SEC-7");
+    assert_eq!(code, 3, "permission error: {out}");
+    assert!(out.contains("RESTRICTED") && out.contains("hint: ask the security team"), "{out}");
+    let (out, code) = env.run_examples("ticket-info 'OPS-1; rm -rf /'");
+    assert_eq!(code, 2, "the tool's own parameter check: {out}");
+    assert!(out.contains("BAD_ID"), "{out}");
+
+    // Bare call, wrong flag, wrong type: the generated usage, exit 2.
+    for (line, want) in [
+        ("ticket-info", "[error] ticket-info: missing required <id>"),
+        ("ticket-info OPS-1 --colour red", "[error] ticket-info: unknown parameter --colour"),
+        ("ticket-info OPS-1 --field size", "[error] ticket-info: --field"),
+        ("log-search --keyword x --limit ten", "[error] log-search: --limit"),
+    ] {
+        let (out, code) = env.run_examples(line);
+        assert_eq!(code, 2, "{line}: {out}");
+        assert!(out.starts_with(want), "{line}: {out}");
+        assert!(out.contains("\nparameters:\n") && out.contains("\nexamples:\n"), "{line}: {out}");
+    }
+    let (out, code) = env.run_examples("log-search --help");
+    assert_eq!(code, 0);
+    assert!(out.contains("usage: log-search --keyword <string>") && out.contains("default 50"), "{out}");
+
+    let (out, code) = env.run_examples(r#"hub call ticket-info --json '{"id": "OPS-102", "field": "owner"}'"#);
+    assert!(out.starts_with("{\"id\": \"OPS-102\", \"owner\": \"li\"}\n[exit:0"), "{out} {code}");
+    let (out, code) = env.run_examples(r#"echo '{"id": "OPS-103"}' | hub call ticket-info | jq -r .status"#);
+    assert!(out.starts_with("closed\n"), "{out} {code}");
+    let (out, code) = env.run_examples(r#"hub call ticket-info --json '{"id": 7}'"#);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.starts_with("[error] ticket-info: --id: "), "{out}");
+
+    let (out, _) = env.run_examples("hub search find errors in log files");
+    assert!(out.starts_with("log-search "), "{out}");
+    let (out, _) = env.run_examples("hub stats ticket-info");
+    let row = out.lines().nth(1).unwrap();
+    assert!(row.starts_with("ticket-info") && row.contains("BAD_ID:1") && row.contains("NOT_FOUND:1"), "{out}");
+}
+
+/// The description of the `run` tool, as `clix tool-def` gives it.
+fn run_description(env: &Env, hub_path: Option<&Path>) -> String {
+    let o = env.run(&["tool-def"], hub_path);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["function"]["description"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn domains_limit_which_tools_exist() {
+    let env = Env::new();
+    let hub = examples();
+    let hub = hub.to_str().unwrap();
+    let o = env.run(&["run", "--hub", hub, "--domain", "support", "hub list"], None);
+    let out = text(&o.stdout);
+    assert!(out.starts_with("ticket-info  2.1.0  [support]"), "{out}");
+    assert_eq!(out.lines().count(), 2, "only the support tool, then the footer: {out}");
+    let o = env.run(&["run", "--hub", hub, "--domain", "support", "csv-query x.csv"], None);
+    assert_eq!(o.status.code(), Some(127), "outside the domain the tool does not exist");
+    // Without a session restriction, `hub list --domain` filters the listing.
+    let o = env.run(&["hub", "--hub", hub, "list", "--domain", "data"], None);
+    assert!(text(&o.stdout).starts_with("csv-query  0.3.1  [data] Query a CSV"), "{}", text(&o.stdout));
+    let description = run_description(&env, Some(&examples()));
+    assert!(description.contains("Hub tools (JSON output; <tool> --help for parameters):"), "{description}");
+    assert!(description.contains("ticket-info  Look up a support ticket"), "{description}");
+}
+
+#[test]
+fn tools_that_fail_their_self_test_are_hidden_and_drift_warns() {
+    let env = Env::new();
+    let hub = env.home.path().join("hub");
+    exe_script(
+        &hub.join("flaky/run"),
+        "#!/bin/sh\necho '{\"error_code\": \"NO_DB\", \"message\": \"database unreachable\"}' >&2\nexit 1\n",
+    );
+    write(
+        &hub.join("flaky/manifest.json"),
+        r#"{"name": "flaky", "version": "1", "description": "d", "command": "./run"}"#,
+    );
+    exe(&hub.join("old/run"), "1.4.0");
+    write(
+        &hub.join("old/manifest.json"),
+        r#"{"name": "old", "version": "1.3.0", "description": "d", "command": "./run", "self_test": false}"#,
+    );
+    let o = env.run(&["hub", "list"], None);
+    let out = text(&o.stdout);
+    assert_eq!(
+        out,
+        "old  1.3.0  d\n     warning: version drift: manifest says version 1.3.0, but `old --version` prints `tool 1.4.0`\n\
+         (1 tool(s) not ready: hub list --all)\n"
+    );
+    let o = env.run(&["hub", "list", "--all"], None);
+    let out = text(&o.stdout);
+    assert!(
+        out.contains(
+            "flaky  1      d\n       NOT READY: `flaky --self-test` failed: flaky: NO_DB: database unreachable"
+        ),
+        "{out}"
+    );
+    let o = env.run(&["run", "flaky"], None);
+    assert_eq!(o.status.code(), Some(127));
+    let o = env.run(&["hub", "check"], None);
+    assert_eq!(o.status.code(), Some(1));
+    let out = text(&o.stderr);
+    assert!(out.contains("flaky/manifest.json: self_test: `flaky --self-test` failed"), "{out}");
+    assert!(out.contains("old/manifest.json: version: warning: manifest says version 1.3.0"), "{out}");
+}
+
+#[test]
+fn a_large_hub_lists_the_most_used_and_points_to_search() {
+    let env = Env::new();
+    let hub = env.home.path().join("hub");
+    for i in 0..20 {
+        let name = format!("tool-{i:02}");
+        exe(&hub.join(format!("{name}/run")), "1");
+        let manifest = format!(
+            r#"{{"name": "{name}", "version": "1", "description": "does job {i}", "command": "./run", "self_test": false}}"#
+        );
+        write(&hub.join(format!("{name}/manifest.json")), &manifest);
+    }
+    // Calls make tool-17 the most used: it is listed first.
+    for _ in 0..2 {
+        assert_eq!(env.run(&["run", "tool-17"], None).status.code(), Some(0));
+    }
+    let description = run_description(&env, None);
+    let section = description.split("Hub tools").nth(1).unwrap();
+    let listed: Vec<&str> = section.lines().skip(1).take_while(|l| l.starts_with("  tool-")).collect();
+    assert_eq!(listed.len(), 15, "{section}");
+    assert!(listed[0].contains("tool-17"), "{section}");
+    assert!(section.contains("… 5 more, the most used are listed: find the right one with hub search"), "{section}");
 }

@@ -22,6 +22,7 @@ pub async fn engine(ws: &std::path::Path) -> Engine {
         limits: ShellLimits::default(),
         present: PresentOptions::default(),
         memory: None,
+        hub: None,
         os: None,
     })
     .await

@@ -32,6 +32,11 @@ impl Help {
         for spec in &catalog.agent {
             text.push_str(&format!("  {:width$}  {}\n", spec.name, spec.summary));
         }
+        let hub = catalog.hub_section();
+        if !hub.is_empty() {
+            text.push('\n');
+            text.push_str(&hub);
+        }
         text.push_str("\nStandard commands (bash builtins and Unix tools):\n");
         text.push_str(&wrap(&catalog.standard.join(", "), 78, "  "));
         text.push_str("\nMore: help <command>, or <command> --help\n");

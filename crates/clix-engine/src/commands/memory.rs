@@ -3,7 +3,7 @@
 
 use std::sync::Mutex;
 
-use clix_memory::{Filter, Hit, Memory, Store};
+use clix_memory::{Filter, Hit, Memory, MemorySettings, Progress, Store};
 use clix_shell::{
     AgentCommand, CommandIo, CommandSpec, CommandStatus, SubcommandSpec, async_trait, fail, read_stdin, usage_error,
 };
@@ -14,21 +14,52 @@ const STORE: &str = "memory store <text> [-t topic] [--kind note|fact]";
 const FACTS: &str = "memory facts [-t topic] [--json]";
 const FORGET: &str = "memory forget <id>";
 
-/// Where memories go and whose they are.
-#[derive(Debug, Clone)]
+/// Where memories go, whose they are, and how they are embedded.
+#[derive(Clone, Default)]
 pub struct MemoryConfig {
     pub path: std::path::PathBuf,
     /// Topic of what this session stores (default: the workspace's name).
     pub topic: String,
     pub session: String,
+    /// The `[memory]` section: the embedder (none by default: full text only).
+    pub settings: MemorySettings,
+    /// Told `(done, total)` while memories are re-embedded for a new embedder.
+    pub progress: Option<Progress>,
+}
+
+impl std::fmt::Debug for MemoryConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryConfig")
+            .field("path", &self.path)
+            .field("topic", &self.topic)
+            .field("session", &self.session)
+            .field("embedder", &self.settings.embedder)
+            .finish_non_exhaustive()
+    }
+}
+
+impl MemoryConfig {
+    /// Opens the store with the configured embedder (a model2vec folder is
+    /// loaded here), progress reporting attached.
+    pub fn open(&self) -> Result<Store, String> {
+        let embedder = self.settings.embedder(|k| std::env::var(k).ok()).map_err(|e| e.to_string())?;
+        let mut store = Store::open(&self.path).map_err(|e| e.to_string())?;
+        if let Some(embedder) = embedder {
+            store = store.with_embedder(embedder).map_err(|e| e.to_string())?;
+        }
+        if let Some(progress) = &self.progress {
+            store.set_progress(progress.clone());
+        }
+        Ok(store)
+    }
 }
 
 pub(crate) struct MemoryCommand {
     spec: CommandSpec,
-    /// The store, or why it could not be opened (shown when used).
-    store: Result<Mutex<Store>, String>,
-    topic: String,
-    session: String,
+    config: MemoryConfig,
+    /// Opened at first use (loading an embedder costs time that a session
+    /// which never uses memory should not pay); an error is kept and shown.
+    store: Mutex<Option<Result<Store, String>>>,
 }
 
 impl MemoryCommand {
@@ -56,8 +87,7 @@ impl MemoryCommand {
             ),
             needs_args: true,
         };
-        let store = Store::open(&config.path).map(Mutex::new).map_err(|e| e.to_string());
-        MemoryCommand { spec, store, topic: config.topic, session: config.session }
+        MemoryCommand { spec, config, store: Mutex::new(None) }
     }
 }
 
@@ -129,10 +159,19 @@ impl AgentCommand for MemoryCommand {
         if needs_words && args.words.is_empty() {
             return usage_error(&io, &who, usage).await;
         }
-        let out = match &self.store {
-            Ok(store) => self.execute(&store.lock().unwrap_or_else(|p| p.into_inner()), sub, &args),
-            Err(e) => Err(format!("[error] memory: {e}\n")),
+        let (out, warnings) = {
+            let mut slot = self.store.lock().unwrap_or_else(|p| p.into_inner());
+            match slot.get_or_insert_with(|| self.config.open()) {
+                Ok(store) => {
+                    let out = self.execute(store, sub, &args);
+                    (out, store.take_warnings())
+                }
+                Err(e) => (Err(format!("[error] memory: {e}\n")), Vec::new()),
+            }
         };
+        for warning in warnings {
+            io.stderr.write_all(format!("[warn] {who}: {warning}\n").as_bytes()).await?;
+        }
         match out {
             Ok(text) => {
                 io.stdout.write_all(text.as_bytes()).await?;
@@ -145,7 +184,7 @@ impl AgentCommand for MemoryCommand {
 
 impl MemoryCommand {
     /// One subcommand against the store; the text to print, or the error line.
-    fn execute(&self, store: &Store, sub: &str, args: &Args) -> Result<String, String> {
+    fn execute(&self, store: &mut Store, sub: &str, args: &Args) -> Result<String, String> {
         let who = format!("memory {sub}");
         let failed = |e: clix_memory::MemoryError| format!("[error] {who}: {e}\n");
         match sub {
@@ -160,9 +199,9 @@ impl MemoryCommand {
             }
             "facts" => Ok(show_memories(&store.facts(&args.topic).map_err(failed)?, args.json)),
             "store" => {
-                let topic = if args.topic.is_empty() { &self.topic } else { &args.topic };
+                let topic = if args.topic.is_empty() { &self.config.topic } else { &args.topic };
                 let kind = args.kind.as_deref().unwrap_or("note");
-                let id = store.store(&args.words.join(" "), topic, kind, &self.session).map_err(failed)?;
+                let id = store.store(&args.words.join(" "), topic, kind, &self.config.session).map_err(failed)?;
                 Ok(format!("stored #{id} ({kind}, topic {topic})\n"))
             }
             _ => {

@@ -2,6 +2,7 @@
 
 mod cat;
 mod help;
+mod hub;
 mod memory;
 mod os;
 mod sandbox;
@@ -11,6 +12,7 @@ mod write;
 
 pub(crate) use cat::Cat;
 pub(crate) use help::Help;
+pub(crate) use hub::{CallTime, HubCommand, HubTool};
 pub(crate) use memory::MemoryCommand;
 pub use memory::MemoryConfig;
 pub(crate) use os::{Deadline, OsResolver, run_program};

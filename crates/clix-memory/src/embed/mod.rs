@@ -45,6 +45,8 @@ pub struct MemorySettings {
     pub api_key: String,
     /// model2vec: the model folder (model.safetensors, tokenizer.json, config.json).
     pub path: String,
+    /// The topic of this session's memories (empty: the workspace folder's name; `--topic` sets it).
+    pub topic: String,
     /// Agent: memories recalled into each new task (0: no recall).
     pub recall: usize,
     /// Agent: least cosine similarity of a recalled memory (with an embedder).
@@ -63,6 +65,7 @@ impl Default for MemorySettings {
             base_url: String::new(),
             api_key: String::new(),
             path: String::new(),
+            topic: String::new(),
             recall: 3,
             recall_min_similarity: 0.5,
             recall_min_bm25: 1.0,

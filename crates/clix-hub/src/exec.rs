@@ -1,0 +1,112 @@
+//! Starting a tool's program in the OS tier's sandbox: its argv (never a
+//! shell string), its folder read-only, the variables its manifest names,
+//! its cwd, time limit and network choice.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clix_sandbox::{Outcome, Request, Sandbox, SandboxError};
+
+use crate::load::Tool;
+use crate::manifest::Manifest;
+
+/// Looks up the value behind a `${NAME}` in a manifest's `env` (clix's own
+/// environment, where its other keys are configured too).
+pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// Host folders already visible in every sandbox; a program there needs no extra mount.
+const SYSTEM_DIRS: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc"];
+
+/// The variables a tool gets on top of the sandbox's allowlist. Values are
+/// the manifest's strings with each `${NAME}` replaced through `lookup`: the
+/// only way a secret reaches a tool is by its manifest naming it here.
+pub fn tool_env(m: &Manifest, lookup: &EnvLookup) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::with_capacity(m.env.len());
+    for (name, template) in &m.env {
+        let mut value = String::new();
+        let mut rest = template.as_str();
+        while let Some(start) = rest.find("${") {
+            value.push_str(&rest[..start]);
+            let Some(len) = rest[start + 2..].find('}') else {
+                return Err(format!("env.{name}: `${{` without a closing `}}`; write ${{NAME}}"));
+            };
+            let var = &rest[start + 2..start + 2 + len];
+            let Some(v) = lookup(var) else {
+                return Err(format!("env.{name} needs ${{{var}}}, which is not set; set {var} in clix's environment"));
+            };
+            value.push_str(&v);
+            rest = &rest[start + 3 + len..];
+        }
+        value.push_str(rest);
+        out.push((name.clone(), value));
+    }
+    Ok(out)
+}
+
+/// One run of a tool's program: `args` after the program, from `cwd`
+/// unless the manifest fixes its own.
+pub struct ToolRun<'a> {
+    pub tool: &'a Tool,
+    pub args: &'a [String],
+    pub cwd: &'a Path,
+    pub stdin: Option<&'a [u8]>,
+    pub timeout: Duration,
+    pub env: &'a [(String, String)],
+}
+
+impl ToolRun<'_> {
+    pub async fn run(&self, sandbox: &Sandbox) -> Result<Outcome, SandboxError> {
+        let argv: Vec<String> =
+            std::iter::once(self.tool.program.display().to_string()).chain(self.args.iter().cloned()).collect();
+        let read_only = visible_folders(self.tool);
+        let cwd = match &self.tool.manifest.cwd {
+            Some(dir) => self.tool.dir.join(dir),
+            None => self.cwd.to_path_buf(),
+        };
+        let mut req = Request::new(&argv, &cwd, self.stdin, self.timeout);
+        req.read_only = &read_only;
+        req.env = self.env;
+        req.network = Some(self.tool.manifest.network);
+        sandbox.run(req).await
+    }
+}
+
+/// The tool's folder, and its program's folder when that lies elsewhere
+/// outside the system folders, so the executable and its data files are
+/// reachable read-only.
+fn visible_folders(tool: &Tool) -> Vec<PathBuf> {
+    let mut dirs = vec![tool.dir.clone()];
+    if let Some(parent) = tool.program.parent()
+        && !parent.starts_with(&tool.dir)
+        && !SYSTEM_DIRS.iter().any(|s| parent.starts_with(s))
+    {
+        dirs.push(parent.to_path_buf());
+    }
+    dirs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(env: &[(&str, &str)]) -> Manifest {
+        let mut doc = serde_json::json!({"name": "t", "version": "1", "description": "d", "command": "t"});
+        doc["env"] = env.iter().map(|(k, v)| (k.to_string(), serde_json::json!(v))).collect();
+        crate::manifest::from_value(&doc).unwrap()
+    }
+
+    #[test]
+    fn env_templates_are_filled_from_the_lookup() {
+        let lookup: EnvLookup = Arc::new(|k| (k == "GH_TOKEN").then(|| "s3cret".to_string()));
+        let m = manifest(&[("MODE", "strict"), ("TOKEN", "Bearer ${GH_TOKEN}!")]);
+        assert_eq!(
+            tool_env(&m, &lookup).unwrap(),
+            vec![("MODE".into(), "strict".into()), ("TOKEN".into(), "Bearer s3cret!".into())]
+        );
+        let err = tool_env(&manifest(&[("X", "${MISSING}")]), &lookup).unwrap_err();
+        assert!(err.contains("env.X needs ${MISSING}") && err.contains("clix's environment"), "{err}");
+        let err = tool_env(&manifest(&[("X", "${OPEN")]), &lookup).unwrap_err();
+        assert!(err.contains("without a closing"), "{err}");
+    }
+}

@@ -1,0 +1,462 @@
+//! A session's hub: the tools that loaded (with their readiness), the
+//! problems of the others, and calls under the seed's governance: argv
+//! only, sandboxed, rate-limited, serialized, audited, read by the contract.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use clix_sandbox::{AuditLog, Outcome, Sandbox, SandboxError, is_secret_name};
+use futures_util::StreamExt;
+use serde_json::{Map, Value};
+
+use crate::args::{ArgError, build_argv, usage};
+use crate::contract::{OutputError, check_output, parse_error};
+use crate::encoding::decode_output;
+use crate::exec::{EnvLookup, ToolRun, tool_env};
+use crate::load::{HubSource, LoadOptions, Tool, load_hub};
+use crate::problem::Problem;
+use crate::readiness::{self, Readiness};
+use crate::search::{Found, SearchIndex};
+use crate::state::HubState;
+use crate::stats::{CallRecord, ToolStats, stats};
+
+/// Exit codes of calls clix refuses or cannot read (the seed's "other: system error").
+pub mod exit {
+    /// The tool broke its output contract (sysexits EX_SOFTWARE).
+    pub const BAD_OUTPUT: i32 = 70;
+    /// A rate limit or a busy serialized tool: try again later (EX_TEMPFAIL).
+    pub const TRY_LATER: i32 = 75;
+    /// The manifest's env cannot be filled (EX_CONFIG).
+    pub const CONFIG: i32 = 78;
+    /// The time limit ended the call, as GNU timeout.
+    pub const TIMEOUT: i32 = 124;
+    /// The sandbox cannot run the tool, as bash's "cannot execute".
+    pub const CANNOT_RUN: i32 = 126;
+}
+
+/// Self-tests of this many tools run at once at load.
+const PARALLEL_CHECKS: usize = 4;
+/// A tool without `timeout_ms` gets this long.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How a session's hub is found and run.
+#[derive(Clone)]
+pub struct HubConfig {
+    pub sources: Vec<HubSource>,
+    pub load: LoadOptions,
+    /// Only tools of these domains exist for the session; empty means all.
+    pub domains: Vec<String>,
+    /// Holds `hub.sqlite` (self-test cache, rate counts) and the serialize locks.
+    pub state_dir: PathBuf,
+    pub self_test_ttl: Duration,
+    /// Fills `${NAME}` in manifests' `env`.
+    pub env: EnvLookup,
+    /// The audit log shared with the OS tier; `hub stats` reads it.
+    pub audit_log: Option<PathBuf>,
+    /// Who is calling, in the audit log.
+    pub session: String,
+}
+
+impl std::fmt::Debug for HubConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HubConfig")
+            .field("sources", &self.sources)
+            .field("domains", &self.domains)
+            .field("state_dir", &self.state_dir)
+            .field("self_test_ttl", &self.self_test_ttl)
+            .field("audit_log", &self.audit_log)
+            .field("session", &self.session)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A tool of the session and whether it can be called.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub tool: Tool,
+    pub readiness: Readiness,
+}
+
+/// What a call produced, shaped like a command's result.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CallResult {
+    /// The tool's JSON (converted to UTF-8), for the pipeline.
+    pub stdout: Vec<u8>,
+    /// The tool's own log lines, then clix's `[error] …` and `hint: …` lines.
+    pub stderr: String,
+    pub exit_code: i32,
+}
+
+impl CallResult {
+    fn refused(tool: &str, code: &str, message: &str, hint: &str, exit_code: i32) -> Self {
+        CallResult {
+            stdout: Vec::new(),
+            stderr: format!("[error] {tool}: {code}: {message}\nhint: {hint}\n"),
+            exit_code,
+        }
+    }
+
+    fn usage_error(m: &crate::manifest::Manifest, e: &ArgError) -> Self {
+        let stderr = format!("[error] {}: {e}\n\n{}", m.name, usage(m));
+        CallResult { stdout: Vec::new(), stderr, exit_code: ArgError::EXIT_CODE }
+    }
+}
+
+pub struct HubRuntime {
+    entries: Vec<Entry>,
+    problems: Vec<Problem>,
+    sandbox: Option<Arc<Sandbox>>,
+    state: Result<HubState, String>,
+    config: HubConfig,
+    index: Mutex<Option<SearchIndex>>,
+}
+
+impl HubRuntime {
+    /// Loads the hub and decides which tools are ready: each self-test runs
+    /// in the sandbox unless a result for this very manifest and program is
+    /// cached and younger than the TTL. Without a sandbox no tool is ready.
+    pub async fn load(config: HubConfig, sandbox: Option<Arc<Sandbox>>) -> Self {
+        let hub = load_hub(&config.sources, &config.load);
+        let state = HubState::open(&config.state_dir.join("hub.sqlite"));
+        let in_scope = |t: &Tool| {
+            config.domains.is_empty() || t.manifest.domain.as_ref().is_some_and(|d| config.domains.contains(d))
+        };
+        let mut tools: Vec<Tool> = hub.tools.into_iter().filter(in_scope).collect();
+        tools.sort_by(|a, b| a.manifest.name.cmp(&b.manifest.name));
+        let checks = futures_util::stream::iter(tools.into_iter().map(|tool| {
+            let (sandbox, state, env) = (sandbox.as_deref(), state.as_ref().ok(), &config.env);
+            let ttl = config.self_test_ttl;
+            async move {
+                let readiness = readiness_of(&tool, sandbox, state, env, ttl).await;
+                Entry { tool, readiness }
+            }
+        }))
+        .buffered(PARALLEL_CHECKS)
+        .collect::<Vec<Entry>>()
+        .await;
+        HubRuntime { entries: checks, problems: hub.problems, sandbox, state, config, index: Mutex::new(None) }
+    }
+
+    /// Takes a tool out of the session (its name clashes with a command, …).
+    pub fn set_not_ready(&mut self, name: &str, reason: String) {
+        if let Some(e) = self.entries.iter_mut().find(|e| e.tool.manifest.name == name) {
+            e.readiness.ready = false;
+            e.readiness.reason = Some(reason);
+        }
+    }
+
+    /// Every tool of the session's domains, ready or not, by name.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    pub fn problems(&self) -> &[Problem] {
+        &self.problems
+    }
+
+    /// The tools that can be called, in name order.
+    pub fn ready(&self) -> impl Iterator<Item = &Tool> {
+        self.entries.iter().filter(|e| e.readiness.ready).map(|e| &e.tool)
+    }
+
+    pub fn entry(&self, name: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.tool.manifest.name == name)
+    }
+
+    pub fn audit_log(&self) -> Option<&Path> {
+        self.config.audit_log.as_deref()
+    }
+
+    /// The `k` ready tools that best fit `query`.
+    pub fn search(&self, query: &str, k: usize) -> Result<Vec<Found>, String> {
+        let mut index = self.index.lock().unwrap_or_else(|p| p.into_inner());
+        if index.is_none() {
+            let built = SearchIndex::build(self.ready().map(|t| &t.manifest)).map_err(|e| e.to_string())?;
+            *index = Some(built);
+        }
+        index.as_ref().map_or(Ok(Vec::new()), |i| i.search(query, k).map_err(|e| e.to_string()))
+    }
+
+    /// Figures per tool from the audit log.
+    pub fn stats(&self, tool: Option<&str>) -> Result<Vec<ToolStats>, String> {
+        let Some(log) = self.audit_log() else { return Ok(Vec::new()) };
+        stats(log, tool).map_err(|e| format!("cannot read the audit log {}: {e}", log.display()))
+    }
+
+    /// Ready tools, most called first (then by name): what a model sees
+    /// when the hub is too large to list whole.
+    pub fn most_used(&self, n: usize) -> Vec<&Tool> {
+        let counts: HashMap<String, u64> =
+            self.stats(None).unwrap_or_default().into_iter().map(|s| (s.tool, s.calls)).collect();
+        let mut tools: Vec<&Tool> = self.ready().collect();
+        tools.sort_by(|a, b| {
+            let calls = |t: &Tool| counts.get(&t.manifest.name).copied().unwrap_or(0);
+            calls(b).cmp(&calls(a)).then_with(|| a.manifest.name.cmp(&b.manifest.name))
+        });
+        tools.truncate(n);
+        tools
+    }
+
+    /// Calls a ready tool with checked arguments (from its flags or from
+    /// JSON), from `cwd`, within `limit`.
+    pub async fn call(
+        &self,
+        name: &str,
+        args: &Map<String, Value>,
+        stdin: Option<&[u8]>,
+        cwd: &Path,
+        limit: Duration,
+    ) -> CallResult {
+        let Some(entry) = self.entry(name).filter(|e| e.readiness.ready) else {
+            let hint = "see hub list --all";
+            return CallResult::refused(name, "NOT_AVAILABLE", "no ready tool of this name", hint, 127);
+        };
+        let tool = &entry.tool;
+        let m = &tool.manifest;
+        let argv = match build_argv(m, args) {
+            Ok(argv) => argv,
+            Err(e) => return CallResult::usage_error(m, &e),
+        };
+        let mut audit = PendingCall::new(self, name, args);
+        let result = self.governed_call(tool, &argv, stdin, cwd, limit, &mut audit).await;
+        audit.finish(&result);
+        result
+    }
+
+    async fn governed_call(
+        &self,
+        tool: &Tool,
+        argv: &[String],
+        stdin: Option<&[u8]>,
+        cwd: &Path,
+        limit: Duration,
+        audit: &mut PendingCall<'_>,
+    ) -> CallResult {
+        let m = &tool.manifest;
+        let name = m.name.as_str();
+        let started = Instant::now();
+        let timeout = m.timeout_ms.map_or(DEFAULT_TIMEOUT, Duration::from_millis).min(limit);
+        if let Some(per_minute) = m.rate_limit {
+            let state = match &self.state {
+                Ok(state) => state,
+                Err(e) => {
+                    audit.error_code = Some("RATE_LIMIT_UNAVAILABLE".into());
+                    let hint = "make clix's state folder writable";
+                    return CallResult::refused(name, "RATE_LIMIT_UNAVAILABLE", e, hint, exit::TRY_LATER);
+                }
+            };
+            match state.take_call_slot(name, per_minute, readiness::now_ms()) {
+                Ok(Ok(())) => {}
+                Ok(Err(wait)) => {
+                    audit.error_code = Some("RATE_LIMITED".into());
+                    let message = format!("more than {per_minute} calls in the last minute (rate_limit)");
+                    let hint = format!("retry in {} s", wait.as_secs().max(1));
+                    return CallResult::refused(name, "RATE_LIMITED", &message, &hint, exit::TRY_LATER);
+                }
+                Err(e) => {
+                    audit.error_code = Some("RATE_LIMIT_UNAVAILABLE".into());
+                    let hint = "make clix's state folder writable";
+                    return CallResult::refused(name, "RATE_LIMIT_UNAVAILABLE", &e, hint, exit::TRY_LATER);
+                }
+            }
+        }
+        let _lock = if m.serialize {
+            match crate::serialize::acquire(&self.config.state_dir.join("locks"), name, timeout).await {
+                Ok(Some(lock)) => Some(lock),
+                Ok(None) => {
+                    audit.error_code = Some("BUSY".into());
+                    let message = format!("another call of {name} ran for the whole {} ms limit", timeout.as_millis());
+                    let hint = "this tool runs one call at a time (serialize); retry when it is done";
+                    return CallResult::refused(name, "BUSY", &message, hint, exit::TRY_LATER);
+                }
+                Err(e) => {
+                    audit.error_code = Some("LOCK_FAILED".into());
+                    let hint = "make clix's state folder writable";
+                    return CallResult::refused(name, "LOCK_FAILED", &e.to_string(), hint, exit::TRY_LATER);
+                }
+            }
+        } else {
+            None
+        };
+        let env = match tool_env(m, &self.config.env) {
+            Ok(env) => env,
+            Err(e) => {
+                audit.error_code = Some("CONFIG".into());
+                return CallResult::refused(
+                    name,
+                    "CONFIG",
+                    &e,
+                    "fix the manifest's env or clix's config",
+                    exit::CONFIG,
+                );
+            }
+        };
+        let Some(sandbox) = &self.sandbox else {
+            audit.error_code = Some("SANDBOX_UNAVAILABLE".into());
+            let hint = "turn the OS tier on: sandbox.mode = \"bwrap\"";
+            return CallResult::refused(name, "SANDBOX_UNAVAILABLE", "the OS tier is off", hint, exit::CANNOT_RUN);
+        };
+        // Time spent waiting for a rate slot or the lock counts against the limit.
+        let left = timeout.saturating_sub(started.elapsed());
+        let run = ToolRun { tool, args: argv, cwd, stdin, timeout: left, env: &env };
+        match run.run(sandbox).await {
+            Ok(outcome) => read_outcome(tool, outcome, timeout, audit),
+            Err(e) => {
+                audit.error_code = Some("SANDBOX_UNAVAILABLE".into());
+                let hint = match e {
+                    SandboxError::Unavailable(_) => "see sandbox status",
+                    SandboxError::Spawn { .. } => "see hub info for the tool's program and folder",
+                };
+                CallResult::refused(name, "SANDBOX_UNAVAILABLE", &e.to_string(), hint, exit::CANNOT_RUN)
+            }
+        }
+    }
+}
+
+async fn readiness_of(
+    tool: &Tool,
+    sandbox: Option<&Sandbox>,
+    state: Option<&HubState>,
+    env: &EnvLookup,
+    ttl: Duration,
+) -> Readiness {
+    let Some(sandbox) = sandbox else {
+        return Readiness::not_ready("the OS tier is off, so no hub tool can run (sandbox.mode)");
+    };
+    let env = match tool_env(&tool.manifest, env) {
+        Ok(env) => env,
+        Err(e) => return Readiness::not_ready(e),
+    };
+    let key = readiness::cache_key(tool);
+    if let Some(cached) = state.and_then(|s| s.cached_readiness(&key, readiness::now_ms(), ttl)) {
+        return cached;
+    }
+    let (readiness, conclusive) = readiness::check(sandbox, tool, &env).await;
+    // A sandbox that could not start says nothing about the tool: not cached.
+    if conclusive && let Some(state) = state {
+        state.remember_readiness(&key, readiness::now_ms(), &readiness);
+    }
+    readiness
+}
+
+/// A finished run, read by the contract.
+fn read_outcome(tool: &Tool, o: Outcome, timeout: Duration, audit: &mut PendingCall<'_>) -> CallResult {
+    let m = &tool.manifest;
+    let name = m.name.as_str();
+    audit.bytes = (o.stdout_total, o.stderr_total);
+    let logs = decode_output(&o.stderr).text;
+    let with_logs = |mut r: CallResult| {
+        r.stderr.insert_str(0, &logs);
+        r
+    };
+    if o.timed_out.is_some() {
+        audit.error_code = Some("TIMEOUT".into());
+        let message = format!("no result within {} ms", timeout.as_millis());
+        let hint = "narrow the request, or raise timeout_ms in the tool's manifest";
+        return with_logs(CallResult::refused(name, "TIMEOUT", &message, hint, exit::TIMEOUT));
+    }
+    if o.exit_code != 0 {
+        let error = parse_error(&o.stderr);
+        audit.error_code = error.as_ref().map(|e| e.error_code.clone());
+        let stderr = match error {
+            // The structured error replaces its own JSON line; other log lines stay.
+            Some(_) => {
+                let kept: String =
+                    logs.lines().filter(|l| parse_error(l.as_bytes()).is_none()).map(|l| format!("{l}\n")).collect();
+                format!("{kept}{}\n", crate::contract::error_text(name, o.exit_code, &o.stderr))
+            }
+            None => format!("{logs}{}\n", crate::contract::error_text(name, o.exit_code, &o.stderr)),
+        };
+        return CallResult { stdout: Vec::new(), stderr, exit_code: o.exit_code };
+    }
+    if o.stdout_dropped() > 0 {
+        audit.error_code = Some("BAD_OUTPUT".into());
+        let message = format!("stdout is {} bytes, more than the sandbox keeps", o.stdout_total);
+        let hint = "ask for less (a limit parameter), or fix the tool";
+        return with_logs(CallResult::refused(name, "BAD_OUTPUT", &message, hint, exit::BAD_OUTPUT));
+    }
+    match check_output(name, m.output.schema.as_ref(), &o.stdout) {
+        Ok(_) => {
+            let decoded = decode_output(&o.stdout);
+            let mut stderr = logs;
+            if decoded.converted() {
+                stderr.push_str(&format!("clix: {name}: output converted from {} to UTF-8\n", decoded.encoding));
+            }
+            let mut stdout = decoded.text.into_bytes();
+            if !stdout.ends_with(b"\n") {
+                stdout.push(b'\n');
+            }
+            CallResult { stdout, stderr, exit_code: 0 }
+        }
+        Err(e) => {
+            let code = match e {
+                OutputError::NotJson { .. } => "BAD_OUTPUT",
+                OutputError::Schema { .. } => "SCHEMA_VIOLATION",
+            };
+            audit.error_code = Some(code.into());
+            let stderr = format!(
+                "{logs}[error] {e}\nhint: the tool broke its output contract; report it to the tool's owner \
+                 (hub info {name} shows its schema)\n"
+            );
+            CallResult { stdout: Vec::new(), stderr, exit_code: exit::BAD_OUTPUT }
+        }
+    }
+}
+
+/// The audit line of a call; one never finished (its caller stopped
+/// waiting) is logged as `CANCELLED` when this is dropped.
+struct PendingCall<'a> {
+    runtime: &'a HubRuntime,
+    tool: &'a str,
+    params: Map<String, Value>,
+    started: Instant,
+    error_code: Option<String>,
+    bytes: (u64, u64),
+    done: bool,
+}
+
+impl<'a> PendingCall<'a> {
+    fn new(runtime: &'a HubRuntime, tool: &'a str, args: &Map<String, Value>) -> Self {
+        let params = args
+            .iter()
+            .map(|(k, v)| (k.clone(), if is_secret_name(k) { Value::String("***".into()) } else { v.clone() }))
+            .collect();
+        PendingCall { runtime, tool, params, started: Instant::now(), error_code: None, bytes: (0, 0), done: false }
+    }
+
+    fn finish(&mut self, result: &CallResult) {
+        self.done = true;
+        self.write(result.exit_code);
+    }
+
+    fn write(&mut self, exit_code: i32) {
+        let Some(path) = self.runtime.audit_log() else { return };
+        let record = CallRecord {
+            ts_ms: readiness::now_ms() as u128,
+            kind: "hub".into(),
+            session: self.runtime.config.session.clone(),
+            tool: self.tool.to_string(),
+            params: std::mem::take(&mut self.params),
+            exit_code,
+            error_code: if exit_code == 0 { None } else { self.error_code.take() },
+            duration_ms: self.started.elapsed().as_millis(),
+            stdout_bytes: self.bytes.0,
+            stderr_bytes: self.bytes.1,
+        };
+        if let Err(e) = (AuditLog { path: path.to_path_buf() }).append(&record) {
+            // Losing an audit line must be visible, never silent.
+            eprintln!("clix: cannot append to the audit log {}: {e}", path.display());
+        }
+    }
+}
+
+impl Drop for PendingCall<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.error_code = Some("CANCELLED".into());
+            self.write(-1);
+        }
+    }
+}

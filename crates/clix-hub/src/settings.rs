@@ -1,0 +1,24 @@
+//! The `[hub]` section of clix's config file.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HubSettings {
+    /// More hub folders, searched after `<workspace>/.clix/hub` and the
+    /// config folder's `hub/` (`--hub DIR` adds to them; `CLIX_HUB_PATH` comes last).
+    pub dirs: Vec<PathBuf>,
+    /// Only tools of these domains exist for a session (`--domain`); empty means all.
+    pub domains: Vec<String>,
+    /// How long a tool's self-test result is trusted while its manifest and
+    /// program are unchanged.
+    pub self_test_ttl_secs: u64,
+}
+
+impl Default for HubSettings {
+    fn default() -> Self {
+        HubSettings { dirs: Vec::new(), domains: Vec::new(), self_test_ttl_secs: 600 }
+    }
+}

@@ -1,0 +1,107 @@
+//! `hub stats`: per-tool calls, success rate, latency percentiles and the
+//! distribution of error codes, read back from the audit log (seed 001's
+//! "keep per-tool success rate, average latency and error distribution").
+
+use std::collections::BTreeMap;
+use std::io::BufRead;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+/// One hub call as the audit log records it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CallRecord {
+    pub ts_ms: u128,
+    /// Always `hub`; the OS tier's lines in the same log say `os`.
+    pub kind: String,
+    pub session: String,
+    pub tool: String,
+    /// The call's arguments, secret-looking names redacted.
+    pub params: serde_json::Map<String, serde_json::Value>,
+    pub exit_code: i32,
+    /// The tool's `error_code`, or clix's own (`TIMEOUT`, `BAD_OUTPUT`, …); absent on success.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
+    pub duration_ms: u128,
+    pub stdout_bytes: u64,
+    pub stderr_bytes: u64,
+}
+
+/// The figures of one tool.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolStats {
+    pub tool: String,
+    pub calls: u64,
+    pub ok: u64,
+    /// `ok / calls`, 0..=1.
+    pub success_rate: f64,
+    pub p50_ms: u128,
+    pub p95_ms: u128,
+    /// Error code → calls that ended with it.
+    pub errors: BTreeMap<String, u64>,
+}
+
+/// Figures per tool (sorted by name) from the hub lines of an audit log;
+/// `tool` keeps only that one. A missing log means no calls yet. Lines that
+/// do not parse (another kind, a torn write) are skipped.
+pub fn stats(audit_log: &Path, tool: Option<&str>) -> std::io::Result<Vec<ToolStats>> {
+    let file = match std::fs::File::open(audit_log) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut per_tool: BTreeMap<String, Vec<CallRecord>> = BTreeMap::new();
+    for line in std::io::BufReader::new(file).lines() {
+        let line = line?;
+        if !line.contains("\"kind\":\"hub\"") {
+            continue;
+        }
+        let Ok(record) = serde_json::from_str::<CallRecord>(&line) else { continue };
+        if tool.is_none_or(|t| t == record.tool) {
+            per_tool.entry(record.tool.clone()).or_default().push(record);
+        }
+    }
+    Ok(per_tool.into_iter().map(|(tool, calls)| summarize(tool, &calls)).collect())
+}
+
+fn summarize(tool: String, calls: &[CallRecord]) -> ToolStats {
+    let mut durations: Vec<u128> = calls.iter().map(|c| c.duration_ms).collect();
+    durations.sort_unstable();
+    let ok = calls.iter().filter(|c| c.exit_code == 0).count() as u64;
+    let mut errors = BTreeMap::new();
+    for c in calls.iter().filter(|c| c.exit_code != 0) {
+        let code = c.error_code.clone().unwrap_or_else(|| format!("exit {}", c.exit_code));
+        *errors.entry(code).or_default() += 1;
+    }
+    ToolStats {
+        tool,
+        calls: calls.len() as u64,
+        ok,
+        success_rate: if calls.is_empty() { 0.0 } else { ok as f64 / calls.len() as f64 },
+        p50_ms: percentile(&durations, 50),
+        p95_ms: percentile(&durations, 95),
+        errors,
+    }
+}
+
+/// Nearest-rank percentile of sorted values.
+fn percentile(sorted: &[u128], p: usize) -> u128 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = (p * sorted.len()).div_ceil(100).max(1);
+    sorted[rank - 1]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percentile;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let v: Vec<u128> = (1..=20).collect();
+        assert_eq!((percentile(&v, 50), percentile(&v, 95)), (10, 19));
+        assert_eq!((percentile(&[7], 50), percentile(&[7], 95)), (7, 7));
+        assert_eq!(percentile(&[], 50), 0);
+    }
+}

@@ -1,0 +1,397 @@
+//! Hub calls for real: tools are small scripts run in real bubblewrap
+//! (Debian package `bubblewrap`, installed by .ci/run), with a real SQLite
+//! state file and a real audit log.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clix_hub::{CallResult, EnvLookup, HubConfig, HubRuntime, HubSource, LoadOptions};
+use clix_sandbox::{AuditLog, Sandbox, SandboxSettings};
+use serde_json::{Map, Value, json};
+
+struct Fixture {
+    _dirs: Vec<tempfile::TempDir>,
+    ws: PathBuf,
+    hub: PathBuf,
+    state: PathBuf,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let dirs: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+        let path = |i: usize| std::fs::canonicalize(dirs[i].path()).unwrap();
+        Fixture { ws: path(0), hub: path(1), state: path(2), _dirs: dirs }
+    }
+
+    /// A tool folder: `manifest.json` (the defaults below patched by
+    /// `patch`) next to an executable bash script `run`.
+    fn tool(&self, name: &str, patch: Value, script: &str) -> PathBuf {
+        let dir = self.hub.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut manifest = json!({
+            "name": name, "version": "1.0.0", "description": format!("the {name} tool"),
+            "command": "./run", "self_test": false, "version_args": false,
+        });
+        for (k, v) in patch.as_object().unwrap() {
+            manifest[k] = v.clone();
+        }
+        std::fs::write(dir.join("manifest.json"), serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+        let program = dir.join("run");
+        std::fs::write(&program, format!("#!/bin/bash\n{script}\n")).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+        dir
+    }
+
+    fn config(&self, ttl: Duration, domains: &[&str]) -> HubConfig {
+        let env: EnvLookup = Arc::new(|name| (name == "HUB_TEST_TOKEN").then(|| "tok-123".to_string()));
+        HubConfig {
+            sources: vec![HubSource::explicit(&self.hub)],
+            load: LoadOptions::default(),
+            domains: domains.iter().map(|d| d.to_string()).collect(),
+            state_dir: self.state.clone(),
+            self_test_ttl: ttl,
+            env,
+            audit_log: Some(self.audit_path()),
+            session: "test-session".into(),
+        }
+    }
+
+    fn audit_path(&self) -> PathBuf {
+        self.state.join("audit.jsonl")
+    }
+
+    async fn load(&self) -> HubRuntime {
+        self.load_with(self.config(Duration::from_secs(600), &[])).await
+    }
+
+    async fn load_with(&self, config: HubConfig) -> HubRuntime {
+        let audit = Some(AuditLog { path: self.audit_path() });
+        let sandbox = Sandbox::new(SandboxSettings::default(), &self.ws, None, audit, "test-session".into());
+        HubRuntime::load(config, Some(Arc::new(sandbox))).await
+    }
+}
+
+fn args(v: Value) -> Map<String, Value> {
+    v.as_object().unwrap().clone()
+}
+
+async fn call(hub: &HubRuntime, ws: &Path, tool: &str, a: Value) -> CallResult {
+    hub.call(tool, &args(a), None, ws, Duration::from_secs(20)).await
+}
+
+fn stdout_json(r: &CallResult) -> Value {
+    serde_json::from_slice(&r.stdout).unwrap_or_else(|e| panic!("{e}: {r:?}"))
+}
+
+/// Prints its arguments as a JSON array (python3 quotes them exactly).
+const ECHO_ARGV: &str = r#"exec python3 -c 'import json,sys; print(json.dumps(sys.argv[1:]))' "$@""#;
+
+#[tokio::test]
+async fn arguments_reach_the_tool_as_argv_in_declared_order() {
+    let f = Fixture::new();
+    let params = json!([
+        {"name": "query", "type": "string", "required": true},
+        {"name": "limit", "type": "integer", "default": 50},
+        {"name": "verbose", "type": "boolean"},
+        {"name": "quiet", "type": "boolean"},
+        {"name": "tag", "type": "array"},
+        {"name": "files", "type": "array", "positional": true}
+    ]);
+    f.tool("echo-argv", json!({"parameters": params}), ECHO_ARGV);
+    let hub = f.load().await;
+    let hostile = "; rm -rf / $(touch pwned) `id`\nnext";
+    let r = call(
+        &hub,
+        &f.ws,
+        "echo-argv",
+        json!({"files": ["a.log", "b.log"], "tag": ["x", "y"], "verbose": true, "quiet": false, "query": hostile}),
+    )
+    .await;
+    assert_eq!(r.exit_code, 0, "{r:?}");
+    assert_eq!(
+        stdout_json(&r),
+        json!(["--query", hostile, "--limit", "50", "--verbose", "--tag", "x", "--tag", "y", "a.log", "b.log"])
+    );
+    assert!(!f.ws.join("pwned").exists(), "no shell ever ran the value");
+    // Missing, extra and wrongly typed parameters never reach the tool.
+    for (bad, want) in [
+        (json!({}), "missing required --query"),
+        (json!({"query": "q", "color": "red"}), "unknown parameter --color"),
+        (json!({"query": "q", "limit": "many"}), "--limit"),
+        (json!({"query": "q", "files": "one.log"}), "--files"),
+    ] {
+        let r = call(&hub, &f.ws, "echo-argv", bad).await;
+        assert_eq!(r.exit_code, 2, "{r:?}");
+        assert!(r.stderr.starts_with("[error] echo-argv: ") && r.stderr.contains(want), "{}", r.stderr);
+        assert!(r.stderr.contains("usage: echo-argv --query <string>"), "usage follows: {}", r.stderr);
+    }
+}
+
+#[tokio::test]
+async fn results_are_read_by_the_contract() {
+    let f = Fixture::new();
+    let schema = json!({"type": "array", "items": {"type": "object", "required": ["id"]}});
+    f.tool("good", json!({"output": {"format": "json", "schema": schema}}), r#"echo progress >&2; echo '[{"id": 1}]'"#);
+    f.tool("not-json", json!({}), "echo 'Found 3 results'");
+    f.tool("breaks-schema", json!({"output": {"format": "json", "schema": schema}}), r#"echo '[{"name": 1}]'"#);
+    f.tool(
+        "structured",
+        json!({}),
+        r#"echo 'scanning…' >&2
+echo '{"error_code": "RANGE_TOO_LARGE", "message": "the range spans 900 days", "hint": "use --since within 30 days"}' >&2
+exit 1"#,
+    );
+    f.tool("denied", json!({}), r#"echo '{"error_code": "FORBIDDEN", "message": "no access"}' >&2; exit 3"#);
+    f.tool("crashes", json!({}), "echo 'Traceback: boom' >&2; exit 9");
+    f.tool("slow", json!({"timeout_ms": 300}), "sleep 30");
+    // "数据库连接超时，请稍后重试" in GBK, as an older Chinese CLI prints it.
+    let gbk =
+        r"\xca\xfd\xbe\xdd\xbf\xe2\xc1\xac\xbd\xd3\xb3\xac\xca\xb1\xa3\xac\xc7\xeb\xc9\xd4\xba\xf3\xd6\xd8\xca\xd4";
+    f.tool("gbk", json!({}), &format!(r#"printf '{{"msg": "{gbk}"}}\n'"#));
+    let hub = f.load().await;
+    let ws = &f.ws;
+
+    let r = call(&hub, ws, "good", json!({})).await;
+    assert_eq!((r.exit_code, r.stdout.as_slice(), r.stderr.as_str()), (0, &b"[{\"id\": 1}]\n"[..], "progress\n"));
+
+    let r = call(&hub, ws, "not-json", json!({})).await;
+    assert_eq!(r.exit_code, 70);
+    assert!(
+        r.stderr.contains("[error] not-json: stdout is not JSON") && r.stderr.contains("starts with `Found 3 results"),
+        "{}",
+        r.stderr
+    );
+
+    let r = call(&hub, ws, "breaks-schema", json!({})).await;
+    assert_eq!(r.exit_code, 70);
+    assert!(r.stderr.contains("breaks-schema: output breaks its schema") && r.stderr.contains("at /0"), "{}", r.stderr);
+
+    let r = call(&hub, ws, "structured", json!({})).await;
+    assert_eq!(r.exit_code, 1);
+    assert_eq!(
+        r.stderr,
+        "scanning…\n[error] structured: RANGE_TOO_LARGE: the range spans 900 days\nhint: use --since within 30 days\n"
+    );
+    let r = call(&hub, ws, "denied", json!({})).await;
+    assert_eq!((r.exit_code, r.stderr.as_str()), (3, "[error] denied: FORBIDDEN: no access\n"));
+    let r = call(&hub, ws, "crashes", json!({})).await;
+    assert_eq!(r.exit_code, 9);
+    assert!(
+        r.stderr.contains("Traceback: boom") && r.stderr.contains("[error] crashes: exit 9 (system error)"),
+        "{}",
+        r.stderr
+    );
+
+    let started = Instant::now();
+    let r = call(&hub, ws, "slow", json!({})).await;
+    assert_eq!(r.exit_code, 124, "{r:?}");
+    assert!(r.stderr.contains("[error] slow: TIMEOUT: no result within 300 ms"), "{}", r.stderr);
+    assert!(started.elapsed() < Duration::from_secs(5));
+
+    let r = call(&hub, ws, "gbk", json!({})).await;
+    assert_eq!(
+        (r.exit_code, String::from_utf8_lossy(&r.stdout).as_ref()),
+        (0, "{\"msg\": \"数据库连接超时，请稍后重试\"}\n")
+    );
+    assert!(r.stderr.contains("converted from GBK"), "{}", r.stderr);
+}
+
+#[tokio::test]
+async fn self_tests_hide_tools_that_are_not_ready_and_are_cached() {
+    let f = Fixture::new();
+    let count = f.ws.join("self-tests-run");
+    let counting = format!("[ \"$1\" = --self-test ] && echo run >> {} ; echo '{{}}'", count.display());
+    f.tool("healthy", json!({"self_test": ["--self-test"]}), &counting);
+    f.tool(
+        "broken",
+        json!({"self_test": ["--self-test"]}),
+        r#"echo '{"error_code": "NO_DB", "message": "database unreachable"}' >&2; exit 1"#,
+    );
+    let hub = f.load().await;
+    let ready: Vec<&str> = hub.ready().map(|t| t.manifest.name.as_str()).collect();
+    assert_eq!(ready, ["healthy"]);
+    let broken = hub.entry("broken").unwrap();
+    let reason = broken.readiness.reason.as_deref().unwrap();
+    assert!(reason.contains("`broken --self-test` failed: broken: NO_DB: database unreachable"), "{reason}");
+    let r = call(&hub, &f.ws, "broken", json!({})).await;
+    assert_eq!(r.exit_code, 127, "a tool that is not ready cannot be called");
+
+    let runs = || std::fs::read_to_string(&count).unwrap_or_default().lines().count();
+    assert_eq!(runs(), 1);
+    f.load().await;
+    assert_eq!(runs(), 1, "the cached result is used while manifest and program are unchanged");
+    // Editing the manifest changes its modification time: the self-test runs again.
+    std::thread::sleep(Duration::from_millis(20));
+    let manifest = f.hub.join("healthy/manifest.json");
+    std::fs::write(&manifest, std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    f.load().await;
+    assert_eq!(runs(), 2);
+    f.load_with(f.config(Duration::ZERO, &[])).await;
+    assert_eq!(runs(), 3, "an expired result is not used");
+}
+
+#[tokio::test]
+async fn version_drift_is_a_warning_not_a_failure() {
+    let f = Fixture::new();
+    f.tool("drifted", json!({"version": "1.2.0", "version_args": ["--version"]}), "echo 'drifted 1.3.0'");
+    f.tool("same", json!({"version": "2.0.0", "version_args": ["--version"]}), "echo 'same v2.0.0'");
+    let hub = f.load().await;
+    let drifted = hub.entry("drifted").unwrap();
+    assert!(drifted.readiness.ready);
+    let drift = drifted.readiness.drift.as_deref().unwrap();
+    assert!(drift.contains("manifest says version 1.2.0, but `drifted --version` prints `drifted 1.3.0`"), "{drift}");
+    assert_eq!(hub.entry("same").unwrap().readiness.drift, None);
+}
+
+/// Two calls at once of a tool that logs when it starts and ends.
+async fn overlapping_calls(serialize: bool) -> bool {
+    let f = Fixture::new();
+    let log = f.ws.join("spans");
+    let script = format!(
+        "echo \"start $(date +%s%N)\" >> {0}; sleep 0.4; echo \"end $(date +%s%N)\" >> {0}; echo '{{}}'",
+        log.display()
+    );
+    f.tool("single", json!({"serialize": serialize}), &script);
+    let hub = f.load().await;
+    let (a, b) = tokio::join!(call(&hub, &f.ws, "single", json!({})), call(&hub, &f.ws, "single", json!({})));
+    assert_eq!((a.exit_code, b.exit_code), (0, 0), "{a:?} {b:?}");
+    let events: Vec<String> =
+        std::fs::read_to_string(&log).unwrap().lines().map(|l| l.split(' ').next().unwrap().to_string()).collect();
+    events != ["start", "end", "start", "end"]
+}
+
+#[tokio::test]
+async fn serialized_tools_run_one_call_at_a_time() {
+    assert!(!overlapping_calls(true).await, "serialize: the second call waits for the first");
+    assert!(overlapping_calls(false).await, "without serialize the calls overlap (the check can fail)");
+}
+
+#[tokio::test]
+async fn rate_limits_refuse_with_when_to_retry() {
+    let f = Fixture::new();
+    f.tool("limited", json!({"rate_limit": 2}), "echo '{}'");
+    let hub = f.load().await;
+    for _ in 0..2 {
+        assert_eq!(call(&hub, &f.ws, "limited", json!({})).await.exit_code, 0);
+    }
+    let r = call(&hub, &f.ws, "limited", json!({})).await;
+    assert_eq!(r.exit_code, 75);
+    assert!(
+        r.stderr.starts_with("[error] limited: RATE_LIMITED: more than 2 calls in the last minute"),
+        "{}",
+        r.stderr
+    );
+    let secs: u64 = r.stderr.split("hint: retry in ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!((1..=60).contains(&secs), "{secs}");
+    // The count lives in the state file: another session of the user is limited too.
+    let other = f.load().await;
+    assert_eq!(call(&other, &f.ws, "limited", json!({})).await.exit_code, 75);
+}
+
+#[tokio::test]
+async fn calls_are_audited_and_stats_are_read_back() {
+    let f = Fixture::new();
+    let params = json!([{"name": "api-token", "type": "string"}, {"name": "fail", "type": "boolean"}]);
+    let script = r#"if [ "$3" = --fail ] || [ "$1" = --fail ]; then echo '{"error_code": "E_BUSINESS", "message": "no"}' >&2; exit 1; fi
+echo "{\"token\": \"$TOKEN\", \"leak\": \"$HUB_SECRET_KEY\"}""#;
+    f.tool("audited", json!({"parameters": params, "env": {"TOKEN": "${HUB_TEST_TOKEN}"}}), script);
+    // SAFETY: set before any thread of this test reads the environment.
+    unsafe { std::env::set_var("HUB_SECRET_KEY", "must-not-pass") };
+    let hub = f.load().await;
+    let ok = call(&hub, &f.ws, "audited", json!({"api-token": "hunter2"})).await;
+    assert_eq!(stdout_json(&ok), json!({"token": "tok-123", "leak": ""}), "the manifest's env passes, nothing else");
+    call(&hub, &f.ws, "audited", json!({"api-token": "hunter2"})).await;
+    assert_eq!(call(&hub, &f.ws, "audited", json!({"fail": true})).await.exit_code, 1);
+
+    let log = std::fs::read_to_string(f.audit_path()).unwrap();
+    let hub_lines: Vec<Value> =
+        log.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).filter(|v| v["kind"] == "hub").collect();
+    assert_eq!(hub_lines.len(), 3);
+    assert_eq!(hub_lines[0]["tool"], "audited");
+    assert_eq!(hub_lines[0]["params"], json!({"api-token": "***"}));
+    assert_eq!(hub_lines[0]["session"], "test-session");
+    assert!(hub_lines[0]["stdout_bytes"].as_u64().unwrap() > 10);
+    assert_eq!(hub_lines[2]["error_code"], "E_BUSINESS");
+    assert!(!log.contains("hunter2") && !log.contains("tok-123"), "no secret in the audit log");
+
+    let stats = hub.stats(Some("audited")).unwrap();
+    assert_eq!(stats.len(), 1);
+    let s = &stats[0];
+    assert_eq!((s.calls, s.ok), (3, 2));
+    assert!((s.success_rate - 2.0 / 3.0).abs() < 1e-9);
+    assert_eq!(s.errors.get("E_BUSINESS"), Some(&1));
+    assert!(s.p50_ms <= s.p95_ms);
+    assert_eq!(hub.most_used(1)[0].manifest.name, "audited");
+}
+
+#[tokio::test]
+async fn domains_scope_the_session() {
+    let f = Fixture::new();
+    f.tool("ops-tool", json!({"domain": "ops"}), "echo '{}'");
+    f.tool("data-tool", json!({"domain": "data"}), "echo '{}'");
+    f.tool("no-domain", json!({}), "echo '{}'");
+    let names = |hub: &HubRuntime| hub.entries().iter().map(|e| e.tool.manifest.name.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&f.load().await), ["data-tool", "no-domain", "ops-tool"]);
+    let ops = f.load_with(f.config(Duration::from_secs(600), &["ops"])).await;
+    assert_eq!(names(&ops), ["ops-tool"]);
+    assert_eq!(call(&ops, &f.ws, "data-tool", json!({})).await.exit_code, 127, "outside the domain it does not exist");
+}
+
+#[tokio::test]
+async fn search_ranks_the_right_tool_first_among_thirty() {
+    let f = Fixture::new();
+    let tools = [
+        ("log-search", "Search application log files for a keyword within a time range"),
+        ("csv-query", "Filter and sort rows of a CSV or JSON table"),
+        ("ticket-info", "Look up a support ticket by id"),
+        ("deploy-status", "Show the deployment status of a service"),
+        ("dns-lookup", "Resolve a host name to addresses"),
+        ("invoice-pdf", "Render an invoice as a PDF document"),
+        ("user-audit", "List permission changes of a user account"),
+        ("cert-expiry", "Days until a TLS certificate expires"),
+        ("queue-depth", "Messages waiting in a message queue"),
+        ("git-blame-stats", "Who changed which lines of a repository file"),
+        ("disk-usage", "Space used by each folder of a volume"),
+        ("pg-slow-queries", "The slowest PostgreSQL statements of the last hour"),
+        ("k8s-pods", "Pods of a Kubernetes namespace and their restarts"),
+        ("feature-flags", "Read or list feature flag values per environment"),
+        ("currency-rate", "Exchange rate between two currencies on a date"),
+        ("oncall-now", "Who is on call for a team right now"),
+        ("backup-verify", "Check that last night's backup can be restored"),
+        ("translate-text", "Translate a short text into another language"),
+        ("image-thumbnail", "Make a small preview image of a picture"),
+        ("sales-report", "Revenue per region and month"),
+        ("crash-symbolize", "Turn a native crash address list into function names"),
+        ("api-latency", "p50 and p99 latency of an HTTP endpoint"),
+        ("license-scan", "Licenses of a project's dependencies"),
+        ("secret-scan", "Find committed passwords and keys in a repository"),
+        ("calendar-free", "Free meeting slots of several people"),
+        ("weather-now", "Current weather for a city"),
+        ("sms-send", "Send a text message to a phone number"),
+        ("geo-ip", "Country and city of an IP address"),
+        ("docs-search", "Search the internal documentation wiki"),
+        ("metrics-query", "Run a PromQL query against the metrics store"),
+    ];
+    for (name, description) in tools {
+        let params = json!([{"name": "target", "type": "string", "description": "what the tool works on"}]);
+        f.tool(name, json!({"description": description, "parameters": params}), "echo '{}'");
+    }
+    let hub = f.load().await;
+    assert_eq!(hub.ready().count(), 30);
+    for (query, want) in [
+        ("find errors in the logs since yesterday", "log-search"),
+        ("when does the TLS certificate expire", "cert-expiry"),
+        ("sort a csv table", "csv-query"),
+        ("support ticket OPS-12", "ticket-info"),
+        ("is the service deployed", "deploy-status"),
+        ("which database statements are slow", "pg-slow-queries"),
+        ("restarts of kubernetes pods", "k8s-pods"),
+    ] {
+        let found = hub.search(query, 5).unwrap();
+        assert_eq!(found.first().map(|f| f.name.as_str()), Some(want), "{query}: {found:?}");
+        assert!(found.windows(2).all(|w| w[0].score >= w[1].score), "ranked: {found:?}");
+    }
+    assert!(hub.search("zebra quantum", 5).unwrap().is_empty());
+}
