@@ -1,7 +1,7 @@
 //! Benchmarks, measured side by side in one process so machine noise hits
 //! every contender alike. Run with
-//! `cargo run --release -p clix-bench [-- engine|sandbox|bigfile|memory [N]]`
-//! (no argument runs all four); each prints a markdown table.
+//! `cargo run --release -p clix-bench [-- engine|sandbox|bigfile|hub|memory [N]]`
+//! (no argument runs them all); each prints a markdown table.
 //!
 //! - `engine`: warm per-call latency of `cat f | grep x | wc -l` on a 10 KB
 //!   file for bare bashkit, clix Layer 1, clix Layers 1+2 and `bash -c`,
@@ -10,6 +10,8 @@
 //!   `true` spawned on the host.
 //! - `bigfile` (Performance P2): `clix run 'grep -c ERROR big.log'` on a
 //!   120 MB log vs GNU grep, wall time and peak RSS.
+//! - `hub` (issue 6): a hub call vs a direct exec of the same program
+//!   through the same sandbox, and `hub search` over 1,000 manifests.
 //! - `memory` (issue 7): at 100k memories, insert throughput and search
 //!   p50/p95 for full text alone and hybrid (vectors of dimension 384), with
 //!   brute-force cosine over the same vectors as the baseline.
@@ -20,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use clix_engine::{Engine, EngineConfig, PresentOptions, ShellLimits};
 
+mod hub;
 mod memory;
 mod sandbox;
 
@@ -36,6 +39,10 @@ fn main() {
     }
     if matches!(which.as_str(), "all" | "bigfile") {
         sandbox::big_file(n.unwrap_or(5));
+    }
+    if matches!(which.as_str(), "all" | "hub") {
+        hub::call_overhead(n.unwrap_or(300));
+        hub::search(1000);
     }
     if matches!(which.as_str(), "all" | "memory") {
         memory::memory(n.unwrap_or(100_000));

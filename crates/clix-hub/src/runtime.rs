@@ -329,6 +329,9 @@ async fn readiness_of(
         Ok(env) => env,
         Err(e) => return Readiness::not_ready(e),
     };
+    if tool.manifest.self_test.is_none() && tool.manifest.version_args.is_none() {
+        return Readiness { ready: true, reason: None, drift: None };
+    }
     let key = readiness::cache_key(tool);
     if let Some(cached) = state.and_then(|s| s.cached_readiness(&key, readiness::now_ms(), ttl)) {
         return cached;

@@ -30,6 +30,7 @@ impl HubState {
         conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| fail(&e))?;
         conn.execute_batch(
             "PRAGMA journal_mode = WAL;
+             PRAGMA synchronous = NORMAL;
              CREATE TABLE IF NOT EXISTS self_tests (
                  key TEXT PRIMARY KEY, checked_ms INTEGER NOT NULL, readiness TEXT NOT NULL);
              CREATE TABLE IF NOT EXISTS calls (tool TEXT NOT NULL, ts_ms INTEGER NOT NULL);
