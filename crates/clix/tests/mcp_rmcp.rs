@@ -57,8 +57,18 @@ impl Env {
         handler: H,
         lifecycle: ClientLifecycleMode,
     ) -> RunningService<RoleClient, H> {
+        self.connect_with(&[], handler, lifecycle).await
+    }
+
+    /// `clix mcp` with `extra` flags.
+    async fn connect_with<H: ClientHandler>(
+        &self,
+        extra: &[&str],
+        handler: H,
+        lifecycle: ClientLifecycleMode,
+    ) -> RunningService<RoleClient, H> {
         let (transport, _stderr) =
-            TokioChildProcess::builder(self.command(&[])).stderr(Stdio::null()).spawn().expect("clix mcp starts");
+            TokioChildProcess::builder(self.command(extra)).stderr(Stdio::null()).spawn().expect("clix mcp starts");
         handler.serve_with_lifecycle(transport, lifecycle).await.expect("handshake")
     }
 }
@@ -226,13 +236,27 @@ fn stdout_carries_only_mcp_and_stdin_eof_ends_the_server() {
     assert_eq!(replies[2]["error"]["code"], -32602, "unknown tool is invalid params: {}", replies[2]);
 }
 
+#[tokio::test]
+async fn hub_tools_over_mcp_follow_the_domain() {
+    let env = Env::new();
+    let hub = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/hub");
+    let flags = ["--hub", hub.to_str().unwrap(), "--domain", "support"];
+    let client = env.connect_with(&flags, (), ClientLifecycleMode::Initialize).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let description = tools[0].description.as_deref().unwrap_or("");
+    assert!(description.contains("ticket-info") && !description.contains("csv-query"), "{description}");
+    let r = client.call_tool(call("ticket-info OPS-101 --field owner | jq -r .owner")).await.unwrap();
+    assert_eq!(body(&r), "ana");
+    let r = client.call_tool(call("csv-query x.csv")).await.unwrap();
+    assert!(text(&r).contains("[exit:127 | "), "outside the domain: {}", text(&r));
+    client.cancel().await.unwrap();
+}
+
 #[test]
 fn bad_flags_fail_before_serving() {
     let env = Env::new();
-    let o = env.std_command(&["--domain", "docs"]).stdin(Stdio::null()).output().unwrap();
-    assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--domain docs: knowledge domains need the hub"));
-    assert!(o.stdout.is_empty());
+    let o = env.std_command(&["--hub", "/no/such/hub"]).stdin(Stdio::null()).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "a missing hub folder is a hub problem, not a failed start");
 
     let o = env.std_command(&["--http", "0.0.0.0:0"]).stdin(Stdio::null()).output().unwrap();
     assert_eq!(o.status.code(), Some(1));
