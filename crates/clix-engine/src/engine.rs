@@ -125,7 +125,10 @@ impl Engine {
         })
         .await?;
 
-        let agent: Vec<CommandSpec> = registry.specs().filter(|s| !hub_names.contains(&s.name)).cloned().collect();
+        // `hub` stays callable without ready tools (people run `clix hub check`),
+        // but is not advertised to the model then: there is nothing to find.
+        let advertised = |s: &&CommandSpec| !hub_names.contains(&s.name) && (s.name != "hub" || !hub_names.is_empty());
+        let agent: Vec<CommandSpec> = registry.specs().filter(advertised).cloned().collect();
         let hub = hub_names.iter().filter_map(|name| registry.get(name)).map(|c| c.spec().clone()).collect();
         let standard = session.command_names().into_iter().filter(|name| registry.get(name).is_none()).collect();
         let catalog = Catalog { agent, standard, hub };
