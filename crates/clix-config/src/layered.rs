@@ -74,6 +74,11 @@ where
     T: Serialize + DeserializeOwned + Default,
 {
     let defaults = Table::try_from(T::default()).expect("settings serialize to a TOML table");
+    // Tables empty by default are maps the user fills (`[hub.env]`): any key
+    // inside one is known.
+    let mut maps = Vec::new();
+    empty_tables("", &defaults, &mut maps);
+    let in_a_map = |key: &str| maps.iter().any(|m| key.strip_prefix(m.as_str()).is_some_and(|r| r.starts_with('.')));
     let mut settings = BTreeMap::new();
     flatten("", &defaults, &mut |key, value| {
         settings.insert(key, Setting { value: value.clone(), source: Source::Default });
@@ -84,11 +89,15 @@ where
         Ok(text) => {
             let table: Table = text.parse().map_err(|e: toml::de::Error| file_error(e.to_string()))?;
             let mut unknown = Vec::new();
-            flatten("", &table, &mut |key, value| match settings.get_mut(&key) {
-                Some(slot) => {
-                    *slot = Setting { value: value.clone(), source: Source::File(config_file.to_path_buf()) };
+            flatten("", &table, &mut |key, value| {
+                let setting = Setting { value: value.clone(), source: Source::File(config_file.to_path_buf()) };
+                match settings.get_mut(&key) {
+                    Some(slot) => *slot = setting,
+                    None if in_a_map(&key) => {
+                        settings.insert(key, setting);
+                    }
+                    None => unknown.push(key),
                 }
-                None => unknown.push(key),
             });
             if let Some(key) = unknown.first() {
                 let known: Vec<&str> = settings.keys().map(String::as_str).collect();
@@ -133,6 +142,20 @@ fn flatten(prefix: &str, table: &Table, leaf: &mut dyn FnMut(String, &Value)) {
         match value {
             Value::Table(inner) => flatten(&dotted, inner, leaf),
             other => leaf(dotted, other),
+        }
+    }
+}
+
+/// The dotted keys of the empty tables in `table`.
+fn empty_tables(prefix: &str, table: &Table, out: &mut Vec<String>) {
+    for (key, value) in table {
+        if let Value::Table(inner) = value {
+            let dotted = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
+            if inner.is_empty() {
+                out.push(dotted);
+            } else {
+                empty_tables(&dotted, inner, out);
+            }
         }
     }
 }
@@ -193,11 +216,12 @@ mod tests {
         timeout_secs: u64,
         strict: bool,
         paths: Vec<String>,
+        labels: BTreeMap<String, String>,
     }
 
     impl Default for Limits {
         fn default() -> Self {
-            Limits { timeout_secs: 30, strict: false, paths: vec![] }
+            Limits { timeout_secs: 30, strict: false, paths: vec![], labels: BTreeMap::new() }
         }
     }
 
@@ -237,6 +261,17 @@ mod tests {
         assert_eq!(l.value.limits.timeout_secs, 9);
         assert_eq!(l.settings["limits.timeout_secs"].source, Source::Flag("--timeout".into()));
         assert_eq!(l.value.name, "f");
+    }
+
+    #[test]
+    fn maps_take_any_key_from_the_file() {
+        let file = "[limits.labels]\nteam = \"ops\"\nGH_TOKEN = \"t\"\n";
+        let l = run(Some(file), &[], &[]).unwrap();
+        assert_eq!(l.value.limits.labels.get("team").map(String::as_str), Some("ops"));
+        assert_eq!(l.value.limits.labels.len(), 2);
+        assert!(matches!(l.settings["limits.labels.team"].source, Source::File(_)));
+        let err = run(Some("[limits.other]\nx = 1\n"), &[], &[]).unwrap_err().to_string();
+        assert!(err.contains("unknown setting `limits.other.x`"), "{err}");
     }
 
     #[test]

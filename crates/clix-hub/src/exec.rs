@@ -11,8 +11,8 @@ use clix_sandbox::{Outcome, Request, Sandbox, SandboxError};
 use crate::load::Tool;
 use crate::manifest::Manifest;
 
-/// Looks up the value behind a `${NAME}` in a manifest's `env` (clix's own
-/// environment, where its other keys are configured too).
+/// Looks up the value behind a `${NAME}` in a manifest's `env`: clix's
+/// `[hub.env]` config, then clix's own environment.
 pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 /// Host folders already visible in every sandbox; a program there needs no extra mount.
@@ -105,7 +105,7 @@ mod tests {
             vec![("MODE".into(), "strict".into()), ("TOKEN".into(), "Bearer s3cret!".into())]
         );
         let err = tool_env(&manifest(&[("X", "${MISSING}")]), &lookup).unwrap_err();
-        assert!(err.contains("env.X needs ${MISSING}") && err.contains("clix's environment"), "{err}");
+        assert!(err.contains("env.X needs ${MISSING}") && err.contains("[hub.env]"), "{err}");
         let err = tool_env(&manifest(&[("X", "${OPEN")]), &lookup).unwrap_err();
         assert!(err.contains("without a closing"), "{err}");
     }

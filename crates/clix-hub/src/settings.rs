@@ -1,5 +1,6 @@
 //! The `[hub]` section of clix's config file.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -15,10 +16,14 @@ pub struct HubSettings {
     /// How long a tool's self-test result is trusted while its manifest and
     /// program are unchanged.
     pub self_test_ttl_secs: u64,
+    /// Values for `${NAME}` in manifests' `env`, looked up before clix's own
+    /// environment: the only way a secret reaches a tool is a manifest
+    /// naming it. `clix config show` prints them as `***`.
+    pub env: BTreeMap<String, String>,
 }
 
 impl Default for HubSettings {
     fn default() -> Self {
-        HubSettings { dirs: Vec::new(), domains: Vec::new(), self_test_ttl_secs: 600 }
+        HubSettings { dirs: Vec::new(), domains: Vec::new(), self_test_ttl_secs: 600, env: BTreeMap::new() }
     }
 }

@@ -423,7 +423,10 @@ fn hub_config(paths: &Paths, workspace: &Path, settings: &Settings, session: Str
         domains: settings.hub.domains.clone(),
         state_dir: paths.state_dir.clone(),
         self_test_ttl: std::time::Duration::from_secs(settings.hub.self_test_ttl_secs),
-        env: std::sync::Arc::new(|name| std::env::var(name).ok()),
+        env: {
+            let configured = settings.hub.env.clone();
+            std::sync::Arc::new(move |name| configured.get(name).cloned().or_else(|| std::env::var(name).ok()))
+        },
         audit_log: Some(paths.state_dir.join("audit.jsonl")),
         session,
     }
@@ -474,7 +477,7 @@ fn config(paths: &Paths, action: ConfigAction) -> Result<ExitCode> {
             let loaded = settings::load(paths, &[])?;
             let shown = |key: &str, value: &toml::Value| -> toml::Value {
                 // A key in the file or environment is never printed.
-                let secret = clix_engine::is_secret_name(key);
+                let secret = clix_engine::is_secret_name(key) || key.starts_with("hub.env.");
                 match value {
                     toml::Value::String(v) if secret && !v.is_empty() => toml::Value::String("***".into()),
                     other => other.clone(),

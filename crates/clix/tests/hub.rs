@@ -308,3 +308,28 @@ fn a_large_hub_lists_the_most_used_and_points_to_search() {
     assert!(listed[0].contains("tool-17"), "{section}");
     assert!(section.contains("… 5 more, the most used are listed: find the right one with hub search"), "{section}");
 }
+
+#[test]
+fn secrets_reach_a_tool_only_when_its_manifest_names_them() {
+    let env = Env::new();
+    let hub = env.home.path().join("hub");
+    exe_script(
+        &hub.join("gh/run"),
+        "#!/bin/sh\necho \"{\\\"token\\\": \\\"$TOKEN\\\", \\\"leak\\\": \\\"$OTHER_API_KEY\\\"}\"\n",
+    );
+    write(
+        &hub.join("gh/manifest.json"),
+        r#"{"name": "gh", "version": "1", "description": "d", "command": "./run", "self_test": false,
+            "version_args": false, "env": {"TOKEN": "${GH_TOKEN}"}}"#,
+    );
+    write(&env.home.path().join("config.toml"), "[hub.env]\nGH_TOKEN = \"from-config\"\n");
+    let o =
+        common::clix(env.home.path(), env.ws.path(), &["run", "gh"]).env("OTHER_API_KEY", "sk-host").output().unwrap();
+    let out = text(&o.stdout);
+    assert!(out.starts_with("{\"token\": \"from-config\", \"leak\": \"\"}\n"), "{out}");
+    let o = env.run(&["config", "show"], None);
+    let shown = text(&o.stdout);
+    assert!(shown.contains("hub.env.GH_TOKEN") && !shown.contains("from-config"), "{shown}");
+    let audit = fs::read_to_string(env.home.path().join("state/audit.jsonl")).unwrap();
+    assert!(audit.contains("\"tool\":\"gh\"") && !audit.contains("from-config"), "{audit}");
+}
