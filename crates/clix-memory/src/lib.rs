@@ -21,7 +21,7 @@ mod vectors;
 
 pub use embed::{EmbedError, Embedder, MemorySettings, Model2Vec, OPENAI_URL, OpenAiEmbedder};
 pub use store::{Filter, Hit, KINDS, Memory, MemoryError, Progress, Store};
-pub use vectors::{COARSE_MIN, COARSE_PER_RESULT, EXACT_UP_TO};
+pub use vectors::{COARSE_MIN, COARSE_PER_RESULT};
 
 /// Reciprocal Rank Fusion's constant: a document at rank r (from 1) of a
 /// list adds 1 / (RRF_K + r) to its score.

@@ -20,15 +20,16 @@ impl Space {
         format!("memories_vec_{}", self.id)
     }
 
-    /// Spaces whose dimension is a multiple of 8 also keep each vector's
-    /// sign bits, for the coarse stage of a large KNN.
+    /// Spaces whose dimension is a multiple of 8 index each vector's sign
+    /// bits (`bits bit[dim]`) and keep the float vector beside them (an
+    /// auxiliary column); other dimensions index the float vector itself.
     fn has_bits(&self) -> bool {
         self.dim % 8 == 0
     }
 
     pub(crate) fn insert(&self, db: &Connection, id: i64, topic: &str, vector: &[f32]) -> rusqlite::Result<()> {
         let sql = if self.has_bits() {
-            "INSERT INTO {} (rowid, topic, embedding, bits) VALUES (?1, ?2, ?3, vec_quantize_binary(?3))"
+            "INSERT INTO {} (rowid, topic, bits, embedding) VALUES (?1, ?2, vec_quantize_binary(vec_f32(?3)), ?3)"
         } else {
             "INSERT INTO {} (rowid, topic, embedding) VALUES (?1, ?2, ?3)"
         };
@@ -85,12 +86,13 @@ impl Vectors {
             })?;
         let space = Space { id, dim };
         let table = space.table();
-        let bits = if space.has_bits() { format!(", bits bit[{dim}]") } else { String::new() };
+        let columns = if space.has_bits() {
+            format!("bits bit[{dim}], +embedding blob")
+        } else {
+            format!("embedding float[{dim}] distance_metric=cosine")
+        };
         db.execute_batch(&format!(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0 (
-                 topic text,
-                 embedding float[{dim}] distance_metric=cosine{bits}
-             );
+            "CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0 (topic text, {columns});
              CREATE TRIGGER IF NOT EXISTS {table}_ad AFTER DELETE ON memories BEGIN
                  DELETE FROM {table} WHERE rowid = old.id;
              END;"
@@ -177,10 +179,11 @@ impl Vectors {
     /// metadata column), a keyword by scoring exactly the memories that
     /// contain it.
     ///
-    /// Up to [`EXACT_UP_TO`] vectors, the KNN is exact (cosine over every
-    /// float vector). Beyond, it has two stages: Hamming distance over the
-    /// vectors' sign bits picks [`COARSE_PER_RESULT`] candidates per result
-    /// (at least [`COARSE_MIN`]), then exact cosine ranks those.
+    /// With sign bits (dimensions that are multiples of 8) the KNN has two
+    /// stages: vec0's Hamming KNN over the bits picks [`COARSE_PER_RESULT`]
+    /// candidates per result (at least [`COARSE_MIN`]), and exact cosine
+    /// over their float vectors ranks them; a space of at most that many
+    /// vectors is thus searched exactly. Other spaces: vec0's exact KNN.
     pub(crate) fn knn(
         &self,
         db: &Connection,
@@ -203,24 +206,20 @@ impl Vectors {
             let rows = stmt.query_map(params![query, filter.topic, filter.keyword, k as i64], pair)?;
             return rows.map(|r| r.map(|(id, d)| (id, 1.0 - d))).collect();
         }
-        let held: i64 =
-            db.query_row("SELECT count(*) FROM embedded WHERE embedder = ?1", params![space.id], |r| r.get(0))?;
-        let coarse = space.has_bits() && held as usize > EXACT_UP_TO;
-        let (column, wanted) = if coarse {
-            ("bits", k.saturating_mul(COARSE_PER_RESULT).max(COARSE_MIN).min(MAX_K))
-        } else {
-            ("embedding", k)
-        };
-        let query_value = if coarse { "vec_quantize_binary(?1)" } else { "?1" };
         let topic = if filter.topic.is_empty() { "?3 = ''" } else { "topic = ?3" };
-        let sql =
-            format!("SELECT rowid, distance FROM {table} WHERE {column} MATCH {query_value} AND k = ?2 AND {topic}");
+        if !space.has_bits() {
+            let sql = format!("SELECT rowid, distance FROM {table} WHERE embedding MATCH ?1 AND k = ?2 AND {topic}");
+            let mut stmt = db.prepare_cached(&sql)?;
+            let rows = stmt.query_map(params![query, k as i64, filter.topic], pair)?;
+            return rows.map(|r| r.map(|(id, d)| (id, 1.0 - d))).collect();
+        }
+        let wanted = k.saturating_mul(COARSE_PER_RESULT).max(COARSE_MIN).min(MAX_K);
+        let sql = format!(
+            "SELECT rowid, distance FROM {table} WHERE bits MATCH vec_quantize_binary(vec_f32(?1)) AND k = ?2 AND {topic}"
+        );
         let mut stmt = db.prepare_cached(&sql)?;
         let candidates: Vec<(i64, f64)> =
             stmt.query_map(params![query, wanted as i64, filter.topic], pair)?.collect::<rusqlite::Result<_>>()?;
-        if !coarse {
-            return Ok(candidates.into_iter().map(|(id, d)| (id, 1.0 - d)).collect());
-        }
         let mut exact =
             db.prepare_cached(&format!("SELECT vec_distance_cosine(embedding, ?1) FROM {table} WHERE rowid = ?2"))?;
         let mut scored = Vec::with_capacity(candidates.len());
@@ -228,7 +227,7 @@ impl Vectors {
             let distance: f64 = exact.query_row(params![query, id], |r| r.get(0))?;
             scored.push((id, 1.0 - distance));
         }
-        scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         scored.truncate(k);
         Ok(scored)
     }
@@ -236,11 +235,9 @@ impl Vectors {
 
 /// sqlite-vec's largest `k`.
 const MAX_K: usize = 4096;
-/// Spaces up to this many vectors are searched exactly.
-pub const EXACT_UP_TO: usize = 20_000;
-/// Candidates of the coarse stage per result wanted, and at least.
-pub const COARSE_PER_RESULT: usize = 10;
-pub const COARSE_MIN: usize = 400;
+/// Candidates of the coarse (sign-bit) stage per result wanted, and at least.
+pub const COARSE_PER_RESULT: usize = 8;
+pub const COARSE_MIN: usize = 160;
 
 fn pair(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, f64)> {
     Ok((r.get(0)?, r.get(1)?))

@@ -226,3 +226,23 @@ fn settings_pick_the_embedder_with_errors_that_say_what_to_do() {
     let e = openai.embedder(|k| (k == "OPENAI_API_KEY").then(|| "sk-test".to_string())).unwrap().unwrap();
     assert_eq!(e.id(), "openai:https://api.openai.com/v1:m");
 }
+
+#[test]
+fn past_the_coarse_pool_the_two_stage_knn_still_finds_the_nearest() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = open(&dir).with_embedder(words("words:a", 64)).unwrap();
+    let mut ids = Vec::new();
+    for i in 0..(clix_memory::COARSE_MIN * 2) {
+        let topic = if i % 2 == 0 { "even" } else { "odd" };
+        ids.push(s.store(&format!("memo {i} w{} w{} w{}", i % 7, i % 11, i % 13), topic, "note", "").unwrap());
+    }
+    let target = ids[123];
+    let text = s.get(target).unwrap().unwrap().text;
+    let near = s.nearest(&text, &Filter::default(), 3).unwrap();
+    assert_eq!(near.first().map(|n| n.0), Some(target), "{near:?}");
+    assert!(near[0].1 > 0.999, "{near:?}");
+    let odd = s.nearest(&text, &Filter { topic: "odd", keyword: "" }, 5).unwrap();
+    assert_eq!(odd.len(), 5);
+    assert!(odd.iter().all(|(id, _)| s.get(*id).unwrap().unwrap().topic == "odd"), "{odd:?}");
+    assert_eq!(odd[0].0, target);
+}
