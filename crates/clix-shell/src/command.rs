@@ -12,7 +12,7 @@ use std::sync::Arc;
 use bashkit::{CommandStatus, async_trait};
 
 /// Exit code of a command line that was written wrong, as in bash and GNU tools.
-const USAGE_EXIT: i32 = 2;
+pub const USAGE_EXIT: i32 = 2;
 
 /// How one subcommand is called.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +21,12 @@ pub struct SubcommandSpec {
     /// Full usage line, e.g. `memory search <query> [-t topic]`.
     pub usage: String,
     pub summary: String,
+}
+
+impl SubcommandSpec {
+    pub fn new(name: &str, usage: &str, summary: &str) -> Self {
+        SubcommandSpec { name: name.into(), usage: usage.into(), summary: summary.into() }
+    }
 }
 
 /// What a command tells the model and the engine about itself.
@@ -59,6 +65,18 @@ impl CommandSpec {
 
     pub fn subcommand(&self, name: &str) -> Option<&SubcommandSpec> {
         self.subcommands.iter().find(|s| s.name == name)
+    }
+
+    /// The subcommand `args` start with and the words after it, or the
+    /// `[error]` line for a bare call or an unknown subcommand (exit 2).
+    pub fn pick_subcommand<'a>(&'a self, args: &'a [String]) -> Result<(&'a SubcommandSpec, &'a [String]), String> {
+        let Some((first, rest)) = args.split_first() else {
+            return Err(format!("[error] {}: usage: {}\n", self.name, self.usage));
+        };
+        match self.subcommand(first) {
+            Some(sub) => Ok((sub, rest)),
+            None => Err(format!("[error] {}: no subcommand {first}. usage: {}\n", self.name, self.usage)),
+        }
     }
 }
 

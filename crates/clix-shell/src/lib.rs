@@ -17,7 +17,7 @@ pub use bashkit::{
     BuiltinContext, CommandResolver, CommandStatus, ExecResult, FileSystem, ScriptAnalysis, StreamData, async_trait,
 };
 pub use command::{
-    AgentCommand, CommandIo, CommandRegistry, CommandSpec, SubcommandSpec, fail, read_stdin, usage_error,
+    AgentCommand, CommandIo, CommandRegistry, CommandSpec, SubcommandSpec, USAGE_EXIT, fail, read_stdin, usage_error,
 };
 pub use limits::ShellLimits;
 pub use session::{CANCELLED_EXIT, CancelHandle, RawResult, Session, SessionConfig, SessionError, builtin_names};

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use clix_hub::{ArgError, CallResult, HubRuntime, Tool, parse_command_line, usage};
 use clix_shell::{
-    AgentCommand, CommandIo, CommandSpec, CommandStatus, SubcommandSpec, async_trait, fail, read_stdin, usage_error,
+    AgentCommand, CommandIo, CommandSpec, CommandStatus, SubcommandSpec, USAGE_EXIT, async_trait, fail, read_stdin,
+    usage_error,
 };
 use serde_json::{Map, Value, json};
 
@@ -113,11 +114,7 @@ pub(crate) struct HubCommand {
 
 impl HubCommand {
     pub(crate) fn new(hub: Arc<HubRuntime>, time: CallTime) -> Self {
-        let sub = |name: &str, usage: &str, summary: &str| SubcommandSpec {
-            name: name.into(),
-            usage: usage.into(),
-            summary: summary.into(),
-        };
+        let sub = SubcommandSpec::new;
         let spec = CommandSpec {
             name: "hub".into(),
             summary: "external tools declared by manifests: hub list|info|search|stats|check|call".into(),
@@ -178,32 +175,21 @@ impl AgentCommand for HubCommand {
     }
 
     async fn run(&self, io: CommandIo<'_>) -> bashkit::Result<CommandStatus> {
-        let Some((sub, rest)) = io.args.split_first() else {
-            return usage_error(&io, "hub", &self.spec.usage).await;
+        let (sub, rest) = match self.spec.pick_subcommand(io.args) {
+            Ok(picked) => picked,
+            Err(line) => return fail(&io, &line, USAGE_EXIT).await,
         };
-        let usage_line = match sub.as_str() {
-            "list" => LIST,
-            "info" => INFO,
-            "search" => SEARCH,
-            "stats" => STATS,
-            "check" => CHECK,
-            "call" => CALL,
-            other => {
-                let msg = format!("[error] hub: no subcommand {other}. usage: {}\n", self.spec.usage);
-                return fail(&io, &msg, 2).await;
-            }
-        };
-        let who = format!("hub {sub}");
-        let args = match parse(sub, rest) {
+        let who = format!("hub {}", sub.name);
+        let args = match parse(&sub.name, rest) {
             Ok(args) => args,
-            Err(e) => return fail(&io, &format!("[error] {who}: {e}. usage: {usage_line}\n"), 2).await,
+            Err(e) => return fail(&io, &format!("[error] {who}: {e}. usage: {}\n", sub.usage), USAGE_EXIT).await,
         };
-        let needs_word = matches!(sub.as_str(), "info" | "search" | "call");
+        let needs_word = matches!(sub.name.as_str(), "info" | "search" | "call");
         if needs_word && args.words.is_empty() {
-            return usage_error(&io, &who, usage_line).await;
+            return usage_error(&io, &who, &sub.usage).await;
         }
         let hub = &self.hub;
-        let (text, code) = match sub.as_str() {
+        let (text, code) = match sub.name.as_str() {
             "list" => (list(hub, &args), 0),
             "info" => info(hub, &args.words[0], args.as_json),
             "search" => search(hub, &args.words.join(" "), args.k.unwrap_or(5), args.as_json),

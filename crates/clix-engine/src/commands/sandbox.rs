@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use clix_sandbox::Sandbox;
 use clix_shell::{
-    AgentCommand, CommandIo, CommandSpec, CommandStatus, SubcommandSpec, async_trait, fail, read_stdin, usage_error,
+    AgentCommand, CommandIo, CommandSpec, CommandStatus, SubcommandSpec, USAGE_EXIT, async_trait, fail, read_stdin,
+    usage_error,
 };
 
 use super::os::{Deadline, run_program};
@@ -20,11 +21,7 @@ pub(crate) struct SandboxCommand {
 
 impl SandboxCommand {
     pub(crate) fn new(sandbox: Arc<Sandbox>, timeout: Duration, deadline: Deadline) -> Self {
-        let sub = |name: &str, usage: &str, summary: &str| SubcommandSpec {
-            name: name.into(),
-            usage: usage.into(),
-            summary: summary.into(),
-        };
+        let sub = SubcommandSpec::new;
         let spec = CommandSpec {
             name: "sandbox".into(),
             summary: "run real programs (python3, git, make…) isolated: sandbox bash '<script>' | run <argv…> | status"
@@ -53,10 +50,11 @@ impl AgentCommand for SandboxCommand {
     }
 
     async fn run(&self, io: CommandIo<'_>) -> bashkit::Result<CommandStatus> {
-        let Some((sub, rest)) = io.args.split_first() else {
-            return usage_error(&io, "sandbox", &self.spec.usage).await;
+        let (sub, rest) = match self.spec.pick_subcommand(io.args) {
+            Ok(picked) => picked,
+            Err(line) => return fail(&io, &line, USAGE_EXIT).await,
         };
-        let argv: Vec<String> = match sub.as_str() {
+        let argv: Vec<String> = match sub.name.as_str() {
             "status" => {
                 io.stdout.write_all(self.sandbox.status().as_bytes()).await?;
                 return Ok(CommandStatus::success());
@@ -67,14 +65,10 @@ impl AgentCommand for SandboxCommand {
                     .map(String::from)
                     .chain(args.iter().cloned())
                     .collect(),
-                None => return usage_error(&io, "sandbox bash", "sandbox bash '<script>' [args…]").await,
+                None => return usage_error(&io, "sandbox bash", &sub.usage).await,
             },
-            "run" if !rest.is_empty() => rest.to_vec(),
-            "run" => return usage_error(&io, "sandbox run", "sandbox run <program> [args…]").await,
-            other => {
-                let msg = format!("[error] sandbox: no subcommand {other}. usage: {}\n", self.spec.usage);
-                return fail(&io, &msg, 2).await;
-            }
+            _ if !rest.is_empty() => rest.to_vec(),
+            _ => return usage_error(&io, "sandbox run", &sub.usage).await,
         };
         let stdin = read_stdin(&io).await?;
         let stdin = (!stdin.is_empty()).then_some(stdin.as_slice());
