@@ -4,12 +4,15 @@
 //! This crate owns the schema and its migrations (`PRAGMA user_version`),
 //! the full-text index (FTS5, porter + unicode61, BM25), the vector index
 //! (sqlite-vec `vec0`, one table per embedder and dimension, so vectors of
-//! different spaces never mix), the embedders (none, any OpenAI-compatible
-//! `/v1/embeddings`, a local model2vec folder), search (BM25 and KNN fused
+//! different spaces never mix; the topic is its partition key), the
+//! embedders (none, any OpenAI-compatible `/v1/embeddings`, a local
+//! model2vec folder) and the `[memory]` settings, search (BM25 and KNN fused
 //! with Reciprocal Rank Fusion; topic and keyword filters apply before
-//! ranking), lazy re-embedding when the embedder changes, listing and
-//! forgetting (from every index). Several processes may share the file
-//! (WAL, busy timeout); a store is durable once its id is returned.
+//! ranking; the KNN takes candidates by Hamming distance over sign bits,
+//! then ranks them by exact cosine), lazy re-embedding when the embedder
+//! changes, listing and forgetting (from every index, by triggers). Several
+//! processes may share the file (WAL, busy timeout); a store is durable once
+//! its id is returned.
 //!
 //! It must not know about the shell, the model or a terminal: the `memory`
 //! command and the agent's recall are built on top of it, and progress is

@@ -92,7 +92,7 @@ impl Vectors {
             format!("embedding float[{dim}] distance_metric=cosine")
         };
         db.execute_batch(&format!(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0 (topic text, {columns});
+            "CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0 (topic text partition key, {columns});
              CREATE TRIGGER IF NOT EXISTS {table}_ad AFTER DELETE ON memories BEGIN
                  DELETE FROM {table} WHERE rowid = old.id;
              END;"
@@ -176,8 +176,8 @@ impl Vectors {
 
     /// The `k` nearest memories to `query` as (id, cosine similarity),
     /// filters applied before ranking: the topic inside the vec0 KNN (a
-    /// metadata column), a keyword by scoring exactly the memories that
-    /// contain it.
+    /// partition key: only that topic's chunks are read), a keyword by
+    /// scoring exactly the memories that contain it.
     ///
     /// With sign bits (dimensions that are multiples of 8) the KNN has two
     /// stages: vec0's Hamming KNN over the bits picks [`COARSE_PER_RESULT`]
