@@ -47,6 +47,17 @@ pub enum Event {
         output_tokens: u64,
         total_tokens: u64,
     },
+    /// Memories relevant to the task were put before it (a marked block).
+    Recall {
+        ids: Vec<i64>,
+        block: String,
+    },
+    /// The session's summary was stored in memory.
+    Remembered {
+        id: i64,
+        kind: String,
+        text: String,
+    },
     /// The oldest turns were summarized to stay inside the context window.
     Compacted {
         messages_removed: usize,

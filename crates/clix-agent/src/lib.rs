@@ -4,7 +4,9 @@
 //! the Anthropic Messages API, both streaming, with retries), the loop that
 //! feeds tool calls to a `clix_engine::Engine` and results back to the
 //! model, the budgets (steps, tokens, wall time, per model call), context
-//! compaction, images from `see`, and the trajectory of every run.
+//! compaction, images from `see`, the trajectory of every run, and memory
+//! in the loop (facts in the system prompt, recall per task, a summary at
+//! the end of a session).
 //!
 //! It must not execute commands itself (the engine does) nor print to a
 //! terminal (callers render the [`Event`]s it emits).
@@ -13,6 +15,7 @@ mod cache;
 mod context;
 mod events;
 mod looping;
+mod memory;
 mod message;
 mod provider;
 mod settings;
@@ -21,6 +24,7 @@ pub mod trajectory;
 pub use cache::ReplyCache;
 pub use events::Event;
 pub use looping::{Agent, RunSummary, StopReason};
+pub use memory::AgentMemory;
 pub use message::{Image, Message, Role, ToolCall};
 pub use provider::{ChatRequest, ChatResponse, Provider, ProviderError, ToolChoice, Usage};
 pub use settings::{AgentSettings, Budgets, ProviderKind, ResolvedProvider, resolve_provider};

@@ -13,6 +13,7 @@ use tokio::sync::Notify;
 use crate::cache::ReplyCache;
 use crate::context::{compactable, estimate_tokens, transcript};
 use crate::events::Event;
+use crate::memory::AgentMemory;
 use crate::message::{Image, Message, Role, ToolCall};
 use crate::provider::{ChatRequest, ChatResponse, Provider, ProviderError, RetryPolicy, ToolChoice, Usage};
 use crate::settings::AgentSettings;
@@ -20,6 +21,9 @@ use crate::trajectory::Trajectory;
 
 /// The only tool.
 const TOOL: &str = "run";
+
+/// The most of a session's log sent to be summarized for memory.
+const SUMMARY_INPUT_CHARS: usize = 24_000;
 
 /// Why a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,6 +111,10 @@ pub struct Agent<'e> {
     trajectory: Option<Trajectory>,
     interrupt: Interrupt,
     cache: Option<ReplyCache>,
+    memory: Option<AgentMemory>,
+    /// A run of this session reached the model and ended normally (there
+    /// is something to summarize).
+    worked: bool,
 }
 
 impl<'e> Agent<'e> {
@@ -131,12 +139,23 @@ impl<'e> Agent<'e> {
             trajectory,
             interrupt,
             cache: None,
+            memory: None,
+            worked: false,
         }
     }
 
     /// Answers identical model requests from `cache` (`--cache`).
     pub fn with_cache(mut self, cache: ReplyCache) -> Self {
         self.cache = Some(cache);
+        self
+    }
+
+    /// Gives the agent a memory: the topic's facts join the system prompt
+    /// now; each task gets a recall block; [`Agent::remember`] stores a
+    /// summary at the end.
+    pub fn with_memory(mut self, memory: AgentMemory) -> Self {
+        self.add_system_note(&memory.system_note());
+        self.memory = Some(memory);
         self
     }
 
@@ -184,7 +203,14 @@ impl<'e> Agent<'e> {
             workspace: self.engine.session().workspace().display().to_string(),
         };
         self.emit(on_event, start);
-        self.messages.push(Message::new(Role::User, task));
+        let recalled = self.memory.as_mut().and_then(|m| m.recall(task));
+        match recalled {
+            Some(r) => {
+                self.messages.push(Message::new(Role::User, format!("{}\n\n{task}", r.block)));
+                self.emit(on_event, Event::Recall { ids: r.ids, block: r.block });
+            }
+            None => self.messages.push(Message::new(Role::User, task)),
+        }
 
         let mut usage = Usage::default();
         let mut steps = 0u32;
@@ -252,6 +278,7 @@ impl<'e> Agent<'e> {
         if let StopReason::Error(message) = &stop {
             self.emit(on_event, Event::Error { message: message.clone() });
         }
+        self.worked |= !matches!(stop, StopReason::Error(_) | StopReason::Interrupted);
         let done = Event::Done {
             stop_reason: stop.label(),
             answer: answer.clone(),
@@ -407,6 +434,52 @@ impl<'e> Agent<'e> {
                 ..Message::new(Role::User, text)
             });
         }
+    }
+
+    /// Ends a session: the model writes a 1–3 sentence summary of it, kept
+    /// in memory as kind `summary` in the session's topic. Nothing happens
+    /// (`Ok(None)`) without a memory, with summaries off, or when no run
+    /// reached a model (none configured, none reachable, interrupted).
+    pub async fn remember(&mut self, on_event: &mut dyn FnMut(&Event)) -> Result<Option<i64>, String> {
+        if !self.worked || !self.memory.as_ref().is_some_and(AgentMemory::summaries) {
+            return Ok(None);
+        }
+        let log = transcript(&self.messages[1..]);
+        // The end of a long session matters most; keep its last part.
+        let start = log.len().saturating_sub(SUMMARY_INPUT_CHARS);
+        let start = (start..log.len()).find(|i| log.is_char_boundary(*i)).unwrap_or(log.len());
+        let request_messages = vec![
+            Message::new(Role::System, "You summarize an agent's finished session for its long-term memory."),
+            Message::new(
+                Role::User,
+                format!(
+                    "Here is the session's log.\n\n{}\n\nIn 1 to 3 sentences, write what a later session in this \
+                     folder would want to know: what was asked, what was done or found (exact names, paths, numbers), \
+                     what is left. Plain text, no preamble.",
+                    &log[start..]
+                ),
+            ),
+        ];
+        let request = ChatRequest {
+            messages: &request_messages,
+            tool: (TOOL, &self.tool_description, &self.tool_schema),
+            tool_choice: ToolChoice::None,
+            max_output_tokens: 300,
+        };
+        let limit = self.settings.budgets().model_call;
+        let text = match tokio::time::timeout(limit, self.provider.complete(&request, &mut |_| {})).await {
+            Ok(Ok(reply)) => reply.text.split_whitespace().collect::<Vec<_>>().join(" "),
+            Ok(Err(e)) => return Err(format!("the model could not summarize the session: {e}")),
+            Err(_) => return Err(format!("the model did not summarize the session within {}s", limit.as_secs())),
+        };
+        if text.is_empty() {
+            return Err("the model's summary of the session was empty".into());
+        }
+        let session = self.run_id().unwrap_or_default().to_string();
+        let Some(memory) = self.memory.as_mut() else { return Ok(None) };
+        let id = memory.store_summary(&text, &session)?;
+        self.emit(on_event, Event::Remembered { id, kind: "summary".into(), text });
+        Ok(Some(id))
     }
 
     /// Summarizes the oldest turns when the conversation nears the window.

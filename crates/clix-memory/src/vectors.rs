@@ -24,7 +24,7 @@ impl Space {
     /// bits (`bits bit[dim]`) and keep the float vector beside them (an
     /// auxiliary column); other dimensions index the float vector itself.
     fn has_bits(&self) -> bool {
-        self.dim % 8 == 0
+        self.dim.is_multiple_of(8)
     }
 
     pub(crate) fn insert(&self, db: &Connection, id: i64, topic: &str, vector: &[f32]) -> rusqlite::Result<()> {
@@ -213,7 +213,7 @@ impl Vectors {
             let rows = stmt.query_map(params![query, k as i64, filter.topic], pair)?;
             return rows.map(|r| r.map(|(id, d)| (id, 1.0 - d))).collect();
         }
-        let wanted = k.saturating_mul(COARSE_PER_RESULT).max(COARSE_MIN).min(MAX_K);
+        let wanted = k.saturating_mul(COARSE_PER_RESULT).clamp(COARSE_MIN, MAX_K);
         let sql = format!(
             "SELECT rowid, distance FROM {table} WHERE bits MATCH vec_quantize_binary(vec_f32(?1)) AND k = ?2 AND {topic}"
         );

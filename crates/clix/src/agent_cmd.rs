@@ -7,7 +7,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clix_agent::{
-    Agent, Event, Provider, ReplyCache, RunSummary, StopReason, Trajectory, list_runs, read_run, resolve_provider,
+    Agent, AgentMemory, Event, Provider, ReplyCache, RunSummary, StopReason, Trajectory, list_runs, read_run,
+    resolve_provider,
 };
 use clix_config::Paths;
 
@@ -37,6 +38,9 @@ pub struct AgentArgs {
     /// Answer identical model requests from a local cache (debugging, tests).
     #[arg(long)]
     pub cache: bool,
+    /// The session's memory topic (default: the workspace folder's name).
+    #[arg(long, value_name = "TOPIC")]
+    pub topic: Option<String>,
     #[command(flatten)]
     pub hub: crate::cli::HubFlags,
 }
@@ -57,6 +61,9 @@ fn flags(args: &AgentArgs) -> Vec<(&'static str, &'static str, toml::Value)> {
     }
     if let Some(secs) = args.timeout {
         flags.push(crate::cli::timeout_flag(secs));
+    }
+    if let Some(topic) = &args.topic {
+        flags.push(("memory.topic", "--topic", toml::Value::String(topic.clone())));
     }
     flags
 }
@@ -82,7 +89,15 @@ fn agent<'e>(
     let provider = provider(settings, args)?;
     let trajectory = Trajectory::create(&runs_dir(paths)).context("cannot create the run's trajectory file")?;
     let path = trajectory.path.clone();
+    let session = trajectory.id.clone();
+    let workspace = engine.session().workspace().to_path_buf();
     let mut agent = Agent::new(engine, provider, settings.agent.clone(), Some(trajectory));
+    // The same store, topic and embedder as the `memory` command of the session.
+    let memory = settings::memory_config(paths, &workspace, settings, session);
+    match memory.open() {
+        Ok(store) => agent = agent.with_memory(AgentMemory::new(store, memory.topic, settings.memory.clone())),
+        Err(e) => eprintln!("clix: memory is off for this session: {e}"),
+    }
     if args.cache {
         let cache = ReplyCache::open(&paths.data_dir.join("reply-cache.sqlite")).map_err(anyhow::Error::msg)?;
         agent = agent.with_cache(cache);
@@ -104,6 +119,7 @@ pub async fn ask(paths: &Paths, args: AskArgs) -> Result<ExitCode> {
     }
     let mut render = Renderer::new(args.common.jsonl);
     let summary = agent.run(&task, &mut |e| render.event(e)).await;
+    remember(&mut agent, &mut render).await;
     render.finish(&summary, &path);
     Ok(exit_code(&summary))
 }
@@ -132,7 +148,17 @@ pub async fn chat(paths: &Paths, args: AgentArgs) -> Result<ExitCode> {
             }
         }
     }
+    remember(&mut agent, &mut Renderer::new(args.jsonl)).await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The session's summary into memory (when a model did the work); a
+/// failure is only reported: the work itself is done and saved.
+async fn remember(agent: &mut Agent<'_>, render: &mut Renderer) {
+    if let Err(e) = agent.remember(&mut |e| render.event(e)).await {
+        render.stop_spinner();
+        eprintln!("clix: no summary stored in memory: {e}");
+    }
 }
 
 /// First Ctrl-C stops the step in flight (the run is saved); the second exits.
@@ -238,6 +264,15 @@ impl Renderer {
                 if message.contains("cannot reach the model provider") {
                     eprintln!("{}", CONFIGURE_HELP);
                 }
+            }
+            Event::Recall { ids, .. } => {
+                let ids: Vec<String> = ids.iter().map(|id| format!("#{id}")).collect();
+                eprintln!("{}", self.dim(&format!("  (recalled from memory: {})", ids.join(" "))));
+                self.spin("thinking…");
+            }
+            Event::Remembered { id, text, .. } => {
+                self.end_text();
+                eprintln!("{}", self.dim(&format!("  (remembered #{id}: {})", one_line(text, 100))));
             }
             Event::Start { .. } => self.spin("thinking…"),
             Event::Response { .. } | Event::Usage { .. } | Event::Done { .. } => {}

