@@ -311,3 +311,40 @@ async fn no_model_means_no_summary() {
     let recent: serde_json::Value = serde_json::from_str(&h.memory(&["recent", "--json"])).unwrap();
     assert_eq!(recent.as_array().unwrap().len(), 1, "no summary: {recent}");
 }
+
+#[tokio::test]
+async fn chat_stores_one_summary_when_the_session_ends() {
+    let server = start_with_summarizer(vec![openai_text("first answer", 1, 1)], "Chatted about one task.").await;
+    let h = Home::new();
+    let mut inner = h.clix(Some(&server), &["chat"]);
+    inner.env("CLIX_MEMORY_SUMMARIES", "true");
+    let env: Vec<_> = inner.get_envs().filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))).collect();
+    let line = format!("{} chat", env!("CARGO_BIN_EXE_clix"));
+    let mut child = Command::new("script")
+        .args(["-qc", &line, "/dev/null"])
+        .env_clear()
+        .envs(env)
+        .env("TERM", "dumb")
+        .current_dir(h.ws.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("script (util-linux) runs");
+    use std::io::Write;
+    let mut keys = child.stdin.take().unwrap();
+    keys.write_all(b"first task\r").unwrap();
+    wait_for_requests(&server, 1).await;
+    assert!(h.memory(&["recent", "--json"]).trim() == "[]", "no summary before the session ends");
+    keys.write_all(b"/exit\r").unwrap();
+    drop(keys);
+    let o = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+    assert!(text(&o.stdout).contains("first answer"), "{}", text(&o.stdout));
+    let recent: serde_json::Value = serde_json::from_str(&h.memory(&["recent", "--json"])).unwrap();
+    assert_eq!(recent.as_array().unwrap().len(), 1, "{recent}");
+    assert_eq!(
+        (recent[0]["kind"].as_str(), recent[0]["text"].as_str()),
+        (Some("summary"), Some("Chatted about one task."))
+    );
+    assert_eq!(server.requests().len(), 2, "one task, one summary");
+}
