@@ -8,7 +8,29 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-use clix_memory::Store;
+use clix_memory::{EmbedError, Embedder, Filter, Store};
+
+/// Deterministic vectors for the processes that embed.
+struct Letters;
+
+impl Embedder for Letters {
+    fn id(&self) -> String {
+        "letters".into()
+    }
+
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let mut v = vec![0.01f32; 32];
+                for b in t.bytes() {
+                    v[usize::from(b) % 32] += 1.0;
+                }
+                v
+            })
+            .collect())
+    }
+}
 
 #[test]
 fn child_writer() {
@@ -16,6 +38,14 @@ fn child_writer() {
     let tag = std::env::var("CLIX_MEMORY_CHILD_TAG").unwrap_or_default();
     let count: usize = std::env::var("CLIX_MEMORY_CHILD_COUNT").ok().and_then(|n| n.parse().ok()).unwrap_or(usize::MAX);
     let mut store = Store::open(Path::new(&db)).unwrap();
+    if std::env::var_os("CLIX_MEMORY_CHILD_EMBED").is_some() {
+        // Fill in every missing vector (a search does), racing the other process.
+        let mut store = store.with_embedder(Box::new(Letters)).unwrap();
+        store.search("deploys", &Filter::default(), 3).unwrap();
+        assert!(store.take_warnings().is_empty());
+        println!("acked 0");
+        return;
+    }
     for i in 0..count {
         let id = store.store(&format!("note {tag} number {i} about deploys and keys"), &tag, "note", &tag).unwrap();
         println!("acked {id}");
@@ -23,7 +53,14 @@ fn child_writer() {
 }
 
 fn spawn_writer(db: &Path, tag: &str, count: Option<usize>) -> Child {
+    spawn_child(db, tag, count, false)
+}
+
+fn spawn_child(db: &Path, tag: &str, count: Option<usize>, embed: bool) -> Child {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
+    if embed {
+        cmd.env("CLIX_MEMORY_CHILD_EMBED", "1");
+    }
     cmd.args(["--exact", "child_writer", "--nocapture", "--test-threads=1"])
         .env("CLIX_MEMORY_CHILD_DB", db)
         .env("CLIX_MEMORY_CHILD_TAG", tag)
@@ -90,4 +127,26 @@ fn two_processes_writing_at_once_both_get_through() {
     assert_eq!(store.recent(10_000, "alpha").unwrap().len(), 400);
     assert_eq!(store.recent(10_000, "beta").unwrap().len(), 400);
     assert!(ids.iter().all(|id| store.get(*id).unwrap().is_some()));
+}
+
+#[test]
+fn two_processes_embedding_the_same_missing_memories_store_each_vector_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("memory.sqlite");
+    let mut store = Store::open(&db).unwrap();
+    for i in 0..600 {
+        store.store(&format!("memory {i} about deploys"), "t", "note", "").unwrap();
+    }
+    drop(store);
+    let children = [spawn_child(&db, "a", None, true), spawn_child(&db, "b", None, true)];
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    }
+    assert_intact(&db);
+    let store = Store::open(&db).unwrap();
+    assert_eq!(store.spaces().unwrap(), vec![("letters".to_string(), 32, 600)]);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let rows: i64 = conn.query_row("SELECT count(*) FROM memories_vec_1", [], |r| r.get(0)).unwrap();
+    assert_eq!(rows, 600, "one vector per memory, none twice");
 }
