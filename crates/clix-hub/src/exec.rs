@@ -33,7 +33,10 @@ pub fn tool_env(m: &Manifest, lookup: &EnvLookup) -> Result<Vec<(String, String)
             };
             let var = &rest[start + 2..start + 2 + len];
             let Some(v) = lookup(var) else {
-                return Err(format!("env.{name} needs ${{{var}}}, which is not set; set {var} in clix's environment"));
+                return Err(format!(
+                    "env.{name} needs ${{{var}}}, which is not set; set it under [hub.env] in clix's config.toml, \
+                     or {var} in clix's environment"
+                ));
             };
             value.push_str(&v);
             rest = &rest[start + 3 + len..];
