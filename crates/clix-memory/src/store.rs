@@ -167,7 +167,15 @@ impl Store {
             },
             None => None,
         };
-        let id = self.insert(text, topic, kind, session, vector.as_deref()).map_err(|e| self.fail(e))?;
+        let id = match self.insert(text, topic, kind, session, vector.as_deref()) {
+            Ok(id) => id,
+            Err(e) => {
+                if let Some(vectors) = &mut self.vectors {
+                    vectors.reload(&self.db);
+                }
+                return Err(self.fail(e));
+            }
+        };
         if let (None, Some(vectors)) = (&vector, &mut self.vectors) {
             vectors.unsynced();
         }

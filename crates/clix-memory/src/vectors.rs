@@ -54,13 +54,15 @@ pub(crate) struct Vectors {
 impl Vectors {
     pub(crate) fn new(db: &Connection, embedder: Box<dyn Embedder>) -> rusqlite::Result<Self> {
         let key = embedder.id();
-        // The newest space of this embedder: its dimension is what it gives now.
-        let space = db
-            .query_row("SELECT id, dim FROM embedders WHERE key = ?1 ORDER BY id DESC LIMIT 1", params![key], |r| {
-                Ok(Space { id: r.get(0)?, dim: r.get::<_, i64>(1)? as usize })
-            })
-            .optional()?;
+        let space = newest_space(db, &key)?;
         Ok(Vectors { embedder, key, space, synced_at: None })
+    }
+
+    /// After a failed transaction: a space it created was rolled back too,
+    /// so what is known about the spaces is read again.
+    pub(crate) fn reload(&mut self, db: &Connection) {
+        self.space = newest_space(db, &self.key).ok().flatten();
+        self.synced_at = None;
     }
 
     pub(crate) fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
@@ -152,26 +154,38 @@ impl Vectors {
             if dim == 0 || vectors.len() != rows.len() || vectors.iter().any(|v| v.len() != dim) {
                 return Err(format!("the embedder {} gave vectors of no or mixed dimensions", self.key));
             }
-            let tx = rusqlite::Transaction::new_unchecked(db, TransactionBehavior::Immediate).map_err(sql_error)?;
-            let space = self.space_for(&tx, dim).map_err(sql_error)?;
-            for ((id, topic, _), vector) in rows.iter().zip(&vectors) {
-                // Another process may have embedded or forgotten it meanwhile.
-                let wanted: bool = tx
-                    .query_row(
-                        "SELECT EXISTS (SELECT 1 FROM memories WHERE id = ?1)
-                            AND NOT EXISTS (SELECT 1 FROM embedded WHERE embedder = ?2 AND id = ?1)",
-                        params![id, space.id],
-                        |r| r.get(0),
-                    )
-                    .map_err(sql_error)?;
-                if wanted {
-                    space.insert(&tx, *id, topic, vector).map_err(sql_error)?;
-                }
+            if let Err(e) = self.save_batch(db, &rows, &vectors, dim) {
+                self.reload(db);
+                return Err(e.to_string());
             }
-            tx.commit().map_err(sql_error)?;
             done += rows.len();
             progress(done.min(total), total);
         }
+    }
+
+    /// One batch of embedded memories, in one transaction.
+    fn save_batch(
+        &mut self,
+        db: &Connection,
+        rows: &[(i64, String, String)],
+        vectors: &[Vec<f32>],
+        dim: usize,
+    ) -> rusqlite::Result<()> {
+        let tx = rusqlite::Transaction::new_unchecked(db, TransactionBehavior::Immediate)?;
+        let space = self.space_for(&tx, dim)?;
+        for ((id, topic, _), vector) in rows.iter().zip(vectors) {
+            // Another process may have embedded or forgotten it meanwhile.
+            let wanted: bool = tx.query_row(
+                "SELECT EXISTS (SELECT 1 FROM memories WHERE id = ?1)
+                    AND NOT EXISTS (SELECT 1 FROM embedded WHERE embedder = ?2 AND id = ?1)",
+                params![id, space.id],
+                |r| r.get(0),
+            )?;
+            if wanted {
+                space.insert(&tx, *id, topic, vector)?;
+            }
+        }
+        tx.commit()
     }
 
     /// The `k` nearest memories to `query` as (id, cosine similarity),
@@ -238,6 +252,14 @@ const MAX_K: usize = 4096;
 /// Candidates of the coarse (sign-bit) stage per result wanted, and at least.
 pub const COARSE_PER_RESULT: usize = 8;
 pub const COARSE_MIN: usize = 160;
+
+/// The newest space of embedder `key`: its dimension is what it gives now.
+fn newest_space(db: &Connection, key: &str) -> rusqlite::Result<Option<Space>> {
+    db.query_row("SELECT id, dim FROM embedders WHERE key = ?1 ORDER BY id DESC LIMIT 1", params![key], |r| {
+        Ok(Space { id: r.get(0)?, dim: r.get::<_, i64>(1)? as usize })
+    })
+    .optional()
+}
 
 fn pair(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, f64)> {
     Ok((r.get(0)?, r.get(1)?))
