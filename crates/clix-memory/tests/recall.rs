@@ -113,3 +113,59 @@ fn hybrid_beats_lexical_on_queries_that_share_no_words() {
         }
     }
 }
+
+/// Lines of five words or more from the repository's docs and comments:
+/// real text, hundreds of lines, more than the KNN's coarse pool.
+fn repository_lines() -> Vec<String> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut files = vec![root.join("README.md"), root.join("ARCHITECTURE.md")];
+    for dir in ["docs", "crates/clix-agent/src", "crates/clix-engine/src", "crates/clix-memory/src", "crates/clix/src"]
+    {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
+            files.push(entry.path());
+        }
+    }
+    let mut lines: Vec<String> = files
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .flat_map(|text| text.lines().map(str::to_string).collect::<Vec<_>>())
+        .map(|l| l.trim().trim_start_matches('/').trim_start_matches('!').trim().to_string())
+        .filter(|l| l.split_whitespace().count() >= 5)
+        .collect();
+    lines.sort();
+    lines.dedup();
+    lines
+}
+
+#[test]
+fn the_two_stage_knn_agrees_with_exact_cosine_on_real_text() {
+    use clix_memory::Embedder;
+    let lines = repository_lines();
+    assert!(lines.len() > 4 * clix_memory::COARSE_MIN, "only {} lines", lines.len());
+    let model = Model2Vec::load(&model_dir()).unwrap();
+    let vectors = model.embed(&lines).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("m.sqlite")).unwrap().with_embedder(Box::new(model)).unwrap();
+    let ids: Vec<i64> = lines.iter().map(|l| store.store(l, "t", "note", "").unwrap()).collect();
+    let (mut agree, mut total) = (0, 0);
+    for q in (0..lines.len()).step_by(lines.len() / 100) {
+        // The vectors are unit length: the dot product is the cosine.
+        let mut exact: Vec<(i64, f32)> = vectors
+            .iter()
+            .zip(&ids)
+            .map(|(v, id)| (*id, v.iter().zip(&vectors[q]).map(|(a, b)| a * b).sum::<f32>()))
+            .collect();
+        exact.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let truth: Vec<i64> = exact.iter().take(5).map(|e| e.0).collect();
+        let near = store.nearest(&lines[q], &Filter::default(), 5).unwrap();
+        agree += near.iter().filter(|n| truth.contains(&n.0)).count();
+        total += 5;
+    }
+    let overlap = agree as f64 / total as f64;
+    println!(
+        "{} memories of real text: the two-stage KNN's top 5 holds {:.1}% of the exact top 5",
+        lines.len(),
+        overlap * 100.0
+    );
+    assert!(overlap >= 0.9, "{overlap:.3}");
+}
