@@ -63,7 +63,7 @@ fn flags(args: &AgentArgs) -> Vec<(&'static str, &'static str, toml::Value)> {
         flags.push(crate::cli::timeout_flag(secs));
     }
     if let Some(topic) = &args.topic {
-        flags.push(("memory.topic", "--topic", toml::Value::String(topic.clone())));
+        flags.push(crate::cli::topic_flag(topic));
     }
     flags
 }

@@ -92,6 +92,9 @@ struct RunArgs {
     /// Give sandboxed programs network access (off by default).
     #[arg(long)]
     network: bool,
+    /// The session's memory topic (default: the workspace folder's name).
+    #[arg(long)]
+    topic: Option<String>,
     #[command(flatten)]
     hub: HubFlags,
     /// Print raw stdout and stderr, exit with the command's code (Layer 1 only).
@@ -116,6 +119,9 @@ struct McpArgs {
     /// Give sandboxed programs network access (off by default; sets the tool's openWorldHint).
     #[arg(long)]
     network: bool,
+    /// The session's memory topic (default: the workspace folder's name).
+    #[arg(long)]
+    topic: Option<String>,
     /// Serve streamable HTTP at http://ADDR/mcp instead of stdio (default address 127.0.0.1:8765).
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8765")]
     http: Option<SocketAddr>,
@@ -261,7 +267,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
 
 /// `clix mcp`: nothing but MCP goes to stdout; messages go to stderr.
 async fn mcp(paths: Paths, args: McpArgs) -> Result<ExitCode> {
-    let settings = load_with_flags(&paths, args.timeout, args.network, &args.hub)?;
+    let settings = load_with_flags(&paths, args.timeout, args.network, args.topic.as_deref(), &args.hub)?;
     let workspace = workspace_or_cwd(args.workspace)?;
     let engine = engine_config(&paths, &workspace, &settings, "mcp");
     let config = clix_mcp::McpConfig { engine };
@@ -316,13 +322,27 @@ pub(crate) fn workspace_or_cwd(dir: Option<PathBuf>) -> Result<PathBuf> {
     }
 }
 
+/// `--topic T` as a settings layer.
+pub(crate) fn topic_flag(topic: &str) -> (&'static str, &'static str, toml::Value) {
+    ("memory.topic", "--topic", toml::Value::String(topic.to_string()))
+}
+
 /// `--timeout SECS` as a settings layer.
 pub(crate) fn timeout_flag(secs: u64) -> (&'static str, &'static str, toml::Value) {
     ("limits.timeout_secs", "--timeout", toml::Value::Integer(i64::try_from(secs).unwrap_or(i64::MAX)))
 }
 
-fn load_with_flags(paths: &Paths, timeout: Option<u64>, network: bool, hub: &HubFlags) -> Result<Settings> {
+fn load_with_flags(
+    paths: &Paths,
+    timeout: Option<u64>,
+    network: bool,
+    topic: Option<&str>,
+    hub: &HubFlags,
+) -> Result<Settings> {
     let mut flags = hub.layers();
+    if let Some(topic) = topic {
+        flags.push(topic_flag(topic));
+    }
     if let Some(secs) = timeout {
         flags.push(timeout_flag(secs));
     }
@@ -359,7 +379,7 @@ pub(crate) async fn run_agent_command(
 }
 
 async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
-    let settings = load_with_flags(paths, args.timeout, args.network, &args.hub)?;
+    let settings = load_with_flags(paths, args.timeout, args.network, args.topic.as_deref(), &args.hub)?;
     let workspace = workspace_or_cwd(args.workspace)?;
     let mut engine = start_engine(paths, &workspace, &settings).await?;
     let stdin = read_piped_stdin()?;

@@ -182,3 +182,21 @@ fn a_bad_embedder_setting_says_what_to_do() {
     let o = h.run(&["recent"]);
     assert!(text(&o.stderr).contains("needs memory.path"), "{}", text(&o.stderr));
 }
+
+#[test]
+fn run_takes_the_session_topic_from_topic() {
+    let h = Home::new();
+    let run = |args: &[&str]| {
+        let o = common::clix(h.home.path(), h.ws.path(), args).env("CLIX_SANDBOX_MODE", "off").output().unwrap();
+        text(&o.stdout)
+    };
+    assert!(
+        run(&["run", "--topic", "ops", "memory store the pager rotates weekly"])
+            .starts_with("stored #1 (note, topic ops)")
+    );
+    assert!(
+        run(&["run", "memory store builds run on merge"])
+            .starts_with(&format!("stored #2 (note, topic {})", h.topic()))
+    );
+    assert_eq!(ids(&h.json(&["search", "rotates", "-t", "ops", "--json"])), vec![1]);
+}
