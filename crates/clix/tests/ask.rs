@@ -174,15 +174,12 @@ async fn wait_for_requests(server: &Server, n: usize) {
     tokio::time::sleep(Duration::from_millis(300)).await;
 }
 
-#[tokio::test]
-async fn chat_keeps_one_conversation_across_turns() {
-    let server = start(vec![openai_text("first answer", 1, 1), openai_text("second answer", 1, 1)]).await;
-    let h = Home::new();
-    // reedline needs a terminal: `script` (util-linux) gives chat a pseudo-terminal.
-    let inner = h.clix(Some(&server), &["chat"]);
+/// `clix chat` as `inner` would start it, inside a pseudo-terminal:
+/// reedline needs one, and `script` (util-linux) provides it.
+fn chat_in_a_terminal(h: &Home, inner: Command) -> std::process::Child {
     let env: Vec<_> = inner.get_envs().filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))).collect();
     let line = format!("{} chat", env!("CARGO_BIN_EXE_clix"));
-    let mut child = Command::new("script")
+    Command::new("script")
         .args(["-qc", &line, "/dev/null"])
         .env_clear()
         .envs(env)
@@ -192,7 +189,14 @@ async fn chat_keeps_one_conversation_across_turns() {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("script (util-linux) runs");
+        .expect("script (util-linux) runs")
+}
+
+#[tokio::test]
+async fn chat_keeps_one_conversation_across_turns() {
+    let server = start(vec![openai_text("first answer", 1, 1), openai_text("second answer", 1, 1)]).await;
+    let h = Home::new();
+    let mut child = chat_in_a_terminal(&h, h.clix(Some(&server), &["chat"]));
     use std::io::Write;
     let mut keys = child.stdin.take().unwrap();
     keys.write_all(b"first task\r").unwrap();
@@ -318,19 +322,7 @@ async fn chat_stores_one_summary_when_the_session_ends() {
     let h = Home::new();
     let mut inner = h.clix(Some(&server), &["chat"]);
     inner.env("CLIX_MEMORY_SUMMARIES", "true");
-    let env: Vec<_> = inner.get_envs().filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))).collect();
-    let line = format!("{} chat", env!("CARGO_BIN_EXE_clix"));
-    let mut child = Command::new("script")
-        .args(["-qc", &line, "/dev/null"])
-        .env_clear()
-        .envs(env)
-        .env("TERM", "dumb")
-        .current_dir(h.ws.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("script (util-linux) runs");
+    let mut child = chat_in_a_terminal(&h, inner);
     use std::io::Write;
     let mut keys = child.stdin.take().unwrap();
     keys.write_all(b"first task\r").unwrap();

@@ -5,7 +5,8 @@ use std::sync::Mutex;
 
 use clix_memory::{Filter, Hit, Memory, MemorySettings, Progress, Store};
 use clix_shell::{
-    AgentCommand, CommandIo, CommandSpec, CommandStatus, SubcommandSpec, async_trait, fail, read_stdin, usage_error,
+    AgentCommand, CommandIo, CommandSpec, CommandStatus, SubcommandSpec, USAGE_EXIT, async_trait, fail, read_stdin,
+    usage_error,
 };
 
 const SEARCH: &str = "memory search <query> [-t topic] [-k keyword] [-n 5] [--json]";
@@ -64,11 +65,7 @@ pub(crate) struct MemoryCommand {
 
 impl MemoryCommand {
     pub(crate) fn new(config: MemoryConfig) -> Self {
-        let sub = |name: &str, usage: &str, summary: &str| SubcommandSpec {
-            name: name.into(),
-            usage: usage.into(),
-            summary: summary.into(),
-        };
+        let sub = SubcommandSpec::new;
         let spec = CommandSpec {
             name: "memory".into(),
             summary: "remember and recall across sessions: memory search|recent|store|facts|forget".into(),
@@ -129,24 +126,15 @@ impl AgentCommand for MemoryCommand {
     }
 
     async fn run(&self, io: CommandIo<'_>) -> bashkit::Result<CommandStatus> {
-        let Some((sub, rest)) = io.args.split_first() else {
-            return usage_error(&io, "memory", &self.spec.usage).await;
+        let (picked, rest) = match self.spec.pick_subcommand(io.args) {
+            Ok(picked) => picked,
+            Err(line) => return fail(&io, &line, USAGE_EXIT).await,
         };
-        let usage = match sub.as_str() {
-            "search" => SEARCH,
-            "recent" => RECENT,
-            "store" => STORE,
-            "facts" => FACTS,
-            "forget" => FORGET,
-            other => {
-                let msg = format!("[error] memory: no subcommand {other}. usage: {}\n", self.spec.usage);
-                return fail(&io, &msg, 2).await;
-            }
-        };
+        let (sub, usage) = (picked.name.as_str(), picked.usage.as_str());
         let who = format!("memory {sub}");
         let mut args = match parse(rest) {
             Ok(args) => args,
-            Err(e) => return fail(&io, &format!("[error] {who}: {e}. usage: {usage}\n"), 2).await,
+            Err(e) => return fail(&io, &format!("[error] {who}: {e}. usage: {usage}\n"), USAGE_EXIT).await,
         };
         if sub == "store" && args.words.is_empty() {
             let piped = read_stdin(&io).await?;
@@ -155,7 +143,7 @@ impl AgentCommand for MemoryCommand {
                 args.words.push(text);
             }
         }
-        let needs_words = matches!(sub.as_str(), "search" | "store" | "forget");
+        let needs_words = matches!(sub, "search" | "store" | "forget");
         if needs_words && args.words.is_empty() {
             return usage_error(&io, &who, usage).await;
         }
