@@ -153,7 +153,7 @@ impl<'e> Agent<'e> {
     /// Gives the agent a memory: the topic's facts join the system prompt
     /// now; each task gets a recall block; [`Agent::remember`] stores a
     /// summary at the end.
-    pub fn with_memory(mut self, memory: AgentMemory) -> Self {
+    pub fn with_memory(mut self, mut memory: AgentMemory) -> Self {
         self.add_system_note(&memory.system_note());
         self.memory = Some(memory);
         self
@@ -204,6 +204,7 @@ impl<'e> Agent<'e> {
         };
         self.emit(on_event, start);
         let recalled = self.memory.as_mut().and_then(|m| m.recall(task));
+        self.report_memory_problems(on_event);
         match recalled {
             Some(r) => {
                 self.messages.push(Message::new(Role::User, format!("{}\n\n{task}", r.block)));
@@ -477,9 +478,20 @@ impl<'e> Agent<'e> {
         }
         let session = self.run_id().unwrap_or_default().to_string();
         let Some(memory) = self.memory.as_mut() else { return Ok(None) };
-        let id = memory.store_summary(&text, &session)?;
+        let stored = memory.store_summary(&text, &session);
+        self.report_memory_problems(on_event);
+        let id = stored?;
         self.emit(on_event, Event::Remembered { id, kind: "summary".into(), text });
         Ok(Some(id))
+    }
+
+    /// Memory that failed (a search, an embedder) leaves the run going
+    /// without it, but is never silent.
+    fn report_memory_problems(&mut self, on_event: &mut dyn FnMut(&Event)) {
+        let problems = self.memory.as_mut().map(AgentMemory::take_problems).unwrap_or_default();
+        for problem in problems {
+            self.emit(on_event, Event::Error { message: format!("memory: {problem}") });
+        }
     }
 
     /// Summarizes the oldest turns when the conversation nears the window.

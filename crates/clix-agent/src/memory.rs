@@ -13,7 +13,8 @@ use clix_memory::{Filter, Hit, MemorySettings, Store};
 /// Most facts placed in the system prompt (the newest), and their total size.
 const MAX_FACTS: usize = 50;
 const MAX_FACTS_CHARS: usize = 6000;
-/// Candidates searched for a recall block, before the threshold.
+/// Candidates searched for a recall block, before the threshold (at least
+/// as many as the recall size).
 const RECALL_CANDIDATES: usize = 10;
 
 /// A session's memory: the store, its topic, and the `[memory]` settings
@@ -22,6 +23,9 @@ pub struct AgentMemory {
     store: Store,
     topic: String,
     settings: MemorySettings,
+    /// Failures and warnings of memory work since the loop last asked: the
+    /// run goes on without that memory, but the user is told.
+    problems: Vec<String>,
 }
 
 /// What a recall found: the ids, and the block put before the task.
@@ -32,7 +36,7 @@ pub(crate) struct Recalled {
 
 impl AgentMemory {
     pub fn new(store: Store, topic: impl Into<String>, settings: MemorySettings) -> Self {
-        AgentMemory { store, topic: topic.into(), settings }
+        AgentMemory { store, topic: topic.into(), settings, problems: Vec::new() }
     }
 
     pub fn topic(&self) -> &str {
@@ -43,15 +47,25 @@ impl AgentMemory {
         self.settings.summaries
     }
 
+    /// What went wrong since the last call, for the loop to report.
+    pub(crate) fn take_problems(&mut self) -> Vec<String> {
+        let mut problems = std::mem::take(&mut self.problems);
+        problems.extend(self.store.take_warnings());
+        problems
+    }
+
     /// The system prompt's part about memory, facts included.
-    pub(crate) fn system_note(&self) -> String {
+    pub(crate) fn system_note(&mut self) -> String {
         let mut note = format!(
             "You have a memory that lasts across sessions, reached with the `memory` command: \
              `memory search <words>`, `memory store <text> [--kind fact]`, `memory facts`. This session's \
              topic is {:?}.",
             self.topic
         );
-        let facts = self.store.facts(&self.topic).unwrap_or_default();
+        let facts = self.store.facts(&self.topic).unwrap_or_else(|e| {
+            self.problems.push(format!("cannot read the topic's facts: {e}"));
+            Vec::new()
+        });
         if facts.is_empty() {
             return note;
         }
@@ -77,8 +91,13 @@ impl AgentMemory {
             return None;
         }
         let filter = Filter { topic: &self.topic, keyword: "" };
-        let hits = self.store.search(task, &filter, RECALL_CANDIDATES).ok()?;
-        self.store.take_warnings();
+        let hits = match self.store.search(task, &filter, RECALL_CANDIDATES.max(self.settings.recall)) {
+            Ok(hits) => hits,
+            Err(e) => {
+                self.problems.push(format!("recall failed: {e}"));
+                return None;
+            }
+        };
         let chosen: Vec<&Hit> = hits
             .iter()
             .filter(|h| h.memory.kind != "fact" && relevant(h, &self.settings))
@@ -100,9 +119,7 @@ impl AgentMemory {
 
     /// Stores a run's summary (kind `summary`, this topic); its id.
     pub(crate) fn store_summary(&mut self, text: &str, session: &str) -> Result<i64, String> {
-        let id = self.store.store(text, &self.topic, "summary", session).map_err(|e| e.to_string())?;
-        self.store.take_warnings();
-        Ok(id)
+        self.store.store(text, &self.topic, "summary", session).map_err(|e| e.to_string())
     }
 }
 

@@ -132,3 +132,43 @@ async fn no_model_no_summary() {
     let s = Store::open(&dir.path().join("memory.sqlite")).unwrap();
     assert!(s.recent(100, "proj").unwrap().iter().all(|m| m.kind != "summary"));
 }
+
+/// An embedder whose server is down.
+struct Down;
+
+impl clix_memory::Embedder for Down {
+    fn id(&self) -> String {
+        "test:down".into()
+    }
+
+    fn embed(&self, _: &[String]) -> Result<Vec<Vec<f32>>, clix_memory::EmbedError> {
+        Err(clix_memory::EmbedError::Request { url: "http://127.0.0.1:9".into(), message: "connection refused".into() })
+    }
+}
+
+#[tokio::test]
+async fn memory_that_fails_is_reported_and_the_run_goes_on() {
+    let server = start(vec![openai_text("done", 1, 1)]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let mut engine = engine(ws.path()).await;
+    let provider = provider(ProviderKind::OpenAi, format!("{}/v1", server.url), None, "scripted", true);
+    let store = store(dir.path()).with_embedder(Box::new(Down)).unwrap();
+    let memory = MemorySettings { summaries: false, ..MemorySettings::default() };
+    let mut agent =
+        Agent::new(&mut engine, provider, settings(), None).with_memory(AgentMemory::new(store, "proj", memory));
+    let mut events = Vec::new();
+    let stop = agent.run("how do I deploy to staging?", &mut |e| events.push(e.clone())).await.stop_reason;
+    assert_eq!(stop, StopReason::Answered);
+    let errors: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Error { message } => Some(message.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        errors.iter().any(|m| m.starts_with("memory: ") && m.contains("connection refused")),
+        "the failing embedder is said: {errors:?}"
+    );
+}

@@ -295,3 +295,78 @@ async fn memory_command_levels_of_help_store_search_forget() {
     );
     assert_eq!(run(&mut f, "memory forget 1").await.0, "no memory #1; see memory recent\n");
 }
+
+async fn memory_fixture(memory: clix_engine::MemoryConfig) -> Fixture {
+    let ws = tempfile::tempdir().unwrap();
+    let engine = Engine::new(EngineConfig {
+        workspace: ws.path().to_path_buf(),
+        limits: ShellLimits::default(),
+        present: PresentOptions::default(),
+        os: None,
+        memory: Some(memory),
+        hub: None,
+    })
+    .await
+    .unwrap();
+    Fixture { engine, ws }
+}
+
+#[tokio::test]
+async fn memory_arguments_are_checked_and_a_broken_embedder_costs_only_vectors() {
+    let data = tempfile::tempdir().unwrap();
+    let mut settings = clix_memory::MemorySettings::default();
+    settings.embedder = "model2vec".into();
+    settings.path = data.path().join("no-such-model").display().to_string();
+    let memory = clix_engine::MemoryConfig {
+        path: data.path().join("memory.sqlite"),
+        topic: "proj".into(),
+        session: "s1".into(),
+        settings,
+        ..Default::default()
+    };
+    let mut f = memory_fixture(memory).await;
+    let (text, code) = run(&mut f, "memory store the build cache lives in target").await;
+    assert_eq!(code, 0, "{text}");
+    assert!(text.starts_with("stored #1 (note, topic proj)\n"), "{text}");
+    assert!(text.contains("[warn] memory store: full-text search only: "), "the broken model is said: {text}");
+    assert!(run(&mut f, "memory search cache").await.0.starts_with("#1 [proj · note"));
+    let recent = "usage: memory recent [n] [-t topic] [--json]";
+    for (line, want) in [
+        (
+            "memory recent foo",
+            format!("[error] memory recent: recent needs a number of at least 1, not \"foo\". {recent}\n"),
+        ),
+        ("memory recent 1 2", format!("[error] memory recent: {recent}\n")),
+        ("memory search -n 0 cache", "[error] memory search: -n needs a number of at least 1, not \"0\"".into()),
+        ("memory search -x cache", "[error] memory search: unknown option -x (put -- before words".into()),
+    ] {
+        let (text, code) = run(&mut f, line).await;
+        assert!(text.starts_with(&want) && code != 0, "{line}: {text}");
+    }
+    assert_eq!(
+        run(&mut f, "memory store -- -v means verbose").await.0.lines().next(),
+        Some("stored #2 (note, topic proj)")
+    );
+}
+
+#[tokio::test]
+async fn a_memory_store_that_failed_to_open_is_tried_again() {
+    let data = tempfile::tempdir().unwrap();
+    // The store's folder is a file: opening fails until it is moved away.
+    let blocked = data.path().join("data");
+    std::fs::write(&blocked, "not a folder").unwrap();
+    let memory = clix_engine::MemoryConfig {
+        path: blocked.join("memory.sqlite"),
+        topic: "proj".into(),
+        session: "s1".into(),
+        ..Default::default()
+    };
+    let mut f = memory_fixture(memory).await;
+    let (text, code) = run(&mut f, "memory recent").await;
+    assert_eq!(code, 1, "{text}");
+    assert!(text.starts_with("[error] memory: "), "{text}");
+    std::fs::remove_file(&blocked).unwrap();
+    std::fs::create_dir(&blocked).unwrap();
+    let (text, code) = run(&mut f, "memory store back again").await;
+    assert_eq!((text.lines().next(), code), (Some("stored #1 (note, topic proj)"), 0), "{text}");
+}

@@ -95,7 +95,12 @@ fn agent<'e>(
     // The same store, topic and embedder as the `memory` command of the session.
     let memory = settings::memory_config(paths, &workspace, settings, session);
     match memory.open() {
-        Ok(store) => agent = agent.with_memory(AgentMemory::new(store, memory.topic, settings.memory.clone())),
+        Ok(opened) => {
+            if let Some(why) = opened.degraded {
+                eprintln!("clix: memory: {why}");
+            }
+            agent = agent.with_memory(AgentMemory::new(opened.store, memory.topic, settings.memory.clone()));
+        }
         Err(e) => eprintln!("clix: memory is off for this session: {e}"),
     }
     if args.cache {

@@ -89,7 +89,7 @@ fn every_subcommand_says_its_usage() {
         (&["fly"], "[error] memory: no subcommand fly. usage: memory search|recent|store|facts|forget\n", 2),
         (
             &["search", "x", "-n", "many"],
-            "[error] memory search: -n needs a number, not \"many\". usage: memory search <query> [-t topic] [-k keyword] [-n 5] [--json]\n",
+            "[error] memory search: -n needs a number of at least 1, not \"many\". usage: memory search <query> [-t topic] [-k keyword] [-n 5] [--json]\n",
             2,
         ),
         (

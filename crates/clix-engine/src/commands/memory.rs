@@ -1,9 +1,9 @@
 //! `memory search|recent|store|facts|forget`: the agent's memory as a command
 //! (seed 000/002), over `clix-memory`'s SQLite store.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
-use clix_memory::{Filter, Hit, Memory, MemorySettings, Progress, Store};
+use clix_memory::{EmbedError, Filter, Hit, Memory, MemorySettings, Progress, Store};
 use clix_shell::{
     AgentCommand, CommandIo, CommandSpec, CommandStatus, SubcommandSpec, USAGE_EXIT, async_trait, fail, read_stdin,
     usage_error,
@@ -39,19 +39,38 @@ impl std::fmt::Debug for MemoryConfig {
     }
 }
 
+/// A store that opened, and why it runs on full text alone if its embedder
+/// could not be set up.
+pub struct OpenedStore {
+    pub store: Store,
+    pub degraded: Option<String>,
+}
+
 impl MemoryConfig {
     /// Opens the store with the configured embedder (a model2vec folder is
-    /// loaded here), progress reporting attached.
-    pub fn open(&self) -> Result<Store, String> {
-        let embedder = self.settings.embedder(|k| std::env::var(k).ok()).map_err(|e| e.to_string())?;
+    /// loaded here), progress reporting attached. A wrong `[memory]` setting
+    /// is an error to fix; an embedder that cannot be loaded (a moved model
+    /// folder) costs only the vectors: the store opens on full text and
+    /// `degraded` says why, as an embedder that fails per call does.
+    pub fn open(&self) -> Result<OpenedStore, String> {
         let mut store = Store::open(&self.path).map_err(|e| e.to_string())?;
-        if let Some(embedder) = embedder {
-            store = store.with_embedder(embedder).map_err(|e| e.to_string())?;
+        let mut degraded = None;
+        match self.settings.embedder(|k| std::env::var(k).ok()) {
+            Ok(Some(embedder)) => match store.with_embedder(embedder) {
+                Ok(with) => store = with,
+                Err(e) => {
+                    degraded = Some(e.to_string());
+                    store = Store::open(&self.path).map_err(|e| e.to_string())?;
+                }
+            },
+            Ok(None) => {}
+            Err(e @ EmbedError::Config(_)) => return Err(e.to_string()),
+            Err(e) => degraded = Some(e.to_string()),
         }
         if let Some(progress) = &self.progress {
             store.set_progress(progress.clone());
         }
-        Ok(store)
+        Ok(OpenedStore { store, degraded: degraded.map(|e| format!("full-text search only: {e}")) })
     }
 }
 
@@ -59,8 +78,9 @@ pub(crate) struct MemoryCommand {
     spec: CommandSpec,
     config: MemoryConfig,
     /// Opened at first use (loading an embedder costs time that a session
-    /// which never uses memory should not pay); an error is kept and shown.
-    store: Mutex<Option<Result<Store, String>>>,
+    /// which never uses memory should not pay); a failed open is tried
+    /// again at the next use. Shared with the blocking thread a call runs on.
+    store: Arc<Mutex<Option<Store>>>,
 }
 
 impl MemoryCommand {
@@ -84,7 +104,7 @@ impl MemoryCommand {
             ),
             needs_args: true,
         };
-        MemoryCommand { spec, config, store: Mutex::new(None) }
+        MemoryCommand { spec, config, store: Arc::default() }
     }
 }
 
@@ -99,6 +119,11 @@ struct Args {
     words: Vec<String>,
 }
 
+/// A count of at least 1.
+fn count(flag: &str, v: &str) -> Result<usize, String> {
+    v.parse().ok().filter(|n| *n > 0).ok_or_else(|| format!("{flag} needs a number of at least 1, not {v:?}"))
+}
+
 fn parse(args: &[String]) -> Result<Args, String> {
     let mut a = Args::default();
     let mut it = args.iter();
@@ -107,12 +132,14 @@ fn parse(args: &[String]) -> Result<Args, String> {
         match arg.as_str() {
             "-t" | "--topic" => a.topic = value(arg)?,
             "-k" | "--keyword" => a.keyword = value(arg)?,
-            "-n" | "--limit" => {
-                let v = value(arg)?;
-                a.limit = Some(v.parse().map_err(|_| format!("-n needs a number, not {v:?}"))?);
-            }
+            "-n" | "--limit" => a.limit = Some(count("-n", &value(arg)?)?),
             "--kind" => a.kind = Some(value(arg)?),
             "--json" => a.json = true,
+            // Everything after `--` is words, even if it starts with `-`.
+            "--" => a.words.extend(it.by_ref().cloned()),
+            flag if flag.starts_with('-') && flag.len() > 1 => {
+                return Err(format!("unknown option {flag} (put -- before words that start with -)"));
+            }
             _ => a.words.push(arg.clone()),
         }
     }
@@ -147,15 +174,32 @@ impl AgentCommand for MemoryCommand {
         if needs_words && args.words.is_empty() {
             return usage_error(&io, &who, usage).await;
         }
-        let (out, warnings) = {
-            let mut slot = self.store.lock().unwrap_or_else(|p| p.into_inner());
-            match slot.get_or_insert_with(|| self.config.open()) {
-                Ok(store) => {
-                    let out = self.execute(store, sub, &args);
-                    (out, store.take_warnings())
+        if sub == "recent" && args.words.len() > 1 {
+            return usage_error(&io, &who, usage).await;
+        }
+        // SQLite, a model or an HTTP embedder may take a while: off the async
+        // runtime, so the line's time limit and cancellation still work.
+        let (store, config, sub_name) = (Arc::clone(&self.store), self.config.clone(), sub.to_string());
+        let call = tokio::task::spawn_blocking(move || {
+            let mut slot = store.lock().unwrap_or_else(|p| p.into_inner());
+            let mut warnings = Vec::new();
+            if slot.is_none() {
+                match config.open() {
+                    Ok(opened) => {
+                        warnings.extend(opened.degraded);
+                        *slot = Some(opened.store);
+                    }
+                    Err(e) => return (Err(format!("[error] memory: {e}\n")), warnings),
                 }
-                Err(e) => (Err(format!("[error] memory: {e}\n")), Vec::new()),
             }
+            let Some(store) = slot.as_mut() else { return (Err("[error] memory: no store\n".into()), warnings) };
+            let out = execute(&config, store, &sub_name, &args);
+            warnings.extend(store.take_warnings());
+            (out, warnings)
+        });
+        let (out, warnings) = match call.await {
+            Ok(done) => done,
+            Err(e) => (Err(format!("[error] {who}: the memory call failed: {e}\n")), Vec::new()),
         };
         for warning in warnings {
             io.stderr.write_all(format!("[warn] {who}: {warning}\n").as_bytes()).await?;
@@ -170,42 +214,44 @@ impl AgentCommand for MemoryCommand {
     }
 }
 
-impl MemoryCommand {
-    /// One subcommand against the store; the text to print, or the error line.
-    fn execute(&self, store: &mut Store, sub: &str, args: &Args) -> Result<String, String> {
-        let who = format!("memory {sub}");
-        let failed = |e: clix_memory::MemoryError| format!("[error] {who}: {e}\n");
-        match sub {
-            "search" => {
-                let filter = Filter { topic: &args.topic, keyword: &args.keyword };
-                let hits = store.search(&args.words.join(" "), &filter, args.limit.unwrap_or(5)).map_err(failed)?;
-                Ok(show_hits(&hits, args.json))
-            }
-            "recent" => {
-                let n = args.words.first().and_then(|w| w.parse().ok()).or(args.limit).unwrap_or(10);
-                Ok(show_memories(&store.recent(n, &args.topic).map_err(failed)?, args.json))
-            }
-            "facts" => Ok(show_memories(&store.facts(&args.topic).map_err(failed)?, args.json)),
-            "store" => {
-                let topic = if args.topic.is_empty() { &self.config.topic } else { &args.topic };
-                let kind = args.kind.as_deref().unwrap_or("note");
-                let id = store.store(&args.words.join(" "), topic, kind, &self.config.session).map_err(failed)?;
-                Ok(format!("stored #{id} ({kind}, topic {topic})\n"))
-            }
-            _ => {
-                let id = args.words[0]
-                    .trim_start_matches('#')
-                    .parse::<i64>()
-                    .map_err(|_| format!("[error] {who}: the id is a number. usage: {FORGET}\n"))?;
-                Ok(if store.forget(id).map_err(failed)? {
-                    format!("forgot #{id}\n")
-                } else {
-                    format!("no memory #{id}; see memory recent\n")
-                })
-            }
+/// One subcommand against the store; the text to print, or the error line.
+fn execute(config: &MemoryConfig, store: &mut Store, sub: &str, args: &Args) -> Result<String, String> {
+    let who = format!("memory {sub}");
+    let failed = |e: clix_memory::MemoryError| format!("[error] {who}: {e}\n");
+    match sub {
+        "search" => {
+            let filter = Filter { topic: &args.topic, keyword: &args.keyword };
+            let hits = store.search(&args.words.join(" "), &filter, args.limit.unwrap_or(5)).map_err(failed)?;
+            Ok(show_hits(&hits, args.json))
+        }
+        "recent" => {
+            let n = match args.words.first() {
+                Some(w) => count("recent", w).map_err(|e| format!("[error] {who}: {e}. usage: {RECENT}\n"))?,
+                None => args.limit.unwrap_or(10),
+            };
+            Ok(show_memories(&store.recent(n, &args.topic).map_err(failed)?, args.json))
+        }
+        "facts" => Ok(show_memories(&store.facts(&args.topic).map_err(failed)?, args.json)),
+        "store" => {
+            let topic = if args.topic.is_empty() { &config.topic } else { &args.topic };
+            let kind = args.kind.as_deref().unwrap_or("note");
+            let id = store.store(&args.words.join(" "), topic, kind, &config.session).map_err(failed)?;
+            Ok(format!("stored #{id} ({kind}, topic {topic})\n"))
+        }
+        _ => {
+            let id = args.words[0]
+                .trim_start_matches('#')
+                .parse::<i64>()
+                .map_err(|_| format!("[error] {who}: the id is a number. usage: {FORGET}\n"))?;
+            Ok(if store.forget(id).map_err(failed)? {
+                format!("forgot #{id}\n")
+            } else {
+                format!("no memory #{id}; see memory recent\n")
+            })
         }
     }
 }
+
 fn show_hits(hits: &[Hit], json: bool) -> String {
     if json {
         return serde_json::to_string(hits).unwrap_or_default() + "\n";
