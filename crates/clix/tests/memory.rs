@@ -4,6 +4,8 @@
 //! all-MiniLM-L6-v2 by scripts/make-minilm-model2vec.py).
 
 mod common;
+#[path = "../../clix-agent/tests/support/mod.rs"]
+mod support;
 
 use std::path::PathBuf;
 use std::process::Output;
@@ -199,4 +201,42 @@ fn run_takes_the_session_topic_from_topic() {
             .starts_with(&format!("stored #2 (note, topic {})", h.topic()))
     );
     assert_eq!(ids(&h.json(&["search", "rotates", "-t", "ops", "--json"])), vec![1]);
+}
+
+/// The scripted server's answer to one `/v1/embeddings` request of one text.
+fn one_embedding(vector: [f32; 3]) -> support::Reply {
+    let body = serde_json::json!({"object": "list", "model": "emb-test",
+        "data": [{"object": "embedding", "index": 0, "embedding": vector}]});
+    support::Reply::Status(200, vec![], body.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_openai_compatible_embedder_against_the_scripted_server() {
+    let server = support::start(vec![one_embedding([1.0, 0.0, 0.0]), one_embedding([0.9, 0.1, 0.0])]).await;
+    let mut h = Home::new();
+    for (k, v) in [
+        ("CLIX_MEMORY_EMBEDDER", "openai".to_string()),
+        ("CLIX_MEMORY_BASE_URL", format!("{}/v1", server.url)),
+        ("CLIX_MEMORY_MODEL", "emb-test".to_string()),
+        ("OPENAI_API_KEY", "sk-test-0123456789abcdef".to_string()),
+    ] {
+        h.env.push((k.into(), v));
+    }
+    let stored = h.run(&["store", "the signing key rotates every Friday"]);
+    assert_eq!(text(&stored.stdout), format!("stored #1 (note, topic {})\n", h.topic()), "{}", text(&stored.stderr));
+    let found = h.json(&["search", "credentials", "--json"]);
+    assert_eq!(ids(&found), vec![1], "found by its vector alone: no word is shared");
+    assert!(found[0]["similarity"].as_f64().unwrap() > 0.9, "{found}");
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    for (request, input) in requests.iter().zip(["the signing key rotates every Friday", "credentials"]) {
+        assert_eq!(request.path, "/v1/embeddings");
+        assert_eq!(request.body["model"], "emb-test");
+        assert_eq!(request.body["input"], serde_json::json!([input]));
+        let auth = request.headers.iter().find(|(k, _)| k == "authorization").map(|(_, v)| v.as_str());
+        assert_eq!(auth, Some("Bearer sk-test-0123456789abcdef"));
+    }
+    let shown = format!("{}{}", text(&stored.stdout), text(&stored.stderr));
+    assert!(!shown.contains("sk-test"), "the key is never printed: {shown}");
 }
