@@ -19,7 +19,7 @@ pub enum ProviderKind {
 }
 
 /// Settings of the agent loop. Every budget is bounded.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AgentSettings {
     /// "auto" (from the environment), "openai" or "anthropic".
@@ -47,6 +47,28 @@ pub struct AgentSettings {
     pub compact_at: f64,
     /// Messages always kept verbatim at the end of the conversation.
     pub keep_last_messages: usize,
+}
+
+/// The key never shows in Debug output (logs, panics, test failures).
+impl std::fmt::Debug for AgentSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentSettings")
+            .field("provider", &self.provider)
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("api_key", &if self.api_key.is_empty() { "" } else { "***" })
+            .field("stream", &self.stream)
+            .field("max_steps", &self.max_steps)
+            .field("max_total_tokens", &self.max_total_tokens)
+            .field("max_wall_secs", &self.max_wall_secs)
+            .field("model_call_secs", &self.model_call_secs)
+            .field("model_call_tries", &self.model_call_tries)
+            .field("max_output_tokens", &self.max_output_tokens)
+            .field("context_window", &self.context_window)
+            .field("compact_at", &self.compact_at)
+            .field("keep_last_messages", &self.keep_last_messages)
+            .finish()
+    }
 }
 
 impl Default for AgentSettings {
@@ -169,6 +191,13 @@ mod tests {
     fn resolve(env: &[(&str, &str)], s: &AgentSettings, model: Option<&str>) -> ResolvedProvider {
         let env: HashMap<String, String> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         resolve_provider(s, |k| env.get(k).cloned(), model, None).unwrap()
+    }
+
+    #[test]
+    fn debug_output_hides_the_key() {
+        let s = AgentSettings { api_key: "sk-secret-value".into(), ..AgentSettings::default() };
+        let shown = format!("{s:?}");
+        assert!(shown.contains("api_key: \"***\"") && !shown.contains("sk-secret"), "{shown}");
     }
 
     #[test]
