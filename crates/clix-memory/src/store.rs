@@ -11,10 +11,10 @@ use serde::Serialize;
 
 use crate::RRF_K;
 use crate::embed::Embedder;
-use crate::vectors::Vectors;
+use crate::vectors::{Embedding, Vectors};
 
 /// Bumped with every migration; stored in `PRAGMA user_version`.
-const SCHEMA_VERSION: i32 = 2;
+const SCHEMA_VERSION: i32 = 3;
 
 /// Texts embedded per call while filling in missing vectors.
 const BATCH: usize = 64;
@@ -27,6 +27,8 @@ pub enum MemoryError {
     TooNew { path: String, found: i32 },
     #[error("kind must be note, fact or summary, not {0:?}")]
     Kind(String),
+    #[error("nothing to store: the text is empty")]
+    Empty,
 }
 
 /// What a memory is.
@@ -151,23 +153,35 @@ impl Store {
         MemoryError::Sqlite { path: self.path.clone(), source }
     }
 
-    /// Stores `text`; returns its id once it is durable (with its vector,
-    /// when an embedder is configured and answers).
+    /// Stores `text`; returns its id once it is committed (with its vector,
+    /// when an embedder is configured and answers with one).
     pub fn store(&mut self, text: &str, topic: &str, kind: &str, session: &str) -> Result<i64, MemoryError> {
         if !KINDS.contains(&kind) {
             return Err(MemoryError::Kind(kind.to_string()));
         }
-        let vector = match &self.vectors {
-            Some(v) => match v.embed(&[text.to_string()]) {
-                Ok(mut vs) => vs.pop().filter(|v| !v.is_empty()),
-                Err(e) => {
-                    self.warnings.push(format!("stored without a vector: {e}"));
-                    None
+        if text.trim().is_empty() {
+            return Err(MemoryError::Empty);
+        }
+        let embedding = match &mut self.vectors {
+            Some(v) => {
+                v.begin();
+                match v.embed_one(text) {
+                    Ok(embedding) => {
+                        if let Embedding::None { reason, .. } = &embedding {
+                            self.warnings.push(format!("stored without a vector ({reason}): found by its words only"));
+                        }
+                        // Without even a dimension there is no space to record it in.
+                        Some(embedding).filter(|e| e.dim() > 0)
+                    }
+                    Err(e) => {
+                        self.warnings.push(format!("stored without a vector: {e}"));
+                        None
+                    }
                 }
-            },
+            }
             None => None,
         };
-        let id = match self.insert(text, topic, kind, session, vector.as_deref()) {
+        let id = match self.insert(text, topic, kind, session, embedding.as_ref()) {
             Ok(id) => id,
             Err(e) => {
                 if let Some(vectors) = &mut self.vectors {
@@ -176,7 +190,7 @@ impl Store {
                 return Err(self.fail(e));
             }
         };
-        if let (None, Some(vectors)) = (&vector, &mut self.vectors) {
+        if let (None, Some(vectors)) = (&embedding, &mut self.vectors) {
             vectors.unsynced();
         }
         self.fill_missing();
@@ -189,7 +203,7 @@ impl Store {
         topic: &str,
         kind: &str,
         session: &str,
-        vector: Option<&[f32]>,
+        embedding: Option<&Embedding>,
     ) -> rusqlite::Result<i64> {
         let tx = rusqlite::Transaction::new_unchecked(&self.db, TransactionBehavior::Immediate)?;
         tx.execute(
@@ -197,9 +211,8 @@ impl Store {
             params![topic, kind, text, session],
         )?;
         let id = tx.last_insert_rowid();
-        if let (Some(vector), Some(vectors)) = (vector, &mut self.vectors) {
-            let space = vectors.space_for(&tx, vector.len())?;
-            space.insert(&tx, id, topic, vector)?;
+        if let (Some(embedding), Some(vectors)) = (embedding, &mut self.vectors) {
+            vectors.save(&tx, id, topic, embedding)?;
         }
         tx.commit()?;
         Ok(id)
@@ -210,31 +223,32 @@ impl Store {
     fn fill_missing(&mut self) {
         let Some(vectors) = &mut self.vectors else { return };
         let progress = self.progress.clone();
-        if let Err(e) = vectors.fill_missing(&self.db, BATCH, |done, total| {
+        let report = |done, total| {
             if let Some(p) = &progress {
                 p(done, total);
             }
-        }) {
+        };
+        if let Err(e) = vectors.fill_missing(&self.db, BATCH, report, &mut self.warnings) {
             self.warnings.push(format!("cannot embed every memory: {e}"));
         }
     }
 
     /// The best `limit` matches of `query`, filters applied first: BM25
     /// alone without an embedder, else BM25 and vector KNN fused with
-    /// Reciprocal Rank Fusion.
+    /// Reciprocal Rank Fusion (BM25 alone, with a warning, when the
+    /// embedder fails or has no vector for the query).
     pub fn search(&mut self, query: &str, filter: &Filter<'_>, limit: usize) -> Result<Vec<Hit>, MemoryError> {
         if self.vectors.is_none() || fts_query(query).is_none() {
             return self.fts(query, filter, limit).map_err(|e| self.fail(e));
         }
-        self.fill_missing();
-        let Some(vectors) = &self.vectors else { return Ok(Vec::new()) };
-        let query_vector = match vectors.embed(&[query.to_string()]) {
-            Ok(mut v) => v.pop().unwrap_or_default(),
+        let query_vector = match self.query_vector(query) {
+            Ok(v) => v,
             Err(e) => {
                 self.warnings.push(format!("searched full text only: {e}"));
                 return self.fts(query, filter, limit).map_err(|e| self.fail(e));
             }
         };
+        let Some(vectors) = &self.vectors else { return Ok(Vec::new()) };
         // Each list brings more candidates than asked for, so fusion can
         // lift a document that only one list ranks high.
         let pool = (limit.saturating_mul(4)).clamp(20, 4096);
@@ -245,18 +259,34 @@ impl Store {
 
     /// The vector search alone: the `limit` nearest memories to `query` as
     /// (id, cosine similarity), filters applied first; empty without an
-    /// embedder.
+    /// embedder, or (with a warning) when it fails or has no vector for
+    /// the query.
     pub fn nearest(&mut self, query: &str, filter: &Filter<'_>, limit: usize) -> Result<Vec<(i64, f64)>, MemoryError> {
-        self.fill_missing();
-        let Some(vectors) = &self.vectors else { return Ok(Vec::new()) };
-        let query_vector = match vectors.embed(&[query.to_string()]) {
-            Ok(mut v) => v.pop().unwrap_or_default(),
+        if self.vectors.is_none() {
+            return Ok(Vec::new());
+        }
+        let query_vector = match self.query_vector(query) {
+            Ok(v) => v,
             Err(e) => {
                 self.warnings.push(format!("no vector search: {e}"));
                 return Ok(Vec::new());
             }
         };
+        let Some(vectors) = &self.vectors else { return Ok(Vec::new()) };
         vectors.knn(&self.db, &query_vector, filter, limit).map_err(|e| self.fail(e))
+    }
+
+    /// The unit vector of a query; missing vectors are filled in once the
+    /// embedder has answered it (so it is known to be up).
+    fn query_vector(&mut self, query: &str) -> Result<Vec<f32>, String> {
+        let Some(vectors) = &mut self.vectors else { return Err("no embedder".into()) };
+        vectors.begin();
+        let embedding = vectors.embed_one(query)?;
+        self.fill_missing();
+        match embedding {
+            Embedding::Vector(v) => Ok(v),
+            Embedding::None { .. } => Err("the embedder gives a zero (or non-finite) vector for the query".into()),
+        }
     }
 
     fn fuse(&self, lexical: Vec<Hit>, semantic: Vec<(i64, f64)>, limit: usize) -> rusqlite::Result<Vec<Hit>> {
@@ -422,6 +452,24 @@ fn migrate(db: &Connection) -> rusqlite::Result<()> {
                  DELETE FROM embedded WHERE id = old.id;
              END;
              PRAGMA user_version = 2;
+             COMMIT;",
+        )?;
+    }
+    if version < 3 {
+        // Memories a space has no vector for (rejected by the embedder, or
+        // a zero vector): found by their words only, not embedded again.
+        db.execute_batch(
+            "BEGIN IMMEDIATE;
+             CREATE TABLE IF NOT EXISTS embed_failed (
+                 embedder INTEGER NOT NULL,
+                 id INTEGER NOT NULL,
+                 PRIMARY KEY (embedder, id)
+             ) WITHOUT ROWID;
+             CREATE INDEX IF NOT EXISTS embed_failed_id ON embed_failed (id);
+             CREATE TRIGGER IF NOT EXISTS memories_embed_failed_ad AFTER DELETE ON memories BEGIN
+                 DELETE FROM embed_failed WHERE id = old.id;
+             END;
+             PRAGMA user_version = 3;
              COMMIT;",
         )?;
     }

@@ -1,11 +1,13 @@
 //! Vector spaces: one sqlite-vec `vec0` table per (embedder, dimension),
 //! listed in `embedders`; `embedded` records which memories each space
-//! holds. Triggers created with each table remove a forgotten memory's
-//! vector from every space.
+//! holds, `embed_failed` the memories it has no vector for (the embedder
+//! rejects them, or gives a zero vector): they are found by their words
+//! only, and not embedded again in that space. Triggers created with each
+//! table remove a forgotten memory's vector from every space.
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-use crate::embed::{EmbedError, Embedder};
+use crate::embed::Embedder;
 use crate::store::Filter;
 
 /// One vector space: its row in `embedders` and its `vec0` table.
@@ -37,6 +39,43 @@ impl Space {
         db.prepare_cached("INSERT INTO embedded (embedder, id) VALUES (?1, ?2)")?.execute(params![self.id, id])?;
         Ok(())
     }
+
+    /// Records that memory `id` has no vector in this space.
+    pub(crate) fn insert_failed(&self, db: &Connection, id: i64) -> rusqlite::Result<()> {
+        db.prepare_cached("INSERT OR IGNORE INTO embed_failed (embedder, id) VALUES (?1, ?2)")?
+            .execute(params![self.id, id])?;
+        Ok(())
+    }
+}
+
+/// What the embedder made of one text.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Embedding {
+    /// A usable vector, scaled to unit length.
+    Vector(Vec<f32>),
+    /// No vector for this text in a space of this dimension: a zero or
+    /// non-finite vector, or an error for this text alone.
+    None { dim: usize, reason: String },
+}
+
+impl Embedding {
+    pub(crate) fn dim(&self) -> usize {
+        match self {
+            Embedding::Vector(v) => v.len(),
+            Embedding::None { dim, .. } => *dim,
+        }
+    }
+}
+
+/// Why a zero or non-finite vector is not stored.
+pub(crate) const NO_DIRECTION: &str = "the embedder gives a zero (or non-finite) vector for it";
+
+/// `vector` scaled to unit length (cosine similarity is unchanged, and
+/// sqlite-vec's f32 sums can neither overflow nor vanish), or `None` for a
+/// zero, empty or non-finite vector: it has no direction to compare.
+pub(crate) fn unit(vector: &[f32]) -> Option<Vec<f32>> {
+    let norm = vector.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+    (norm.is_finite() && norm > 0.0).then(|| vector.iter().map(|x| (f64::from(*x) / norm) as f32).collect())
 }
 
 /// The configured embedder and the space its vectors go to.
@@ -49,13 +88,17 @@ pub(crate) struct Vectors {
     /// changes only when another connection commits, so while it stands
     /// (and our own stores got their vectors) there is nothing to fill.
     synced_at: Option<i64>,
+    /// The dimension of a vector the embedder gave during the current
+    /// operation (a store or a search): proof that it is up, so a text it
+    /// rejects alone is rejected for itself.
+    answered: Option<usize>,
 }
 
 impl Vectors {
     pub(crate) fn new(db: &Connection, embedder: Box<dyn Embedder>) -> rusqlite::Result<Self> {
         let key = embedder.id();
         let space = newest_space(db, &key)?;
-        Ok(Vectors { embedder, key, space, synced_at: None })
+        Ok(Vectors { embedder, key, space, synced_at: None, answered: None })
     }
 
     /// After a failed transaction: a space it created was rolled back too,
@@ -65,8 +108,32 @@ impl Vectors {
         self.synced_at = None;
     }
 
-    pub(crate) fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        self.embedder.embed(texts)
+    /// A store or a search begins: whether the embedder is up is not
+    /// known yet.
+    pub(crate) fn begin(&mut self) {
+        self.answered = None;
+    }
+
+    /// One vector per text (checked), noting that the embedder answered.
+    fn embed(&mut self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+        let vectors = self.embedder.embed(texts).map_err(|e| e.to_string())?;
+        if vectors.len() != texts.len() {
+            return Err(format!("the embedder {} gave {} vectors for {} texts", self.key, vectors.len(), texts.len()));
+        }
+        if let Some(v) = vectors.iter().find(|v| !v.is_empty()) {
+            self.answered = Some(v.len());
+        }
+        Ok(vectors)
+    }
+
+    /// The embedding of one text (a memory being stored, a query):
+    /// [`Embedding::None`] for a zero, empty or non-finite vector.
+    pub(crate) fn embed_one(&mut self, text: &str) -> Result<Embedding, String> {
+        let vector = self.embed(&[text.to_string()])?.pop().unwrap_or_default();
+        Ok(match unit(&vector) {
+            Some(v) => Embedding::Vector(v),
+            None => Embedding::None { dim: vector.len(), reason: NO_DIRECTION.into() },
+        })
     }
 
     /// A memory was stored without a vector: the next store or search
@@ -100,17 +167,40 @@ impl Vectors {
              END;"
         ))?;
         self.space = Some(space.clone());
+        // A new space holds none of the other memories yet.
+        self.synced_at = None;
         Ok(space)
+    }
+
+    /// Memory `id`'s embedding into the space of its dimension (inside the
+    /// caller's transaction): its vector, or the record that it has none.
+    pub(crate) fn save(
+        &mut self,
+        db: &Connection,
+        id: i64,
+        topic: &str,
+        embedding: &Embedding,
+    ) -> rusqlite::Result<()> {
+        let space = self.space_for(db, embedding.dim())?;
+        match embedding {
+            Embedding::Vector(vector) => space.insert(db, id, topic, vector),
+            Embedding::None { .. } => space.insert_failed(db, id),
+        }
     }
 
     /// Embeds every memory without a vector in the current space, `batch`
     /// at a time, each batch in one transaction; `progress(done, total)`
-    /// after each.
+    /// after each. A batch the embedder rejects is embedded text by text:
+    /// the texts it still rejects alone (while it answers others), and those
+    /// it gives zero vectors for, are recorded as having no vector (named in
+    /// `warnings`) and skipped from then on. An embedder that answers nothing
+    /// marks nothing: the error is returned and the next call tries again.
     pub(crate) fn fill_missing(
         &mut self,
         db: &Connection,
         batch: usize,
         mut progress: impl FnMut(usize, usize),
+        warnings: &mut Vec<String>,
     ) -> Result<(), String> {
         let sql_error = |e: rusqlite::Error| e.to_string();
         let version: i64 = db.query_row("PRAGMA data_version", [], |r| r.get(0)).map_err(sql_error)?;
@@ -120,7 +210,12 @@ impl Vectors {
         let total: i64 = db.query_row("SELECT count(*) FROM memories", [], |r| r.get(0)).map_err(sql_error)?;
         let have: i64 = match &self.space {
             Some(s) => db
-                .query_row("SELECT count(*) FROM embedded WHERE embedder = ?1", params![s.id], |r| r.get(0))
+                .query_row(
+                    "SELECT (SELECT count(*) FROM embedded WHERE embedder = ?1)
+                          + (SELECT count(*) FROM embed_failed WHERE embedder = ?1)",
+                    params![s.id],
+                    |r| r.get(0),
+                )
                 .map_err(sql_error)?,
             None => 0,
         };
@@ -130,13 +225,15 @@ impl Vectors {
             return Ok(());
         }
         let mut done = 0;
-        loop {
+        let mut left_out: Vec<(i64, String)> = Vec::new();
+        let result = loop {
             let space_id = self.space.as_ref().map_or(-1, |s| s.id);
             let rows: Vec<(i64, String, String)> = {
                 let mut stmt = db
                     .prepare_cached(
                         "SELECT m.id, m.topic, m.text FROM memories m
                          WHERE NOT EXISTS (SELECT 1 FROM embedded e WHERE e.embedder = ?1 AND e.id = m.id)
+                           AND NOT EXISTS (SELECT 1 FROM embed_failed f WHERE f.embedder = ?1 AND f.id = m.id)
                          ORDER BY m.id LIMIT ?2",
                     )
                     .map_err(sql_error)?;
@@ -146,21 +243,89 @@ impl Vectors {
             };
             if rows.is_empty() {
                 self.synced_at = Some(version);
-                return Ok(());
+                break Ok(());
             }
-            let texts: Vec<String> = rows.iter().map(|(_, _, text)| text.clone()).collect();
-            let vectors = self.embed(&texts).map_err(|e| e.to_string())?;
-            let dim = vectors.first().map_or(0, Vec::len);
-            if dim == 0 || vectors.len() != rows.len() || vectors.iter().any(|v| v.len() != dim) {
-                return Err(format!("the embedder {} gave vectors of no or mixed dimensions", self.key));
-            }
-            if let Err(e) = self.save_batch(db, &rows, &vectors, dim) {
+            let embeddings = match self.embed_rows(&rows) {
+                Ok(e) => e,
+                Err(e) => break Err(e),
+            };
+            if let Err(e) = self.save_batch(db, &rows, &embeddings) {
                 self.reload(db);
-                return Err(e.to_string());
+                break Err(e.to_string());
+            }
+            for ((id, _, _), embedding) in rows.iter().zip(&embeddings) {
+                if let Embedding::None { reason, .. } = embedding {
+                    left_out.push((*id, reason.clone()));
+                }
             }
             done += rows.len();
             progress(done.min(total), total);
+        };
+        if let Some((_, reason)) = left_out.first() {
+            let ids: Vec<String> = left_out.iter().take(10).map(|(id, _)| format!("#{id}")).collect();
+            let more = if left_out.len() > ids.len() { ", …" } else { "" };
+            warnings.push(format!(
+                "{} left without a vector ({reason}), found by their words only: {}{more}",
+                if left_out.len() == 1 { "1 memory".to_string() } else { format!("{} memories", left_out.len()) },
+                ids.join(", ")
+            ));
         }
+        result
+    }
+
+    /// The embeddings of a batch of rows, one per row, all of one
+    /// dimension. When the embedder rejects the batch, each text is tried
+    /// alone; a text rejected alone gets no vector once the embedder has
+    /// answered another text during this operation. Two texts rejected
+    /// before any answer: the embedder looks down, the error is returned.
+    fn embed_rows(&mut self, rows: &[(i64, String, String)]) -> Result<Vec<Embedding>, String> {
+        let texts: Vec<String> = rows.iter().map(|(_, _, text)| text.clone()).collect();
+        let results: Vec<Result<Vec<f32>, String>> = match self.embed(&texts) {
+            Ok(vectors) => vectors.into_iter().map(Ok).collect(),
+            Err(e) if texts.len() == 1 => vec![Err(e)],
+            Err(_) => {
+                let mut results = Vec::with_capacity(texts.len());
+                let mut unanswered = 0;
+                for text in &texts {
+                    let result = self.embed(std::slice::from_ref(text)).map(|mut v| v.pop().unwrap_or_default());
+                    if let Err(e) = &result
+                        && self.answered.is_none()
+                    {
+                        unanswered += 1;
+                        if unanswered == 2 {
+                            return Err(e.clone());
+                        }
+                    }
+                    results.push(result);
+                }
+                results
+            }
+        };
+        let dims: Vec<usize> =
+            results.iter().filter_map(|r| r.as_ref().ok()).map(Vec::len).filter(|n| *n > 0).collect();
+        if dims.windows(2).any(|w| w[0] != w[1]) {
+            return Err(format!("the embedder {} gave vectors of mixed dimensions", self.key));
+        }
+        let Some(dim) = dims.first().copied().or(self.answered).or(self.space.as_ref().map(|s| s.dim)) else {
+            return Err(results
+                .into_iter()
+                .find_map(Result::err)
+                .unwrap_or_else(|| format!("the embedder {} gave empty vectors", self.key)));
+        };
+        let mut embeddings = Vec::with_capacity(results.len());
+        for result in results {
+            embeddings.push(match result {
+                Ok(vector) => match unit(&vector) {
+                    Some(v) => Embedding::Vector(v),
+                    None => Embedding::None { dim, reason: NO_DIRECTION.into() },
+                },
+                Err(e) if self.answered.is_some() => {
+                    Embedding::None { dim, reason: format!("the embedder rejects it alone: {e}") }
+                }
+                Err(e) => return Err(e),
+            });
+        }
+        Ok(embeddings)
     }
 
     /// One batch of embedded memories, in one transaction.
@@ -168,21 +333,21 @@ impl Vectors {
         &mut self,
         db: &Connection,
         rows: &[(i64, String, String)],
-        vectors: &[Vec<f32>],
-        dim: usize,
+        embeddings: &[Embedding],
     ) -> rusqlite::Result<()> {
         let tx = rusqlite::Transaction::new_unchecked(db, TransactionBehavior::Immediate)?;
-        let space = self.space_for(&tx, dim)?;
-        for ((id, topic, _), vector) in rows.iter().zip(vectors) {
+        for ((id, topic, _), embedding) in rows.iter().zip(embeddings) {
+            let space = self.space_for(&tx, embedding.dim())?;
             // Another process may have embedded or forgotten it meanwhile.
             let wanted: bool = tx.query_row(
                 "SELECT EXISTS (SELECT 1 FROM memories WHERE id = ?1)
-                    AND NOT EXISTS (SELECT 1 FROM embedded WHERE embedder = ?2 AND id = ?1)",
+                    AND NOT EXISTS (SELECT 1 FROM embedded WHERE embedder = ?2 AND id = ?1)
+                    AND NOT EXISTS (SELECT 1 FROM embed_failed WHERE embedder = ?2 AND id = ?1)",
                 params![id, space.id],
                 |r| r.get(0),
             )?;
             if wanted {
-                space.insert(&tx, *id, topic, vector)?;
+                self.save(&tx, *id, topic, embedding)?;
             }
         }
         tx.commit()
@@ -218,28 +383,31 @@ impl Vectors {
             );
             let mut stmt = db.prepare_cached(&sql)?;
             let rows = stmt.query_map(params![query, filter.topic, filter.keyword, k as i64], pair)?;
-            return rows.map(|r| r.map(|(id, d)| (id, 1.0 - d))).collect();
+            return similarities(rows);
         }
         let topic = if filter.topic.is_empty() { "?3 = ''" } else { "topic = ?3" };
         if !space.has_bits() {
             let sql = format!("SELECT rowid, distance FROM {table} WHERE embedding MATCH ?1 AND k = ?2 AND {topic}");
             let mut stmt = db.prepare_cached(&sql)?;
             let rows = stmt.query_map(params![query, k as i64, filter.topic], pair)?;
-            return rows.map(|r| r.map(|(id, d)| (id, 1.0 - d))).collect();
+            return similarities(rows);
         }
         let wanted = k.saturating_mul(COARSE_PER_RESULT).clamp(COARSE_MIN, MAX_K);
         let sql = format!(
             "SELECT rowid, distance FROM {table} WHERE bits MATCH vec_quantize_binary(vec_f32(?1)) AND k = ?2 AND {topic}"
         );
         let mut stmt = db.prepare_cached(&sql)?;
-        let candidates: Vec<(i64, f64)> =
+        let candidates: Vec<(i64, Option<f64>)> =
             stmt.query_map(params![query, wanted as i64, filter.topic], pair)?.collect::<rusqlite::Result<_>>()?;
         let mut exact =
             db.prepare_cached(&format!("SELECT vec_distance_cosine(embedding, ?1) FROM {table} WHERE rowid = ?2"))?;
         let mut scored = Vec::with_capacity(candidates.len());
         for (id, _) in candidates {
-            let distance: f64 = exact.query_row(params![query, id], |r| r.get(0))?;
-            scored.push((id, 1.0 - distance));
+            // NULL: a zero vector stored by an older clix; it has no direction.
+            let distance: Option<f64> = exact.query_row(params![query, id], |r| r.get(0))?;
+            if let Some(d) = distance {
+                scored.push((id, 1.0 - d));
+            }
         }
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         scored.truncate(k);
@@ -261,8 +429,21 @@ fn newest_space(db: &Connection, key: &str) -> rusqlite::Result<Option<Space>> {
     .optional()
 }
 
-fn pair(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, f64)> {
+/// (id, cosine distance); the distance is NULL (a NaN) for a zero vector.
+fn pair(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, Option<f64>)> {
     Ok((r.get(0)?, r.get(1)?))
+}
+
+/// (id, cosine similarity) of ranked (id, distance) rows, leaving out the
+/// vectors without a direction (zero vectors stored by an older clix).
+fn similarities(rows: impl Iterator<Item = rusqlite::Result<(i64, Option<f64>)>>) -> rusqlite::Result<Vec<(i64, f64)>> {
+    let mut out = Vec::new();
+    for row in rows {
+        if let (id, Some(distance)) = row? {
+            out.push((id, 1.0 - distance));
+        }
+    }
+    Ok(out)
 }
 
 /// A vector as sqlite-vec takes it: little-endian f32s.

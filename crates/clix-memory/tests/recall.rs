@@ -114,6 +114,24 @@ fn hybrid_beats_lexical_on_queries_that_share_no_words() {
     }
 }
 
+#[test]
+fn text_the_model_has_no_vector_for_keeps_search_working() {
+    // MiniLM's model2vec gives emoji-only text, and runes, a zero vector.
+    let model = Model2Vec::load(&model_dir()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("m.sqlite")).unwrap().with_embedder(Box::new(model)).unwrap();
+    let deploy = store.store("deploys go through CI on every merge", "t", "note", "").unwrap();
+    let party = store.store("🎉🚀", "t", "note", "").unwrap();
+    let runes = store.store("ᚠᚢᚦ", "t", "note", "").unwrap();
+    assert_eq!(store.take_warnings().len(), 2);
+    assert_eq!(store.vector_rows(party).unwrap() + store.vector_rows(runes).unwrap(), 0);
+    let hits = store.search("how are releases shipped", &Filter::default(), 5).unwrap();
+    assert_eq!(hits.iter().map(|h| h.memory.id).collect::<Vec<_>>(), vec![deploy]);
+    let hits = store.search("ᚠᚢᚦ", &Filter::default(), 5).unwrap();
+    assert_eq!(hits.iter().map(|h| h.memory.id).collect::<Vec<_>>(), vec![runes], "found by its words");
+    assert!(store.take_warnings().iter().any(|w| w.contains("searched full text only")));
+}
+
 /// Lines of five words or more from the repository's docs and comments:
 /// real text, hundreds of lines, more than the KNN's coarse pool.
 fn repository_lines() -> Vec<String> {

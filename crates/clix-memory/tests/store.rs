@@ -15,6 +15,10 @@ struct Words {
 
 const SYNONYMS: &[&[&str]] = &[&["credentials", "key", "secret"], &["rotate", "replaced", "renewed"]];
 
+/// Words the embedder does not know: they add nothing (as a model2vec
+/// model's unknown tokens), so a text of them alone is a zero vector.
+const UNKNOWN: &[&str] = &["xyzzy", "plugh"];
+
 impl Embedder for Words {
     fn id(&self) -> String {
         self.id.clone()
@@ -30,6 +34,9 @@ impl Embedder for Words {
                 let mut v = vec![0.0f32; self.dim];
                 for word in t.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
                     let w = word.to_lowercase();
+                    if UNKNOWN.contains(&w.as_str()) {
+                        continue;
+                    }
                     let w = w.trim_end_matches('s');
                     let canon = SYNONYMS
                         .iter()
@@ -245,4 +252,173 @@ fn past_the_coarse_pool_the_two_stage_knn_still_finds_the_nearest() {
     assert_eq!(odd.len(), 5);
     assert!(odd.iter().all(|(id, _)| s.get(*id).unwrap().unwrap().topic == "odd"), "{odd:?}");
     assert_eq!(odd[0].0, target);
+}
+
+#[test]
+fn zero_vectors_never_break_hybrid_search() {
+    // 64 dimensions: sign bits and exact cosine; 12: vec0's float KNN.
+    for dim in [64, 12] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = open(&dir).with_embedder(words("words:a", dim)).unwrap();
+        let deploy = s.store("deploys go through CI", "ops", "note", "").unwrap();
+        assert!(s.take_warnings().is_empty());
+        let emoji = s.store("🎉🚀", "ops", "note", "").unwrap();
+        let unknown = s.store("xyzzy plugh", "ops", "note", "").unwrap();
+        let warnings = s.take_warnings();
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(
+            warnings.iter().all(|w| w.contains("stored without a vector") && w.contains("words only")),
+            "{warnings:?}"
+        );
+        assert_eq!((s.vector_rows(emoji).unwrap(), s.vector_rows(unknown).unwrap()), (0, 0), "dim {dim}");
+        assert_eq!(s.spaces().unwrap(), vec![("words:a".to_string(), dim, 1)]);
+
+        let hits = s.search("deploys", &Filter::default(), 5).unwrap();
+        assert_eq!(ids(&hits), vec![deploy], "dim {dim}");
+        assert!(hits[0].similarity.is_some());
+        let hits = s.search("deploys", &Filter { topic: "ops", keyword: "ci" }, 5).unwrap();
+        assert_eq!(ids(&hits), vec![deploy], "keyword path, dim {dim}");
+        assert!(s.take_warnings().is_empty(), "the memories without vectors are not embedded again");
+
+        // A query the embedder has no vector for: full text alone.
+        let hits = s.search("xyzzy", &Filter::default(), 5).unwrap();
+        assert_eq!(ids(&hits), vec![unknown]);
+        assert!(hits[0].similarity.is_none() && hits[0].bm25.is_some());
+        assert!(s.take_warnings().iter().any(|w| w.contains("searched full text only")));
+        assert!(s.nearest("plugh", &Filter::default(), 5).unwrap().is_empty());
+        assert_eq!(ids(&s.search("deploys", &Filter::default(), 5).unwrap()), vec![deploy]);
+    }
+}
+
+#[test]
+fn a_zero_vector_stored_before_is_left_out_of_the_vector_search() {
+    // Files written before zero vectors were refused may hold some.
+    for dim in [64, 12] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = open(&dir).with_embedder(words("words:a", dim)).unwrap();
+        let deploy = s.store("deploys go through CI", "ops", "note", "").unwrap();
+        let emoji = s.store("🎉", "ops", "note", "").unwrap();
+        drop(s);
+        let db = rusqlite::Connection::open(dir.path().join("memory.sqlite")).unwrap();
+        let zero: Vec<u8> = vec![0; dim * 4];
+        let sql = if dim % 8 == 0 {
+            "INSERT INTO memories_vec_1 (rowid, topic, bits, embedding) VALUES (?1, 'ops', vec_quantize_binary(vec_f32(?2)), ?2)"
+        } else {
+            "INSERT INTO memories_vec_1 (rowid, topic, embedding) VALUES (?1, 'ops', ?2)"
+        };
+        let mut s = open(&dir).with_embedder(words("words:a", dim)).unwrap();
+        db.execute(sql, rusqlite::params![emoji, zero]).unwrap();
+        db.execute("INSERT INTO embedded (embedder, id) VALUES (1, ?1)", [emoji]).unwrap();
+        assert_eq!(s.vector_rows(emoji).unwrap(), 1);
+        assert_eq!(ids(&s.search("deploys", &Filter::default(), 5).unwrap()), vec![deploy], "dim {dim}");
+        assert_eq!(ids(&s.search("deploys", &Filter { topic: "", keyword: "ci" }, 5).unwrap()), vec![deploy]);
+        let near = s.nearest("deploys", &Filter::default(), 5).unwrap();
+        assert_eq!(near.iter().map(|n| n.0).collect::<Vec<_>>(), vec![deploy], "dim {dim}");
+    }
+}
+
+#[test]
+fn empty_text_is_not_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = open(&dir);
+    for text in ["", "  \n\t "] {
+        let err = s.store(text, "t", "note", "").unwrap_err();
+        assert!(matches!(err, MemoryError::Empty), "{err:?}");
+        assert_eq!(err.to_string(), "nothing to store: the text is empty");
+    }
+    assert!(s.recent(10, "").unwrap().is_empty());
+}
+
+/// Rejects (as an API would, with an error for the whole request) any
+/// batch holding a text that contains `bad`; logs every call.
+struct Picky {
+    bad: &'static str,
+    calls: Arc<Mutex<Vec<Vec<String>>>>,
+}
+
+impl Embedder for Picky {
+    fn id(&self) -> String {
+        "picky".into()
+    }
+
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.calls.lock().unwrap().push(texts.to_vec());
+        if texts.iter().any(|t| t.contains(self.bad)) {
+            return Err(EmbedError::Request { url: "http://picky".into(), message: "input rejected".into() });
+        }
+        Words { id: String::new(), dim: 16, fail: false }.embed(texts)
+    }
+}
+
+/// Calls of `calls` that held a text containing `word`.
+fn calls_with(calls: &Mutex<Vec<Vec<String>>>, word: &str) -> usize {
+    calls.lock().unwrap().iter().filter(|c| c.iter().any(|t| t.contains(word))).count()
+}
+
+#[test]
+fn a_memory_the_embedder_always_rejects_does_not_stall_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = open(&dir);
+    let poison = s.store("a poison text first", "t", "note", "").unwrap();
+    let mut others = Vec::new();
+    for i in 0..5 {
+        others.push(s.store(&format!("deploy note {i}"), "t", "note", "").unwrap());
+    }
+    drop(s);
+
+    let calls: Arc<Mutex<Vec<Vec<String>>>> = Arc::default();
+    let picky = Picky { bad: "poison", calls: Arc::clone(&calls) };
+    let mut s = open(&dir).with_embedder(Box::new(picky)).unwrap();
+    s.search("deploy", &Filter::default(), 3).unwrap();
+    assert_eq!(s.spaces().unwrap(), vec![("picky".to_string(), 16, 5)], "the others are embedded");
+    assert!(others.iter().all(|id| s.vector_rows(*id).unwrap() == 1));
+    assert_eq!(s.vector_rows(poison).unwrap(), 0);
+    let warnings = s.take_warnings().join("\n");
+    assert!(warnings.contains(&format!("#{poison}")) && warnings.contains("input rejected"), "{warnings}");
+    let tried = calls_with(&calls, "poison");
+    assert_eq!(tried, 2, "the batch, then the memory alone");
+
+    // Later stores and searches leave it alone.
+    for i in 0..3 {
+        s.store(&format!("another deploy note {i}"), "t", "note", "").unwrap();
+        s.search("deploy", &Filter::default(), 3).unwrap();
+    }
+    assert_eq!(calls_with(&calls, "poison"), tried, "not asked again");
+    assert_eq!(s.spaces().unwrap(), vec![("picky".to_string(), 16, 8)]);
+    assert!(s.take_warnings().is_empty());
+    drop(s);
+
+    // Stored while the embedder is configured: left alone once it is seen to answer other texts.
+    let calls: Arc<Mutex<Vec<Vec<String>>>> = Arc::default();
+    let picky = Picky { bad: "venom", calls: Arc::clone(&calls) };
+    let mut s = open(&dir).with_embedder(Box::new(picky)).unwrap();
+    let venom = s.store("venom too", "t", "note", "").unwrap();
+    assert!(s.take_warnings().iter().any(|w| w.contains("stored without a vector")));
+    for i in 0..3 {
+        s.store(&format!("yet another deploy note {i}"), "t", "note", "").unwrap();
+        s.search("deploy", &Filter::default(), 3).unwrap();
+    }
+    assert!(calls_with(&calls, "venom") <= 3, "{:?}", calls.lock().unwrap());
+    assert_eq!(s.vector_rows(venom).unwrap(), 0);
+    assert_eq!(s.spaces().unwrap(), vec![("picky".to_string(), 16, 11)]);
+}
+
+#[test]
+fn an_embedder_that_is_down_marks_nothing_as_unembeddable() {
+    let dir = tempfile::tempdir().unwrap();
+    let up = |fail| Box::new(Words { id: "flaky".into(), dim: 8, fail });
+    let mut s = open(&dir).with_embedder(up(false)).unwrap();
+    s.store("deploys go through CI", "ops", "note", "").unwrap();
+    drop(s);
+    let mut s = open(&dir).with_embedder(up(true)).unwrap();
+    for i in 0..4 {
+        s.store(&format!("stored while it was down {i}"), "ops", "note", "").unwrap();
+        s.search("deploys", &Filter::default(), 3).unwrap();
+    }
+    assert!(!s.take_warnings().is_empty());
+    drop(s);
+    let mut s = open(&dir).with_embedder(up(false)).unwrap();
+    s.search("deploys", &Filter::default(), 3).unwrap();
+    assert_eq!(s.spaces().unwrap(), vec![("flaky".to_string(), 8, 5)], "every memory embedded once it is back");
+    assert!(s.take_warnings().is_empty());
 }
