@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Once};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 
 use crate::RRF_K;
@@ -15,6 +15,9 @@ use crate::vectors::{Embedding, Vectors};
 
 /// Bumped with every migration; stored in `PRAGMA user_version`.
 const SCHEMA_VERSION: i32 = 3;
+
+/// How long a connection waits for another one's lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Texts embedded per call while filling in missing vectors.
 const BATCH: usize = 64;
@@ -119,8 +122,9 @@ impl Store {
             let _ = std::fs::create_dir_all(dir);
         }
         let db = Connection::open(path).map_err(fail)?;
-        db.busy_timeout(Duration::from_secs(30)).map_err(fail)?;
-        db.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;").map_err(fail)?;
+        db.busy_timeout(BUSY_TIMEOUT).map_err(fail)?;
+        wal(&db).map_err(fail)?;
+        db.execute_batch("PRAGMA synchronous = NORMAL;").map_err(fail)?;
         let version: i32 = db.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(fail)?;
         if version > SCHEMA_VERSION {
             return Err(MemoryError::TooNew { path: shown, found: version });
@@ -400,6 +404,33 @@ impl Store {
     /// Vector rows of memory `id`, over every space (for tests and checks).
     pub fn vector_rows(&self, id: i64) -> Result<usize, MemoryError> {
         crate::vectors::rows_of(&self.db, id).map_err(|e| self.fail(e))
+    }
+}
+
+/// Puts the file in WAL mode. Switching a new file takes a lock SQLite does
+/// not wait for (the busy timeout does not apply: two processes opening it
+/// at once would see "database is locked"), so a busy answer is retried
+/// with a short backoff, for up to the busy timeout.
+fn wal(db: &Connection) -> rusqlite::Result<()> {
+    let deadline = Instant::now() + BUSY_TIMEOUT;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        let mode = db.query_row("PRAGMA journal_mode", [], |r| r.get::<_, String>(0)).and_then(|mode| {
+            if mode.eq_ignore_ascii_case("wal") {
+                Ok(mode)
+            } else {
+                db.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            }
+        });
+        match mode {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == ErrorCode::DatabaseBusy && Instant::now() < deadline =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            result => return result.map(|_| ()),
+        }
     }
 }
 

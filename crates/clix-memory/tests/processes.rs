@@ -150,3 +150,29 @@ fn two_processes_embedding_the_same_missing_memories_store_each_vector_once() {
     let rows: i64 = conn.query_row("SELECT count(*) FROM memories_vec_1", [], |r| r.get(0)).unwrap();
     assert_eq!(rows, 600, "one vector per memory, none twice");
 }
+
+#[test]
+fn threads_opening_one_fresh_file_at_once_all_succeed() {
+    // Switching a new file to WAL needs a lock SQLite does not wait for.
+    const THREADS: usize = 6;
+    let dir = tempfile::tempdir().unwrap();
+    for n in 0..50 {
+        let db = dir.path().join(format!("fresh-{n}.sqlite"));
+        let start = std::sync::Barrier::new(THREADS);
+        let failures: Vec<String> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..THREADS)
+                .map(|_| {
+                    s.spawn(|| {
+                        start.wait();
+                        Store::open(&db).err().map(|e| e.to_string())
+                    })
+                })
+                .collect();
+            handles.into_iter().filter_map(|h| h.join().unwrap()).collect()
+        });
+        assert!(failures.is_empty(), "file {n}: {failures:?}");
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+        assert_eq!(mode, "wal");
+    }
+}
