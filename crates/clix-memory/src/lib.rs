@@ -11,8 +11,11 @@
 //! ranking; the KNN takes candidates by Hamming distance over sign bits,
 //! then ranks them by exact cosine), lazy re-embedding when the embedder
 //! changes, listing and forgetting (from every index, by triggers). Several
-//! processes may share the file (WAL, busy timeout); a store is durable once
-//! its id is returned.
+//! processes may share the file (WAL, busy timeout). A store is committed
+//! once its id is returned: it survives the process crashing or being
+//! killed (SIGKILL). The file uses WAL with `synchronous = NORMAL`, so the
+//! last commits before a power loss or an operating-system crash may be
+//! lost (the file stays consistent).
 //!
 //! It must not know about the shell, the model or a terminal: the `memory`
 //! command and the agent's recall are built on top of it, and progress is

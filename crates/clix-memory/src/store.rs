@@ -125,11 +125,10 @@ impl Store {
         db.busy_timeout(BUSY_TIMEOUT).map_err(fail)?;
         wal(&db).map_err(fail)?;
         db.execute_batch("PRAGMA synchronous = NORMAL;").map_err(fail)?;
-        let version: i32 = db.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(fail)?;
+        let version = migrate(&db).map_err(fail)?;
         if version > SCHEMA_VERSION {
             return Err(MemoryError::TooNew { path: shown, found: version });
         }
-        migrate(&db).map_err(fail)?;
         Ok(Store { db, path: shown, vectors: None, progress: None, warnings: Vec::new() })
     }
 
@@ -434,77 +433,80 @@ fn wal(db: &Connection) -> rusqlite::Result<()> {
     }
 }
 
-fn migrate(db: &Connection) -> rusqlite::Result<()> {
-    let version: i32 = db.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    if version < 1 {
-        db.execute_batch(
-            "BEGIN IMMEDIATE;
-             CREATE TABLE IF NOT EXISTS memories (
-                 id INTEGER PRIMARY KEY,
-                 topic TEXT NOT NULL,
-                 kind TEXT NOT NULL CHECK (kind IN ('note', 'fact', 'summary')),
-                 text TEXT NOT NULL,
-                 created_at INTEGER NOT NULL DEFAULT (unixepoch()),
-                 session TEXT NOT NULL DEFAULT ''
-             );
-             CREATE INDEX IF NOT EXISTS memories_topic ON memories (topic, created_at);
-             CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5 (
-                 text, content = 'memories', content_rowid = 'id', tokenize = 'porter unicode61'
-             );
-             CREATE TRIGGER IF NOT EXISTS memories_ai AFTER INSERT ON memories BEGIN
-                 INSERT INTO memories_fts (rowid, text) VALUES (new.id, new.text);
-             END;
-             CREATE TRIGGER IF NOT EXISTS memories_ad AFTER DELETE ON memories BEGIN
-                 INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.id, old.text);
-             END;
-             PRAGMA user_version = 1;
-             COMMIT;",
-        )?;
+/// The schema, one step per version: step n brings a file from version
+/// n - 1 to n.
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
+    "CREATE TABLE IF NOT EXISTS memories (
+         id INTEGER PRIMARY KEY,
+         topic TEXT NOT NULL,
+         kind TEXT NOT NULL CHECK (kind IN ('note', 'fact', 'summary')),
+         text TEXT NOT NULL,
+         created_at INTEGER NOT NULL DEFAULT (unixepoch()),
+         session TEXT NOT NULL DEFAULT ''
+     );
+     CREATE INDEX IF NOT EXISTS memories_topic ON memories (topic, created_at);
+     CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5 (
+         text, content = 'memories', content_rowid = 'id', tokenize = 'porter unicode61'
+     );
+     CREATE TRIGGER IF NOT EXISTS memories_ai AFTER INSERT ON memories BEGIN
+         INSERT INTO memories_fts (rowid, text) VALUES (new.id, new.text);
+     END;
+     CREATE TRIGGER IF NOT EXISTS memories_ad AFTER DELETE ON memories BEGIN
+         INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.id, old.text);
+     END;",
+    // Vector spaces: one vec0 table per (embedder, dimension), created
+    // when first needed, and which memories each space holds.
+    "CREATE TABLE IF NOT EXISTS embedders (
+         id INTEGER PRIMARY KEY,
+         key TEXT NOT NULL,
+         dim INTEGER NOT NULL,
+         created_at INTEGER NOT NULL DEFAULT (unixepoch()),
+         UNIQUE (key, dim)
+     );
+     CREATE TABLE IF NOT EXISTS embedded (
+         embedder INTEGER NOT NULL,
+         id INTEGER NOT NULL,
+         PRIMARY KEY (embedder, id)
+     ) WITHOUT ROWID;
+     CREATE INDEX IF NOT EXISTS embedded_id ON embedded (id);
+     CREATE TRIGGER IF NOT EXISTS memories_embedded_ad AFTER DELETE ON memories BEGIN
+         DELETE FROM embedded WHERE id = old.id;
+     END;",
+    // Memories a space has no vector for (rejected by the embedder, or a
+    // zero vector): found by their words only, not embedded again.
+    "CREATE TABLE IF NOT EXISTS embed_failed (
+         embedder INTEGER NOT NULL,
+         id INTEGER NOT NULL,
+         PRIMARY KEY (embedder, id)
+     ) WITHOUT ROWID;
+     CREATE INDEX IF NOT EXISTS embed_failed_id ON embed_failed (id);
+     CREATE TRIGGER IF NOT EXISTS memories_embed_failed_ad AFTER DELETE ON memories BEGIN
+         DELETE FROM embed_failed WHERE id = old.id;
+     END;",
+];
+
+/// Brings the file to [`SCHEMA_VERSION`], each step in its own write
+/// transaction; returns the version found (newer than this clix's: left
+/// alone). The version is read again once the transaction holds the write
+/// lock: another process may have migrated the file meanwhile, and its
+/// steps are not run twice (nor its newer version overwritten).
+fn migrate(db: &Connection) -> rusqlite::Result<i32> {
+    let version = |db: &Connection| db.query_row("PRAGMA user_version", [], |r| r.get::<_, i32>(0));
+    let mut found = version(db)?;
+    for (step, sql) in (1..).zip(MIGRATIONS) {
+        if found >= step {
+            continue;
+        }
+        let tx = rusqlite::Transaction::new_unchecked(db, TransactionBehavior::Immediate)?;
+        found = version(&tx)?;
+        if found < step {
+            tx.execute_batch(sql)?;
+            tx.pragma_update(None, "user_version", step)?;
+            found = step;
+        }
+        tx.commit()?;
     }
-    if version < 2 {
-        // Vector spaces: one vec0 table per (embedder, dimension), created
-        // when first needed, and which memories each space holds.
-        db.execute_batch(
-            "BEGIN IMMEDIATE;
-             CREATE TABLE IF NOT EXISTS embedders (
-                 id INTEGER PRIMARY KEY,
-                 key TEXT NOT NULL,
-                 dim INTEGER NOT NULL,
-                 created_at INTEGER NOT NULL DEFAULT (unixepoch()),
-                 UNIQUE (key, dim)
-             );
-             CREATE TABLE IF NOT EXISTS embedded (
-                 embedder INTEGER NOT NULL,
-                 id INTEGER NOT NULL,
-                 PRIMARY KEY (embedder, id)
-             ) WITHOUT ROWID;
-             CREATE INDEX IF NOT EXISTS embedded_id ON embedded (id);
-             CREATE TRIGGER IF NOT EXISTS memories_embedded_ad AFTER DELETE ON memories BEGIN
-                 DELETE FROM embedded WHERE id = old.id;
-             END;
-             PRAGMA user_version = 2;
-             COMMIT;",
-        )?;
-    }
-    if version < 3 {
-        // Memories a space has no vector for (rejected by the embedder, or
-        // a zero vector): found by their words only, not embedded again.
-        db.execute_batch(
-            "BEGIN IMMEDIATE;
-             CREATE TABLE IF NOT EXISTS embed_failed (
-                 embedder INTEGER NOT NULL,
-                 id INTEGER NOT NULL,
-                 PRIMARY KEY (embedder, id)
-             ) WITHOUT ROWID;
-             CREATE INDEX IF NOT EXISTS embed_failed_id ON embed_failed (id);
-             CREATE TRIGGER IF NOT EXISTS memories_embed_failed_ad AFTER DELETE ON memories BEGIN
-                 DELETE FROM embed_failed WHERE id = old.id;
-             END;
-             PRAGMA user_version = 3;
-             COMMIT;",
-        )?;
-    }
-    Ok(())
+    Ok(found)
 }
 
 pub(crate) fn memory(r: &rusqlite::Row<'_>) -> rusqlite::Result<Memory> {

@@ -176,3 +176,24 @@ fn threads_opening_one_fresh_file_at_once_all_succeed() {
         assert_eq!(mode, "wal");
     }
 }
+
+#[test]
+fn a_migration_rereads_the_version_once_it_holds_the_lock() {
+    // An empty WAL file at version 0; another writer holds the lock.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("memory.sqlite");
+    let other = rusqlite::Connection::open(&db).unwrap();
+    other.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let opened = std::thread::scope(|s| {
+        let opening = s.spawn(|| Store::open(&db).map(drop));
+        // The opener has read version 0 and waits for the lock; meanwhile
+        // the other writer (a newer clix) migrates the file past this one.
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        other.execute_batch("PRAGMA user_version = 1000; COMMIT").unwrap();
+        opening.join().unwrap()
+    });
+    assert!(matches!(opened, Err(clix_memory::MemoryError::TooNew { found: 1000, .. })), "{opened:?}");
+    let version: i32 = other.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    assert_eq!(version, 1000, "the newer version is never overwritten");
+}
