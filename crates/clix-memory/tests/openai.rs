@@ -57,7 +57,10 @@ fn server(status: u16) -> (String, Log) {
                     .collect();
                 json!({"object": "list", "data": data, "model": body["model"]})
             } else {
-                json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})
+                // As OpenAI does, the error names (part of) the key it got.
+                let key = auth.trim_start_matches("Bearer ");
+                let message = format!("Incorrect API key provided: {key}. Find your key at platform.openai.com");
+                json!({"error": {"message": message, "type": "invalid_request_error"}})
             };
             seen.lock().unwrap().push((path, auth, body));
             let text = answer.to_string();
@@ -111,6 +114,7 @@ fn openai_errors_say_what_went_wrong_and_lose_nothing() {
     let warnings = s.take_warnings().join("\n");
     assert!(warnings.contains("HTTP 401") && warnings.contains("Incorrect API key provided"), "{warnings}");
     assert!(!warnings.contains("sk-wrong"), "the key is never shown: {warnings}");
+    assert!(warnings.contains("Incorrect API key provided: ***."), "{warnings}");
     assert_eq!(s.get(id).unwrap().unwrap().text, "deploys go through CI");
     assert_eq!(s.search("deploys", &Filter::default(), 3).unwrap().len(), 1);
 

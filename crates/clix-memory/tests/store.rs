@@ -422,3 +422,14 @@ fn an_embedder_that_is_down_marks_nothing_as_unembeddable() {
     assert_eq!(s.spaces().unwrap(), vec![("flaky".to_string(), 8, 5)], "every memory embedded once it is back");
     assert!(s.take_warnings().is_empty());
 }
+
+#[test]
+fn settings_debug_never_prints_the_api_key() {
+    let settings = MemorySettings { embedder: "openai".into(), api_key: "sk-secret-123".into(), ..Default::default() };
+    let shown = format!("{settings:?}");
+    assert!(!shown.contains("sk-secret-123"), "{shown}");
+    assert!(shown.contains("api_key: Some(\"***\")") && shown.contains("embedder: \"openai\""), "{shown}");
+    assert!(shown.contains("recall_min_bm25: 1.0"), "every other field is shown: {shown}");
+    let shown = format!("{:?}", MemorySettings::default());
+    assert!(shown.contains("api_key: None"), "{shown}");
+}

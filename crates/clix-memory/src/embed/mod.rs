@@ -31,7 +31,7 @@ pub trait Embedder: Send {
 }
 
 /// The `[memory]` section of the config file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct MemorySettings {
     /// "none" (full-text search only), "openai" (any OpenAI-compatible
@@ -71,6 +71,37 @@ impl Default for MemorySettings {
             recall_min_bm25: 1.0,
             summaries: true,
         }
+    }
+}
+
+impl std::fmt::Debug for MemorySettings {
+    /// Every field, but the API key as `***`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Destructured: a new field cannot be left out unnoticed.
+        let MemorySettings {
+            embedder,
+            model,
+            base_url,
+            api_key,
+            path,
+            topic,
+            recall,
+            recall_min_similarity,
+            recall_min_bm25,
+            summaries,
+        } = self;
+        f.debug_struct("MemorySettings")
+            .field("embedder", embedder)
+            .field("model", model)
+            .field("base_url", base_url)
+            .field("api_key", &(!api_key.is_empty()).then_some("***"))
+            .field("path", path)
+            .field("topic", topic)
+            .field("recall", recall)
+            .field("recall_min_similarity", recall_min_similarity)
+            .field("recall_min_bm25", recall_min_bm25)
+            .field("summaries", summaries)
+            .finish()
     }
 }
 

@@ -29,9 +29,18 @@ impl OpenAiEmbedder {
         OpenAiEmbedder { base_url: base_url.trim_end_matches('/').to_string(), model: model.to_string(), api_key }
     }
 
+    /// `message` with the configured key replaced by `***`.
+    fn redact(&self, message: String) -> String {
+        match self.api_key.as_deref() {
+            Some(key) if !key.is_empty() => message.replace(key, "***"),
+            _ => message,
+        }
+    }
+
     fn request(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let url = format!("{}/embeddings", self.base_url);
-        let fail = |message: String| EmbedError::Request { url: url.clone(), message };
+        // A server may quote the key it got in its error: never show it.
+        let fail = |message: String| EmbedError::Request { url: url.clone(), message: self.redact(message) };
         // reqwest is built without a default crypto provider; ring is lighter to build.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::blocking::Client::builder()
