@@ -433,3 +433,34 @@ fn settings_debug_never_prints_the_api_key() {
     let shown = format!("{:?}", MemorySettings::default());
     assert!(shown.contains("api_key: None"), "{shown}");
 }
+
+/// `Words` whose dimension can change while a store uses it (a server
+/// that switched models behind the same name).
+struct Resizing(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Embedder for Resizing {
+    fn id(&self) -> String {
+        "resizing".into()
+    }
+
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let dim = self.0.load(std::sync::atomic::Ordering::SeqCst);
+        Words { id: String::new(), dim, fail: false }.embed(texts)
+    }
+}
+
+#[test]
+fn a_dimension_change_mid_session_re_embeds_every_memory_into_the_new_space() {
+    let dir = tempfile::tempdir().unwrap();
+    let dim = Arc::new(std::sync::atomic::AtomicUsize::new(16));
+    let mut s = open(&dir).with_embedder(Box::new(Resizing(Arc::clone(&dim)))).unwrap();
+    let key = s.store("credentials are replaced every Friday", "ops", "note", "").unwrap();
+    s.store("lunch is at noon", "ops", "note", "").unwrap();
+    assert_eq!(s.spaces().unwrap(), vec![("resizing".to_string(), 16, 2)]);
+    dim.store(24, std::sync::atomic::Ordering::SeqCst);
+    s.store("the release job tags the commit", "ops", "note", "").unwrap();
+    assert_eq!(s.spaces().unwrap(), vec![("resizing".to_string(), 16, 2), ("resizing".to_string(), 24, 3)]);
+    let near = s.nearest("when does the key rotate", &Filter::default(), 1).unwrap();
+    assert_eq!(near.first().map(|n| n.0), Some(key), "{near:?}");
+    assert!(s.take_warnings().is_empty());
+}
