@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::{Arc, Once};
 use std::time::{Duration, Instant};
 
+use rusqlite::functions::FunctionFlags;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 
@@ -72,7 +73,8 @@ pub struct Hit {
 #[derive(Debug, Clone, Default)]
 pub struct Filter<'a> {
     pub topic: &'a str,
-    /// Plain substring the memory must contain (case-insensitive).
+    /// Plain substring the memory must contain (case-insensitive, Unicode
+    /// lowercase on both sides).
     pub keyword: &'a str,
 }
 
@@ -123,6 +125,7 @@ impl Store {
         }
         let db = Connection::open(path).map_err(fail)?;
         db.busy_timeout(BUSY_TIMEOUT).map_err(fail)?;
+        register_contains(&db).map_err(fail)?;
         wal(&db).map_err(fail)?;
         db.execute_batch("PRAGMA synchronous = NORMAL;").map_err(fail)?;
         let version = migrate(&db).map_err(fail)?;
@@ -333,7 +336,7 @@ impl Store {
              FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
              WHERE memories_fts MATCH ?1
                AND (?2 = '' OR m.topic = ?2)
-               AND (?3 = '' OR instr(lower(m.text), lower(?3)) > 0)
+               AND (?3 = '' OR clix_contains(m.text, ?3))
              ORDER BY bm25(memories_fts) LIMIT ?4",
         )?;
         let rows = stmt.query_map(params![fts, filter.topic, filter.keyword, limit as i64], |r| {
@@ -404,6 +407,17 @@ impl Store {
     pub fn vector_rows(&self, id: i64) -> Result<usize, MemoryError> {
         crate::vectors::rows_of(&self.db, id).map_err(|e| self.fail(e))
     }
+}
+
+/// `clix_contains(text, keyword)`: whether `text` contains `keyword`,
+/// ignoring case beyond ASCII (SQLite's `lower()` folds ASCII only).
+fn register_contains(db: &Connection) -> rusqlite::Result<()> {
+    let flags = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
+    db.create_scalar_function("clix_contains", 2, flags, |ctx| {
+        let text = ctx.get_raw(0).as_str().unwrap_or_default();
+        let keyword = ctx.get_raw(1).as_str().unwrap_or_default();
+        Ok(text.to_lowercase().contains(&keyword.to_lowercase()))
+    })
 }
 
 /// Puts the file in WAL mode. Switching a new file takes a lock SQLite does

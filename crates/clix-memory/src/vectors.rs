@@ -378,7 +378,7 @@ impl Vectors {
             let sql = format!(
                 "SELECT m.id, vec_distance_cosine(v.embedding, ?1) AS d
                  FROM memories m JOIN {table} v ON v.rowid = m.id
-                 WHERE (?2 = '' OR m.topic = ?2) AND instr(lower(m.text), lower(?3)) > 0
+                 WHERE (?2 = '' OR m.topic = ?2) AND clix_contains(m.text, ?3)
                  ORDER BY d LIMIT ?4"
             );
             let mut stmt = db.prepare_cached(&sql)?;

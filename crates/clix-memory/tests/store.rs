@@ -464,3 +464,23 @@ fn a_dimension_change_mid_session_re_embeds_every_memory_into_the_new_space() {
     assert_eq!(near.first().map(|n| n.0), Some(key), "{near:?}");
     assert!(s.take_warnings().is_empty());
 }
+
+#[test]
+fn the_keyword_filter_ignores_case_beyond_ascii() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fts = open(&dir);
+    let umlaut = fts.store("Ärger mit dem Deploy am Freitag", "t", "note", "").unwrap();
+    let greek = fts.store("deploy notes: ΣΟΦΊΑ signs the release", "t", "note", "").unwrap();
+    fts.store("deploy without trouble", "t", "note", "").unwrap();
+    let mut hybrid = open(&dir).with_embedder(words("words:a", 64)).unwrap();
+    for s in [&mut fts, &mut hybrid] {
+        let hits = s.search("deploy", &Filter { topic: "", keyword: "ärger" }, 5).unwrap();
+        assert_eq!(ids(&hits), vec![umlaut]);
+        let hits = s.search("deploy", &Filter { topic: "", keyword: "ÄRGER MIT" }, 5).unwrap();
+        assert_eq!(ids(&hits), vec![umlaut]);
+        let hits = s.search("deploy", &Filter { topic: "", keyword: "σοφία" }, 5).unwrap();
+        assert_eq!(ids(&hits), vec![greek]);
+    }
+    let near = hybrid.nearest("deploy", &Filter { topic: "", keyword: "Σοφία" }, 5).unwrap();
+    assert_eq!(near.iter().map(|n| n.0).collect::<Vec<_>>(), vec![greek]);
+}
