@@ -230,7 +230,6 @@ async fn tool_definition_is_compact_stable_and_complete() {
 
 #[tokio::test]
 async fn memory_command_levels_of_help_store_search_forget() {
-    let ws = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     let memory = clix_engine::MemoryConfig {
         path: data.path().join("memory.sqlite"),
@@ -238,19 +237,7 @@ async fn memory_command_levels_of_help_store_search_forget() {
         session: "s1".into(),
         ..Default::default()
     };
-    let mut f = Fixture {
-        engine: Engine::new(EngineConfig {
-            workspace: ws.path().to_path_buf(),
-            limits: ShellLimits::default(),
-            present: PresentOptions::default(),
-            os: None,
-            memory: Some(memory),
-            hub: None,
-        })
-        .await
-        .unwrap(),
-        ws,
-    };
+    let mut f = memory_fixture(memory).await;
     let cases = [
         ("memory", "[error] memory: usage: memory search|recent|store|facts|forget\n", 2),
         (
