@@ -7,7 +7,7 @@
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-use crate::embed::Embedder;
+use crate::embed::{EmbedError, Embedder};
 use crate::store::Filter;
 
 /// One vector space: its row in `embedders` and its `vec0` table.
@@ -115,10 +115,11 @@ impl Vectors {
     }
 
     /// One vector per text (checked), noting that the embedder answered.
-    fn embed(&mut self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
-        let vectors = self.embedder.embed(texts).map_err(|e| e.to_string())?;
+    fn embed(&mut self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let vectors = self.embedder.embed(texts)?;
         if vectors.len() != texts.len() {
-            return Err(format!("the embedder {} gave {} vectors for {} texts", self.key, vectors.len(), texts.len()));
+            let message = format!("gave {} vectors for {} texts", vectors.len(), texts.len());
+            return Err(EmbedError::Request { url: self.key.clone(), message });
         }
         if let Some(v) = vectors.iter().find(|v| !v.is_empty()) {
             self.answered = Some(v.len());
@@ -129,7 +130,7 @@ impl Vectors {
     /// The embedding of one text (a memory being stored, a query):
     /// [`Embedding::None`] for a zero, empty or non-finite vector.
     pub(crate) fn embed_one(&mut self, text: &str) -> Result<Embedding, String> {
-        let vector = self.embed(&[text.to_string()])?.pop().unwrap_or_default();
+        let vector = self.embed(&[text.to_string()]).map_err(|e| e.to_string())?.pop().unwrap_or_default();
         Ok(match unit(&vector) {
             Some(v) => Embedding::Vector(v),
             None => Embedding::None { dim: vector.len(), reason: NO_DIRECTION.into() },
@@ -280,7 +281,7 @@ impl Vectors {
     /// before any answer: the embedder looks down, the error is returned.
     fn embed_rows(&mut self, rows: &[(i64, String, String)]) -> Result<Vec<Embedding>, String> {
         let texts: Vec<String> = rows.iter().map(|(_, _, text)| text.clone()).collect();
-        let results: Vec<Result<Vec<f32>, String>> = match self.embed(&texts) {
+        let results: Vec<Result<Vec<f32>, EmbedError>> = match self.embed(&texts) {
             Ok(vectors) => vectors.into_iter().map(Ok).collect(),
             Err(e) if texts.len() == 1 => vec![Err(e)],
             Err(_) => {
@@ -293,7 +294,7 @@ impl Vectors {
                     {
                         unanswered += 1;
                         if unanswered == 2 {
-                            return Err(e.clone());
+                            return Err(e.to_string());
                         }
                     }
                     results.push(result);
@@ -310,7 +311,7 @@ impl Vectors {
             return Err(results
                 .into_iter()
                 .find_map(Result::err)
-                .unwrap_or_else(|| format!("the embedder {} gave empty vectors", self.key)));
+                .map_or_else(|| format!("the embedder {} gave empty vectors", self.key), |e| e.to_string()));
         };
         let mut embeddings = Vec::with_capacity(results.len());
         for result in results {
@@ -319,10 +320,12 @@ impl Vectors {
                     Some(v) => Embedding::Vector(v),
                     None => Embedding::None { dim, reason: NO_DIRECTION.into() },
                 },
-                Err(e) if self.answered.is_some() => {
+                // A busy or unreachable server says nothing about the text:
+                // it stays missing and is tried again next time.
+                Err(e) if self.answered.is_some() && !e.is_transient() => {
                     Embedding::None { dim, reason: format!("the embedder rejects it alone: {e}") }
                 }
-                Err(e) => return Err(e),
+                Err(e) => return Err(e.to_string()),
             });
         }
         Ok(embeddings)

@@ -484,3 +484,43 @@ fn the_keyword_filter_ignores_case_beyond_ascii() {
     let near = hybrid.nearest("deploy", &Filter { topic: "", keyword: "Σοφία" }, 5).unwrap();
     assert_eq!(near.iter().map(|n| n.0).collect::<Vec<_>>(), vec![greek]);
 }
+
+/// Answers every text but those containing "busy", for which the server
+/// is overloaded (HTTP 429) until `recovered` is set.
+struct Overloaded {
+    recovered: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Embedder for Overloaded {
+    fn id(&self) -> String {
+        "overloaded".into()
+    }
+
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let busy = texts.iter().any(|t| t.contains("busy"));
+        if busy && !self.recovered.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(EmbedError::Unavailable { url: "http://overloaded".into(), message: "HTTP 429".into() });
+        }
+        Words { id: String::new(), dim: 16, fail: false }.embed(texts)
+    }
+}
+
+#[test]
+fn a_busy_server_marks_no_memory_as_unembeddable() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = open(&dir);
+    let busy = s.store("a deploy note sent while the server was busy", "t", "note", "").unwrap();
+    let other = s.store("a deploy note", "t", "note", "").unwrap();
+    drop(s);
+
+    let recovered = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut s = open(&dir).with_embedder(Box::new(Overloaded { recovered: Arc::clone(&recovered) })).unwrap();
+    s.search("deploy", &Filter::default(), 3).unwrap();
+    assert_eq!(s.vector_rows(busy).unwrap(), 0, "not embedded while the server is busy");
+    s.take_warnings();
+    recovered.store(true, std::sync::atomic::Ordering::SeqCst);
+    s.store("one more deploy note", "t", "note", "").unwrap();
+    s.search("deploy", &Filter::default(), 3).unwrap();
+    assert_eq!(s.vector_rows(busy).unwrap(), 1, "embedded once the server answers: it was never marked failed");
+    assert_eq!(s.vector_rows(other).unwrap(), 1);
+}

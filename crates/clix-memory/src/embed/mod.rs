@@ -17,6 +17,17 @@ pub enum EmbedError {
     Load { path: String, message: String },
     #[error("embeddings request to {url}: {message}")]
     Request { url: String, message: String },
+    /// The server could not answer now (unreachable, 429, 5xx): says
+    /// nothing about the texts, so none is marked as unembeddable.
+    #[error("embeddings request to {url}: {message}")]
+    Unavailable { url: String, message: String },
+}
+
+impl EmbedError {
+    /// Worth trying again later, as opposed to a text or setting it will never accept.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, EmbedError::Unavailable { .. })
+    }
 }
 
 /// Turns texts into vectors of one space.

@@ -41,6 +41,7 @@ impl OpenAiEmbedder {
         let url = format!("{}/embeddings", self.base_url);
         // A server may quote the key it got in its error: never show it.
         let fail = |message: String| EmbedError::Request { url: url.clone(), message: self.redact(message) };
+        let unavailable = |message: String| EmbedError::Unavailable { url: url.clone(), message: self.redact(message) };
         // reqwest is built without a default crypto provider; ring is lighter to build.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::blocking::Client::builder()
@@ -52,8 +53,12 @@ impl OpenAiEmbedder {
         if let Some(key) = &self.api_key {
             request = request.bearer_auth(key);
         }
-        let response = request.send().map_err(|e| fail(format!("cannot reach it ({e}); is the server running?")))?;
+        let response =
+            request.send().map_err(|e| unavailable(format!("cannot reach it ({e}); is the server running?")))?;
         let status = response.status();
+        if status == reqwest::StatusCode::TOO_MANY_REQUESTS || status.is_server_error() {
+            return Err(unavailable(format!("HTTP {status}: the server is busy or failing; try again later")));
+        }
         let body: Value = response.json().map_err(|e| fail(format!("HTTP {status}, not JSON: {e}")))?;
         if !status.is_success() {
             let message = body.pointer("/error/message").and_then(Value::as_str).unwrap_or("no message");
