@@ -1,8 +1,8 @@
 //! Real processes on one file: a writer killed with SIGKILL mid-loop loses
 //! nothing it acknowledged, and two writers at once both get through.
 //!
-//! The writer is this test binary run again with `--exact child_writer`
-//! and CLIX_MEMORY_CHILD_DB set; it prints `acked <id>` after each store.
+//! The writer is this test binary run again with `--ignored --exact
+//! child_writer` and CLIX_MEMORY_CHILD_DB set; it prints `acked <id>` after each store.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -32,9 +32,12 @@ impl Embedder for Letters {
     }
 }
 
+/// Not a test of its own: the process the tests below start (ignored in a
+/// normal run, started with `--ignored --exact child_writer`).
 #[test]
+#[ignore = "a child process of the tests below"]
 fn child_writer() {
-    let Some(db) = std::env::var_os("CLIX_MEMORY_CHILD_DB") else { return };
+    let db = std::env::var_os("CLIX_MEMORY_CHILD_DB").expect("started by a test, with CLIX_MEMORY_CHILD_DB set");
     let tag = std::env::var("CLIX_MEMORY_CHILD_TAG").unwrap_or_default();
     let count: usize = std::env::var("CLIX_MEMORY_CHILD_COUNT").ok().and_then(|n| n.parse().ok()).unwrap_or(usize::MAX);
     let mut store = Store::open(Path::new(&db)).unwrap();
@@ -61,7 +64,7 @@ fn spawn_child(db: &Path, tag: &str, count: Option<usize>, embed: bool) -> Child
     if embed {
         cmd.env("CLIX_MEMORY_CHILD_EMBED", "1");
     }
-    cmd.args(["--exact", "child_writer", "--nocapture", "--test-threads=1"])
+    cmd.args(["--ignored", "--exact", "child_writer", "--nocapture", "--test-threads=1"])
         .env("CLIX_MEMORY_CHILD_DB", db)
         .env("CLIX_MEMORY_CHILD_TAG", tag)
         .stdout(Stdio::piped())
