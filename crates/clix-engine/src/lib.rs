@@ -1,9 +1,12 @@
 //! The `run` tool: our command set over Layer 1, shown through Layer 2.
 //!
-//! This crate owns the agent commands (`help`, `write`, `cat -b`, …), the
-//! unknown-command fallback, the spill folder for long outputs, the
-//! generated `run` tool definition, and [`Engine`], which takes one command
-//! line through `clix-shell` (execution) and `clix-present` (presentation).
+//! This crate owns the agent commands (`help`, `write`, `cat -b`, `see`,
+//! `memory`, `sandbox`, `hub` and each ready hub tool as a command), the
+//! OS resolver and the unknown-command fallback, the spill folder for long
+//! outputs, the generated `run` tool definition, and [`Engine`], which takes
+//! one command line through `clix-shell` (execution) and `clix-present`
+//! (presentation). Stores and runners live beside it: `clix-memory`,
+//! `clix-hub`, `clix-sandbox`; the commands here only parse and print.
 //! The CLI, the agent loop and the MCP server all call [`Engine::run`].
 //!
 //! It must not talk to models or to MCP clients, and must not parse the
