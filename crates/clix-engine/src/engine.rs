@@ -12,7 +12,7 @@ use clix_shell::{
     ShellLimits,
 };
 
-use crate::catalog::{Catalog, SharedCatalog};
+use crate::catalog::{Catalog, HUB_SHOWN, SharedCatalog};
 use crate::commands::{
     CallTime, Cat, Deadline, Help, HubCommand, HubTool, MemoryCommand, MemoryConfig, OsResolver, SandboxCommand, See,
     SeenImage, SeenImages, UnknownCommands, Write, run_program,
@@ -112,7 +112,10 @@ impl Engine {
             let hub = Arc::new(hub);
             let time = CallTime { deadline: deadline.clone(), limit: timeout };
             registry.register(Arc::new(HubCommand::new(Arc::clone(&hub), time.clone())));
-            for tool in hub.most_used(usize::MAX) {
+            // Usage counts come from reading the audit log: only paid for
+            // when the hub is too large to list whole.
+            let tools = if hub.ready().count() > HUB_SHOWN { hub.most_used(usize::MAX) } else { hub.ready().collect() };
+            for tool in tools {
                 hub_names.push(tool.manifest.name.clone());
                 registry.register(Arc::new(HubTool::new(tool, Arc::clone(&hub), time.clone())));
             }
