@@ -538,7 +538,7 @@ fn parse_call(call: &ToolCall) -> Result<(String, Option<String>), String> {
             call.name
         ));
     }
-    let args: Value = serde_json::from_str(if call.arguments.trim().is_empty() { "{}" } else { &call.arguments })
+    let args: Value = lenient_json(if call.arguments.trim().is_empty() { "{}" } else { &call.arguments })
         .map_err(|e| {
             format!(
                 "[error] the arguments of your run call are not valid JSON ({e}). Send an object such as {{\"command\": \"ls -la\"}}."
@@ -555,6 +555,40 @@ fn parse_call(call: &ToolCall) -> Result<(String, Option<String>), String> {
     Ok((command.to_string(), stdin))
 }
 
+/// Parses tool-call arguments, forgiving one common slip of small models:
+/// raw control characters (a literal newline or tab) inside a JSON string,
+/// which are escaped before a second try. Anything else stays an error.
+fn lenient_json(text: &str) -> Result<Value, serde_json::Error> {
+    let strict = serde_json::from_str(text);
+    if strict.is_ok() || !text.chars().any(char::is_control) {
+        return strict;
+    }
+    let mut fixed = String::with_capacity(text.len() + 8);
+    let (mut in_string, mut escaped) = (false, false);
+    for c in text.chars() {
+        match c {
+            _ if escaped => {
+                escaped = false;
+                fixed.push(c);
+            }
+            '\\' if in_string => {
+                escaped = true;
+                fixed.push(c);
+            }
+            '"' => {
+                in_string = !in_string;
+                fixed.push(c);
+            }
+            '\n' if in_string => fixed.push_str("\\n"),
+            '\r' if in_string => fixed.push_str("\\r"),
+            '\t' if in_string => fixed.push_str("\\t"),
+            c if in_string && c.is_control() => fixed.push_str(&format!("\\u{:04x}", c as u32)),
+            c => fixed.push(c),
+        }
+    }
+    serde_json::from_str(&fixed).or(strict)
+}
+
 fn system_prompt(workspace: &str) -> String {
     format!(
         "You are a capable software agent working in the folder {workspace}. You act through one tool, \
@@ -568,6 +602,21 @@ fn system_prompt(workspace: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn raw_control_characters_in_strings_are_forgiven() {
+        for (raw, command) in [
+            ("{\"command\": \"cat a\nwc -l a\"}", "cat a\nwc -l a"),
+            ("{\"command\": \"printf 'x\ty'\"}", "printf 'x\ty'"),
+            ("{\"command\":\n \"ls\"}", "ls"),
+            ("{\"command\": \"echo \\\"a\nb\\\"\"}", "echo \"a\nb\""),
+        ] {
+            let (got, _) = parse_call(&call("run", raw)).unwrap_or_else(|e| panic!("{raw:?}: {e}"));
+            assert_eq!(got, command, "{raw:?}");
+        }
+        let err = parse_call(&call("run", "{\"command\": \"ls\n")).unwrap_err();
+        assert!(err.contains("not valid JSON"), "still an error when the JSON is broken otherwise: {err}");
+    }
 
     fn call(name: &str, args: &str) -> ToolCall {
         ToolCall { id: "c1".into(), name: name.into(), arguments: args.into() }

@@ -86,7 +86,13 @@ async fn a_real_model_calls_run_and_the_loop_closes() {
         .filter_map(|e| if let Event::ToolResult { text, .. } = e { Some(text.as_str()) } else { None })
         .collect();
     assert!(!results.is_empty(), "the model called the tool: {events:?}");
-    assert!(results.iter().all(|t| t.contains("[exit:")), "every call went through run: {results:?}");
+    assert!(results.iter().any(|t| t.contains("[exit:")), "a call went through run: {results:?}");
+    // A sampled 135M model sometimes sends arguments that are not an object
+    // with a command; those come back as a navigating error, never a crash.
+    assert!(
+        results.iter().all(|t| t.contains("[exit:") || t.starts_with("[error] ")),
+        "every result is a run or an [error] that says what to send: {results:?}"
+    );
     assert!(matches!(summary.stop_reason, StopReason::Answered | StopReason::MaxSteps), "{:?}", summary.stop_reason);
     assert!(matches!(events.last(), Some(Event::Done { .. })));
     if summary.stop_reason == StopReason::MaxSteps {
