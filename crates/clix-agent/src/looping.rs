@@ -203,7 +203,10 @@ impl<'e> Agent<'e> {
             workspace: self.engine.session().workspace().display().to_string(),
         };
         self.emit(on_event, start);
-        let recalled = self.memory.as_mut().and_then(|m| m.recall(task));
+        let recalled = match self.memory.as_mut() {
+            Some(memory) => memory.recall(task).await,
+            None => None,
+        };
         self.report_memory_problems(on_event);
         match recalled {
             Some(r) => {
@@ -478,7 +481,7 @@ impl<'e> Agent<'e> {
         }
         let session = self.run_id().unwrap_or_default().to_string();
         let Some(memory) = self.memory.as_mut() else { return Ok(None) };
-        let stored = memory.store_summary(&text, &session);
+        let stored = memory.store_summary(&text, &session).await;
         self.report_memory_problems(on_event);
         let id = stored?;
         self.emit(on_event, Event::Remembered { id, kind: "summary".into(), text });

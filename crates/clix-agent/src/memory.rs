@@ -8,6 +8,8 @@
 //! would only restate `Store`'s API for its one implementation. The tests
 //! then run against real SQLite stores.
 
+use std::sync::{Arc, Mutex, MutexGuard};
+
 use clix_memory::{Filter, Hit, MemorySettings, Store};
 
 /// Most facts placed in the system prompt (the newest), and their total size.
@@ -20,7 +22,10 @@ const RECALL_CANDIDATES: usize = 10;
 /// A session's memory: the store, its topic, and the `[memory]` settings
 /// (recall size and thresholds, summaries on or off).
 pub struct AgentMemory {
-    store: Store,
+    /// Searched and written on a blocking thread (SQLite, an embedder that
+    /// may be an HTTP call): the loop's runtime keeps serving Ctrl-C and
+    /// the renderer meanwhile.
+    store: Arc<Mutex<Store>>,
     topic: String,
     settings: MemorySettings,
     /// Failures and warnings of memory work since the loop last asked: the
@@ -36,7 +41,7 @@ pub(crate) struct Recalled {
 
 impl AgentMemory {
     pub fn new(store: Store, topic: impl Into<String>, settings: MemorySettings) -> Self {
-        AgentMemory { store, topic: topic.into(), settings, problems: Vec::new() }
+        AgentMemory { store: Arc::new(Mutex::new(store)), topic: topic.into(), settings, problems: Vec::new() }
     }
 
     pub fn topic(&self) -> &str {
@@ -47,10 +52,25 @@ impl AgentMemory {
         self.settings.summaries
     }
 
+    fn store(&self) -> MutexGuard<'_, Store> {
+        self.store.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `work` on the store, on a blocking thread.
+    async fn with_store<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&mut Store) -> Result<T, String> + Send + 'static,
+    ) -> Result<T, String> {
+        let store = Arc::clone(&self.store);
+        tokio::task::spawn_blocking(move || work(&mut store.lock().unwrap_or_else(|p| p.into_inner())))
+            .await
+            .unwrap_or_else(|e| Err(format!("the memory call failed: {e}")))
+    }
+
     /// What went wrong since the last call, for the loop to report.
     pub(crate) fn take_problems(&mut self) -> Vec<String> {
         let mut problems = std::mem::take(&mut self.problems);
-        problems.extend(self.store.take_warnings());
+        problems.extend(self.store().take_warnings());
         problems
     }
 
@@ -62,7 +82,8 @@ impl AgentMemory {
              topic is {:?}.",
             self.topic
         );
-        let facts = self.store.facts(&self.topic).unwrap_or_else(|e| {
+        let read = self.store().facts(&self.topic);
+        let facts = read.unwrap_or_else(|e| {
             self.problems.push(format!("cannot read the topic's facts: {e}"));
             Vec::new()
         });
@@ -86,12 +107,18 @@ impl AgentMemory {
     /// The memories most relevant to `task` above the thresholds (facts of
     /// this topic are left out: the system prompt has them), as a marked
     /// block; `None` when nothing passes.
-    pub(crate) fn recall(&mut self, task: &str) -> Option<Recalled> {
+    pub(crate) async fn recall(&mut self, task: &str) -> Option<Recalled> {
         if self.settings.recall == 0 {
             return None;
         }
-        let filter = Filter { topic: &self.topic, keyword: "" };
-        let hits = match self.store.search(task, &filter, RECALL_CANDIDATES.max(self.settings.recall)) {
+        let (task, topic) = (task.to_string(), self.topic.clone());
+        let wanted = RECALL_CANDIDATES.max(self.settings.recall);
+        let searched = self
+            .with_store(move |store| {
+                store.search(&task, &Filter { topic: &topic, keyword: "" }, wanted).map_err(|e| e.to_string())
+            })
+            .await;
+        let hits = match searched {
             Ok(hits) => hits,
             Err(e) => {
                 self.problems.push(format!("recall failed: {e}"));
@@ -118,8 +145,9 @@ impl AgentMemory {
     }
 
     /// Stores a run's summary (kind `summary`, this topic); its id.
-    pub(crate) fn store_summary(&mut self, text: &str, session: &str) -> Result<i64, String> {
-        self.store.store(text, &self.topic, "summary", session).map_err(|e| e.to_string())
+    pub(crate) async fn store_summary(&mut self, text: &str, session: &str) -> Result<i64, String> {
+        let (text, topic, session) = (text.to_string(), self.topic.clone(), session.to_string());
+        self.with_store(move |store| store.store(&text, &topic, "summary", &session).map_err(|e| e.to_string())).await
     }
 }
 
