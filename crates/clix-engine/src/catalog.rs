@@ -17,6 +17,11 @@ pub struct Catalog {
     /// Ready hub tools, most used first: a large hub shows only the first
     /// [`HUB_SHOWN`] and points to `hub search` for the rest.
     pub hub: Vec<CommandSpec>,
+    /// Hub tools of the session that are not ready, with why: a call of
+    /// one is told that instead of "unknown command".
+    pub hub_not_ready: Vec<(String, String)>,
+    /// Manifests that did not load (`hub check` lists them).
+    pub hub_problems: usize,
 }
 
 /// How many hub tools the `run` description and `help` list by name (seed

@@ -97,6 +97,7 @@ impl Engine {
             None => Arc::new(unknown),
         };
         let mut hub_names = Vec::new();
+        let (mut hub_not_ready, mut hub_problems) = (Vec::new(), 0);
         if let Some(hub_config) = config.hub {
             let mut hub = HubRuntime::load(hub_config, sandbox.clone()).await;
             let taken =
@@ -109,6 +110,12 @@ impl Engine {
                     format!("its name is taken by the built-in command `{name}`; rename the tool"),
                 );
             }
+            hub_not_ready = hub
+                .entries()
+                .iter()
+                .filter_map(|e| Some((e.tool.manifest.name.clone(), e.readiness.reason.clone()?)))
+                .collect();
+            hub_problems = hub.problems().len();
             let hub = Arc::new(hub);
             let time = CallTime { deadline: deadline.clone(), limit: timeout };
             registry.register(Arc::new(HubCommand::new(Arc::clone(&hub), time.clone())));
@@ -134,7 +141,7 @@ impl Engine {
         let agent: Vec<CommandSpec> = registry.specs().filter(advertised).cloned().collect();
         let hub = hub_names.iter().filter_map(|name| registry.get(name)).map(|c| c.spec().clone()).collect();
         let standard = session.command_names().into_iter().filter(|name| registry.get(name).is_none()).collect();
-        let catalog = Catalog { agent, standard, hub };
+        let catalog = Catalog { agent, standard, hub, hub_not_ready, hub_problems };
         // Set exactly once, here, before any command can read it.
         let _ = shared.set(catalog.clone());
         let spill = SpillDir::new(session.workspace());

@@ -143,6 +143,12 @@ fn check_lists_every_problem_and_fails() {
     assert_eq!(lines[5], "5 manifest problem(s), 0 tool(s) not ready; 1 tool(s) ready");
     assert_eq!(lines.len(), 6, "{out}");
 
+    // A call that finds no tool says that some manifests did not load.
+    let o = env.run(&["run", "--hub", extra.to_str().unwrap(), "typo-tool"], None);
+    assert_eq!(o.status.code(), Some(127));
+    let out = text(&o.stdout);
+    assert!(out.contains("hint: 3 hub manifest(s) could not be loaded; hub check shows why"), "{out}");
+
     // list still shows the tool that loaded, and points at check.
     let o = env.run(&["hub", "--hub", extra.to_str().unwrap(), "list"], None);
     assert_eq!(o.status.code(), Some(0));
@@ -278,6 +284,9 @@ fn tools_that_fail_their_self_test_are_hidden_and_drift_warns() {
     );
     let o = env.run(&["run", "flaky"], None);
     assert_eq!(o.status.code(), Some(127));
+    let out = text(&o.stdout);
+    assert!(out.starts_with("[error] flaky: this hub tool is not ready: `flaky --self-test` failed"), "{out}");
+    assert!(out.contains("hint: hub check"), "{out}");
     let o = env.run(&["hub", "check"], None);
     assert_eq!(o.status.code(), Some(1));
     let out = text(&o.stderr);

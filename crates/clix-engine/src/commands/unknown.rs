@@ -30,7 +30,18 @@ struct UnknownCommand {
 #[async_trait]
 impl Builtin for UnknownCommand {
     async fn execute(&self, _ctx: BuiltinContext<'_>) -> bashkit::Result<ExecResult> {
-        let names = catalog_of(&self.catalog).all_names();
-        Ok(ExecResult::err(clix_present::unknown_command_message(&self.name, &names), NOT_FOUND_EXIT))
+        let catalog = catalog_of(&self.catalog);
+        if let Some((_, why)) = catalog.hub_not_ready.iter().find(|(name, _)| *name == self.name) {
+            let message = format!("[error] {}: this hub tool is not ready: {why}\nhint: hub check\n", self.name);
+            return Ok(ExecResult::err(message, NOT_FOUND_EXIT));
+        }
+        let mut message = clix_present::unknown_command_message(&self.name, &catalog.all_names());
+        if catalog.hub_problems > 0 {
+            message.push_str(&format!(
+                "hint: {} hub manifest(s) could not be loaded; hub check shows why\n",
+                catalog.hub_problems
+            ));
+        }
+        Ok(ExecResult::err(message, NOT_FOUND_EXIT))
     }
 }
