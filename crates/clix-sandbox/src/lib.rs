@@ -23,6 +23,7 @@ mod settings;
 
 pub use audit::{AuditLog, AuditRecord, redact_argv};
 pub use env::{is_secret_name, sandbox_env};
+pub use mounts::SYSTEM_DIRS;
 pub use probe::{Availability, probe};
 pub use run::{Outcome, Request, Sandbox, SandboxError};
 pub use settings::{SandboxMode, SandboxSettings};

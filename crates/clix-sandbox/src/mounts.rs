@@ -9,7 +9,7 @@ use crate::settings::SandboxSettings;
 pub(crate) const SANDBOX_HOME: &str = "/home/agent";
 
 /// System trees mounted read-only (or re-created as symlinks when they are links).
-const SYSTEM_DIRS: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+pub const SYSTEM_DIRS: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
 
 /// The part of `/etc` programs need to start and find libraries and
 /// certificates. Kept short: every mount adds to each program's start time.
@@ -28,7 +28,23 @@ const ETC_ENTRIES: &[&str] = &[
 const NETWORK_ETC_ENTRIES: &[&str] = &["/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/ca-certificates"];
 
 /// Secret stores under the user's home that are never mounted.
-const SECRET_STORES: &[&str] = &[".ssh", ".aws", ".gnupg", ".netrc", ".docker", ".config/gh", ".kube", ".gcloud"];
+const SECRET_STORES: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".netrc",
+    ".docker",
+    ".config/gh",
+    ".kube",
+    ".gcloud",
+    ".config/gcloud",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".password-store",
+    ".local/share/keyrings",
+    ".config/clix",
+];
 
 /// Toolchain folders in the home and the variable that tells the tool where it is
 /// (HOME inside the sandbox is empty, so defaults like ~/.pyenv would miss).
@@ -182,7 +198,10 @@ pub(crate) fn bwrap_args(layout: &Layout, extra_ro: &[PathBuf], cwd: &Path, netw
         push(&[&"--share-net"]);
     }
     push(&[&"--uid", &"1000", &"--gid", &"1000", &"--cap-drop", &"ALL"]);
-    push(&[&"--die-with-parent", &"--new-session", &"--clearenv"]);
+    // The environment comes from bwrap's own (set by the caller to exactly
+    // the allowed variables), never from `--setenv NAME VALUE`: arguments
+    // are visible to every local user in `ps`.
+    push(&[&"--die-with-parent", &"--new-session"]);
     a
 }
 

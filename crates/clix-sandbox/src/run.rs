@@ -50,12 +50,15 @@ pub struct Request<'a> {
     pub env: &'a [(String, String)],
     /// Network for this run; `None` follows the settings.
     pub network: Option<bool>,
+    /// Write this run's audit line. A hub call writes its own (with its
+    /// parameters redacted by name), so its argv is not logged twice.
+    pub audit: bool,
 }
 
 impl<'a> Request<'a> {
     /// A run with only the sandbox's own mounts, environment and network.
     pub fn new(argv: &'a [String], cwd: &'a Path, stdin: Option<&'a [u8]>, timeout: Duration) -> Self {
-        Request { argv, cwd, stdin, timeout, read_only: &[], env: &[], network: None }
+        Request { argv, cwd, stdin, timeout, read_only: &[], env: &[], network: None, audit: true }
     }
 }
 
@@ -226,7 +229,11 @@ impl Sandbox {
         let network = req.network.unwrap_or(self.settings.network);
         let program = req.argv.first().cloned().unwrap_or_default();
         let spawn_error = |reason: String| SandboxError::Spawn { program: program.clone(), reason };
-        if let Some(dir) = req.read_only.iter().find(|d| exposes_secret(d, None) || self.holds_clix_config(d)) {
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let holds_home = |d: &Path| home.as_deref().is_some_and(|h| h.starts_with(d));
+        if let Some(dir) =
+            req.read_only.iter().find(|d| exposes_secret(d, None) || self.holds_clix_config(d) || holds_home(d))
+        {
             return Err(spawn_error(format!(
                 "{} would expose a secret store or clix's config; move the tool to its own folder",
                 dir.display()
@@ -248,9 +255,6 @@ impl Sandbox {
             Some(bwrap) => {
                 let mut c = tokio::process::Command::new(bwrap);
                 c.args(bwrap_args(&self.layout, req.read_only, req.cwd, network));
-                for (k, v) in self.env.iter().chain(req.env.iter().map(|(k, v)| (k, v))) {
-                    c.arg("--setenv").arg(k).arg(v);
-                }
                 c.args(["--info-fd", &INFO_FD.to_string(), "--"]).args(req.argv);
                 c
             }
@@ -260,11 +264,9 @@ impl Sandbox {
                 c
             }
         };
-        // Not even bwrap itself sees clix's environment.
-        cmd.env_clear();
-        if bwrap.is_none() {
-            cmd.envs(&self.env).envs(req.env.iter().map(|(k, v)| (k, v)));
-        }
+        // Not even bwrap itself sees clix's environment: only the allowed
+        // variables, which it hands on to the program.
+        cmd.env_clear().envs(&self.env).envs(req.env.iter().map(|(k, v)| (k, v)));
         cmd.stdin(if req.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -279,7 +281,8 @@ impl Sandbox {
         let started = Instant::now();
         let mut child = cmd.spawn().map_err(|e| spawn_error(e.to_string()))?;
         // Written even if the caller drops this future (its own time limit, a cancel).
-        let mut audit = PendingAudit { sandbox: self, argv: req.argv, cwd: req.cwd, started, done: false };
+        // A run whose caller audits it counts as already written.
+        let mut audit = PendingAudit { sandbox: self, argv: req.argv, cwd: req.cwd, started, done: !req.audit };
         drop(info_write);
         let pid = child.id().unwrap_or(0) as i32;
         let mut guard = KillGuard { bwrap_pid: pid, child_pid: None, armed: true };
@@ -384,7 +387,9 @@ struct PendingAudit<'a> {
 
 impl PendingAudit<'_> {
     fn finish(&mut self, outcome: &Outcome) {
-        self.done = true;
+        if std::mem::replace(&mut self.done, true) {
+            return;
+        }
         let ended = if outcome.timed_out.is_some() { "timeout" } else { "exit" };
         self.sandbox.audit(self.argv, self.cwd, outcome, ended);
     }

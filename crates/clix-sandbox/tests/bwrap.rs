@@ -193,3 +193,31 @@ async fn per_run_read_only_folders_env_and_cwd() {
     let err = sb.run(Request::new(&argv, &outside, None, Duration::from_secs(5))).await.unwrap_err();
     assert!(err.to_string().contains("outside the workspace"), "{err}");
 }
+
+/// Every process's command line, as `ps` shows it to any local user.
+fn all_command_lines() -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+        .collect()
+}
+
+#[tokio::test]
+async fn variables_reach_the_program_without_showing_in_ps() {
+    let ws = workspace();
+    let sb = sandbox(ws.path(), SandboxSettings::default(), None);
+    let argv: Vec<String> = ["bash", "-c", "sleep 0.6; echo $TOOL_TOKEN"].iter().map(|s| s.to_string()).collect();
+    let env = [("TOOL_TOKEN".to_string(), "s3cret-value-42".to_string())];
+    let mut req = Request::new(&argv, ws.path(), None, Duration::from_secs(10));
+    req.env = &env;
+    let run = sb.run(req);
+    let look = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        all_command_lines()
+    };
+    let (outcome, lines) = tokio::join!(run, look);
+    assert_eq!(text(&outcome.unwrap().stdout), "s3cret-value-42\n");
+    assert!(lines.iter().any(|l| l.contains("sleep 0.6")), "the program was running when we looked");
+    assert!(!lines.iter().any(|l| l.contains("s3cret-value-42")), "a value in a command line: {lines:?}");
+}
