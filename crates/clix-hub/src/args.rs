@@ -126,13 +126,20 @@ pub fn build_argv(m: &Manifest, args: &Map<String, Value>) -> Result<Vec<String>
             }
         }
     }
+    let mut positionals = Vec::new();
     for p in m.parameters.iter().filter(|p| p.positional) {
         match args.get(&p.name) {
-            Some(Value::Array(items)) => argv.extend(items.iter().map(scalar)),
-            Some(v) => argv.push(scalar(v)),
+            Some(Value::Array(items)) => positionals.extend(items.iter().map(scalar)),
+            Some(v) => positionals.push(scalar(v)),
             None => {}
         }
     }
+    // A positional value that looks like an option would be read as one by
+    // the tool: `--` ends its options first.
+    if positionals.iter().any(|v| v.starts_with('-')) {
+        argv.push("--".into());
+    }
+    argv.extend(positionals);
     Ok(argv)
 }
 

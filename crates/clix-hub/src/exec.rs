@@ -6,24 +6,30 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use clix_sandbox::{Outcome, Request, Sandbox, SandboxError};
+use clix_sandbox::{Outcome, Request, SYSTEM_DIRS, Sandbox, SandboxError};
 
 use crate::load::Tool;
 use crate::manifest::Manifest;
 
 /// Looks up the value behind a `${NAME}` in a manifest's `env`: clix's
-/// `[hub.env]` config, then clix's own environment.
+/// `[hub.env]` config, and nothing else (not clix's environment, which
+/// holds keys no manifest was given).
 pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
-
-/// Host folders already visible in every sandbox; a program there needs no extra mount.
-const SYSTEM_DIRS: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc"];
 
 /// The variables a tool gets on top of the sandbox's allowlist. Values are
 /// the manifest's strings with each `${NAME}` replaced through `lookup`: the
 /// only way a secret reaches a tool is by its manifest naming it here.
-pub fn tool_env(m: &Manifest, lookup: &EnvLookup) -> Result<Vec<(String, String)>, String> {
+/// A workspace's manifest (not `trusted`) gets none: a cloned repository
+/// must not be able to ask for the user's keys.
+pub fn tool_env(m: &Manifest, lookup: &EnvLookup, trusted: bool) -> Result<Vec<(String, String)>, String> {
     let mut out = Vec::with_capacity(m.env.len());
     for (name, template) in &m.env {
+        if !trusted && template.contains("${") {
+            return Err(format!(
+                "env.{name}: a workspace's manifest cannot take values from [hub.env]; put the tool in your own \
+                 hub folder (the config folder's hub/, or --hub DIR)"
+            ));
+        }
         let mut value = String::new();
         let mut rest = template.as_str();
         while let Some(start) = rest.find("${") {
@@ -34,8 +40,7 @@ pub fn tool_env(m: &Manifest, lookup: &EnvLookup) -> Result<Vec<(String, String)
             let var = &rest[start + 2..start + 2 + len];
             let Some(v) = lookup(var) else {
                 return Err(format!(
-                    "env.{name} needs ${{{var}}}, which is not set; set it under [hub.env] in clix's config.toml, \
-                     or {var} in clix's environment"
+                    "env.{name} needs ${{{var}}}, which is not set; set it under [hub.env] in clix's config.toml"
                 ));
             };
             value.push_str(&v);
@@ -56,6 +61,9 @@ pub struct ToolRun<'a> {
     pub stdin: Option<&'a [u8]>,
     pub timeout: Duration,
     pub env: &'a [(String, String)],
+    /// The caller writes the audit line (a call, with its parameters
+    /// redacted by name); a self-test leaves it to the sandbox.
+    pub audited_by_caller: bool,
 }
 
 impl ToolRun<'_> {
@@ -67,10 +75,16 @@ impl ToolRun<'_> {
             Some(dir) => self.tool.dir.join(dir),
             None => self.cwd.to_path_buf(),
         };
+        if !cwd.is_dir() {
+            let reason =
+                format!("cwd {} is not a folder; fix `cwd` in {}", cwd.display(), self.tool.manifest_path.display());
+            return Err(SandboxError::Spawn { program: self.tool.manifest.name.clone(), reason });
+        }
         let mut req = Request::new(&argv, &cwd, self.stdin, self.timeout);
         req.read_only = &read_only;
         req.env = self.env;
-        req.network = Some(self.tool.manifest.network);
+        req.network = Some(self.tool.manifest.network && self.tool.trusted);
+        req.audit = !self.audited_by_caller;
         sandbox.run(req).await
     }
 }
@@ -104,12 +118,15 @@ mod tests {
         let lookup: EnvLookup = Arc::new(|k| (k == "GH_TOKEN").then(|| "s3cret".to_string()));
         let m = manifest(&[("MODE", "strict"), ("TOKEN", "Bearer ${GH_TOKEN}!")]);
         assert_eq!(
-            tool_env(&m, &lookup).unwrap(),
+            tool_env(&m, &lookup, true).unwrap(),
             vec![("MODE".into(), "strict".into()), ("TOKEN".into(), "Bearer s3cret!".into())]
         );
-        let err = tool_env(&manifest(&[("X", "${MISSING}")]), &lookup).unwrap_err();
+        let err = tool_env(&m, &lookup, false).unwrap_err();
+        assert!(err.contains("a workspace's manifest cannot take values"), "{err}");
+        assert_eq!(tool_env(&manifest(&[("MODE", "strict")]), &lookup, false).unwrap().len(), 1, "plain values pass");
+        let err = tool_env(&manifest(&[("X", "${MISSING}")]), &lookup, true).unwrap_err();
         assert!(err.contains("env.X needs ${MISSING}") && err.contains("[hub.env]"), "{err}");
-        let err = tool_env(&manifest(&[("X", "${OPEN")]), &lookup).unwrap_err();
+        let err = tool_env(&manifest(&[("X", "${OPEN")]), &lookup, true).unwrap_err();
         assert!(err.contains("without a closing"), "{err}");
     }
 }

@@ -30,6 +30,9 @@ pub struct Tool {
     pub dir: PathBuf,
     /// The absolute path of the executable to run.
     pub program: PathBuf,
+    /// From one of the user's own hub folders (not a workspace's
+    /// `.clix/hub`, which comes with whatever repository was cloned).
+    pub trusted: bool,
 }
 
 /// One folder to scan.
@@ -38,15 +41,23 @@ pub struct HubSource {
     pub path: PathBuf,
     /// A folder named by the user (`--hub DIR`) must exist; a default one may be absent.
     pub must_exist: bool,
+    /// The user's own folder; a workspace's `.clix/hub` is not: its tools
+    /// get no `[hub.env]` values and no network.
+    pub trusted: bool,
 }
 
 impl HubSource {
     pub fn explicit(path: impl Into<PathBuf>) -> Self {
-        Self { path: path.into(), must_exist: true }
+        Self { path: path.into(), must_exist: true, trusted: true }
     }
 
     pub fn default_dir(path: impl Into<PathBuf>) -> Self {
-        Self { path: path.into(), must_exist: false }
+        Self { path: path.into(), must_exist: false, trusted: true }
+    }
+
+    /// A workspace's own hub folder.
+    pub fn workspace(path: impl Into<PathBuf>) -> Self {
+        Self { path: path.into(), must_exist: false, trusted: false }
     }
 }
 
@@ -94,7 +105,8 @@ pub fn load_hub(sources: &[HubSource], opts: &LoadOptions) -> Hub {
         };
         for file in files {
             match load_file(&file, opts) {
-                Ok(tool) => {
+                Ok(mut tool) => {
+                    tool.trusted = source.trusted;
                     if let Some(first) = hub.get(&tool.manifest.name) {
                         hub.problems.push(Problem {
                             file: file.clone(),
@@ -177,7 +189,7 @@ pub fn load_file(path: &Path, opts: &LoadOptions) -> Result<Tool, Vec<Problem>> 
         }
     };
     let program = resolve_command(&manifest.command, &dir, opts).map_err(|p| vec![p.in_file(path)])?;
-    Ok(Tool { manifest, manifest_path: path.to_path_buf(), dir, program })
+    Ok(Tool { manifest, manifest_path: path.to_path_buf(), dir, program, trusted: true })
 }
 
 /// Parse a manifest's text by its file extension into a JSON value.
@@ -212,7 +224,12 @@ fn resolve_command(command: &str, dir: &Path, opts: &LoadOptions) -> Result<Path
     }
     let local = dir.join(command);
     if local.is_file() {
-        return if is_executable(&local) { Ok(local) } else { Err(not_executable(&local)) };
+        // Resolved through symlinks: the sandbox mounts the target's folder.
+        return if is_executable(&local) {
+            Ok(fs::canonicalize(&local).unwrap_or(local))
+        } else {
+            Err(not_executable(&local))
+        };
     }
     let path = opts.search_path.clone().or_else(|| std::env::var_os("PATH")).unwrap_or_default();
     let mut found_not_exec = None;
@@ -255,7 +272,7 @@ pub fn hub_sources(
 ) -> Vec<HubSource> {
     let mut sources = Vec::new();
     if let Some(ws) = workspace {
-        sources.push(HubSource::default_dir(ws.join(".clix").join("hub")));
+        sources.push(HubSource::workspace(ws.join(".clix").join("hub")));
     }
     sources.push(HubSource::default_dir(config_dir.join("hub")));
     sources.extend(hub_flags.iter().map(HubSource::explicit));
@@ -278,7 +295,7 @@ mod tests {
             Some(std::ffi::OsStr::new("/c::/d")),
         );
         let want = vec![
-            HubSource::default_dir("/ws/.clix/hub"),
+            HubSource::workspace("/ws/.clix/hub"),
             HubSource::default_dir("/home/clix/hub"),
             HubSource::explicit("/a"),
             HubSource::explicit("b"),

@@ -177,6 +177,11 @@ pub fn from_value(doc: &Value) -> Result<Manifest, Vec<FieldProblem>> {
     let permissions = c.str_list(obj.get("permissions"), "permissions").unwrap_or_default();
     let timeout_ms = c.positive(obj.get("timeout_ms"), "timeout_ms", "a number of milliseconds, e.g. 30000");
     let cwd = c.opt_str(obj.get("cwd"), "cwd");
+    if let Some(dir) = &cwd
+        && (std::path::Path::new(dir).is_absolute() || dir.split('/').any(|part| part == ".."))
+    {
+        c.push("cwd", "must be a folder inside the tool's folder", "write a relative path without `..`, e.g. \"data\"");
+    }
     let env = c.env(obj.get("env"));
     let domain = c.opt_str(obj.get("domain"), "domain");
     let examples = c.str_list(obj.get("examples"), "examples").unwrap_or_default();

@@ -32,20 +32,21 @@ impl Readiness {
 /// What a cached self-test result is valid for: this manifest and this
 /// program, as they were (any edit or rebuild changes a modification time).
 pub fn cache_key(tool: &Tool) -> String {
-    let mtime = |p: &Path| {
-        std::fs::metadata(p)
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos())
+    // Modification and change times and size: `cp -p` keeps the first, not the others.
+    let stamp = |p: &Path| {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(p).map_or_else(
+            |_| "missing".to_string(),
+            |m| format!("{}.{}/{}.{}/{}", m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec(), m.size()),
+        )
     };
     format!(
         "{}\0{}\0{}\0{}\0{}",
         tool.manifest.name,
         tool.manifest_path.display(),
-        mtime(&tool.manifest_path),
+        stamp(&tool.manifest_path),
         tool.program.display(),
-        mtime(&tool.program)
+        stamp(&tool.program)
     )
 }
 
@@ -62,7 +63,9 @@ pub async fn check(sandbox: &Sandbox, tool: &Tool, env: &[(String, String)]) -> 
         let args = args.to_vec();
         async move {
             let timeout = m.timeout_ms.map_or(CHECK_TIMEOUT, |ms| Duration::from_millis(ms).min(CHECK_TIMEOUT));
-            ToolRun { tool, args: &args, cwd: &tool.dir, stdin: None, timeout, env }.run(sandbox).await
+            ToolRun { tool, args: &args, cwd: &tool.dir, stdin: None, timeout, env, audited_by_caller: false }
+                .run(sandbox)
+                .await
         }
     };
     let shown = |args: &[String]| format!("{} {}", m.name, args.join(" "));

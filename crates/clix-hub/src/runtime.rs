@@ -7,15 +7,16 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use clix_sandbox::{AuditLog, Outcome, Sandbox, SandboxError, is_secret_name};
+use clix_sandbox::{AuditLog, Outcome, Sandbox, SandboxError, SandboxMode, is_secret_name};
 use futures_util::StreamExt;
 use serde_json::{Map, Value};
 
-use crate::args::{ArgError, build_argv, usage};
+use crate::args::{ArgError, build_argv, parse_command_line, usage};
 use crate::contract::{OutputError, check_output, parse_error};
 use crate::encoding::decode_output;
 use crate::exec::{EnvLookup, ToolRun, tool_env};
 use crate::load::{HubSource, LoadOptions, Tool, load_hub};
+use crate::manifest::OutputFormat;
 use crate::problem::Problem;
 use crate::readiness::{self, Readiness};
 use crate::search::{Found, SearchIndex};
@@ -34,6 +35,8 @@ pub mod exit {
     pub const TIMEOUT: i32 = 124;
     /// The sandbox cannot run the tool, as bash's "cannot execute".
     pub const CANNOT_RUN: i32 = 126;
+    /// No ready tool of that name, as bash's "command not found".
+    pub const NOT_AVAILABLE: i32 = 127;
 }
 
 /// Self-tests of this many tools run at once at load.
@@ -209,20 +212,49 @@ impl HubRuntime {
         cwd: &Path,
         limit: Duration,
     ) -> CallResult {
-        let Some(entry) = self.entry(name).filter(|e| e.readiness.ready) else {
-            let hint = "see hub list --all";
-            return CallResult::refused(name, "NOT_AVAILABLE", "no ready tool of this name", hint, 127);
-        };
-        let tool = &entry.tool;
-        let m = &tool.manifest;
-        let argv = match build_argv(m, args) {
-            Ok(argv) => argv,
-            Err(e) => return CallResult::usage_error(m, &e),
-        };
         let mut audit = PendingCall::new(self, name, args);
-        let result = self.governed_call(tool, &argv, stdin, cwd, limit, &mut audit).await;
+        let result = match self.entry(name).filter(|e| e.readiness.ready) {
+            None => {
+                audit.error_code = Some("NOT_AVAILABLE".into());
+                let hint = "see hub list --all";
+                CallResult::refused(name, "NOT_AVAILABLE", "no ready tool of this name", hint, exit::NOT_AVAILABLE)
+            }
+            Some(entry) => match build_argv(&entry.tool.manifest, args) {
+                Ok(argv) => self.governed_call(&entry.tool, &argv, stdin, cwd, limit, &mut audit).await,
+                Err(e) => {
+                    audit.error_code = Some("PARAMETER".into());
+                    CallResult::usage_error(&entry.tool.manifest, &e)
+                }
+            },
+        };
         audit.finish(&result);
         result
+    }
+
+    /// Calls a tool with its own command line (`--keyword x --limit 5`):
+    /// `--help` gives the usage (not a call); a line that does not fit the
+    /// manifest is a parameter error, audited like any call.
+    pub async fn call_words(
+        &self,
+        name: &str,
+        words: &[String],
+        stdin: Option<&[u8]>,
+        cwd: &Path,
+        limit: Duration,
+    ) -> CallResult {
+        let Some(entry) = self.entry(name) else { return self.call(name, &Map::new(), stdin, cwd, limit).await };
+        let m = &entry.tool.manifest;
+        match parse_command_line(m, words) {
+            Ok(args) => self.call(name, &args, stdin, cwd, limit).await,
+            Err(ArgError::Help) => CallResult { stdout: usage(m).into_bytes(), ..CallResult::default() },
+            Err(e) => {
+                let mut audit = PendingCall::new(self, name, &Map::new());
+                audit.error_code = Some("PARAMETER".into());
+                let result = CallResult::usage_error(m, &e);
+                audit.finish(&result);
+                result
+            }
+        }
     }
 
     async fn governed_call(
@@ -252,7 +284,7 @@ impl HubRuntime {
                 Ok(Err(wait)) => {
                     audit.error_code = Some("RATE_LIMITED".into());
                     let message = format!("more than {per_minute} calls in the last minute (rate_limit)");
-                    let hint = format!("retry in {} s", wait.as_secs().max(1));
+                    let hint = format!("retry in {} s", wait.as_millis().div_ceil(1000).max(1));
                     return CallResult::refused(name, "RATE_LIMITED", &message, &hint, exit::TRY_LATER);
                 }
                 Err(e) => {
@@ -280,7 +312,7 @@ impl HubRuntime {
         } else {
             None
         };
-        let env = match tool_env(m, &self.config.env) {
+        let env = match tool_env(m, &self.config.env, tool.trusted) {
             Ok(env) => env,
             Err(e) => {
                 audit.error_code = Some("CONFIG".into());
@@ -300,7 +332,7 @@ impl HubRuntime {
         };
         // Time spent waiting for a rate slot or the lock counts against the limit.
         let left = timeout.saturating_sub(started.elapsed());
-        let run = ToolRun { tool, args: argv, cwd, stdin, timeout: left, env: &env };
+        let run = ToolRun { tool, args: argv, cwd, stdin, timeout: left, env: &env, audited_by_caller: true };
         match run.run(sandbox).await {
             Ok(outcome) => read_outcome(tool, outcome, timeout, audit),
             Err(e) => {
@@ -325,7 +357,16 @@ async fn readiness_of(
     let Some(sandbox) = sandbox else {
         return Readiness::not_ready("the OS tier is off, so no hub tool can run (sandbox.mode)");
     };
-    let env = match tool_env(&tool.manifest, env) {
+    if sandbox.settings().mode == SandboxMode::Host {
+        return Readiness::not_ready("sandbox.mode = \"host\" would run it unsandboxed; hub tools need bwrap");
+    }
+    if tool.manifest.network && !tool.trusted {
+        return Readiness::not_ready(
+            "a workspace's manifest cannot have network: true; put the tool in your own hub folder \
+             (the config folder's hub/, or --hub DIR)",
+        );
+    }
+    let env = match tool_env(&tool.manifest, env, tool.trusted) {
         Ok(env) => env,
         Err(e) => return Readiness::not_ready(e),
     };
@@ -360,6 +401,13 @@ fn read_outcome(tool: &Tool, o: Outcome, timeout: Duration, audit: &mut PendingC
         let hint = "narrow the request, or raise timeout_ms in the tool's manifest";
         return with_logs(CallResult::refused(name, "TIMEOUT", &message, hint, exit::TIMEOUT));
     }
+    if o.exit_code == 1 && logs.starts_with("bwrap:") {
+        // bubblewrap itself could not set the tool up (a mount, the cwd).
+        audit.error_code = Some("SANDBOX_UNAVAILABLE".into());
+        let message = logs.trim().to_string();
+        let hint = "see hub info for the tool's program and folder";
+        return CallResult::refused(name, "SANDBOX_UNAVAILABLE", &message, hint, exit::CANNOT_RUN);
+    }
     if o.exit_code != 0 {
         let error = parse_error(&o.stderr);
         audit.error_code = error.as_ref().map(|e| e.error_code.clone());
@@ -379,6 +427,9 @@ fn read_outcome(tool: &Tool, o: Outcome, timeout: Duration, audit: &mut PendingC
         let message = format!("stdout is {} bytes, more than the sandbox keeps", o.stdout_total);
         let hint = "ask for less (a limit parameter), or fix the tool";
         return with_logs(CallResult::refused(name, "BAD_OUTPUT", &message, hint, exit::BAD_OUTPUT));
+    }
+    if m.output.format == OutputFormat::Text {
+        return CallResult { stdout: decode_output(&o.stdout).text.into_bytes(), stderr: logs, exit_code: 0 };
     }
     match check_output(name, m.output.schema.as_ref(), &o.stdout) {
         Ok(_) => {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct HubSettings {
     /// More hub folders, searched after `<workspace>/.clix/hub` and the
@@ -20,6 +20,18 @@ pub struct HubSettings {
     /// environment: the only way a secret reaches a tool is a manifest
     /// naming it. `clix config show` prints them as `***`.
     pub env: BTreeMap<String, String>,
+}
+
+/// `[hub.env]` values are secrets: Debug shows only their names.
+impl std::fmt::Debug for HubSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HubSettings")
+            .field("dirs", &self.dirs)
+            .field("domains", &self.domains)
+            .field("self_test_ttl_secs", &self.self_test_ttl_secs)
+            .field("env", &self.env.keys().map(|k| format!("{k}=***")).collect::<Vec<_>>())
+            .finish()
+    }
 }
 
 impl Default for HubSettings {

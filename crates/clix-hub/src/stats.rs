@@ -51,12 +51,13 @@ pub fn stats(audit_log: &Path, tool: Option<&str>) -> std::io::Result<Vec<ToolSt
         Err(e) => return Err(e),
     };
     let mut per_tool: BTreeMap<String, Vec<CallRecord>> = BTreeMap::new();
-    for line in std::io::BufReader::new(file).lines() {
+    for line in std::io::BufReader::new(file).split(b'\n') {
         let line = line?;
+        let Ok(line) = std::str::from_utf8(&line) else { continue };
         if !line.contains("\"kind\":\"hub\"") {
             continue;
         }
-        let Ok(record) = serde_json::from_str::<CallRecord>(&line) else { continue };
+        let Ok(record) = serde_json::from_str::<CallRecord>(line) else { continue };
         if tool.is_none_or(|t| t == record.tool) {
             per_tool.entry(record.tool.clone()).or_default().push(record);
         }

@@ -112,7 +112,8 @@ fn command_lines_map_to_argv() {
             vec!["--keyword", "x", "--limit", "100", "a.log", "b.log", "c.log"],
         ),
         // `--` ends the flags: a value starting with a dash is a positional
-        (vec!["--keyword", "x", "--", "--verbose"], vec!["--keyword", "x", "--limit", "100", "--verbose"]),
+        // a positional that looks like an option reaches the tool after `--`
+        (vec!["--keyword", "x", "--", "--verbose"], vec!["--keyword", "x", "--limit", "100", "--", "--verbose"]),
         // a positional may also be named
         (
             vec!["--path", "a.log", "--keyword", "x", "b.log"],

@@ -128,6 +128,8 @@ fn bad_manifests_report_field_message_and_fix() {
         (json!({"env": ["A=1"]}), "env", "expected an object of NAME: value", "{\"NAME\""),
         (json!({"env": {"A": 1}}), "env.A", "expected a string, found an integer", "quote"),
         (json!({"env": {"1A": "x"}}), "env.1A", "is not a valid variable name", "letters"),
+        (json!({"cwd": "../up"}), "cwd", "must be a folder inside the tool's folder", "without `..`"),
+        (json!({"cwd": "/etc"}), "cwd", "must be a folder inside the tool's folder", "relative path"),
         (json!({"cwd": 5}), "cwd", "expected a string", "quoted"),
         (json!({"domain": ""}), "domain", "must not be empty", "give it a value"),
         (

@@ -295,20 +295,25 @@ async fn calls_are_audited_and_stats_are_read_back() {
     let f = Fixture::new();
     let params = json!([{"name": "api-token", "type": "string"}, {"name": "fail", "type": "boolean"}]);
     let script = r#"if [ "$3" = --fail ] || [ "$1" = --fail ]; then echo '{"error_code": "E_BUSINESS", "message": "no"}' >&2; exit 1; fi
-echo "{\"token\": \"$TOKEN\", \"leak\": \"$HUB_SECRET_KEY\"}""#;
+echo "{\"token\": \"$TOKEN\"}""#;
     f.tool("audited", json!({"parameters": params, "env": {"TOKEN": "${HUB_TEST_TOKEN}"}}), script);
-    // SAFETY: set before any thread of this test reads the environment.
-    unsafe { std::env::set_var("HUB_SECRET_KEY", "must-not-pass") };
     let hub = f.load().await;
     let ok = call(&hub, &f.ws, "audited", json!({"api-token": "hunter2"})).await;
-    assert_eq!(stdout_json(&ok), json!({"token": "tok-123", "leak": ""}), "the manifest's env passes, nothing else");
+    assert_eq!(stdout_json(&ok), json!({"token": "tok-123"}), "the manifest's env passes");
     call(&hub, &f.ws, "audited", json!({"api-token": "hunter2"})).await;
     assert_eq!(call(&hub, &f.ws, "audited", json!({"fail": true})).await.exit_code, 1);
+    // Refused calls are calls too.
+    assert_eq!(call(&hub, &f.ws, "audited", json!({"colour": "red"})).await.exit_code, 2);
+    let words = ["--nope".to_string()];
+    assert_eq!(hub.call_words("audited", &words, None, &f.ws, Duration::from_secs(5)).await.exit_code, 2);
 
     let log = std::fs::read_to_string(f.audit_path()).unwrap();
     let hub_lines: Vec<Value> =
         log.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).filter(|v| v["kind"] == "hub").collect();
-    assert_eq!(hub_lines.len(), 3);
+    assert_eq!(hub_lines.len(), 5);
+    let os_lines = log.lines().filter(|l| l.contains("\"kind\":\"os\"")).count();
+    assert_eq!(os_lines, 0, "a hub call is logged once, by the hub, with its parameters redacted");
+    assert_eq!((hub_lines[3]["error_code"].as_str(), hub_lines[4]["exit_code"].as_i64()), (Some("PARAMETER"), Some(2)));
     assert_eq!(hub_lines[0]["tool"], "audited");
     assert_eq!(hub_lines[0]["params"], json!({"api-token": "***"}));
     assert_eq!(hub_lines[0]["session"], "test-session");
@@ -319,9 +324,10 @@ echo "{\"token\": \"$TOKEN\", \"leak\": \"$HUB_SECRET_KEY\"}""#;
     let stats = hub.stats(Some("audited")).unwrap();
     assert_eq!(stats.len(), 1);
     let s = &stats[0];
-    assert_eq!((s.calls, s.ok), (3, 2));
-    assert!((s.success_rate - 2.0 / 3.0).abs() < 1e-9);
+    assert_eq!((s.calls, s.ok), (5, 2));
+    assert!((s.success_rate - 2.0 / 5.0).abs() < 1e-9);
     assert_eq!(s.errors.get("E_BUSINESS"), Some(&1));
+    assert_eq!(s.errors.get("PARAMETER"), Some(&2));
     assert!(s.p50_ms <= s.p95_ms);
     assert_eq!(hub.most_used(1)[0].manifest.name, "audited");
 }
@@ -394,4 +400,38 @@ async fn search_ranks_the_right_tool_first_among_thirty() {
         assert!(found.windows(2).all(|w| w[0].score >= w[1].score), "ranked: {found:?}");
     }
     assert!(hub.search("zebra quantum", 5).unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_workspace_manifest_gets_no_secrets_and_no_network() {
+    let f = Fixture::new();
+    f.tool("asks-secret", json!({"env": {"T": "${HUB_TEST_TOKEN}"}}), "echo '{}'");
+    f.tool("asks-network", json!({"network": true}), "echo '{}'");
+    f.tool("plain", json!({"env": {"MODE": "fast"}}), r#"echo "{\"mode\": \"$MODE\"}""#);
+    let mut config = f.config(Duration::from_secs(600), &[]);
+    config.sources = vec![HubSource::workspace(&f.hub)];
+    let hub = f.load_with(config).await;
+    let reason = |name: &str| hub.entry(name).unwrap().readiness.reason.clone().unwrap_or_default();
+    assert!(reason("asks-secret").contains("a workspace's manifest cannot take values from [hub.env]"));
+    assert!(reason("asks-network").contains("a workspace's manifest cannot have network: true"));
+    let r = call(&hub, &f.ws, "plain", json!({})).await;
+    assert_eq!(stdout_json(&r), json!({"mode": "fast"}), "plain values still pass");
+    // The same manifests from the user's own hub folder are ready.
+    let trusted = f.load().await;
+    assert_eq!(trusted.ready().count(), 3);
+}
+
+#[tokio::test]
+async fn option_like_positionals_follow_a_double_dash_and_text_output_passes_through() {
+    let f = Fixture::new();
+    let params = json!([{"name": "force", "type": "boolean"}, {"name": "files", "type": "array", "positional": true}]);
+    f.tool("echo-argv", json!({"parameters": params}), ECHO_ARGV);
+    f.tool("texty", json!({"output": {"format": "text"}}), "echo 'plain words'");
+    let hub = f.load().await;
+    let r = call(&hub, &f.ws, "echo-argv", json!({"force": true, "files": ["--delete-all", "x"]})).await;
+    assert_eq!(stdout_json(&r), json!(["--force", "--", "--delete-all", "x"]));
+    let r = call(&hub, &f.ws, "echo-argv", json!({"files": ["a"]})).await;
+    assert_eq!(stdout_json(&r), json!(["a"]), "no -- when nothing looks like an option");
+    let r = call(&hub, &f.ws, "texty", json!({})).await;
+    assert_eq!((r.exit_code, r.stdout.as_slice()), (0, &b"plain words\n"[..]));
 }

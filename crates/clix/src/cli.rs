@@ -445,7 +445,7 @@ fn hub_config(paths: &Paths, workspace: &Path, settings: &Settings, session: Str
         self_test_ttl: std::time::Duration::from_secs(settings.hub.self_test_ttl_secs),
         env: {
             let configured = settings.hub.env.clone();
-            std::sync::Arc::new(move |name| configured.get(name).cloned().or_else(|| std::env::var(name).ok()))
+            std::sync::Arc::new(move |name| configured.get(name).cloned())
         },
         audit_log: Some(paths.state_dir.join("audit.jsonl")),
         session,

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clix_hub::{ArgError, CallResult, HubRuntime, Tool, parse_command_line, usage};
+use clix_hub::{CallResult, HubRuntime, Tool, usage};
 use clix_shell::{
     AgentCommand, CommandIo, CommandSpec, CommandStatus, SubcommandSpec, USAGE_EXIT, async_trait, fail, read_stdin,
     usage_error,
@@ -70,33 +70,11 @@ impl AgentCommand for HubTool {
     }
 
     async fn run(&self, io: CommandIo<'_>) -> bashkit::Result<CommandStatus> {
-        let Some(entry) = self.hub.entry(&self.spec.name) else {
-            return fail(&io, &format!("[error] {}: not in the hub any more\n", self.spec.name), 127).await;
-        };
-        let m = &entry.tool.manifest;
-        let result = match parse_command_line(m, io.args) {
-            Ok(args) => call(&self.hub, &self.time, &io, &m.name, &args).await?,
-            Err(ArgError::Help) => CallResult { stdout: usage(m).into_bytes(), ..CallResult::default() },
-            Err(e) => CallResult {
-                stderr: format!("[error] {}: {e}\n\n{}", m.name, usage(m)),
-                exit_code: ArgError::EXIT_CODE,
-                ..CallResult::default()
-            },
-        };
+        let stdin = read_stdin(&io).await?;
+        let stdin = (!stdin.is_empty()).then_some(stdin.as_slice());
+        let result = self.hub.call_words(&self.spec.name, io.args, stdin, io.cwd, self.time.remaining()).await;
         emit(&io, result).await
     }
-}
-
-async fn call(
-    hub: &HubRuntime,
-    time: &CallTime,
-    io: &CommandIo<'_>,
-    tool: &str,
-    args: &Map<String, Value>,
-) -> bashkit::Result<CallResult> {
-    let stdin = read_stdin(io).await?;
-    let stdin = (!stdin.is_empty()).then_some(stdin.as_slice());
-    Ok(hub.call(tool, args, stdin, io.cwd, time.remaining()).await)
 }
 
 async fn emit(io: &CommandIo<'_>, r: CallResult) -> bashkit::Result<CommandStatus> {
@@ -211,7 +189,7 @@ impl HubCommand {
     async fn call_json(&self, io: &CommandIo<'_>, args: &Args) -> bashkit::Result<CommandStatus> {
         let name = &args.words[0];
         if self.hub.entry(name).is_none_or(|e| !e.readiness.ready) {
-            let (text, code) = unknown_tool(&self.hub, name);
+            let (text, code) = unknown_tool(&self.hub, name, 127);
             return fail(io, &text, code).await;
         }
         let text = match &args.json {
@@ -237,18 +215,20 @@ impl HubCommand {
     }
 }
 
-fn unknown_tool(hub: &HubRuntime, name: &str) -> (String, i32) {
+/// Why `name` cannot be used, with `code`: 127 for a call (as a command
+/// that does not exist), 1 for a lookup such as `hub info`.
+fn unknown_tool(hub: &HubRuntime, name: &str, code: i32) -> (String, i32) {
     match hub.entry(name) {
         Some(e) => {
             let why = e.readiness.reason.as_deref().unwrap_or("not ready");
-            (format!("[error] hub: {name} is not ready: {why}\nhint: hub check shows every problem\n"), 1)
+            (format!("[error] hub: {name} is not ready: {why}\nhint: hub check shows every problem\n"), code)
         }
         None => {
             let names: Vec<&str> = hub.ready().map(|t| t.manifest.name.as_str()).collect();
             let suggestion = clix_hub::problem::did_you_mean(name, names.iter().copied())
                 .map(|s| format!(" Did you mean {s}?"))
                 .unwrap_or_default();
-            (format!("[error] hub: no tool {name}.{suggestion}\nhint: hub list, or hub search <words>\n"), 1)
+            (format!("[error] hub: no tool {name}.{suggestion}\nhint: hub list, or hub search <words>\n"), code)
         }
     }
 }
@@ -302,7 +282,7 @@ fn list(hub: &HubRuntime, args: &Args) -> String {
 }
 
 fn info(hub: &HubRuntime, name: &str, as_json: bool) -> (String, i32) {
-    let Some(entry) = hub.entry(name) else { return unknown_tool(hub, name) };
+    let Some(entry) = hub.entry(name) else { return unknown_tool(hub, name, 1) };
     let (tool, m) = (&entry.tool, &entry.tool.manifest);
     if as_json {
         let v = json!({"manifest": m, "manifest_path": tool.manifest_path, "program": tool.program,
