@@ -25,7 +25,13 @@ pub struct HubArgs {
 
 pub async fn hub(paths: &Paths, mut args: HubArgs) -> Result<ExitCode> {
     let rest = take_session_flags(&mut args)?;
-    let settings = settings::load(paths, &args.hub.layers())?.value;
+    let mut layers = args.hub.layers();
+    if rest.first().is_some_and(|sub| sub == "check") {
+        // A person checking wants today's answer: every self-test runs again
+        // (and the fresh results are cached for the sessions that follow).
+        layers.push(("hub.self_test_ttl_secs", "hub check", toml::Value::Integer(0)));
+    }
+    let settings = settings::load(paths, &layers)?.value;
     crate::cli::run_agent_command(paths, args.workspace, &settings, "hub", &rest).await
 }
 

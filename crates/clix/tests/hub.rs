@@ -295,6 +295,28 @@ fn tools_that_fail_their_self_test_are_hidden_and_drift_warns() {
 }
 
 #[test]
+fn hub_check_runs_self_tests_again_instead_of_trusting_the_cache() {
+    let env = Env::new();
+    let hub = env.home.path().join("hub");
+    // Ready once its folder holds a `ready` file: fixing it changes neither
+    // the manifest nor the program, so the cached result would stand.
+    exe_script(
+        &hub.join("waits/run"),
+        "#!/bin/sh\n[ -f ready ] && { echo '{}'; exit 0; }\necho '{\"error_code\": \"NOT_SET_UP\", \"message\": \"no ready file\"}' >&2\nexit 1\n",
+    );
+    write(
+        &hub.join("waits/manifest.json"),
+        r#"{"name": "waits", "version": "1", "description": "d", "command": "./run", "cwd": ".", "version_args": false}"#,
+    );
+    assert!(text(&env.run(&["hub", "list"], None).stdout).contains("(1 tool(s) not ready"));
+    write(&hub.join("waits/ready"), "");
+    assert!(text(&env.run(&["hub", "list"], None).stdout).contains("(1 tool(s) not ready"), "cached");
+    let o = env.run(&["hub", "check"], None);
+    assert_eq!((o.status.code(), text(&o.stdout).as_str()), (Some(0), "ok: 1 tool(s) ready, no problems\n"));
+    assert!(text(&env.run(&["hub", "list"], None).stdout).starts_with("waits  1"), "the fresh result is cached");
+}
+
+#[test]
 fn a_large_hub_lists_the_most_used_and_points_to_search() {
     let env = Env::new();
     let hub = env.home.path().join("hub");

@@ -290,6 +290,9 @@ fn info(hub: &HubRuntime, name: &str, as_json: bool) -> (String, i32) {
         return (v.to_string() + "\n", 0);
     }
     let mut out = usage(m);
+    if !m.permissions.is_empty() {
+        let _ = writeln!(out, "\npermissions: {}", m.permissions.join(", "));
+    }
     if let Some(schema) = &m.output.schema {
         let _ = writeln!(out, "\noutput: JSON matching {schema}");
     }
