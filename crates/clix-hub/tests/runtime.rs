@@ -250,7 +250,7 @@ async fn overlapping_calls(serialize: bool) -> bool {
     let f = Fixture::new();
     let log = f.ws.join("spans");
     let script = format!(
-        "echo \"start $(date +%s%N)\" >> {0}; sleep 0.4; echo \"end $(date +%s%N)\" >> {0}; echo '{{}}'",
+        "echo \"start $(date +%s%N)\" >> {0}; sleep 0.8; echo \"end $(date +%s%N)\" >> {0}; echo '{{}}'",
         log.display()
     );
     f.tool("single", json!({"serialize": serialize}), &script);

@@ -25,8 +25,8 @@ mod embed;
 mod store;
 mod vectors;
 
-pub use embed::{EmbedError, Embedder, MemorySettings, Model2Vec, OPENAI_URL, OpenAiEmbedder};
-pub use store::{Filter, Hit, KINDS, Memory, MemoryError, Progress, Store};
+pub use embed::{EmbedError, Embedder, MemorySettings, Model2Vec, OpenAiEmbedder};
+pub use store::{Filter, Hit, Memory, MemoryError, Progress, Store};
 pub use vectors::{COARSE_MIN, COARSE_PER_RESULT};
 
 /// Reciprocal Rank Fusion's constant: a document at rank r (from 1) of a

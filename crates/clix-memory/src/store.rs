@@ -36,7 +36,7 @@ pub enum MemoryError {
 }
 
 /// What a memory is.
-pub const KINDS: &[&str] = &["note", "fact", "summary"];
+pub(crate) const KINDS: &[&str] = &["note", "fact", "summary"];
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Memory {

@@ -116,7 +116,7 @@ impl std::fmt::Debug for MemorySettings {
     }
 }
 
-pub const OPENAI_URL: &str = "https://api.openai.com/v1";
+pub(crate) const OPENAI_URL: &str = "https://api.openai.com/v1";
 
 impl MemorySettings {
     /// The configured embedder, or `None` for `embedder = "none"`. `env`
