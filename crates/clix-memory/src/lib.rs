@@ -22,6 +22,7 @@
 //! reported through a callback.
 
 mod embed;
+mod schema;
 mod store;
 mod vectors;
 
