@@ -90,6 +90,9 @@ pub struct CallResult {
     /// The tool's own log lines, then clix's `[error] …` and `hint: …` lines.
     pub stderr: String,
     pub exit_code: i32,
+    /// What the audit log and `hub stats` count the call as: the tool's own
+    /// `error_code`, or clix's (`TIMEOUT`, `PARAMETER`, …); `None` on success.
+    pub error_code: Option<String>,
 }
 
 impl CallResult {
@@ -98,12 +101,13 @@ impl CallResult {
             stdout: Vec::new(),
             stderr: format!("[error] {tool}: {code}: {message}\nhint: {hint}\n"),
             exit_code,
+            error_code: Some(code.to_string()),
         }
     }
 
     fn usage_error(m: &crate::manifest::Manifest, e: &ArgError) -> Self {
         let stderr = format!("[error] {}: {e}\n\n{}", m.name, usage(m));
-        CallResult { stdout: Vec::new(), stderr, exit_code: ArgError::EXIT_CODE }
+        CallResult { stdout: Vec::new(), stderr, exit_code: ArgError::EXIT_CODE, error_code: Some("PARAMETER".into()) }
     }
 }
 
@@ -122,12 +126,17 @@ impl HubRuntime {
     /// cached and younger than the TTL. Without a sandbox no tool is ready.
     pub async fn load(config: HubConfig, sandbox: Option<Arc<Sandbox>>) -> Self {
         let hub = load_hub(&config.sources, &config.load);
-        let state = HubState::open(&config.state_dir.join("hub.sqlite"));
         let in_scope = |t: &Tool| {
             config.domains.is_empty() || t.manifest.domain.as_ref().is_some_and(|d| config.domains.contains(d))
         };
         let mut tools: Vec<Tool> = hub.tools.into_iter().filter(in_scope).collect();
         tools.sort_by(|a, b| a.manifest.name.cmp(&b.manifest.name));
+        // A session without tools (most of them) does not touch the state file.
+        let state = if tools.is_empty() {
+            Err("the hub has no tools".to_string())
+        } else {
+            HubState::open(&config.state_dir.join("hub.sqlite"))
+        };
         let checks = futures_util::stream::iter(tools.into_iter().map(|tool| {
             let (sandbox, state, env) = (sandbox.as_deref(), state.as_ref().ok(), &config.env);
             let ttl = config.self_test_ttl;
@@ -215,16 +224,12 @@ impl HubRuntime {
         let mut audit = PendingCall::new(self, name, args);
         let result = match self.entry(name).filter(|e| e.readiness.ready) {
             None => {
-                audit.error_code = Some("NOT_AVAILABLE".into());
                 let hint = "see hub list --all";
                 CallResult::refused(name, "NOT_AVAILABLE", "no ready tool of this name", hint, exit::NOT_AVAILABLE)
             }
             Some(entry) => match build_argv(&entry.tool.manifest, args) {
                 Ok(argv) => self.governed_call(&entry.tool, &argv, stdin, cwd, limit, &mut audit).await,
-                Err(e) => {
-                    audit.error_code = Some("PARAMETER".into());
-                    CallResult::usage_error(&entry.tool.manifest, &e)
-                }
+                Err(e) => CallResult::usage_error(&entry.tool.manifest, &e),
             },
         };
         audit.finish(&result);
@@ -249,7 +254,6 @@ impl HubRuntime {
             Err(ArgError::Help) => CallResult { stdout: usage(m).into_bytes(), ..CallResult::default() },
             Err(e) => {
                 let mut audit = PendingCall::new(self, name, &Map::new());
-                audit.error_code = Some("PARAMETER".into());
                 let result = CallResult::usage_error(m, &e);
                 audit.finish(&result);
                 result
@@ -271,24 +275,18 @@ impl HubRuntime {
         let started = Instant::now();
         let timeout = m.timeout_ms.map_or(DEFAULT_TIMEOUT, Duration::from_millis).min(limit);
         if let Some(per_minute) = m.rate_limit {
-            let state = match &self.state {
-                Ok(state) => state,
-                Err(e) => {
-                    audit.error_code = Some("RATE_LIMIT_UNAVAILABLE".into());
-                    let hint = "make clix's state folder writable";
-                    return CallResult::refused(name, "RATE_LIMIT_UNAVAILABLE", e, hint, exit::TRY_LATER);
-                }
+            let slot = match &self.state {
+                Ok(state) => state.take_call_slot(name, per_minute, readiness::now_ms()),
+                Err(e) => Err(e.clone()),
             };
-            match state.take_call_slot(name, per_minute, readiness::now_ms()) {
+            match slot {
                 Ok(Ok(())) => {}
                 Ok(Err(wait)) => {
-                    audit.error_code = Some("RATE_LIMITED".into());
                     let message = format!("more than {per_minute} calls in the last minute (rate_limit)");
                     let hint = format!("retry in {} s", wait.as_millis().div_ceil(1000).max(1));
                     return CallResult::refused(name, "RATE_LIMITED", &message, &hint, exit::TRY_LATER);
                 }
                 Err(e) => {
-                    audit.error_code = Some("RATE_LIMIT_UNAVAILABLE".into());
                     let hint = "make clix's state folder writable";
                     return CallResult::refused(name, "RATE_LIMIT_UNAVAILABLE", &e, hint, exit::TRY_LATER);
                 }
@@ -298,13 +296,11 @@ impl HubRuntime {
             match crate::serialize::acquire(&self.config.state_dir.join("locks"), name, timeout).await {
                 Ok(Some(lock)) => Some(lock),
                 Ok(None) => {
-                    audit.error_code = Some("BUSY".into());
                     let message = format!("another call of {name} ran for the whole {} ms limit", timeout.as_millis());
                     let hint = "this tool runs one call at a time (serialize); retry when it is done";
                     return CallResult::refused(name, "BUSY", &message, hint, exit::TRY_LATER);
                 }
                 Err(e) => {
-                    audit.error_code = Some("LOCK_FAILED".into());
                     let hint = "make clix's state folder writable";
                     return CallResult::refused(name, "LOCK_FAILED", &e.to_string(), hint, exit::TRY_LATER);
                 }
@@ -315,7 +311,6 @@ impl HubRuntime {
         let env = match tool_env(m, &self.config.env, tool.trusted) {
             Ok(env) => env,
             Err(e) => {
-                audit.error_code = Some("CONFIG".into());
                 return CallResult::refused(
                     name,
                     "CONFIG",
@@ -326,7 +321,6 @@ impl HubRuntime {
             }
         };
         let Some(sandbox) = &self.sandbox else {
-            audit.error_code = Some("SANDBOX_UNAVAILABLE".into());
             let hint = "turn the OS tier on: sandbox.mode = \"bwrap\"";
             return CallResult::refused(name, "SANDBOX_UNAVAILABLE", "the OS tier is off", hint, exit::CANNOT_RUN);
         };
@@ -336,7 +330,6 @@ impl HubRuntime {
         match run.run(sandbox).await {
             Ok(outcome) => read_outcome(tool, outcome, timeout, audit),
             Err(e) => {
-                audit.error_code = Some("SANDBOX_UNAVAILABLE".into());
                 let hint = match e {
                     SandboxError::Unavailable(_) => "see sandbox status",
                     SandboxError::Spawn { .. } => "see hub info for the tool's program and folder",
@@ -396,21 +389,19 @@ fn read_outcome(tool: &Tool, o: Outcome, timeout: Duration, audit: &mut PendingC
         r
     };
     if o.timed_out.is_some() {
-        audit.error_code = Some("TIMEOUT".into());
         let message = format!("no result within {} ms", timeout.as_millis());
         let hint = "narrow the request, or raise timeout_ms in the tool's manifest";
         return with_logs(CallResult::refused(name, "TIMEOUT", &message, hint, exit::TIMEOUT));
     }
     if o.exit_code == 1 && logs.starts_with("bwrap:") {
         // bubblewrap itself could not set the tool up (a mount, the cwd).
-        audit.error_code = Some("SANDBOX_UNAVAILABLE".into());
         let message = logs.trim().to_string();
         let hint = "see hub info for the tool's program and folder";
         return CallResult::refused(name, "SANDBOX_UNAVAILABLE", &message, hint, exit::CANNOT_RUN);
     }
     if o.exit_code != 0 {
         let error = parse_error(&o.stderr);
-        audit.error_code = error.as_ref().map(|e| e.error_code.clone());
+        let error_code = error.as_ref().map(|e| e.error_code.clone());
         let stderr = match error {
             // The structured error replaces its own JSON line; other log lines stay.
             Some(_) => {
@@ -420,16 +411,19 @@ fn read_outcome(tool: &Tool, o: Outcome, timeout: Duration, audit: &mut PendingC
             }
             None => format!("{logs}{}\n", crate::contract::error_text(name, o.exit_code, &o.stderr)),
         };
-        return CallResult { stdout: Vec::new(), stderr, exit_code: o.exit_code };
+        return CallResult { stdout: Vec::new(), stderr, exit_code: o.exit_code, error_code };
     }
     if o.stdout_dropped() > 0 {
-        audit.error_code = Some("BAD_OUTPUT".into());
         let message = format!("stdout is {} bytes, more than the sandbox keeps", o.stdout_total);
         let hint = "ask for less (a limit parameter), or fix the tool";
         return with_logs(CallResult::refused(name, "BAD_OUTPUT", &message, hint, exit::BAD_OUTPUT));
     }
     if m.output.format == OutputFormat::Text {
-        return CallResult { stdout: decode_output(&o.stdout).text.into_bytes(), stderr: logs, exit_code: 0 };
+        return CallResult {
+            stdout: decode_output(&o.stdout).text.into_bytes(),
+            stderr: logs,
+            ..CallResult::default()
+        };
     }
     match check_output(name, m.output.schema.as_ref(), &o.stdout) {
         Ok(_) => {
@@ -442,19 +436,18 @@ fn read_outcome(tool: &Tool, o: Outcome, timeout: Duration, audit: &mut PendingC
             if !stdout.ends_with(b"\n") {
                 stdout.push(b'\n');
             }
-            CallResult { stdout, stderr, exit_code: 0 }
+            CallResult { stdout, stderr, ..CallResult::default() }
         }
         Err(e) => {
             let code = match e {
                 OutputError::NotJson { .. } => "BAD_OUTPUT",
                 OutputError::Schema { .. } => "SCHEMA_VIOLATION",
             };
-            audit.error_code = Some(code.into());
             let stderr = format!(
                 "{logs}[error] {e}\nhint: the tool broke its output contract; report it to the tool's owner \
                  (hub info {name} shows its schema)\n"
             );
-            CallResult { stdout: Vec::new(), stderr, exit_code: exit::BAD_OUTPUT }
+            CallResult { stdout: Vec::new(), stderr, exit_code: exit::BAD_OUTPUT, error_code: Some(code.into()) }
         }
     }
 }
@@ -466,7 +459,6 @@ struct PendingCall<'a> {
     tool: &'a str,
     params: Map<String, Value>,
     started: Instant,
-    error_code: Option<String>,
     bytes: (u64, u64),
     done: bool,
 }
@@ -477,15 +469,15 @@ impl<'a> PendingCall<'a> {
             .iter()
             .map(|(k, v)| (k.clone(), if is_secret_name(k) { Value::String("***".into()) } else { v.clone() }))
             .collect();
-        PendingCall { runtime, tool, params, started: Instant::now(), error_code: None, bytes: (0, 0), done: false }
+        PendingCall { runtime, tool, params, started: Instant::now(), bytes: (0, 0), done: false }
     }
 
     fn finish(&mut self, result: &CallResult) {
         self.done = true;
-        self.write(result.exit_code);
+        self.write(result.exit_code, result.error_code.clone());
     }
 
-    fn write(&mut self, exit_code: i32) {
+    fn write(&mut self, exit_code: i32, error_code: Option<String>) {
         let Some(path) = self.runtime.audit_log() else { return };
         let record = CallRecord {
             ts_ms: readiness::now_ms() as u128,
@@ -494,7 +486,7 @@ impl<'a> PendingCall<'a> {
             tool: self.tool.to_string(),
             params: std::mem::take(&mut self.params),
             exit_code,
-            error_code: if exit_code == 0 { None } else { self.error_code.take() },
+            error_code,
             duration_ms: self.started.elapsed().as_millis(),
             stdout_bytes: self.bytes.0,
             stderr_bytes: self.bytes.1,
@@ -509,8 +501,7 @@ impl<'a> PendingCall<'a> {
 impl Drop for PendingCall<'_> {
     fn drop(&mut self) {
         if !self.done {
-            self.error_code = Some("CANCELLED".into());
-            self.write(-1);
+            self.write(-1, Some("CANCELLED".into()));
         }
     }
 }
