@@ -17,9 +17,8 @@ use crate::settings::{self, Settings};
 /// Flags shared by `ask` and `chat`.
 #[derive(clap::Args, Clone)]
 pub struct AgentArgs {
-    /// Folder the agent works in (default: the current folder).
-    #[arg(long, value_name = "DIR")]
-    pub workspace: Option<PathBuf>,
+    #[command(flatten)]
+    pub session: crate::cli::SessionFlags,
     /// Model name (beats AGENT_MODEL and the config file).
     #[arg(long)]
     pub model: Option<String>,
@@ -29,20 +28,12 @@ pub struct AgentArgs {
     /// Most model calls for one task (default 50).
     #[arg(long, value_name = "N")]
     pub max_steps: Option<u32>,
-    /// Time limit of each command, in seconds (default 30).
-    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
-    pub timeout: Option<u64>,
     /// One JSON event per line instead of text (for machines and agent pipes).
     #[arg(long)]
     pub jsonl: bool,
     /// Answer identical model requests from a local cache (debugging, tests).
     #[arg(long)]
     pub cache: bool,
-    /// The session's memory topic (default: the workspace folder's name).
-    #[arg(long, value_name = "TOPIC")]
-    pub topic: Option<String>,
-    #[command(flatten)]
-    pub hub: crate::cli::HubFlags,
 }
 
 #[derive(clap::Args)]
@@ -55,15 +46,9 @@ pub struct AskArgs {
 }
 
 fn flags(args: &AgentArgs) -> Vec<(&'static str, &'static str, toml::Value)> {
-    let mut flags = args.hub.layers();
+    let mut flags = args.session.layers();
     if let Some(n) = args.max_steps {
         flags.push(("agent.max_steps", "--max-steps", toml::Value::Integer(i64::from(n))));
-    }
-    if let Some(secs) = args.timeout {
-        flags.push(crate::cli::timeout_flag(secs));
-    }
-    if let Some(topic) = &args.topic {
-        flags.push(crate::cli::topic_flag(topic));
     }
     flags
 }
@@ -114,7 +99,7 @@ fn agent<'e>(
 /// `clix ask "<task>"`: one task, streamed.
 pub async fn ask(paths: &Paths, args: AskArgs) -> Result<ExitCode> {
     let settings = settings::load(paths, &flags(&args.common))?.value;
-    let workspace = crate::cli::workspace_or_cwd(args.common.workspace.clone())?;
+    let workspace = crate::cli::workspace_or_cwd(args.common.session.workspace.clone())?;
     let mut engine = crate::cli::start_engine(paths, &workspace, &settings).await?;
     let (mut agent, path) = agent(paths, &mut engine, &settings, &args.common)?;
     let mut task = args.task;
@@ -132,7 +117,7 @@ pub async fn ask(paths: &Paths, args: AskArgs) -> Result<ExitCode> {
 /// `clix chat`: a REPL over one session; history persists across turns.
 pub async fn chat(paths: &Paths, args: AgentArgs) -> Result<ExitCode> {
     let settings = settings::load(paths, &flags(&args))?.value;
-    let workspace = crate::cli::workspace_or_cwd(args.workspace.clone())?;
+    let workspace = crate::cli::workspace_or_cwd(args.session.workspace.clone())?;
     let mut engine = crate::cli::start_engine(paths, &workspace, &settings).await?;
     let (mut agent, path) = agent(paths, &mut engine, &settings, &args)?;
     let mut editor = crate::repl::Editor::new(&paths.state_dir.join("chat_history.txt"))?;

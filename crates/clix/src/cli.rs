@@ -81,22 +81,47 @@ enum Command {
     },
 }
 
-#[derive(clap::Args)]
-struct RunArgs {
+/// What every subcommand that starts a session takes (run, mcp, ask, chat).
+#[derive(clap::Args, Clone, Default)]
+pub struct SessionFlags {
     /// Folder the shell is jailed to (default: the current folder).
     #[arg(long, value_name = "DIR")]
-    workspace: Option<PathBuf>,
-    /// Time limit of the command line, in seconds (default 30).
+    pub workspace: Option<PathBuf>,
+    /// Time limit of each command line, in seconds (default 30); an MCP call's `timeout_ms` can only lower it.
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
-    timeout: Option<u64>,
+    pub timeout: Option<u64>,
+    /// The session's memory topic (default: the workspace folder's name).
+    #[arg(long, value_name = "TOPIC")]
+    pub topic: Option<String>,
+    #[command(flatten)]
+    pub hub: HubFlags,
+}
+
+impl SessionFlags {
+    /// The flags as settings layers.
+    pub fn layers(&self) -> Vec<(&'static str, &'static str, toml::Value)> {
+        let mut layers = self.hub.layers();
+        if let Some(secs) = self.timeout {
+            layers.push((
+                "limits.timeout_secs",
+                "--timeout",
+                toml::Value::Integer(i64::try_from(secs).unwrap_or(i64::MAX)),
+            ));
+        }
+        if let Some(topic) = &self.topic {
+            layers.push(("memory.topic", "--topic", toml::Value::String(topic.clone())));
+        }
+        layers
+    }
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    #[command(flatten)]
+    session: SessionFlags,
     /// Give sandboxed programs network access (off by default).
     #[arg(long)]
     network: bool,
-    /// The session's memory topic (default: the workspace folder's name).
-    #[arg(long)]
-    topic: Option<String>,
-    #[command(flatten)]
-    hub: HubFlags,
     /// Print raw stdout and stderr, exit with the command's code (Layer 1 only).
     #[arg(long, conflicts_with = "json")]
     raw: bool,
@@ -110,18 +135,11 @@ struct RunArgs {
 
 #[derive(clap::Args)]
 struct McpArgs {
-    /// Folder the shell is jailed to (default: the current folder).
-    #[arg(long, value_name = "DIR")]
-    workspace: Option<PathBuf>,
-    /// Time limit of one call, in seconds (default 30); a call's `timeout_ms` can only lower it.
-    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
-    timeout: Option<u64>,
+    #[command(flatten)]
+    session: SessionFlags,
     /// Give sandboxed programs network access (off by default; sets the tool's openWorldHint).
     #[arg(long)]
     network: bool,
-    /// The session's memory topic (default: the workspace folder's name).
-    #[arg(long)]
-    topic: Option<String>,
     /// Serve streamable HTTP at http://ADDR/mcp instead of stdio (default address 127.0.0.1:8765).
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8765")]
     http: Option<SocketAddr>,
@@ -131,8 +149,6 @@ struct McpArgs {
     /// Close an HTTP session (and its shell) after this many idle seconds.
     #[arg(long, value_name = "SECS", default_value_t = 1800, requires = "http")]
     idle_timeout: u64,
-    #[command(flatten)]
-    hub: HubFlags,
 }
 
 /// Where hub tools come from and which exist for the session; on every
@@ -267,8 +283,8 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
 
 /// `clix mcp`: nothing but MCP goes to stdout; messages go to stderr.
 async fn mcp(paths: Paths, args: McpArgs) -> Result<ExitCode> {
-    let settings = load_with_flags(&paths, args.timeout, args.network, args.topic.as_deref(), &args.hub)?;
-    let workspace = workspace_or_cwd(args.workspace)?;
+    let settings = load_with_flags(&paths, &args.session, args.network)?;
+    let workspace = workspace_or_cwd(args.session.workspace)?;
     let engine = engine_config(&paths, &workspace, &settings, "mcp");
     let config = clix_mcp::McpConfig { engine };
     let http = args.http.map(|addr| clix_mcp::HttpOptions {
@@ -313,7 +329,6 @@ fn on_multi_thread<T: Send + 'static>(future: impl std::future::Future<Output = 
     thread.join().map_err(|_| anyhow::anyhow!("the MCP server panicked"))
 }
 
-/// Settings with `--timeout` and `--network` applied.
 /// The folder given with `--workspace`, or the current one.
 pub(crate) fn workspace_or_cwd(dir: Option<PathBuf>) -> Result<PathBuf> {
     match dir {
@@ -322,30 +337,9 @@ pub(crate) fn workspace_or_cwd(dir: Option<PathBuf>) -> Result<PathBuf> {
     }
 }
 
-/// `--topic T` as a settings layer.
-pub(crate) fn topic_flag(topic: &str) -> (&'static str, &'static str, toml::Value) {
-    ("memory.topic", "--topic", toml::Value::String(topic.to_string()))
-}
-
-/// `--timeout SECS` as a settings layer.
-pub(crate) fn timeout_flag(secs: u64) -> (&'static str, &'static str, toml::Value) {
-    ("limits.timeout_secs", "--timeout", toml::Value::Integer(i64::try_from(secs).unwrap_or(i64::MAX)))
-}
-
-fn load_with_flags(
-    paths: &Paths,
-    timeout: Option<u64>,
-    network: bool,
-    topic: Option<&str>,
-    hub: &HubFlags,
-) -> Result<Settings> {
-    let mut flags = hub.layers();
-    if let Some(topic) = topic {
-        flags.push(topic_flag(topic));
-    }
-    if let Some(secs) = timeout {
-        flags.push(timeout_flag(secs));
-    }
+/// Settings with the session's flags and `--network` applied.
+fn load_with_flags(paths: &Paths, session: &SessionFlags, network: bool) -> Result<Settings> {
+    let mut flags = session.layers();
     if network {
         flags.push(("sandbox.network", "--network", toml::Value::Boolean(true)));
     }
@@ -379,8 +373,8 @@ pub(crate) async fn run_agent_command(
 }
 
 async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
-    let settings = load_with_flags(paths, args.timeout, args.network, args.topic.as_deref(), &args.hub)?;
-    let workspace = workspace_or_cwd(args.workspace)?;
+    let settings = load_with_flags(paths, &args.session, args.network)?;
+    let workspace = workspace_or_cwd(args.session.workspace)?;
     let mut engine = start_engine(paths, &workspace, &settings).await?;
     let stdin = read_piped_stdin()?;
     let line = args.line;
@@ -520,4 +514,16 @@ fn config(paths: &Paths, action: ConfigAction) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// clap checks every subcommand's arguments (unique names, valid
+    /// requirements) only when that subcommand is parsed; this checks all.
+    #[test]
+    fn every_subcommand_definition_is_consistent() {
+        Cli::command_with_color(ColorChoice::Never).debug_assert();
+    }
 }
