@@ -29,15 +29,7 @@ impl Env {
     }
 
     fn command(&self, extra: &[&str]) -> tokio::process::Command {
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_clix"));
-        cmd.arg("mcp")
-            .arg("--workspace")
-            .arg(self.ws.path())
-            .args(extra)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("CLIX_HOME", self.home.path());
-        cmd
+        self.std_command(extra).into()
     }
 
     fn std_command(&self, extra: &[&str]) -> Command {
