@@ -1,0 +1,130 @@
+//! Which folders may be a workspace.
+//!
+//! An agent can read and write everything in its workspace, so a workspace
+//! must not hold what would let it escape: clix's own config (API keys, and
+//! the setting that turns the sandbox off), its data, or a secret store.
+
+use std::path::{Path, PathBuf};
+
+use crate::folder::Folder;
+use crate::secrets::SECRET_STORES;
+
+/// Host trees that are never a workspace, nor hold one.
+const SYSTEM_ROOTS: &[&str] = &["/proc", "/sys", "/dev", "/etc", "/boot", "/run", "/var/run"];
+
+/// Why a folder cannot be a workspace.
+#[derive(Debug, thiserror::Error)]
+#[error("workspace {path}: {reason}")]
+pub struct WorkspaceError {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+/// The workspace: a [`Folder`] that passed the checks above.
+pub struct Workspace;
+
+impl Workspace {
+    /// Opens `path` as the workspace, or says why it cannot be one and what
+    /// to pass instead.
+    pub fn open(path: &Path) -> Result<Folder, WorkspaceError> {
+        let fail = |reason: String| WorkspaceError { path: path.to_path_buf(), reason };
+        let canonical =
+            std::fs::canonicalize(path).map_err(|e| fail(format!("{e}; pass an existing folder with --workspace")))?;
+        if !canonical.is_dir() {
+            return Err(fail("not a directory; pass a folder with --workspace".into()));
+        }
+        let private = private_folders();
+        if let Some(reason) = refusal(&canonical, &private) {
+            return Err(fail(format!("{reason}; pass a project folder with --workspace")));
+        }
+        let folder = Folder::open(&canonical).map_err(|e| fail(e.to_string()))?;
+        // Checked through the handle, so a symlink planted in the folder counts
+        // as the entry it is, and nothing outside is looked at.
+        if let Some(store) = SECRET_STORES.iter().find(|s| folder.exists(Path::new(s)).unwrap_or(true)) {
+            return Err(fail(format!(
+                "it contains {store}, which must stay hidden from agents; pass a project folder with --workspace"
+            )));
+        }
+        Ok(folder)
+    }
+}
+
+/// The folders a workspace may neither be nor contain: the home folder and
+/// clix's config, data, state and cache folders, with what each is.
+fn private_folders() -> Vec<(PathBuf, &'static str)> {
+    let paths = clix_config::Paths::from_env(None);
+    let mut folders = vec![
+        (paths.config_dir, "clix's config folder"),
+        (paths.data_dir, "clix's data folder"),
+        (paths.state_dir, "clix's state folder"),
+        (paths.cache_dir, "clix's cache folder"),
+    ];
+    if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        folders.push((PathBuf::from(home), "your home folder"));
+    }
+    folders.into_iter().map(|(p, what)| (std::fs::canonicalize(&p).unwrap_or(p), what)).collect()
+}
+
+/// Why `canonical` may not be a workspace, judged from its path alone.
+fn refusal(canonical: &Path, private: &[(PathBuf, &str)]) -> Option<String> {
+    if canonical.parent().is_none() {
+        return Some("the host's root cannot be a workspace".into());
+    }
+    if let Some(root) = SYSTEM_ROOTS.iter().find(|r| canonical.starts_with(r)) {
+        return Some(format!("{root} is a system folder"));
+    }
+    let inside_store = canonical.ancestors().any(|a| SECRET_STORES.iter().any(|s| a.ends_with(s)));
+    if inside_store {
+        return Some("it is inside a secret store".into());
+    }
+    for (folder, what) in private {
+        if folder == canonical {
+            return Some(format!("it is {what}, where an agent could read your keys or turn off its own sandbox"));
+        }
+        if folder.starts_with(canonical) {
+            return Some(format!(
+                "it contains {what} ({}), where an agent could read your keys or turn off its own sandbox",
+                folder.display()
+            ));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn private() -> Vec<(PathBuf, &'static str)> {
+        vec![
+            (PathBuf::from("/home/u"), "your home folder"),
+            (PathBuf::from("/home/u/.config/clix"), "clix's config folder"),
+        ]
+    }
+
+    #[test]
+    fn refusals_by_path() {
+        let cases: &[(&str, Option<&str>)] = &[
+            ("/", Some("host's root")),
+            ("/etc/x", Some("system folder")),
+            ("/proc/1", Some("system folder")),
+            ("/home/u", Some("your home folder")),
+            ("/home", Some("contains your home folder")),
+            ("/home/u/.config", Some("contains clix's config folder")),
+            ("/home/u/.ssh/keys", Some("inside a secret store")),
+            ("/home/u/.config/gh/x", Some("inside a secret store")),
+            ("/home/u/project", None),
+            ("/srv/app", None),
+        ];
+        for (path, expected) in cases {
+            let got = refusal(Path::new(path), &private());
+            match expected {
+                Some(part) => {
+                    let got = got.unwrap_or_else(|| panic!("{path} was accepted"));
+                    assert!(got.contains(part), "{path}: {got}");
+                }
+                None => assert_eq!(got, None, "{path}"),
+            }
+        }
+    }
+}

@@ -1,0 +1,339 @@
+//! [`Folder`]: a directory handle through which every access stays inside.
+
+use std::io::{self, ErrorKind, Read, Write};
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
+use cap_std::fs::{Dir, MetadataExt, OpenOptions, OpenOptionsExt, Permissions, PermissionsExt};
+
+/// Mode bits clix never sets on a workspace file: a setuid or setgid file
+/// left in a workspace would run with its owner's rights for whoever runs it.
+const PRIVILEGE_BITS: u32 = 0o6000;
+
+/// What kind of entry a path names, without following a final symlink.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    File,
+    Dir,
+    Symlink,
+    Fifo,
+    Socket,
+    Device,
+}
+
+impl Kind {
+    fn of_mode(mode: u32) -> Self {
+        match mode & libc::S_IFMT {
+            libc::S_IFDIR => Kind::Dir,
+            libc::S_IFLNK => Kind::Symlink,
+            libc::S_IFIFO => Kind::Fifo,
+            libc::S_IFSOCK => Kind::Socket,
+            libc::S_IFCHR | libc::S_IFBLK => Kind::Device,
+            _ => Kind::File,
+        }
+    }
+
+    /// How an error names this kind: "a FIFO", "a device".
+    fn described(self) -> &'static str {
+        match self {
+            Kind::File => "a regular file",
+            Kind::Dir => "a folder",
+            Kind::Symlink => "a symlink",
+            Kind::Fifo => "a FIFO",
+            Kind::Socket => "a socket",
+            Kind::Device => "a device",
+        }
+    }
+}
+
+/// The facts about an entry that callers use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    pub kind: Kind,
+    pub len: u64,
+    /// Permission bits (`0o7777`).
+    pub mode: u32,
+    pub modified: SystemTime,
+}
+
+impl Entry {
+    fn from_metadata(m: &cap_std::fs::Metadata) -> Self {
+        let seconds = Duration::new(m.mtime().unsigned_abs(), u32::try_from(m.mtime_nsec()).unwrap_or(0));
+        let modified = if m.mtime() >= 0 { SystemTime::UNIX_EPOCH + seconds } else { SystemTime::UNIX_EPOCH - seconds };
+        Entry { kind: Kind::of_mode(m.mode()), len: m.len(), mode: m.mode() & 0o7777, modified }
+    }
+}
+
+/// A folder opened once as a capability: every path given to it is resolved
+/// beneath it by the kernel (`openat2` with `RESOLVE_BENEATH`), so `..`,
+/// absolute paths and symlinks, even ones swapped in during the call, can
+/// never reach outside. A final symlink is never followed: callers that want
+/// POSIX link semantics resolve links themselves (bashkit does, in its VFS).
+///
+/// Reads are of regular files only, opened without blocking, so a FIFO or a
+/// device planted in the folder is an error, never a hang.
+///
+/// Paths may be relative to the folder or absolute below its host path.
+#[derive(Clone)]
+pub struct Folder {
+    root: PathBuf,
+    dir: Arc<Dir>,
+}
+
+impl std::fmt::Debug for Folder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Folder").field("root", &self.root).finish()
+    }
+}
+
+impl Folder {
+    /// Opens `path` as a capability. Use [`crate::Workspace::open`] for a
+    /// workspace: it also checks that the folder may be one.
+    pub fn open(path: &Path) -> io::Result<Self> {
+        let root = std::fs::canonicalize(path)?;
+        let dir = Dir::open_ambient_dir(&root, cap_std::ambient_authority())?;
+        Ok(Folder { root, dir: Arc::new(dir) })
+    }
+
+    /// The folder's canonical host path.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `path` relative to the folder, or an error when it names a place
+    /// outside it. `..` is resolved lexically first, as the shell does.
+    pub fn relative(&self, path: &Path) -> io::Result<PathBuf> {
+        let absolute = if path.is_absolute() { normalize(path) } else { normalize(&self.root.join(path)) };
+        match absolute.strip_prefix(&self.root) {
+            Ok(rest) if rest.as_os_str().is_empty() => Ok(PathBuf::from(".")),
+            Ok(rest) => Ok(rest.to_path_buf()),
+            Err(_) => Err(outside(path)),
+        }
+    }
+
+    /// The whole content of the regular file at `path`, at most `limit`
+    /// bytes; a bigger file is an error that gives its size.
+    pub fn read(&self, path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+        let rel = self.relative(path)?;
+        let mut options = OpenOptions::new();
+        options.read(true);
+        let file = self.open_regular(&rel, path, &options)?;
+        let len = file.metadata()?.len();
+        if len > limit {
+            return Err(io::Error::new(
+                ErrorKind::FileTooLarge,
+                format!("{}: {len} bytes is more than the {limit} clix reads", path.display()),
+            ));
+        }
+        let mut content = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+        // A file that grows while being read still stops at the limit.
+        file.take(limit).read_to_end(&mut content)?;
+        Ok(content)
+    }
+
+    /// Replaces (or creates) the regular file at `path` with `content`.
+    pub fn write(&self, path: &Path, content: &[u8]) -> io::Result<()> {
+        let mut options = OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        self.write_with(path, content, &options)
+    }
+
+    /// Appends `content` to the regular file at `path`, creating it.
+    pub fn append(&self, path: &Path, content: &[u8]) -> io::Result<()> {
+        let mut options = OpenOptions::new();
+        options.append(true).create(true);
+        self.write_with(path, content, &options)
+    }
+
+    fn write_with(&self, path: &Path, content: &[u8], options: &OpenOptions) -> io::Result<()> {
+        let rel = self.relative(path)?;
+        let mut file = self.open_regular(&rel, path, options)?;
+        file.write_all(content)
+    }
+
+    /// Opens `rel` without following a final symlink and without blocking,
+    /// then insists on a regular file.
+    fn open_regular(&self, rel: &Path, shown: &Path, options: &OpenOptions) -> io::Result<cap_std::fs::File> {
+        let mut options = options.clone();
+        options.follow(FollowSymlinks::No).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+        let file = self.dir.open_with(rel, &options).map_err(|e| explain(e, shown))?;
+        let kind = Kind::of_mode(file.metadata()?.mode());
+        if kind != Kind::File {
+            return Err(not_regular(shown, kind));
+        }
+        Ok(file)
+    }
+
+    /// The entry at `path` itself (a final symlink is described, not followed).
+    pub fn symlink_metadata(&self, path: &Path) -> io::Result<Entry> {
+        let rel = self.relative(path)?;
+        self.dir.symlink_metadata(&rel).map(|m| Entry::from_metadata(&m)).map_err(|e| explain(e, path))
+    }
+
+    /// The entry at `path`, following symlinks as long as they stay inside.
+    pub fn metadata(&self, path: &Path) -> io::Result<Entry> {
+        let rel = self.relative(path)?;
+        self.dir.metadata(&rel).map(|m| Entry::from_metadata(&m)).map_err(|e| explain(e, path))
+    }
+
+    /// Whether anything (a dangling symlink included) is at `path`.
+    pub fn exists(&self, path: &Path) -> io::Result<bool> {
+        match self.symlink_metadata(path) {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The folder's entries, each described without following symlinks.
+    pub fn read_dir(&self, path: &Path) -> io::Result<Vec<(String, Entry)>> {
+        let rel = self.relative(path)?;
+        let mut entries = Vec::new();
+        for entry in self.dir.read_dir(&rel).map_err(|e| explain(e, path))? {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            // The entry can vanish between the listing and its stat.
+            if let Ok(m) = entry.metadata() {
+                entries.push((name, Entry::from_metadata(&m)));
+            }
+        }
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(entries)
+    }
+
+    pub fn create_dir(&self, path: &Path, recursive: bool) -> io::Result<()> {
+        let rel = self.relative(path)?;
+        let made = if recursive { self.dir.create_dir_all(&rel) } else { self.dir.create_dir(&rel) };
+        made.map_err(|e| explain(e, path))
+    }
+
+    /// Removes the entry at `path`; a symlink is removed, never its target.
+    pub fn remove(&self, path: &Path, recursive: bool) -> io::Result<()> {
+        let rel = self.relative(path)?;
+        let removed = match self.symlink_metadata(&rel)?.kind {
+            Kind::Dir if recursive => self.dir.remove_dir_all(&rel),
+            Kind::Dir => self.dir.remove_dir(&rel),
+            _ => self.dir.remove_file(&rel),
+        };
+        removed.map_err(|e| explain(e, path))
+    }
+
+    pub fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let (from_rel, to_rel) = (self.relative(from)?, self.relative(to)?);
+        self.dir.rename(&from_rel, &self.dir, &to_rel).map_err(|e| explain(e, from))
+    }
+
+    /// Copies the regular file `from` to `to`, with its permission bits
+    /// (never setuid or setgid).
+    pub fn copy(&self, from: &Path, to: &Path, limit: u64) -> io::Result<()> {
+        let content = self.read(from, limit)?;
+        let mode = self.symlink_metadata(from)?.mode;
+        self.write(to, &content)?;
+        self.chmod(to, mode)
+    }
+
+    /// Creates a symlink at `link`. The target is stored as given; an
+    /// absolute target is refused, since it would mean one place to the
+    /// shell and another to the sandbox's programs.
+    pub fn symlink(&self, target: &Path, link: &Path) -> io::Result<()> {
+        let rel = self.relative(link)?;
+        self.dir.symlink(target, &rel).map_err(|e| {
+            if target.is_absolute() {
+                io::Error::new(
+                    ErrorKind::PermissionDenied,
+                    format!(
+                        "{}: a symlink to an absolute path is not allowed in the workspace; use a relative target",
+                        link.display()
+                    ),
+                )
+            } else {
+                explain(e, link)
+            }
+        })
+    }
+
+    /// The target stored in the symlink at `path`, as written.
+    pub fn read_link(&self, path: &Path) -> io::Result<PathBuf> {
+        let rel = self.relative(path)?;
+        self.dir.read_link_contents(&rel).map_err(|e| explain(e, path))
+    }
+
+    /// Sets the permission bits of `path`, without setuid and setgid.
+    pub fn chmod(&self, path: &Path, mode: u32) -> io::Result<()> {
+        let rel = self.relative(path)?;
+        if self.symlink_metadata(&rel)?.kind == Kind::Symlink {
+            return Err(io::Error::new(ErrorKind::PermissionDenied, format!("{}: is a symlink", path.display())));
+        }
+        let permissions = Permissions::from_mode(mode & 0o7777 & !PRIVILEGE_BITS);
+        self.dir.set_permissions(&rel, permissions).map_err(|e| explain(e, path))
+    }
+
+    /// Sets the modification time of `path` (a final symlink is not followed).
+    pub fn set_modified(&self, path: &Path, time: SystemTime) -> io::Result<()> {
+        let rel = self.relative(path)?;
+        let mut options = OpenOptions::new();
+        options.read(true).follow(FollowSymlinks::No).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+        let file = self.dir.open_with(&rel, &options).map_err(|e| explain(e, path))?;
+        file.into_std().set_modified(time)
+    }
+}
+
+/// `path` with `.` dropped and `..` applied, without touching the disk.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::from("/");
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(part) => out.push(part),
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    out
+}
+
+fn outside(path: &Path) -> io::Error {
+    io::Error::new(
+        ErrorKind::PermissionDenied,
+        format!("{}: outside the workspace; only paths inside it can be used", path.display()),
+    )
+}
+
+fn not_regular(path: &Path, kind: Kind) -> io::Error {
+    io::Error::new(
+        ErrorKind::InvalidInput,
+        format!(
+            "{}: is {}, not a regular file; clix reads and writes only regular files",
+            path.display(),
+            kind.described()
+        ),
+    )
+}
+
+/// Puts the path and the reason into errors the kernel words tersely.
+fn explain(error: io::Error, path: &Path) -> io::Error {
+    match error.raw_os_error() {
+        // O_NOFOLLOW on a final symlink.
+        Some(libc::ELOOP) => io::Error::new(
+            ErrorKind::NotFound,
+            format!("{}: is a symlink; clix does not follow it here", path.display()),
+        ),
+        // A FIFO opened for writing with no reader.
+        Some(libc::ENXIO) => not_regular(path, Kind::Fifo),
+        // cap-std's wording for openat2's RESOLVE_BENEATH refusal.
+        _ if error.kind() == ErrorKind::PermissionDenied && error.to_string().contains("outside of the filesystem") => {
+            leads_outside(path)
+        }
+        _ => error,
+    }
+}
+
+fn leads_outside(path: &Path) -> io::Error {
+    io::Error::new(
+        ErrorKind::PermissionDenied,
+        format!("{}: leads outside the workspace (through a symlink or ..); clix does not follow it", path.display()),
+    )
+}

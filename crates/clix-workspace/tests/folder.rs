@@ -1,0 +1,168 @@
+//! The capability handle against a hostile folder: symlinks out, FIFOs,
+//! devices, oversized files, setuid bits and a symlink swapped in mid-call.
+
+use std::ffi::CString;
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use clix_workspace::{Folder, Kind};
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    folder: Folder,
+    /// A folder beside the workspace holding the canary.
+    outside: std::path::PathBuf,
+}
+
+fn fixture() -> Fixture {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("canary.txt"), "CANARY-SECRET\n").unwrap();
+    std::fs::write(ws.join("a.txt"), "hello\n").unwrap();
+    let folder = Folder::open(&ws).unwrap();
+    Fixture { _tmp: tmp, folder, outside }
+}
+
+fn mkfifo(path: &Path) {
+    let c = CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+#[test]
+fn reads_and_writes_regular_files_inside() {
+    let f = fixture();
+    assert_eq!(f.folder.read(Path::new("a.txt"), 1 << 20).unwrap(), b"hello\n");
+    f.folder.create_dir(Path::new("d/e"), true).unwrap();
+    f.folder.write(Path::new("d/e/new.txt"), b"x").unwrap();
+    f.folder.append(Path::new("d/e/new.txt"), b"y").unwrap();
+    let abs = f.folder.root().join("d/e/new.txt");
+    assert_eq!(f.folder.read(&abs, 10).unwrap(), b"xy");
+    assert_eq!(f.folder.metadata(Path::new("d")).unwrap().kind, Kind::Dir);
+}
+
+#[test]
+fn symlinks_out_are_refused_for_every_operation() {
+    let f = fixture();
+    let root = f.folder.root().to_path_buf();
+    symlink(&f.outside, root.join("out")).unwrap();
+    symlink(f.outside.join("canary.txt"), root.join("leaf")).unwrap();
+    symlink("/proc/self/environ", root.join("environ")).unwrap();
+    for path in ["out/canary.txt", "leaf", "environ"] {
+        let err = f.folder.read(Path::new(path), 1 << 20).unwrap_err().to_string();
+        assert!(!err.contains("CANARY"), "{path}: {err}");
+    }
+    assert!(
+        f.folder.read(Path::new("out/canary.txt"), 1 << 20).unwrap_err().to_string().contains("outside the workspace")
+    );
+    assert!(f.folder.write(Path::new("out/pwned.txt"), b"x").is_err());
+    assert!(f.folder.write(Path::new("leaf"), b"x").is_err());
+    assert!(f.folder.remove(Path::new("out/canary.txt"), false).is_err());
+    assert!(f.folder.create_dir(Path::new("out/made"), true).is_err());
+    assert!(f.folder.rename(Path::new("a.txt"), Path::new("out/moved.txt")).is_err());
+    assert!(f.folder.read(Path::new("../outside/canary.txt"), 1 << 20).is_err());
+    assert!(f.folder.read(&f.outside.join("canary.txt"), 1 << 20).is_err());
+    // Removing the link removes the link, never the target.
+    f.folder.remove(Path::new("out"), true).unwrap();
+    assert_eq!(std::fs::read_to_string(f.outside.join("canary.txt")).unwrap(), "CANARY-SECRET\n");
+    assert!(!f.outside.join("pwned.txt").exists() && !f.outside.join("made").exists());
+}
+
+#[test]
+fn fifos_and_devices_are_refused_without_blocking() {
+    let f = fixture();
+    let root = f.folder.root().to_path_buf();
+    mkfifo(&root.join("ff"));
+    symlink("/dev/zero", root.join("zero")).unwrap();
+    let started = Instant::now();
+    let err = f.folder.read(Path::new("ff"), 1 << 20).unwrap_err().to_string();
+    assert!(err.contains("FIFO"), "{err}");
+    let err = f.folder.write(Path::new("ff"), b"x").unwrap_err().to_string();
+    assert!(err.contains("FIFO"), "{err}");
+    assert!(f.folder.read(Path::new("zero"), 1 << 20).is_err());
+    assert!(started.elapsed() < Duration::from_secs(5), "a FIFO blocked the caller");
+}
+
+#[test]
+fn reads_are_capped() {
+    let f = fixture();
+    f.folder.write(Path::new("big"), &vec![b'x'; 4096]).unwrap();
+    let err = f.folder.read(Path::new("big"), 100).unwrap_err().to_string();
+    assert!(err.contains("4096 bytes"), "{err}");
+}
+
+#[test]
+fn chmod_and_copy_never_set_setuid_or_setgid() {
+    let f = fixture();
+    f.folder.chmod(Path::new("a.txt"), 0o6755).unwrap();
+    let mode = std::fs::metadata(f.folder.root().join("a.txt")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o7777, 0o755);
+    f.folder.copy(Path::new("a.txt"), Path::new("b.txt"), 1 << 20).unwrap();
+    let mode = std::fs::metadata(f.folder.root().join("b.txt")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o6000, 0);
+}
+
+/// A thread swaps a real folder and a symlink to the canary folder with
+/// `renameat2(RENAME_EXCHANGE)` as fast as it can, while reads, writes and
+/// deletes go through the swapped name. None may reach the canary.
+#[test]
+fn a_swapped_symlink_never_leads_outside() {
+    let f = fixture();
+    let root = f.folder.root().to_path_buf();
+    std::fs::create_dir(root.join("d")).unwrap();
+    std::fs::write(root.join("d/canary.txt"), "inside\n").unwrap();
+    std::fs::write(root.join("d/victim"), "inside\n").unwrap();
+    std::fs::write(f.outside.join("victim"), "CANARY-VICTIM\n").unwrap();
+    symlink(&f.outside, root.join("x")).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let (stop, d, x) = (Arc::clone(&stop), root.join("d"), root.join("x"));
+        std::thread::spawn(move || {
+            let (d, x) = (
+                CString::new(d.as_os_str().as_encoded_bytes()).unwrap(),
+                CString::new(x.as_os_str().as_encoded_bytes()).unwrap(),
+            );
+            let mut swaps = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let rc = unsafe {
+                    libc::syscall(
+                        libc::SYS_renameat2,
+                        libc::AT_FDCWD,
+                        d.as_ptr(),
+                        libc::AT_FDCWD,
+                        x.as_ptr(),
+                        libc::RENAME_EXCHANGE,
+                    )
+                };
+                assert_eq!(rc, 0, "renameat2 failed");
+                swaps += 1;
+            }
+            swaps
+        })
+    };
+    let (mut leaked_reads, mut inside_reads) = (0, 0);
+    for _ in 0..1000 {
+        if let Ok(bytes) = f.folder.read(Path::new("d/canary.txt"), 1 << 20) {
+            if bytes == b"CANARY-SECRET\n" { leaked_reads += 1 } else { inside_reads += 1 }
+        }
+    }
+    for i in 0..100 {
+        let _ = f.folder.write(Path::new(&format!("d/pwned-{i}.txt")), b"pwned");
+    }
+    for _ in 0..100 {
+        let _ = f.folder.remove(Path::new("d/victim"), false);
+    }
+    stop.store(true, Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    assert!(swaps > 1000, "the race did not run: {swaps} swaps");
+    assert_eq!(leaked_reads, 0, "{leaked_reads} reads reached the canary");
+    assert!(inside_reads > 0, "no read went through at all");
+    let written: Vec<_> = std::fs::read_dir(&f.outside).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(written.len(), 2, "files appeared outside: {written:?}");
+    assert_eq!(std::fs::read_to_string(f.outside.join("victim")).unwrap(), "CANARY-VICTIM\n");
+}
