@@ -62,7 +62,9 @@ pub fn load<T>(config_file: &Path, flags: &[(&str, &str, Value)]) -> Result<Load
 where
     T: Serialize + DeserializeOwned + Default,
 {
-    load_with(config_file, |var| std::env::var(var).ok(), flags)
+    // A `CLIX_*` variable with a secret name (CLIX_AGENT_API_KEY) was moved
+    // out of the environment at start: read it from the store.
+    load_with(config_file, crate::secrets::var, flags)
 }
 
 fn load_with<T>(
