@@ -54,8 +54,9 @@ fn flags(args: &AgentArgs) -> Vec<(&'static str, &'static str, toml::Value)> {
 }
 
 fn provider(settings: &Settings, args: &AgentArgs) -> Result<Provider> {
+    // The keys (AGENT_API_KEY, OPENAI_API_KEY, …) left the environment at start.
     let resolved =
-        resolve_provider(&settings.agent, |k| std::env::var(k).ok(), args.model.as_deref(), args.provider.as_deref())
+        resolve_provider(&settings.agent, clix_config::secrets::var, args.model.as_deref(), args.provider.as_deref())
             .map_err(anyhow::Error::msg)?;
     Ok(Provider::new(&resolved))
 }

@@ -144,6 +144,8 @@ struct McpArgs {
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8765")]
     http: Option<SocketAddr>,
     /// Bearer token HTTP clients must send (with --http); required to bind a non-loopback address.
+    // CLIX_MCP_TOKEN has left the environment before clap runs (`env` here
+    // only shows it in --help): `mcp` reads it from the secret store.
     #[arg(long, value_name = "TOKEN", env = "CLIX_MCP_TOKEN", hide_env_values = true)]
     token: Option<String>,
     /// Close an HTTP session (and its shell) after this many idle seconds.
@@ -289,7 +291,7 @@ async fn mcp(paths: Paths, args: McpArgs) -> Result<ExitCode> {
     let config = clix_mcp::McpConfig { engine };
     let http = args.http.map(|addr| clix_mcp::HttpOptions {
         addr,
-        token: args.token,
+        token: args.token.or_else(|| clix_config::secrets::var("CLIX_MCP_TOKEN").filter(|t| !t.is_empty())),
         idle: std::time::Duration::from_secs(args.idle_timeout.max(1)),
     });
     if let Some(options) = &http {

@@ -12,7 +12,14 @@ mod settings;
 
 use std::process::ExitCode;
 
+/// A plain `fn`, not `#[tokio::main]`: the secrets leave the environment
+/// first, while this is the only thread, and only then does the runtime
+/// (and every thread it may start) exist.
 fn main() -> ExitCode {
+    // SAFETY: nothing has started a thread yet (no runtime, no library init
+    // spawns one before `main`), so no other code can be reading or writing
+    // the environment while it is edited.
+    unsafe { clix_config::secrets::take_from_environment(clix_engine::is_secret_name) };
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -21,4 +28,51 @@ fn main() -> ExitCode {
         }
     };
     runtime.block_on(cli::main())
+}
+
+#[cfg(test)]
+mod tests {
+    /// The one rule (clix-sandbox's, also what keeps variables out of the
+    /// sandbox) takes every provider key and secret-looking name out of the
+    /// environment at start, case-insensitively, and leaves what clix reads
+    /// as plain settings.
+    #[test]
+    fn which_variables_leave_the_environment_at_start() {
+        let taken = [
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "AGENT_API_KEY",
+            "CLIX_MEMORY_API_KEY",
+            "CLIX_AGENT_API_KEY",
+            "CLIX_MCP_TOKEN",
+            "CLIX_HUB_ENV_GH_TOKEN",
+            "MY_TOKEN",
+            "my_token",
+            "GITHUB_TOKEN_RO",
+            "AWS_SECRET_ACCESS_KEY",
+            "client_secret",
+            "DB_PASSWORD",
+            "PgPassword",
+            "ssh_key",
+        ];
+        for name in taken {
+            assert!(clix_engine::is_secret_name(name), "{name} stays in the environment");
+        }
+        let kept = [
+            "PATH",
+            "HOME",
+            "LANG",
+            "CLIX_HOME",
+            "CLIX_HUB_PATH",
+            "CLIX_SANDBOX_MODE",
+            "AGENT_BASE_URL",
+            "OPENAI_BASE_URL",
+            "AGENT_MODEL",
+            "NO_COLOR",
+            "XDG_CONFIG_HOME",
+        ];
+        for name in kept {
+            assert!(!clix_engine::is_secret_name(name), "{name} would leave the environment");
+        }
+    }
 }

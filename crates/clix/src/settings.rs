@@ -53,12 +53,26 @@ pub fn memory_config(paths: &Paths, workspace: &Path, settings: &Settings, sessi
     } else {
         settings.memory.topic.clone()
     };
+    // The embedder's key falls back to OPENAI_API_KEY, which left the
+    // environment at start: put it in the settings, where the engine's
+    // `memory` command looks first (CLIX_MEMORY_API_KEY is already there, as
+    // the `memory.api_key` setting's variable).
+    let mut memory = settings.memory.clone();
+    if memory.api_key.is_empty()
+        && let Some(key) = clix_config::secrets::var("CLIX_MEMORY_API_KEY")
+            .filter(|k| !k.is_empty())
+            .or_else(|| clix_config::secrets::var("OPENAI_API_KEY"))
+    {
+        memory.api_key = key;
+    }
     MemoryConfig {
         path: paths.data_dir.join("memory.sqlite"),
         topic,
         session,
-        settings: settings.memory.clone(),
+        settings: memory,
         progress: std::io::stderr().is_terminal().then(progress_bar),
+        // Inside run: the session's topic and the global one; `clix memory` asks for more.
+        access: clix_engine::MemoryAccess::Session,
     }
 }
 

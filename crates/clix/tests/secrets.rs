@@ -1,0 +1,165 @@
+//! The clix process holds no secret in its environment: a running `clix`
+//! started with keys in its environment shows none of them in
+//! `/proc/<pid>/environ` (what a hostile workspace could make it read), and
+//! still uses them: `clix ask` sends the key, `clix mcp --http` takes its
+//! token from CLIX_MCP_TOKEN.
+
+mod common;
+#[path = "../../clix-agent/tests/support/mod.rs"]
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::text;
+use serde_json::json;
+use support::{Reply, openai_text};
+
+const OPENAI_CANARY: &str = "canary-openai-5b1e9d";
+const TOKEN_CANARY: &str = "canary-token-77c2a0";
+const MCP_CANARY: &str = "canary-mcp-0d4f13";
+
+/// `/proc/<pid>/environ` of a running child, as text.
+fn environ(child: &Child) -> String {
+    let bytes = std::fs::read(format!("/proc/{}/environ", child.id())).expect("the child's environ is readable");
+    String::from_utf8_lossy(&bytes).replace('\0', "\n")
+}
+
+/// The environment holds the plain variables and none of the canaries.
+fn assert_no_canary(environ: &str) {
+    // The control: this is the child's environment, read after its start.
+    assert!(environ.contains("CLIX_PLAIN=visible"), "not the child's environment: {environ:?}");
+    for canary in [OPENAI_CANARY, TOKEN_CANARY, MCP_CANARY, "canary-"] {
+        assert!(!environ.contains(canary), "{canary} is in /proc/<pid>/environ: {environ:?}");
+    }
+}
+
+fn with_canaries(cmd: &mut Command) -> &mut Command {
+    cmd.env("OPENAI_API_KEY", OPENAI_CANARY)
+        .env("MY_TOKEN", TOKEN_CANARY)
+        .env("CLIX_PLAIN", "visible")
+        .env("CLIX_SANDBOX_MODE", "off")
+}
+
+#[test]
+fn a_serving_mcp_process_has_no_key_in_its_environ() {
+    let (home, ws) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut cmd = common::clix(home.path(), ws.path(), &["mcp"]);
+    let mut child = with_canaries(&mut cmd)
+        .env("CLIX_MCP_TOKEN", MCP_CANARY)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Past its start: it answers `initialize` and runs a line.
+    let mut stdin = child.stdin.take().unwrap();
+    for line in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "run", "arguments": {"command": "echo served"}}}),
+    ] {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    let mut reader = BufReader::new(child.stdout.take().unwrap());
+    let mut replies = String::new();
+    for _ in 0..2 {
+        reader.read_line(&mut replies).unwrap();
+    }
+    assert!(replies.contains("served"), "{replies}");
+
+    assert_no_canary(&environ(&child));
+
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
+/// One POST to `url` (`http://127.0.0.1:PORT/mcp`); the response's status line.
+fn post_initialize(url: &str, bearer: Option<&str>) -> String {
+    let rest = url.strip_prefix("http://").unwrap();
+    let (addr, path) = rest.split_once('/').unwrap();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+    .to_string();
+    let auth = bearer.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "POST /{path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{auth}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut status = String::new();
+    BufReader::new(s).read_line(&mut status).unwrap();
+    status.trim().to_string()
+}
+
+#[test]
+fn the_http_server_takes_its_token_from_the_environment_and_keeps_none() {
+    let (home, ws) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    // A non-loopback address needs a token: the server starts only if it
+    // found CLIX_MCP_TOKEN after taking it out of the environment.
+    let mut cmd = common::clix(home.path(), ws.path(), &["mcp", "--http", "0.0.0.0:0"]);
+    let mut child = with_canaries(&mut cmd)
+        .env("CLIX_MCP_TOKEN", MCP_CANARY)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let served = line.trim().strip_prefix("clix mcp: serving ").unwrap_or_else(|| {
+        let mut rest = String::new();
+        let _ = stderr.read_to_string(&mut rest);
+        let _ = child.kill();
+        panic!("did not serve: {line}{rest}")
+    });
+    let url = served.replace("0.0.0.0", "127.0.0.1");
+
+    assert_no_canary(&environ(&child));
+    assert!(post_initialize(&url, None).contains(" 401"), "no token, no entry");
+    assert!(post_initialize(&url, Some("wrong")).contains(" 401"));
+    let ok = post_initialize(&url, Some(MCP_CANARY));
+    assert!(ok.contains(" 200"), "{ok}");
+
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[tokio::test]
+async fn ask_sends_the_key_it_took_out_of_its_environment() {
+    // The model answers after a while: long enough to read the environment
+    // of a clix that has already sent its key.
+    let server = support::start(vec![Reply::Delay(Duration::from_secs(2), Box::new(openai_text("done", 1, 1)))]).await;
+    let (home, ws) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut cmd = common::clix(home.path(), ws.path(), &["ask", "say done"]);
+    with_canaries(&mut cmd)
+        .env("CLIX_MEMORY_SUMMARIES", "false")
+        .env("AGENT_BASE_URL", format!("{}/v1", server.url))
+        .env("AGENT_MODEL", "scripted")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
+
+    let started = Instant::now();
+    while server.requests().is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(30), "clix never called the model");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_no_canary(&environ(&child));
+
+    let o = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "done\n");
+    let requests = server.requests();
+    let auth = requests[0].headers.iter().find(|(k, _)| k == "authorization").map(|(_, v)| v.clone());
+    assert_eq!(auth, Some(format!("Bearer {OPENAI_CANARY}")));
+    let shown = format!("{}{}", text(&o.stdout), text(&o.stderr));
+    assert!(!shown.contains("canary-"), "a key is never printed: {shown}");
+}
