@@ -8,8 +8,8 @@ use clix_hub::{HubConfig, HubRuntime};
 use clix_present::{Capture, CommandOutput, Origin, PresentOptions, SpillSink, present};
 use clix_sandbox::{AuditLog, Sandbox, SandboxSettings};
 use clix_shell::{
-    CancelHandle, CommandRegistry, CommandResolver, CommandSpec, RawResult, Session, SessionConfig, SessionError,
-    ShellLimits,
+    CancelHandle, CommandRegistry, CommandResolver, CommandSpec, Kind, RawResult, Session, SessionConfig, SessionError,
+    ShellLimits, Workspace,
 };
 
 use crate::catalog::{Catalog, HUB_SHOWN, SharedCatalog};
@@ -82,11 +82,11 @@ impl Engine {
         }
         let unknown = UnknownCommands { catalog: Arc::clone(&shared) };
         let timeout = config.limits.timeout();
-        // The sandbox needs the workspace's real path; a bad path is reported by Session::new.
-        let workspace = std::fs::canonicalize(&config.workspace).unwrap_or_else(|_| config.workspace.clone());
+        // Opened once, checked once: every later access goes through this handle.
+        let workspace = Workspace::open(&config.workspace)?;
         let sandbox = config.os.map(|os| {
             let audit = os.audit_log.map(|path| AuditLog { path });
-            Arc::new(Sandbox::new(os.settings, &workspace, os.clix_config_dir.as_deref(), audit, os.session_id))
+            Arc::new(Sandbox::new(os.settings, workspace.root(), os.clix_config_dir.as_deref(), audit, os.session_id))
         });
         let deadline = Deadline::default();
         let resolver: Arc<dyn CommandResolver> = match &sandbox {
@@ -99,7 +99,7 @@ impl Engine {
         let mut hub_names = Vec::new();
         let (mut hub_not_ready, mut hub_problems) = (Vec::new(), 0);
         if let Some(hub_config) = config.hub {
-            let mut hub = HubRuntime::load(hub_config, sandbox.clone()).await;
+            let mut hub = HubRuntime::load(hub_config, sandbox.clone(), Some(&workspace)).await;
             let taken =
                 |name: &str| registry.get(name).is_some() || clix_shell::builtin_names().iter().any(|b| b == name);
             let clashes: Vec<String> =
@@ -128,7 +128,7 @@ impl Engine {
             }
         }
         let session = Session::new(SessionConfig {
-            workspace: config.workspace,
+            workspace,
             limits: config.limits,
             commands: registry.clone(),
             resolver: Some(resolver),
@@ -144,7 +144,7 @@ impl Engine {
         let catalog = Catalog { agent, standard, hub, hub_not_ready, hub_problems };
         // Set exactly once, here, before any command can read it.
         let _ = shared.set(catalog.clone());
-        let spill = SpillDir::new(session.workspace());
+        let spill = SpillDir::new(session.folder());
         Ok(Engine { session, catalog, present: config.present, spill, sandbox, deadline, seen })
     }
 
@@ -312,10 +312,10 @@ fn big_file_line(session: &Session, sandbox: &Sandbox, line: &str) -> Option<Vec
         .iter()
         .flat_map(|c| c.args.iter().flatten())
         .chain(analysis.redirects.iter().filter_map(|r| r.path.as_ref()))
+        // Through the handle: a word naming a place outside the workspace
+        // (`../x`, a symlink out) tells nothing about it.
         .any(|word| {
-            let path = cwd.join(word);
-            path.starts_with(session.workspace())
-                && std::fs::metadata(&path).map(|m| m.is_file() && m.len() >= threshold).unwrap_or(false)
+            session.folder().metadata(&cwd.join(word)).is_ok_and(|m| m.kind == Kind::File && m.len >= threshold)
         });
     if !big {
         return None;
@@ -334,7 +334,7 @@ fn origin(session: &Session, line: &str) -> Origin {
     let Some(last) = session.analyze(line).and_then(|a| a.commands.into_iter().last()) else {
         return Origin::default();
     };
-    let path =
-        last.args.iter().rev().flatten().find(|a| !a.starts_with('-')).filter(|a| cwd.join(a).is_file()).cloned();
+    let is_file = |a: &String| session.folder().metadata(&cwd.join(a)).is_ok_and(|m| m.kind == Kind::File);
+    let path = last.args.iter().rev().flatten().find(|a| !a.starts_with('-')).filter(|a| is_file(a)).cloned();
     Origin { command: last.name, path }
 }

@@ -1,30 +1,27 @@
 //! The spill folder: full outputs that overflowed, kept for later commands.
 
-use std::fs::OpenOptions;
-use std::io::Write;
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use clix_present::SpillSink;
+use clix_shell::Folder;
 
 /// `<workspace>/.clix/out/cmd-<n>.txt`, numbered upwards and never overwritten,
-/// even by another clix process on the same workspace.
+/// even by another clix process on the same workspace. Written through the
+/// workspace's handle: a `.clix` planted as a symlink leads nowhere.
 pub struct SpillDir {
-    workspace: PathBuf,
-    dir: PathBuf,
+    folder: Folder,
     /// Next number to try; found by scanning once, then kept in memory.
     next: Option<u64>,
     /// The shell's cwd, so the path shown is one the next command can open.
     cwd: PathBuf,
 }
 
+const OUT_DIR: &str = ".clix/out";
+
 impl SpillDir {
-    pub fn new(workspace: &Path) -> Self {
-        SpillDir {
-            workspace: workspace.to_path_buf(),
-            dir: workspace.join(".clix").join("out"),
-            next: None,
-            cwd: workspace.to_path_buf(),
-        }
+    pub fn new(folder: &Folder) -> Self {
+        SpillDir { folder: folder.clone(), next: None, cwd: folder.root().to_path_buf() }
     }
 
     /// Paths are shown relative to the workspace when the shell is there,
@@ -34,34 +31,28 @@ impl SpillDir {
     }
 
     fn prepare(&self) -> std::io::Result<()> {
-        std::fs::create_dir_all(&self.dir)?;
-        let ignore = self.workspace.join(".clix").join(".gitignore");
-        if !ignore.exists() {
-            std::fs::write(ignore, "*\n")?;
+        self.folder.create_dir(Path::new(OUT_DIR), true)?;
+        match self.folder.create_new(Path::new(".clix/.gitignore"), b"*\n") {
+            Err(e) if e.kind() != ErrorKind::AlreadyExists => Err(e),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     fn highest_existing(&self) -> u64 {
-        std::fs::read_dir(&self.dir)
+        self.folder
+            .read_dir(Path::new(OUT_DIR))
             .into_iter()
             .flatten()
-            .flatten()
-            .filter_map(|e| {
-                let name = e.file_name().into_string().ok()?;
-                name.strip_prefix("cmd-")?.strip_suffix(".txt")?.parse::<u64>().ok()
-            })
+            .filter_map(|(name, _)| name.strip_prefix("cmd-")?.strip_suffix(".txt")?.parse::<u64>().ok())
             .max()
             .unwrap_or(0)
     }
 
-    fn display(&self, path: &Path) -> String {
-        if self.cwd == self.workspace {
-            if let Ok(rel) = path.strip_prefix(&self.workspace) {
-                return rel.display().to_string();
-            }
+    fn display(&self, rel: &Path) -> String {
+        if self.cwd == self.folder.root() {
+            return rel.display().to_string();
         }
-        path.display().to_string()
+        self.folder.root().join(rel).display().to_string()
     }
 }
 
@@ -73,20 +64,14 @@ impl SpillSink for SpillDir {
             None => self.highest_existing() + 1,
         };
         loop {
-            let path = self.dir.join(format!("cmd-{n}.txt"));
-            // create_new: a number another process took is skipped, never overwritten.
-            match OpenOptions::new().write(true).create_new(true).open(&path) {
-                Ok(mut file) => {
-                    let written = file.write_all(bytes).and_then(|()| file.sync_data());
-                    if let Err(e) = written {
-                        drop(file);
-                        let _ = std::fs::remove_file(&path);
-                        return Err(e);
-                    }
+            let rel = Path::new(OUT_DIR).join(format!("cmd-{n}.txt"));
+            // A number another process took is skipped, never overwritten.
+            match self.folder.create_new(&rel, bytes) {
+                Ok(()) => {
                     self.next = Some(n + 1);
-                    return Ok(self.display(&path));
+                    return Ok(self.display(&rel));
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => n += 1,
+                Err(e) if e.kind() == ErrorKind::AlreadyExists => n += 1,
                 Err(e) => return Err(e),
             }
         }
@@ -97,17 +82,21 @@ impl SpillSink for SpillDir {
 mod tests {
     use super::*;
 
+    fn open(ws: &tempfile::TempDir) -> SpillDir {
+        SpillDir::new(&Folder::open(ws.path()).unwrap())
+    }
+
     #[test]
     fn numbers_grow_and_survive_restarts_and_strangers() {
         let ws = tempfile::tempdir().unwrap();
-        let mut spill = SpillDir::new(ws.path());
+        let mut spill = open(&ws);
         assert_eq!(spill.spill(b"one").unwrap(), ".clix/out/cmd-1.txt");
         assert_eq!(spill.spill(b"two").unwrap(), ".clix/out/cmd-2.txt");
         // Another process took 3 meanwhile.
         std::fs::write(ws.path().join(".clix/out/cmd-3.txt"), "other").unwrap();
         assert_eq!(spill.spill(b"four").unwrap(), ".clix/out/cmd-4.txt");
         // A new session continues after the highest number.
-        let mut again = SpillDir::new(ws.path());
+        let mut again = open(&ws);
         assert_eq!(again.spill(b"five").unwrap(), ".clix/out/cmd-5.txt");
         assert_eq!(std::fs::read(ws.path().join(".clix/out/cmd-1.txt")).unwrap(), b"one");
         assert_eq!(std::fs::read(ws.path().join(".clix/out/cmd-3.txt")).unwrap(), b"other");
@@ -117,9 +106,21 @@ mod tests {
     #[test]
     fn absolute_path_when_the_shell_left_the_root() {
         let ws = tempfile::tempdir().unwrap();
-        let mut spill = SpillDir::new(ws.path());
+        let mut spill = open(&ws);
         spill.set_cwd(ws.path().join("sub"));
         let shown = spill.spill(b"x").unwrap();
         assert_eq!(shown, ws.path().join(".clix/out/cmd-1.txt").display().to_string());
+    }
+
+    /// A `.clix` planted as a symlink to a host folder: the spill fails and
+    /// nothing is written there.
+    #[test]
+    fn a_symlinked_spill_folder_is_not_followed() {
+        let ws = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), ws.path().join(".clix")).unwrap();
+        let err = open(&ws).spill(b"attacker content").unwrap_err();
+        assert!(err.to_string().contains(".clix"), "{err}");
+        assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
     }
 }

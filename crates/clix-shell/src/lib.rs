@@ -10,12 +10,14 @@
 //! to `clix-present`; concrete agent commands belong to `clix-engine`.
 
 mod command;
+mod jailfs;
 mod limits;
 mod session;
 
 pub use bashkit::{
     BuiltinContext, CommandResolver, CommandStatus, ExecResult, FileSystem, ScriptAnalysis, StreamData, async_trait,
 };
+pub use clix_workspace::{Entry, Folder, Kind, OWN_READ_LIMIT, Workspace, WorkspaceError};
 pub use command::{
     AgentCommand, CommandIo, CommandRegistry, CommandSpec, SubcommandSpec, USAGE_EXIT, fail, read_stdin, usage_error,
 };

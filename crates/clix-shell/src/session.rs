@@ -6,11 +6,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bashkit::{
-    Bash, CommandResolver, Error, ExecOptions, LimitExceeded, PosixFs, RealFs, RealFsMode, ScriptAnalysis, StreamData,
-};
+use bashkit::{Bash, CommandResolver, Error, ExecOptions, LimitExceeded, PosixFs, ScriptAnalysis, StreamData};
+use clix_workspace::Workspace;
 
 use crate::command::CommandRegistry;
+use crate::jailfs::JailFs;
 use crate::limits::ShellLimits;
 
 /// Exit code of a line stopped by its time limit, as GNU `timeout` uses.
@@ -18,16 +18,10 @@ pub const TIMEOUT_EXIT: i32 = 124;
 /// Exit code of a line cancelled by the caller (SIGINT convention).
 pub const CANCELLED_EXIT: i32 = 130;
 
-/// Host paths a workspace must never be, or sit under: the host's root,
-/// system trees and kernel interfaces.
-const FORBIDDEN_ROOTS: &[&str] = &["/proc", "/sys", "/dev", "/etc", "/boot", "/run", "/var/run"];
-/// Secret stores: a workspace may not contain them nor be inside one.
-const SECRET_DIRS: &[&str] = &[".ssh", ".aws", ".gnupg", ".kube", ".docker", ".gcloud", ".netrc"];
-
 /// How to build a [`Session`].
 pub struct SessionConfig {
-    /// Folder mounted read-write at its own absolute path; the starting cwd.
-    pub workspace: PathBuf,
+    /// Mounted read-write at its own absolute path; the starting cwd.
+    pub workspace: Workspace,
     pub limits: ShellLimits,
     pub commands: CommandRegistry,
     /// Consulted for every name that is neither a bashkit builtin nor one of
@@ -40,6 +34,12 @@ pub struct SessionConfig {
 pub enum SessionError {
     #[error("workspace {path}: {reason}")]
     Workspace { path: PathBuf, reason: String },
+}
+
+impl From<clix_workspace::WorkspaceError> for SessionError {
+    fn from(e: clix_workspace::WorkspaceError) -> Self {
+        SessionError::Workspace { path: e.path, reason: e.reason }
+    }
 }
 
 /// The raw outcome of one command line: lossless, with no added text
@@ -66,14 +66,15 @@ pub fn builtin_names() -> &'static [String] {
 /// One conversation's shell.
 pub struct Session {
     bash: Bash,
-    workspace: PathBuf,
+    folder: Workspace,
     limits: ShellLimits,
     cancel: CancelHandle,
 }
 
 impl Session {
     pub async fn new(config: SessionConfig) -> Result<Self, SessionError> {
-        let workspace = checked_workspace(&config.workspace)?;
+        let folder = config.workspace;
+        let workspace = folder.root().to_path_buf();
         let mut builder = Bash::builder()
             .cwd(&workspace)
             .limits(config.limits.to_bashkit())
@@ -85,20 +86,21 @@ impl Session {
             builder = builder.command_resolver(resolver);
         }
         let bash = builder.build();
-        // Mounted here rather than with the builder's `mount_real_*`, which
-        // prints a warning to the process's stderr on every start and skips
-        // a failed mount silently; this way a failure is an error.
-        let real = RealFs::open(&workspace, RealFsMode::ReadWrite)
-            .await
+        // The workspace is reached only through its capability handle (see
+        // jailfs.rs), never through bashkit's RealFs.
+        bash.mount(&workspace, Arc::new(PosixFs::new(JailFs::new((*folder).clone()))))
             .map_err(|e| SessionError::Workspace { path: workspace.clone(), reason: e.to_string() })?;
-        bash.mount(&workspace, Arc::new(PosixFs::new(real)))
-            .map_err(|e| SessionError::Workspace { path: workspace.clone(), reason: e.to_string() })?;
-        Ok(Session { bash, workspace, limits: config.limits, cancel: CancelHandle::default() })
+        Ok(Session { bash, folder, limits: config.limits, cancel: CancelHandle::default() })
     }
 
     /// The canonical workspace path (host path and path inside the shell).
     pub fn workspace(&self) -> &Path {
-        &self.workspace
+        self.folder.root()
+    }
+
+    /// The workspace's capability handle: the only way to touch its files.
+    pub fn folder(&self) -> &Workspace {
+        &self.folder
     }
 
     pub fn limits(&self) -> &ShellLimits {
@@ -241,30 +243,4 @@ fn describe_failure(error: &Error) -> (i32, Option<Duration>, Option<String>) {
         ),
         other => (1, None, Some(format!("clix: {other}\n"))),
     }
-}
-
-/// Canonicalises `path` and refuses folders that would expose the host.
-fn checked_workspace(path: &Path) -> Result<PathBuf, SessionError> {
-    let fail = |reason: String| SessionError::Workspace { path: path.to_path_buf(), reason };
-    let canonical =
-        std::fs::canonicalize(path).map_err(|e| fail(format!("{e}; pass an existing folder with --workspace")))?;
-    if !canonical.is_dir() {
-        return Err(fail("not a directory; pass a folder with --workspace".into()));
-    }
-    if canonical.parent().is_none() {
-        return Err(fail("the host's root cannot be a workspace; pass a project folder with --workspace".into()));
-    }
-    if let Some(root) = FORBIDDEN_ROOTS.iter().find(|r| canonical.starts_with(r)) {
-        return Err(fail(format!("{root} is a system folder; pass a project folder with --workspace")));
-    }
-    let inside_secret = canonical.components().any(|c| SECRET_DIRS.iter().any(|s| c.as_os_str() == *s));
-    if inside_secret {
-        return Err(fail("it is inside a secret store; pass a project folder with --workspace".into()));
-    }
-    if let Some(secret) = SECRET_DIRS.iter().find(|s| canonical.join(s).exists()) {
-        return Err(fail(format!(
-            "it contains {secret}, which must stay hidden from agents; pass a project folder with --workspace"
-        )));
-    }
-    Ok(canonical)
 }

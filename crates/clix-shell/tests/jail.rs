@@ -1,6 +1,11 @@
 //! The workspace jail and session state, against a real folder on disk.
 
-use clix_shell::{CommandRegistry, Session, SessionConfig, ShellLimits};
+use std::ffi::CString;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use clix_shell::{CommandRegistry, Session, SessionConfig, ShellLimits, Workspace};
 
 struct Fixture {
     /// Holds the workspace and, beside it, a file that must stay out of reach.
@@ -20,7 +25,7 @@ async fn fixture() -> Fixture {
     std::os::unix::fs::symlink(root.path(), ws.join("link-dir")).unwrap();
     std::os::unix::fs::symlink("../secret.txt", ws.join("link-relative")).unwrap();
     let session = Session::new(SessionConfig {
-        workspace: ws,
+        workspace: Workspace::open(&ws).unwrap(),
         limits: ShellLimits::default(),
         commands: CommandRegistry::new(),
         resolver: None,
@@ -105,7 +110,7 @@ async fn time_limit_gives_124_and_keeps_partial_output() {
     let root = tempfile::tempdir().unwrap();
     let limits = ShellLimits { timeout_secs: 1, ..ShellLimits::default() };
     let mut session = Session::new(SessionConfig {
-        workspace: root.path().to_path_buf(),
+        workspace: Workspace::open(root.path()).unwrap(),
         limits,
         commands: CommandRegistry::new(),
         resolver: None,
@@ -137,15 +142,7 @@ async fn refuses_workspaces_that_expose_the_host() {
         (home.path().join(".ssh"), "secret store"),
         (home.path().join("missing"), "--workspace"),
     ] {
-        let err = Session::new(SessionConfig {
-            workspace: path.clone(),
-            limits: ShellLimits::default(),
-            commands: CommandRegistry::new(),
-            resolver: None,
-        })
-        .await
-        .err()
-        .unwrap_or_else(|| panic!("{} was accepted", path.display()));
+        let err = Workspace::open(&path).err().unwrap_or_else(|| panic!("{} was accepted", path.display()));
         assert!(err.to_string().contains(needle), "{}: {err}", path.display());
     }
 }
@@ -181,4 +178,80 @@ async fn a_shorter_limit_for_one_call_and_cancellation_from_outside() {
     assert!(started.elapsed() < std::time::Duration::from_secs(3));
     assert_eq!(r.exit_code, 130);
     assert!(text(&r.stderr).contains("clix: cancelled"));
+}
+
+fn c_path(p: &std::path::Path) -> CString {
+    CString::new(p.as_os_str().as_encoded_bytes()).unwrap()
+}
+
+#[tokio::test]
+async fn a_fifo_is_refused_at_once_and_never_hangs_the_line() {
+    let mut f = fixture().await;
+    let fifo = f.session.workspace().join("ff");
+    assert_eq!(unsafe { libc::mkfifo(c_path(&fifo).as_ptr(), 0o600) }, 0);
+    for line in ["cat ff", "echo x > ff", "grep x ff", "wc -l < ff"] {
+        let started = Instant::now();
+        let r = f.session.exec(line, None).await;
+        assert!(started.elapsed() < Duration::from_secs(5), "{line} blocked");
+        assert_ne!(r.exit_code, 0, "{line}");
+        assert!(r.timed_out.is_none(), "{line} ran into the time limit instead of being refused");
+    }
+}
+
+/// The race that broke bashkit's RealFs: a thread swaps a real folder `d`
+/// and a symlink `x` to the canary folder with renameat2(RENAME_EXCHANGE)
+/// while the shell reads, writes and deletes through `d`. (The same race
+/// from a sandboxed program is in clix's attack tests.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shell_never_follows_a_symlink_swapped_in_mid_call() {
+    let mut f = fixture().await;
+    let ws = f.session.workspace().to_path_buf();
+    let canary_dir = f.outside.parent().unwrap().join("canary");
+    std::fs::create_dir(&canary_dir).unwrap();
+    std::fs::write(canary_dir.join("FILE"), "CANARY-READ\n").unwrap();
+    std::fs::write(canary_dir.join("victim"), "CANARY-VICTIM\n").unwrap();
+    std::fs::create_dir(ws.join("d")).unwrap();
+    std::fs::write(ws.join("d/FILE"), "inside\n").unwrap();
+    std::os::unix::fs::symlink(&canary_dir, ws.join("x")).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let (stop, d, x) = (Arc::clone(&stop), c_path(&ws.join("d")), c_path(&ws.join("x")));
+        std::thread::spawn(move || {
+            let mut swaps = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let rc = unsafe {
+                    libc::syscall(
+                        libc::SYS_renameat2,
+                        libc::AT_FDCWD,
+                        d.as_ptr(),
+                        libc::AT_FDCWD,
+                        x.as_ptr(),
+                        libc::RENAME_EXCHANGE,
+                    )
+                };
+                assert_eq!(rc, 0);
+                swaps += 1;
+            }
+            swaps
+        })
+    };
+    let mut leaked = 0;
+    for _ in 0..1000 {
+        let r = f.session.exec("cat d/FILE", None).await;
+        if text(&r.stdout).contains("CANARY") {
+            leaked += 1;
+        }
+    }
+    for i in 0..100 {
+        f.session.exec(&format!("echo pwned > d/pwned-{i}.txt"), None).await;
+        f.session.exec("rm -f d/victim", None).await;
+    }
+    stop.store(true, Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    assert!(swaps > 1000, "the race did not run ({swaps} swaps)");
+    assert_eq!(leaked, 0, "reads reached the canary");
+    let mut names: Vec<_> = std::fs::read_dir(&canary_dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    names.sort();
+    assert_eq!(names, ["FILE", "victim"], "the canary folder was written to");
+    assert_eq!(std::fs::read_to_string(canary_dir.join("victim")).unwrap(), "CANARY-VICTIM\n");
 }

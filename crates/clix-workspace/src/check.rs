@@ -20,13 +20,23 @@ pub struct WorkspaceError {
     pub reason: String,
 }
 
-/// The workspace: a [`Folder`] that passed the checks above.
-pub struct Workspace;
+/// The workspace: a [`Folder`] that passed the checks above. Only
+/// [`Workspace::open`] makes one, so holding one proves the checks ran.
+#[derive(Clone, Debug)]
+pub struct Workspace(Folder);
+
+impl std::ops::Deref for Workspace {
+    type Target = Folder;
+
+    fn deref(&self) -> &Folder {
+        &self.0
+    }
+}
 
 impl Workspace {
     /// Opens `path` as the workspace, or says why it cannot be one and what
     /// to pass instead.
-    pub fn open(path: &Path) -> Result<Folder, WorkspaceError> {
+    pub fn open(path: &Path) -> Result<Workspace, WorkspaceError> {
         let fail = |reason: String| WorkspaceError { path: path.to_path_buf(), reason };
         let canonical =
             std::fs::canonicalize(path).map_err(|e| fail(format!("{e}; pass an existing folder with --workspace")))?;
@@ -45,7 +55,7 @@ impl Workspace {
                 "it contains {store}, which must stay hidden from agents; pass a project folder with --workspace"
             )));
         }
-        Ok(folder)
+        Ok(Workspace(folder))
     }
 }
 

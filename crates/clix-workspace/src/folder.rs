@@ -97,6 +97,15 @@ impl Folder {
         Ok(Folder { root, dir: Arc::new(dir) })
     }
 
+    /// The folder at `path` inside this one, as a capability of its own.
+    /// Its [`root`](Self::root) is the lexical path below this folder's root
+    /// (symlinks inside may make the real place differ, never lie outside).
+    pub fn open_dir(&self, path: &Path) -> io::Result<Folder> {
+        let rel = self.relative(path)?;
+        let dir = self.dir.open_dir(&rel).map_err(|e| explain(e, path))?;
+        Ok(Folder { root: normalize(&self.root.join(&rel)), dir: Arc::new(dir) })
+    }
+
     /// The folder's canonical host path.
     pub fn root(&self) -> &Path {
         &self.root
@@ -138,6 +147,21 @@ impl Folder {
         let mut options = OpenOptions::new();
         options.write(true).create(true).truncate(true);
         self.write_with(path, content, &options)
+    }
+
+    /// Creates the regular file at `path` with `content`. Anything already
+    /// there, a symlink included, is an `AlreadyExists` error and is left as
+    /// it is. A failed write leaves no partial file.
+    pub fn create_new(&self, path: &Path, content: &[u8]) -> io::Result<()> {
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        let written = self.write_with(path, content, &options);
+        if let Err(e) = &written {
+            if e.kind() != ErrorKind::AlreadyExists {
+                let _ = self.remove(path, false);
+            }
+        }
+        written
     }
 
     /// Appends `content` to the regular file at `path`, creating it.

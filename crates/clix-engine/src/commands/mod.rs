@@ -14,7 +14,7 @@ pub(crate) use cat::Cat;
 pub(crate) use help::Help;
 pub(crate) use hub::{CallTime, HubCommand, HubTool};
 pub(crate) use memory::MemoryCommand;
-pub use memory::MemoryConfig;
+pub use memory::{MemoryAccess, MemoryConfig};
 pub(crate) use os::{Deadline, OsResolver, run_program};
 pub(crate) use sandbox::SandboxCommand;
 pub use see::{MAX_IMAGE_SIDE, SeenImage};
@@ -32,6 +32,9 @@ fn resolve(cwd: &Path, path: &str) -> PathBuf {
 /// The reason part of a filesystem error, worded like coreutils.
 fn fs_reason(error: &bashkit::Error) -> String {
     match error {
+        // The workspace handle's own errors explain themselves (a symlink
+        // out, a FIFO); only the kernel's terse ones get bash's wording.
+        bashkit::Error::Io(io) if io.raw_os_error().is_none() && io.get_ref().is_some() => io.to_string(),
         bashkit::Error::Io(io) => match io.kind() {
             std::io::ErrorKind::NotFound => "No such file or directory".into(),
             std::io::ErrorKind::PermissionDenied => "Permission denied".into(),

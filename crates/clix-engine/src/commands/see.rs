@@ -5,7 +5,7 @@
 use std::io::Cursor;
 use std::sync::{Arc, Mutex};
 
-use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail};
+use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, OWN_READ_LIMIT, async_trait, fail};
 
 use super::{fs_reason, resolve};
 
@@ -62,7 +62,21 @@ impl AgentCommand for See {
     async fn run(&self, io: CommandIo<'_>) -> bashkit::Result<CommandStatus> {
         let mut failed = false;
         for path in io.args {
-            let bytes = match io.fs.read_file(&resolve(io.cwd, path)).await {
+            let full = resolve(io.cwd, path);
+            // Sized before it is read: a planted huge file costs nothing.
+            if let Ok(meta) = io.fs.stat(&full).await
+                && meta.size > OWN_READ_LIMIT
+            {
+                failed = true;
+                let message = format!(
+                    "[error] see: {path}: {} bytes is more than the {} MB see reads; shrink the image first\n",
+                    meta.size,
+                    OWN_READ_LIMIT >> 20
+                );
+                io.stderr.write_all(message.as_bytes()).await?;
+                continue;
+            }
+            let bytes = match io.fs.read_file(&full).await {
                 Ok(bytes) => bytes,
                 Err(e) => {
                     failed = true;

@@ -1,0 +1,234 @@
+//! The attack corpus against the engine: a program in the sandbox (real
+//! bubblewrap, real python3) plants symlinks, FIFOs and setuid files in the
+//! workspace or races the shell, and clix must not read, write or delete a
+//! single canary outside the workspace. Each case was seen working on the
+//! code before the workspace capability handle (docs/security.md).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use clix_engine::{Engine, EngineConfig, OsTier, PresentOptions, SandboxSettings, ShellLimits};
+
+struct Fixture {
+    /// Holds `ws` and, beside it, the canary folder.
+    _root: tempfile::TempDir,
+    ws: PathBuf,
+    canary: PathBuf,
+    state: tempfile::TempDir,
+}
+
+const CANARY: &str = "CANARY-7c1f";
+
+fn fixture() -> Fixture {
+    let root = tempfile::tempdir().unwrap();
+    let ws = root.path().join("ws");
+    let canary = root.path().join("canary");
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::create_dir(&canary).unwrap();
+    std::fs::write(canary.join("FILE"), format!("{CANARY}\n")).unwrap();
+    std::fs::write(canary.join("victim"), format!("{CANARY}\n")).unwrap();
+    let state = tempfile::tempdir().unwrap();
+    Fixture { _root: root, ws, canary, state }
+}
+
+impl Fixture {
+    async fn engine(&self, limits: ShellLimits) -> Engine {
+        Engine::new(EngineConfig {
+            workspace: self.ws.clone(),
+            limits,
+            present: PresentOptions::default(),
+            memory: None,
+            hub: None,
+            os: Some(OsTier {
+                settings: SandboxSettings::default(),
+                clix_config_dir: None,
+                audit_log: Some(self.state.path().join("audit.jsonl")),
+                session_id: "attack-test".into(),
+            }),
+        })
+        .await
+        .unwrap()
+    }
+
+    /// The canary folder's entries and contents: unchanged means untouched.
+    fn canary_state(&self) -> Vec<(String, String)> {
+        let mut entries: Vec<_> = std::fs::read_dir(&self.canary)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (e.file_name().to_string_lossy().into_owned(), std::fs::read_to_string(e.path()).unwrap_or_default())
+            })
+            .collect();
+        entries.sort();
+        entries
+    }
+
+    fn assert_canary_untouched(&self) {
+        let want = vec![("FILE".to_string(), format!("{CANARY}\n")), ("victim".to_string(), format!("{CANARY}\n"))];
+        assert_eq!(self.canary_state(), want, "the canary folder was changed");
+    }
+}
+
+/// `os.symlink(target, link)` from a program in the sandbox: bashkit refuses
+/// absolute symlinks, a sandboxed program does not.
+async fn plant_symlink(engine: &mut Engine, target: &Path, link: &str) {
+    let line = format!("python3 -c \"import os; os.symlink('{}', '{link}')\"", target.display());
+    let r = engine.run_raw(&line, None).await;
+    assert_eq!(r.exit_code, 0, "{line}: {}", String::from_utf8_lossy(&r.stderr));
+}
+
+/// The swap loop a hostile program runs: exchange `d` and `x` with
+/// renameat2(RENAME_EXCHANGE) until `stop` exists, then print the count.
+const SWAPPER: &str = r#"
+import ctypes, os, platform
+nr = {"x86_64": 316, "aarch64": 276}[platform.machine()]
+libc = ctypes.CDLL(None, use_errno=True)
+open("started", "w").close()
+swaps = 0
+while not os.path.exists("stop"):
+    if libc.syscall(nr, -100, b"d", -100, b"x", 2) != 0:
+        raise OSError(ctypes.get_errno(), "renameat2")
+    swaps += 1
+print(swaps)
+"#;
+
+/// The race that broke bashkit's RealFs: a sandboxed program swaps a real
+/// folder `d` and a symlink `x` to the canary folder as fast as it can,
+/// while another session sends 1,000 reads, 100 writes and 100 deletes
+/// through `d`. Not one may touch the canary.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sandboxed_program_racing_symlinks_never_reaches_the_host() {
+    let f = fixture();
+    std::fs::create_dir(f.ws.join("d")).unwrap();
+    std::fs::write(f.ws.join("d/FILE"), "inside\n").unwrap();
+    std::fs::write(f.ws.join("swap.py"), SWAPPER).unwrap();
+    let mut attacker = f.engine(ShellLimits { timeout_secs: 120, ..ShellLimits::default() }).await;
+    plant_symlink(&mut attacker, &f.canary, "x").await;
+    let swapping = tokio::spawn(async move { attacker.run_raw("python3 swap.py", None).await });
+    let started = Instant::now();
+    while !f.ws.join("started").exists() {
+        assert!(started.elapsed() < Duration::from_secs(30), "the swapper never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let mut shell = f.engine(ShellLimits::default()).await;
+    let reads = shell.run_raw("for i in $(seq 1000); do cat d/FILE 2>/dev/null; done", None).await;
+    let writes = shell.run_raw("for i in $(seq 100); do echo pwned > d/pwned-$i.txt; done 2>/dev/null", None).await;
+    let deletes = shell.run_raw("for i in $(seq 100); do rm -f d/victim; done 2>/dev/null", None).await;
+    std::fs::write(f.ws.join("stop"), "").unwrap();
+    let swapped = swapping.await.unwrap();
+
+    let swaps: u64 = String::from_utf8_lossy(&swapped.stdout).trim().parse().unwrap_or_else(|_| {
+        panic!("the swapper failed: {}", String::from_utf8_lossy(&swapped.stderr));
+    });
+    assert!(swaps > 1000, "the race did not run: {swaps} swaps");
+    let read_text = String::from_utf8_lossy(&reads.stdout);
+    assert!(!read_text.contains(CANARY), "a read reached the canary");
+    assert!(read_text.contains("inside"), "no read went through at all: the test raced nothing");
+    for r in [&reads, &writes, &deletes] {
+        assert!(!String::from_utf8_lossy(&r.stderr).contains(CANARY));
+    }
+    f.assert_canary_untouched();
+}
+
+/// `.clix` planted as a symlink to a host folder: a long output's spill file
+/// must not be written there.
+#[tokio::test]
+async fn a_symlinked_spill_folder_is_never_written_through() {
+    let f = fixture();
+    let mut engine = f.engine(ShellLimits::default()).await;
+    plant_symlink(&mut engine, &f.canary, ".clix").await;
+    let out = engine.run("seq 1 5000", None).await;
+    assert!(!out.text.contains(CANARY));
+    assert_eq!(out.spill_path, None, "the spill claims to have been saved: {}", out.text);
+    f.assert_canary_untouched();
+}
+
+/// FIFOs in the workspace: refused at once, never a hang, whatever reads them.
+#[tokio::test]
+async fn a_fifo_never_hangs_a_line() {
+    let f = fixture();
+    let mut engine = f.engine(ShellLimits { timeout_secs: 20, ..ShellLimits::default() }).await;
+    let r = engine.run_raw("python3 -c \"import os; os.mkfifo('ff')\"", None).await;
+    assert_eq!(r.exit_code, 0);
+    for line in ["cat ff", "cat -b ff", "see ff", "head -1 ff", "echo x > ff"] {
+        let started = Instant::now();
+        let out = engine.run(line, None).await;
+        assert!(started.elapsed() < Duration::from_secs(5), "{line} blocked: {}", out.text);
+        assert!(!out.text.contains("timed out"), "{line}: {}", out.text);
+    }
+}
+
+/// Symlinks to host files and to /proc and /dev: `cat`, `cat -b`, `see`
+/// and the big-file probe must neither read nor reveal them.
+#[tokio::test]
+async fn symlinks_out_of_the_workspace_are_errors_that_say_so() {
+    let f = fixture();
+    let mut engine = f.engine(ShellLimits::default()).await;
+    plant_symlink(&mut engine, &f.canary, "dir-out").await;
+    plant_symlink(&mut engine, &f.canary.join("FILE"), "file-out").await;
+    plant_symlink(&mut engine, Path::new("/dev/zero"), "zero").await;
+    for line in [
+        "cat dir-out/FILE",
+        "cat file-out",
+        "cat -b file-out",
+        "see file-out",
+        "grep -r CANARY .",
+        "head -c 10 zero | wc -c",
+    ] {
+        let out = engine.run(line, None).await;
+        assert!(!out.text.contains(CANARY), "{line} leaked: {}", out.text);
+    }
+    let out = engine.run("cat dir-out/FILE", None).await;
+    assert!(out.text.contains("outside the workspace"), "{}", out.text);
+}
+
+/// The big-file probe looked at `../x` on the host: whether a file outside
+/// exists and is at least the threshold must not change what runs.
+#[tokio::test]
+async fn the_big_file_probe_never_looks_outside() {
+    let f = fixture();
+    let big = f.canary.join("big.log");
+    std::fs::write(&big, vec![b'y'; 2 << 20]).unwrap();
+    let settings = SandboxSettings { big_file_mb: 1, ..SandboxSettings::default() };
+    let engine = Engine::new(EngineConfig {
+        workspace: f.ws.clone(),
+        limits: ShellLimits::default(),
+        present: PresentOptions::default(),
+        memory: None,
+        hub: None,
+        os: Some(OsTier {
+            settings,
+            clix_config_dir: None,
+            audit_log: Some(f.state.path().join("audit.jsonl")),
+            session_id: "probe".into(),
+        }),
+    })
+    .await
+    .unwrap();
+    let mut engine = engine;
+    // Routed to the sandbox's GNU tools, `wc` would run there and count the
+    // file's bytes; in the shell, the path is outside and gives nothing.
+    let r = engine.run_raw("wc -c ../canary/big.log", None).await;
+    assert_ne!(r.exit_code, 0, "{}", String::from_utf8_lossy(&r.stdout));
+    let audit = std::fs::read_to_string(f.state.path().join("audit.jsonl")).unwrap_or_default();
+    assert!(!audit.contains("big.log"), "the line was routed to the sandbox: {audit}");
+}
+
+/// A setuid copy made in the sandbox: no file in the workspace ends up with
+/// setuid or setgid bits, whoever made it.
+#[tokio::test]
+async fn no_setuid_file_is_left_in_the_workspace() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = fixture();
+    let mut engine = f.engine(ShellLimits::default()).await;
+    engine
+        .run_raw("python3 -c \"import shutil,os; shutil.copy('/usr/bin/id','x'); os.chmod('x', 0o4755)\"", None)
+        .await;
+    engine.run_raw("cp x y; chmod 4755 y; chmod u+s x", None).await;
+    for name in ["x", "y"] {
+        if let Ok(meta) = std::fs::metadata(f.ws.join(name)) {
+            assert_eq!(meta.permissions().mode() & 0o6000, 0, "{name} is setuid/setgid");
+        }
+    }
+}

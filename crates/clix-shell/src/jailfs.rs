@@ -1,0 +1,134 @@
+//! The workspace as bashkit sees it: bashkit's `FsBackend` over the
+//! workspace's capability handle.
+//!
+//! bashkit's own `RealFs` checks a path and then opens it again by name, so
+//! a program in the sandbox that swaps a folder for a symlink between the two
+//! steps made the shell read, write and delete host files. Here every call is
+//! one operation on the [`Folder`] handle, resolved beneath the workspace by
+//! the kernel, so there is no window to race. bashkit's `PosixFs` wraps this
+//! for POSIX checks and its `FollowFs` follows symlinks in the VFS namespace
+//! (where nothing of the host but the workspace exists), which is why the
+//! backend itself never follows a final symlink.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use bashkit::{DirEntry, FileType, FsBackend, Metadata};
+use clix_workspace::{Entry, Folder, Kind};
+
+/// Largest file the shell reads whole. bashkit holds files in memory; its
+/// own input limits stop a line long before this.
+const SHELL_READ_LIMIT: u64 = 1 << 30;
+
+/// bashkit's storage backend for the workspace mount.
+pub(crate) struct JailFs {
+    folder: Folder,
+}
+
+impl JailFs {
+    pub(crate) fn new(folder: Folder) -> Self {
+        JailFs { folder }
+    }
+
+    /// Runs one handle operation off the async threads, with the mount's
+    /// path (`/a/b`, rooted at the workspace) made relative.
+    async fn on<T: Send + 'static>(
+        &self,
+        path: &Path,
+        op: impl FnOnce(&Folder, &Path) -> io::Result<T> + Send + 'static,
+    ) -> bashkit::Result<T> {
+        let folder = self.folder.clone();
+        let rel = mount_relative(path);
+        let outcome = tokio::task::spawn_blocking(move || op(&folder, &rel))
+            .await
+            .map_err(|e| io::Error::other(format!("workspace access stopped: {e}")))?;
+        Ok(outcome?)
+    }
+}
+
+/// A mount path (`/`, `/a/b`) as a path relative to the workspace.
+fn mount_relative(path: &Path) -> PathBuf {
+    let rel = path.strip_prefix("/").unwrap_or(path);
+    if rel.as_os_str().is_empty() { PathBuf::from(".") } else { rel.to_path_buf() }
+}
+
+fn metadata(entry: &Entry) -> Metadata {
+    let file_type = match entry.kind {
+        Kind::Dir => FileType::Directory,
+        Kind::Symlink => FileType::Symlink,
+        Kind::Fifo => FileType::Fifo,
+        // Sockets and devices are listed like files; reading them is refused.
+        Kind::File | Kind::Socket | Kind::Device => FileType::File,
+    };
+    let size = if entry.kind == Kind::Dir { 0 } else { entry.len };
+    Metadata { file_type, size, mode: entry.mode, modified: entry.modified, created: entry.modified }
+}
+
+#[bashkit::async_trait]
+impl FsBackend for JailFs {
+    async fn read(&self, path: &Path) -> bashkit::Result<Vec<u8>> {
+        self.on(path, |f, p| f.read(p, SHELL_READ_LIMIT)).await
+    }
+
+    async fn write(&self, path: &Path, content: &[u8]) -> bashkit::Result<()> {
+        let content = content.to_vec();
+        self.on(path, move |f, p| f.write(p, &content)).await
+    }
+
+    async fn append(&self, path: &Path, content: &[u8]) -> bashkit::Result<()> {
+        let content = content.to_vec();
+        self.on(path, move |f, p| f.append(p, &content)).await
+    }
+
+    async fn mkdir(&self, path: &Path, recursive: bool) -> bashkit::Result<()> {
+        self.on(path, move |f, p| f.create_dir(p, recursive)).await
+    }
+
+    async fn remove(&self, path: &Path, recursive: bool) -> bashkit::Result<()> {
+        self.on(path, move |f, p| f.remove(p, recursive)).await
+    }
+
+    async fn stat(&self, path: &Path) -> bashkit::Result<Metadata> {
+        self.on(path, |f, p| f.symlink_metadata(p).map(|e| metadata(&e))).await
+    }
+
+    async fn read_dir(&self, path: &Path) -> bashkit::Result<Vec<DirEntry>> {
+        self.on(path, |f, p| {
+            let entries = f.read_dir(p)?;
+            Ok(entries.into_iter().map(|(name, e)| DirEntry { name, metadata: metadata(&e) }).collect())
+        })
+        .await
+    }
+
+    async fn exists(&self, path: &Path) -> bashkit::Result<bool> {
+        self.on(path, |f, p| f.exists(p)).await
+    }
+
+    async fn rename(&self, from: &Path, to: &Path) -> bashkit::Result<()> {
+        let to = mount_relative(to);
+        self.on(from, move |f, p| f.rename(p, &to)).await
+    }
+
+    async fn copy(&self, from: &Path, to: &Path) -> bashkit::Result<()> {
+        let to = mount_relative(to);
+        self.on(from, move |f, p| f.copy(p, &to, SHELL_READ_LIMIT)).await
+    }
+
+    async fn symlink(&self, target: &Path, link: &Path) -> bashkit::Result<()> {
+        let target = target.to_path_buf();
+        self.on(link, move |f, p| f.symlink(&target, p)).await
+    }
+
+    async fn read_link(&self, path: &Path) -> bashkit::Result<PathBuf> {
+        self.on(path, |f, p| f.read_link(p)).await
+    }
+
+    async fn chmod(&self, path: &Path, mode: u32) -> bashkit::Result<()> {
+        self.on(path, move |f, p| f.chmod(p, mode)).await
+    }
+
+    async fn set_modified_time(&self, path: &Path, time: SystemTime) -> bashkit::Result<()> {
+        self.on(path, move |f, p| f.set_modified(p, time)).await
+    }
+}
