@@ -19,6 +19,7 @@ mod env;
 mod mounts;
 mod probe;
 mod run;
+mod seccomp;
 mod settings;
 
 pub use audit::{AuditLog, AuditRecord, redact_argv};

@@ -14,6 +14,7 @@ use crate::cgroup::SandboxCgroups;
 use crate::env::sandbox_env;
 use crate::mounts::{Host, Layout, SANDBOX_HOME, bwrap_args, exposes_secret, layout};
 use crate::probe::{Availability, bwrap_path, bwrap_version, is_executable, probe};
+use crate::seccomp;
 use crate::settings::{SandboxMode, SandboxSettings};
 
 /// Time a program gets between SIGTERM and SIGKILL.
@@ -22,8 +23,9 @@ const KILL_GRACE: Duration = Duration::from_secs(2);
 const DRAIN_LIMIT: Duration = Duration::from_millis(500);
 /// Exit code of a program stopped by its time limit, as GNU `timeout` uses.
 const TIMEOUT_EXIT: i32 = 124;
-/// The fd bubblewrap writes `{"child-pid": N}` to.
-const INFO_FD: i32 = 3;
+/// Pipes handed to bubblewrap are moved to fds at least this high, so the
+/// child's stdio set-up (fds 0-2) can never land on them.
+const HIGH_FD: i32 = 10;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
@@ -248,14 +250,25 @@ impl Sandbox {
             )));
         }
         let cgroups = self.cgroups();
-        let (info_read, info_write) =
-            if bwrap.is_some() { pipe().map_err(|e| spawn_error(e.to_string()))? } else { (None, None) };
+        // bwrap writes `{"child-pid": N}` to the info pipe once the sandbox
+        // is set up, and reads the syscall filter from the seccomp pipe.
+        let (info_read, info_write, seccomp_read) = match bwrap {
+            Some(_) => {
+                let filter = seccomp::program_bytes().map_err(SandboxError::Unavailable)?;
+                let (info_read, info_write) = pipe().map_err(|e| spawn_error(e.to_string()))?;
+                (Some(info_read), Some(info_write), Some(filled_pipe(filter).map_err(|e| spawn_error(e.to_string()))?))
+            }
+            None => (None, None, None),
+        };
+        let inherited: Vec<i32> = info_write.iter().chain(&seccomp_read).map(AsRawFd::as_raw_fd).collect();
 
         let mut cmd = match &bwrap {
             Some(bwrap) => {
                 let mut c = tokio::process::Command::new(bwrap);
                 c.args(bwrap_args(&self.layout, req.read_only, req.cwd, network));
-                c.args(["--info-fd", &INFO_FD.to_string(), "--"]).args(req.argv);
+                c.arg("--info-fd").arg(inherited[0].to_string());
+                c.arg("--seccomp").arg(inherited[1].to_string());
+                c.arg("--").args(req.argv);
                 c
             }
             None => {
@@ -271,7 +284,7 @@ impl Sandbox {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
-        let limits = ChildLimits::new(&self.settings, cgroups, info_write.as_ref().map(AsRawFd::as_raw_fd));
+        let limits = ChildLimits::new(&self.settings, cgroups, inherited);
         // SAFETY: the closure only calls async-signal-safe libc functions on
         // memory prepared before the fork.
         unsafe {
@@ -284,6 +297,7 @@ impl Sandbox {
         // A run whose caller audits it counts as already written.
         let mut audit = PendingAudit { sandbox: self, argv: req.argv, cwd: req.cwd, started, done: !req.audit };
         drop(info_write);
+        drop(seccomp_read);
         let pid = child.id().unwrap_or(0) as i32;
         let mut guard = KillGuard { bwrap_pid: pid, child_pid: None, armed: true };
         if let Some(read) = info_read {
@@ -425,11 +439,12 @@ fn exit_code_of(status: std::process::ExitStatus) -> i32 {
 struct ChildLimits {
     rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
     procs_files: Vec<CString>,
-    info_fd: Option<i32>,
+    /// Fds bwrap is told about: kept open across exec.
+    inherited: Vec<i32>,
 }
 
 impl ChildLimits {
-    fn new(s: &SandboxSettings, cgroups: &SandboxCgroups, info_fd: Option<i32>) -> Self {
+    fn new(s: &SandboxSettings, cgroups: &SandboxCgroups, inherited: Vec<i32>) -> Self {
         let mut rlimits = vec![
             (libc::RLIMIT_FSIZE, s.max_file_size_mb << 20),
             (libc::RLIMIT_NOFILE, s.max_open_files),
@@ -441,7 +456,7 @@ impl ChildLimits {
         if !cgroups.pids && !is_root() {
             rlimits.push((libc::RLIMIT_NPROC, s.max_processes));
         }
-        ChildLimits { rlimits, procs_files: cgroups.procs_files.clone(), info_fd }
+        ChildLimits { rlimits, procs_files: cgroups.procs_files.clone(), inherited }
     }
 
     /// Runs in the forked child: only async-signal-safe calls.
@@ -463,9 +478,9 @@ impl ChildLimits {
                 return Err(std::io::Error::last_os_error());
             }
         }
-        if let Some(fd) = self.info_fd {
-            // SAFETY: dup2 onto the fd number bwrap is told; the copy has no CLOEXEC.
-            if unsafe { libc::dup2(fd, INFO_FD) } < 0 {
+        for &fd in &self.inherited {
+            // SAFETY: fcntl on an fd this process owns; clears only CLOEXEC.
+            if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } < 0 {
                 return Err(std::io::Error::last_os_error());
             }
         }
@@ -473,14 +488,44 @@ impl ChildLimits {
     }
 }
 
-fn pipe() -> std::io::Result<(Option<OwnedFd>, Option<OwnedFd>)> {
+/// A close-on-exec pipe (read end, write end), both at fds >= `HIGH_FD`.
+fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];
     // SAFETY: pipe2 fills two fds we then own.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
     // SAFETY: both fds were just created and are owned by nobody else.
-    Ok(unsafe { (Some(OwnedFd::from_raw_fd(fds[0])), Some(OwnedFd::from_raw_fd(fds[1]))) })
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    Ok((high(read)?, high(write)?))
+}
+
+/// `fd` moved to a number >= `HIGH_FD` (close-on-exec).
+fn high(fd: OwnedFd) -> std::io::Result<OwnedFd> {
+    if fd.as_raw_fd() >= HIGH_FD {
+        return Ok(fd);
+    }
+    // SAFETY: F_DUPFD_CLOEXEC on an owned fd returns a new fd we own.
+    let copy = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, HIGH_FD) };
+    if copy < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `copy` was just created and is owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(copy) })
+}
+
+/// The read end of a pipe that already holds `bytes` and is closed for
+/// writing, so the reader gets exactly `bytes` and then end of file. Each
+/// run gets its own, so concurrent runs never share a file offset.
+fn filled_pipe(bytes: &[u8]) -> std::io::Result<OwnedFd> {
+    use std::io::Write;
+    let (read, write) = pipe()?;
+    // The filter (a few hundred bytes) fits a pipe's buffer (64 KiB): this never blocks.
+    if bytes.len() > 16 * 1024 {
+        return Err(std::io::Error::other("the syscall filter is larger than a pipe buffer"));
+    }
+    std::fs::File::from(write).write_all(bytes)?;
+    Ok(read)
 }
 
 /// The host pid of the sandboxed program, from bwrap's info fd.
