@@ -87,10 +87,10 @@ fn refusal(canonical: &Path, private: &[(PathBuf, &str)]) -> Option<String> {
     if inside_store {
         return Some("it is inside a secret store".into());
     }
+    if let Some((_, what)) = private.iter().find(|(folder, _)| folder == canonical) {
+        return Some(format!("it is {what}, where an agent could read your keys or turn off its own sandbox"));
+    }
     for (folder, what) in private {
-        if folder == canonical {
-            return Some(format!("it is {what}, where an agent could read your keys or turn off its own sandbox"));
-        }
         if folder.starts_with(canonical) {
             return Some(format!(
                 "it contains {what} ({}), where an agent could read your keys or turn off its own sandbox",
