@@ -163,3 +163,17 @@ async fn ask_sends_the_key_it_took_out_of_its_environment() {
     let shown = format!("{}{}", text(&o.stdout), text(&o.stderr));
     assert!(!shown.contains("canary-"), "a key is never printed: {shown}");
 }
+
+#[test]
+fn a_secret_clix_variable_still_sets_its_setting() {
+    // CLIX_AGENT_API_KEY leaves the environment at start; the CLIX_* layer
+    // of the config reads it from the store.
+    let (home, ws) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let o = common::clix(home.path(), ws.path(), &["config", "show", "--json"])
+        .env("CLIX_AGENT_API_KEY", OPENAI_CANARY)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(rows["agent.api_key"], json!({"value": "***", "source": "env CLIX_AGENT_API_KEY"}));
+}
