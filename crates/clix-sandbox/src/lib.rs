@@ -26,5 +26,5 @@ pub use audit::{AuditLog, AuditRecord, redact_argv};
 pub use env::{is_secret_name, sandbox_env};
 pub use mounts::SYSTEM_DIRS;
 pub use probe::{Availability, probe};
-pub use run::{Outcome, Request, Sandbox, SandboxError};
+pub use run::{HostEnv, Outcome, Request, Sandbox, SandboxError};
 pub use settings::{SandboxMode, SandboxSettings};

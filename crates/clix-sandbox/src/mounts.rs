@@ -3,6 +3,8 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use clix_workspace::SECRET_STORES;
+
 use crate::settings::SandboxSettings;
 
 /// Inside the sandbox, `$HOME` is an empty tmpfs here.
@@ -27,24 +29,20 @@ const ETC_ENTRIES: &[&str] = &[
 /// Name resolution files, mounted only when the network is on.
 const NETWORK_ETC_ENTRIES: &[&str] = &["/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/ca-certificates"];
 
-/// Secret stores under the user's home that are never mounted.
-const SECRET_STORES: &[&str] = &[
-    ".ssh",
-    ".aws",
-    ".gnupg",
-    ".netrc",
-    ".docker",
-    ".config/gh",
-    ".kube",
-    ".gcloud",
-    ".config/gcloud",
-    ".git-credentials",
-    ".npmrc",
-    ".pypirc",
-    ".password-store",
-    ".local/share/keyrings",
-    ".config/clix",
+/// Credential files a toolchain keeps inside its own folder, relative to a
+/// home like [`SECRET_STORES`] (`*` stands for any one name). Only the part
+/// inside a mounted folder matters: they are covered, not mounted.
+const TOOLCHAIN_SECRETS: &[&str] = &[
+    // npm's global config (`npm config set --global`, e.g. an auth token) of each node nvm installed.
+    ".nvm/versions/node/*/etc/npmrc",
+    // pip's per-interpreter config, whose index URL can carry a password.
+    ".pyenv/versions/*/pip.conf",
 ];
+
+/// Every store, home-relative: clix-workspace's one list, then the toolchains' own.
+fn stores() -> impl Iterator<Item = &'static str> {
+    SECRET_STORES.iter().chain(TOOLCHAIN_SECRETS).copied()
+}
 
 /// Toolchain folders in the home and the variable that tells the tool where it is
 /// (HOME inside the sandbox is empty, so defaults like ~/.pyenv would miss).
@@ -75,13 +73,108 @@ pub(crate) struct Host<'a> {
 
 /// Whether mounting `p` would show a secret store: it is one, lies inside
 /// one, or holds one (a whole home folder), or it is clix's config.
+/// A store only partly inside `p` (`.cargo/credentials.toml` for a mounted
+/// `~/.cargo`) does not hide `p`: [`masks`] covers it.
 pub(crate) fn exposes_secret(p: &Path, clix_config: Option<&Path>) -> bool {
-    let inside = |store: &str| {
-        let store = Path::new(store);
-        p.ancestors().any(|a| a.ends_with(store))
-    };
-    SECRET_STORES.iter().any(|s| inside(s) || p.join(s).exists())
-        || clix_config.is_some_and(|c| c.starts_with(p) || p.starts_with(c))
+    stores().any(|store| {
+        let store: Vec<&str> = store.split('/').collect();
+        p.ancestors().any(|a| ends_with(a, &store)) || !expand(p, &store).is_empty()
+    }) || clix_config.is_some_and(|c| c.starts_with(p) || p.starts_with(c))
+}
+
+/// Whether `p`'s last components match `pattern` (`*` matches any one name).
+fn ends_with(p: &Path, pattern: &[&str]) -> bool {
+    let names: Vec<&std::ffi::OsStr> = p.iter().collect();
+    names.len() > pattern.len()
+        && names[names.len() - pattern.len()..].iter().zip(pattern).all(|(n, pat)| *pat == "*" || *n == *pat)
+}
+
+/// The existing paths `base/pattern` names (`*` matches any one name).
+fn expand(base: &Path, pattern: &[&str]) -> Vec<PathBuf> {
+    let mut found = vec![base.to_path_buf()];
+    for part in pattern {
+        found = if *part == "*" {
+            found
+                .iter()
+                .filter_map(|dir| std::fs::read_dir(dir).ok())
+                .flat_map(|entries| entries.filter_map(|e| e.ok().map(|e| e.path())))
+                .collect()
+        } else {
+            found.iter().map(|dir| dir.join(part)).collect()
+        };
+    }
+    found.retain(|p| p.symlink_metadata().is_ok());
+    found
+}
+
+/// A credential store inside a mounted folder, covered in the sandbox: a
+/// file by `/dev/null` (reading it is refused: the mount is `nodev`), a
+/// folder by an empty read-only tmpfs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Mask {
+    pub path: PathBuf,
+    pub dir: bool,
+}
+
+/// The stores inside the folders `mounts` (mounted at their own paths), as
+/// they are on disk now: a store is any path of [`SECRET_STORES`] or
+/// [`TOOLCHAIN_SECRETS`] whose leading folders a mount ends with (or holds),
+/// e.g. `credentials.toml` in a mounted `~/.cargo`. A store that is a symlink
+/// is followed (as the sandbox would) and covered where it points, if that
+/// is inside a mount; elsewhere the sandbox cannot reach it.
+pub(crate) fn masks<'a>(mounts: impl IntoIterator<Item = &'a Path> + Clone) -> Vec<Mask> {
+    let mut masks: Vec<Mask> = Vec::new();
+    for mount in mounts.clone() {
+        for store in stores() {
+            let store: Vec<&str> = store.split('/').collect();
+            for k in 0..store.len() {
+                if k > 0 && !ends_with(mount, &store[..k]) {
+                    continue;
+                }
+                for found in expand(mount, &store[k..]) {
+                    if let Some(mask) = resolve(&found, mounts.clone()) {
+                        if !masks.contains(&mask) {
+                            masks.push(mask);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    masks
+}
+
+/// `path` with its symlinks followed lexically (as the sandbox sees the
+/// mounts, at their host paths), if the result is inside one of `mounts`.
+fn resolve<'a>(path: &Path, mounts: impl IntoIterator<Item = &'a Path> + Clone) -> Option<Mask> {
+    let mut path = path.to_path_buf();
+    for _ in 0..40 {
+        if !mounts.clone().into_iter().any(|m| path.starts_with(m)) {
+            return None;
+        }
+        let meta = path.symlink_metadata().ok()?;
+        if !meta.file_type().is_symlink() {
+            return Some(Mask { dir: meta.is_dir(), path });
+        }
+        let target = std::fs::read_link(&path).ok()?;
+        path = normalize(&path.parent()?.join(target));
+    }
+    None
+}
+
+/// `..` and `.` removed without touching the disk.
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 pub(crate) fn layout(workspace: &Path, settings: &SandboxSettings, host: &Host<'_>) -> Layout {
@@ -130,6 +223,10 @@ pub(crate) fn layout(workspace: &Path, settings: &SandboxSettings, host: &Host<'
         } else if extra.exists() {
             l.read_write.push(extra.clone());
         }
+    }
+    let mounted = l.read_only.iter().chain(&l.read_write).map(PathBuf::as_path);
+    for mask in masks(mounted) {
+        l.hidden.push((mask.path, "credentials inside a mounted folder: covered, never readable"));
     }
     l.toolchain_vars.sort();
     l.toolchain_vars.dedup();
@@ -192,6 +289,15 @@ pub(crate) fn bwrap_args(layout: &Layout, extra_ro: &[PathBuf], cwd: &Path, netw
     for dir in extra_ro {
         push(&[&"--ro-bind", dir, dir]);
     }
+    // Looked up at each run, so a credential file made since (`cargo login`) is covered too.
+    let mounted = layout.read_only.iter().chain(&layout.read_write).chain(extra_ro).map(PathBuf::as_path);
+    for mask in masks(mounted) {
+        if mask.dir {
+            push(&[&"--tmpfs", &mask.path, &"--remount-ro", &mask.path]);
+        } else {
+            push(&[&"--ro-bind", &"/dev/null", &mask.path]);
+        }
+    }
     push(&[&"--chdir", &cwd]);
     push(&[&"--unshare-all", &"--hostname", &"clix-sandbox"]);
     if network {
@@ -237,6 +343,104 @@ mod tests {
         let dirs: Vec<&str> = l.path.split(':').collect();
         assert_eq!(dirs.iter().filter(|d| d.ends_with(".pyenv/shims")).count(), 1, "deduplicated");
         assert!(!l.path.contains(".ssh") && !l.path.contains("relative"), "{}", l.path);
+    }
+
+    /// What a path inside the sandbox shows, from the bwrap arguments in
+    /// order (a later mount covers an earlier one): `Some(host path)` when it
+    /// is a host folder's content, `None` when it is covered or not there.
+    fn shown(args: &[OsString], path: &Path) -> Option<PathBuf> {
+        let a: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        let mut shown = None;
+        let mut i = 0;
+        while i < a.len() {
+            let (op, width) = match a[i].to_str().unwrap() {
+                "--ro-bind" | "--bind" | "--symlink" => (Some((a[i + 1], a[i + 2])), 3),
+                "--tmpfs" | "--proc" | "--dev" | "--remount-ro" => (Some((a[i], a[i + 1])), 2),
+                "--chdir" | "--hostname" | "--uid" | "--gid" | "--cap-drop" => (None, 2),
+                _ => (None, 1),
+            };
+            if let Some((source, dest)) = op {
+                let dest = Path::new(dest);
+                if path.starts_with(dest) && a[i] != "--remount-ro" {
+                    shown = match a[i].to_str().unwrap() {
+                        "--ro-bind" | "--bind" if Path::new(source) != Path::new("/dev/null") => {
+                            Some(Path::new(source).join(path.strip_prefix(dest).unwrap()))
+                        }
+                        _ => None,
+                    };
+                }
+            }
+            i += width;
+        }
+        shown
+    }
+
+    #[test]
+    fn no_secret_store_under_a_home_is_ever_mounted() {
+        for as_folders in [false, true] {
+            let home = tempfile::tempdir().unwrap();
+            let h = home.path();
+            let concrete = |s: &str| s.replace('*', "v1");
+            let all: Vec<String> = SECRET_STORES.iter().chain(TOOLCHAIN_SECRETS).map(|s| concrete(s)).collect();
+            for store in &all {
+                let p = h.join(store);
+                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                if as_folders {
+                    std::fs::create_dir_all(&p).unwrap();
+                    std::fs::write(p.join("token"), "CANARY").unwrap();
+                } else {
+                    std::fs::write(&p, "CANARY").unwrap();
+                }
+            }
+            // Every folder on the way to a store is a toolchain on PATH and an extra mount.
+            let mut folders: Vec<PathBuf> = Vec::new();
+            for store in &all {
+                for a in h.join(store).ancestors().skip(1).take_while(|a| a.starts_with(h) && *a != h) {
+                    if !folders.contains(&a.to_path_buf()) {
+                        folders.push(a.to_path_buf());
+                    }
+                }
+            }
+            let mut path = String::from("/usr/bin:/bin");
+            for f in &folders {
+                std::fs::create_dir_all(f.join("bin")).unwrap();
+                path.push_str(&format!(":{}", f.join("bin").display()));
+            }
+            let ws = tempfile::tempdir().unwrap();
+            let mut extra = folders.clone();
+            extra.push(h.to_path_buf());
+            let settings =
+                SandboxSettings { extra_ro: extra.clone(), extra_rw: extra.clone(), ..SandboxSettings::default() };
+            let l = layout(ws.path(), &settings, &Host { path: &path, clix_config: None });
+            assert!(l.read_only.contains(&h.join(".cargo")), "toolchains are still mounted: {:?}", l.read_only);
+            let args = bwrap_args(&l, &extra, ws.path(), false);
+            for store in &all {
+                let p = h.join(store);
+                assert_eq!(shown(&args, &p), None, "{store} is mounted (folders: {as_folders})");
+                if as_folders {
+                    assert_eq!(shown(&args, &p.join("token")), None, "{store}/token is mounted");
+                }
+            }
+            assert_eq!(shown(&args, &h.join(".cargo/bin")), Some(h.join(".cargo/bin")), "the toolchain itself shows");
+            let hidden: Vec<&PathBuf> = l.hidden.iter().map(|(p, _)| p).collect();
+            assert!(hidden.contains(&&h.join(".cargo/credentials.toml")), "status lists it: {hidden:?}");
+        }
+    }
+
+    #[test]
+    fn a_store_that_is_a_symlink_is_covered_where_it_points() {
+        let home = tempfile::tempdir().unwrap();
+        let cargo = home.path().join(".cargo");
+        std::fs::create_dir_all(cargo.join("stash")).unwrap();
+        std::fs::write(cargo.join("stash/creds"), "CANARY").unwrap();
+        std::os::unix::fs::symlink("stash/creds", cargo.join("credentials.toml")).unwrap();
+        std::os::unix::fs::symlink("/nonexistent/creds", cargo.join("credentials")).unwrap();
+        let m = masks([cargo.as_path()]);
+        assert_eq!(
+            m,
+            vec![Mask { path: cargo.join("stash/creds"), dir: false }],
+            "a link out of the mounts is unreachable"
+        );
     }
 
     #[test]

@@ -84,6 +84,25 @@ impl Outcome {
     }
 }
 
+/// The host facts a sandbox is laid out from: its PATH (which toolchains
+/// are mounted) and the home folder. [`Sandbox::new`] reads them from the
+/// process environment; tests hand in their own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostEnv {
+    pub path: String,
+    pub home: Option<PathBuf>,
+}
+
+impl HostEnv {
+    /// `$PATH` (or a minimal default) and `$HOME` of this process.
+    pub fn from_process() -> Self {
+        HostEnv {
+            path: std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into()),
+            home: std::env::var_os("HOME").map(PathBuf::from),
+        }
+    }
+}
+
 /// The OS tier of one session: a fixed layout over one workspace.
 pub struct Sandbox {
     settings: SandboxSettings,
@@ -93,6 +112,7 @@ pub struct Sandbox {
     audit: Option<AuditLog>,
     session: String,
     clix_config: Option<PathBuf>,
+    home: Option<PathBuf>,
     cgroups: std::sync::OnceLock<SandboxCgroups>,
 }
 
@@ -105,8 +125,19 @@ impl Sandbox {
         audit: Option<AuditLog>,
         session: String,
     ) -> Self {
-        let host_path = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
-        let home = std::env::var_os("HOME").map(PathBuf::from);
+        Self::with_host(settings, workspace, clix_config, audit, session, HostEnv::from_process())
+    }
+
+    /// [`Sandbox::new`] laid out from `host` instead of this process's PATH and HOME.
+    pub fn with_host(
+        settings: SandboxSettings,
+        workspace: &Path,
+        clix_config: Option<&Path>,
+        audit: Option<AuditLog>,
+        session: String,
+        host_env: HostEnv,
+    ) -> Self {
+        let HostEnv { path: host_path, home } = host_env;
         let host = Host { path: &host_path, clix_config };
         let layout = layout(workspace, &settings, &host);
         let (path, home_var) = match settings.mode {
@@ -122,6 +153,7 @@ impl Sandbox {
             audit,
             session,
             clix_config: clix_config.map(Path::to_path_buf),
+            home,
             cgroups: std::sync::OnceLock::new(),
         }
     }
@@ -231,8 +263,7 @@ impl Sandbox {
         let network = req.network.unwrap_or(self.settings.network);
         let program = req.argv.first().cloned().unwrap_or_default();
         let spawn_error = |reason: String| SandboxError::Spawn { program: program.clone(), reason };
-        let home = std::env::var_os("HOME").map(PathBuf::from);
-        let holds_home = |d: &Path| home.as_deref().is_some_and(|h| h.starts_with(d));
+        let holds_home = |d: &Path| self.home.as_deref().is_some_and(|h| h.starts_with(d));
         if let Some(dir) =
             req.read_only.iter().find(|d| exposes_secret(d, None) || self.holds_clix_config(d) || holds_home(d))
         {

@@ -197,3 +197,65 @@ async fn python_git_cargo_and_sh_still_work_under_the_filter() {
     assert_eq!(text(&o.stdout), "sh ok\npython ok\n1\nHello, world!\n", "{}", text(&o.stderr));
     assert_eq!(o.exit_code, 0);
 }
+
+#[tokio::test]
+async fn credentials_inside_mounted_toolchains_are_never_readable() {
+    // A fake home: its toolchains are found through PATH, as on a real host.
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let node = h.join(".nvm/versions/node/v20.0.0");
+    for dir in
+        [h.join(".cargo/bin"), h.join(".cargo/stash"), node.join("bin"), node.join("etc"), h.join(".pyenv/shims")]
+    {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    std::fs::create_dir_all(h.join(".pyenv/versions/3.12.0")).unwrap();
+    std::fs::create_dir_all(h.join(".local/bin")).unwrap();
+    std::fs::create_dir_all(h.join(".local/share/keyrings")).unwrap();
+    std::fs::write(h.join(".cargo/env"), "VISIBLE\n").unwrap();
+    std::fs::write(h.join(".cargo/credentials.toml"), "[registry]\ntoken = \"CANARY-cargo\"\n").unwrap();
+    std::fs::write(h.join(".cargo/stash/legacy"), "CANARY-linked\n").unwrap();
+    std::os::unix::fs::symlink("stash/legacy", h.join(".cargo/credentials")).unwrap();
+    std::fs::write(node.join("etc/npmrc"), "//registry.npmjs.org/:_authToken=CANARY-npm\n").unwrap();
+    std::fs::write(h.join(".local/share/keyrings/login.keyring"), "CANARY-keyring\n").unwrap();
+    let path = format!(
+        "{0}/.cargo/bin:{1}/bin:{0}/.pyenv/shims:{0}/.local/bin:/usr/local/bin:/usr/bin:/bin",
+        h.display(),
+        node.display()
+    );
+    let host = clix_sandbox::HostEnv { path, home: Some(h.to_path_buf()) };
+    let ws = workspace();
+    let sb = Sandbox::with_host(SandboxSettings::default(), ws.path(), None, None, "jail-test".into(), host);
+    // Made after the sandbox: `pip config` or `cargo login` while clix runs.
+    std::fs::write(h.join(".pyenv/versions/3.12.0/pip.conf"), "[global]\nindex-url = https://u:CANARY-pip@x/\n")
+        .unwrap();
+    let status = sb.status();
+    assert!(status.contains(&format!("hidden: {}", h.join(".cargo/credentials.toml").display())), "{status}");
+
+    // Read every file under the fake home that the sandbox can see.
+    let script = format!(
+        "import os\n\
+         for top in ['{0}/.cargo', '{0}/.nvm', '{0}/.pyenv', '{0}/.local']:\n\
+         \x20   print('mounted' if os.path.isdir(top) else 'missing', top)\n\
+         \x20   for d, _, files in os.walk(top):\n\
+         \x20       for f in files:\n\
+         \x20           try:\n\
+         \x20               print(os.path.join(d, f), repr(open(os.path.join(d, f)).read()))\n\
+         \x20           except OSError as e:\n\
+         \x20               print(os.path.join(d, f), 'refused', e.strerror)\n",
+        h.display()
+    );
+    let o = run(&sb, ws.path(), &["python3", "-c", &script]).await;
+    let out = text(&o.stdout);
+    assert!(!out.contains("CANARY"), "a credential leaked:\n{out}");
+    assert!(out.contains("VISIBLE"), "the toolchain itself is readable:\n{out}{}", text(&o.stderr));
+    for top in [".cargo", ".nvm", ".pyenv", ".local"] {
+        assert!(out.contains(&format!("mounted {}", h.join(top).display())), "{top} not mounted:\n{out}");
+    }
+    let o =
+        run(&sb, ws.path(), &["sh", "-c", "cat \"$CARGO_HOME/credentials.toml\" \"$CARGO_HOME/credentials\""]).await;
+    assert!(!text(&o.stdout).contains("CANARY"), "{}", text(&o.stdout));
+    assert_ne!(o.exit_code, 0, "reading a covered file is refused: {}", text(&o.stderr));
+    // The host's files are untouched.
+    assert!(std::fs::read_to_string(h.join(".cargo/credentials.toml")).unwrap().contains("CANARY-cargo"));
+}
