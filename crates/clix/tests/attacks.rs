@@ -6,6 +6,12 @@
 
 mod common;
 
+use std::ffi::OsString;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
 use common::{clix, text};
 
 const CANARY: &str = "canary-5e2d";
@@ -47,4 +53,264 @@ fn workspaces_that_hold_clix_files_or_secrets_are_refused() {
     // A project folder is fine.
     let out = clix(&clix_home, &project, &["run", "echo ok"]).env("HOME", &home).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+/// Who runs clix: this process's user, or `nobody` (only a root test
+/// process can switch to it, with util-linux's setpriv).
+struct Runner {
+    /// A copy of the binary every user can run (the build folder may be private).
+    bin: PathBuf,
+    as_nobody: bool,
+    _dir: tempfile::TempDir,
+}
+
+const NOBODY: u32 = 65534;
+
+impl Runner {
+    fn new(as_nobody: bool) -> Runner {
+        let dir = open_tempdir();
+        let bin = dir.path().join("clix");
+        std::fs::copy(env!("CARGO_BIN_EXE_clix"), &bin).unwrap();
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        Runner { bin, as_nobody, _dir: dir }
+    }
+
+    /// `clix args…` in `ws` with its own CLIX_HOME, a cleared environment
+    /// and, before it, `wrapper` (e.g. prlimit).
+    fn clix(&self, home: &Path, ws: &Path, wrapper: &[&str], args: &[&str]) -> Command {
+        let mut argv: Vec<OsString> = Vec::new();
+        if self.as_nobody {
+            argv.extend(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"].map(OsString::from));
+        }
+        argv.extend(wrapper.iter().map(OsString::from));
+        argv.push(self.bin.clone().into());
+        argv.extend(args.iter().map(OsString::from));
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..])
+            .current_dir(ws)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("CLIX_HOME", home)
+            .env("OPENAI_API_KEY", format!("{CANARY}-openai"))
+            .env("MY_TOKEN", format!("{CANARY}-token"))
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// A workspace and a CLIX_HOME owned by the runner, beside a canary
+    /// folder whose files the runner could read, change and delete, if the
+    /// jail let it.
+    fn fixture(&self) -> Corpus {
+        let root = open_tempdir();
+        let (ws, home, canary) = (root.path().join("ws"), root.path().join("home"), root.path().join("canary"));
+        for dir in [&ws, &home, &canary] {
+            std::fs::create_dir(dir).unwrap();
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        }
+        for name in ["FILE", "victim"] {
+            std::fs::write(canary.join(name), format!("{CANARY}\n")).unwrap();
+            std::fs::set_permissions(canary.join(name), std::fs::Permissions::from_mode(0o666)).unwrap();
+        }
+        if self.as_nobody {
+            for dir in [&ws, &home] {
+                std::os::unix::fs::chown(dir, Some(NOBODY), Some(NOBODY)).unwrap();
+            }
+        }
+        Corpus { _root: root, ws, home, canary }
+    }
+}
+
+/// A temp folder others can enter (tempfile makes them 0700).
+fn open_tempdir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+struct Corpus {
+    _root: tempfile::TempDir,
+    ws: PathBuf,
+    home: PathBuf,
+    canary: PathBuf,
+}
+
+impl Corpus {
+    fn assert_canary_untouched(&self, case: &str) {
+        let mut entries: Vec<(String, String)> = std::fs::read_dir(&self.canary)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (e.file_name().to_string_lossy().into_owned(), std::fs::read_to_string(e.path()).unwrap_or_default())
+            })
+            .collect();
+        entries.sort();
+        let want =
+            [("FILE", format!("{CANARY}\n")), ("victim", format!("{CANARY}\n"))].map(|(n, c)| (n.to_string(), c));
+        assert_eq!(entries, want, "{case}: the canary folder was changed");
+    }
+}
+
+/// Runs `cmd` to its end within `limit`, or kills it and fails.
+fn finish(mut cmd: Command, limit: Duration, case: &str) -> Output {
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("{case}: clix did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn all_text(out: &Output) -> String {
+    format!("{}{}", text(&out.stdout), text(&out.stderr))
+}
+
+/// `os.symlink(target, link)` from a program in the sandbox (bashkit itself
+/// refuses absolute symlinks; a sandboxed program does not).
+fn plant(r: &Runner, c: &Corpus, target: &Path, link: &str) {
+    let line = format!("python3 -c \"import os; os.symlink('{}', '{link}')\"", target.display());
+    let out = r.clix(&c.home, &c.ws, &[], &["run", &line]).output().unwrap();
+    assert!(out.status.success(), "{line}: {}", all_text(&out));
+}
+
+/// The swap loop of a hostile program: exchange `d` and `x` with
+/// renameat2(RENAME_EXCHANGE) until `stop` exists, then print the count.
+const SWAPPER: &str = r#"
+import ctypes, os, platform
+nr = {"x86_64": 316, "aarch64": 276}[platform.machine()]
+libc = ctypes.CDLL(None, use_errno=True)
+open("started", "w").close()
+swaps = 0
+while not os.path.exists("stop"):
+    if libc.syscall(nr, -100, b"d", -100, b"x", 2) != 0:
+        raise OSError(ctypes.get_errno(), "renameat2")
+    swaps += 1
+print(swaps)
+"#;
+
+/// The race that broke bashkit's RealFs: a sandboxed program swaps a real
+/// folder `d` and a symlink `x` to the canary folder for as long as another
+/// clix sends 1,000 reads, 100 writes and 100 deletes through `d`.
+fn symlink_race(r: &Runner) {
+    let c = r.fixture();
+    let out = r.clix(&c.home, &c.ws, &[], &["run", "mkdir d && echo inside > d/FILE"]).output().unwrap();
+    assert!(out.status.success(), "{}", all_text(&out));
+    std::fs::write(c.ws.join("swap.py"), SWAPPER).unwrap();
+    plant(r, &c, &c.canary, "x");
+    let swapper = r
+        .clix(&c.home, &c.ws, &[], &["run", "--timeout", "300", "python3 swap.py"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !c.ws.join("started").exists() {
+        assert!(started.elapsed() < Duration::from_secs(60), "the swapper never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let reads = r
+        .clix(&c.home, &c.ws, &[], &["run", "--raw", "for i in $(seq 1000); do cat d/FILE 2>/dev/null; done"])
+        .output()
+        .unwrap();
+    let writes = r
+        .clix(&c.home, &c.ws, &[], &["run", "for i in $(seq 100); do echo pwned > d/pwned-$i.txt; done 2>/dev/null"])
+        .output()
+        .unwrap();
+    let deletes = r
+        .clix(&c.home, &c.ws, &[], &["run", "for i in $(seq 100); do rm -f d/victim; done 2>/dev/null"])
+        .output()
+        .unwrap();
+    std::fs::write(c.ws.join("stop"), "").unwrap();
+    let swapped = swapper.wait_with_output().unwrap();
+    let swaps: u64 = text(&swapped.stdout)
+        .lines()
+        .next()
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or_else(|| panic!("the swapper failed: {}", all_text(&swapped)));
+    assert!(swaps > 1000, "the race did not run: {swaps} swaps");
+    let read_text = text(&reads.stdout);
+    assert!(read_text.contains("inside"), "no read went through: the test raced nothing");
+    for out in [&reads, &writes, &deletes] {
+        assert!(!all_text(out).contains(CANARY), "a read reached the canary");
+    }
+    c.assert_canary_untouched("race");
+    eprintln!("symlink race: {swaps} swaps, {} of 1000 reads went through", read_text.matches("inside").count());
+}
+
+/// Manifests symlinked to /proc/self/environ and to a host file, a FIFO
+/// manifest and a /dev/zero one (under a 2 GB address-space limit): `hub
+/// check` and later runs finish, and quote none of it.
+fn hub_manifests(r: &Runner) {
+    let c = r.fixture();
+    let out = r.clix(&c.home, &c.ws, &[], &["run", "mkdir -p .clix/hub"]).output().unwrap();
+    assert!(out.status.success(), "{}", all_text(&out));
+    plant(r, &c, Path::new("/proc/self/environ"), ".clix/hub/e.toml");
+    plant(r, &c, &c.canary.join("FILE"), ".clix/hub/f.toml");
+    plant(r, &c, Path::new("/dev/zero"), ".clix/hub/z.json");
+    let out =
+        r.clix(&c.home, &c.ws, &[], &["run", "python3 -c \"import os; os.mkfifo('.clix/hub/evil.json')\""]).output();
+    assert!(out.unwrap().status.success());
+    for args in [&["hub", "check"][..], &["run", "echo still here"][..]] {
+        let out =
+            finish(r.clix(&c.home, &c.ws, &["prlimit", "--as=2000000000", "--"], args), Duration::from_secs(60), "hub");
+        let all = all_text(&out);
+        assert!(!all.contains(CANARY), "{args:?} leaked: {all}");
+        if args[0] == "run" {
+            assert!(all.contains("still here"), "{all}");
+        }
+    }
+}
+
+/// `.clix` planted as a symlink to a host folder, then a long output.
+fn spill_symlink(r: &Runner) {
+    let c = r.fixture();
+    plant(r, &c, &c.canary, ".clix");
+    let out = r.clix(&c.home, &c.ws, &[], &["run", "seq 1 5000"]).output().unwrap();
+    assert!(!all_text(&out).contains(".clix/out/cmd-1.txt"), "{}", all_text(&out));
+    c.assert_canary_untouched("spill");
+}
+
+/// A setuid copy from the sandbox, and chmod from the shell.
+fn setuid_files(r: &Runner) {
+    use std::os::unix::fs::PermissionsExt;
+    let c = r.fixture();
+    let line =
+        "python3 -c \"import shutil,os; shutil.copy('/usr/bin/id','x'); os.chmod('x', 0o4755)\"; cp x y; chmod 4755 y";
+    r.clix(&c.home, &c.ws, &[], &["run", line]).output().unwrap();
+    for name in ["x", "y"] {
+        if let Ok(meta) = std::fs::metadata(c.ws.join(name)) {
+            assert_eq!(meta.permissions().mode() & 0o6000, 0, "{name} is setuid or setgid");
+        }
+    }
+}
+
+fn corpus(r: &Runner) {
+    symlink_race(r);
+    hub_manifests(r);
+    spill_symlink(r);
+    setuid_files(r);
+}
+
+fn is_root() -> bool {
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The corpus as the user running the tests (root in CI).
+#[test]
+fn the_attack_corpus_as_this_user() {
+    eprintln!("running the attack corpus as uid {}", unsafe { libc::geteuid() });
+    corpus(&Runner::new(false));
+}
+
+/// The same corpus as an ordinary user (`nobody`): needs root to switch.
+#[test]
+fn the_attack_corpus_as_an_ordinary_user() {
+    if !is_root() {
+        eprintln!("skipped: switching to nobody needs root; the corpus ran only as this user");
+        return;
+    }
+    corpus(&Runner::new(true));
 }
