@@ -17,6 +17,12 @@
 //! last commits before a power loss or an operating-system crash may be
 //! lost (the file stays consistent).
 //!
+//! Topics keep projects apart: a memory belongs to one topic (a session's
+//! is its workspace's name), a store can be confined to some topics
+//! ([`Store::confine_to`]), and [`GLOBAL_TOPIC`] holds what a person
+//! marked as true everywhere: every session may read it, only a person
+//! writes it (the `memory` command enforces who may do what).
+//!
 //! It must not know about the shell, the model or a terminal: the `memory`
 //! command and the agent's recall are built on top of it, and progress is
 //! reported through a callback.
@@ -29,6 +35,11 @@ mod vectors;
 pub use embed::{EmbedError, Embedder, MemorySettings, Model2Vec, OpenAiEmbedder};
 pub use store::{Filter, Hit, Memory, MemoryError, Progress, Store};
 pub use vectors::{COARSE_MIN, COARSE_PER_RESULT};
+
+/// The reserved topic of memories a person marked global: every session
+/// reads them beside its own topic's; inside `run` they are read-only, and
+/// only `clix memory store --global` (or `-t global`) writes them.
+pub const GLOBAL_TOPIC: &str = "global";
 
 /// Reciprocal Rank Fusion's constant: a document at rank r (from 1) of a
 /// list adds 1 / (RRF_K + r) to its score.

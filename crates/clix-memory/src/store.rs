@@ -80,6 +80,9 @@ pub type Progress = Arc<dyn Fn(usize, usize) + Send + Sync>;
 pub struct Store {
     pub(crate) db: Connection,
     path: String,
+    /// The topics reads and forgets are confined to, as a JSON array for
+    /// `json_each`; empty: every topic.
+    scope: String,
     vectors: Option<Vectors>,
     progress: Option<Progress>,
     warnings: Vec<String>,
@@ -99,7 +102,7 @@ impl Store {
         if version > SCHEMA_VERSION {
             return Err(MemoryError::TooNew { path: shown, found: version });
         }
-        Ok(Store { db, path: shown, vectors: None, progress: None, warnings: Vec::new() })
+        Ok(Store { db, path: shown, scope: String::new(), vectors: None, progress: None, warnings: Vec::new() })
     }
 
     /// Adds vector search with `embedder`. Memories it has no vector for
@@ -109,6 +112,20 @@ impl Store {
         let vectors = Vectors::new(&self.db, embedder).map_err(|e| self.fail(e))?;
         self.vectors = Some(vectors);
         Ok(self)
+    }
+
+    /// Confines this store to `topics`: from now on search, nearest, recent,
+    /// facts, get and forget see only memories of these topics (an empty
+    /// filter topic means all of them; a topic outside them finds nothing).
+    /// Storing is not confined: which topic may be written is the caller's
+    /// decision. One project's session must not read or erase another's.
+    pub fn confine_to(&mut self, topics: &[&str]) {
+        self.scope = serde_json::to_string(topics).unwrap_or_default();
+    }
+
+    /// The topics of [`Store::confine_to`], or `None` for every topic.
+    pub fn confined_to(&self) -> Option<Vec<String>> {
+        (!self.scope.is_empty()).then(|| serde_json::from_str(&self.scope).unwrap_or_default())
     }
 
     /// Called with `(done, total)` while missing vectors are embedded.
@@ -226,7 +243,7 @@ impl Store {
         // lift a document that only one list ranks high.
         let pool = (limit.saturating_mul(4)).clamp(20, 4096);
         let lexical = self.fts(query, filter, pool).map_err(|e| self.fail(e))?;
-        let semantic = vectors.knn(&self.db, &query_vector, filter, pool).map_err(|e| self.fail(e))?;
+        let semantic = vectors.knn(&self.db, &query_vector, filter, &self.scope, pool).map_err(|e| self.fail(e))?;
         self.fuse(lexical, semantic, limit).map_err(|e| self.fail(e))
     }
 
@@ -246,7 +263,7 @@ impl Store {
             }
         };
         let Some(vectors) = &self.vectors else { return Ok(Vec::new()) };
-        vectors.knn(&self.db, &query_vector, filter, limit).map_err(|e| self.fail(e))
+        vectors.knn(&self.db, &query_vector, filter, &self.scope, limit).map_err(|e| self.fail(e))
     }
 
     /// The unit vector of a query; missing vectors are filled in once the
@@ -304,9 +321,10 @@ impl Store {
              WHERE memories_fts MATCH ?1
                AND (?2 = '' OR m.topic = ?2)
                AND (?3 = '' OR clix_contains(m.text, ?3))
+               AND (?5 = '' OR m.topic IN (SELECT value FROM json_each(?5)))
              ORDER BY bm25(memories_fts) LIMIT ?4",
         )?;
-        let rows = stmt.query_map(params![fts, filter.topic, filter.keyword, limit as i64], |r| {
+        let rows = stmt.query_map(params![fts, filter.topic, filter.keyword, limit as i64, self.scope], |r| {
             let score: f64 = r.get(7)?;
             Ok(Hit { memory: memory(r)?, score, bm25: Some(score), similarity: None, snippet: r.get(8)? })
         })?;
@@ -325,23 +343,27 @@ impl Store {
 
     fn list(&self, condition: &str, topic: &str, limit: usize) -> Result<Vec<Memory>, MemoryError> {
         let sql = format!(
-            "SELECT id, topic, kind, text, created_at, date(created_at, 'unixepoch'), session FROM memories WHERE {condition} \
-             ORDER BY created_at DESC, id DESC LIMIT ?2"
+            "SELECT id, topic, kind, text, created_at, date(created_at, 'unixepoch'), session FROM memories \
+             WHERE {condition} AND {IN_SCOPE} ORDER BY created_at DESC, id DESC LIMIT ?2"
         );
         let mut stmt = self.db.prepare(&sql).map_err(|e| self.fail(e))?;
-        let rows = stmt.query_map(params![topic, limit as i64], memory).map_err(|e| self.fail(e))?;
+        let rows = stmt.query_map(params![topic, limit as i64, self.scope], memory).map_err(|e| self.fail(e))?;
         rows.collect::<Result<_, _>>().map_err(|e| self.fail(e))
     }
 
     /// Removes a memory from the table, the full-text index and every
-    /// vector table (triggers do the indexes); `false` if there was none.
+    /// vector table (triggers do the indexes); `false` if there was none
+    /// (or, in a confined store, none of its topics).
     pub fn forget(&self, id: i64) -> Result<bool, MemoryError> {
-        let n = self.db.execute("DELETE FROM memories WHERE id = ?1", params![id]).map_err(|e| self.fail(e))?;
+        let sql = format!("DELETE FROM memories WHERE id = ?1 AND {}", IN_SCOPE.replace("?3", "?2"));
+        let n = self.db.execute(&sql, params![id, self.scope]).map_err(|e| self.fail(e))?;
         Ok(n > 0)
     }
 
+    /// Memory `id` (`None` if there is none, or it is outside a confined store's topics).
     pub fn get(&self, id: i64) -> Result<Option<Memory>, MemoryError> {
-        self.get_row(id).map_err(|e| self.fail(e))
+        let found = self.get_row(id).map_err(|e| self.fail(e))?;
+        Ok(found.filter(|m| self.confined_to().is_none_or(|topics| topics.contains(&m.topic))))
     }
 
     fn get_row(&self, id: i64) -> rusqlite::Result<Option<Memory>> {
@@ -375,6 +397,9 @@ impl Store {
         crate::vectors::rows_of(&self.db, id).map_err(|e| self.fail(e))
     }
 }
+
+/// A memory's topic is in the store's scope (`?3`: the JSON array, or '').
+const IN_SCOPE: &str = "(?3 = '' OR topic IN (SELECT value FROM json_each(?3)))";
 
 pub(crate) fn memory(r: &rusqlite::Row<'_>) -> rusqlite::Result<Memory> {
     Ok(Memory {

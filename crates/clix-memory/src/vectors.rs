@@ -359,7 +359,9 @@ impl Vectors {
     /// The `k` nearest memories to `query` as (id, cosine similarity),
     /// filters applied before ranking: the topic inside the vec0 KNN (a
     /// partition key: only that topic's chunks are read), a keyword by
-    /// scoring exactly the memories that contain it.
+    /// scoring exactly the memories that contain it. `scope` (a JSON array
+    /// of topics, or empty) confines both: without a filter topic, each of
+    /// its topics is searched and the results merged.
     ///
     /// With sign bits (dimensions that are multiples of 8) the KNN has two
     /// stages: vec0's Hamming KNN over the bits picks [`COARSE_PER_RESULT`]
@@ -371,28 +373,58 @@ impl Vectors {
         db: &Connection,
         query: &[f32],
         filter: &Filter<'_>,
+        scope: &str,
         k: usize,
     ) -> rusqlite::Result<Vec<(i64, f64)>> {
         let Some(space) = self.space.as_ref().filter(|s| s.dim == query.len()) else { return Ok(Vec::new()) };
         let table = space.table();
-        let query = blob(query);
         let k = k.clamp(1, MAX_K);
         if !filter.keyword.is_empty() {
             let sql = format!(
                 "SELECT m.id, vec_distance_cosine(v.embedding, ?1) AS d
                  FROM memories m JOIN {table} v ON v.rowid = m.id
                  WHERE (?2 = '' OR m.topic = ?2) AND clix_contains(m.text, ?3)
+                   AND (?5 = '' OR m.topic IN (SELECT value FROM json_each(?5)))
                  ORDER BY d LIMIT ?4"
             );
             let mut stmt = db.prepare_cached(&sql)?;
-            let rows = stmt.query_map(params![query, filter.topic, filter.keyword, k as i64], pair)?;
+            let rows = stmt.query_map(params![blob(query), filter.topic, filter.keyword, k as i64, scope], pair)?;
             return similarities(rows);
         }
-        let topic = if filter.topic.is_empty() { "?3 = ''" } else { "topic = ?3" };
+        let topics: Vec<String> =
+            if scope.is_empty() { Vec::new() } else { serde_json::from_str(scope).unwrap_or_default() };
+        if topics.is_empty() || (!filter.topic.is_empty() && topics.iter().any(|t| t == filter.topic)) {
+            return self.knn_topic(db, space, query, filter.topic, k);
+        }
+        if !filter.topic.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Each topic is a partition of its own: the nearest of each, merged.
+        let mut merged = Vec::new();
+        for topic in &topics {
+            merged.extend(self.knn_topic(db, space, query, topic, k)?);
+        }
+        merged.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        merged.truncate(k);
+        Ok(merged)
+    }
+
+    /// The KNN within one topic's partition (`""`: every topic).
+    fn knn_topic(
+        &self,
+        db: &Connection,
+        space: &Space,
+        query: &[f32],
+        topic_filter: &str,
+        k: usize,
+    ) -> rusqlite::Result<Vec<(i64, f64)>> {
+        let table = space.table();
+        let query = blob(query);
+        let topic = if topic_filter.is_empty() { "?3 = ''" } else { "topic = ?3" };
         if !space.has_bits() {
             let sql = format!("SELECT rowid, distance FROM {table} WHERE embedding MATCH ?1 AND k = ?2 AND {topic}");
             let mut stmt = db.prepare_cached(&sql)?;
-            let rows = stmt.query_map(params![query, k as i64, filter.topic], pair)?;
+            let rows = stmt.query_map(params![query, k as i64, topic_filter], pair)?;
             return similarities(rows);
         }
         let wanted = k.saturating_mul(COARSE_PER_RESULT).clamp(COARSE_MIN, MAX_K);
@@ -401,7 +433,7 @@ impl Vectors {
         );
         let mut stmt = db.prepare_cached(&sql)?;
         let candidates: Vec<(i64, Option<f64>)> =
-            stmt.query_map(params![query, wanted as i64, filter.topic], pair)?.collect::<rusqlite::Result<_>>()?;
+            stmt.query_map(params![query, wanted as i64, topic_filter], pair)?.collect::<rusqlite::Result<_>>()?;
         let mut exact =
             db.prepare_cached(&format!("SELECT vec_distance_cosine(embedding, ?1) FROM {table} WHERE rowid = ?2"))?;
         let mut scored = Vec::with_capacity(candidates.len());

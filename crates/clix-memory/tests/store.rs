@@ -524,3 +524,44 @@ fn a_busy_server_marks_no_memory_as_unembeddable() {
     assert_eq!(s.vector_rows(busy).unwrap(), 1, "embedded once the server answers: it was never marked failed");
     assert_eq!(s.vector_rows(other).unwrap(), 1);
 }
+
+#[test]
+fn a_confined_store_reads_and_forgets_only_its_topics() {
+    // 64: the two-stage (sign bits) KNN; 36: vec0's exact KNN.
+    for dim in [64, 36] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = open(&dir).with_embedder(words("words:a", dim)).unwrap();
+        let mine = s.store("credentials of alpha are replaced every Friday", "alpha", "fact", "").unwrap();
+        let theirs = s.store("credentials of beta are replaced every Monday", "beta", "fact", "").unwrap();
+        let shared = s.store("credentials are never pasted into chat", clix_memory::GLOBAL_TOPIC, "fact", "").unwrap();
+        s.confine_to(&["alpha", clix_memory::GLOBAL_TOPIC]);
+        assert_eq!(s.confined_to(), Some(vec!["alpha".to_string(), "global".to_string()]));
+
+        let all = Filter::default();
+        let mut found = ids(&s.search("credentials replaced", &all, 10).unwrap());
+        found.sort();
+        assert_eq!(found, vec![mine, shared], "dim {dim}: full text and vectors, beta left out");
+        let mut near: Vec<i64> = s.nearest("secret renewed", &all, 10).unwrap().into_iter().map(|n| n.0).collect();
+        near.sort();
+        assert_eq!(near, vec![mine, shared], "dim {dim}: each topic's partition, merged");
+        let keyword = Filter { topic: "", keyword: "credentials" };
+        assert!(!ids(&s.search("secret renewed", &keyword, 10).unwrap()).contains(&theirs), "dim {dim}");
+        let beta = Filter { topic: "beta", keyword: "" };
+        assert!(s.search("credentials replaced", &beta, 10).unwrap().is_empty(), "dim {dim}");
+        assert!(s.nearest("credentials replaced", &beta, 10).unwrap().is_empty(), "dim {dim}");
+        let only_mine = Filter { topic: "alpha", keyword: "" };
+        assert_eq!(ids(&s.search("credentials replaced", &only_mine, 10).unwrap()), vec![mine], "dim {dim}");
+
+        let listed = |list: Vec<clix_memory::Memory>| list.iter().map(|m| m.id).collect::<Vec<_>>();
+        assert_eq!(listed(s.recent(10, "").unwrap()), vec![shared, mine]);
+        assert_eq!(listed(s.facts("").unwrap()), vec![shared, mine]);
+        assert!(s.recent(10, "beta").unwrap().is_empty() && s.facts("beta").unwrap().is_empty());
+
+        assert_eq!(s.get(theirs).unwrap(), None);
+        assert!(!s.forget(theirs).unwrap(), "another topic's memory is out of reach");
+        let mut everything = open(&dir);
+        assert_eq!(everything.get(theirs).unwrap().map(|m| m.topic), Some("beta".into()), "and still there");
+        assert_eq!(everything.search("Monday", &all, 5).map(|h| ids(&h)).unwrap(), vec![theirs]);
+        assert!(s.forget(mine).unwrap());
+    }
+}

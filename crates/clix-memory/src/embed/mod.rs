@@ -66,6 +66,12 @@ pub struct MemorySettings {
     pub recall_min_bm25: f64,
     /// Agent: store a short summary of each run (kind `summary`).
     pub summaries: bool,
+    /// Inside `run`, let `memory -t TOPIC` read and change topics other than
+    /// the session's (and searches without -t cover every topic). Off: a
+    /// session sees only its own topic and the global one, so one project's
+    /// agent cannot read, plant or forget another project's memories.
+    /// `clix memory` on the command line always reaches every topic.
+    pub cross_topic: bool,
 }
 
 impl Default for MemorySettings {
@@ -81,6 +87,7 @@ impl Default for MemorySettings {
             recall_min_similarity: 0.5,
             recall_min_bm25: 1.0,
             summaries: true,
+            cross_topic: false,
         }
     }
 }
@@ -100,6 +107,7 @@ impl std::fmt::Debug for MemorySettings {
             recall_min_similarity,
             recall_min_bm25,
             summaries,
+            cross_topic,
         } = self;
         f.debug_struct("MemorySettings")
             .field("embedder", embedder)
@@ -112,6 +120,7 @@ impl std::fmt::Debug for MemorySettings {
             .field("recall_min_similarity", recall_min_similarity)
             .field("recall_min_bm25", recall_min_bm25)
             .field("summaries", summaries)
+            .field("cross_topic", cross_topic)
             .finish()
     }
 }
