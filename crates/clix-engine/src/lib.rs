@@ -19,7 +19,7 @@ mod spill;
 mod tooldef;
 
 pub use catalog::Catalog;
-pub use commands::{MAX_IMAGE_SIDE, MemoryConfig, SeenImage};
+pub use commands::{MAX_IMAGE_SIDE, MemoryAccess, MemoryConfig, SeenImage};
 pub use engine::{Engine, EngineConfig, OsTier, RunOutput};
 pub use spill::SpillDir;
 pub use tooldef::{ToolFormat, description as tool_description, tool_definition};

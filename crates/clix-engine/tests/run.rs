@@ -235,6 +235,8 @@ async fn memory_command_levels_of_help_store_search_forget() {
         path: data.path().join("memory.sqlite"),
         topic: "proj".into(),
         session: "s1".into(),
+        // -t ops below: another topic than the session's (tests/memory.rs covers the default).
+        settings: clix_memory::MemorySettings { cross_topic: true, ..Default::default() },
         ..Default::default()
     };
     let mut f = memory_fixture(memory).await;

@@ -349,10 +349,16 @@ fn load_with_flags(paths: &Paths, session: &SessionFlags, network: bool) -> Resu
 }
 
 /// `clix memory …` runs the very `memory` command the agent has, so both
-/// always agree.
+/// always agree; a person's reaches every topic and may write the global one.
 async fn memory(paths: &Paths, workspace: Option<PathBuf>, args: &[String]) -> Result<ExitCode> {
     let settings = settings::load(paths, &[])?.value;
-    run_agent_command(paths, workspace, &settings, "memory", args).await
+    let workspace = workspace_or_cwd(workspace)?;
+    let mut config = engine_config(paths, &workspace, &settings, "cli");
+    if let Some(memory) = config.memory.as_mut() {
+        memory.access = clix_engine::MemoryAccess::Full;
+    }
+    let mut engine = Engine::new(config).await?;
+    run_for_person(&mut engine, "memory", args).await
 }
 
 /// Runs one of the agent's commands for a person: each argument quoted
@@ -366,6 +372,11 @@ pub(crate) async fn run_agent_command(
 ) -> Result<ExitCode> {
     let workspace = workspace_or_cwd(workspace)?;
     let mut engine = start_engine(paths, &workspace, settings).await?;
+    run_for_person(&mut engine, command, args).await
+}
+
+/// `command args…` on `engine`, each argument quoted; raw output, its exit code.
+async fn run_for_person(engine: &mut Engine, command: &str, args: &[String]) -> Result<ExitCode> {
     let quoted: Vec<String> = args.iter().map(|a| format!("'{}'", a.replace('\'', "'\\''"))).collect();
     let line = format!("{command} {}", quoted.join(" "));
     let raw = engine.run_raw(line.trim_end(), read_piped_stdin()?.as_deref()).await;

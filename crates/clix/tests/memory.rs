@@ -74,7 +74,7 @@ fn every_subcommand_says_its_usage() {
             "[error] memory search: usage: memory search <query> [-t topic] [-k keyword] [-n 5] [--json]\n",
             2,
         ),
-        (&["store"], "[error] memory store: usage: memory store <text> [-t topic] [--kind note|fact]\n", 2),
+        (&["store"], "[error] memory store: usage: memory store <text> [-t topic | --global] [--kind note|fact]\n", 2),
         (&["forget"], "[error] memory forget: usage: memory forget <id>\n", 2),
         (&["fly"], "[error] memory: no subcommand fly. usage: memory search|recent|store|facts|forget\n", 2),
         (
@@ -189,6 +189,50 @@ fn run_takes_the_session_topic_from_topic() {
             .starts_with(&format!("stored #2 (note, topic {})", h.topic()))
     );
     assert_eq!(ids(&h.json(&["search", "rotates", "-t", "ops", "--json"])), vec![1]);
+}
+
+#[test]
+fn run_keeps_to_its_topic_while_clix_memory_reaches_every_topic() {
+    let h = Home::new();
+    let run = |topic: &str, line: &str, env: &[(&str, &str)]| {
+        let o = common::clix(h.home.path(), h.ws.path(), &["run", "--raw", "--topic", topic, line])
+            .env("CLIX_SANDBOX_MODE", "off")
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        (text(&o.stdout), text(&o.stderr), o.status.code())
+    };
+    assert!(run("alpha", "memory store alpha deploys on Fridays", &[]).0.starts_with("stored #1 (note, topic alpha)"));
+    assert!(run("beta", "memory store beta deploys on Mondays", &[]).0.starts_with("stored #2 (note, topic beta)"));
+    let (out, err, code) = run("alpha", "memory store --global deploys never after 18:00", &[]);
+    assert_eq!((out.as_str(), code), ("", Some(1)), "an agent cannot write the global topic");
+    assert!(err.contains("read-only inside run"), "{err}");
+    assert_eq!(
+        h.ok(&["store", "--global", "deploys never after 18:00", "--kind", "fact"]),
+        "stored #3 (fact, topic global)\n"
+    );
+
+    // Inside run: its own topic and the global one, nothing of beta's.
+    let (out, _, _) = run("alpha", "memory search deploys --json | jq -c '[.[].id] | sort'", &[]);
+    assert_eq!(out, "[1,3]\n");
+    let (out, err, code) = run("alpha", "memory search deploys -t beta", &[]);
+    assert_eq!((out.as_str(), code), ("", Some(1)));
+    assert!(err.contains("memory.cross_topic = true"), "{err}");
+    let (_, err, code) = run("alpha", "memory forget 2", &[]);
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(h.store().get(2).unwrap().map(|m| m.topic), Some("beta".into()), "beta's memory stays");
+    let (out, _, _) = run("beta", "memory facts --json | jq -c '[.[].id]'", &[]);
+    assert_eq!(out, "[3]\n", "the global fact reaches every project");
+
+    // memory.cross_topic (here from the environment) lets run name other topics.
+    let (out, err, code) =
+        run("alpha", "memory search deploys -t beta --json | jq -c '[.[].id]'", &[("CLIX_MEMORY_CROSS_TOPIC", "true")]);
+    assert_eq!((out.as_str(), code), ("[2]\n", Some(0)), "{err}");
+
+    // A person on the command line sees both topics.
+    assert_eq!(ids(&h.json(&["search", "deploys", "--json"])).len(), 3);
+    assert_eq!(ids(&h.json(&["recent", "-t", "beta", "--json"])), vec![2]);
+    assert_eq!(h.ok(&["forget", "2"]), "forgot #2\n");
 }
 
 /// The scripted server's answer to one `/v1/embeddings` request of one text.

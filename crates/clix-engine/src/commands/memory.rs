@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use clix_memory::{EmbedError, Filter, Hit, Memory, MemorySettings, Progress, Store};
+use clix_memory::{EmbedError, Filter, GLOBAL_TOPIC, Hit, Memory, MemorySettings, Progress, Store};
 use clix_shell::{
     AgentCommand, CommandIo, CommandSpec, CommandStatus, SubcommandSpec, USAGE_EXIT, async_trait, fail, read_stdin,
     usage_error,
@@ -12,8 +12,22 @@ use clix_shell::{
 const SEARCH: &str = "memory search <query> [-t topic] [-k keyword] [-n 5] [--json]";
 const RECENT: &str = "memory recent [n] [-t topic] [--json]";
 const STORE: &str = "memory store <text> [-t topic] [--kind note|fact]";
+/// `store` for a person, who may also write the global topic.
+const STORE_FULL: &str = "memory store <text> [-t topic | --global] [--kind note|fact]";
 const FACTS: &str = "memory facts [-t topic] [--json]";
 const FORGET: &str = "memory forget <id>";
+
+/// Which memories the `memory` command may see and change.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum MemoryAccess {
+    /// Inside `run` (an agent, an MCP client): the session's topic, plus the
+    /// global topic read-only. Other topics only with `memory.cross_topic`.
+    #[default]
+    Session,
+    /// A person at the command line (`clix memory`): every topic, and the
+    /// global topic is writable.
+    Full,
+}
 
 /// Where memories go, whose they are, and how they are embedded.
 #[derive(Clone, Default)]
@@ -26,6 +40,8 @@ pub struct MemoryConfig {
     pub settings: MemorySettings,
     /// Told `(done, total)` while memories are re-embedded for a new embedder.
     pub progress: Option<Progress>,
+    /// Who is asking: a session inside `run` (the default) or a person.
+    pub access: MemoryAccess,
 }
 
 impl std::fmt::Debug for MemoryConfig {
@@ -35,6 +51,7 @@ impl std::fmt::Debug for MemoryConfig {
             .field("topic", &self.topic)
             .field("session", &self.session)
             .field("embedder", &self.settings.embedder)
+            .field("access", &self.access)
             .finish_non_exhaustive()
     }
 }
@@ -47,6 +64,37 @@ pub struct OpenedStore {
 }
 
 impl MemoryConfig {
+    /// Whether this caller may name topics other than the session's.
+    fn cross_topic(&self) -> bool {
+        self.access == MemoryAccess::Full || self.settings.cross_topic
+    }
+
+    /// Why `topic` may not be read (`write`: or written) here, if so.
+    fn refusal(&self, topic: &str, write: bool) -> Option<String> {
+        if topic.is_empty() || (topic == self.topic && (topic != GLOBAL_TOPIC || !write)) {
+            return None;
+        }
+        if topic == GLOBAL_TOPIC {
+            if !write || self.access == MemoryAccess::Full {
+                return None;
+            }
+            return Some(format!(
+                "the {GLOBAL_TOPIC} topic is read-only inside run: its memories are what a person marked as true \
+                 for every project. A person adds one with `clix memory store --global <text>`"
+            ));
+        }
+        if self.cross_topic() {
+            return None;
+        }
+        Some(format!(
+            "topic {topic:?} is not this session's topic ({:?}). Inside run, memory sees and changes only the \
+             session's own topic and the {GLOBAL_TOPIC} one, so one project cannot read, plant or forget \
+             another's memories. Use `clix memory ... -t {topic}` from a terminal, or allow it for every \
+             session with memory.cross_topic = true in config.toml (CLIX_MEMORY_CROSS_TOPIC=true)",
+            self.topic
+        ))
+    }
+
     /// Opens the store with the configured embedder (a model2vec folder is
     /// loaded here), progress reporting attached. A wrong `[memory]` setting
     /// is an error to fix; an embedder that cannot be loaded (a moved model
@@ -86,6 +134,37 @@ pub(crate) struct MemoryCommand {
 impl MemoryCommand {
     pub(crate) fn new(config: MemoryConfig) -> Self {
         let sub = SubcommandSpec::new;
+        let (store_usage, details) = if config.access == MemoryAccess::Full {
+            (
+                STORE_FULL,
+                format!(
+                    "Topics default to this folder's topic ({}) when storing; searches cover every topic\n\
+                     unless -t is given. -k keeps only memories containing the keyword. --global (-t {GLOBAL_TOPIC})\n\
+                     stores what every session should see; inside run those memories are read-only.",
+                    config.topic
+                ),
+            )
+        } else if config.settings.cross_topic {
+            (
+                STORE,
+                format!(
+                    "Topics default to this session's topic ({}) when storing; searches cover every topic\n\
+                     unless -t is given (memory.cross_topic is on). -k keeps only memories containing the\n\
+                     keyword. Topic {GLOBAL_TOPIC} is read-only.",
+                    config.topic
+                ),
+            )
+        } else {
+            (
+                STORE,
+                format!(
+                    "Memories are this session's topic ({}) plus the read-only topic {GLOBAL_TOPIC} (what a person\n\
+                     marked as true everywhere); searches, recent and facts cover both. -k keeps only memories\n\
+                     containing the keyword.",
+                    config.topic
+                ),
+            )
+        };
         let spec = CommandSpec {
             name: "memory".into(),
             summary: "remember and recall across sessions: memory search|recent|store|facts|forget".into(),
@@ -93,15 +172,11 @@ impl MemoryCommand {
             subcommands: vec![
                 sub("search", SEARCH, "ranked memories matching the words of <query>"),
                 sub("recent", RECENT, "the newest memories (default 10)"),
-                sub("store", STORE, "remember <text> (or stdin); prints the new id"),
+                sub("store", store_usage, "remember <text> (or stdin); prints the new id"),
                 sub("facts", FACTS, "every fact of a topic"),
                 sub("forget", FORGET, "remove a memory for good"),
             ],
-            details: format!(
-                "Topics default to this session's topic ({}) when storing; searches cover every topic\n\
-                 unless -t is given. -k keeps only memories containing the keyword.",
-                config.topic
-            ),
+            details,
             needs_args: true,
         };
         MemoryCommand { spec, config, store: Arc::default() }
@@ -126,6 +201,7 @@ fn count(flag: &str, v: &str) -> Result<usize, String> {
 
 fn parse(args: &[String]) -> Result<Args, String> {
     let mut a = Args::default();
+    let mut global = false;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let mut value = |flag: &str| it.next().cloned().ok_or_else(|| format!("{flag} needs a value"));
@@ -134,6 +210,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "-k" | "--keyword" => a.keyword = value(arg)?,
             "-n" | "--limit" => a.limit = Some(count("-n", &value(arg)?)?),
             "--kind" => a.kind = Some(value(arg)?),
+            "--global" => global = true,
             "--json" => a.json = true,
             // Everything after `--` is words, even if it starts with `-`.
             "--" => a.words.extend(it.by_ref().cloned()),
@@ -142,6 +219,12 @@ fn parse(args: &[String]) -> Result<Args, String> {
             }
             _ => a.words.push(arg.clone()),
         }
+    }
+    if global {
+        if !a.topic.is_empty() && a.topic != GLOBAL_TOPIC {
+            return Err(format!("--global is the topic {GLOBAL_TOPIC}; give it or -t, not both"));
+        }
+        a.topic = GLOBAL_TOPIC.into();
     }
     Ok(a)
 }
@@ -185,8 +268,13 @@ impl AgentCommand for MemoryCommand {
             let mut warnings = Vec::new();
             if slot.is_none() {
                 match config.open() {
-                    Ok(opened) => {
+                    Ok(mut opened) => {
                         warnings.extend(opened.degraded);
+                        // The store itself enforces the session's view, so
+                        // no subcommand can reach past it.
+                        if !config.cross_topic() {
+                            opened.store.confine_to(&[&config.topic, GLOBAL_TOPIC]);
+                        }
                         *slot = Some(opened.store);
                     }
                     Err(e) => return (Err(format!("[error] memory: {e}\n")), warnings),
@@ -218,6 +306,13 @@ impl AgentCommand for MemoryCommand {
 fn execute(config: &MemoryConfig, store: &mut Store, sub: &str, args: &Args) -> Result<String, String> {
     let who = format!("memory {sub}");
     let failed = |e: clix_memory::MemoryError| format!("[error] {who}: {e}\n");
+    let refused = |why: String| format!("[error] {who}: {why}\n");
+    // What a store writes to is its topic, the session's by default.
+    let store_topic = if args.topic.is_empty() { &config.topic } else { &args.topic };
+    let (topic, write) = if sub == "store" { (store_topic, true) } else { (&args.topic, false) };
+    if let Some(why) = config.refusal(topic, write) {
+        return Err(refused(why));
+    }
     match sub {
         "search" => {
             let filter = Filter { topic: &args.topic, keyword: &args.keyword };
@@ -233,7 +328,7 @@ fn execute(config: &MemoryConfig, store: &mut Store, sub: &str, args: &Args) -> 
         }
         "facts" => Ok(show_memories(&store.facts(&args.topic).map_err(failed)?, args.json)),
         "store" => {
-            let topic = if args.topic.is_empty() { &config.topic } else { &args.topic };
+            let topic = store_topic;
             let kind = args.kind.as_deref().unwrap_or("note");
             let id = store.store(&args.words.join(" "), topic, kind, &config.session).map_err(failed)?;
             Ok(format!("stored #{id} ({kind}, topic {topic})\n"))
@@ -243,6 +338,25 @@ fn execute(config: &MemoryConfig, store: &mut Store, sub: &str, args: &Args) -> 
                 .trim_start_matches('#')
                 .parse::<i64>()
                 .map_err(|_| format!("[error] {who}: the id is a number. usage: {FORGET}\n"))?;
+            if config.access == MemoryAccess::Session {
+                // Only the session's own topic (any, with cross_topic), never global.
+                match store.get(id).map_err(failed)? {
+                    Some(m) => {
+                        if let Some(why) = config.refusal(&m.topic, true) {
+                            return Err(refused(why));
+                        }
+                    }
+                    // Another topic's memory is invisible here: refused the same way as none.
+                    None if !config.settings.cross_topic => {
+                        return Err(refused(format!(
+                            "no memory #{id} in this session's topic ({:?}); inside run, forget reaches only the \
+                             session's own memories (see memory recent)",
+                            config.topic
+                        )));
+                    }
+                    None => {}
+                }
+            }
             Ok(if store.forget(id).map_err(failed)? {
                 format!("forgot #{id}\n")
             } else {
