@@ -1,5 +1,7 @@
 //! Streamable HTTP: the same server at `http://ADDR/mcp`, one engine per MCP
-//! session id, loopback unless a bearer token guards it.
+//! session id, loopback unless a bearer token guards it. Browser requests
+//! from other sites are refused by their `Origin` (DNS rebinding) before
+//! the token or the session is looked at.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -24,6 +26,9 @@ pub struct HttpOptions {
     pub token: Option<String>,
     /// A session (and its shell) unused this long is closed.
     pub idle: Duration,
+    /// Browser origins (`scheme://host[:port]`, or `null`) allowed besides
+    /// loopback ones; a request with any other `Origin` gets 403.
+    pub allowed_origins: Vec<String>,
 }
 
 impl HttpOptions {
@@ -40,6 +45,14 @@ impl HttpOptions {
                  requires --token TOKEN (clients send `Authorization: Bearer TOKEN`)",
                 self.addr
             )));
+        }
+        for origin in &self.allowed_origins {
+            if origin != "null" && Origin::parse(origin).is_none() {
+                return Err(ServeError(format!(
+                    "--allow-origin {origin:?} is not an origin: give scheme://host[:port] with no path, \
+                     e.g. https://app.example.com or http://192.168.1.5:3000"
+                )));
+            }
         }
         Ok(())
     }
@@ -74,6 +87,9 @@ pub async fn serve_http(
     if let Some(token) = options.token.clone() {
         router = router.layer(middleware::from_fn_with_state(Arc::<str>::from(token), bearer));
     }
+    // Added last, so it runs first: before the token and the session.
+    let origins = Arc::new(OriginPolicy::new(&options.allowed_origins));
+    router = router.layer(middleware::from_fn_with_state(origins, check_origin));
     let listener = tokio::net::TcpListener::bind(options.addr)
         .await
         .map_err(|e| ServeError(format!("cannot listen on {}: {e}", options.addr)))?;
@@ -87,6 +103,111 @@ pub async fn serve_http(
         })
         .await
         .map_err(|e| ServeError(format!("HTTP server failed: {e}")))
+}
+
+/// Which `Origin` headers may reach the server: loopback ones, the listed
+/// ones, and requests without one (clients that are not browsers).
+#[derive(Debug, Default)]
+struct OriginPolicy {
+    allowed: Vec<Origin>,
+    /// `--allow-origin null`: the opaque origin of sandboxed frames and files.
+    null: bool,
+}
+
+impl OriginPolicy {
+    fn new(listed: &[String]) -> Self {
+        OriginPolicy {
+            allowed: listed.iter().filter_map(|o| Origin::parse(o)).collect(),
+            null: listed.iter().any(|o| o == "null"),
+        }
+    }
+
+    /// The first refused `Origin` value of a request, if any.
+    fn refused<'a>(&self, headers: &'a HeaderMap) -> Option<&'a [u8]> {
+        headers.get_all(header::ORIGIN).iter().map(|v| v.as_bytes()).find(|value| !self.allows(value))
+    }
+
+    fn allows(&self, value: &[u8]) -> bool {
+        let Ok(value) = std::str::from_utf8(value) else { return false };
+        let value = value.trim();
+        if value == "null" {
+            return self.null;
+        }
+        Origin::parse(value).is_some_and(|origin| origin.is_loopback() || self.allowed.contains(&origin))
+    }
+}
+
+/// An origin as RFC 6454 compares them: scheme and host lowercased, the
+/// port made explicit (80 for http, 443 for https).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Origin {
+    scheme: String,
+    /// IPv6 addresses keep their brackets.
+    host: String,
+    port: Option<u16>,
+}
+
+impl Origin {
+    /// `scheme://host[:port]`, nothing after it; `None` otherwise.
+    fn parse(text: &str) -> Option<Origin> {
+        let (scheme, authority) = text.split_once("://")?;
+        let valid_scheme = scheme.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c));
+        if !valid_scheme || authority.is_empty() || authority.contains(['/', '?', '#', '@', ' ', '\\']) {
+            return None;
+        }
+        let (host, port) = match authority.strip_prefix('[') {
+            Some(v6) => {
+                let (inside, after) = v6.split_once(']')?;
+                inside.parse::<std::net::Ipv6Addr>().ok()?;
+                (format!("[{inside}]"), after)
+            }
+            None => match authority.rfind(':') {
+                Some(at) => (authority[..at].to_string(), &authority[at..]),
+                None => (authority.to_string(), ""),
+            },
+        };
+        let port = match port {
+            "" => None,
+            p => Some(p.strip_prefix(':')?.parse::<u16>().ok()?),
+        };
+        if host.is_empty() || (host.contains(':') && !host.starts_with('[')) {
+            return None;
+        }
+        let scheme = scheme.to_ascii_lowercase();
+        let default = match scheme.as_str() {
+            "http" => Some(80),
+            "https" => Some(443),
+            _ => None,
+        };
+        Some(Origin { host: host.to_ascii_lowercase(), port: port.or(default), scheme })
+    }
+
+    /// http or https on localhost, 127.0.0.0/8 or [::1], any port.
+    fn is_loopback(&self) -> bool {
+        if self.scheme != "http" && self.scheme != "https" {
+            return false;
+        }
+        match self.host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+            Some(v6) => v6.parse::<std::net::Ipv6Addr>().is_ok_and(|ip| ip.is_loopback()),
+            None => {
+                self.host == "localhost" || self.host.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
+            }
+        }
+    }
+}
+
+/// Refuses a browser request from a site that is not allowed (a page that
+/// rebinds its own name to 127.0.0.1 would otherwise reach the shell).
+async fn check_origin(State(policy): State<Arc<OriginPolicy>>, request: Request, next: Next) -> Response {
+    let Some(origin) = policy.refused(request.headers()) else { return next.run(request).await };
+    let shown: String = String::from_utf8_lossy(origin).chars().take(200).collect();
+    let message = format!(
+        "Forbidden: requests from Origin {shown} are refused (only loopback origins are allowed, against DNS \
+         rebinding); to allow this one, start the server with clix mcp --allow-origin {shown}"
+    );
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": message}});
+    (StatusCode::FORBIDDEN, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
 }
 
 /// Rejects a request without `Authorization: Bearer <token>`.
@@ -162,7 +283,12 @@ mod tests {
 
     #[test]
     fn non_loopback_requires_a_token() {
-        let open = HttpOptions { addr: "0.0.0.0:8765".parse().unwrap(), token: None, idle: Duration::from_secs(1) };
+        let open = HttpOptions {
+            addr: "0.0.0.0:8765".parse().unwrap(),
+            token: None,
+            idle: Duration::from_secs(1),
+            allowed_origins: Vec::new(),
+        };
         assert!(open.check().unwrap_err().0.contains("--token"));
         let guarded = HttpOptions { token: Some("t".into()), ..open.clone() };
         assert!(guarded.check().is_ok());
@@ -170,5 +296,55 @@ mod tests {
         assert!(local.check().is_ok());
         let v6 = HttpOptions { addr: "[::1]:0".parse().unwrap(), ..open };
         assert!(v6.check().is_ok());
+    }
+
+    #[test]
+    fn loopback_origins_pass_others_only_when_listed() {
+        let policy = OriginPolicy::new(&["https://App.Example.com".into(), "http://10.0.0.5:3000".into()]);
+        for ok in [
+            "http://localhost:1234",
+            "https://LOCALHOST",
+            "http://127.0.0.1:8765",
+            "http://127.45.0.9",
+            "http://[::1]:80",
+            "https://app.example.com",
+            "https://app.example.com:443",
+            "http://10.0.0.5:3000",
+        ] {
+            assert!(policy.allows(ok.as_bytes()), "{ok}");
+        }
+        for refused in [
+            "http://evil.example",
+            "http://localhost.evil.example",
+            "http://127.0.0.1.evil.example",
+            "ftp://localhost",
+            "http://app.example.com",
+            "https://app.example.com:8443",
+            "http://10.0.0.5",
+            "http://[::2]",
+            "null",
+            "http://localhost/path",
+            "localhost",
+            "",
+        ] {
+            assert!(!policy.allows(refused.as_bytes()), "{refused}");
+        }
+        assert!(OriginPolicy::new(&["null".into()]).allows(b"null"));
+        assert!(!policy.allows(b"http://localhost\xff"));
+    }
+
+    #[test]
+    fn an_allowed_origin_must_be_an_origin() {
+        let options = |origin: &str| HttpOptions {
+            addr: "127.0.0.1:0".parse().unwrap(),
+            token: None,
+            idle: Duration::from_secs(1),
+            allowed_origins: vec![origin.into()],
+        };
+        assert!(options("https://app.example.com").check().is_ok());
+        assert!(options("null").check().is_ok());
+        for bad in ["app.example.com", "https://app.example.com/", "https://x:99999", "*"] {
+            assert!(options(bad).check().unwrap_err().0.contains("--allow-origin"), "{bad}");
+        }
     }
 }

@@ -151,6 +151,9 @@ struct McpArgs {
     /// Close an HTTP session (and its shell) after this many idle seconds.
     #[arg(long, value_name = "SECS", default_value_t = 1800, requires = "http")]
     idle_timeout: u64,
+    /// A browser origin (scheme://host[:port]) allowed to call the HTTP server besides loopback ones (repeatable).
+    #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
+    allow_origins: Vec<String>,
 }
 
 /// Where hub tools come from and which exist for the session; on every
@@ -293,6 +296,7 @@ async fn mcp(paths: Paths, args: McpArgs) -> Result<ExitCode> {
         addr,
         token: args.token.or_else(|| clix_config::secrets::var("CLIX_MCP_TOKEN").filter(|t| !t.is_empty())),
         idle: std::time::Duration::from_secs(args.idle_timeout.max(1)),
+        allowed_origins: args.allow_origins,
     });
     if let Some(options) = &http {
         options.check()?;
