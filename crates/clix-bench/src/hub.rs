@@ -63,7 +63,7 @@ pub fn call_overhead(n: usize) {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let audit = Some(AuditLog { path: state.join("audit.jsonl") });
     let sandbox = Arc::new(Sandbox::new(SandboxSettings::default(), &ws, None, audit, "bench".into()));
-    let hub_rt = runtime.block_on(HubRuntime::load(config(&hub, &state), Some(Arc::clone(&sandbox))));
+    let hub_rt = runtime.block_on(HubRuntime::load(config(&hub, &state), Some(Arc::clone(&sandbox)), None));
     let mut args = Map::new();
     args.insert("query".into(), json!("timeout"));
     let argv: Vec<String> = [tool_dir.join("run").display().to_string(), "--query".into(), "timeout".into()]
@@ -129,10 +129,10 @@ pub fn search(n: usize) {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let sandbox = Arc::new(Sandbox::new(SandboxSettings::default(), &ws, None, None, "bench".into()));
     let t = Instant::now();
-    runtime.block_on(HubRuntime::load(config(&hub, &state), Some(Arc::clone(&sandbox))));
+    runtime.block_on(HubRuntime::load(config(&hub, &state), Some(Arc::clone(&sandbox)), None));
     let cold = t.elapsed();
     let t = Instant::now();
-    let hub_rt = runtime.block_on(HubRuntime::load(config(&hub, &state), Some(sandbox)));
+    let hub_rt = runtime.block_on(HubRuntime::load(config(&hub, &state), Some(sandbox), None));
     let load = t.elapsed();
     assert_eq!(hub_rt.ready().count(), n);
     let t = Instant::now();

@@ -1,6 +1,7 @@
 //! Starting a tool's program in the OS tier's sandbox: its argv (never a
-//! shell string), its folder read-only, the variables its manifest names,
-//! its cwd, time limit and network choice.
+//! shell string), its folder read-only (a user's tool only; a workspace's
+//! is in the workspace already), the variables its manifest names, its
+//! cwd, time limit and network choice.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -75,7 +76,9 @@ impl ToolRun<'_> {
             Some(dir) => self.tool.dir.join(dir),
             None => self.cwd.to_path_buf(),
         };
-        if !cwd.is_dir() {
+        // A workspace's path is never looked at on the host (a symlink there
+        // may lead anywhere); the sandbox's own chdir says if it is no folder.
+        if self.tool.trusted && !cwd.is_dir() {
             let reason =
                 format!("cwd {} is not a folder; fix `cwd` in {}", cwd.display(), self.tool.manifest_path.display());
             return Err(SandboxError::Spawn { program: self.tool.manifest.name.clone(), reason });
@@ -91,8 +94,14 @@ impl ToolRun<'_> {
 
 /// The tool's folder, and its program's folder when that lies elsewhere
 /// outside the system folders, so the executable and its data files are
-/// reachable read-only.
+/// reachable read-only. None for a workspace's tool: its folder and program
+/// are in the workspace (mounted already) or a system folder, and a path
+/// there may be swapped for a symlink to any host folder, which a mount
+/// would follow.
 fn visible_folders(tool: &Tool) -> Vec<PathBuf> {
+    if !tool.trusted {
+        return Vec::new();
+    }
     let mut dirs = vec![tool.dir.clone()];
     if let Some(parent) = tool.program.parent()
         && !parent.starts_with(&tool.dir)
@@ -128,5 +137,19 @@ mod tests {
         assert!(err.contains("env.X needs ${MISSING}") && err.contains("[hub.env]"), "{err}");
         let err = tool_env(&manifest(&[("X", "${OPEN")]), &lookup, true).unwrap_err();
         assert!(err.contains("without a closing"), "{err}");
+    }
+
+    #[test]
+    fn only_a_users_tool_gets_its_folders_mounted() {
+        let tool = |trusted| Tool {
+            manifest: manifest(&[]),
+            manifest_path: "/ws/.clix/hub/t/manifest.json".into(),
+            dir: "/ws/.clix/hub/t".into(),
+            program: "/opt/t/bin/t".into(),
+            trusted,
+            stamp: String::new(),
+        };
+        assert_eq!(visible_folders(&tool(true)), [PathBuf::from("/ws/.clix/hub/t"), PathBuf::from("/opt/t/bin")]);
+        assert_eq!(visible_folders(&tool(false)), Vec::<PathBuf>::new(), "the workspace is mounted already");
     }
 }

@@ -2,7 +2,6 @@
 //! and hide tools that are not ready") and whether its own version agrees
 //! with its manifest ("warn on drift").
 
-use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clix_sandbox::Sandbox;
@@ -30,24 +29,11 @@ impl Readiness {
 }
 
 /// What a cached self-test result is valid for: this manifest and this
-/// program, as they were (any edit or rebuild changes a modification time).
+/// program, as they were when loaded (any edit or rebuild changes a
+/// modification time; the stamps are taken at load, a workspace's through
+/// its handle).
 pub fn cache_key(tool: &Tool) -> String {
-    // Modification and change times and size: `cp -p` keeps the first, not the others.
-    let stamp = |p: &Path| {
-        use std::os::unix::fs::MetadataExt;
-        std::fs::metadata(p).map_or_else(
-            |_| "missing".to_string(),
-            |m| format!("{}.{}/{}.{}/{}", m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec(), m.size()),
-        )
-    };
-    format!(
-        "{}\0{}\0{}\0{}\0{}",
-        tool.manifest.name,
-        tool.manifest_path.display(),
-        stamp(&tool.manifest_path),
-        tool.program.display(),
-        stamp(&tool.program)
-    )
+    format!("{}\0{}\0{}\0{}", tool.manifest.name, tool.manifest_path.display(), tool.program.display(), tool.stamp)
 }
 
 pub fn now_ms() -> i64 {

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clix_sandbox::{AuditLog, Outcome, Sandbox, SandboxError, SandboxMode, is_secret_name};
+use clix_workspace::Workspace;
 use futures_util::StreamExt;
 use serde_json::{Map, Value};
 
@@ -124,8 +125,12 @@ impl HubRuntime {
     /// Loads the hub and decides which tools are ready: each self-test runs
     /// in the sandbox unless a result for this very manifest and program is
     /// cached and younger than the TTL. Without a sandbox no tool is ready.
-    pub async fn load(config: HubConfig, sandbox: Option<Arc<Sandbox>>) -> Self {
-        let hub = load_hub(&config.sources, &config.load);
+    ///
+    /// The workspace's hub folder (a source that is not trusted) is read
+    /// only beneath `workspace`, the session's handle; without one it is a
+    /// problem and nothing of it is read.
+    pub async fn load(config: HubConfig, sandbox: Option<Arc<Sandbox>>, workspace: Option<&Workspace>) -> Self {
+        let hub = load_hub(&config.sources, &config.load, workspace.map(|w| &**w));
         let in_scope = |t: &Tool| {
             config.domains.is_empty() || t.manifest.domain.as_ref().is_some_and(|d| config.domains.contains(d))
         };

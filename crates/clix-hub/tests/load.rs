@@ -203,7 +203,7 @@ fn a_bad_manifest_makes_only_its_tool_unavailable() {
         "name = \"csv-query\"\nversion = \"1\"\ndescription = \"d\"\ncommand = \"./query.sh\"\n",
     );
     write(&hub.join("csv-query/data.json"), "[1, 2, 3]");
-    let loaded = load_hub(&[HubSource::explicit(&hub)], &opts(dir.path()));
+    let loaded = load_hub(&[HubSource::explicit(&hub)], &opts(dir.path()), None);
     let names: Vec<&str> = loaded.tools.iter().map(|t| t.manifest.name.as_str()).collect();
     assert_eq!(names, vec!["csv-query", "log-search"]);
     let problems: Vec<String> = loaded.problems.iter().map(|p| p.to_string()).collect();
@@ -233,7 +233,7 @@ fn duplicate_names_first_wins() {
         write(&d.join("log-search.json"), JSON);
     }
     write(&a.join("same.yaml"), YAML);
-    let loaded = load_hub(&[HubSource::explicit(&a), HubSource::explicit(&b)], &opts(dir.path()));
+    let loaded = load_hub(&[HubSource::explicit(&a), HubSource::explicit(&b)], &opts(dir.path()), None);
     assert_eq!(loaded.tools.len(), 1);
     assert_eq!(loaded.tools[0].manifest_path, a.join("log-search.json"));
     assert_eq!(loaded.problems.len(), 2, "{:#?}", loaded.problems);
@@ -261,14 +261,14 @@ fn a_bad_command_is_reported_beside_other_problems() {
 fn missing_folders() {
     let dir = tempfile::tempdir().unwrap();
     let gone = dir.path().join("gone");
-    let loaded = load_hub(&[HubSource::default_dir(&gone)], &LoadOptions::default());
+    let loaded = load_hub(&[HubSource::default_dir(&gone)], &LoadOptions::default(), None);
     assert!(loaded.tools.is_empty() && loaded.problems.is_empty());
-    let loaded = load_hub(&[HubSource::explicit(&gone)], &LoadOptions::default());
+    let loaded = load_hub(&[HubSource::explicit(&gone)], &LoadOptions::default(), None);
     assert_eq!(loaded.problems.len(), 1);
     assert!(loaded.problems[0].message.starts_with("cannot read hub folder"));
     assert_eq!(loaded.problems[0].fix, "create the folder or correct the --hub path");
     let file = dir.path().join("file");
     write(&file, "x");
-    let loaded = load_hub(&[HubSource::default_dir(&file)], &LoadOptions::default());
+    let loaded = load_hub(&[HubSource::default_dir(&file)], &LoadOptions::default(), None);
     assert_eq!(loaded.problems.len(), 1, "a file given as a hub folder is a problem");
 }

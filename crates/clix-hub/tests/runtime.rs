@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use clix_hub::{CallResult, EnvLookup, HubConfig, HubRuntime, HubSource, LoadOptions};
 use clix_sandbox::{AuditLog, Sandbox, SandboxSettings};
+use clix_workspace::Workspace;
 use serde_json::{Map, Value, json};
 
 struct Fixture {
@@ -27,7 +28,12 @@ impl Fixture {
     /// A tool folder: `manifest.json` (the defaults below patched by
     /// `patch`) next to an executable bash script `run`.
     fn tool(&self, name: &str, patch: Value, script: &str) -> PathBuf {
-        let dir = self.hub.join(name);
+        self.tool_in(&self.hub, name, patch, script)
+    }
+
+    /// The same in another hub folder (the workspace's `.clix/hub`).
+    fn tool_in(&self, hub: &Path, name: &str, patch: Value, script: &str) -> PathBuf {
+        let dir = hub.join(name);
         std::fs::create_dir_all(&dir).unwrap();
         let mut manifest = json!({
             "name": name, "version": "1.0.0", "description": format!("the {name} tool"),
@@ -69,7 +75,8 @@ impl Fixture {
     async fn load_with(&self, config: HubConfig) -> HubRuntime {
         let audit = Some(AuditLog { path: self.audit_path() });
         let sandbox = Sandbox::new(SandboxSettings::default(), &self.ws, None, audit, "test-session".into());
-        HubRuntime::load(config, Some(Arc::new(sandbox))).await
+        let workspace = Workspace::open(&self.ws).unwrap();
+        HubRuntime::load(config, Some(Arc::new(sandbox)), Some(&workspace)).await
     }
 }
 
@@ -405,11 +412,14 @@ async fn search_ranks_the_right_tool_first_among_thirty() {
 #[tokio::test]
 async fn a_workspace_manifest_gets_no_secrets_and_no_network() {
     let f = Fixture::new();
-    f.tool("asks-secret", json!({"env": {"T": "${HUB_TEST_TOKEN}"}}), "echo '{}'");
-    f.tool("asks-network", json!({"network": true}), "echo '{}'");
-    f.tool("plain", json!({"env": {"MODE": "fast"}}), r#"echo "{\"mode\": \"$MODE\"}""#);
+    let ws_hub = f.ws.join(".clix/hub");
+    for hub in [&f.hub, &ws_hub] {
+        f.tool_in(hub, "asks-secret", json!({"env": {"T": "${HUB_TEST_TOKEN}"}}), "echo '{}'");
+        f.tool_in(hub, "asks-network", json!({"network": true}), "echo '{}'");
+        f.tool_in(hub, "plain", json!({"env": {"MODE": "fast"}}), r#"echo "{\"mode\": \"$MODE\"}""#);
+    }
     let mut config = f.config(Duration::from_secs(600), &[]);
-    config.sources = vec![HubSource::workspace(&f.hub)];
+    config.sources = vec![HubSource::workspace(&ws_hub)];
     let hub = f.load_with(config).await;
     let reason = |name: &str| hub.entry(name).unwrap().readiness.reason.clone().unwrap_or_default();
     assert!(reason("asks-secret").contains("a workspace's manifest cannot take values from [hub.env]"));
@@ -434,4 +444,53 @@ async fn option_like_positionals_follow_a_double_dash_and_text_output_passes_thr
     assert_eq!(stdout_json(&r), json!(["a"]), "no -- when nothing looks like an option");
     let r = call(&hub, &f.ws, "texty", json!({})).await;
     assert_eq!((r.exit_code, r.stdout.as_slice()), (0, &b"plain words\n"[..]));
+}
+
+/// A workspace's tool never gets a host folder mounted: a program outside
+/// the workspace is refused at load (its folder used to be mounted), and a
+/// tool folder swapped for a symlink to a host folder after load is not
+/// followed by a mount.
+#[tokio::test]
+async fn a_workspace_tool_gets_no_host_folder_mounted() {
+    const CANARY: &str = "CANARY-2b9d-host-folder";
+    let f = Fixture::new();
+    let outside_dir = tempfile::tempdir().unwrap();
+    let outside = std::fs::canonicalize(outside_dir.path()).unwrap();
+    std::fs::create_dir_all(outside.join("bin")).unwrap();
+    std::fs::create_dir_all(outside.join("data")).unwrap();
+    std::fs::write(outside.join("bin/canary.txt"), CANARY).unwrap();
+    std::fs::write(outside.join("data/secret.txt"), CANARY).unwrap();
+    let host_tool = outside.join("bin/tool");
+    std::fs::write(&host_tool, "#!/bin/sh\ncat \"$(dirname \"$0\")/canary.txt\"\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&host_tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let ws_hub = f.ws.join(".clix/hub");
+    let text = json!({"format": "text"});
+    f.tool_in(&ws_hub, "host-tool", json!({"command": host_tool, "output": text}), "true");
+    let file = json!([{"name": "file", "type": "string", "positional": true, "required": true}]);
+    let cat = f.tool_in(&ws_hub, "cat", json!({"command": "/bin/cat", "output": text, "parameters": file}), "true");
+    std::fs::write(cat.join("data.txt"), "inside data\n").unwrap();
+    let mut config = f.config(Duration::from_secs(600), &[]);
+    config.sources = vec![HubSource::workspace(&ws_hub)];
+    let hub = f.load_with(config).await;
+
+    let problems: String = hub.problems().iter().map(|p| format!("{p}\n")).collect();
+    assert!(hub.entry("host-tool").is_none(), "{problems}");
+    assert!(problems.contains("is outside the workspace and the system folders"), "{problems}");
+    let r = call(&hub, &f.ws, "host-tool", json!({})).await;
+    assert_eq!(r.exit_code, 127, "{r:?}");
+    assert!(!format!("{r:?}{problems}").contains(CANARY));
+
+    let r = call(&hub, &f.ws, "cat", json!({"file": cat.join("data.txt")})).await;
+    assert_eq!((r.exit_code, String::from_utf8_lossy(&r.stdout).as_ref()), (0, "inside data\n"), "{r:?}");
+    // The tool's folder becomes a symlink to a host folder after load.
+    std::fs::rename(&cat, ws_hub.join("cat-old")).unwrap();
+    std::os::unix::fs::symlink(outside.join("data"), &cat).unwrap();
+    let r = call(&hub, &f.ws, "cat", json!({"file": cat.join("secret.txt")})).await;
+    assert_ne!(r.exit_code, 0, "{r:?}");
+    assert!(!format!("{r:?}").contains(CANARY), "a host folder was mounted: {r:?}");
+    // Not even tried: bwrap was never asked to bind the host folder.
+    assert!(!r.stderr.contains(&outside.display().to_string()), "a mount of the host folder was tried: {r:?}");
+    assert!(r.stderr.contains("No such file or directory"), "cat found nothing there: {r:?}");
 }
