@@ -1,11 +1,13 @@
 //! Benchmarks, measured side by side in one process so machine noise hits
 //! every contender alike. Run with
-//! `cargo run --release -p clix-bench [-- engine|sandbox|bigfile|hub|memory [N]]`
+//! `cargo run --release -p clix-bench [-- engine|jail|sandbox|bigfile|hub|memory [N]]`
 //! (no argument runs them all); each prints a markdown table.
 //!
 //! - `engine`: warm per-call latency of `cat f | grep x | wc -l` on a 10 KB
 //!   file for bare bashkit, clix Layer 1, clix Layers 1+2 and `bash -c`,
 //!   plus the cold `clix run` process time.
+//! - `jail` (issue 11): the workspace capability handle vs bashkit's RealFs,
+//!   warm, on the same `cat | grep | wc` line and on `grep -r` over 2,000 files.
 //! - `sandbox`: start overhead of one OS program, `true` in bubblewrap vs
 //!   `true` spawned on the host.
 //! - `bigfile` (Performance P2): `clix run 'grep -c ERROR big.log'` on a
@@ -23,6 +25,7 @@ use std::time::{Duration, Instant};
 use clix_engine::{Engine, EngineConfig, PresentOptions, ShellLimits};
 
 mod hub;
+mod jail;
 mod memory;
 mod sandbox;
 
@@ -33,6 +36,9 @@ fn main() {
     let n: Option<usize> = std::env::args().nth(2).and_then(|a| a.parse().ok());
     if matches!(which.as_str(), "all" | "engine") {
         engine(n.unwrap_or(2000));
+    }
+    if matches!(which.as_str(), "all" | "jail") {
+        jail::jail(n.unwrap_or(1000));
     }
     if matches!(which.as_str(), "all" | "sandbox") {
         sandbox::start_overhead(n.unwrap_or(200));
