@@ -307,14 +307,15 @@ impl<'a> Place<'a> {
     /// Why the symlink at `rel` is not read as a manifest, and the fix.
     fn symlink_problem(&self, rel: &Path) -> (String, &'static str) {
         let fix = "put the manifest (or the tool's folder) itself in the hub folder, not a symlink to it";
-        let leads_outside = matches!(self.folder.metadata(rel), Err(e) if e.kind() == ErrorKind::PermissionDenied);
-        let message = if leads_outside {
-            let place = if self.workspace.is_some() { "the workspace" } else { "the hub folder" };
-            format!("is a symlink leading outside {place}; clix does not follow it")
+        let leads_out = |folder: &Folder, path: &Path| matches!(folder.metadata(path), Err(e) if e.kind() == ErrorKind::PermissionDenied);
+        let message = if self.workspace.is_some_and(|ws| leads_out(ws, &self.shown(rel))) {
+            "is a symlink leading outside the workspace; clix does not follow it"
+        } else if leads_out(&self.folder, rel) {
+            "is a symlink leading outside the hub folder; clix does not follow it"
         } else {
-            "is a symlink; clix reads a manifest only from a regular file, never through a symlink".to_string()
+            "is a symlink; clix reads a manifest only from a regular file, never through a symlink"
         };
-        (message, fix)
+        (message.to_string(), fix)
     }
 }
 

@@ -153,6 +153,9 @@ fn workspace_manifests_that_are_symlinks_to_host_files_are_refused_and_never_quo
     symlink(s.relative_outside("secret.json"), hub_dir.join("rel.json")).unwrap();
     symlink(s.outside.join("dir"), hub_dir.join("folder")).unwrap();
     symlink("/etc/hostname", hub_dir.join("host.yaml")).unwrap();
+    // Inside the workspace but outside its hub folder: refused, said exactly.
+    write(&s.ws.join("notes/t.json"), &manifest("t", "sh"));
+    symlink("../../notes/t.json", hub_dir.join("inside.json")).unwrap();
     let hub = s.load(&[]);
     let text = shown(&hub);
     assert_nothing_leaked(&text);
@@ -162,6 +165,8 @@ fn workspace_manifests_that_are_symlinks_to_host_files_are_refused_and_never_quo
         assert!(p.contains("is a symlink leading outside the workspace; clix does not follow it"), "{p}");
         assert!(p.contains("fix: put the manifest"), "{p}");
     }
+    let p = problem_of(&hub, &hub_dir.join("inside.json"));
+    assert!(p.contains("is a symlink leading outside the hub folder; clix does not follow it"), "{p}");
     // The same through the runtime, which is what `hub check` prints.
     let config = HubConfig {
         sources: vec![HubSource::workspace(s.ws_hub())],
@@ -176,7 +181,7 @@ fn workspace_manifests_that_are_symlinks_to_host_files_are_refused_and_never_quo
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let rt = runtime.block_on(HubRuntime::load(config, None, Some(&s.workspace())));
     let text: String = rt.problems().iter().map(|p| format!("{p}\n")).collect();
-    assert_eq!(rt.problems().len(), 5, "{text}");
+    assert_eq!(rt.problems().len(), 6, "{text}");
     assert_nothing_leaked(&text);
     assert_eq!(s.outside_snapshot(), before, "nothing outside was written");
 }
