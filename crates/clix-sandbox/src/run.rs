@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use crate::audit::{AuditLog, AuditRecord, redact_argv};
-use crate::cgroup::SandboxCgroups;
+use crate::cgroup::{self, RunCgroups};
 use crate::env::sandbox_env;
 use crate::mounts::{Host, Layout, SANDBOX_HOME, bwrap_args, exposes_secret, layout};
 use crate::probe::{Availability, bwrap_path, bwrap_version, is_executable, probe};
@@ -113,7 +113,6 @@ pub struct Sandbox {
     session: String,
     clix_config: Option<PathBuf>,
     home: Option<PathBuf>,
-    cgroups: std::sync::OnceLock<SandboxCgroups>,
 }
 
 impl Sandbox {
@@ -137,6 +136,7 @@ impl Sandbox {
         session: String,
         host_env: HostEnv,
     ) -> Self {
+        cgroup::sweep_stale_once();
         let HostEnv { path: host_path, home } = host_env;
         let host = Host { path: &host_path, clix_config };
         let layout = layout(workspace, &settings, &host);
@@ -154,7 +154,6 @@ impl Sandbox {
             session,
             clix_config: clix_config.map(Path::to_path_buf),
             home,
-            cgroups: std::sync::OnceLock::new(),
         }
     }
 
@@ -223,15 +222,15 @@ impl Sandbox {
         }
         s.push_str(&format!("home: {SANDBOX_HOME} (empty tmpfs); /tmp: private tmpfs\n"));
         s.push_str(&format!("network: {}\n", if self.settings.network { "ON (host network shared)" } else { "off" }));
-        let (pids, memory) = (self.cgroups().pids, self.cgroups().memory);
+        let cgroup::Support { pids, memory } = cgroup::support();
         let pid_limit = if pids {
-            "cgroup pids.max"
+            "cgroup pids.max, per run"
         } else if is_root() {
             "NOT ENFORCED: running as root without a writable pids cgroup"
         } else {
             "RLIMIT_NPROC"
         };
-        let mem_limit = if memory { "cgroup memory.limit_in_bytes" } else { "RLIMIT_AS per process" };
+        let mem_limit = if memory { "cgroup memory.limit_in_bytes, per run" } else { "RLIMIT_AS per process" };
         s.push_str(&format!(
             "limits: time as limits.timeout_secs (--timeout); memory {} MiB ({mem_limit}); processes {} ({pid_limit}); \
              file size {} MiB; open files {}; output kept {} MiB per stream\n",
@@ -250,11 +249,7 @@ impl Sandbox {
 
     /// Whether the process limit is really enforced for a fork bomb (tests use this).
     pub fn process_limit_enforced(&self) -> bool {
-        self.cgroups().pids || !is_root()
-    }
-
-    fn cgroups(&self) -> &SandboxCgroups {
-        self.cgroups.get_or_init(|| SandboxCgroups::create(self.settings.max_processes, self.settings.memory_mb << 20))
+        cgroup::support().pids || !is_root()
     }
 
     /// Runs `req.argv` in the sandbox.
@@ -280,7 +275,9 @@ impl Sandbox {
                 self.workspace.display()
             )));
         }
-        let cgroups = self.cgroups();
+        // This run's own cgroups, removed when the run ends however it ends
+        // (dropped after `guard`, so a given-up run's are removed once it is killed).
+        let cgroups = RunCgroups::create(self.settings.max_processes, self.settings.memory_mb << 20);
         // bwrap writes `{"child-pid": N}` to the info pipe once the sandbox
         // is set up, and reads the syscall filter from the seccomp pipe.
         let (info_read, info_write, seccomp_read) = match bwrap {
@@ -315,7 +312,7 @@ impl Sandbox {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
-        let limits = ChildLimits::new(&self.settings, cgroups, inherited);
+        let limits = ChildLimits::new(&self.settings, &cgroups, inherited);
         // SAFETY: the closure only calls async-signal-safe libc functions on
         // memory prepared before the fork.
         unsafe {
@@ -339,6 +336,7 @@ impl Sandbox {
                 guard.armed = false;
                 audit.done = true;
                 let out = child.wait_with_output().await.map_err(|e| spawn_error(e.to_string()))?;
+                cgroups.remove().await;
                 let reason = String::from_utf8_lossy(&out.stderr).trim().to_string();
                 return Err(unavailable(&format!("bwrap cannot create the sandbox here: {reason}")));
             }
@@ -394,6 +392,7 @@ impl Sandbox {
             stdout: stdout.kept,
             stderr: stderr.kept,
         };
+        cgroups.remove().await;
         audit.finish(&outcome);
         Ok(outcome)
     }
@@ -475,7 +474,7 @@ struct ChildLimits {
 }
 
 impl ChildLimits {
-    fn new(s: &SandboxSettings, cgroups: &SandboxCgroups, inherited: Vec<i32>) -> Self {
+    fn new(s: &SandboxSettings, cgroups: &RunCgroups, inherited: Vec<i32>) -> Self {
         let mut rlimits = vec![
             (libc::RLIMIT_FSIZE, s.max_file_size_mb << 20),
             (libc::RLIMIT_NOFILE, s.max_open_files),

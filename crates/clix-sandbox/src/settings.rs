@@ -29,9 +29,9 @@ pub struct SandboxSettings {
     pub extra_rw: Vec<PathBuf>,
     /// Extra environment variables passed through (secret-looking names never are).
     pub env: Vec<String>,
-    /// Memory of the whole sandbox, in MiB.
+    /// Memory of one run (the program and all it starts), in MiB.
     pub memory_mb: u64,
-    /// Processes and threads of the whole sandbox.
+    /// Processes and threads of one run (the program and all it starts).
     pub max_processes: u64,
     /// Largest file a sandboxed program may write, in MiB.
     pub max_file_size_mb: u64,

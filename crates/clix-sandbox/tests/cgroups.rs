@@ -1,0 +1,102 @@
+//! Each run's cgroups are removed when the run ends: a normal end, a
+//! time-out, or a run whose caller gave up on it. One test in this file, so
+//! no other run of this process makes cgroups while it looks.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use clix_sandbox::{Request, Sandbox, SandboxSettings};
+
+/// This process's cgroup-v1 folder of `controller` (as clix-sandbox finds it).
+pub fn controller_dir(controller: &str) -> Option<PathBuf> {
+    let table = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    table.lines().find_map(|line| {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        controllers
+            .split(',')
+            .any(|c| c == controller)
+            .then(|| Path::new("/sys/fs/cgroup").join(controller).join(path.trim_start_matches('/')))
+    })
+}
+
+/// The controller folders where this host lets us make cgroups, or why none.
+fn writable_controllers() -> Result<Vec<PathBuf>, String> {
+    let mut dirs = Vec::new();
+    for controller in ["pids", "memory"] {
+        let Some(dir) = controller_dir(controller).filter(|d| d.is_dir()) else { continue };
+        let trial = dir.join(format!("clix-test-{}", std::process::id()));
+        if std::fs::create_dir(&trial).is_ok() {
+            std::fs::remove_dir(&trial).unwrap();
+            dirs.push(dir);
+        }
+    }
+    if dirs.is_empty() { Err("no writable cgroup-v1 pids or memory controller here".into()) } else { Ok(dirs) }
+}
+
+/// This process's `clix-<pid>-*` cgroups.
+fn ours(dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let prefix = format!("clix-{}-", std::process::id());
+    dirs.iter()
+        .flat_map(|d| std::fs::read_dir(d).unwrap().flatten())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect()
+}
+
+async fn wait_until_none(dirs: &[PathBuf], within: Duration) -> Vec<PathBuf> {
+    let started = Instant::now();
+    loop {
+        let left = ours(dirs);
+        if left.is_empty() || started.elapsed() > within {
+            return left;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn every_run_removes_its_cgroups_however_it_ends() {
+    let dirs = match writable_controllers() {
+        Ok(dirs) => dirs,
+        Err(why) => {
+            println!("skipped: {why}; the pid-liveness sweep is still tested by cgroup.rs's unit tests");
+            return;
+        }
+    };
+    let ws = tempfile::tempdir().unwrap();
+    let sb = Sandbox::new(SandboxSettings::default(), ws.path(), None, None, "cgroup-test".into());
+    assert!(sb.process_limit_enforced());
+    let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<String>>();
+
+    // A normal end: the run's cgroups exist while it runs, and are gone after.
+    let sleeper = argv(&["sleep", "0.5"]);
+    let run = sb.run(Request::new(&sleeper, ws.path(), None, Duration::from_secs(30)));
+    let look = async {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        ours(&dirs)
+    };
+    let (outcome, during) = tokio::join!(run, look);
+    assert_eq!(outcome.unwrap().exit_code, 0);
+    assert_eq!(during.len(), dirs.len(), "one cgroup per controller during the run: {during:?}");
+    assert_eq!(ours(&dirs), Vec::<PathBuf>::new(), "left after a normal end");
+
+    // A time-out (the program ignores SIGTERM, so it is SIGKILLed).
+    let stubborn = argv(&["bash", "-c", "trap '' TERM; sleep 100"]);
+    let o = sb.run(Request::new(&stubborn, ws.path(), None, Duration::from_secs(1))).await.unwrap();
+    assert_eq!(o.exit_code, 124);
+    assert_eq!(wait_until_none(&dirs, Duration::from_secs(2)).await, Vec::<PathBuf>::new(), "left after a time-out");
+
+    // A caller that gives up: the run's future is dropped mid-run; its
+    // processes get SIGTERM, then SIGKILL after the grace period, and then
+    // the cgroups go.
+    let given_up = tokio::time::timeout(
+        Duration::from_millis(500),
+        sb.run(Request::new(&stubborn, ws.path(), None, Duration::from_secs(60))),
+    )
+    .await;
+    assert!(given_up.is_err(), "the caller gave up");
+    assert!(!ours(&dirs).is_empty(), "the killed run's cgroups wait for its processes to die");
+    assert_eq!(wait_until_none(&dirs, Duration::from_secs(8)).await, Vec::<PathBuf>::new(), "left after a kill");
+    drop(sb);
+}
