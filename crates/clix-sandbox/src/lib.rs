@@ -1,17 +1,44 @@
 //! The OS tier: real programs (python3, git, cargo, GNU tools) run inside a
 //! bubblewrap sandbox.
 //!
-//! This crate owns the isolation policy (namespaces, read-only system and
-//! toolchain mounts, the workspace bound read-write, no network by default),
-//! the environment allowlist that keeps secrets out, resource limits
-//! (time, memory, processes, file size, open files), process-group
-//! teardown, bounded output capture with exact counts, the availability
-//! probe and the audit log of every OS execution.
+//! The program is hostile. Inside, it runs as uid 1000 of a user namespace,
+//! and that uid is whoever runs clix outside (root, when clix runs as
+//! root): every file it makes in the workspace belongs to that user on the
+//! host. The jail must hold anyway.
+//!
+//! This crate owns:
+//!
+//! - the isolation policy: new user, pid, ipc, uts, net and cgroup
+//!   namespaces, no capabilities, system and toolchain folders mounted
+//!   read-only, the workspace bound read-write (`nosuid`, `nodev`), no network
+//!   by default;
+//! - the syscall filter (`seccomp.rs`, compiled with
+//!   `seccompiler`, handed to bwrap with `--seccomp`): no setuid/setgid
+//!   modes (`chmod` family, `mknod`, creating `open`s), no device nodes, no
+//!   nested user namespace (where a `security.capability` xattr could be
+//!   written); `openat2`, `clone3` and io_uring answer `ENOSYS` so programs
+//!   fall back to calls the filter can inspect. A sandbox that cannot build
+//!   it (an architecture seccompiler does not know) refuses to run;
+//! - secrets never mounted: the secret stores of
+//!   [`clix_workspace::SECRET_STORES`] (one list, shared with the workspace
+//!   rule) and clix's config are never mounted, and a store inside a mounted
+//!   folder (`~/.cargo/credentials.toml` in the cargo toolchain, nvm's
+//!   `etc/npmrc`, pyenv's `pip.conf`, `~/.local/share/keyrings` under
+//!   `~/.local`) is covered at every run (`/dev/null`, or an empty read-only
+//!   tmpfs for a folder) and listed as hidden in `sandbox status`;
+//! - the environment allowlist that keeps secret variables out;
+//! - resource limits (time, memory, processes, file size, open files), with
+//!   per-run cgroups removed when the run ends, and the stale ones of dead
+//!   clix processes removed by the first sandbox of a process;
+//! - process-group teardown (SIGTERM, then SIGKILL), bounded output capture
+//!   with exact counts, the availability probe and the audit log of every
+//!   OS execution.
 //!
 //! It must not run anything on the host outside bubblewrap unless the
-//! configuration explicitly says `mode = "host"`; when the sandbox is
-//! unavailable it returns an error that says how to fix it. It knows
-//! nothing about the shell engine or presentation.
+//! configuration explicitly says `mode = "host"` (then none of the above
+//! holds: no namespaces, no filter, no hidden files); when the sandbox is
+//! unavailable it returns an error that says how to fix it, never a silent
+//! weaker sandbox. It knows nothing about the shell engine or presentation.
 
 mod audit;
 mod cgroup;

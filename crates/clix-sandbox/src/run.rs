@@ -199,7 +199,8 @@ impl Sandbox {
         let isolation = match self.settings.mode {
             SandboxMode::Bwrap => match probe() {
                 Availability::Ready { bwrap } => format!(
-                    "bubblewrap ({}): new user, pid, ipc, uts, net and cgroup namespaces; uid 1000; no capabilities",
+                    "bubblewrap ({}): new user, pid, ipc, uts, net and cgroup namespaces; uid 1000; no capabilities; \
+                     seccomp: no setuid/setgid files, device nodes or nested user namespaces",
                     bwrap_version(&bwrap)
                 ),
                 Availability::Unavailable(reason) => format!("UNAVAILABLE: {reason}"),
