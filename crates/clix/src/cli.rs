@@ -161,7 +161,7 @@ struct McpArgs {
 #[derive(clap::Args, Clone, Default)]
 pub struct HubFlags {
     /// A hub folder to load tools from (repeatable; replaces hub.dirs of the
-    /// config; searched after <workspace>/.clix/hub and the config folder's hub/).
+    /// config; searched after the config folder's hub/, before <workspace>/.clix/hub).
     #[arg(long = "hub", value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
     /// Only tools of this domain exist for the session (repeatable; replaces hub.domains).
@@ -444,8 +444,9 @@ fn engine_config(paths: &Paths, workspace: &Path, settings: &Settings, label: &s
     }
 }
 
-/// The hub of a session: the workspace's `.clix/hub`, the config folder's
-/// `hub/`, `hub.dirs` (or `--hub`), then `CLIX_HUB_PATH`.
+/// The hub of a session: the config folder's `hub/`, `hub.dirs` (or
+/// `--hub`), `CLIX_HUB_PATH`, then the workspace's `.clix/hub` (the user's
+/// own tools win over a workspace's of the same name).
 fn hub_config(paths: &Paths, workspace: &Path, settings: &Settings, session: String) -> HubConfig {
     let env_path = std::env::var_os("CLIX_HUB_PATH");
     HubConfig {
