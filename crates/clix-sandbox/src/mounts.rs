@@ -132,10 +132,10 @@ pub(crate) fn masks<'a>(mounts: impl IntoIterator<Item = &'a Path> + Clone) -> V
                     continue;
                 }
                 for found in expand(mount, &store[k..]) {
-                    if let Some(mask) = resolve(&found, mounts.clone()) {
-                        if !masks.contains(&mask) {
-                            masks.push(mask);
-                        }
+                    if let Some(mask) = resolve(&found, mounts.clone())
+                        && !masks.contains(&mask)
+                    {
+                        masks.push(mask);
                     }
                 }
             }
