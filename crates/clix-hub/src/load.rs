@@ -19,10 +19,10 @@ use std::ffi::OsString;
 use std::fs;
 use std::io::ErrorKind;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use clix_sandbox::SYSTEM_DIRS;
-use clix_workspace::{Entry, Folder, Kind};
+use clix_workspace::{Entry, Folder, Kind, normalize};
 use serde_json::Value;
 
 use crate::manifest::{self, Manifest};
@@ -447,28 +447,35 @@ fn resolve_command(command: &str, dir: &Path, opts: &LoadOptions) -> Result<Path
             Err(not_executable(&local))
         };
     }
-    let path = opts.search_path.clone().or_else(|| std::env::var_os("PATH")).unwrap_or_default();
-    let mut found_not_exec = None;
-    for d in std::env::split_paths(&path) {
-        if d.as_os_str().is_empty() {
-            continue;
-        }
-        let p = d.join(command);
-        if p.is_file() {
-            if is_executable(&p) {
-                return Ok(p);
-            }
-            found_not_exec.get_or_insert(p);
-        }
-    }
-    if let Some(p) = found_not_exec {
-        return Err(not_executable(&p));
+    match search_path(command, opts, |_| true) {
+        Some(Ok(p)) => return Ok(p),
+        Some(Err(p)) => return Err(not_executable(&p)),
+        None => {}
     }
     Err(FieldProblem::new(
         "command",
         format!("`{command}` is not in the manifest's folder nor on PATH"),
         "install it, or give its path relative to the manifest's folder (e.g. \"./bin/tool\")",
     ))
+}
+
+/// `command` in the PATH folders (lexically normalized) whose result
+/// `usable` accepts: the first executable one, else the first file of that
+/// name that is not executable (as `Err`), else `None`.
+fn search_path(command: &str, opts: &LoadOptions, usable: impl Fn(&Path) -> bool) -> Option<Result<PathBuf, PathBuf>> {
+    let path = opts.search_path.clone().or_else(|| std::env::var_os("PATH")).unwrap_or_default();
+    let mut found_not_exec = None;
+    for d in std::env::split_paths(&path).filter(|d| !d.as_os_str().is_empty()) {
+        let p = if d.is_absolute() { normalize(&d).join(command) } else { d.join(command) };
+        if !usable(&p) || !p.is_file() {
+            continue;
+        }
+        if is_executable(&p) {
+            return Some(Ok(p));
+        }
+        found_not_exec.get_or_insert(p);
+    }
+    found_not_exec.map(Err)
 }
 
 fn is_executable(p: &Path) -> bool {
@@ -543,29 +550,14 @@ fn resolve_workspace_command(
             ));
         }
     }
-    let path = opts.search_path.clone().or_else(|| std::env::var_os("PATH")).unwrap_or_default();
-    let (mut found_not_exec, mut elsewhere) = (None, false);
-    for d in std::env::split_paths(&path) {
-        // Relative entries and ones in the workspace are not looked at on the host.
-        if !d.is_absolute() || normalize(&d).starts_with(ws.root()) {
-            continue;
-        }
-        let p = normalize(&d).join(command);
-        if !in_system_folder(&p) {
-            elsewhere |= p.is_file();
-            continue;
-        }
-        if p.is_file() {
-            if is_executable(&p) {
-                return Ok(p);
-            }
-            found_not_exec.get_or_insert(p);
-        }
+    // Relative entries and ones in the workspace are not looked at on the host.
+    let on_host = |p: &Path| p.is_absolute() && !p.starts_with(ws.root());
+    match search_path(command, opts, |p| on_host(p) && in_system_folder(p)) {
+        Some(Ok(p)) => return Ok(p),
+        Some(Err(p)) => return Err(not_executable(&p)),
+        None => {}
     }
-    if let Some(p) = found_not_exec {
-        return Err(not_executable(&p));
-    }
-    if elsewhere {
+    if search_path(command, opts, |p| on_host(p) && !in_system_folder(p)).is_some() {
         return Err(FieldProblem::new(
             "command",
             format!(
@@ -587,21 +579,6 @@ fn resolve_workspace_command(
 /// Whether `p` (already normalized) lies in one of the sandbox's system folders.
 fn in_system_folder(p: &Path) -> bool {
     SYSTEM_DIRS.iter().any(|s| p.starts_with(s))
-}
-
-/// `path` with `.` dropped and `..` applied, without touching the disk.
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::from("/");
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::Normal(part) => out.push(part),
-            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
-        }
-    }
-    out
 }
 
 /// A host file's modification and change times and size (`cp -p` keeps

@@ -304,8 +304,9 @@ impl Folder {
     }
 }
 
-/// `path` with `.` dropped and `..` applied, without touching the disk.
-fn normalize(path: &Path) -> PathBuf {
+/// `path` made absolute-style with `.` dropped and `..` applied, without
+/// touching the disk (as the shell resolves `cd ..`).
+pub fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::from("/");
     for component in path.components() {
         match component {

@@ -20,7 +20,7 @@ mod secrets;
 pub use secrets::SECRET_STORES;
 
 pub use check::{Workspace, WorkspaceError};
-pub use folder::{Entry, Folder, Kind};
+pub use folder::{Entry, Folder, Kind, normalize};
 
 /// The most clix reads of a file it reads for itself (a manifest, an
 /// image, a file given to `see`), so that a planted `/dev/zero`-sized file
