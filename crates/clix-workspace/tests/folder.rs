@@ -166,3 +166,35 @@ fn a_swapped_symlink_never_leads_outside() {
     assert_eq!(written.len(), 2, "files appeared outside: {written:?}");
     assert_eq!(std::fs::read_to_string(f.outside.join("victim")).unwrap(), "CANARY-VICTIM\n");
 }
+
+/// Every entry of the one secret-store list makes a folder that holds it
+/// unfit to be a workspace, whether it is a file, a folder or a symlink.
+/// (The sandbox's side, that none is ever mounted, is clix-sandbox's
+/// `no_secret_store_under_a_home_is_ever_mounted`.)
+#[test]
+fn every_secret_store_is_refused_as_part_of_a_workspace() {
+    for store in clix_workspace::SECRET_STORES {
+        for planted in ["file", "folder", "symlink"] {
+            let tmp = tempfile::tempdir().unwrap();
+            let ws = tmp.path().join("ws");
+            let path = ws.join(store);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            match planted {
+                "file" => std::fs::write(&path, "secret").unwrap(),
+                "folder" => std::fs::create_dir(&path).unwrap(),
+                _ => symlink("/nonexistent", &path).unwrap(),
+            }
+            let err = clix_workspace::Workspace::open(&ws)
+                .err()
+                .unwrap_or_else(|| panic!("{store} as a {planted} was accepted"));
+            assert!(err.reason.contains(store), "{store}: {err}");
+            // And a workspace inside the store is refused too.
+            if planted == "folder" {
+                let err = clix_workspace::Workspace::open(&path)
+                    .err()
+                    .unwrap_or_else(|| panic!("inside {store} was accepted"));
+                assert!(err.reason.contains("secret store"), "{store}: {err}");
+            }
+        }
+    }
+}
