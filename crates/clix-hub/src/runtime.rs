@@ -26,18 +26,9 @@ use crate::stats::{CallRecord, ToolStats, stats};
 
 /// Exit codes of calls clix refuses or cannot read (the seed's "other: system error").
 pub mod exit {
-    /// The tool broke its output contract (sysexits EX_SOFTWARE).
-    pub const BAD_OUTPUT: i32 = 70;
-    /// A rate limit or a busy serialized tool: try again later (EX_TEMPFAIL).
-    pub const TRY_LATER: i32 = 75;
-    /// The manifest's env cannot be filled (EX_CONFIG).
-    pub const CONFIG: i32 = 78;
-    /// The time limit ended the call, as GNU timeout.
-    pub const TIMEOUT: i32 = 124;
-    /// The sandbox cannot run the tool, as bash's "cannot execute".
-    pub const CANNOT_RUN: i32 = 126;
+    pub use clix_common::exit::{BAD_OUTPUT, CANNOT_RUN, CONFIG, TIMEOUT, TRY_LATER};
     /// No ready tool of that name, as bash's "command not found".
-    pub const NOT_AVAILABLE: i32 = 127;
+    pub const NOT_AVAILABLE: i32 = clix_common::exit::NOT_FOUND;
 }
 
 /// Self-tests of this many tools run at once at load.

@@ -22,7 +22,7 @@ const KILL_GRACE: Duration = Duration::from_secs(2);
 /// How long output is still read after the program ended or was killed.
 const DRAIN_LIMIT: Duration = Duration::from_millis(500);
 /// Exit code of a program stopped by its time limit, as GNU `timeout` uses.
-const TIMEOUT_EXIT: i32 = 124;
+const TIMEOUT_EXIT: i32 = clix_common::exit::TIMEOUT;
 /// Pipes handed to bubblewrap are moved to fds at least this high, so the
 /// child's stdio set-up (fds 0-2) can never land on them.
 const HIGH_FD: i32 = 10;

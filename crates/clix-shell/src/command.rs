@@ -12,7 +12,7 @@ use std::sync::Arc;
 use bashkit::{CommandStatus, async_trait};
 
 /// Exit code of a command line that was written wrong, as in bash and GNU tools.
-pub const USAGE_EXIT: i32 = 2;
+pub const USAGE_EXIT: i32 = clix_common::exit::USAGE;
 
 /// How one subcommand is called.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,9 +14,9 @@ use crate::jailfs::JailFs;
 use crate::limits::ShellLimits;
 
 /// Exit code of a line stopped by its time limit, as GNU `timeout` uses.
-pub const TIMEOUT_EXIT: i32 = 124;
+pub const TIMEOUT_EXIT: i32 = clix_common::exit::TIMEOUT;
 /// Exit code of a line cancelled by the caller (SIGINT convention).
-pub const CANCELLED_EXIT: i32 = 130;
+pub const CANCELLED_EXIT: i32 = clix_common::exit::CANCELLED;
 
 /// How to build a [`Session`].
 pub struct SessionConfig {

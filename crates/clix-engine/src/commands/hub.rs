@@ -189,7 +189,7 @@ impl HubCommand {
     async fn call_json(&self, io: &CommandIo<'_>, args: &Args) -> bashkit::Result<CommandStatus> {
         let name = &args.words[0];
         if self.hub.entry(name).is_none_or(|e| !e.readiness.ready) {
-            let (text, code) = unknown_tool(&self.hub, name, 127);
+            let (text, code) = unknown_tool(&self.hub, name, clix_common::exit::NOT_FOUND);
             return fail(io, &text, code).await;
         }
         let text = match &args.json {

@@ -1,0 +1,30 @@
+//! The rules that several crates must agree on, written once.
+//!
+//! Today: the exit codes clix gives a line or a call ([`exit`]). A rule
+//! lives here only when at least two crates that do not depend on each
+//! other need it; everything else belongs to the crate that owns the
+//! concept.
+//!
+//! It must not depend on any other clix crate, nor grow behaviour: it holds
+//! shared definitions, not logic.
+
+/// Exit codes, as bash and GNU tools use them where they have one, and
+/// sysexits(3) for the hub's own refusals.
+pub mod exit {
+    /// A bad command line: a missing or unknown flag or subcommand.
+    pub const USAGE: i32 = 2;
+    /// A tool broke its output contract (EX_SOFTWARE).
+    pub const BAD_OUTPUT: i32 = 70;
+    /// A rate limit or a busy serialized tool: try again later (EX_TEMPFAIL).
+    pub const TRY_LATER: i32 = 75;
+    /// A configuration value is missing or wrong (EX_CONFIG).
+    pub const CONFIG: i32 = 78;
+    /// A time limit ended it, as GNU `timeout`.
+    pub const TIMEOUT: i32 = 124;
+    /// It exists but cannot be run, as bash's "cannot execute".
+    pub const CANNOT_RUN: i32 = 126;
+    /// No such command, as bash's "command not found".
+    pub const NOT_FOUND: i32 = 127;
+    /// Cancelled by the caller (128 + SIGINT).
+    pub const CANCELLED: i32 = 130;
+}
