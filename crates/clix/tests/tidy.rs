@@ -1,0 +1,88 @@
+//! Tidy: the crate graph of ARCHITECTURE.md, enforced. Data flows one way
+//! (bin → agent/mcp → engine → shell + present, with sandbox, hub and
+//! memory beside them); each row below is a crate and the clix crates it may
+//! depend on, everything else being its "must not". `cargo metadata` says
+//! what the crates really depend on.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::Command;
+
+/// Each workspace crate and the clix crates it may use (normal dependencies).
+const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
+    ("clix-common", &[]),
+    ("clix-config", &[]),
+    ("clix-present", &[]),
+    ("clix-memory", &[]),
+    ("clix-workspace", &["clix-config"]),
+    ("clix-shell", &["clix-common", "clix-workspace"]),
+    ("clix-sandbox", &["clix-common", "clix-workspace"]),
+    ("clix-hub", &["clix-common", "clix-sandbox", "clix-workspace"]),
+    (
+        "clix-engine",
+        &["clix-common", "clix-hub", "clix-memory", "clix-present", "clix-sandbox", "clix-shell", "clix-workspace"],
+    ),
+    ("clix-agent", &["clix-common", "clix-config", "clix-engine", "clix-memory"]),
+    ("clix-mcp", &["clix-common", "clix-engine"]),
+    ("clix", &["clix-agent", "clix-common", "clix-config", "clix-engine", "clix-hub", "clix-mcp", "clix-memory"]),
+    // Not shipped: it measures the others side by side.
+    (
+        "clix-bench",
+        &["clix-engine", "clix-hub", "clix-memory", "clix-present", "clix-sandbox", "clix-shell", "clix-workspace"],
+    ),
+];
+
+/// Every workspace crate and its normal dependencies on other clix crates.
+fn actual_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let out = Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo metadata runs");
+    assert!(out.status.success(), "cargo metadata: {}", String::from_utf8_lossy(&out.stderr));
+    let metadata: serde_json::Value = serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON");
+    let packages = metadata["packages"].as_array().expect("packages");
+    let members: BTreeSet<String> = packages.iter().filter_map(|p| p["name"].as_str()).map(String::from).collect();
+    packages
+        .iter()
+        .map(|p| {
+            let deps = p["dependencies"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|d| d["kind"].is_null())
+                .filter_map(|d| d["name"].as_str())
+                .filter(|name| members.contains(*name))
+                .map(String::from)
+                .collect();
+            (p["name"].as_str().unwrap_or_default().to_string(), deps)
+        })
+        .collect()
+}
+
+#[test]
+fn no_crate_depends_on_one_it_must_not() {
+    let table: BTreeMap<&str, &[&str]> = MAY_DEPEND_ON.iter().copied().collect();
+    let mut wrong = Vec::new();
+    for (krate, deps) in actual_graph() {
+        let Some(allowed) = table.get(krate.as_str()) else {
+            wrong.push(format!("{krate} is not in the table: add its row here and in ARCHITECTURE.md"));
+            continue;
+        };
+        for dep in deps.iter().filter(|d| !allowed.contains(&d.as_str())) {
+            wrong.push(format!("{krate} depends on {dep}, which ARCHITECTURE.md says it must not"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn every_crate_is_on_the_architecture_map() {
+    let map = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../ARCHITECTURE.md")).expect("the map");
+    for (krate, _) in MAY_DEPEND_ON {
+        assert!(map.contains(&format!("`{krate}`")), "ARCHITECTURE.md has no row for `{krate}`");
+    }
+    let members = actual_graph();
+    for (krate, _) in MAY_DEPEND_ON {
+        assert!(members.contains_key(*krate), "{krate} is in the table but not in the workspace");
+    }
+}
