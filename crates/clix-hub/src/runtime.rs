@@ -489,7 +489,7 @@ impl<'a> PendingCall<'a> {
         };
         if let Err(e) = (AuditLog { path: path.to_path_buf() }).append(&record) {
             // Losing an audit line must be visible, never silent.
-            eprintln!("clix: cannot append to the audit log {}: {e}", path.display());
+            tracing::error!(path = %path.display(), error = %e, "cannot append to the audit log");
         }
     }
 }

@@ -20,6 +20,10 @@ struct Cli {
     /// Config file to read instead of the default ($CLIX_HOME/config.toml or XDG).
     #[arg(long, global = true, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// What clix logs to stderr: error, warn (the default), info, debug
+    /// (why each stage ran where it ran) or trace. Overrides CLIX_LOG.
+    #[arg(long, global = true, value_enum, value_name = "LEVEL")]
+    log_level: Option<crate::logging::LogLevel>,
     #[command(subcommand)]
     command: Command,
 }
@@ -228,6 +232,7 @@ pub async fn main() -> ExitCode {
         },
         Err(e) => e.exit(),
     };
+    crate::logging::init(cli.log_level);
     match dispatch(cli).await {
         Ok(code) => code,
         Err(e) => {

@@ -6,6 +6,7 @@
 mod agent_cmd;
 mod cli;
 mod hub_cmd;
+mod logging;
 mod repl;
 mod replay_html;
 mod settings;
