@@ -51,7 +51,9 @@ pub fn directives(level: Option<LogLevel>, clix_log: Option<&str>) -> (String, O
     match clix_log.map(str::trim).filter(|s| !s.is_empty()) {
         Some(given) => match EnvFilter::builder().parse(given) {
             Ok(_) => (given.to_string(), None),
-            Err(e) => ("warn".to_string(), Some(format!("{ENV_VAR}={given:?} is not a valid filter ({e}); using warn"))),
+            Err(e) => {
+                ("warn".to_string(), Some(format!("{ENV_VAR}={given:?} is not a valid filter ({e}); using warn")))
+            }
         },
         None => ("warn".to_string(), None),
     }
@@ -62,8 +64,7 @@ pub fn directives(level: Option<LogLevel>, clix_log: Option<&str>) -> (String, O
 pub fn init(level: Option<LogLevel>) {
     let clix_log = std::env::var(ENV_VAR).ok();
     let (directives, problem) = directives(level, clix_log.as_deref());
-    let filter =
-        EnvFilter::builder().with_default_directive(LevelFilter::WARN.into()).parse_lossy(&directives);
+    let filter = EnvFilter::builder().with_default_directive(LevelFilter::WARN.into()).parse_lossy(&directives);
     let installed = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
     if installed.is_ok()
         && let Some(problem) = problem
