@@ -40,7 +40,13 @@ pub(crate) fn support() -> Support {
             let dir = controller_dir(controller).and_then(|base| make(&base, &name("probe"), limit, value));
             dir.map(|d| std::fs::remove_dir(d).is_ok()).unwrap_or(false)
         };
-        Support { pids: probe(PIDS, 1024), memory: probe(MEMORY, 1 << 30) }
+        let support = Support { pids: probe(PIDS, 1024), memory: probe(MEMORY, 1 << 30) };
+        tracing::debug!(
+            pids = support.pids,
+            memory = support.memory,
+            "cgroup support (v1 controllers clix can make and limit); rlimits cover the rest"
+        );
+        support
     })
 }
 
@@ -134,7 +140,10 @@ pub(crate) fn sweep_stale_once() {
     SWEPT.get_or_init(|| {
         for controller in [PIDS.0, MEMORY.0] {
             if let Some(base) = controller_dir(controller) {
-                remove_stale(&base, process_alive);
+                let removed = remove_stale(&base, process_alive);
+                if !removed.is_empty() {
+                    tracing::debug!(controller, ?removed, "removed the cgroups of clix processes that are gone");
+                }
             }
         }
     });

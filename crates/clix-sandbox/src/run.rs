@@ -145,6 +145,7 @@ impl Sandbox {
             _ => (layout.path.clone(), SANDBOX_HOME.to_string()),
         };
         let env = sandbox_env(|k| std::env::var(k).ok(), &path, &home_var, &settings.env, &layout.toolchain_vars);
+        log_layout(&settings, workspace, &layout, &env);
         Sandbox {
             settings,
             workspace: workspace.to_path_buf(),
@@ -167,13 +168,16 @@ impl Sandbox {
 
     /// Whether `name` is a program the sandbox can run (found on its PATH).
     pub fn has_program(&self, name: &str) -> bool {
+        self.program_path(name).is_some()
+    }
+
+    /// Where `name` is found on the sandbox's PATH: the program that runs.
+    pub fn program_path(&self, name: &str) -> Option<PathBuf> {
         if self.settings.mode == SandboxMode::Off || name.contains('/') {
-            return false;
+            return None;
         }
-        self.env
-            .get("PATH")
-            .map(|path| path.split(':').any(|dir| is_executable(&Path::new(dir).join(name))))
-            .unwrap_or(false)
+        let path = self.env.get("PATH")?;
+        path.split(':').map(|dir| Path::new(dir).join(name)).find(|p| is_executable(p))
     }
 
     /// bubblewrap's path, `None` in host mode, or the error that says how to
@@ -279,11 +283,17 @@ impl Sandbox {
         // This run's own cgroups, removed when the run ends however it ends
         // (dropped after `guard`, so a given-up run's are removed once it is killed).
         let cgroups = RunCgroups::create(self.settings.max_processes, self.settings.memory_mb << 20);
+        log_limits(&self.settings, &cgroups);
         // bwrap writes `{"child-pid": N}` to the info pipe once the sandbox
         // is set up, and reads the syscall filter from the seccomp pipe.
         let (info_read, info_write, seccomp_read) = match bwrap {
             Some(_) => {
                 let filter = seccomp::program_bytes().map_err(SandboxError::Unavailable)?;
+                tracing::debug!(
+                    instructions = filter.len() / 8,
+                    denies = "setuid/setgid modes, device nodes, nested user namespaces; ENOSYS for openat2, clone3, io_uring",
+                    "seccomp filter handed to bwrap"
+                );
                 let (info_read, info_write) = pipe().map_err(|e| spawn_error(e.to_string()))?;
                 (Some(info_read), Some(info_write), Some(filled_pipe(filter).map_err(|e| spawn_error(e.to_string()))?))
             }
@@ -320,6 +330,18 @@ impl Sandbox {
             cmd.pre_exec(move || limits.apply());
         }
 
+        tracing::debug!(
+            argv = ?logged_argv(req.argv, req.audit),
+            cwd = %req.cwd.display(),
+            mode = if bwrap.is_some() { "bwrap" } else { "host (UNSANDBOXED)" },
+            network,
+            timeout_ms = req.timeout.as_millis() as u64,
+            stdin_bytes = req.stdin.map_or(0, <[u8]>::len),
+            extra_read_only = ?req.read_only,
+            // Names only: a hub tool's variable may carry a key.
+            extra_env = ?req.env.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+            "sandbox: starting"
+        );
         let started = Instant::now();
         let mut child = cmd.spawn().map_err(|e| spawn_error(e.to_string()))?;
         // Written even if the caller drops this future (its own time limit, a cancel).
@@ -339,6 +361,7 @@ impl Sandbox {
                 let out = child.wait_with_output().await.map_err(|e| spawn_error(e.to_string()))?;
                 cgroups.remove().await;
                 let reason = String::from_utf8_lossy(&out.stderr).trim().to_string();
+                tracing::debug!(%reason, "sandbox: bwrap could not set the sandbox up");
                 return Err(unavailable(&format!("bwrap cannot create the sandbox here: {reason}")));
             }
         }
@@ -395,6 +418,15 @@ impl Sandbox {
         };
         cgroups.remove().await;
         audit.finish(&outcome);
+        tracing::debug!(
+            program = %program,
+            exit_code = outcome.exit_code,
+            duration_ms = outcome.duration.as_millis() as u64,
+            timed_out = outcome.timed_out.is_some(),
+            stdout_bytes = outcome.stdout_total,
+            stderr_bytes = outcome.stderr_total,
+            "sandbox: finished"
+        );
         Ok(outcome)
     }
 
@@ -415,7 +447,7 @@ impl Sandbox {
         };
         if let Err(e) = log.append(&record) {
             // Losing an audit line must be visible, never silent.
-            eprintln!("clix: cannot append to the audit log {}: {e}", log.path.display());
+            tracing::error!(path = %log.path.display(), error = %e, "cannot append to the audit log");
         }
     }
 }
@@ -447,6 +479,62 @@ impl Drop for PendingAudit<'_> {
             self.sandbox.audit(self.argv, self.cwd, &outcome, "cancelled");
         }
     }
+}
+
+/// The mounts and environment of a new sandbox (debug): what programs see.
+/// Variable names only, never values.
+fn log_layout(settings: &SandboxSettings, workspace: &Path, layout: &Layout, env: &BTreeMap<String, String>) {
+    if !tracing::enabled!(tracing::Level::DEBUG) {
+        return;
+    }
+    let hidden: Vec<String> = layout.hidden.iter().map(|(p, why)| format!("{} ({why})", p.display())).collect();
+    tracing::debug!(
+        mode = ?settings.mode,
+        workspace = %workspace.display(),
+        read_write = ?layout.read_write,
+        read_only = ?layout.read_only,
+        system = "/usr /bin /lib* /etc (minimal), read-only",
+        hidden = ?hidden,
+        network = settings.network,
+        path = %layout.path,
+        env = ?env.keys().collect::<Vec<_>>(),
+        "sandbox layout"
+    );
+}
+
+/// The argv a log line may show: secrets redacted as in the audit log; a
+/// hub call's values left out whole (its manifest says which are secret,
+/// and the hub logs them by that rule).
+fn logged_argv(argv: &[String], audited_here: bool) -> Vec<String> {
+    if audited_here {
+        return redact_argv(argv);
+    }
+    let program = argv.first().cloned().unwrap_or_default();
+    vec![program, format!("<{} arguments of a hub call>", argv.len().saturating_sub(1))]
+}
+
+/// How this run's limits are enforced (debug): per-run cgroups where the
+/// host allows them, rlimits otherwise.
+fn log_limits(s: &SandboxSettings, cgroups: &RunCgroups) {
+    let memory =
+        if cgroups.memory { "cgroup memory.limit_in_bytes (the whole run)" } else { "RLIMIT_AS (each process)" };
+    let processes = if cgroups.pids {
+        "cgroup pids.max"
+    } else if is_root() {
+        "NOT ENFORCED (root, and no writable pids cgroup)"
+    } else {
+        "RLIMIT_NPROC"
+    };
+    tracing::debug!(
+        memory_mb = s.memory_mb,
+        memory_by = memory,
+        max_processes = s.max_processes,
+        processes_by = processes,
+        max_file_size_mb = s.max_file_size_mb,
+        max_open_files = s.max_open_files,
+        output_cap_mb = s.output_cap_mb,
+        "sandbox limits"
+    );
 }
 
 fn unavailable(reason: &str) -> SandboxError {
