@@ -1,7 +1,9 @@
 //! `cat`, with `-b` meaning base64 (seed 000/002) instead of GNU's
 //! "number non-blank lines". bashkit offers no way to call its own `cat`
 //! from a replacement, so the GNU options agents use are implemented here:
-//! `-n -s -E -T -v -A -e -t`, `-` for stdin, several files.
+//! `-n -s -E -T -v -A -e -t`, `-` for stdin, several files. Only the short
+//! `-b` changed meaning: GNU's long options all keep theirs, including
+//! `--number-nonblank`, and may be shortened to any unambiguous prefix.
 
 use base64::Engine as _;
 use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail};
@@ -19,6 +21,7 @@ pub(crate) struct Cat {
 struct Options {
     base64: bool,
     number: bool,
+    number_nonblank: bool,
     squeeze: bool,
     show_ends: bool,
     show_tabs: bool,
@@ -35,6 +38,7 @@ impl Cat {
                 subcommands: vec![],
                 details: "-b, --base64          print the content as base64 (for binary files)\n\
                           -n, --number          number all output lines\n\
+                          --number-nonblank     number non-empty output lines (GNU's -b), overrides -n\n\
                           -s, --squeeze-blank   suppress repeated empty lines\n\
                           -E, --show-ends       show $ at the end of each line\n\
                           -T, --show-tabs       show tabs as ^I\n\
@@ -45,6 +49,35 @@ impl Cat {
                     .into(),
                 needs_args: false,
             },
+        }
+    }
+}
+
+/// The long options, GNU's plus `--base64`.
+const LONG_OPTIONS: &[&str] = &[
+    "--base64",
+    "--number",
+    "--number-nonblank",
+    "--squeeze-blank",
+    "--show-ends",
+    "--show-tabs",
+    "--show-nonprinting",
+    "--show-all",
+];
+
+/// The long option `arg` names: itself, or the only one it is a prefix of
+/// (as getopt_long allows), worded like GNU cat when it is neither.
+fn long_option(arg: &str) -> Result<&'static str, String> {
+    if let Some(exact) = LONG_OPTIONS.iter().find(|o| **o == arg) {
+        return Ok(exact);
+    }
+    let matches: Vec<&str> = LONG_OPTIONS.iter().copied().filter(|o| o.starts_with(arg)).collect();
+    match matches[..] {
+        [only] => Ok(only),
+        [] => Err(format!("unrecognized option '{arg}'")),
+        _ => {
+            let possible: Vec<String> = matches.iter().map(|o| format!("'{o}'")).collect();
+            Err(format!("option '{arg}' is ambiguous; possibilities: {}", possible.join(" ")))
         }
     }
 }
@@ -60,14 +93,16 @@ fn parse(args: &[String]) -> Result<(Options, Vec<String>), String> {
         }
         match arg.as_str() {
             "--" => only_files = true,
-            "--base64" => o.base64 = true,
-            "--number" => o.number = true,
-            "--squeeze-blank" => o.squeeze = true,
-            "--show-ends" => o.show_ends = true,
-            "--show-tabs" => o.show_tabs = true,
-            "--show-nonprinting" => o.show_nonprinting = true,
-            "--show-all" => (o.show_nonprinting, o.show_ends, o.show_tabs) = (true, true, true),
-            long if long.starts_with("--") => return Err(format!("unrecognized option '{long}'")),
+            long if long.starts_with("--") => match long_option(long)? {
+                "--base64" => o.base64 = true,
+                "--number" => o.number = true,
+                "--number-nonblank" => o.number_nonblank = true,
+                "--squeeze-blank" => o.squeeze = true,
+                "--show-ends" => o.show_ends = true,
+                "--show-tabs" => o.show_tabs = true,
+                "--show-nonprinting" => o.show_nonprinting = true,
+                _ => (o.show_nonprinting, o.show_ends, o.show_tabs) = (true, true, true),
+            },
             short => {
                 for flag in short[1..].chars() {
                     match flag {
@@ -104,7 +139,12 @@ struct Renderer<'o> {
 
 impl Renderer<'_> {
     fn plain(&self) -> bool {
-        !(self.o.number || self.o.squeeze || self.o.show_ends || self.o.show_tabs || self.o.show_nonprinting)
+        !(self.o.number
+            || self.o.number_nonblank
+            || self.o.squeeze
+            || self.o.show_ends
+            || self.o.show_tabs
+            || self.o.show_nonprinting)
     }
 
     fn push(&mut self, input: &[u8], out: &mut Vec<u8>) {
@@ -122,7 +162,9 @@ impl Renderer<'_> {
             } else if self.at_line_start {
                 self.blank_run = 0;
             }
-            if self.at_line_start && self.o.number {
+            // As in GNU cat, numbering non-blank lines wins over numbering all.
+            let numbered = if self.o.number_nonblank { !is_blank } else { self.o.number };
+            if self.at_line_start && numbered {
                 self.line_no += 1;
                 out.extend_from_slice(format!("{:6}\t", self.line_no).as_bytes());
             }
