@@ -66,6 +66,9 @@ pub struct Engine {
     sandbox: Option<Arc<Sandbox>>,
     deadline: Deadline,
     seen: SeenImages,
+    /// Our commands and the hub's tools, to explain where a stage runs.
+    commands: CommandRegistry,
+    hub_tools: Vec<String>,
 }
 
 impl Engine {
@@ -145,7 +148,17 @@ impl Engine {
         // Set exactly once, here, before any command can read it.
         let _ = shared.set(catalog.clone());
         let spill = SpillDir::new(session.folder());
-        Ok(Engine { session, catalog, present: config.present, spill, sandbox, deadline, seen })
+        Ok(Engine {
+            session,
+            catalog,
+            present: config.present,
+            spill,
+            sandbox,
+            deadline,
+            seen,
+            commands: registry,
+            hub_tools: hub_names,
+        })
     }
 
     pub fn catalog(&self) -> &Catalog {
@@ -195,6 +208,9 @@ impl Engine {
             };
             return (raw, Capture::Complete);
         }
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            self.explain_stages(line);
+        }
         let raw = self.session.exec_within(line, stdin, Some(limit)).await;
         let capture = if raw.capped {
             Capture::Capped { limit: self.session.limits().max_output_bytes as u64, dropped: None }
@@ -202,6 +218,63 @@ impl Engine {
             Capture::Complete
         };
         (raw, capture)
+    }
+
+    /// Where each command of `line` runs, and why (debug events), in the
+    /// order bashkit dispatches a name: a function of the line, one of our
+    /// commands (a hub tool among them), one of its builtins, then the OS
+    /// resolver: a program on the sandbox's PATH, else the unknown-command error.
+    fn explain_stages(&self, line: &str) {
+        let Some(analysis) = self.session.analyze(line) else { return };
+        for (index, command) in analysis.commands.iter().enumerate() {
+            let Some(name) = command.name.as_deref() else {
+                if !command.is_assignment_only() {
+                    tracing::debug!(
+                        index,
+                        runs = "decided at run time",
+                        reason = "the command name is computed",
+                        "stage: where it runs"
+                    );
+                }
+                continue;
+            };
+            let (runs, reason, program) = self.where_runs(name, &analysis.functions);
+            let program = program.map(|p| p.display().to_string());
+            tracing::debug!(index, command = name, runs, reason, program, "stage: where it runs");
+        }
+    }
+
+    /// (where, why, the program that runs) for the command `name`.
+    fn where_runs(&self, name: &str, functions: &[String]) -> (&'static str, &'static str, Option<PathBuf>) {
+        if functions.iter().any(|f| f == name) {
+            return ("shell", "a function defined in this line, run by the in-process shell", None);
+        }
+        if self.commands.get(name).is_some() {
+            return if self.hub_tools.iter().any(|t| t == name) {
+                (
+                    "sandbox",
+                    "a hub tool: its words are checked against its manifest, its program runs in the sandbox",
+                    None,
+                )
+            } else {
+                ("clix", "one of clix's own commands, in process", None)
+            };
+        }
+        if clix_shell::builtin_names().iter().any(|b| b == name) {
+            return ("shell", "a builtin of the in-process shell (bashkit), never a host program", None);
+        }
+        if name.contains('/') {
+            return ("shell", "a path: the in-process shell handles it; host programs run only by name", None);
+        }
+        match &self.sandbox {
+            None => ("unknown", "not a builtin, and the OS tier is off (sandbox.mode = \"off\")", None),
+            Some(sandbox) => match sandbox.program_path(name) {
+                Some(path) => {
+                    ("sandbox", "not a shell builtin or clix command; found on the sandbox's PATH", Some(path))
+                }
+                None => ("unknown", "not a builtin, not a clix command, not on the sandbox's PATH: exit 127", None),
+            },
+        }
     }
 
     /// Layer 1, then Layer 2 on the final result.
@@ -284,25 +357,27 @@ const SHELL_SYNTAX: &[char] = &['|', '&', ';', '<', '>', '(', ')', '$', '`', '!'
 /// names is at least `big_file_mb`. bashkit buffers whole files and refuses
 /// inputs over its input cap; GNU tools stream them in constant memory.
 /// A single plain command runs directly; anything else runs in GNU bash.
+///
+/// Routed lines and big files left in the shell are debug events, with why;
+/// sizes are looked up for a line that could not be routed only when those
+/// events are on.
 fn big_file_line(session: &Session, sandbox: &Sandbox, line: &str) -> Option<Vec<String>> {
     let analysis = session.analyze(line)?;
-    if analysis.truncated
+    let dynamic = analysis.truncated
         || analysis.has_dynamic_commands
         || analysis.has_command_substitution
         || analysis.has_interpreter_reentry
         || !analysis.functions.is_empty()
-        || analysis.commands.is_empty()
-    {
-        return None;
-    }
-    let standard = analysis.commands.iter().all(|c| {
-        c.name.as_deref().is_some_and(|n| STREAMING_TOOLS.contains(&n) && sandbox.has_program(n))
+        || analysis.commands.is_empty();
+    let standard = !dynamic
+        && analysis.commands.iter().all(|c| {
+            c.name.as_deref().is_some_and(|n| STREAMING_TOOLS.contains(&n) && sandbox.has_program(n))
             && c.assignments.is_empty()
             && c.args.iter().all(Option::is_some)
             // `cat -b` is our base64, not GNU's numbering.
             && !(c.name.as_deref() == Some("cat") && c.args.iter().flatten().any(|a| a.starts_with('-')))
-    });
-    if !standard {
+        });
+    if !standard && !tracing::enabled!(tracing::Level::DEBUG) {
         return None;
     }
     let threshold = sandbox.settings().big_file_mb << 20;
@@ -314,18 +389,40 @@ fn big_file_line(session: &Session, sandbox: &Sandbox, line: &str) -> Option<Vec
         .chain(analysis.redirects.iter().filter_map(|r| r.path.as_ref()))
         // Through the handle: a word naming a place outside the workspace
         // (`../x`, a symlink out) tells nothing about it.
-        .any(|word| {
-            session.folder().metadata(&cwd.join(word)).is_ok_and(|m| m.kind == Kind::File && m.len >= threshold)
+        .find_map(|word| {
+            let meta = session.folder().metadata(&cwd.join(word)).ok()?;
+            (meta.kind == Kind::File && meta.len >= threshold).then(|| (word.clone(), meta.len))
         });
-    if !big {
+    let (file, bytes) = big?;
+    if !standard {
+        let reason = if dynamic {
+            "the line computes commands or words at run time, or defines functions"
+        } else {
+            "not every command is a streaming standard tool the sandbox has (grep, wc, sort, awk, …)"
+        };
+        tracing::debug!(
+            file,
+            bytes,
+            threshold_bytes = threshold,
+            reason,
+            "big file, but the line stays in the in-process shell, which reads whole files (up to limits.max_input_bytes)"
+        );
         return None;
     }
-    match analysis.commands.as_slice() {
+    let argv = match analysis.commands.as_slice() {
         [only] if analysis.redirects.is_empty() && !line.contains(SHELL_SYNTAX) => {
-            only.name.iter().chain(only.args.iter().flatten()).cloned().collect::<Vec<_>>().into()
+            only.name.iter().chain(only.args.iter().flatten()).cloned().collect::<Vec<_>>()
         }
-        _ => Some(["bash", "-c", line].map(String::from).to_vec()),
-    }
+        _ => ["bash", "-c", line].map(String::from).to_vec(),
+    };
+    tracing::debug!(
+        file,
+        bytes,
+        threshold_bytes = threshold,
+        runner = if argv[0] == "bash" { "GNU bash -c, the whole line" } else { argv[0].as_str() },
+        "big-file routing: the line runs whole in the sandbox's GNU tools, which stream (sandbox.big_file_mb)"
+    );
+    Some(argv)
 }
 
 /// The last command of `line` and the file it names, if that file exists.
