@@ -158,3 +158,109 @@ async fn a_cancel_stops_sandboxed_and_big_file_lines() {
         "{audit}"
     );
 }
+
+/// A tiny HTTP server on the host's loopback answering every request with
+/// `body`; its URL.
+fn serve(body: &'static str) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hello.txt", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut request = [0u8; 4096];
+            let _ = stream.read(&mut request);
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(body.as_bytes());
+        }
+    });
+    url
+}
+
+fn on_host(program: &str) -> bool {
+    std::env::var("PATH").unwrap_or_default().split(':').any(|dir| std::path::Path::new(dir).join(program).is_file())
+}
+
+/// With the network on (the sandbox shares the host's network), `curl` and
+/// `wget` are the sandbox's real programs, like any host program.
+#[tokio::test]
+async fn http_clients_are_the_real_programs_when_the_network_is_on() {
+    let url = serve("hello from the host\n");
+    let mut f = fixture(SandboxSettings { network: true, ..SandboxSettings::default() }).await;
+    let cases = [
+        (format!("curl -sS {url}"), "hello from the host\n"),
+        (format!("curl -sS {url} | tr a-z A-Z"), "HELLO FROM THE HOST\n"),
+        (format!("wget -qO- {url}"), "hello from the host\n"),
+        (format!("curl -sSo got.txt {url} && cat got.txt"), "hello from the host\n"),
+    ];
+    for (line, want) in &cases {
+        let program = line.split(' ').next().unwrap();
+        if !on_host(program) {
+            eprintln!("skipped: {program} is not installed");
+            continue;
+        }
+        let (out, err, code) = raw(&mut f, line).await;
+        assert_eq!((out.as_str(), code), (*want, 0), "{line}: {err}");
+    }
+    if !on_host("http") {
+        let (out, err, code) = raw(&mut f, &format!("http GET {url}")).await;
+        let want = "[error] http: not available; use curl, e.g. curl -sS URL, or curl -sS --json '{\"k\": 1}' URL to post JSON\n";
+        assert_eq!((out.as_str(), err.as_str(), code), ("", want, 127));
+    }
+}
+
+/// With the network off, the HTTP clients say so and how a person turns it
+/// on; the host's curl is not even started.
+#[tokio::test]
+async fn http_clients_say_there_is_no_network_when_it_is_off() {
+    let url = serve("unreachable\n");
+    let mut f = fixture(SandboxSettings::default()).await;
+    for line in [format!("curl -sS {url}"), format!("wget -qO- {url}"), format!("http GET {url}")] {
+        let name = line.split(' ').next().unwrap();
+        let (out, err, code) = raw(&mut f, &line).await;
+        let want = format!(
+            "[error] {name}: this session has no network; a person can turn it on with --network (clix run, clix mcp) \
+             or sandbox.network = true\n"
+        );
+        assert_eq!((out.as_str(), err, code), ("", want, 127), "{line}");
+    }
+    let audit = std::fs::read_to_string(f.state.path().join("audit.jsonl")).unwrap_or_default();
+    assert!(!audit.contains("curl") && !audit.contains("wget"), "{audit}");
+}
+
+/// The missing-programs table speaks only for programs that are missing:
+/// one that is on the sandbox's PATH runs (the offline HTTP clients aside).
+#[tokio::test]
+async fn the_missing_programs_table_applies_only_to_missing_programs() {
+    let mut f = fixture(SandboxSettings::default()).await;
+    for entry in clix_present::MISSING_PROGRAMS {
+        let (_, _, found) = raw(&mut f, &format!("sandbox bash 'command -v {}'", entry.name)).await;
+        let present = found == 0 && !clix_shell::NETWORK_BUILTINS.contains(&entry.name);
+        let (out, err, code) = raw(&mut f, &format!("{} --version", entry.name)).await;
+        let advice = format!("[error] {}\n", clix_present::missing_program(entry.name, false).unwrap());
+        if present {
+            assert!(code != 127 && err != advice, "{}: ran? {code} {out} {err}", entry.name);
+        } else {
+            assert_eq!((out.as_str(), err, code), ("", advice, 127), "{}", entry.name);
+        }
+    }
+}
+
+/// An installed program that fails for a reason of this place (no system
+/// packages, no terminal) is followed by what works instead.
+#[tokio::test]
+async fn an_installed_program_that_fails_here_gets_the_advice() {
+    let mut f = fixture(SandboxSettings::default()).await;
+    let Some(program) = ["apt-get", "vim"].into_iter().find(|p| on_host(p)) else {
+        eprintln!("skipped: neither apt-get nor vim is installed");
+        return;
+    };
+    let line = if program == "apt-get" { "apt-get install -y cowsay" } else { "vim notes.txt" };
+    let (_, err, code) = raw(&mut f, line).await;
+    let hint = clix_present::failure_hint(program, false).unwrap();
+    assert_ne!(code, 0, "{line}: {err}");
+    assert!(err.ends_with(&format!("clix: {hint}\n")), "{line}: {err}");
+}

@@ -1,16 +1,6 @@
 //! Errors that navigate: every failure names the next thing to try.
 
-/// Commands models reach for that cannot work here, and what to do instead.
-const UNAVAILABLE_HINTS: &[(&str, &str)] = &[
-    ("pip", "packages cannot be installed here (no network); use what is already available"),
-    ("pip3", "packages cannot be installed here (no network); use what is already available"),
-    ("sudo", "there is no sudo here; run the command itself, without sudo"),
-    ("su", "there is no su here; run the command itself"),
-    ("apt", "system packages cannot be installed here; use the commands listed above"),
-    ("apt-get", "system packages cannot be installed here; use the commands listed above"),
-    ("yum", "system packages cannot be installed here; use the commands listed above"),
-    ("brew", "system packages cannot be installed here; use the commands listed above"),
-];
+use crate::missing::missing_program;
 
 /// Phrases with which standard tools report a bad command line.
 const USAGE_PHRASES: &[&str] = &[
@@ -25,32 +15,84 @@ const USAGE_PHRASES: &[&str] = &[
     "missing argument",
 ];
 
-/// `[error] unknown command: foo`, the nearest names, the sorted list of
-/// what exists and, for a few well-known names, what works here instead.
-pub fn unknown_command_message(name: &str, available: &[String]) -> String {
-    let mut sorted: Vec<&str> = available.iter().map(String::as_str).collect();
-    sorted.sort_unstable();
-    sorted.dedup();
-    let mut msg = format!("[error] unknown command: {name}\n");
-    if let Some((_, hint)) = UNAVAILABLE_HINTS.iter().find(|(n, _)| *n == name) {
-        msg.push_str(&format!("hint: {hint}\n"));
+/// Standard tools an agent means more often than their lookalikes: among
+/// equally near names, these (and the session's own commands) come first.
+const COMMON: &[&str] = &[
+    "awk", "basename", "cat", "cd", "cp", "cut", "date", "diff", "dirname", "du", "echo", "env", "find", "git", "grep",
+    "head", "jq", "ls", "mkdir", "mv", "node", "printf", "python3", "pwd", "rm", "sed", "sort", "tail", "tar", "tee",
+    "touch", "tr", "uniq", "wc", "xargs",
+];
+
+/// Examples of the standard tools, named in the `Available:` line.
+const STANDARD_EXAMPLES: &str = "grep, sed, awk, find, jq";
+
+/// What a session can run, for the unknown-command error.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Known<'a> {
+    /// Our commands (`help`, `write`, `see` …): listed by name.
+    pub agent: &'a [String],
+    /// Hub tools: listed by name.
+    pub hub: &'a [String],
+    /// Every runnable name: the nearest are suggested, and counted for `help`.
+    pub all: &'a [String],
+    /// Sandboxed programs have the network.
+    pub network: bool,
+}
+
+/// The navigating error for a name nothing runs. A program agents commonly
+/// reach for that is not here gets one line of what to do instead
+/// ([`missing_program`]); any other name gets `[error] unknown command: foo`,
+/// the nearest plausible names, and an `Available:` line with our commands,
+/// the hub tools and `help` for the full list.
+pub fn unknown_command_message(name: &str, known: &Known<'_>) -> String {
+    if let Some(advice) = missing_program(name, known.network) {
+        return format!("[error] {advice}\n");
     }
-    let near = did_you_mean(name, &sorted);
+    let mut msg = format!("[error] unknown command: {name}\n");
+    let preferred: Vec<&str> =
+        known.agent.iter().chain(known.hub).map(String::as_str).chain(COMMON.iter().copied()).collect();
+    let candidates: Vec<&str> = known.all.iter().map(String::as_str).collect();
+    let near = nearest(name, &candidates, &preferred);
     if !near.is_empty() {
         msg.push_str(&format!("did you mean: {}?\n", near.join(", ")));
     }
-    msg.push_str(&format!("Available: {}\n", sorted.join(", ")));
+    let mut agent: Vec<&str> = known.agent.iter().map(String::as_str).collect();
+    agent.sort_unstable();
+    agent.dedup();
+    let mut line = format!("Available: {}", agent.join(", "));
+    if !known.hub.is_empty() {
+        let hub: Vec<&str> = known.hub.iter().map(String::as_str).collect();
+        line.push_str(&format!("; hub tools: {}", hub.join(", ")));
+    }
+    let mut all: Vec<&str> = candidates;
+    all.sort_unstable();
+    all.dedup();
+    line.push_str(&format!("; standard tools such as {STANDARD_EXAMPLES} (help lists all {})\n", all.len()));
+    msg.push_str(&line);
     msg
 }
 
 /// Up to three names closest to `name`: those at the smallest edit distance
-/// (transpositions count as one edit), plus names that extend it.
+/// (transpositions count as one edit), plus names that extend it. See
+/// [`nearest`] for which distances count as near.
 pub fn did_you_mean<'a>(name: &str, candidates: &[&'a str]) -> Vec<&'a str> {
-    let limit = if name.chars().count() <= 3 { 1 } else { 2 };
+    nearest(name, candidates, &[])
+}
+
+/// [`did_you_mean`], with `preferred` names first among equally near ones.
+///
+/// Near means plausible as a slip of the keyboard: at most one edit per four
+/// characters typed (at least one), so `gerp` finds `grep` but `rename` does
+/// not find `uname`; a name of three or more characters also finds the
+/// names it begins.
+fn nearest<'a>(name: &str, candidates: &[&'a str], preferred: &[&str]) -> Vec<&'a str> {
+    let length = name.chars().count();
+    let limit = (length / 4).max(1);
     let scored: Vec<(usize, &str)> = candidates
         .iter()
+        .filter(|c| **c != name)
         .map(|c| {
-            let prefix = name.len() >= 3 && c.starts_with(name) && *c != name;
+            let prefix = length >= 3 && c.starts_with(name);
             (if prefix { 1 } else { edit_distance(name, c) }, *c)
         })
         .filter(|(d, _)| *d <= limit)
@@ -59,7 +101,8 @@ pub fn did_you_mean<'a>(name: &str, candidates: &[&'a str]) -> Vec<&'a str> {
         return Vec::new();
     };
     let mut nearest: Vec<&str> = scored.into_iter().filter(|(d, _)| *d == best).map(|(_, c)| c).collect();
-    nearest.sort_unstable();
+    nearest.sort_unstable_by_key(|c| (!preferred.contains(c), *c));
+    nearest.dedup();
     nearest.truncate(3);
     nearest
 }
@@ -81,8 +124,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, row) in d.iter_mut().enumerate() {
         row[0] = i;
     }
-    for j in 0..=b.len() {
-        d[0][j] = j;
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
     }
     for i in 1..=a.len() {
         for j in 1..=b.len() {
@@ -106,8 +149,8 @@ mod tests {
 
     #[test]
     fn did_you_mean_table() {
-        let pool = ["cat", "grep", "egrep", "head", "help", "write", "wc"];
-        let cases: [(&str, &[&str]); 7] = [
+        let pool = ["cat", "grep", "egrep", "head", "help", "write", "wc", "uname", "python3", "rev"];
+        let cases: [(&str, &[&str]); 11] = [
             ("gerp", &["grep"]),
             ("grpe", &["grep"]),
             ("hlep", &["help"]),
@@ -115,6 +158,11 @@ mod tests {
             ("wirte", &["write"]),
             ("zzzzzz", &[]),
             ("ca", &["cat"]),
+            ("pyhton3", &["python3"]),
+            // Two edits in six letters is another word, not a slip.
+            ("rename", &[]),
+            ("rever", &[]),
+            ("reve", &["rev"]),
         ];
         for (name, want) in cases {
             assert_eq!(did_you_mean(name, &pool), want, "{name}");
@@ -122,17 +170,55 @@ mod tests {
     }
 
     #[test]
-    fn unknown_command_lists_sorted_names_and_nearest() {
-        let msg = unknown_command_message("gerp", &names(&["wc", "grep", "cat", "grep"]));
-        assert_eq!(msg, "[error] unknown command: gerp\ndid you mean: grep?\nAvailable: cat, grep, wc\n");
+    fn commands_an_agent_means_come_first() {
+        let pool = ["ls", "less", "lsx"];
+        assert_eq!(nearest("lss", &pool, &["ls"]), ["ls", "less", "lsx"]);
+        assert_eq!(nearest("lss", &pool, &["lsx"]), ["lsx", "less", "ls"]);
     }
 
     #[test]
-    fn unavailable_tools_get_a_hint() {
-        for name in ["pip", "sudo", "apt", "apt-get"] {
-            let msg = unknown_command_message(name, &names(&["cat"]));
-            assert!(msg.contains("\nhint: "), "{name}: {msg}");
+    fn unknown_command_lists_our_commands_hub_tools_and_help() {
+        let all = names(&["wc", "grep", "cat", "grep", "help", "write", "weather"]);
+        let known =
+            Known { agent: &names(&["write", "help", "cat"]), hub: &names(&["weather"]), all: &all, network: false };
+        assert_eq!(
+            unknown_command_message("gerp", &known),
+            "[error] unknown command: gerp\ndid you mean: grep?\n\
+             Available: cat, help, write; hub tools: weather; standard tools such as grep, sed, awk, find, jq (help lists all 6)\n"
+        );
+        let known = Known { hub: &[], ..known };
+        assert_eq!(
+            unknown_command_message("zzz", &known),
+            "[error] unknown command: zzz\n\
+             Available: cat, help, write; standard tools such as grep, sed, awk, find, jq (help lists all 6)\n"
+        );
+    }
+
+    #[test]
+    fn a_long_command_list_stays_out_of_the_error() {
+        let all: Vec<String> = (0..200).map(|i| format!("tool{i:03}")).collect();
+        let known =
+            Known { agent: &names(&["cat", "help", "memory", "see", "write"]), hub: &[], all: &all, network: false };
+        let msg = unknown_command_message("nosuchthing", &known);
+        assert!(msg.len() < 200, "{} bytes: {msg}", msg.len());
+        assert!(msg.contains("(help lists all 200)"), "{msg}");
+    }
+
+    #[test]
+    fn missing_programs_get_one_line_of_what_to_do() {
+        let all = names(&["uname", "mv", "cat"]);
+        let known = Known { agent: &names(&["cat"]), hub: &[], all: &all, network: false };
+        for entry in crate::MISSING_PROGRAMS {
+            let msg = unknown_command_message(entry.name, &known);
+            let want = format!("[error] {}\n", missing_program(entry.name, false).unwrap());
+            assert_eq!(msg, want, "{}", entry.name);
         }
+        assert_eq!(
+            unknown_command_message("rename", &known),
+            "[error] rename: not available; use mv, e.g. for f in *.txt; do mv \"$f\" \"${f%.txt}.md\"; done\n"
+        );
+        let online = Known { network: true, ..known };
+        assert_eq!(unknown_command_message("wget", &online), "[error] wget: not available; use curl -sSLO URL\n");
     }
 
     #[test]

@@ -22,4 +22,6 @@ pub use command::{
     AgentCommand, CommandIo, CommandRegistry, CommandSpec, SubcommandSpec, USAGE_EXIT, fail, read_stdin, usage_error,
 };
 pub use limits::ShellLimits;
-pub use session::{CANCELLED_EXIT, CancelHandle, RawResult, Session, SessionConfig, SessionError, builtin_names};
+pub use session::{
+    CANCELLED_EXIT, CancelHandle, NETWORK_BUILTINS, RawResult, Session, SessionConfig, SessionError, builtin_names,
+};

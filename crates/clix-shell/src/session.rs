@@ -56,11 +56,26 @@ pub struct RawResult {
     pub capped: bool,
 }
 
+/// bashkit's HTTP clients, left out of every session: built without its
+/// network they only answer with a message about a build feature. The
+/// names go to the resolver instead (the OS tier runs the sandbox's real
+/// programs when the network is on, and says there is none when it is off).
+pub const NETWORK_BUILTINS: &[&str] = &["curl", "wget", "http"];
+
+/// bashkit's editors, left out too: they need a bashkit terminal, which a
+/// session never has, and would only say "not a terminal". The names go to
+/// the resolver like any other program.
+pub const TERMINAL_BUILTINS: &[&str] = &["vi", "nano"];
+
+fn kept_builtin(name: &str) -> bool {
+    !NETWORK_BUILTINS.contains(&name) && !TERMINAL_BUILTINS.contains(&name)
+}
+
 /// The names bashkit runs itself (its builtins), which no added command
 /// may take over. Learnt once from a bare engine.
 pub fn builtin_names() -> &'static [String] {
     static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    NAMES.get_or_init(|| Bash::builder().build().builtin_names())
+    NAMES.get_or_init(|| Bash::builder().builtin_filter(kept_builtin).build().builtin_names())
 }
 
 /// One conversation's shell.
@@ -77,6 +92,7 @@ impl Session {
         let workspace = folder.root().to_path_buf();
         let mut builder = Bash::builder()
             .cwd(&workspace)
+            .builtin_filter(kept_builtin)
             .limits(config.limits.to_bashkit())
             .session_limits(config.limits.to_bashkit_session());
         for (name, command) in config.commands.adapters() {

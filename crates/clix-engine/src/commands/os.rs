@@ -41,6 +41,8 @@ impl Deadline {
 
 /// The OS tier in front of the unknown-command fallback: a name that exists
 /// on the sandbox's PATH runs there; any other name gets the navigating error.
+/// So do the HTTP clients (`curl`, `wget`, `http`) when the session has no
+/// network: the error says so, and how a person turns it on.
 pub(crate) struct OsResolver {
     sandbox: Arc<Sandbox>,
     timeout: Duration,
@@ -58,6 +60,10 @@ impl OsResolver {
 
 impl CommandResolver for OsResolver {
     fn resolve(&self, name: &str) -> Option<Arc<dyn Builtin>> {
+        let network = self.sandbox.settings().network;
+        if !network && clix_shell::NETWORK_BUILTINS.contains(&name) {
+            return Some(self.fallback.command(name, network));
+        }
         let on_path = {
             let mut known = self.known.lock().unwrap_or_else(|p| p.into_inner());
             *known.entry(name.to_string()).or_insert_with(|| self.sandbox.has_program(name))
@@ -68,10 +74,11 @@ impl CommandResolver for OsResolver {
                 sandbox: Arc::clone(&self.sandbox),
                 timeout: self.timeout,
                 deadline: self.deadline.clone(),
+                network,
             };
             return Some(Arc::new(program));
         }
-        self.fallback.resolve(name)
+        Some(self.fallback.command(name, network))
     }
 }
 
@@ -81,6 +88,7 @@ struct OsProgram {
     sandbox: Arc<Sandbox>,
     timeout: Duration,
     deadline: Deadline,
+    network: bool,
 }
 
 #[async_trait]
@@ -88,7 +96,18 @@ impl Builtin for OsProgram {
     async fn execute(&self, ctx: BuiltinContext<'_>) -> bashkit::Result<ExecResult> {
         let argv: Vec<String> = std::iter::once(self.name.clone()).chain(ctx.args.iter().cloned()).collect();
         let stdin = ctx.stdin.map(|s| s.as_bytes());
-        Ok(run_program(&self.sandbox, &argv, ctx.cwd, stdin, &self.deadline, self.timeout).await)
+        let mut result = run_program(&self.sandbox, &argv, ctx.cwd, stdin, &self.deadline, self.timeout).await;
+        // An installed editor, package manager or network client that failed
+        // most likely failed for a reason of this place (no terminal, no
+        // network): say what works instead, after the program's own words.
+        if result.exit_code != 0
+            && let Some(hint) = clix_present::failure_hint(&self.name, self.network)
+        {
+            let mut stderr = std::mem::take(&mut result.stderr).into_bytes();
+            stderr.extend_from_slice(format!("clix: {hint}\n").as_bytes());
+            result.stderr = stderr.into();
+        }
+        Ok(result)
     }
 }
 

@@ -5,26 +5,38 @@ use std::sync::Arc;
 use bashkit::Builtin;
 use clix_shell::{BuiltinContext, CommandResolver, ExecResult, async_trait};
 
-use crate::catalog::{SharedCatalog, catalog_of};
+use clix_present::Known;
+
+use crate::catalog::{HUB_SHOWN, SharedCatalog, catalog_of};
 
 /// Exit code of a command that does not exist, as in bash.
 const NOT_FOUND_EXIT: i32 = 127;
 
-/// Resolves every unknown name to [`UnknownCommand`]. The OS tier will sit
-/// in front of it and claim names that exist on the host.
+/// Resolves every unknown name to [`UnknownCommand`]. The OS tier sits in
+/// front of it and claims names that exist on the sandbox's PATH.
 pub(crate) struct UnknownCommands {
     pub(crate) catalog: SharedCatalog,
 }
 
+impl UnknownCommands {
+    /// The error for `name`; `network` says whether sandboxed programs have
+    /// the network (what to do instead of `curl` or `pip` depends on it).
+    pub(crate) fn command(&self, name: &str, network: bool) -> Arc<dyn Builtin> {
+        Arc::new(UnknownCommand { name: name.to_string(), catalog: Arc::clone(&self.catalog), network })
+    }
+}
+
 impl CommandResolver for UnknownCommands {
+    /// Without the OS tier nothing has the network.
     fn resolve(&self, name: &str) -> Option<Arc<dyn Builtin>> {
-        Some(Arc::new(UnknownCommand { name: name.to_string(), catalog: Arc::clone(&self.catalog) }))
+        Some(self.command(name, false))
     }
 }
 
 struct UnknownCommand {
     name: String,
     catalog: SharedCatalog,
+    network: bool,
 }
 
 #[async_trait]
@@ -35,7 +47,11 @@ impl Builtin for UnknownCommand {
             let message = format!("[error] {}: this hub tool is not ready: {why}\nhint: hub check\n", self.name);
             return Ok(ExecResult::err(message, NOT_FOUND_EXIT));
         }
-        let mut message = clix_present::unknown_command_message(&self.name, &catalog.all_names());
+        let names = |specs: &[clix_shell::CommandSpec]| specs.iter().map(|s| s.name.clone()).collect::<Vec<_>>();
+        let hub = names(&catalog.hub[..catalog.hub.len().min(HUB_SHOWN)]);
+        let known =
+            Known { agent: &names(&catalog.agent), hub: &hub, all: &catalog.all_names(), network: self.network };
+        let mut message = clix_present::unknown_command_message(&self.name, &known);
         if catalog.hub_problems > 0 {
             message.push_str(&format!(
                 "hint: {} hub manifest(s) could not be loaded; hub check shows why\n",
