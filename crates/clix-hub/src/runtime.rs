@@ -218,6 +218,8 @@ impl HubRuntime {
         limit: Duration,
     ) -> CallResult {
         let mut audit = PendingCall::new(self, name, args);
+        // Parameters as the audit log keeps them (secret-named ones redacted).
+        tracing::debug!(tool = name, params = %serde_json::Value::Object(audit.params.clone()), "hub call");
         let result = match self.entry(name).filter(|e| e.readiness.ready) {
             None => {
                 let hint = "see hub list --all";
@@ -343,6 +345,23 @@ async fn readiness_of(
     env: &EnvLookup,
     ttl: Duration,
 ) -> Readiness {
+    let readiness = find_readiness(tool, sandbox, state, env, ttl).await;
+    tracing::debug!(
+        tool = %tool.manifest.name,
+        ready = readiness.ready,
+        reason = readiness.reason.as_deref().unwrap_or(""),
+        "hub tool readiness"
+    );
+    readiness
+}
+
+async fn find_readiness(
+    tool: &Tool,
+    sandbox: Option<&Sandbox>,
+    state: Option<&HubState>,
+    env: &EnvLookup,
+    ttl: Duration,
+) -> Readiness {
     let Some(sandbox) = sandbox else {
         return Readiness::not_ready("the OS tier is off, so no hub tool can run (sandbox.mode)");
     };
@@ -363,13 +382,26 @@ async fn readiness_of(
         return Readiness { ready: true, reason: None, drift: None };
     }
     let key = readiness::cache_key(tool);
+    let name = tool.manifest.name.as_str();
     if let Some(cached) = state.and_then(|s| s.cached_readiness(&key, readiness::now_ms(), ttl)) {
+        tracing::debug!(
+            tool = name,
+            ttl_secs = ttl.as_secs(),
+            "hub readiness cache hit: the self-test is not run again"
+        );
         return cached;
     }
+    tracing::debug!(
+        tool = name,
+        state = state.is_some(),
+        "hub readiness cache miss (first load, manifest or program changed, or older than hub.self_test_ttl_secs): running the self-test"
+    );
     let (readiness, conclusive) = readiness::check(sandbox, tool, &env).await;
     // A sandbox that could not start says nothing about the tool: not cached.
     if conclusive && let Some(state) = state {
         state.remember_readiness(&key, readiness::now_ms(), &readiness);
+    } else if !conclusive {
+        tracing::debug!(tool = name, "the sandbox could not start the self-test: result not cached");
     }
     readiness
 }
@@ -469,6 +501,13 @@ impl<'a> PendingCall<'a> {
     }
 
     fn finish(&mut self, result: &CallResult) {
+        tracing::debug!(
+            tool = self.tool,
+            exit_code = result.exit_code,
+            error_code = result.error_code.as_deref().unwrap_or(""),
+            duration_ms = self.started.elapsed().as_millis() as u64,
+            "hub call finished"
+        );
         self.done = true;
         self.write(result.exit_code, result.error_code.clone());
     }
