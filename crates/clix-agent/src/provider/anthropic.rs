@@ -30,7 +30,7 @@ pub(super) async fn complete(
     let mut request =
         p.client.post(format!("{}/v1/messages", p.base_url)).header("anthropic-version", API_VERSION).json(&body);
     if let Some(key) = &p.api_key {
-        request = request.header("x-api-key", key);
+        request = request.header("x-api-key", key.expose());
     }
     let resp = request.send().await.map_err(|e| p.connect_error(e))?;
     if !resp.status().is_success() {

@@ -6,6 +6,7 @@ mod retry;
 
 use std::time::Duration;
 
+use clix_config::Secret;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -79,7 +80,8 @@ impl ProviderError {
 pub struct Provider {
     kind: ProviderKind,
     base_url: String,
-    api_key: Option<String>,
+    /// Shown as `***` by Debug: a provider may be logged whole.
+    api_key: Option<Secret>,
     pub model: String,
     stream: bool,
     client: reqwest::Client,
@@ -100,7 +102,7 @@ impl Provider {
         Provider {
             kind: resolved.kind,
             base_url: resolved.base_url.trim_end_matches('/').to_string(),
-            api_key: resolved.api_key.clone(),
+            api_key: resolved.api_key.clone().map(Secret::new),
             model: resolved.model.clone(),
             stream: resolved.stream,
             client,

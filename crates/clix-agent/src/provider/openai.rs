@@ -89,7 +89,7 @@ enum Streamed {
 async fn send(p: &Provider, body: &Value) -> Result<reqwest::Response, reqwest::Error> {
     let mut request = p.client.post(format!("{}/chat/completions", p.base_url)).json(body);
     if let Some(key) = &p.api_key {
-        request = request.bearer_auth(key);
+        request = request.bearer_auth(key.expose());
     }
     request.send().await
 }
