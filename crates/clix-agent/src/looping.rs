@@ -340,6 +340,7 @@ impl<'e> Agent<'e> {
             if let (Some(cache), Some(key)) = (&self.cache, &key)
                 && let Some(reply) = cache.get(key)
             {
+                tracing::debug!(model = %self.provider.model, "reply cache hit: the model is not called");
                 if !reply.text.is_empty() {
                     on_event(&Event::Text { text: reply.text.clone() });
                 }
@@ -368,9 +369,28 @@ impl<'e> Agent<'e> {
                 Err(e) => e,
             };
             if !error.is_retryable() || attempt >= policy.tries {
+                let why = if error.is_retryable() {
+                    "no tries left (agent.model_call_tries)"
+                } else {
+                    "not worth another try"
+                };
+                tracing::debug!(attempt, tries = policy.tries, %error, why, "model call failed for good");
                 return Err(StopReason::Error(error.to_string()));
             }
             let wait = policy.delay(attempt, &error);
+            let retry_after = match &error {
+                ProviderError::Http { retry_after: Some(after), .. } => Some(after.as_millis() as u64),
+                _ => None,
+            };
+            tracing::debug!(
+                attempt,
+                tries = policy.tries,
+                wait_ms = wait.as_millis() as u64,
+                retry_after_ms = retry_after,
+                backoff = if retry_after.is_some() { "the server's Retry-After (capped)" } else { "exponential, full jitter" },
+                %error,
+                "model call failed; retrying"
+            );
             self.emit(on_event, Event::Retry { attempt, wait_ms: wait.as_millis() as u64, error: error.to_string() });
             tokio::select! {
                 () = tokio::time::sleep(wait) => {}
@@ -500,10 +520,20 @@ impl<'e> Agent<'e> {
     /// Summarizes the oldest turns when the conversation nears the window.
     async fn compact_if_needed(&mut self, last_input_tokens: u64, on_event: &mut dyn FnMut(&Event)) {
         let used = last_input_tokens.max(estimate_tokens(&self.messages));
-        if (used as f64) < self.settings.compact_at * self.settings.context_window as f64 {
+        let threshold = (self.settings.compact_at * self.settings.context_window as f64) as u64;
+        if used < threshold {
+            tracing::trace!(used_tokens = used, threshold_tokens = threshold, "context: no compaction needed");
             return;
         }
-        let Some(range) = compactable(&self.messages, self.settings.keep_last_messages) else { return };
+        let Some(range) = compactable(&self.messages, self.settings.keep_last_messages) else {
+            tracing::debug!(
+                used_tokens = used,
+                threshold_tokens = threshold,
+                keep_last_messages = self.settings.keep_last_messages,
+                "context: over the threshold, but nothing older than the kept tail to compact"
+            );
+            return;
+        };
         let old = transcript(&self.messages[range.clone()]);
         let request_messages = vec![
             Message::new(Role::System, "You summarize an agent's work log for the agent itself."),
@@ -522,12 +552,24 @@ impl<'e> Agent<'e> {
             max_output_tokens: 1024,
         };
         let limit = self.settings.budgets().model_call;
-        let summary = match tokio::time::timeout(limit, self.provider.complete(&request, &mut |_| {})).await {
-            Ok(Ok(reply)) if !reply.text.trim().is_empty() => reply.text,
+        let (summary, by) = match tokio::time::timeout(limit, self.provider.complete(&request, &mut |_| {})).await {
+            Ok(Ok(reply)) if !reply.text.trim().is_empty() => (reply.text, "the model"),
             // Without a model summary, a mechanical one still saves the window.
-            _ => old.lines().filter(|l| l.starts_with("assistant called run")).collect::<Vec<_>>().join("\n"),
+            _ => (
+                old.lines().filter(|l| l.starts_with("assistant called run")).collect::<Vec<_>>().join("\n"),
+                "the commands run (the model gave no summary)",
+            ),
         };
         let removed = range.len();
+        tracing::debug!(
+            used_tokens = used,
+            threshold_tokens = threshold,
+            context_window = self.settings.context_window,
+            messages_removed = removed,
+            summary_by = by,
+            summary_chars = summary.chars().count(),
+            "context compacted: the oldest turns replaced by a summary"
+        );
         self.messages.splice(range, [Message::new(Role::User, format!("[summary of earlier steps]\n{summary}"))]);
         self.emit(on_event, Event::Compacted { messages_removed: removed, summary });
     }

@@ -130,6 +130,9 @@ impl AgentMemory {
             .filter(|h| h.memory.kind != "fact" && relevant(h, &self.settings))
             .take(self.settings.recall)
             .collect();
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            self.log_recall(&hits, &chosen);
+        }
         if chosen.is_empty() {
             return None;
         }
@@ -142,6 +145,41 @@ impl AgentMemory {
         }
         block.push_str("\n[end of memory recall]");
         Some(Recalled { ids: chosen.iter().map(|h| h.memory.id).collect(), block })
+    }
+
+    /// Each candidate's scores and whether it was recalled, and why not
+    /// (debug): how a person tunes recall_min_similarity / recall_min_bm25.
+    fn log_recall(&self, hits: &[Hit], chosen: &[&Hit]) {
+        let s = &self.settings;
+        tracing::debug!(
+            topic = %self.topic,
+            candidates = hits.len(),
+            recalled = chosen.len(),
+            max = s.recall,
+            min_similarity = s.recall_min_similarity,
+            min_bm25 = s.recall_min_bm25,
+            "memory recall"
+        );
+        for h in hits {
+            let verdict = if chosen.iter().any(|c| c.memory.id == h.memory.id) {
+                "recalled"
+            } else if h.memory.kind == "fact" {
+                "a fact: already in the system prompt"
+            } else if !relevant(h, s) {
+                "below both thresholds"
+            } else {
+                "beyond the recall count"
+            };
+            tracing::debug!(
+                id = h.memory.id,
+                kind = %h.memory.kind,
+                score = h.score,
+                bm25 = h.bm25,
+                similarity = h.similarity,
+                verdict,
+                "memory recall candidate"
+            );
+        }
     }
 
     /// Stores a run's summary (kind `summary`, this topic); its id.

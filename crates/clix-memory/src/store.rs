@@ -229,11 +229,14 @@ impl Store {
     /// embedder fails or has no vector for the query).
     pub fn search(&mut self, query: &str, filter: &Filter<'_>, limit: usize) -> Result<Vec<Hit>, MemoryError> {
         if self.vectors.is_none() || fts_query(query).is_none() {
+            let why = if self.vectors.is_none() { "no embedder" } else { "no word of the query is searchable" };
+            tracing::debug!(topic = filter.topic, limit, why, "memory search: full text (BM25) only");
             return self.fts(query, filter, limit).map_err(|e| self.fail(e));
         }
         let query_vector = match self.query_vector(query) {
             Ok(v) => v,
             Err(e) => {
+                tracing::debug!(topic = filter.topic, error = %e, "memory search: full text only, the embedder failed");
                 self.warnings.push(format!("searched full text only: {e}"));
                 return self.fts(query, filter, limit).map_err(|e| self.fail(e));
             }
@@ -244,6 +247,14 @@ impl Store {
         let pool = (limit.saturating_mul(4)).clamp(20, 4096);
         let lexical = self.fts(query, filter, pool).map_err(|e| self.fail(e))?;
         let semantic = vectors.knn(&self.db, &query_vector, filter, &self.scope, pool).map_err(|e| self.fail(e))?;
+        tracing::debug!(
+            topic = filter.topic,
+            limit,
+            pool,
+            lexical = lexical.len(),
+            semantic = semantic.len(),
+            "memory search: BM25 and vector KNN, fused by Reciprocal Rank Fusion"
+        );
         self.fuse(lexical, semantic, limit).map_err(|e| self.fail(e))
     }
 
