@@ -86,3 +86,32 @@ fn every_crate_is_on_the_architecture_map() {
         assert!(members.contains_key(*krate), "{krate} is in the table but not in the workspace");
     }
 }
+
+/// The library crates print nothing: they emit `tracing` events, and the
+/// binary's one subscriber decides where those go (stderr; stdout carries
+/// results, and MCP under `clix mcp`).
+#[test]
+fn library_crates_print_nothing() {
+    const PRINTS: &[&str] = &["println!", "print!(", "eprintln!", "eprint!(", "dbg!(", "io::stdout()", "io::stderr()"];
+    let crates = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let mut found = Vec::new();
+    for (krate, _) in MAY_DEPEND_ON.iter().filter(|(k, _)| !["clix", "clix-bench"].contains(k)) {
+        let mut dirs = vec![std::path::Path::new(crates).join(krate).join("src")];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())).flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    let source = std::fs::read_to_string(&path).unwrap_or_default();
+                    for (n, line) in source.lines().enumerate() {
+                        if !line.trim_start().starts_with("//") && PRINTS.iter().any(|p| line.contains(p)) {
+                            found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "library crates print (use tracing events instead):\n{}", found.join("\n"));
+}
