@@ -7,9 +7,11 @@ mod common;
 #[path = "../../clix-agent/tests/support/mod.rs"]
 mod support;
 
-use std::process::{Command, Output};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Output, Stdio};
 
 use common::text;
+use serde_json::json;
 use support::{Reply, openai_calls, openai_text, run_call};
 
 const LINE: &str = "python3 x.py | grep y";
@@ -131,6 +133,41 @@ fn clix_log_opens_the_sandbox_alone() {
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(err.contains(" WARN ") && err.contains("CLIX_LOG") && err.contains("using warn"), "{err}");
     assert!(lines_at(&err, "DEBUG").is_empty(), "{err}");
+}
+
+#[test]
+fn mcp_keeps_stdout_for_mcp_at_trace() {
+    let env = Env::new();
+    let mut cmd = env.cmd(&["mcp", "--log-level", "trace"]);
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "run", "arguments": {"command": LINE}}}),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut replies = Vec::new();
+    while replies.len() < 2 {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "the server stopped early: {replies:?}");
+        replies.push(line);
+    }
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    let err = text(&o.stderr);
+    for reply in &replies {
+        let parsed: serde_json::Value =
+            serde_json::from_str(reply).unwrap_or_else(|e| panic!("not JSON-RPC on stdout ({e}): {reply}"));
+        assert_eq!(parsed["jsonrpc"], "2.0", "{reply}");
+    }
+    assert!(replies[1].contains("y here"), "{replies:?}");
+    assert!(stage(&err, "python3").is_some_and(|l| l.contains("runs=\"sandbox\"")), "the log went to stderr:\n{err}");
 }
 
 #[test]
