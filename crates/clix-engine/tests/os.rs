@@ -258,9 +258,33 @@ async fn an_installed_program_that_fails_here_gets_the_advice() {
         eprintln!("skipped: neither apt-get nor vim is installed");
         return;
     };
-    let line = if program == "apt-get" { "apt-get install -y cowsay" } else { "vim notes.txt" };
+    let line = if program == "apt-get" { "apt-get install -y cowsay" } else { "vim -es -c 'q!' nosuch" };
     let (_, err, code) = raw(&mut f, line).await;
     let hint = clix_present::failure_hint(program, false).unwrap();
     assert_ne!(code, 0, "{line}: {err}");
     assert!(err.ends_with(&format!("clix: {hint}\n")), "{line}: {err}");
+}
+
+/// An installed editor is not started on a file: with no terminal it would
+/// only wait for the time limit. Its batch modes run.
+#[tokio::test]
+async fn an_installed_editor_is_not_opened_on_a_file() {
+    let mut f = fixture(SandboxSettings::default()).await;
+    for editor in ["vim", "vi", "nano"] {
+        let started = std::time::Instant::now();
+        let (out, err, code) = raw(&mut f, &format!("{editor} gen.py")).await;
+        let advice = clix_present::missing_program(editor, false).unwrap();
+        let want = if on_host(editor) { 126 } else { 127 };
+        assert_eq!((out.as_str(), err, code), ("", format!("[error] {advice}\n"), want), "{editor}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(5), "{editor}: {:?}", started.elapsed());
+    }
+    if on_host("vim") {
+        let (out, err, code) = raw(&mut f, "vim -es -c '%s/print/PRINT/' -c wq gen.py && grep -c PRINT gen.py").await;
+        assert_eq!((out.as_str(), code), ("1\n", 0), "{err}");
+    }
+    let audit = std::fs::read_to_string(f.state.path().join("audit.jsonl")).unwrap_or_default();
+    for editor in ["vim", "vi", "nano"] {
+        let opened = format!(r#""argv":["{editor}","gen.py"]"#);
+        assert!(!audit.contains(&opened), "{editor} was started on the file: {audit}");
+    }
 }

@@ -79,7 +79,7 @@ pub fn did_you_mean<'a>(name: &str, candidates: &[&'a str]) -> Vec<&'a str> {
     nearest(name, candidates, &[])
 }
 
-/// [`did_you_mean`], with `preferred` names first among equally near ones.
+/// [`did_you_mean`], keeping only `preferred` names when some are among the nearest.
 ///
 /// Near means plausible as a slip of the keyboard: at most one edit per four
 /// characters typed (at least one), so `gerp` finds `grep` but `rename` does
@@ -101,7 +101,11 @@ fn nearest<'a>(name: &str, candidates: &[&'a str], preferred: &[&str]) -> Vec<&'
         return Vec::new();
     };
     let mut nearest: Vec<&str> = scored.into_iter().filter(|(d, _)| *d == best).map(|(_, c)| c).collect();
-    nearest.sort_unstable_by_key(|c| (!preferred.contains(c), *c));
+    // `sl` is `ls` to an agent, not `nl` or `sh`.
+    if nearest.iter().any(|c| preferred.contains(c)) {
+        nearest.retain(|c| preferred.contains(c));
+    }
+    nearest.sort_unstable();
     nearest.dedup();
     nearest.truncate(3);
     nearest
@@ -171,9 +175,11 @@ mod tests {
 
     #[test]
     fn commands_an_agent_means_come_first() {
-        let pool = ["ls", "less", "lsx"];
-        assert_eq!(nearest("lss", &pool, &["ls"]), ["ls", "less", "lsx"]);
-        assert_eq!(nearest("lss", &pool, &["lsx"]), ["lsx", "less", "ls"]);
+        let pool = ["ls", "less", "lsx", "nl", "sh"];
+        assert_eq!(nearest("lss", &pool, &["ls"]), ["ls"]);
+        assert_eq!(nearest("lss", &pool, &["lsx", "cat"]), ["lsx"]);
+        assert_eq!(nearest("lss", &pool, &[]), ["less", "ls", "lsx"]);
+        assert_eq!(nearest("sl", &pool, COMMON), ["ls"]);
     }
 
     #[test]

@@ -12,14 +12,21 @@ pub struct MissingProgram {
     /// Said instead of `advice` when the session has no network, for
     /// programs that need it (`None`: the same advice either way).
     pub offline: Option<&'static str>,
+    /// An interactive editor: even when installed it is not started on a
+    /// file (see [`needs_a_terminal`]).
+    pub editor: bool,
 }
 
 const fn entry(name: &'static str, advice: &'static str) -> MissingProgram {
-    MissingProgram { name, advice, offline: None }
+    MissingProgram { name, advice, offline: None, editor: false }
 }
 
 const fn net(name: &'static str, advice: &'static str, offline: &'static str) -> MissingProgram {
-    MissingProgram { name, advice, offline: Some(offline) }
+    MissingProgram { name, advice, offline: Some(offline), editor: false }
+}
+
+const fn editor(name: &'static str) -> MissingProgram {
+    MissingProgram { name, advice: EDITOR, offline: None, editor: true }
 }
 
 const NO_NETWORK: &str = "this session has no network; a person can turn it on with --network (clix run, clix mcp) \
@@ -43,12 +50,12 @@ const SEARCH: &str = "not available; use grep -rn PATTERN . (or rg PATTERN)";
 /// `more` print like `cat`.
 pub const MISSING_PROGRAMS: &[MissingProgram] = &[
     entry("rename", "not available; use mv, e.g. for f in *.txt; do mv \"$f\" \"${f%.txt}.md\"; done"),
-    entry("vim", EDITOR),
-    entry("vi", EDITOR),
-    entry("nvim", EDITOR),
-    entry("nano", EDITOR),
-    entry("emacs", EDITOR),
-    entry("pico", EDITOR),
+    editor("vim"),
+    editor("vi"),
+    editor("nvim"),
+    editor("nano"),
+    editor("emacs"),
+    editor("pico"),
     entry("code", EDITOR),
     entry("su", SUDO),
     entry("doas", SUDO),
@@ -103,6 +110,20 @@ pub fn missing_program(name: &str, network: bool) -> Option<String> {
     Some(format!("{name}: {advice}"))
 }
 
+/// Arguments with which an editor runs without a screen: ex and batch
+/// modes, version and help.
+const EDITOR_BATCH_FLAGS: &[&str] = &["-e", "-E", "-es", "-Es", "--batch", "--script", "--version", "--help", "-h"];
+
+/// The advice line when `name args` would open an editor's screen. A
+/// session never has a terminal, so an installed editor would only wait
+/// for the line's time limit (vim does, its output piped); its batch modes
+/// (`vim -es`, `emacs --batch`, `--version`) run as usual.
+pub fn needs_a_terminal(name: &str, args: &[String]) -> Option<String> {
+    let entry = MISSING_PROGRAMS.iter().find(|e| e.name == name && e.editor)?;
+    let batch = args.iter().any(|a| EDITOR_BATCH_FLAGS.contains(&a.as_str()));
+    (!batch).then(|| format!("{name}: {}", entry.advice))
+}
+
 /// What to say when `name` is installed but failed: the advice, when it is
 /// about this environment whatever is installed (no terminal for an editor,
 /// no system packages, no network), not the absence of the program.
@@ -144,6 +165,27 @@ mod tests {
         assert_eq!(missing_program("curl", true).unwrap(), "curl: not available; use wget -qO- URL");
         assert_eq!(missing_program("python", false), missing_program("python", true));
         assert_eq!(missing_program("grep", false), None);
+    }
+
+    #[test]
+    fn editors_need_a_terminal_except_in_their_batch_modes() {
+        let args = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let cases: [(&str, &[&str], bool); 7] = [
+            ("vim", &["notes.txt"], true),
+            ("vi", &[], true),
+            ("nano", &["-w", "a.txt"], true),
+            ("vim", &["-es", "-c", "%s/a/b/g|wq", "a.txt"], false),
+            ("emacs", &["--batch", "-l", "x.el"], false),
+            ("vim", &["--version"], false),
+            ("python", &["x.py"], false),
+        ];
+        for (name, list, opens) in cases {
+            let got = needs_a_terminal(name, &args(list));
+            assert_eq!(got.is_some(), opens, "{name} {list:?}");
+            if let Some(line) = got {
+                assert_eq!(line, missing_program(name, false).unwrap());
+            }
+        }
     }
 
     #[test]

@@ -94,6 +94,10 @@ struct OsProgram {
 #[async_trait]
 impl Builtin for OsProgram {
     async fn execute(&self, ctx: BuiltinContext<'_>) -> bashkit::Result<ExecResult> {
+        // An editor opened on a file would wait for keys until the time limit.
+        if let Some(advice) = clix_present::needs_a_terminal(&self.name, ctx.args) {
+            return Ok(ExecResult::err(format!("[error] {advice}\n"), CANNOT_RUN_EXIT));
+        }
         let argv: Vec<String> = std::iter::once(self.name.clone()).chain(ctx.args.iter().cloned()).collect();
         let stdin = ctx.stdin.map(|s| s.as_bytes());
         let mut result = run_program(&self.sandbox, &argv, ctx.cwd, stdin, &self.deadline, self.timeout).await;
