@@ -83,6 +83,11 @@ enum Command {
         #[command(subcommand)]
         action: ConfigAction,
     },
+    /// Print a completion script for a shell: bash, zsh, fish (also elvish, powershell).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 /// What every subcommand that starts a session takes (run, mcp, ask, chat).
@@ -288,6 +293,11 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Config { action } => config(&paths, action),
         Command::Memory { workspace, args } => memory(&paths, workspace, &args).await,
         Command::Hub(args) => crate::hub_cmd::hub(&paths, args).await,
+        Command::Completions { shell } => {
+            let mut command = Cli::command_with_color(ColorChoice::Never);
+            clap_complete::generate(shell, &mut command, "clix", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

@@ -244,3 +244,24 @@ fn clix_memory_is_the_agents_memory_command_for_people() {
     assert!(stdout(&o).contains("it's $(rm -rf /) literally"), "{}", stdout(&o));
     assert!(env.home.path().join("data/memory.sqlite").exists());
 }
+
+#[test]
+fn completion_scripts_know_the_subcommands() {
+    let env = Env::new();
+    let o = env.run(&["completions", "bash"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let script = stdout(&o);
+    assert!(script.contains("complete -F _clix"), "{script}");
+    for sub in ["run", "tool-def", "commands", "ask", "chat", "runs", "replay", "mcp", "hub", "memory", "config"] {
+        assert!(script.contains(&format!("clix,{sub})")), "bash completion lacks {sub}");
+    }
+    assert!(script.contains("--workspace") && script.contains("--network"), "flags completed too");
+    for shell in ["zsh", "fish"] {
+        let o = env.run(&["completions", shell]);
+        assert_eq!(o.status.code(), Some(0), "{shell}: {}", stderr(&o));
+        assert!(stdout(&o).contains("tool-def"), "{shell}");
+    }
+    let o = env.run(&["completions", "tcsh"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("possible values: bash"), "{}", stderr(&o));
+}
