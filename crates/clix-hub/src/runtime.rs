@@ -144,6 +144,17 @@ impl HubRuntime {
         .buffered(PARALLEL_CHECKS)
         .collect::<Vec<Entry>>()
         .await;
+        for problem in &hub.problems {
+            tracing::debug!(%problem, "hub manifest not loaded");
+        }
+        if !checks.is_empty() || !hub.problems.is_empty() {
+            tracing::info!(
+                ready = checks.iter().filter(|e| e.readiness.ready).count(),
+                not_ready = checks.iter().filter(|e| !e.readiness.ready).count(),
+                problems = hub.problems.len(),
+                "hub loaded"
+            );
+        }
         HubRuntime { entries: checks, problems: hub.problems, sandbox, state, config, index: Mutex::new(None) }
     }
 
