@@ -11,7 +11,7 @@ use clix_shell::{BuiltinContext, CommandResolver, ExecResult, async_trait};
 use super::UnknownCommands;
 
 /// Exit code of a command that was found but cannot run, as in bash.
-const CANNOT_RUN_EXIT: i32 = 126;
+const CANNOT_RUN_EXIT: i32 = clix_common::exit::CANNOT_RUN;
 
 /// Time left of the current command line, shared by the engine (which sets
 /// it when a line starts) and the sandboxed programs of that line.

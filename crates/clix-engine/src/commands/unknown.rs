@@ -10,7 +10,7 @@ use clix_present::Known;
 use crate::catalog::{HUB_SHOWN, SharedCatalog, catalog_of};
 
 /// Exit code of a command that does not exist, as in bash.
-const NOT_FOUND_EXIT: i32 = 127;
+const NOT_FOUND_EXIT: i32 = clix_common::exit::NOT_FOUND;
 
 /// Resolves every unknown name to [`UnknownCommand`]. The OS tier sits in
 /// front of it and claims names that exist on the sandbox's PATH.
