@@ -64,6 +64,7 @@ impl Shared {
         if let Some(os) = config.os.as_mut() {
             os.session_id = format!("{}-{n}", os.session_id);
         }
+        tracing::info!(session = n, "MCP session: a new engine (its own shell, cwd and variables)");
         Engine::new(config).await.map_err(|e| ServeError(e.to_string()))
     }
 }
@@ -193,6 +194,10 @@ impl ClixServer {
                 biased;
                 out = &mut run => return Ok(Some(out)),
                 () = &mut cancelled => {
+                    tracing::debug!(
+                        running_ms = started.elapsed().as_millis() as u64,
+                        "MCP call cancelled by the client: the line is stopped, its result dropped"
+                    );
                     // The line may not have registered itself yet: keep
                     // cancelling until it ends. Its result is dropped.
                     loop {
