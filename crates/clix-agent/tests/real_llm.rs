@@ -16,9 +16,9 @@
 //! match the expected peg-native format" when given the bare-JSON template
 //! (every time greedy, and 3 of 3 at temperature 0.8), and with the stock
 //! template hands it back as text, no tool call: the test could not pass.
-//! xllamacpp's older parser takes the fenced call: 3 runs in a row passed
-//! in 2 steps (the call, then the answer), 102–144 s for the loop under a
-//! load of 6–8. It is slower on prompts (~24 tok/s vs ~40 under that load),
+//! xllamacpp's older parser takes the fenced call: 5 runs in a row (one
+//! inside a full .ci/run) passed in 2 steps, the call and then the answer,
+//! 90–144 s for the loop with the 2 cores under a load of 6–8. It is slower on prompts (~24 tok/s vs ~40 under that load),
 //! which shows on the first call (~900 prompt tokens).
 //!
 //! Why a count and not a random token read from a file: given a file's hex
