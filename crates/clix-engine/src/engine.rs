@@ -268,6 +268,10 @@ impl Engine {
         }
         match &self.sandbox {
             None => ("unknown", "not a builtin, and the OS tier is off (sandbox.mode = \"off\")", None),
+            // The OS resolver's own rule: no network, no HTTP client.
+            Some(sandbox) if !sandbox.settings().network && clix_shell::NETWORK_BUILTINS.contains(&name) => {
+                ("unknown", "an HTTP client, and the session has no network (a person turns it on: --network)", None)
+            }
             Some(sandbox) => match sandbox.program_path(name) {
                 Some(path) => {
                     ("sandbox", "not a shell builtin or clix command; found on the sandbox's PATH", Some(path))
