@@ -59,6 +59,27 @@ pub fn var(name: &str) -> Option<String> {
     }
 }
 
+/// Values shorter than this are not scrubbed: they would match ordinary text.
+const SCRUB_MIN_LEN: usize = 8;
+
+/// `text` with every value of the store (of 8 bytes or more) replaced by
+/// `***`: for a message that may quote what a server was sent (a provider
+/// that echoes a rejected key) before it reaches a log line or a terminal.
+pub fn scrub(text: &str) -> std::borrow::Cow<'_, str> {
+    let values = STORE.get().into_iter().flat_map(|s| s.values()).map(Secret::expose);
+    scrub_values(text, values)
+}
+
+fn scrub_values<'a, 't>(text: &'t str, values: impl Iterator<Item = &'a str>) -> std::borrow::Cow<'t, str> {
+    let mut out = std::borrow::Cow::Borrowed(text);
+    for value in values.filter(|v| v.len() >= SCRUB_MIN_LEN) {
+        if out.contains(value) {
+            out = std::borrow::Cow::Owned(out.replace(value, "***"));
+        }
+    }
+    out
+}
+
 /// Moves every variable whose name `is_secret` accepts into the store, and
 /// erases it from the process: its value bytes in the original environment
 /// block are zeroed, then the variable is unset. Returns how many were taken.
@@ -134,6 +155,14 @@ mod tests {
         assert_eq!(format!("{s:?}"), "Secret(***)");
         assert_eq!(format!("{:?}", Some(&s)), "Some(Secret(***))");
         assert_eq!(s.expose(), "sk-canary-123");
+    }
+
+    #[test]
+    fn scrub_hides_every_long_enough_value() {
+        let values = ["sk-canary-123", "short"];
+        let text = "Incorrect API key provided: sk-canary-123 (again: sk-canary-123); short stays";
+        assert_eq!(scrub_values(text, values.into_iter()), "Incorrect API key provided: *** (again: ***); short stays");
+        assert!(matches!(scrub_values("nothing here", values.into_iter()), std::borrow::Cow::Borrowed(_)));
     }
 
     #[test]
