@@ -178,6 +178,15 @@ async fn a_4xx_is_shown_not_retried() {
 }
 
 #[tokio::test]
+async fn a_key_the_server_quotes_back_is_hidden() {
+    // The terminal, the trajectory and the log all show this error.
+    let rejected = Reply::Status(401, vec![], r#"{"error":{"message":"Incorrect API key provided: test-key"}}"#.into());
+    let o = run(vec![rejected], settings(), "hi").await;
+    let StopReason::Error(error) = &o.summary.stop_reason else { panic!("{:?}", o.summary.stop_reason) };
+    assert!(error.contains("Incorrect API key provided: ***") && !error.contains("test-key"), "{error}");
+}
+
+#[tokio::test]
 async fn a_malformed_stream_chunk_is_retried() {
     let garbled = Reply::Sse(vec!["data: {\"choices\": [{\"delta\": {\"content\": \"ha\"\n\n".into()]);
     let o = run(vec![garbled, openai_text("recovered", 1, 1)], settings(), "hi").await;

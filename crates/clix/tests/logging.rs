@@ -190,7 +190,12 @@ async fn no_secret_reaches_the_log_of_an_agent_at_trace() {
     for (flag, clix_log) in [(Some("trace"), None), (None, Some("trace"))] {
         // A rate limit first (a retry to log), then a python3 call, then the answer.
         let server = support::start(vec![
-            Reply::Status(429, vec![("retry-after", "0".into())], r#"{"error":{"message":"slow down"}}"#.into()),
+            // A server that quotes the key back: the message is shown, the key is not.
+            Reply::Status(
+                429,
+                vec![("retry-after", "0".into())],
+                format!(r#"{{"error":{{"message":"slow down, {OPENAI_CANARY}"}}}}"#),
+            ),
             openai_calls(&[("run", &run_call(LINE))], 10, 5),
             openai_text("done", 20, 3),
         ])
@@ -220,6 +225,7 @@ async fn no_secret_reaches_the_log_of_an_agent_at_trace() {
         let auth = requests[0].headers.iter().find(|(k, _)| k == "authorization").map(|(_, v)| v.clone());
         assert_eq!(auth, Some(format!("Bearer {OPENAI_CANARY}")));
         assert!(err.contains("model call failed; retrying") && err.contains("retry_after_ms=0"), "{err}");
+        assert!(err.contains("slow down, ***"), "the server's message, its key hidden: {err}");
         let python = stage(&err, "python3").unwrap_or_else(|| panic!("no stage line for python3:\n{err}"));
         assert!(python.contains("runs=\"sandbox\""), "{python}");
 

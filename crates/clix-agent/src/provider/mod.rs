@@ -123,9 +123,33 @@ impl Provider {
         req: &ChatRequest<'_>,
         on_text: &mut (dyn FnMut(&str) + Send),
     ) -> Result<ChatResponse, ProviderError> {
-        match self.kind {
+        let result = match self.kind {
             ProviderKind::OpenAi => openai::complete(self, req, on_text).await,
             ProviderKind::Anthropic => anthropic::complete(self, req, on_text).await,
+        };
+        result.map_err(|e| self.scrub(e))
+    }
+
+    /// `e` with this provider's key and every key of the secret store
+    /// hidden: a server may quote a rejected key back, and the error goes
+    /// to the terminal, the trajectory and the log.
+    fn scrub(&self, e: ProviderError) -> ProviderError {
+        let clean = |text: String| {
+            let text = clix_config::secrets::scrub(&text).into_owned();
+            match &self.api_key {
+                Some(key) if key.expose().len() >= 8 => text.replace(key.expose(), "***"),
+                _ => text,
+            }
+        };
+        match e {
+            ProviderError::Http { status, message, retry_after } => {
+                ProviderError::Http { status, message: clean(message), retry_after }
+            }
+            ProviderError::Connect { url, message } => {
+                ProviderError::Connect { url: clean(url), message: clean(message) }
+            }
+            ProviderError::Protocol(message) => ProviderError::Protocol(clean(message)),
+            ProviderError::Timeout(limit) => ProviderError::Timeout(limit),
         }
     }
 
