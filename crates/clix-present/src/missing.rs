@@ -1,7 +1,9 @@
 //! Programs an agent commonly reaches for that are not here, each with
 //! what to do instead, in one line. The data behind the unknown-command
 //! error: consulted only for a name that really is missing (a program on
-//! the sandbox's PATH runs as usual).
+//! the sandbox's PATH runs as usual; only an editor is not opened on a file,
+//! see [`needs_a_terminal`]). An installed program of the table that fails
+//! for a reason of this place gets its line too ([`failure_hint`]).
 
 /// One program that is not here, and what works instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
