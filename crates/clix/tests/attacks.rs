@@ -58,7 +58,8 @@ fn workspaces_that_hold_clix_files_or_secrets_are_refused() {
 /// Who runs clix: this process's user, or `nobody` (only a root test
 /// process can switch to it, with util-linux's setpriv).
 struct Runner {
-    /// A copy of the binary every user can run (the build folder may be private).
+    /// The binary; for `nobody`, a copy every user can run (the build folder
+    /// may be private).
     bin: PathBuf,
     as_nobody: bool,
     _dir: tempfile::TempDir,
@@ -69,9 +70,15 @@ const NOBODY: u32 = 65534;
 impl Runner {
     fn new(as_nobody: bool) -> Runner {
         let dir = open_tempdir();
+        if !as_nobody {
+            return Runner { bin: env!("CARGO_BIN_EXE_clix").into(), as_nobody, _dir: dir };
+        }
+        // Copied by another process: a write handle opened here could leak
+        // into a child another test forks meanwhile, and running the copy
+        // would then fail with "Text file busy".
         let bin = dir.path().join("clix");
-        std::fs::copy(env!("CARGO_BIN_EXE_clix"), &bin).unwrap();
-        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let copied = Command::new("install").args(["-m", "0755", env!("CARGO_BIN_EXE_clix")]).arg(&bin).status();
+        assert!(copied.is_ok_and(|s| s.success()), "cannot copy the binary for nobody");
         Runner { bin, as_nobody, _dir: dir }
     }
 
