@@ -2,7 +2,7 @@
 
 use std::ffi::CString;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use clix_shell::{CommandRegistry, Session, SessionConfig, ShellLimits, Workspace};
@@ -214,8 +214,10 @@ async fn the_shell_never_follows_a_symlink_swapped_in_mid_call() {
     std::fs::write(ws.join("d/FILE"), "inside\n").unwrap();
     std::os::unix::fs::symlink(&canary_dir, ws.join("x")).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
+    let swapped = Arc::new(AtomicU64::new(0));
     let swapper = {
-        let (stop, d, x) = (Arc::clone(&stop), c_path(&ws.join("d")), c_path(&ws.join("x")));
+        let (stop, swapped, d, x) =
+            (Arc::clone(&stop), Arc::clone(&swapped), c_path(&ws.join("d")), c_path(&ws.join("x")));
         std::thread::spawn(move || {
             let mut swaps = 0u64;
             while !stop.load(Ordering::Relaxed) {
@@ -231,12 +233,17 @@ async fn the_shell_never_follows_a_symlink_swapped_in_mid_call() {
                 };
                 assert_eq!(rc, 0);
                 swaps += 1;
+                swapped.store(swaps, Ordering::Relaxed);
             }
             swaps
         })
     };
     let mut leaked = 0;
-    for _ in 0..1000 {
+    // At least 1,000 reads, and on until the swapper has really raced them.
+    let started = Instant::now();
+    let mut reads = 0;
+    while reads < 1000 || (swapped.load(Ordering::Relaxed) < 2000 && started.elapsed() < Duration::from_secs(60)) {
+        reads += 1;
         let r = f.session.exec("cat d/FILE", None).await;
         if text(&r.stdout).contains("CANARY") {
             leaked += 1;

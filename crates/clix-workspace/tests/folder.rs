@@ -5,7 +5,7 @@ use std::ffi::CString;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use clix_workspace::{Folder, Kind};
@@ -120,8 +120,9 @@ fn a_swapped_symlink_never_leads_outside() {
     std::fs::write(f.outside.join("victim"), "CANARY-VICTIM\n").unwrap();
     symlink(&f.outside, root.join("x")).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
+    let swapped = Arc::new(AtomicU64::new(0));
     let swapper = {
-        let (stop, d, x) = (Arc::clone(&stop), root.join("d"), root.join("x"));
+        let (stop, swapped, d, x) = (Arc::clone(&stop), Arc::clone(&swapped), root.join("d"), root.join("x"));
         std::thread::spawn(move || {
             let (d, x) = (
                 CString::new(d.as_os_str().as_encoded_bytes()).unwrap(),
@@ -141,12 +142,18 @@ fn a_swapped_symlink_never_leads_outside() {
                 };
                 assert_eq!(rc, 0, "renameat2 failed");
                 swaps += 1;
+                swapped.store(swaps, Ordering::Relaxed);
             }
             swaps
         })
     };
     let (mut leaked_reads, mut inside_reads) = (0, 0);
-    for _ in 0..1000 {
+    // At least 1,000 reads, and on until the swapper has really raced them
+    // (a busy machine may give it little time).
+    let started = std::time::Instant::now();
+    let mut reads = 0;
+    while reads < 1000 || (swapped.load(Ordering::Relaxed) < 2000 && started.elapsed() < Duration::from_secs(30)) {
+        reads += 1;
         if let Ok(bytes) = f.folder.read(Path::new("d/canary.txt"), 1 << 20) {
             if bytes == b"CANARY-SECRET\n" { leaked_reads += 1 } else { inside_reads += 1 }
         }
