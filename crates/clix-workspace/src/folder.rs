@@ -156,10 +156,10 @@ impl Folder {
         let mut options = OpenOptions::new();
         options.write(true).create_new(true);
         let written = self.write_with(path, content, &options);
-        if let Err(e) = &written {
-            if e.kind() != ErrorKind::AlreadyExists {
-                let _ = self.remove(path, false);
-            }
+        if let Err(e) = &written
+            && e.kind() != ErrorKind::AlreadyExists
+        {
+            let _ = self.remove(path, false);
         }
         written
     }
