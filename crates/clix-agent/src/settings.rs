@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// Default when nothing is configured: a local Ollama.
-pub const OLLAMA_URL: &str = "http://127.0.0.1:11434/v1";
+pub(crate) const OLLAMA_URL: &str = "http://127.0.0.1:11434/v1";
 const OPENAI_URL: &str = "https://api.openai.com/v1";
 const ANTHROPIC_URL: &str = "https://api.anthropic.com";
 

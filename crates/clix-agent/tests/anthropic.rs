@@ -1,5 +1,7 @@
 //! The loop against a scripted Anthropic Messages server over real HTTP.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
 mod support;
 
 use clix_agent::{Agent, AgentSettings, Event, ProviderKind, StopReason};

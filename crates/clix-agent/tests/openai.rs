@@ -1,5 +1,7 @@
 //! The loop against a scripted OpenAI-compatible server over real HTTP.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
 mod support;
 
 use std::time::Duration;

@@ -54,7 +54,7 @@ fn canonical_temp() -> (tempfile::TempDir, PathBuf) {
 }
 
 /// Hub call vs direct sandboxed exec of the same argv, `n` calls each.
-pub fn call_overhead(n: usize) {
+pub(crate) fn call_overhead(n: usize) {
     let (_ws_dir, ws) = canonical_temp();
     let (_hub_dir, hub) = canonical_temp();
     let (_state_dir, state) = canonical_temp();
@@ -95,7 +95,7 @@ pub fn call_overhead(n: usize) {
 }
 
 /// Loading a hub of `n` manifests, and `hub search` over it.
-pub fn search(n: usize) {
+pub(crate) fn search(n: usize) {
     let (_hub_dir, hub) = canonical_temp();
     let (_state_dir, state) = canonical_temp();
     let (_ws_dir, ws) = canonical_temp();

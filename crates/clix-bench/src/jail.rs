@@ -76,7 +76,7 @@ fn write_tree(ws: &Path) -> String {
         std::fs::create_dir_all(&dir).expect("tree");
         for f in 0..FILES_PER_DIR {
             let n = d * FILES_PER_DIR + f;
-            let hit = n % 7 == 0;
+            let hit = n.is_multiple_of(7);
             matching += usize::from(hit);
             let body =
                 format!("file {n}\n{}\nsome padding text for the line\n", if hit { "a needle here" } else { "hay" });

@@ -18,6 +18,8 @@
 //!   p50/p95 for full text alone and hybrid (vectors of dimension 384), with
 //!   brute-force cosine over the same vectors as the baseline.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // benchmarks stop loudly on a broken set-up
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

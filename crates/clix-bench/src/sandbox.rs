@@ -116,6 +116,8 @@ fn write_log(path: &Path, size: usize) -> usize {
 /// Wall time, peak RSS in KB of the process (and what it waited for), and stdout.
 fn measure(mut cmd: Command) -> (Duration, u64, String) {
     let t = Instant::now();
+    // Reaped below with wait4, which also gives the peak RSS.
+    #[allow(clippy::zombie_processes)]
     let child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().expect("spawn");
     let pid = child.id() as i32;
     let mut stdout = child.stdout.expect("stdout");

@@ -50,6 +50,10 @@ pub enum ConfigError {
     Env { var: String, message: String },
     #[error("{flag}: {message}")]
     Flag { flag: String, message: String },
+    /// The settings type itself does not serialize to a table: a bug in
+    /// clix, reported instead of panicking.
+    #[error("clix's default settings do not form a TOML table ({0}); please report this")]
+    Defaults(String),
 }
 
 /// `limits.timeout_secs` → `CLIX_LIMITS_TIMEOUT_SECS`.
@@ -75,7 +79,7 @@ fn load_with<T>(
 where
     T: Serialize + DeserializeOwned + Default,
 {
-    let defaults = Table::try_from(T::default()).expect("settings serialize to a TOML table");
+    let defaults = Table::try_from(T::default()).map_err(|e| ConfigError::Defaults(e.to_string()))?;
     // Tables empty by default are maps the user fills (`[hub.env]`): any key
     // inside one is known.
     let mut maps = Vec::new();
@@ -278,7 +282,8 @@ mod tests {
 
     #[test]
     fn bad_input_names_the_place_and_the_fix() {
-        let cases: [(Option<&str>, &[(&str, &str)], &str); 4] = [
+        type Case<'a> = (Option<&'a str>, &'a [(&'a str, &'a str)], &'a str);
+        let cases: [Case; 4] = [
             (Some("[limits]\ntimeout = 5\n"), &[], "unknown setting `limits.timeout`; known settings: limits.paths"),
             (Some("[limits]\ntimeout_secs = \"soon\"\n"), &[], "config file"),
             (Some("not toml ["), &[], "config file"),

@@ -26,7 +26,7 @@ pub struct Catalog {
 
 /// How many hub tools the `run` description and `help` list by name (seed
 /// 001: with more than about 15 tools, retrieve instead of listing all).
-pub const HUB_SHOWN: usize = 15;
+pub(crate) const HUB_SHOWN: usize = 15;
 
 impl Catalog {
     /// Every runnable name, sorted.

@@ -6,6 +6,8 @@
 //! symlink race, and the whole corpus as an ordinary user, are in clix's
 //! tests/attacks.rs.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 

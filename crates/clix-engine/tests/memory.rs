@@ -3,6 +3,8 @@
 //! topic, read-only), unless `memory.cross_topic` is on; a person's
 //! `clix memory` (full access) reaches every topic.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
 use clix_engine::{Engine, EngineConfig, MemoryAccess, MemoryConfig, PresentOptions, ShellLimits};
 use clix_memory::{GLOBAL_TOPIC, MemorySettings, Store};
 use serde_json::Value;

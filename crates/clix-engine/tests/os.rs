@@ -1,5 +1,7 @@
 //! The engine with its OS tier: real bubblewrap behind ordinary command lines.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
 use clix_engine::{Engine, EngineConfig, OsTier, PresentOptions, SandboxSettings, ShellLimits};
 
 struct Fixture {

@@ -1,5 +1,7 @@
 //! `Engine::run` end to end: real workspace folder, real engine, real files.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
 use clix_engine::{Engine, EngineConfig, PresentOptions, ShellLimits, ToolFormat, tool_definition};
 
 struct Fixture {
@@ -355,9 +357,11 @@ async fn memory_fixture(memory: clix_engine::MemoryConfig) -> Fixture {
 #[tokio::test]
 async fn memory_arguments_are_checked_and_a_broken_embedder_costs_only_vectors() {
     let data = tempfile::tempdir().unwrap();
-    let mut settings = clix_memory::MemorySettings::default();
-    settings.embedder = "model2vec".into();
-    settings.path = data.path().join("no-such-model").display().to_string();
+    let settings = clix_memory::MemorySettings {
+        embedder: "model2vec".into(),
+        path: data.path().join("no-such-model").display().to_string(),
+        ..Default::default()
+    };
     let memory = clix_engine::MemoryConfig {
         path: data.path().join("memory.sqlite"),
         topic: "proj".into(),

@@ -12,13 +12,13 @@ use std::time::{Duration, Instant};
 const POLL: Duration = Duration::from_millis(10);
 
 /// Held while the call runs; closing the file releases the lock.
-pub struct CallLock {
+pub(crate) struct CallLock {
     _file: File,
 }
 
 /// Waits up to `patience` for the tool's lock. `Ok(None)` means another
 /// call still held it when the time was up.
-pub async fn acquire(locks_dir: &Path, tool: &str, patience: Duration) -> std::io::Result<Option<CallLock>> {
+pub(crate) async fn acquire(locks_dir: &Path, tool: &str, patience: Duration) -> std::io::Result<Option<CallLock>> {
     std::fs::create_dir_all(locks_dir)?;
     let file = File::options().create(true).truncate(false).write(true).open(locks_dir.join(format!("{tool}.lock")))?;
     let until = Instant::now() + patience;

@@ -16,12 +16,12 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// A rate limit counts calls per this window.
 const WINDOW_MS: i64 = 60_000;
 
-pub struct HubState {
+pub(crate) struct HubState {
     conn: Mutex<Connection>,
 }
 
 impl HubState {
-    pub fn open(path: &Path) -> Result<Self, String> {
+    pub(crate) fn open(path: &Path) -> Result<Self, String> {
         let fail = |e: &dyn std::fmt::Display| format!("hub state {}: {e}", path.display());
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
@@ -45,7 +45,7 @@ impl HubState {
     }
 
     /// A cached self-test result younger than `ttl`.
-    pub fn cached_readiness(&self, key: &str, now_ms: i64, ttl: Duration) -> Option<Readiness> {
+    pub(crate) fn cached_readiness(&self, key: &str, now_ms: i64, ttl: Duration) -> Option<Readiness> {
         let row: Option<(i64, String)> = self
             .conn()
             .query_row("SELECT checked_ms, readiness FROM self_tests WHERE key = ?1", [key], |r| {
@@ -61,7 +61,7 @@ impl HubState {
         serde_json::from_str(&json).ok()
     }
 
-    pub fn remember_readiness(&self, key: &str, now_ms: i64, readiness: &Readiness) {
+    pub(crate) fn remember_readiness(&self, key: &str, now_ms: i64, readiness: &Readiness) {
         let Ok(json) = serde_json::to_string(readiness) else { return };
         // A lost cache entry only means the self-test runs again next time.
         let _ = self.conn().execute(
@@ -74,7 +74,12 @@ impl HubState {
     /// Counts a call of `tool` against `per_minute`; `Ok(Err(wait))` says
     /// how long until the oldest call in the window leaves it. A state file
     /// that cannot be written is an error: the limit is never skipped.
-    pub fn take_call_slot(&self, tool: &str, per_minute: u32, now_ms: i64) -> Result<Result<(), Duration>, String> {
+    pub(crate) fn take_call_slot(
+        &self,
+        tool: &str,
+        per_minute: u32,
+        now_ms: i64,
+    ) -> Result<Result<(), Duration>, String> {
         let mut conn = self.conn();
         let slot = (|| -> rusqlite::Result<Result<(), Duration>> {
             // IMMEDIATE: the count and the insert are one step for every process.

@@ -1,6 +1,8 @@
 //! Reading results by the contract: JSON stdout and its schema, structured
 //! stderr errors with their hint, exit-code kinds.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
 use clix_hub::{ExitKind, OutputError, ToolError, check_output, error_text, parse_error};
 use serde_json::json;
 

@@ -1,5 +1,7 @@
 //! Non-UTF-8 output is detected and converted before it is parsed.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
 use clix_hub::{check_output, decode_output, parse_error};
 use serde_json::json;
 

@@ -1,6 +1,8 @@
 //! Loading hub folders: formats, layout, command resolution, unique names,
 //! and bad files that make only their own tool unavailable.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -2,6 +2,8 @@
 //! (Debian package `bubblewrap`, installed by .ci/run), with a real SQLite
 //! state file and a real audit log.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

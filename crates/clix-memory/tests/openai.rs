@@ -1,6 +1,8 @@
 //! The OpenAI-compatible embedder against a scripted `/v1/embeddings`
 //! server over real HTTP on 127.0.0.1.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};

@@ -4,6 +4,8 @@
 //! The writer is this test binary run again with `--ignored --exact
 //! child_writer` and CLIX_MEMORY_CHILD_DB set; it prints `acked <id>` after each store.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};

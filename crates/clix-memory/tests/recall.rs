@@ -3,6 +3,8 @@
 //! plus a real embedder (a model2vec folder built from all-MiniLM-L6-v2 by
 //! scripts/make-minilm-model2vec.py). Prints the recall figures.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
 #[path = "support/model2vec.rs"]
 mod model2vec;
 use std::path::PathBuf;

@@ -1,6 +1,8 @@
 //! The store on real SQLite files: full text, vectors from a small
 //! deterministic embedder, filters, forgetting, embedder changes.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
 use std::sync::{Arc, Mutex};
 
 use clix_memory::{EmbedError, Embedder, Filter, MemoryError, MemorySettings, Store};

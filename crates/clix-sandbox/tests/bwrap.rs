@@ -1,6 +1,8 @@
 //! The sandbox against real bubblewrap. These need `bwrap` (Debian package
 //! `bubblewrap`, installed by .ci/run) and unprivileged user namespaces.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 

@@ -2,6 +2,8 @@
 //! time-out, or a run whose caller gave up on it. One test in this file, so
 //! no other run of this process makes cgroups while it looks.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 

@@ -4,6 +4,8 @@
 //! workspace is owned by root on the host, so a setuid bit or a file
 //! capability on it would be a way to root for any local user.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;

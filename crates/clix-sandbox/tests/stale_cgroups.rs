@@ -2,6 +2,8 @@
 //! clix processes that are gone are removed. Alone in its file: the sweep
 //! runs once per process, so no other test may make a sandbox first.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
 use std::path::{Path, PathBuf};
 
 use clix_sandbox::{Sandbox, SandboxSettings};

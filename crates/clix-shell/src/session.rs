@@ -14,7 +14,7 @@ use crate::jailfs::JailFs;
 use crate::limits::ShellLimits;
 
 /// Exit code of a line stopped by its time limit, as GNU `timeout` uses.
-pub const TIMEOUT_EXIT: i32 = clix_common::exit::TIMEOUT;
+pub(crate) const TIMEOUT_EXIT: i32 = clix_common::exit::TIMEOUT;
 /// Exit code of a line cancelled by the caller (SIGINT convention).
 pub const CANCELLED_EXIT: i32 = clix_common::exit::CANCELLED;
 
@@ -65,7 +65,7 @@ pub const NETWORK_BUILTINS: &[&str] = &["curl", "wget", "http"];
 /// bashkit's editors, left out too: they need a bashkit terminal, which a
 /// session never has, and would only say "not a terminal". The names go to
 /// the resolver like any other program.
-pub const TERMINAL_BUILTINS: &[&str] = &["vi", "nano"];
+pub(crate) const TERMINAL_BUILTINS: &[&str] = &["vi", "nano"];
 
 fn kept_builtin(name: &str) -> bool {
     !NETWORK_BUILTINS.contains(&name) && !TERMINAL_BUILTINS.contains(&name)

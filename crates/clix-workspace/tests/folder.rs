@@ -1,6 +1,8 @@
 //! The capability handle against a hostile folder: symlinks out, FIFOs,
 //! devices, oversized files, setuid bits and a symlink swapped in mid-call.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
 use std::ffi::CString;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::Path;

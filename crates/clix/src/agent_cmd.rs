@@ -16,7 +16,7 @@ use crate::settings::{self, Settings};
 
 /// Flags shared by `ask` and `chat`.
 #[derive(clap::Args, Clone)]
-pub struct AgentArgs {
+pub(crate) struct AgentArgs {
     #[command(flatten)]
     pub session: crate::cli::SessionFlags,
     /// Model name (beats AGENT_MODEL and the config file).
@@ -37,7 +37,7 @@ pub struct AgentArgs {
 }
 
 #[derive(clap::Args)]
-pub struct AskArgs {
+pub(crate) struct AskArgs {
     #[command(flatten)]
     pub common: AgentArgs,
     /// The task. Piped stdin is appended to it.
@@ -98,7 +98,7 @@ fn agent<'e>(
 }
 
 /// `clix ask "<task>"`: one task, streamed.
-pub async fn ask(paths: &Paths, args: AskArgs) -> Result<ExitCode> {
+pub(crate) async fn ask(paths: &Paths, args: AskArgs) -> Result<ExitCode> {
     let settings = settings::load(paths, &flags(&args.common))?.value;
     let workspace = crate::cli::workspace_or_cwd(args.common.session.workspace.clone())?;
     let mut engine = crate::cli::start_engine(paths, &workspace, &settings).await?;
@@ -116,7 +116,7 @@ pub async fn ask(paths: &Paths, args: AskArgs) -> Result<ExitCode> {
 }
 
 /// `clix chat`: a REPL over one session; history persists across turns.
-pub async fn chat(paths: &Paths, args: AgentArgs) -> Result<ExitCode> {
+pub(crate) async fn chat(paths: &Paths, args: AgentArgs) -> Result<ExitCode> {
     let settings = settings::load(paths, &flags(&args))?.value;
     let workspace = crate::cli::workspace_or_cwd(args.session.workspace.clone())?;
     let mut engine = crate::cli::start_engine(paths, &workspace, &settings).await?;
@@ -311,7 +311,7 @@ fn one_line(s: &str, max: usize) -> String {
 }
 
 /// `clix runs list`.
-pub fn runs(paths: &Paths, json: bool) -> Result<ExitCode> {
+pub(crate) fn runs(paths: &Paths, json: bool) -> Result<ExitCode> {
     let runs = list_runs(&runs_dir(paths));
     if json {
         println!("{}", serde_json::to_string_pretty(&runs)?);
@@ -329,7 +329,7 @@ pub fn runs(paths: &Paths, json: bool) -> Result<ExitCode> {
 }
 
 /// `clix replay <id>`: pretty, `--jsonl`, or `--html FILE`.
-pub fn replay(paths: &Paths, id: &str, jsonl: bool, html: Option<&Path>) -> Result<ExitCode> {
+pub(crate) fn replay(paths: &Paths, id: &str, jsonl: bool, html: Option<&Path>) -> Result<ExitCode> {
     let records = read_run(&runs_dir(paths), id)?;
     if records.is_empty() {
         bail!("run {id} has no events");

@@ -92,7 +92,7 @@ enum Command {
 
 /// What every subcommand that starts a session takes (run, mcp, ask, chat).
 #[derive(clap::Args, Clone, Default)]
-pub struct SessionFlags {
+pub(crate) struct SessionFlags {
     /// Folder the shell is jailed to (default: the current folder).
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
@@ -108,7 +108,7 @@ pub struct SessionFlags {
 
 impl SessionFlags {
     /// The flags as settings layers.
-    pub fn layers(&self) -> Vec<(&'static str, &'static str, toml::Value)> {
+    pub(crate) fn layers(&self) -> Vec<(&'static str, &'static str, toml::Value)> {
         let mut layers = self.hub.layers();
         if let Some(secs) = self.timeout {
             layers.push((
@@ -168,7 +168,7 @@ struct McpArgs {
 /// Where hub tools come from and which exist for the session; on every
 /// subcommand that loads tools (run, ask, chat, mcp, hub).
 #[derive(clap::Args, Clone, Default)]
-pub struct HubFlags {
+pub(crate) struct HubFlags {
     /// A hub folder to load tools from (repeatable; replaces hub.dirs of the
     /// config; searched after the config folder's hub/, before <workspace>/.clix/hub).
     #[arg(long = "hub", value_name = "DIR")]
@@ -180,7 +180,7 @@ pub struct HubFlags {
 
 impl HubFlags {
     /// The flags as settings layers.
-    pub fn layers(&self) -> Vec<(&'static str, &'static str, toml::Value)> {
+    pub(crate) fn layers(&self) -> Vec<(&'static str, &'static str, toml::Value)> {
         let list = |items: Vec<String>| toml::Value::Array(items.into_iter().map(toml::Value::String).collect());
         let mut layers = Vec::new();
         if !self.dirs.is_empty() {
@@ -228,7 +228,7 @@ enum Format {
     Mcp,
 }
 
-pub async fn main() -> ExitCode {
+pub(crate) async fn main() -> ExitCode {
     let color = if std::env::var_os("NO_COLOR").is_some() { ColorChoice::Never } else { ColorChoice::Auto };
     let cli = match Cli::command_with_color(color).try_get_matches() {
         Ok(matches) => match <Cli as clap::FromArgMatches>::from_arg_matches(&matches) {

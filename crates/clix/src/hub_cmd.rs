@@ -11,7 +11,7 @@ use crate::cli::HubFlags;
 use crate::settings;
 
 #[derive(clap::Args)]
-pub struct HubArgs {
+pub(crate) struct HubArgs {
     /// The workspace whose .clix/hub is loaded (default: the current folder).
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
@@ -23,7 +23,7 @@ pub struct HubArgs {
     args: Vec<String>,
 }
 
-pub async fn hub(paths: &Paths, mut args: HubArgs) -> Result<ExitCode> {
+pub(crate) async fn hub(paths: &Paths, mut args: HubArgs) -> Result<ExitCode> {
     let rest = take_session_flags(&mut args)?;
     let mut layers = args.hub.layers();
     if rest.first().is_some_and(|sub| sub == "check") {

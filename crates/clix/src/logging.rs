@@ -11,11 +11,11 @@ use tracing_subscriber::EnvFilter;
 use tracing_subscriber::filter::LevelFilter;
 
 /// The variable that holds an env-filter for the whole process.
-pub const ENV_VAR: &str = "CLIX_LOG";
+pub(crate) const ENV_VAR: &str = "CLIX_LOG";
 
 /// `--log-level`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum LogLevel {
+pub(crate) enum LogLevel {
     Error,
     Warn,
     Info,
@@ -41,7 +41,7 @@ impl LogLevel {
 /// A level finer than `warn` opens clix's crates only (every target that
 /// starts with `clix`): a dependency's trace (HTTP frames, TLS) is for a
 /// person who names it in `CLIX_LOG`.
-pub fn directives(level: Option<LogLevel>, clix_log: Option<&str>) -> (String, Option<String>) {
+pub(crate) fn directives(level: Option<LogLevel>, clix_log: Option<&str>) -> (String, Option<String>) {
     if let Some(level) = level {
         return match level {
             LogLevel::Error | LogLevel::Warn => (level.as_str().to_string(), None),
@@ -61,7 +61,7 @@ pub fn directives(level: Option<LogLevel>, clix_log: Option<&str>) -> (String, O
 
 /// Installs the stderr subscriber for the whole process (every thread and
 /// runtime). Called once, after the arguments are parsed.
-pub fn init(level: Option<LogLevel>) {
+pub(crate) fn init(level: Option<LogLevel>) {
     let clix_log = std::env::var(ENV_VAR).ok();
     let (directives, problem) = directives(level, clix_log.as_deref());
     let filter = EnvFilter::builder().with_default_directive(LevelFilter::WARN.into()).parse_lossy(&directives);

@@ -14,13 +14,13 @@ impl Validator for TrailingBackslash {
     }
 }
 
-pub struct Editor {
+pub(crate) struct Editor {
     line: Reedline,
     prompt: DefaultPrompt,
 }
 
 impl Editor {
-    pub fn new(history: &Path) -> Result<Self> {
+    pub(crate) fn new(history: &Path) -> Result<Self> {
         if let Some(dir) = history.parent() {
             std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         }
@@ -32,7 +32,7 @@ impl Editor {
     }
 
     /// The next input; `None` on Ctrl-D.
-    pub fn read_line(&mut self) -> Result<Option<String>> {
+    pub(crate) fn read_line(&mut self) -> Result<Option<String>> {
         loop {
             match self.line.read_line(&self.prompt).context("cannot read from the terminal")? {
                 Signal::Success(text) => return Ok(Some(text.replace("\\\n", "\n"))),

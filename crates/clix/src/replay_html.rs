@@ -3,7 +3,7 @@
 use clix_agent::Event;
 use clix_agent::trajectory::Record;
 
-pub fn render(id: &str, records: &[Record]) -> String {
+pub(crate) fn render(id: &str, records: &[Record]) -> String {
     let mut body = String::new();
     for r in records {
         let item = match &r.event {

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 /// Everything `config.toml` may contain.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct Settings {
+pub(crate) struct Settings {
     /// Layer 2: overflow thresholds and preview sizes.
     pub present: PresentOptions,
     /// Layer 1: time, command, loop and output limits.
@@ -29,12 +29,12 @@ pub struct Settings {
 }
 
 /// Settings with flags applied; `flags` are `(dotted key, flag, value)`.
-pub fn load(paths: &Paths, flags: &[(&str, &str, toml::Value)]) -> Result<Loaded<Settings>, ConfigError> {
+pub(crate) fn load(paths: &Paths, flags: &[(&str, &str, toml::Value)]) -> Result<Loaded<Settings>, ConfigError> {
     clix_config::load(&paths.config_file, flags)
 }
 
 /// A commented config file holding every default, for `clix config init`.
-pub fn default_file() -> String {
+pub(crate) fn default_file() -> String {
     let body = toml::to_string_pretty(&Settings::default()).unwrap_or_default();
     format!(
         "# clix configuration. Every value below is the built-in default.\n\
@@ -46,7 +46,7 @@ pub fn default_file() -> String {
 /// The memory of a session on `workspace`: the store under the data dir,
 /// the topic (`memory.topic` / `--topic`, else the workspace's name), the
 /// embedder settings, and a progress bar on a terminal while re-embedding.
-pub fn memory_config(paths: &Paths, workspace: &Path, settings: &Settings, session: String) -> MemoryConfig {
+pub(crate) fn memory_config(paths: &Paths, workspace: &Path, settings: &Settings, session: String) -> MemoryConfig {
     let topic = if settings.memory.topic.is_empty() {
         let canonical = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
         canonical.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "default".into())

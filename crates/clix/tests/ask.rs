@@ -1,6 +1,8 @@
 //! `clix ask`, `clix runs` and `clix replay` as a person runs them, against a
 //! scripted model server over real HTTP.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
 mod common;
 #[path = "../../clix-agent/tests/support/mod.rs"]
 mod support;

@@ -4,6 +4,8 @@
 //! a workspace. (The engine-level cases, the symlink race among them, are in
 //! clix-engine's tests/attacks.rs; see docs/security.md.)
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
 mod common;
 
 use std::ffi::OsString;

@@ -1,5 +1,7 @@
 //! The real `clix` binary, as a person or a script calls it.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
 mod common;
 
 use std::io::Write;

@@ -7,6 +7,8 @@
 //! test asserts the outputs still differ, so the record stays true. See
 //! docs/differential.md. Run: `cargo test -p clix --test differential`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Stdio};

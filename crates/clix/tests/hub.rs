@@ -2,6 +2,8 @@
 //! hub tools inside `clix run`, on the shipped examples and on hub folders
 //! made for the test. Tools run in real bubblewrap.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
 mod common;
 
 use std::fs;

@@ -3,6 +3,8 @@
 //! of a line ran where it ran, the default prints none, and no secret of the
 //! environment or the config file ever reaches a log line, even at trace.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
 mod common;
 #[path = "../../clix-agent/tests/support/mod.rs"]
 mod support;

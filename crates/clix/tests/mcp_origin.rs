@@ -2,6 +2,8 @@
 //! MCP spec's guard against DNS rebinding): loopback origins and requests
 //! without one pass, others get 403 unless `--allow-origin` lists them.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};

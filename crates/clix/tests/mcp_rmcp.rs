@@ -5,6 +5,8 @@
 //! The stdio round-trip benchmark is `#[ignore]`d; run it with
 //! `cargo test --release -p clix --test mcp_rmcp -- --ignored --nocapture`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};

@@ -3,6 +3,8 @@
 //! no embedder and with a real one (a model2vec folder built from
 //! all-MiniLM-L6-v2 by scripts/make-minilm-model2vec.py).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
 mod common;
 #[path = "../../clix-memory/tests/support/model2vec.rs"]
 mod model2vec;

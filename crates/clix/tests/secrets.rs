@@ -4,6 +4,8 @@
 //! still uses them: `clix ask` sends the key, `clix mcp --http` takes its
 //! token from CLIX_MCP_TOKEN.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
 mod common;
 #[path = "../../clix-agent/tests/support/mod.rs"]
 mod support;

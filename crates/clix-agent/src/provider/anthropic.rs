@@ -57,14 +57,13 @@ pub(super) async fn complete(
                 reply.usage.input_tokens =
                     data.pointer("/message/usage/input_tokens").and_then(Value::as_u64).unwrap_or(0);
             }
-            "content_block_start" => {
-                if data.pointer("/content_block/type").and_then(Value::as_str) == Some("tool_use") {
-                    let field = |k: &str| {
-                        data.pointer(&format!("/content_block/{k}")).and_then(Value::as_str).unwrap_or("").to_string()
-                    };
-                    tool_blocks
-                        .insert(index, ToolCall { id: field("id"), name: field("name"), arguments: String::new() });
-                }
+            "content_block_start"
+                if data.pointer("/content_block/type").and_then(Value::as_str) == Some("tool_use") =>
+            {
+                let field = |k: &str| {
+                    data.pointer(&format!("/content_block/{k}")).and_then(Value::as_str).unwrap_or("").to_string()
+                };
+                tool_blocks.insert(index, ToolCall { id: field("id"), name: field("name"), arguments: String::new() });
             }
             "content_block_delta" => match data.pointer("/delta/type").and_then(Value::as_str) {
                 Some("text_delta") => {

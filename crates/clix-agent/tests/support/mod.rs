@@ -13,10 +13,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 /// A 2x1 red PNG.
-pub const RED_PNG: &[u8] = b"\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x02\x00\x00\x00\x01\x08\x02\x00\x00\x00\x7b\x40\xe8\xdd\x00\x00\x00\x0d\x49\x44\x41\x54\x78\x9c\x63\xf8\xcf\xc0\x00\x44\x00\x08\xfe\x01\xff\xc6\x9e\x79\xf7\x00\x00\x00\x00\x49\x45\x4e\x44\xae\x42\x60\x82";
+pub(crate) const RED_PNG: &[u8] = b"\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x02\x00\x00\x00\x01\x08\x02\x00\x00\x00\x7b\x40\xe8\xdd\x00\x00\x00\x0d\x49\x44\x41\x54\x78\x9c\x63\xf8\xcf\xc0\x00\x44\x00\x08\xfe\x01\xff\xc6\x9e\x79\xf7\x00\x00\x00\x00\x49\x45\x4e\x44\xae\x42\x60\x82";
 
 /// An engine on `ws` with only the in-process commands.
-pub async fn engine(ws: &std::path::Path) -> Engine {
+pub(crate) async fn engine(ws: &std::path::Path) -> Engine {
     Engine::new(EngineConfig {
         workspace: ws.to_path_buf(),
         limits: ShellLimits::default(),
@@ -30,7 +30,13 @@ pub async fn engine(ws: &std::path::Path) -> Engine {
 }
 
 /// A provider for `base_url`.
-pub fn provider(kind: ProviderKind, base_url: String, api_key: Option<&str>, model: &str, stream: bool) -> Provider {
+pub(crate) fn provider(
+    kind: ProviderKind,
+    base_url: String,
+    api_key: Option<&str>,
+    model: &str,
+    stream: bool,
+) -> Provider {
     Provider::new(&ResolvedProvider {
         kind,
         base_url,
@@ -42,7 +48,7 @@ pub fn provider(kind: ProviderKind, base_url: String, api_key: Option<&str>, mod
 
 /// One prepared answer.
 #[derive(Clone)]
-pub enum Reply {
+pub(crate) enum Reply {
     /// `text/event-stream` with these raw SSE frames (each ends with a blank line).
     Sse(Vec<String>),
     /// A status with extra headers and a body.
@@ -52,30 +58,30 @@ pub enum Reply {
 }
 
 #[derive(Debug, Clone)]
-pub struct Recorded {
+pub(crate) struct Recorded {
     pub path: String,
     pub headers: Vec<(String, String)>,
     pub body: Value,
 }
 
-pub struct Server {
+pub(crate) struct Server {
     pub url: String,
     pub requests: Arc<Mutex<Vec<Recorded>>>,
 }
 
 impl Server {
-    pub fn requests(&self) -> Vec<Recorded> {
+    pub(crate) fn requests(&self) -> Vec<Recorded> {
         self.requests.lock().unwrap().clone()
     }
 }
 
-pub async fn start(script: Vec<Reply>) -> Server {
+pub(crate) async fn start(script: Vec<Reply>) -> Server {
     serve(script, None).await
 }
 
 /// Like [`start`], but a summarization request (the agent compacting its
 /// context) is answered with `summary` without using up the script.
-pub async fn start_with_summarizer(script: Vec<Reply>, summary: &str) -> Server {
+pub(crate) async fn start_with_summarizer(script: Vec<Reply>, summary: &str) -> Server {
     serve(script, Some(summary.to_string())).await
 }
 
@@ -169,7 +175,7 @@ fn data(v: Value) -> String {
 }
 
 /// An OpenAI-style stream of `text` in small pieces, with usage.
-pub fn openai_text(text: &str, input_tokens: u64, output_tokens: u64) -> Reply {
+pub(crate) fn openai_text(text: &str, input_tokens: u64, output_tokens: u64) -> Reply {
     let mut frames: Vec<String> = text
         .as_bytes()
         .chunks(5)
@@ -185,7 +191,7 @@ pub fn openai_text(text: &str, input_tokens: u64, output_tokens: u64) -> Reply {
 
 /// An OpenAI-style stream with these tool calls `(name, arguments)`, the
 /// arguments split across chunks as real servers do.
-pub fn openai_calls(calls: &[(&str, &str)], input_tokens: u64, output_tokens: u64) -> Reply {
+pub(crate) fn openai_calls(calls: &[(&str, &str)], input_tokens: u64, output_tokens: u64) -> Reply {
     let mut frames = Vec::new();
     for (i, (name, args)) in calls.iter().enumerate() {
         frames.push(data(json!({"choices": [{"index": 0, "delta": {"tool_calls": [
@@ -206,12 +212,12 @@ pub fn openai_calls(calls: &[(&str, &str)], input_tokens: u64, output_tokens: u6
 }
 
 /// A non-streamed Chat Completions reply.
-pub fn openai_json(text: &str) -> Reply {
+pub(crate) fn openai_json(text: &str) -> Reply {
     let body = json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}});
     Reply::Status(200, vec![], body.to_string())
 }
 
-pub fn run_call(command: &str) -> String {
+pub(crate) fn run_call(command: &str) -> String {
     json!({ "command": command }).to_string()
 }
 
@@ -220,7 +226,7 @@ fn event(name: &str, v: Value) -> String {
 }
 
 /// An Anthropic Messages stream: optional text, then tool uses `(id, input)`.
-pub fn anthropic_reply(text: &str, tools: &[(&str, &str)], input_tokens: u64, output_tokens: u64) -> Reply {
+pub(crate) fn anthropic_reply(text: &str, tools: &[(&str, &str)], input_tokens: u64, output_tokens: u64) -> Reply {
     let mut frames = vec![event(
         "message_start",
         json!({"type": "message_start", "message": {"id": "m", "role": "assistant", "content": [], "usage": {"input_tokens": input_tokens, "output_tokens": 1}}}),

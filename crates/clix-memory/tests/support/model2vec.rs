@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 /// `$CLIX_TEST_MODEL2VEC`, else `~/.cache/clix/minilm-model2vec`; a missing
 /// folder fails the test with the command that builds it.
-pub fn model_dir() -> PathBuf {
+pub(crate) fn model_dir() -> PathBuf {
     let dir = std::env::var_os("CLIX_TEST_MODEL2VEC")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/clix/minilm-model2vec"));

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 /// `clix args…` in `ws`, with only PATH and `CLIX_HOME` set and stdin closed.
-pub fn clix(home: &Path, ws: &Path, args: &[&str]) -> Command {
+pub(crate) fn clix(home: &Path, ws: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_clix"));
     cmd.args(args)
         .current_dir(ws)
@@ -17,6 +17,6 @@ pub fn clix(home: &Path, ws: &Path, args: &[&str]) -> Command {
     cmd
 }
 
-pub fn text(bytes: &[u8]) -> String {
+pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
