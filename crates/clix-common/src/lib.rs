@@ -1,12 +1,17 @@
 //! The rules that several crates must agree on, written once.
 //!
-//! Today: the exit codes clix gives a line or a call ([`exit`]). A rule
+//! Today: the exit codes clix gives a line or a call ([`exit`]), and the
+//! [`Secret`] type that settings of every crate use for keys. A rule
 //! lives here only when at least two crates that do not depend on each
 //! other need it; everything else belongs to the crate that owns the
 //! concept.
 //!
 //! It must not depend on any other clix crate, nor grow behaviour: it holds
 //! shared definitions, not logic.
+
+mod secret;
+
+pub use secret::Secret;
 
 /// Exit codes, as bash and GNU tools use them where they have one, and
 /// sysexits(3) for the hub's own refusals.

@@ -12,33 +12,7 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::sync::OnceLock;
 
-/// A value that must not be shown: Debug and Display print `***`;
-/// [`Secret::expose`] gives the value to the code that sends it.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    pub fn new(value: impl Into<String>) -> Self {
-        Secret(value.into())
-    }
-
-    /// The value itself, for the one place that uses it (a header, a config value).
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Secret(***)")
-    }
-}
-
-impl std::fmt::Display for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("***")
-    }
-}
+pub use clix_common::Secret;
 
 /// Filled once, by [`take_from_environment`]; empty in a process that never
 /// called it (tests, other binaries), where [`var`] is plain `std::env::var`.
@@ -129,7 +103,7 @@ pub unsafe fn take_from_environment(is_secret: impl Fn(&str) -> bool) -> usize {
     for (name, value, at, len) in found {
         // A name can appear twice; getenv (and so std::env::var) sees the first.
         if let (Ok(name), Ok(value)) = (String::from_utf8(name.clone()), String::from_utf8(value)) {
-            store.entry(name).or_insert(Secret(value));
+            store.entry(name).or_insert(Secret::new(value));
         }
         // SAFETY: `at..at + len` is the value inside an environment string
         // (the stack block from exec, writable), found just above; no other
@@ -147,15 +121,6 @@ pub unsafe fn take_from_environment(is_secret: impl Fn(&str) -> bool) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_secret_never_shows_its_value() {
-        let s = Secret::new("sk-canary-123");
-        assert_eq!(format!("{s}"), "***");
-        assert_eq!(format!("{s:?}"), "Secret(***)");
-        assert_eq!(format!("{:?}", Some(&s)), "Some(Secret(***))");
-        assert_eq!(s.expose(), "sk-canary-123");
-    }
 
     #[test]
     fn scrub_hides_every_long_enough_value() {

@@ -12,9 +12,9 @@ use std::process::Command;
 /// Each workspace crate and the clix crates it may use (normal dependencies).
 const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
     ("clix-common", &[]),
-    ("clix-config", &[]),
-    ("clix-present", &[]),
-    ("clix-memory", &[]),
+    ("clix-config", &["clix-common"]),
+    ("clix-present", &["clix-common"]),
+    ("clix-memory", &["clix-common"]),
     ("clix-workspace", &["clix-config"]),
     ("clix-shell", &["clix-common", "clix-workspace"]),
     ("clix-sandbox", &["clix-common", "clix-workspace"]),

@@ -1,0 +1,81 @@
+//! A value that must never be shown: API keys and tokens in settings.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// A value that must not be shown: Debug, Display and Serialize give `***`;
+/// [`Secret::expose`] gives the value to the one place that sends it.
+///
+/// An empty secret is no secret (nothing is set), so it serializes as `""`:
+/// the layered config serializes the defaults to learn the settings' shape,
+/// and a default of `***` would read back as a key.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a value read from a config file, a secret store or a flag.
+    pub fn new(value: impl Into<String>) -> Self {
+        Secret(value.into())
+    }
+
+    /// The value itself, for the one place that uses it (a header, a child's environment).
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether nothing is set.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// What Debug, Display and Serialize show.
+    fn shown(&self) -> &'static str {
+        if self.0.is_empty() { "" } else { "***" }
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Secret({})", self.shown())
+    }
+}
+
+impl std::fmt::Display for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.shown())
+    }
+}
+
+impl Serialize for Secret {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.shown())
+    }
+}
+
+impl<'de> Deserialize<'de> for Secret {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(Secret)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Secret;
+
+    #[test]
+    fn a_set_secret_never_shows_its_value() {
+        let key = Secret::new("sk-live-1234");
+        for shown in [format!("{key:?}"), key.to_string(), serde_json::to_string(&key).unwrap()] {
+            assert!(!shown.contains("sk-live"), "{shown}");
+            assert!(shown.contains("***"), "{shown}");
+        }
+        assert_eq!(key.expose(), "sk-live-1234");
+    }
+
+    #[test]
+    fn an_empty_secret_reads_back_empty() {
+        let none = Secret::default();
+        let text = serde_json::to_string(&none).unwrap();
+        assert_eq!(serde_json::from_str::<Secret>(&text).unwrap(), none);
+        assert_eq!(serde_json::from_str::<Secret>("\"k\"").unwrap().expose(), "k");
+    }
+}
