@@ -11,9 +11,13 @@ use toml::{Table, Value};
 /// Where a setting's value came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
+    /// clix's built-in default.
     Default,
+    /// The config file at this path.
     File(PathBuf),
+    /// This `CLIX_*` environment variable.
     Env(String),
+    /// This command-line flag.
     Flag(String),
 }
 
@@ -31,25 +35,48 @@ impl fmt::Display for Source {
 /// One setting in force.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Setting {
+    /// The value in force, as TOML.
     pub value: Value,
+    /// The layer it came from, for `clix config show`.
     pub source: Source,
 }
 
 /// The merged settings and, per dotted key (`limits.timeout_secs`), their origin.
 #[derive(Debug, Clone)]
 pub struct Loaded<T> {
+    /// The merged settings, typed.
     pub value: T,
+    /// Every dotted key with its value and origin.
     pub settings: BTreeMap<String, Setting>,
 }
 
+/// A layer that could not be read; the message names the place to fix.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    /// The config file is unreadable, not TOML, or names an unknown setting.
     #[error("config file {path}: {message}")]
-    File { path: PathBuf, message: String },
+    File {
+        /// The config file.
+        path: PathBuf,
+        /// What is wrong, with the known settings when a key is unknown.
+        message: String,
+    },
+    /// A `CLIX_*` variable's value does not fit its setting's type.
     #[error("environment variable {var}: {message}")]
-    Env { var: String, message: String },
+    Env {
+        /// The variable's name.
+        var: String,
+        /// What type was expected.
+        message: String,
+    },
+    /// A flag names no setting or has a value of the wrong type.
     #[error("{flag}: {message}")]
-    Flag { flag: String, message: String },
+    Flag {
+        /// The flag as typed.
+        flag: String,
+        /// What is wrong.
+        message: String,
+    },
     /// The settings type itself does not serialize to a table: a bug in
     /// clix, reported instead of panicking.
     #[error("clix's default settings do not form a TOML table ({0}); please report this")]

@@ -5,10 +5,16 @@ use std::path::{Path, PathBuf};
 /// Every place clix reads or writes user data.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Paths {
+    /// `config.toml` (or the file given with `--config`).
     pub config_file: PathBuf,
+    /// What the person writes: settings and hub folders.
     pub config_dir: PathBuf,
+    /// What clix keeps for the person: memory, trajectories, the reply cache.
     pub data_dir: PathBuf,
+    /// What clix keeps between runs for itself: the audit log, hub stats and
+    /// self-test results, chat history.
     pub state_dir: PathBuf,
+    /// What can be thrown away and made again.
     pub cache_dir: PathBuf,
 }
 

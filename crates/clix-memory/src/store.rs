@@ -16,14 +16,29 @@ use crate::vectors::{Embedding, Vectors};
 /// Texts embedded per call while filling in missing vectors.
 const BATCH: usize = 64;
 
+/// Why a memory operation failed; the message names the file or the fix.
 #[derive(Debug, thiserror::Error)]
 pub enum MemoryError {
+    /// SQLite refused: an unreadable, locked past its timeout or damaged file.
     #[error("memory store {path}: {source}")]
-    Sqlite { path: String, source: rusqlite::Error },
+    Sqlite {
+        /// The store's file.
+        path: String,
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
+    /// A newer clix wrote this file; this one will not guess at its schema.
     #[error("memory store {path} has schema version {found}, newer than this clix ({SCHEMA_VERSION}); upgrade clix")]
-    TooNew { path: String, found: i32 },
+    TooNew {
+        /// The store's file.
+        path: String,
+        /// The schema version found in it.
+        found: i32,
+    },
+    /// A kind other than note, fact or summary.
     #[error("kind must be note, fact or summary, not {0:?}")]
     Kind(String),
+    /// An empty or blank text.
     #[error("nothing to store: the text is empty")]
     Empty,
 }
@@ -31,21 +46,29 @@ pub enum MemoryError {
 /// What a memory is.
 pub(crate) const KINDS: &[&str] = &["note", "fact", "summary"];
 
+/// One stored memory.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Memory {
+    /// Its row id: what `memory forget` takes.
     pub id: i64,
+    /// The workspace (or `global`) it belongs to.
     pub topic: String,
+    /// note, fact or summary.
     pub kind: String,
+    /// What was remembered.
     pub text: String,
     /// Unix seconds.
     pub created_at: i64,
     /// `created_at` as a UTC date, `2026-11-30`.
     pub date: String,
+    /// The session (agent run or MCP connection) that stored it.
     pub session: String,
 }
 
+/// A memory found by a search, with how well it matched.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Hit {
+    /// The memory itself.
     #[serde(flatten)]
     pub memory: Memory,
     /// Higher is better: the negated BM25 with full-text search alone, the
@@ -65,6 +88,7 @@ pub struct Hit {
 /// Filters of a search; empty strings mean "any".
 #[derive(Debug, Clone, Default)]
 pub struct Filter<'a> {
+    /// Only memories of this topic.
     pub topic: &'a str,
     /// Plain substring the memory must contain (case-insensitive, Unicode
     /// lowercase on both sides).
@@ -77,6 +101,7 @@ type Fused = (f64, Option<Hit>, Option<f64>);
 /// Told `(done, total)` while missing vectors are being embedded.
 pub type Progress = Arc<dyn Fn(usize, usize) + Send + Sync>;
 
+/// One memory file: full-text search always, vectors when an embedder is set.
 pub struct Store {
     pub(crate) db: Connection,
     path: String,

@@ -454,6 +454,7 @@ impl Vectors {
 const MAX_K: usize = 4096;
 /// Candidates of the coarse (sign-bit) stage per result wanted, and at least.
 pub const COARSE_PER_RESULT: usize = 8;
+/// The fewest candidates the coarse stage keeps, however few results are wanted.
 pub const COARSE_MIN: usize = 160;
 
 /// The newest space of embedder `key`: its dimension is what it gives now.

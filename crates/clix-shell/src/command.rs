@@ -17,13 +17,16 @@ pub const USAGE_EXIT: i32 = clix_common::exit::USAGE;
 /// How one subcommand is called.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SubcommandSpec {
+    /// The word that selects it, e.g. `search`.
     pub name: String,
     /// Full usage line, e.g. `memory search <query> [-t topic]`.
     pub usage: String,
+    /// One line: what it does, shown under the usage in `<cmd> <sub> --help`.
     pub summary: String,
 }
 
 impl SubcommandSpec {
+    /// A subcommand called `name`, with its usage line and one-line summary.
     pub fn new(name: &str, usage: &str, summary: &str) -> Self {
         SubcommandSpec { name: name.into(), usage: usage.into(), summary: summary.into() }
     }
@@ -32,11 +35,13 @@ impl SubcommandSpec {
 /// What a command tells the model and the engine about itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandSpec {
+    /// The command word the model types, e.g. `memory`.
     pub name: String,
     /// One line, shown in the `run` tool description and in `help`.
     pub summary: String,
     /// Usage line, e.g. `write <path> [content]`.
     pub usage: String,
+    /// Its subcommands, in the order `--help` lists them (empty when it has none).
     pub subcommands: Vec<SubcommandSpec>,
     /// Everything after the usage in `--help`: options, examples, notes.
     pub details: String,
@@ -63,6 +68,7 @@ impl CommandSpec {
         text
     }
 
+    /// The subcommand called `name`, if there is one.
     pub fn subcommand(&self, name: &str) -> Option<&SubcommandSpec> {
         self.subcommands.iter().find(|s| s.name == name)
     }
@@ -110,6 +116,7 @@ pub async fn read_stdin(io: &CommandIo<'_>) -> bashkit::Result<Vec<u8>> {
 /// writes it and output flows on to the next stage.
 #[async_trait]
 pub trait AgentCommand: Send + Sync {
+    /// Its name, usage and help; the adapter answers `--help` and bare calls from it.
     fn spec(&self) -> &CommandSpec;
 
     /// Runs with `io.args` not starting with `--help`, and non-empty when
@@ -146,6 +153,7 @@ pub struct CommandRegistry {
 }
 
 impl CommandRegistry {
+    /// An empty registry.
     pub fn new() -> Self {
         Self::default()
     }
@@ -160,6 +168,7 @@ impl CommandRegistry {
         self.commands.values().map(|c| c.spec())
     }
 
+    /// The command called `name`, if registered.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn AgentCommand>> {
         self.commands.get(name)
     }

@@ -48,6 +48,7 @@ impl Default for ShellLimits {
 }
 
 impl ShellLimits {
+    /// The wall-time limit of one line.
     pub fn timeout(&self) -> Duration {
         Duration::from_secs(self.timeout_secs)
     }

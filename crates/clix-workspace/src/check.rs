@@ -16,7 +16,9 @@ const SYSTEM_ROOTS: &[&str] = &["/proc", "/sys", "/dev", "/etc", "/boot", "/run"
 #[derive(Debug, thiserror::Error)]
 #[error("workspace {path}: {reason}")]
 pub struct WorkspaceError {
+    /// The folder that was asked for.
     pub path: PathBuf,
+    /// Why it was refused and what to pass instead.
     pub reason: String,
 }
 

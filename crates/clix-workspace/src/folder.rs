@@ -15,11 +15,17 @@ const PRIVILEGE_BITS: u32 = 0o6000;
 /// What kind of entry a path names, without following a final symlink.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
+    /// A regular file: the only kind clix reads or writes.
     File,
+    /// A folder.
     Dir,
+    /// A symlink, reported as itself: clix never follows a final link.
     Symlink,
+    /// A named pipe: opening it for reading would block, so clix refuses it.
     Fifo,
+    /// A Unix socket.
     Socket,
+    /// A character or block device.
     Device,
 }
 
@@ -51,10 +57,13 @@ impl Kind {
 /// The facts about an entry that callers use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Entry {
+    /// What the entry is, the final symlink not followed.
     pub kind: Kind,
+    /// Size in bytes (of the link itself for a symlink).
     pub len: u64,
     /// Permission bits (`0o7777`).
     pub mode: u32,
+    /// Last modification time, for listings and cache keys.
     pub modified: SystemTime,
 }
 
@@ -227,6 +236,8 @@ impl Folder {
         Ok(entries)
     }
 
+    /// Creates the folder `path` beneath this one; `recursive` makes the
+    /// missing parents too, as `mkdir -p`.
     pub fn create_dir(&self, path: &Path, recursive: bool) -> io::Result<()> {
         let rel = self.relative(path)?;
         let made = if recursive { self.dir.create_dir_all(&rel) } else { self.dir.create_dir(&rel) };
@@ -244,6 +255,8 @@ impl Folder {
         removed.map_err(|e| explain(e, path))
     }
 
+    /// Renames `from` to `to`, both beneath this folder; a symlink is
+    /// renamed as itself.
     pub fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         let (from_rel, to_rel) = (self.relative(from)?, self.relative(to)?);
         self.dir.rename(&from_rel, &self.dir, &to_rel).map_err(|e| explain(e, from))

@@ -63,7 +63,7 @@ pub(crate) fn memory_config(paths: &Paths, workspace: &Path, settings: &Settings
             .filter(|k| !k.is_empty())
             .or_else(|| clix_config::secrets::var("OPENAI_API_KEY"))
     {
-        memory.api_key = key;
+        memory.api_key = clix_config::Secret::new(key);
     }
     MemoryConfig {
         path: paths.data_dir.join("memory.sqlite"),

@@ -7,20 +7,40 @@ mod openai;
 pub use model2vec::Model2Vec;
 pub use openai::OpenAiEmbedder;
 
+use clix_common::Secret;
 use serde::{Deserialize, Serialize};
 
+/// Why texts could not be embedded; each message says what to change.
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {
+    /// The `[memory]` settings do not describe a usable embedder.
     #[error("{0}")]
     Config(String),
+    /// The model2vec folder is missing or unreadable.
     #[error("model2vec folder {path}: {message} (build one with scripts/make-minilm-model2vec.py, or set memory.path)")]
-    Load { path: String, message: String },
+    Load {
+        /// The folder, as configured.
+        path: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The server refused these texts or answered with something unusable.
     #[error("embeddings request to {url}: {message}")]
-    Request { url: String, message: String },
+    Request {
+        /// The endpoint called.
+        url: String,
+        /// The server's answer or the parse error, key redacted.
+        message: String,
+    },
     /// The server could not answer now (unreachable, 429, 5xx): says
     /// nothing about the texts, so none is marked as unembeddable.
     #[error("embeddings request to {url}: {message}")]
-    Unavailable { url: String, message: String },
+    Unavailable {
+        /// The endpoint called.
+        url: String,
+        /// Why, key redacted.
+        message: String,
+    },
 }
 
 impl EmbedError {
@@ -42,7 +62,7 @@ pub trait Embedder: Send {
 }
 
 /// The `[memory]` section of the config file.
-#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct MemorySettings {
     /// "none" (full-text search only), "openai" (any OpenAI-compatible
@@ -53,7 +73,7 @@ pub struct MemorySettings {
     /// openai: the API's base URL (empty: https://api.openai.com/v1).
     pub base_url: String,
     /// openai: the key; prefer the environment (CLIX_MEMORY_API_KEY, else OPENAI_API_KEY).
-    pub api_key: String,
+    pub api_key: Secret,
     /// model2vec: the model folder (model.safetensors, tokenizer.json, config.json).
     pub path: String,
     /// The topic of this session's memories (empty: the workspace folder's name; `--topic` sets it).
@@ -80,7 +100,7 @@ impl Default for MemorySettings {
             embedder: "none".into(),
             model: String::new(),
             base_url: String::new(),
-            api_key: String::new(),
+            api_key: Secret::default(),
             path: String::new(),
             topic: String::new(),
             recall: 3,
@@ -89,39 +109,6 @@ impl Default for MemorySettings {
             summaries: true,
             cross_topic: false,
         }
-    }
-}
-
-impl std::fmt::Debug for MemorySettings {
-    /// Every field, but the API key as `***`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Destructured: a new field cannot be left out unnoticed.
-        let MemorySettings {
-            embedder,
-            model,
-            base_url,
-            api_key,
-            path,
-            topic,
-            recall,
-            recall_min_similarity,
-            recall_min_bm25,
-            summaries,
-            cross_topic,
-        } = self;
-        f.debug_struct("MemorySettings")
-            .field("embedder", embedder)
-            .field("model", model)
-            .field("base_url", base_url)
-            .field("api_key", &(!api_key.is_empty()).then_some("***"))
-            .field("path", path)
-            .field("topic", topic)
-            .field("recall", recall)
-            .field("recall_min_similarity", recall_min_similarity)
-            .field("recall_min_bm25", recall_min_bm25)
-            .field("summaries", summaries)
-            .field("cross_topic", cross_topic)
-            .finish()
     }
 }
 
@@ -154,8 +141,8 @@ impl MemorySettings {
                 let base_url = if self.base_url.is_empty() { OPENAI_URL } else { &self.base_url };
                 let key = Some(self.api_key.clone())
                     .filter(|k| !k.is_empty())
-                    .or_else(|| env("CLIX_MEMORY_API_KEY"))
-                    .or_else(|| env("OPENAI_API_KEY"))
+                    .or_else(|| env("CLIX_MEMORY_API_KEY").map(Secret::new))
+                    .or_else(|| env("OPENAI_API_KEY").map(Secret::new))
                     .filter(|k| !k.is_empty());
                 Ok(Some(Box::new(OpenAiEmbedder::new(base_url, &self.model, key))))
             }

@@ -6,12 +6,14 @@ use model2vec_rs::model::StaticModel;
 
 use super::{EmbedError, Embedder};
 
+/// Static embeddings from a local model2vec folder: no network, no GPU.
 pub struct Model2Vec {
     model: StaticModel,
     id: String,
 }
 
 impl Model2Vec {
+    /// Loads the model folder (`model.safetensors`, `tokenizer.json`, `config.json`).
     pub fn load(path: &Path) -> Result<Self, EmbedError> {
         let shown = path.display().to_string();
         if !path.join("model.safetensors").is_file() {
@@ -23,6 +25,7 @@ impl Model2Vec {
         Ok(Model2Vec { model, id: format!("model2vec:{}", canonical.display()) })
     }
 
+    /// The number of dimensions of its vectors.
     pub fn dim(&self) -> usize {
         self.model.dim()
     }

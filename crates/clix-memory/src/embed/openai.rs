@@ -5,33 +5,27 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use clix_common::Secret;
+
 use super::{EmbedError, Embedder};
 
+/// Embeds through `POST {base_url}/embeddings`, with the key as a bearer token.
+#[derive(Debug)]
 pub struct OpenAiEmbedder {
     base_url: String,
     model: String,
-    api_key: Option<String>,
-}
-
-impl std::fmt::Debug for OpenAiEmbedder {
-    // Never print the key.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiEmbedder")
-            .field("base_url", &self.base_url)
-            .field("model", &self.model)
-            .field("api_key", &self.api_key.as_ref().map(|_| "***"))
-            .finish()
-    }
+    api_key: Option<Secret>,
 }
 
 impl OpenAiEmbedder {
-    pub fn new(base_url: &str, model: &str, api_key: Option<String>) -> Self {
+    /// An embedder for `model` at `base_url` (e.g. `http://localhost:11434/v1`).
+    pub fn new(base_url: &str, model: &str, api_key: Option<Secret>) -> Self {
         OpenAiEmbedder { base_url: base_url.trim_end_matches('/').to_string(), model: model.to_string(), api_key }
     }
 
     /// `message` with the configured key replaced by `***`.
     fn redact(&self, message: String) -> String {
-        match self.api_key.as_deref() {
+        match self.api_key.as_ref().map(Secret::expose) {
             Some(key) if !key.is_empty() => message.replace(key, "***"),
             _ => message,
         }
@@ -51,7 +45,7 @@ impl OpenAiEmbedder {
             .map_err(|e| fail(e.to_string()))?;
         let mut request = client.post(&url).json(&json!({"model": self.model, "input": texts}));
         if let Some(key) = &self.api_key {
-            request = request.bearer_auth(key);
+            request = request.bearer_auth(key.expose());
         }
         let response =
             request.send().map_err(|e| unavailable(format!("cannot reach it ({e}); is the server running?")))?;
