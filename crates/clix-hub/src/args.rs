@@ -26,7 +26,7 @@ use crate::problem::did_you_mean;
 /// Why a call's arguments were refused. Every variant is a parameter error
 /// (exit code 2 in the seed's contract); show it with [`usage`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ArgError {
+pub(crate) enum ArgError {
     /// `--help` or `-h` was given.
     Help,
     /// A flag (or JSON key) the manifest does not declare.
@@ -42,13 +42,11 @@ pub enum ArgError {
     Missing { names: Vec<String> },
     /// A bare argument that no positional parameter takes.
     ExtraPositional { value: String },
-    /// JSON arguments that are not an object.
-    NotAnObject { found: String },
 }
 
 impl ArgError {
     /// The seed's exit code for a parameter error.
-    pub const EXIT_CODE: i32 = 2;
+    pub(crate) const EXIT_CODE: i32 = 2;
 }
 
 impl fmt::Display for ArgError {
@@ -67,7 +65,6 @@ impl fmt::Display for ArgError {
             Self::Invalid { name, message } => write!(f, "--{name}: {message}"),
             Self::Missing { names } => write!(f, "missing required {}", names.join(", ")),
             Self::ExtraPositional { value } => write!(f, "unexpected argument `{value}`"),
-            Self::NotAnObject { found } => write!(f, "arguments must be a JSON object, found {found}"),
         }
     }
 }
@@ -76,7 +73,7 @@ impl std::error::Error for ArgError {}
 
 /// Check JSON arguments against the manifest and fill in defaults. Absent
 /// keys and `null` values count as not given.
-pub fn check_args(m: &Manifest, args: &Map<String, Value>) -> Result<Map<String, Value>, ArgError> {
+pub(crate) fn check_args(m: &Manifest, args: &Map<String, Value>) -> Result<Map<String, Value>, ArgError> {
     for key in args.keys() {
         if m.parameter(key).is_none() {
             let suggestion = did_you_mean(key, m.parameters.iter().map(|p| p.name.as_str())).map(str::to_string);
@@ -105,7 +102,7 @@ pub fn check_args(m: &Manifest, args: &Map<String, Value>) -> Result<Map<String,
 }
 
 /// Build the argv (arguments after the program) of a call from JSON arguments.
-pub fn build_argv(m: &Manifest, args: &Map<String, Value>) -> Result<Vec<String>, ArgError> {
+pub(crate) fn build_argv(m: &Manifest, args: &Map<String, Value>) -> Result<Vec<String>, ArgError> {
     let args = check_args(m, args)?;
     let mut argv = Vec::new();
     for p in m.parameters.iter().filter(|p| !p.positional) {
@@ -158,7 +155,7 @@ fn scalar(v: &Value) -> String {
 /// Bare words fill the positional parameters in order; a positional
 /// parameter may also be given by its flag. `--help` / `-h` give
 /// [`ArgError::Help`].
-pub fn parse_command_line<S: AsRef<str>>(m: &Manifest, words: &[S]) -> Result<Map<String, Value>, ArgError> {
+pub(crate) fn parse_command_line<S: AsRef<str>>(m: &Manifest, words: &[S]) -> Result<Map<String, Value>, ArgError> {
     let mut out = Map::new();
     let mut bare: Vec<&str> = Vec::new();
     let mut only_bare = false;
@@ -355,3 +352,6 @@ fn right(p: &Parameter) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests;

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 /// What a non-zero exit code means in the contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExitKind {
+pub(crate) enum ExitKind {
     Ok,
     Business,
     Parameter,
@@ -22,7 +22,7 @@ pub enum ExitKind {
 }
 
 impl ExitKind {
-    pub fn from_code(code: i32) -> Self {
+    pub(crate) fn from_code(code: i32) -> Self {
         match code {
             0 => Self::Ok,
             1 => Self::Business,
@@ -32,7 +32,7 @@ impl ExitKind {
         }
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Ok => "ok",
             Self::Business => "business error",
@@ -45,14 +45,14 @@ impl ExitKind {
 
 /// A structured error a tool wrote on stderr.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolError {
+pub(crate) struct ToolError {
     pub error_code: String,
     pub message: String,
     pub hint: Option<String>,
 }
 
 /// Find `{error_code, message, hint?}` in a tool's stderr.
-pub fn parse_error(stderr: &[u8]) -> Option<ToolError> {
+pub(crate) fn parse_error(stderr: &[u8]) -> Option<ToolError> {
     let text = crate::encoding::decode_output(stderr).text;
     let whole = text.trim();
     let last = whole.lines().rev().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
@@ -68,7 +68,7 @@ pub fn parse_error(stderr: &[u8]) -> Option<ToolError> {
 
 /// The lines shown for a failed call: `[error] tool: CODE: message` and
 /// `hint: …`, or, without a structured error, the kind of the exit code.
-pub fn error_text(tool: &str, exit_code: i32, stderr: &[u8]) -> String {
+pub(crate) fn error_text(tool: &str, exit_code: i32, stderr: &[u8]) -> String {
     match parse_error(stderr) {
         Some(e) => {
             let mut s = format!("[error] {tool}: {}: {}", e.error_code, e.message);
@@ -83,7 +83,7 @@ pub fn error_text(tool: &str, exit_code: i32, stderr: &[u8]) -> String {
 
 /// Why a successful call's stdout breaks the contract.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OutputError {
+pub(crate) enum OutputError {
     /// stdout is not one JSON document.
     NotJson { tool: String, detail: String, start: String },
     /// stdout is JSON but breaks `output.schema`: `(instance path, message)` pairs.
@@ -120,7 +120,7 @@ const MAX_VIOLATIONS: usize = 5;
 /// UTF-8) and check it against `schema`.
 /// The schema was checked at load; one that cannot compile here is reported
 /// as a violation at the root rather than a panic.
-pub fn check_output(tool: &str, schema: Option<&Value>, stdout: &[u8]) -> Result<Value, OutputError> {
+pub(crate) fn check_output(tool: &str, schema: Option<&Value>, stdout: &[u8]) -> Result<Value, OutputError> {
     let text = crate::encoding::decode_output(stdout).text;
     let value: Value = serde_json::from_str(&text).map_err(|e| {
         let start: String = text.trim_start().chars().take(40).collect();
@@ -138,4 +138,136 @@ pub fn check_output(tool: &str, schema: Option<&Value>, stdout: &[u8]) -> Result
         .map(|e| (e.instance_path().to_string(), e.to_string()))
         .collect();
     if violations.is_empty() { Ok(value) } else { Err(OutputError::Schema { tool: tool.to_string(), violations }) }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn gbk(text: &str) -> Vec<u8> {
+        let (bytes, _, unmappable) = encoding_rs::GBK.encode(text);
+        assert!(!unmappable);
+        bytes.into_owned()
+    }
+
+    #[test]
+    fn exit_kinds() {
+        let cases = [
+            (0, ExitKind::Ok),
+            (1, ExitKind::Business),
+            (2, ExitKind::Parameter),
+            (3, ExitKind::Permission),
+            (4, ExitKind::System),
+            (124, ExitKind::System),
+            (-1, ExitKind::System),
+        ];
+        for (code, kind) in cases {
+            assert_eq!(ExitKind::from_code(code), kind, "{code}");
+        }
+    }
+
+    #[test]
+    fn structured_errors_on_stderr() {
+        let full = r#"{"error_code": "RANGE_TOO_LARGE", "message": "more than 30 days", "hint": "narrow --since"}"#;
+        let want = ToolError {
+            error_code: "RANGE_TOO_LARGE".into(),
+            message: "more than 30 days".into(),
+            hint: Some("narrow --since".into()),
+        };
+        let cases: Vec<(String, Option<ToolError>)> = vec![
+            (full.to_string(), Some(want.clone())),
+            (format!("  {full}\n"), Some(want.clone())),
+            // logs first, the error on the last line
+            (format!("scanning 3 files\nwarning: slow disk\n{full}\n\n"), Some(want.clone())),
+            // pretty-printed over several lines
+            (
+                serde_json::to_string_pretty(&serde_json::from_str::<serde_json::Value>(full).unwrap()).unwrap(),
+                Some(want),
+            ),
+            (
+                r#"{"error_code": "X", "message": "m"}"#.into(),
+                Some(ToolError { error_code: "X".into(), message: "m".into(), hint: None }),
+            ),
+            (
+                r#"{"error_code": "X", "message": "m", "hint": " "}"#.into(),
+                Some(ToolError { error_code: "X".into(), message: "m".into(), hint: None }),
+            ),
+            (r#"{"message": "no code"}"#.into(), None),
+            (r#"{"error_code": 5, "message": "m"}"#.into(), None),
+            ("Traceback (most recent call last):\n  boom".into(), None),
+            (String::new(), None),
+        ];
+        for (stderr, want) in cases {
+            assert_eq!(parse_error(stderr.as_bytes()), want, "{stderr:?}");
+        }
+    }
+
+    #[test]
+    fn error_lines() {
+        let stderr = br#"{"error_code": "RANGE_TOO_LARGE", "message": "more than 30 days", "hint": "narrow --since"}"#;
+        assert_eq!(
+            error_text("log-search", 1, stderr),
+            "[error] log-search: RANGE_TOO_LARGE: more than 30 days\nhint: narrow --since"
+        );
+        assert_eq!(error_text("log-search", 3, b"denied"), "[error] log-search: exit 3 (permission error)");
+        assert_eq!(error_text("log-search", 2, b""), "[error] log-search: exit 2 (parameter error)");
+        assert_eq!(error_text("log-search", 139, b"segfault"), "[error] log-search: exit 139 (system error)");
+    }
+
+    #[test]
+    fn json_output_is_parsed_and_checked() {
+        let schema = json!({"type": "array", "items": {"type": "object", "required": ["line"],
+                        "properties": {"line": {"type": "integer"}}}});
+        let ok = check_output("log-search", Some(&schema), b"[{\"line\": 3}]\n").unwrap();
+        assert_eq!(ok, json!([{"line": 3}]));
+        assert_eq!(check_output("t", None, b" {\"a\": 1} ").unwrap(), json!({"a": 1}));
+
+        let err = check_output("log-search", Some(&schema), br#"[{"line": "3"}, {}]"#).unwrap_err();
+        let OutputError::Schema { violations, .. } = &err else { panic!("{err:?}") };
+        let paths: Vec<&str> = violations.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(paths, vec!["/0/line", "/1"]);
+        let text = err.to_string();
+        assert!(text.starts_with("log-search: output breaks its schema:\n  at /0/line: "), "{text}");
+        assert!(text.contains("\"line\" is a required property"), "{text}");
+
+        let err = check_output("log-search", Some(&schema), b"{}").unwrap_err();
+        assert!(err.to_string().contains("at (root): "), "{err}");
+    }
+
+    #[test]
+    fn output_that_is_not_json() {
+        let cases: Vec<(&[u8], &str)> = vec![
+            (
+                b"scanning 3 files\n",
+                "log-search: stdout is not JSON (expected value at line 1 column 1); it starts with `scanning 3 files\\n`",
+            ),
+            (b"", "log-search: stdout is not JSON (it is empty)"),
+            (b"  \n", "log-search: stdout is not JSON (it is empty)"),
+            (
+                b"[1, 2",
+                "log-search: stdout is not JSON (EOF while parsing a list at line 1 column 5); it starts with `[1, 2`",
+            ),
+            (
+                b"{} {}",
+                "log-search: stdout is not JSON (trailing characters at line 1 column 4); it starts with `{} {}`",
+            ),
+        ];
+        for (stdout, want) in cases {
+            let err = check_output("log-search", None, stdout).unwrap_err();
+            assert_eq!(err.to_string(), want, "{:?}", String::from_utf8_lossy(stdout));
+        }
+    }
+
+    #[test]
+    fn gbk_json_and_gbk_errors_are_read() {
+        let stdout = gbk(r#"[{"message": "连接超时，请检查网络配置后重试", "count": 32}]"#);
+        let v = check_output("log-search", Some(&json!({"type": "array"})), &stdout).unwrap();
+        assert_eq!(v, json!([{"message": "连接超时，请检查网络配置后重试", "count": 32}]));
+        let stderr =
+            gbk(r#"{"error_code": "RANGE_TOO_LARGE", "message": "时间范围超过三十天", "hint": "请缩小时间范围"}"#);
+        let e = parse_error(&stderr).unwrap();
+        assert_eq!((e.message.as_str(), e.hint.as_deref()), ("时间范围超过三十天", Some("请缩小时间范围")));
+    }
 }

@@ -22,7 +22,7 @@ pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 /// only way a secret reaches a tool is by its manifest naming it here.
 /// A workspace's manifest (not `trusted`) gets none: a cloned repository
 /// must not be able to ask for the user's keys.
-pub fn tool_env(m: &Manifest, lookup: &EnvLookup, trusted: bool) -> Result<Vec<(String, String)>, String> {
+pub(crate) fn tool_env(m: &Manifest, lookup: &EnvLookup, trusted: bool) -> Result<Vec<(String, String)>, String> {
     let mut out = Vec::with_capacity(m.env.len());
     for (name, template) in &m.env {
         if !trusted && template.contains("${") {
@@ -55,7 +55,7 @@ pub fn tool_env(m: &Manifest, lookup: &EnvLookup, trusted: bool) -> Result<Vec<(
 
 /// One run of a tool's program: `args` after the program, from `cwd`
 /// unless the manifest fixes its own.
-pub struct ToolRun<'a> {
+pub(crate) struct ToolRun<'a> {
     pub tool: &'a Tool,
     pub args: &'a [String],
     pub cwd: &'a Path,
@@ -68,7 +68,7 @@ pub struct ToolRun<'a> {
 }
 
 impl ToolRun<'_> {
-    pub async fn run(&self, sandbox: &Sandbox) -> Result<Outcome, SandboxError> {
+    pub(crate) async fn run(&self, sandbox: &Sandbox) -> Result<Outcome, SandboxError> {
         let argv: Vec<String> =
             std::iter::once(self.tool.program.display().to_string()).chain(self.args.iter().cloned()).collect();
         let read_only = visible_folders(self.tool);

@@ -25,30 +25,32 @@
 //! engine or presentation; the `hub` command and the tools as commands
 //! live in `clix-engine`.
 
-pub mod args;
-pub mod contract;
-pub mod encoding;
-pub mod exec;
-pub mod load;
-pub mod manifest;
+mod args;
+mod contract;
+mod encoding;
+mod exec;
+mod formats;
+mod load;
+mod manifest;
+// Public only for `problem::did_you_mean`, which clix-engine still names by
+// this path.
 pub mod problem;
-pub mod readiness;
-pub mod runtime;
-pub mod search;
+mod readiness;
+mod runtime;
+mod search;
 mod serialize;
 mod settings;
 mod state;
-pub mod stats;
+mod stats;
 
-pub use args::{ArgError, build_argv, check_args, parse_command_line, usage};
-pub use contract::{ExitKind, OutputError, ToolError, check_output, error_text, parse_error};
-pub use encoding::{Decoded, decode_output};
+pub use args::usage;
 pub use exec::EnvLookup;
-pub use load::{Hub, HubSource, LoadOptions, Tool, hub_sources, load_file, load_hub, parse_document};
+pub use formats::parse_manifest;
+pub use load::{Hub, HubSource, LoadOptions, Tool, hub_sources, load_file, load_hub};
 pub use manifest::{Manifest, Output, OutputFormat, ParamType, Parameter};
 pub use problem::{FieldProblem, Problem};
 pub use readiness::Readiness;
 pub use runtime::{CallResult, Entry, HubConfig, HubRuntime};
 pub use search::Found;
 pub use settings::HubSettings;
-pub use stats::{CallRecord, ToolStats};
+pub use stats::ToolStats;

@@ -25,12 +25,12 @@ use clix_sandbox::SYSTEM_DIRS;
 use clix_workspace::{Entry, Folder, Kind, normalize};
 use serde_json::Value;
 
+use crate::formats::{EXTENSIONS, parse_document};
 use crate::manifest::{self, Manifest};
 use crate::problem::{FieldProblem, Problem};
 
 /// Manifests larger than this are refused (a manifest is a few KiB).
-pub const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
-const EXTENSIONS: &[&str] = &["json", "toml", "yaml", "yml"];
+pub(crate) const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
 
 /// A tool that loaded: its manifest and where its program is.
 #[derive(Debug, Clone, PartialEq)]
@@ -266,10 +266,7 @@ impl<'a> Place<'a> {
             return Err(file_problem("the manifest is not UTF-8 text".into(), "save it as UTF-8"));
         };
         let ext = rel.extension().and_then(|e| e.to_str()).unwrap_or("");
-        let doc = parse_document(&text, ext).map_err(|message| {
-            let fix = format!("correct the {} syntax", ext.to_uppercase());
-            file_problem(message, &fix)
-        })?;
+        let doc = parse_document(ext, &text).map_err(|p| vec![p.in_file(&path)])?;
         let dir = match rel.parent() {
             Some(sub) if !sub.as_os_str().is_empty() => self.folder.root().join(sub),
             _ => self.folder.root().to_path_buf(),
@@ -397,7 +394,7 @@ fn manifest_files(folder: &Folder, trusted: bool) -> std::io::Result<Vec<PathBuf
 
 /// Load and check one manifest file of the user's own, resolving its
 /// command. The file is read like any in a hub folder: a regular file,
-/// without blocking, at most [`MAX_MANIFEST_BYTES`].
+/// without blocking, at most 1 MiB.
 pub fn load_file(path: &Path, opts: &LoadOptions) -> Result<Tool, Vec<Problem>> {
     let file_problem = |message: String, fix: &str| vec![FieldProblem::new("", message, fix).in_file(path)];
     let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
@@ -406,19 +403,6 @@ pub fn load_file(path: &Path, opts: &LoadOptions) -> Result<Tool, Vec<Problem>> 
     let opened = Folder::open(if dir.as_os_str().is_empty() { Path::new(".") } else { dir });
     let folder = opened.map_err(|e| file_problem(format!("cannot read: {e}"), "check the file exists"))?;
     Place { folder, shown: dir.to_path_buf(), workspace: None }.load(Path::new(name), opts)
-}
-
-/// Parse a manifest's text by its file extension into a JSON value.
-pub fn parse_document(text: &str, ext: &str) -> Result<Value, String> {
-    match ext {
-        "json" => serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}")),
-        "toml" => {
-            let v: toml::Value = toml::from_str(text).map_err(|e| format!("invalid TOML: {}", e.to_string().trim()))?;
-            serde_json::to_value(v).map_err(|e| format!("invalid TOML: {e}"))
-        }
-        "yaml" | "yml" => serde_norway::from_str(text).map_err(|e| format!("invalid YAML: {e}")),
-        other => Err(format!("unknown manifest format `.{other}`")),
-    }
 }
 
 /// Where the program of `command` is: a path (with a `/`) relative to the

@@ -147,7 +147,7 @@ const OUTPUT_FIELDS: &[&str] = &["format", "schema"];
 const RESERVED_PARAMS: &[&str] = &["help"];
 
 /// Check a parsed manifest document. Returns every problem found, not just the first.
-pub fn from_value(doc: &Value) -> Result<Manifest, Vec<FieldProblem>> {
+pub(crate) fn from_value(doc: &Value) -> Result<Manifest, Vec<FieldProblem>> {
     let mut c = Checker { problems: Vec::new() };
     let Some(obj) = doc.as_object() else {
         return Err(vec![FieldProblem::new(
@@ -225,7 +225,7 @@ pub fn from_value(doc: &Value) -> Result<Manifest, Vec<FieldProblem>> {
 }
 
 /// A command name the shell can call: `[A-Za-z0-9][A-Za-z0-9._-]*`.
-pub fn is_tool_name(s: &str) -> bool {
+pub(crate) fn is_tool_name(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphanumeric())
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
@@ -652,3 +652,6 @@ pub(crate) fn show(v: &Value) -> String {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

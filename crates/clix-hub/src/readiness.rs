@@ -32,18 +32,18 @@ impl Readiness {
 /// program, as they were when loaded (any edit or rebuild changes a
 /// modification time; the stamps are taken at load, a workspace's through
 /// its handle).
-pub fn cache_key(tool: &Tool) -> String {
+pub(crate) fn cache_key(tool: &Tool) -> String {
     format!("{}\0{}\0{}\0{}", tool.manifest.name, tool.manifest_path.display(), tool.program.display(), tool.stamp)
 }
 
-pub fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
 }
 
 /// Runs the tool's self-test and version check in the sandbox, from the
 /// tool's own folder. The flag is false when the sandbox itself failed, so
 /// the result says nothing lasting about the tool.
-pub async fn check(sandbox: &Sandbox, tool: &Tool, env: &[(String, String)]) -> (Readiness, bool) {
+pub(crate) async fn check(sandbox: &Sandbox, tool: &Tool, env: &[(String, String)]) -> (Readiness, bool) {
     let m = &tool.manifest;
     let run = |args: &[String]| {
         let args = args.to_vec();

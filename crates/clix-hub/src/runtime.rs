@@ -25,10 +25,10 @@ use crate::state::HubState;
 use crate::stats::{CallRecord, ToolStats, stats};
 
 /// Exit codes of calls clix refuses or cannot read (the seed's "other: system error").
-pub mod exit {
-    pub use clix_common::exit::{BAD_OUTPUT, CANNOT_RUN, CONFIG, TIMEOUT, TRY_LATER};
+pub(crate) mod exit {
+    pub(crate) use clix_common::exit::{BAD_OUTPUT, CANNOT_RUN, CONFIG, TIMEOUT, TRY_LATER};
     /// No ready tool of that name, as bash's "command not found".
-    pub const NOT_AVAILABLE: i32 = clix_common::exit::NOT_FOUND;
+    pub(crate) const NOT_AVAILABLE: i32 = clix_common::exit::NOT_FOUND;
 }
 
 /// Self-tests of this many tools run at once at load.

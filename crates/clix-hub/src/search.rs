@@ -17,7 +17,7 @@ pub struct Found {
 }
 
 /// An in-memory full-text index of a hub's tools, built once per load.
-pub struct SearchIndex {
+pub(crate) struct SearchIndex {
     conn: Connection,
 }
 
@@ -26,7 +26,7 @@ pub struct SearchIndex {
 const WEIGHTS: &str = "bm25(tools, 8.0, 3.0, 1.0)";
 
 impl SearchIndex {
-    pub fn build<'a>(manifests: impl IntoIterator<Item = &'a Manifest>) -> rusqlite::Result<Self> {
+    pub(crate) fn build<'a>(manifests: impl IntoIterator<Item = &'a Manifest>) -> rusqlite::Result<Self> {
         let conn = Connection::open_in_memory()?;
         conn.execute_batch(
             "CREATE VIRTUAL TABLE tools USING fts5(name, description, parameters, tokenize = 'porter unicode61');",
@@ -49,7 +49,7 @@ impl SearchIndex {
     }
 
     /// The `k` best tools for `query`; any of its words may match.
-    pub fn search(&self, query: &str, k: usize) -> rusqlite::Result<Vec<Found>> {
+    pub(crate) fn search(&self, query: &str, k: usize) -> rusqlite::Result<Vec<Found>> {
         let Some(expr) = match_expression(query) else { return Ok(Vec::new()) };
         let sql = format!(
             "SELECT name, description, -{WEIGHTS} AS score FROM tools WHERE tools MATCH ?1 ORDER BY {WEIGHTS} LIMIT ?2"

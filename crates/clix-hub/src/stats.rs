@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 /// One hub call as the audit log records it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct CallRecord {
+pub(crate) struct CallRecord {
     pub ts_ms: u128,
     /// Always `hub`; the OS tier's lines in the same log say `os`.
     pub kind: String,
@@ -44,7 +44,7 @@ pub struct ToolStats {
 /// Figures per tool (sorted by name) from the hub lines of an audit log;
 /// `tool` keeps only that one. A missing log means no calls yet. Lines that
 /// do not parse (another kind, a torn write) are skipped.
-pub fn stats(audit_log: &Path, tool: Option<&str>) -> std::io::Result<Vec<ToolStats>> {
+pub(crate) fn stats(audit_log: &Path, tool: Option<&str>) -> std::io::Result<Vec<ToolStats>> {
     let file = match std::fs::File::open(audit_log) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),

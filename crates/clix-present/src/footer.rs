@@ -4,7 +4,7 @@ use std::time::Duration;
 
 /// Whole milliseconds below one second (`0ms`, `12ms`), seconds with one
 /// decimal from one second up (`1.2s`).
-pub fn format_duration(d: Duration) -> String {
+pub(crate) fn format_duration(d: Duration) -> String {
     let ms = d.as_millis();
     if ms < 1000 { format!("{ms}ms") } else { format!("{:.1}s", d.as_secs_f64()) }
 }

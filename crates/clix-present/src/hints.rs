@@ -112,7 +112,7 @@ fn nearest<'a>(name: &str, candidates: &[&'a str], preferred: &[&str]) -> Vec<&'
 }
 
 /// `try: grep --help` when a failed command's stderr reads like a usage error.
-pub fn usage_error_hint(command: &str, exit_code: i32, stderr: &str) -> Option<String> {
+pub(crate) fn usage_error_hint(command: &str, exit_code: i32, stderr: &str) -> Option<String> {
     if exit_code == 0 || command.is_empty() {
         return None;
     }

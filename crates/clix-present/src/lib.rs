@@ -18,8 +18,7 @@ mod overflow;
 mod render;
 
 pub use binary::{BinaryKind, classify};
-pub use footer::{footer, format_duration};
-pub use hints::{Known, did_you_mean, unknown_command_message, usage_error_hint};
+pub use footer::footer;
+pub use hints::{Known, did_you_mean, unknown_command_message};
 pub use missing::{MISSING_PROGRAMS, MissingProgram, failure_hint, missing_program, needs_a_terminal};
-pub use overflow::{Preview, TextStats, preview};
 pub use render::{Capture, CommandOutput, Origin, PresentOptions, Presentation, SpillSink, present, timeout_line};

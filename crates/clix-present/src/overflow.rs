@@ -3,14 +3,14 @@
 
 /// Exact size of a text, as the marker line reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TextStats {
+pub(crate) struct TextStats {
     pub lines: usize,
     pub bytes: usize,
 }
 
 impl TextStats {
     /// Lines are counted like `wc -l`, plus a final line without a newline.
-    pub fn of(text: &str) -> Self {
+    pub(crate) fn of(text: &str) -> Self {
         let newlines = text.bytes().filter(|&b| b == b'\n').count();
         let unterminated = usize::from(!text.is_empty() && !text.ends_with('\n'));
         TextStats { lines: newlines + unterminated, bytes: text.len() }
@@ -19,7 +19,7 @@ impl TextStats {
 
 /// A head-and-tail excerpt of a long text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Preview {
+pub(crate) struct Preview {
     /// The first lines, each ending in `\n`.
     pub head: String,
     /// 1-based number of the last line shown (fully or cut) in `head`.
@@ -37,7 +37,7 @@ const CUT_MARK: &str = "…";
 /// Head and tail of `text`: `head_lines` first lines and `tail_lines` last
 /// lines, together at most about `max_bytes`. The byte budget is shared in
 /// proportion to the line counts, so one 2 MB line cannot blow it up.
-pub fn preview(text: &str, head_lines: usize, tail_lines: usize, max_bytes: usize) -> Preview {
+pub(crate) fn preview(text: &str, head_lines: usize, tail_lines: usize, max_bytes: usize) -> Preview {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let head_count = head_lines.min(lines.len());
     let tail_count = tail_lines.min(lines.len() - head_count);

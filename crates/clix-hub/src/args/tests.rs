@@ -1,9 +1,9 @@
 //! argv mapping, command-line parsing and usage, table-driven.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
-
-use clix_hub::{ArgError, Manifest, build_argv, manifest, parse_command_line, usage};
 use serde_json::{Value, json};
+
+use super::*;
+use crate::manifest;
 
 fn log_search() -> Manifest {
     manifest::from_value(&json!({

@@ -1,10 +1,10 @@
 //! Manifest validation: the fields that load, and every kind of bad manifest
 //! with the field, message and fix it reports.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
-
-use clix_hub::manifest::{self, OutputFormat, ParamType};
 use serde_json::{Value, json};
+
+use super::{OutputFormat, ParamType};
+use crate::manifest;
 
 fn base() -> Value {
     json!({"name": "t", "version": "1.0.0", "description": "A tool.", "command": "./t"})
