@@ -12,23 +12,34 @@ use crate::env::is_secret_name;
 /// What one OS execution did.
 #[derive(Debug, Clone, Serialize)]
 pub struct AuditRecord {
+    /// When it ended, Unix milliseconds.
     pub ts_ms: u128,
+    /// `os` for a sandboxed program.
     pub kind: String,
+    /// The clix session (process or MCP connection) that ran it.
     pub session: String,
+    /// Program and arguments, secret-looking values redacted.
     pub argv: Vec<String>,
+    /// The working folder.
     pub cwd: String,
+    /// Its exit code (-1 when cancelled).
     pub exit_code: i32,
+    /// Wall time.
     pub duration_ms: u128,
+    /// Bytes written to stdout, kept or not.
     pub stdout_bytes: u64,
+    /// Bytes written to stderr, kept or not.
     pub stderr_bytes: u64,
     /// `exit`, `timeout`, or `cancelled` (the caller stopped waiting; exit_code is -1).
     pub ended: String,
+    /// The sandbox mode: `bwrap`, or `host` when it ran unsandboxed by the person's choice.
     pub mode: String,
 }
 
 /// Appends records to a JSON-lines file.
 #[derive(Debug, Clone)]
 pub struct AuditLog {
+    /// The file, under clix's state folder.
     pub path: PathBuf,
 }
 

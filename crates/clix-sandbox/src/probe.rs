@@ -7,7 +7,12 @@ use std::sync::OnceLock;
 /// Whether the sandbox can run, and why not.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Availability {
-    Ready { bwrap: PathBuf },
+    /// bubblewrap ran a program with every namespace.
+    Ready {
+        /// Where bwrap is.
+        bwrap: PathBuf,
+    },
+    /// Why not, and what to install or allow.
     Unavailable(String),
 }
 

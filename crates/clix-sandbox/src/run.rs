@@ -27,22 +27,33 @@ const TIMEOUT_EXIT: i32 = clix_common::exit::TIMEOUT;
 /// child's stdio set-up (fds 0-2) can never land on them.
 const HIGH_FD: i32 = 10;
 
+/// Why a program did not start; each message says what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
+    /// No sandbox can be made here (bwrap missing, namespaces refused, the
+    /// OS tier off): nothing ran, and nothing runs unsandboxed instead.
     #[error("sandbox unavailable: {0}")]
     Unavailable(String),
+    /// This request was refused or the process could not be spawned.
     #[error("cannot start {program}: {reason}")]
-    Spawn { program: String, reason: String },
+    Spawn {
+        /// The program asked for.
+        program: String,
+        /// Why, and what to change.
+        reason: String,
+    },
 }
 
 /// One program to run.
 #[derive(Debug, Clone)]
 pub struct Request<'a> {
+    /// The program and its arguments; the program is looked up on the sandbox's PATH.
     pub argv: &'a [String],
     /// Working directory, inside the workspace.
     pub cwd: &'a Path,
     /// Bytes for stdin; `None` gives `/dev/null`.
     pub stdin: Option<&'a [u8]>,
+    /// Wall time before SIGTERM (then SIGKILL after a grace period); exit 124.
     pub timeout: Duration,
     /// Extra host folders visible read-only for this run (a hub tool's own
     /// folder). Mounted over the workspace, so one inside it stays read-only.
@@ -67,13 +78,21 @@ impl<'a> Request<'a> {
 /// What a program did. Totals are exact even when output was capped.
 #[derive(Debug, Clone, Default)]
 pub struct Outcome {
+    /// Standard output, up to `sandbox.output_cap_mb`.
     pub stdout: Vec<u8>,
+    /// Standard error, up to `sandbox.output_cap_mb`.
     pub stderr: Vec<u8>,
+    /// The exit code; 128+N for a signal, 124 for the time limit.
     pub exit_code: i32,
+    /// Wall time from spawn to the end.
     pub duration: Duration,
+    /// The limit that ended it, when the time limit did.
     pub timed_out: Option<Duration>,
+    /// Bytes written to stdout, kept or not.
     pub stdout_total: u64,
+    /// Newlines written to stdout, kept or not.
     pub stdout_lines_total: u64,
+    /// Bytes written to stderr, kept or not.
     pub stderr_total: u64,
 }
 
@@ -89,7 +108,9 @@ impl Outcome {
 /// process environment; tests hand in their own.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostEnv {
+    /// The host's PATH: its toolchain folders are mounted read-only.
     pub path: String,
+    /// The person's home folder, never mounted whole.
     pub home: Option<PathBuf>,
 }
 
@@ -162,6 +183,7 @@ impl Sandbox {
         self.clix_config.as_deref().is_some_and(|c| c.starts_with(dir))
     }
 
+    /// The settings this sandbox was made with.
     pub fn settings(&self) -> &SandboxSettings {
         &self.settings
     }
@@ -257,102 +279,44 @@ impl Sandbox {
         cgroup::support().pids || !is_root()
     }
 
-    /// Runs `req.argv` in the sandbox.
+    /// Runs `req.argv` in the sandbox: check the request, lay out this run's
+    /// cgroups and bwrap's pipes, start, supervise until it ends or its time
+    /// is up, then clean up and audit.
     pub async fn run(&self, req: Request<'_>) -> Result<Outcome, SandboxError> {
         let bwrap = self.ready()?;
-        let network = req.network.unwrap_or(self.settings.network);
         let program = req.argv.first().cloned().unwrap_or_default();
         let spawn_error = |reason: String| SandboxError::Spawn { program: program.clone(), reason };
-        let holds_home = |d: &Path| self.home.as_deref().is_some_and(|h| h.starts_with(d));
-        if let Some(dir) =
-            req.read_only.iter().find(|d| exposes_secret(d, None) || self.holds_clix_config(d) || holds_home(d))
-        {
-            return Err(spawn_error(format!(
-                "{} would expose a secret store or clix's config; move the tool to its own folder",
-                dir.display()
-            )));
-        }
-        let visible = self.layout.read_write.iter().chain(req.read_only);
-        if !visible.into_iter().any(|dir| req.cwd.starts_with(dir)) {
-            return Err(spawn_error(format!(
-                "the current folder {} is outside the workspace; cd into {} first",
-                req.cwd.display(),
-                self.workspace.display()
-            )));
-        }
+        self.check_request(&req).map_err(spawn_error)?;
         // This run's own cgroups, removed when the run ends however it ends
-        // (dropped after `guard`, so a given-up run's are removed once it is killed).
+        // (dropped after the kill guard, so a given-up run's are removed once it is killed).
         let cgroups = RunCgroups::create(self.settings.max_processes, self.settings.memory_mb << 20);
         log_limits(&self.settings, &cgroups);
-        // bwrap writes `{"child-pid": N}` to the info pipe once the sandbox
-        // is set up, and reads the syscall filter from the seccomp pipe.
-        let (info_read, info_write, seccomp_read) = match bwrap {
-            Some(_) => {
-                let filter = seccomp::program_bytes().map_err(SandboxError::Unavailable)?;
-                tracing::debug!(
-                    instructions = filter.len() / 8,
-                    denies = "setuid/setgid modes, device nodes, nested user namespaces; ENOSYS for openat2, clone3, io_uring",
-                    "seccomp filter handed to bwrap"
-                );
-                let (info_read, info_write) = pipe().map_err(|e| spawn_error(e.to_string()))?;
-                (Some(info_read), Some(info_write), Some(filled_pipe(filter).map_err(|e| spawn_error(e.to_string()))?))
-            }
-            None => (None, None, None),
+        let pipes = match bwrap {
+            Some(_) => Some(BwrapPipes::open().map_err(|e| match e {
+                PipeError::Filter(reason) => SandboxError::Unavailable(reason),
+                PipeError::Io(e) => spawn_error(e.to_string()),
+            })?),
+            None => None,
         };
-        let inherited: Vec<i32> = info_write.iter().chain(&seccomp_read).map(AsRawFd::as_raw_fd).collect();
-
-        let mut cmd = match &bwrap {
-            Some(bwrap) => {
-                let mut c = tokio::process::Command::new(bwrap);
-                c.args(bwrap_args(&self.layout, req.read_only, req.cwd, network));
-                c.arg("--info-fd").arg(inherited[0].to_string());
-                c.arg("--seccomp").arg(inherited[1].to_string());
-                c.arg("--").args(req.argv);
-                c
-            }
-            None => {
-                let mut c = tokio::process::Command::new(&program);
-                c.args(&req.argv[1..]).current_dir(req.cwd);
-                c
-            }
-        };
-        // Not even bwrap itself sees clix's environment: only the allowed
-        // variables, which it hands on to the program.
-        cmd.env_clear().envs(&self.env).envs(req.env.iter().map(|(k, v)| (k, v)));
-        cmd.stdin(if req.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
+        let mut cmd = self.command(&req, bwrap.as_deref(), pipes.as_ref());
+        let inherited = pipes.as_ref().map(|p| p.child_fds().to_vec()).unwrap_or_default();
         let limits = ChildLimits::new(&self.settings, &cgroups, inherited);
         // SAFETY: the closure only calls async-signal-safe libc functions on
         // memory prepared before the fork.
         unsafe {
             cmd.pre_exec(move || limits.apply());
         }
+        log_start(&req, bwrap.is_some(), req.network.unwrap_or(self.settings.network));
 
-        tracing::debug!(
-            argv = ?logged_argv(req.argv, req.audit),
-            cwd = %req.cwd.display(),
-            mode = if bwrap.is_some() { "bwrap" } else { "host (UNSANDBOXED)" },
-            network,
-            timeout_ms = req.timeout.as_millis() as u64,
-            stdin_bytes = req.stdin.map_or(0, <[u8]>::len),
-            extra_read_only = ?req.read_only,
-            // Names only: a hub tool's variable may carry a key.
-            extra_env = ?req.env.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
-            "sandbox: starting"
-        );
         let started = Instant::now();
-        let mut child = cmd.spawn().map_err(|e| spawn_error(e.to_string()))?;
+        let child = cmd.spawn().map_err(|e| spawn_error(e.to_string()))?;
         // Written even if the caller drops this future (its own time limit, a cancel).
         // A run whose caller audits it counts as already written.
         let mut audit = PendingAudit { sandbox: self, argv: req.argv, cwd: req.cwd, started, done: !req.audit };
-        drop(info_write);
-        drop(seccomp_read);
         let pid = child.id().unwrap_or(0) as i32;
         let mut guard = KillGuard { bwrap_pid: pid, child_pid: None, armed: true };
-        if let Some(read) = info_read {
-            guard.child_pid = read_child_pid(read).await;
+        if let Some(pipes) = pipes {
+            guard.child_pid = pipes.child_pid().await;
             if guard.child_pid.is_none() {
                 // bwrap writes the child's pid once the sandbox is set up;
                 // without it, bwrap itself failed (no user namespaces, …).
@@ -366,56 +330,8 @@ impl Sandbox {
             }
         }
 
-        let stdin_task = match (child.stdin.take(), req.stdin) {
-            (Some(mut pipe), Some(bytes)) => {
-                let bytes = bytes.to_vec();
-                Some(tokio::spawn(async move {
-                    // A program that stops reading early is not an error.
-                    let _ = pipe.write_all(&bytes).await;
-                }))
-            }
-            _ => None,
-        };
         let cap = (self.settings.output_cap_mb << 20) as usize;
-        let stdout = tokio::spawn(capture(child.stdout.take(), cap));
-        let stderr = tokio::spawn(capture(child.stderr.take(), cap));
-
-        let (status, timed_out) = tokio::select! {
-            status = child.wait() => (status.ok(), None),
-            () = tokio::time::sleep(req.timeout) => {
-                guard.terminate();
-                let status = match tokio::time::timeout(KILL_GRACE, child.wait()).await {
-                    Ok(status) => status.ok(),
-                    Err(_) => {
-                        guard.kill();
-                        child.wait().await.ok()
-                    }
-                };
-                (status, Some(req.timeout))
-            }
-        };
-        guard.armed = false;
-        if let Some(task) = stdin_task {
-            task.abort();
-        }
-        let stdout = drain(stdout).await;
-        let stderr = drain(stderr).await;
-
-        let exit_code = match (timed_out, status) {
-            (Some(_), _) => TIMEOUT_EXIT,
-            (None, Some(s)) => exit_code_of(s),
-            (None, None) => 1,
-        };
-        let outcome = Outcome {
-            exit_code,
-            duration: started.elapsed(),
-            timed_out,
-            stdout_total: stdout.total,
-            stdout_lines_total: stdout.lines,
-            stderr_total: stderr.total,
-            stdout: stdout.kept,
-            stderr: stderr.kept,
-        };
+        let outcome = supervise(child, &mut guard, req.stdin, req.timeout, cap, started).await;
         cgroups.remove().await;
         audit.finish(&outcome);
         tracing::debug!(
@@ -428,6 +344,60 @@ impl Sandbox {
             "sandbox: finished"
         );
         Ok(outcome)
+    }
+
+    /// Refuses extra read-only folders that would expose a secret, the home
+    /// folder or clix's config, and a current folder the sandbox cannot see.
+    fn check_request(&self, req: &Request<'_>) -> Result<(), String> {
+        let holds_home = |d: &Path| self.home.as_deref().is_some_and(|h| h.starts_with(d));
+        if let Some(dir) =
+            req.read_only.iter().find(|d| exposes_secret(d, None) || self.holds_clix_config(d) || holds_home(d))
+        {
+            return Err(format!(
+                "{} would expose a secret store or clix's config; move the tool to its own folder",
+                dir.display()
+            ));
+        }
+        let visible = self.layout.read_write.iter().chain(req.read_only);
+        if !visible.into_iter().any(|dir| req.cwd.starts_with(dir)) {
+            return Err(format!(
+                "the current folder {} is outside the workspace; cd into {} first",
+                req.cwd.display(),
+                self.workspace.display()
+            ));
+        }
+        Ok(())
+    }
+
+    /// The command that starts the run: bwrap with this layout, or the
+    /// program itself in host mode. Only the allowed variables are set.
+    fn command(&self, req: &Request<'_>, bwrap: Option<&Path>, pipes: Option<&BwrapPipes>) -> tokio::process::Command {
+        let network = req.network.unwrap_or(self.settings.network);
+        let mut cmd = match (bwrap, pipes) {
+            (Some(bwrap), Some(pipes)) => {
+                let mut c = tokio::process::Command::new(bwrap);
+                c.args(bwrap_args(&self.layout, req.read_only, req.cwd, network));
+                let [info, seccomp] = pipes.child_fds();
+                c.arg("--info-fd").arg(info.to_string());
+                c.arg("--seccomp").arg(seccomp.to_string());
+                c.arg("--").args(req.argv);
+                c
+            }
+            _ => {
+                let program = req.argv.first().map(String::as_str).unwrap_or_default();
+                let mut c = tokio::process::Command::new(program);
+                c.args(req.argv.get(1..).unwrap_or_default()).current_dir(req.cwd);
+                c
+            }
+        };
+        // Not even bwrap itself sees clix's environment: only the allowed
+        // variables, which it hands on to the program.
+        cmd.env_clear().envs(&self.env).envs(req.env.iter().map(|(k, v)| (k, v)));
+        cmd.stdin(if req.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        cmd
     }
 
     fn audit(&self, argv: &[String], cwd: &Path, o: &Outcome, ended: &str) {
@@ -479,6 +449,127 @@ impl Drop for PendingAudit<'_> {
             self.sandbox.audit(self.argv, self.cwd, &outcome, "cancelled");
         }
     }
+}
+
+/// The two pipes bwrap is given: it writes `{"child-pid": N}` to the info
+/// pipe once the sandbox is set up, and reads the syscall filter from the
+/// seccomp pipe. The child's ends are closed here once it has started.
+struct BwrapPipes {
+    info_read: OwnedFd,
+    info_write: OwnedFd,
+    seccomp_read: OwnedFd,
+}
+
+enum PipeError {
+    /// The seccomp filter could not be built: the sandbox cannot be trusted.
+    Filter(String),
+    Io(std::io::Error),
+}
+
+impl BwrapPipes {
+    fn open() -> Result<Self, PipeError> {
+        let filter = seccomp::program_bytes().map_err(PipeError::Filter)?;
+        tracing::debug!(
+            instructions = filter.len() / 8,
+            denies = "setuid/setgid modes, device nodes, nested user namespaces; ENOSYS for openat2, clone3, io_uring",
+            "seccomp filter handed to bwrap"
+        );
+        let (info_read, info_write) = pipe().map_err(PipeError::Io)?;
+        let seccomp_read = filled_pipe(filter).map_err(PipeError::Io)?;
+        Ok(BwrapPipes { info_read, info_write, seccomp_read })
+    }
+
+    /// The fds the child inherits: `[info, seccomp]`.
+    fn child_fds(&self) -> [i32; 2] {
+        [self.info_write.as_raw_fd(), self.seccomp_read.as_raw_fd()]
+    }
+
+    /// Closes the child's ends (so the info pipe ends when bwrap does) and
+    /// waits for the sandboxed program's pid; `None` if bwrap failed first.
+    async fn child_pid(self) -> Option<i32> {
+        let BwrapPipes { info_read, info_write, seccomp_read } = self;
+        drop(info_write);
+        drop(seccomp_read);
+        read_child_pid(info_read).await
+    }
+}
+
+/// Feeds stdin, captures both streams up to `cap` bytes (counting all of
+/// them), and waits for the end or the time limit: SIGTERM, a grace period,
+/// then SIGKILL.
+async fn supervise(
+    mut child: tokio::process::Child,
+    guard: &mut KillGuard,
+    stdin: Option<&[u8]>,
+    timeout: Duration,
+    cap: usize,
+    started: Instant,
+) -> Outcome {
+    let stdin_task = match (child.stdin.take(), stdin) {
+        (Some(mut pipe), Some(bytes)) => {
+            let bytes = bytes.to_vec();
+            Some(tokio::spawn(async move {
+                // A program that stops reading early is not an error.
+                let _ = pipe.write_all(&bytes).await;
+            }))
+        }
+        _ => None,
+    };
+    let stdout = tokio::spawn(capture(child.stdout.take(), cap));
+    let stderr = tokio::spawn(capture(child.stderr.take(), cap));
+
+    let (status, timed_out) = tokio::select! {
+        status = child.wait() => (status.ok(), None),
+        () = tokio::time::sleep(timeout) => {
+            guard.terminate();
+            let status = match tokio::time::timeout(KILL_GRACE, child.wait()).await {
+                Ok(status) => status.ok(),
+                Err(_) => {
+                    guard.kill();
+                    child.wait().await.ok()
+                }
+            };
+            (status, Some(timeout))
+        }
+    };
+    guard.armed = false;
+    if let Some(task) = stdin_task {
+        task.abort();
+    }
+    let stdout = drain(stdout).await;
+    let stderr = drain(stderr).await;
+
+    let exit_code = match (timed_out, status) {
+        (Some(_), _) => TIMEOUT_EXIT,
+        (None, Some(s)) => exit_code_of(s),
+        (None, None) => 1,
+    };
+    Outcome {
+        exit_code,
+        duration: started.elapsed(),
+        timed_out,
+        stdout_total: stdout.total,
+        stdout_lines_total: stdout.lines,
+        stderr_total: stderr.total,
+        stdout: stdout.kept,
+        stderr: stderr.kept,
+    }
+}
+
+/// What is about to start (debug); argv redacted, extra variables by name only.
+fn log_start(req: &Request<'_>, sandboxed: bool, network: bool) {
+    tracing::debug!(
+        argv = ?logged_argv(req.argv, req.audit),
+        cwd = %req.cwd.display(),
+        mode = if sandboxed { "bwrap" } else { "host (UNSANDBOXED)" },
+        network,
+        timeout_ms = req.timeout.as_millis() as u64,
+        stdin_bytes = req.stdin.map_or(0, <[u8]>::len),
+        extra_read_only = ?req.read_only,
+        // Names only: a hub tool's variable may carry a key.
+        extra_env = ?req.env.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+        "sandbox: starting"
+    );
 }
 
 /// The mounts and environment of a new sandbox (debug): what programs see.

@@ -20,6 +20,7 @@ pub enum SandboxMode {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SandboxSettings {
+    /// bwrap (the default), host (UNSANDBOXED, by explicit choice) or off.
     pub mode: SandboxMode,
     /// Give sandboxed programs the host's network (off by default).
     pub network: bool,
