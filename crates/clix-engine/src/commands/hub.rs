@@ -8,20 +8,60 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clix_hub::{CallResult, HubRuntime, Tool, usage};
-use clix_shell::{
-    AgentCommand, CommandIo, CommandSpec, CommandStatus, SubcommandSpec, USAGE_EXIT, async_trait, fail, read_stdin,
-    usage_error,
-};
+use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, USAGE_EXIT, async_trait, fail, read_stdin};
 use serde_json::{Map, Value, json};
 
 use super::Deadline;
+use super::flags::common::{JSON, limit};
+use super::flags::{Arity, Item, Misuse, Operand, Opt, Parsed, Syntax, Takes};
 
-const LIST: &str = "hub list [--domain D] [--all] [--json]";
-const INFO: &str = "hub info <tool> [--json]";
-const SEARCH: &str = "hub search <query> [-k 5] [--json]";
-const STATS: &str = "hub stats [tool] [--json]";
-const CHECK: &str = "hub check";
-const CALL: &str = "hub call <tool> --json '{\"param\": value}'";
+const LIST: Syntax = Syntax {
+    name: "hub list",
+    operands: &[],
+    options: &[
+        Item::Shown(Opt { short: None, long: "--domain", takes: Takes::Text("D") }),
+        Item::Shown(Opt { short: None, long: "--all", takes: Takes::Nothing }),
+        Item::Shown(JSON),
+    ],
+    options_first: false,
+    operands_from_stdin: false,
+};
+const INFO: Syntax = Syntax {
+    name: "hub info",
+    operands: &[Operand { shown: "<tool>", arity: Arity::One }],
+    options: &[Item::Shown(JSON)],
+    options_first: false,
+    operands_from_stdin: false,
+};
+const SEARCH: Syntax = Syntax {
+    name: "hub search",
+    operands: &[Operand { shown: "<query>", arity: Arity::Many }],
+    options: &[Item::Shown(limit("5")), Item::Shown(JSON)],
+    options_first: false,
+    operands_from_stdin: false,
+};
+const STATS: Syntax = Syntax {
+    name: "hub stats",
+    operands: &[Operand { shown: "[tool]", arity: Arity::Optional }],
+    options: &[Item::Shown(JSON)],
+    options_first: false,
+    operands_from_stdin: false,
+};
+const CHECK: Syntax = Syntax {
+    name: "hub check",
+    operands: &[],
+    options: &[Item::Shown(JSON)],
+    options_first: false,
+    operands_from_stdin: false,
+};
+/// `--json` here carries the call's arguments; the output is always JSON.
+const CALL: Syntax = Syntax {
+    name: "hub call",
+    operands: &[Operand { shown: "<tool>", arity: Arity::One }],
+    options: &[Item::Shown(Opt { short: None, long: "--json", takes: Takes::Text("'{\"param\": value}'") })],
+    options_first: false,
+    operands_from_stdin: false,
+};
 
 /// How a tool call gets its time: what is left of the line's limit.
 #[derive(Clone)]
@@ -92,19 +132,20 @@ pub(crate) struct HubCommand {
 
 impl HubCommand {
     pub(crate) fn new(hub: Arc<HubRuntime>, time: CallTime) -> Self {
-        let sub = SubcommandSpec::new;
+        let summaries = [
+            "the ready tools (--all: also those that are not, with why)",
+            "a tool's usage, parameters, output schema and readiness",
+            "the tools that best fit a request, ranked",
+            "calls, success rate, p50/p95 latency, error codes",
+            "every manifest problem, not-ready tool and version drift",
+            "call a tool with JSON arguments (stdin if --json is absent)",
+        ];
+        let subcommands = SYNTAXES.iter().zip(summaries).map(|(syntax, summary)| syntax.spec(summary)).collect();
         let spec = CommandSpec {
             name: "hub".into(),
             summary: "external tools declared by manifests: hub list|info|search|stats|check|call".into(),
             usage: "hub list|info|search|stats|check|call".into(),
-            subcommands: vec![
-                sub("list", LIST, "the ready tools (--all: also those that are not, with why)"),
-                sub("info", INFO, "a tool's usage, parameters, output schema and readiness"),
-                sub("search", SEARCH, "the tools that best fit a request, ranked"),
-                sub("stats", STATS, "calls, success rate, p50/p95 latency, error codes"),
-                sub("check", CHECK, "every manifest problem, not-ready tool and version drift"),
-                sub("call", CALL, "call a tool with JSON arguments (stdin if --json is absent)"),
-            ],
+            subcommands,
             details: "Each ready tool is also a command: <tool> --help shows its parameters; its stdout is JSON,\n\
                       so pipe it to jq. Errors say [error] <tool>: CODE: message, then a hint."
                 .into(),
@@ -114,37 +155,8 @@ impl HubCommand {
     }
 }
 
-/// Flags shared by the subcommands, and the words left over.
-#[derive(Default)]
-struct Args {
-    json: Option<String>,
-    as_json: bool,
-    all: bool,
-    domain: Option<String>,
-    k: Option<usize>,
-    words: Vec<String>,
-}
-
-fn parse(sub: &str, args: &[String]) -> Result<Args, String> {
-    let mut a = Args::default();
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let mut value = |flag: &str| it.next().cloned().ok_or_else(|| format!("{flag} needs a value"));
-        match arg.as_str() {
-            "--json" if sub == "call" => a.json = Some(value(arg)?),
-            "--json" => a.as_json = true,
-            "--all" => a.all = true,
-            "--domain" => a.domain = Some(value(arg)?),
-            "-k" | "-n" => {
-                let v = value(arg)?;
-                a.k = Some(v.parse().map_err(|_| format!("{arg} needs a number, not {v:?}"))?);
-            }
-            flag if flag.starts_with('-') && flag.len() > 1 => return Err(format!("unknown option {flag}")),
-            _ => a.words.push(arg.clone()),
-        }
-    }
-    Ok(a)
-}
+/// Every subcommand of `hub`, in the order `--help` lists them.
+const SYNTAXES: [&Syntax; 6] = [&LIST, &INFO, &SEARCH, &STATS, &CHECK, &CALL];
 
 #[async_trait]
 impl AgentCommand for HubCommand {
@@ -157,23 +169,31 @@ impl AgentCommand for HubCommand {
             Ok(picked) => picked,
             Err(line) => return fail(&io, &line, USAGE_EXIT).await,
         };
-        let who = format!("hub {}", sub.name);
-        let args = match parse(&sub.name, rest) {
-            Ok(args) => args,
-            Err(e) => return fail(&io, &format!("[error] {who}: {e}. usage: {}\n", sub.usage), USAGE_EXIT).await,
+        let Some(syntax) = Syntax::of(&SYNTAXES, sub) else {
+            return fail(&io, &format!("[error] hub: no subcommand {}\n", sub.name), USAGE_EXIT).await;
         };
-        let needs_word = matches!(sub.name.as_str(), "info" | "search" | "call");
-        if needs_word && args.words.is_empty() {
-            return usage_error(&io, &who, &sub.usage).await;
-        }
+        let args = match syntax.parse(rest) {
+            Ok(args) => args,
+            Err(misuse) => return syntax.report(&io, &sub.summary, misuse).await,
+        };
         let hub = &self.hub;
-        let (text, code) = match sub.name.as_str() {
-            "list" => (list(hub, &args), 0),
-            "info" => info(hub, &args.words[0], args.as_json),
-            "search" => search(hub, &args.words.join(" "), args.k.unwrap_or(5), args.as_json),
-            "stats" => stats(hub, args.words.first().map(String::as_str), args.as_json),
-            "check" => check(hub),
-            _ => return self.call_json(&io, &args).await,
+        let json = args.on("--json");
+        let first = args.operands.first().map(String::as_str);
+        let (text, code) = match (syntax.subcommand(), first) {
+            ("list", _) => (list(hub, &args), 0),
+            ("info", Some(tool)) => info(hub, tool, json),
+            ("search", _) => search(hub, &args.operands.join(" "), args.count("--limit").unwrap_or(5), json),
+            ("stats", tool) => stats(hub, tool, json),
+            ("check", _) if json => {
+                // The report is the output, on stdout even when it finds problems (exit 1).
+                let (report, code) = check_json(hub);
+                io.stdout.write_all(report.as_bytes()).await?;
+                return Ok(CommandStatus::with_code(code));
+            }
+            ("check", _) => check(hub),
+            ("call", Some(tool)) => return self.call_json(&io, tool, args.text("--json")).await,
+            // The syntax requires the tool's name.
+            _ => return syntax.report(&io, &sub.summary, Misuse::Usage).await,
         };
         if code == 0 {
             io.stdout.write_all(text.as_bytes()).await?;
@@ -185,28 +205,28 @@ impl AgentCommand for HubCommand {
 }
 
 impl HubCommand {
-    /// `hub call <tool> --json '{…}'`: arguments as a JSON object.
-    async fn call_json(&self, io: &CommandIo<'_>, args: &Args) -> bashkit::Result<CommandStatus> {
-        let name = &args.words[0];
+    /// `hub call <tool> --json '{…}'`: arguments as a JSON object (`given`, else stdin).
+    async fn call_json(&self, io: &CommandIo<'_>, name: &str, given: Option<&str>) -> bashkit::Result<CommandStatus> {
         if self.hub.entry(name).is_none_or(|e| !e.readiness.ready) {
             let (text, code) = unknown_tool(&self.hub, name, clix_common::exit::NOT_FOUND);
             return fail(io, &text, code).await;
         }
-        let text = match &args.json {
-            Some(text) => text.clone(),
+        let text = match given {
+            Some(text) => text.to_string(),
             None => String::from_utf8_lossy(&read_stdin(io).await?).into_owned(),
         };
         let parsed: Map<String, Value> =
             match serde_json::from_str::<Value>(if text.trim().is_empty() { "{}" } else { &text }) {
                 Ok(Value::Object(map)) => map,
                 Ok(other) => {
+                    let usage = CALL.usage();
                     let msg =
-                        format!("[error] hub call: the arguments must be a JSON object, not {other}. usage: {CALL}\n");
-                    return fail(io, &msg, 2).await;
+                        format!("[error] hub call: the arguments must be a JSON object, not {other}. usage: {usage}\n");
+                    return fail(io, &msg, USAGE_EXIT).await;
                 }
                 Err(e) => {
-                    let msg = format!("[error] hub call: --json is not valid JSON ({e}). usage: {CALL}\n");
-                    return fail(io, &msg, 2).await;
+                    let msg = format!("[error] hub call: --json is not valid JSON ({e}). usage: {}\n", CALL.usage());
+                    return fail(io, &msg, USAGE_EXIT).await;
                 }
             };
         // The JSON is the arguments; stdin was used for them when --json was absent.
@@ -233,14 +253,16 @@ fn unknown_tool(hub: &HubRuntime, name: &str, code: i32) -> (String, i32) {
     }
 }
 
-fn list(hub: &HubRuntime, args: &Args) -> String {
+fn list(hub: &HubRuntime, args: &Parsed) -> String {
+    let all = args.on("--all");
+    let domain = args.text("--domain");
     let entries: Vec<_> = hub
         .entries()
         .iter()
-        .filter(|e| args.all || e.readiness.ready)
-        .filter(|e| args.domain.as_ref().is_none_or(|d| e.tool.manifest.domain.as_ref() == Some(d)))
+        .filter(|e| all || e.readiness.ready)
+        .filter(|e| domain.is_none_or(|d| e.tool.manifest.domain.as_deref() == Some(d)))
         .collect();
-    if args.as_json {
+    if args.on("--json") {
         let tools: Vec<Value> = entries
             .iter()
             .map(|e| {
@@ -272,7 +294,7 @@ fn list(hub: &HubRuntime, args: &Args) -> String {
         }
     }
     let hidden = hub.entries().iter().filter(|e| !e.readiness.ready).count();
-    if hidden > 0 && !args.all {
+    if hidden > 0 && !all {
         let _ = writeln!(out, "({hidden} tool(s) not ready: hub list --all)");
     }
     if !hub.problems().is_empty() {
@@ -385,4 +407,28 @@ fn check(hub: &HubRuntime) -> (String, i32) {
         );
         (out, 1)
     }
+}
+
+/// `hub check --json`: the same findings as [`check`], as one object.
+fn check_json(hub: &HubRuntime) -> (String, i32) {
+    let entries = hub.entries();
+    let not_ready: Vec<Value> = entries
+        .iter()
+        .filter_map(|e| {
+            let reason = e.readiness.reason.as_ref()?;
+            Some(json!({"tool": e.tool.manifest.name, "manifest_path": e.tool.manifest_path, "reason": reason}))
+        })
+        .collect();
+    let drift: Vec<Value> = entries
+        .iter()
+        .filter_map(|e| {
+            let drift = e.readiness.drift.as_ref()?;
+            Some(json!({"tool": e.tool.manifest.name, "manifest_path": e.tool.manifest_path, "drift": drift}))
+        })
+        .collect();
+    let ok = hub.problems().is_empty() && not_ready.is_empty();
+    let report = json!({
+        "ok": ok, "ready": hub.ready().count(), "problems": hub.problems(), "not_ready": not_ready, "drift": drift,
+    });
+    (report.to_string() + "\n", if ok { 0 } else { 1 })
 }

@@ -4,18 +4,63 @@
 use std::sync::{Arc, Mutex};
 
 use clix_memory::{EmbedError, Filter, GLOBAL_TOPIC, Hit, Memory, MemorySettings, Progress, Store};
-use clix_shell::{
-    AgentCommand, CommandIo, CommandSpec, CommandStatus, SubcommandSpec, USAGE_EXIT, async_trait, fail, read_stdin,
-    usage_error,
-};
+use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, USAGE_EXIT, async_trait, fail, read_stdin};
 
-const SEARCH: &str = "memory search <query> [-t topic] [-k keyword] [-n 5] [--json]";
-const RECENT: &str = "memory recent [n] [-t topic] [--json]";
-const STORE: &str = "memory store <text> [-t topic] [--kind note|fact]";
+use super::flags::common::{JSON, KEYWORD, TOPIC, limit};
+use super::flags::{Arity, Item, Misuse, Operand, Opt, Parsed, Syntax, Takes, count};
+
+/// `--global`: the topic every session reads (`-t global`).
+const GLOBAL: Opt = Opt { short: None, long: "--global", takes: Takes::Nothing };
+/// `--kind note|fact`: what a stored memory is.
+const KIND: Opt = Opt { short: None, long: "--kind", takes: Takes::Text("note|fact") };
+
+// The usage lines are the seed's, word for word; options a model may well
+// type that they do not show (`recent -n 3`, `--global`) are hidden.
+const SEARCH: Syntax = Syntax {
+    name: "memory search",
+    operands: &[Operand { shown: "<query>", arity: Arity::Many }],
+    options: &[
+        Item::Shown(TOPIC),
+        Item::Shown(KEYWORD),
+        Item::Shown(limit("5")),
+        Item::Shown(JSON),
+        Item::Hidden(GLOBAL),
+    ],
+    options_first: false,
+    operands_from_stdin: false,
+};
+const RECENT: Syntax = Syntax {
+    name: "memory recent",
+    operands: &[Operand { shown: "[n]", arity: Arity::Optional }],
+    options: &[Item::Shown(TOPIC), Item::Shown(JSON), Item::Hidden(limit("10")), Item::Hidden(GLOBAL)],
+    options_first: false,
+    operands_from_stdin: false,
+};
+const STORE: Syntax = Syntax {
+    name: "memory store",
+    operands: &[Operand { shown: "<text>", arity: Arity::Many }],
+    // Inside run the global topic is read-only: --global is accepted only
+    // to be refused with why.
+    options: &[Item::Shown(TOPIC), Item::Shown(KIND), Item::Hidden(GLOBAL)],
+    options_first: false,
+    operands_from_stdin: true,
+};
 /// `store` for a person, who may also write the global topic.
-const STORE_FULL: &str = "memory store <text> [-t topic | --global] [--kind note|fact]";
-const FACTS: &str = "memory facts [-t topic] [--json]";
-const FORGET: &str = "memory forget <id>";
+const STORE_FULL: Syntax = Syntax { options: &[Item::Either(&[TOPIC, GLOBAL]), Item::Shown(KIND)], ..STORE };
+const FACTS: Syntax = Syntax {
+    name: "memory facts",
+    operands: &[],
+    options: &[Item::Shown(TOPIC), Item::Shown(JSON), Item::Hidden(GLOBAL)],
+    options_first: false,
+    operands_from_stdin: false,
+};
+const FORGET: Syntax = Syntax {
+    name: "memory forget",
+    operands: &[Operand { shown: "<id>", arity: Arity::One }],
+    options: &[],
+    options_first: false,
+    operands_from_stdin: false,
+};
 
 /// Which memories the `memory` command may see and change.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -124,6 +169,8 @@ impl MemoryConfig {
 
 pub(crate) struct MemoryCommand {
     spec: CommandSpec,
+    /// Each subcommand's syntax, in the spec's order (`store` as the access allows).
+    syntaxes: [&'static Syntax; 5],
     config: MemoryConfig,
     /// Opened at first use (loading an embedder costs time that a session
     /// which never uses memory should not pay); a failed open is tried
@@ -133,10 +180,9 @@ pub(crate) struct MemoryCommand {
 
 impl MemoryCommand {
     pub(crate) fn new(config: MemoryConfig) -> Self {
-        let sub = SubcommandSpec::new;
-        let (store_usage, details) = if config.access == MemoryAccess::Full {
+        let (store, details) = if config.access == MemoryAccess::Full {
             (
-                STORE_FULL,
+                &STORE_FULL,
                 format!(
                     "Topics default to this folder's topic ({}) when storing; searches cover every topic\n\
                      unless -t is given. -k keeps only memories containing the keyword. --global (-t {GLOBAL_TOPIC})\n\
@@ -146,7 +192,7 @@ impl MemoryCommand {
             )
         } else if config.settings.cross_topic {
             (
-                STORE,
+                &STORE,
                 format!(
                     "Topics default to this session's topic ({}) when storing; searches cover every topic\n\
                      unless -t is given (memory.cross_topic is on). -k keeps only memories containing the\n\
@@ -156,7 +202,7 @@ impl MemoryCommand {
             )
         } else {
             (
-                STORE,
+                &STORE,
                 format!(
                     "Memories are this session's topic ({}) plus the read-only topic {GLOBAL_TOPIC} (what a person\n\
                      marked as true everywhere); searches, recent and facts cover both. -k keeps only memories\n\
@@ -165,25 +211,28 @@ impl MemoryCommand {
                 ),
             )
         };
+        let syntaxes = [&SEARCH, &RECENT, store, &FACTS, &FORGET];
+        let summaries = [
+            "ranked memories matching the words of <query>",
+            "the newest memories (default 10)",
+            "remember <text> (or stdin); prints the new id",
+            "every fact of a topic",
+            "remove a memory for good",
+        ];
+        let subcommands = syntaxes.iter().zip(summaries).map(|(syntax, summary)| syntax.spec(summary)).collect();
         let spec = CommandSpec {
             name: "memory".into(),
             summary: "remember and recall across sessions: memory search|recent|store|facts|forget".into(),
             usage: "memory search|recent|store|facts|forget".into(),
-            subcommands: vec![
-                sub("search", SEARCH, "ranked memories matching the words of <query>"),
-                sub("recent", RECENT, "the newest memories (default 10)"),
-                sub("store", store_usage, "remember <text> (or stdin); prints the new id"),
-                sub("facts", FACTS, "every fact of a topic"),
-                sub("forget", FORGET, "remove a memory for good"),
-            ],
+            subcommands,
             details,
             needs_args: true,
         };
-        MemoryCommand { spec, config, store: Arc::default() }
+        MemoryCommand { spec, syntaxes, config, store: Arc::default() }
     }
 }
 
-/// Flags shared by the subcommands, and the words left over.
+/// What a subcommand was asked, from its parsed words.
 #[derive(Default)]
 struct Args {
     topic: String,
@@ -194,39 +243,25 @@ struct Args {
     words: Vec<String>,
 }
 
-/// A count of at least 1.
-fn count(flag: &str, v: &str) -> Result<usize, String> {
-    v.parse().ok().filter(|n| *n > 0).ok_or_else(|| format!("{flag} needs a number of at least 1, not {v:?}"))
-}
-
-fn parse(args: &[String]) -> Result<Args, String> {
-    let mut a = Args::default();
-    let mut global = false;
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let mut value = |flag: &str| it.next().cloned().ok_or_else(|| format!("{flag} needs a value"));
-        match arg.as_str() {
-            "-t" | "--topic" => a.topic = value(arg)?,
-            "-k" | "--keyword" => a.keyword = value(arg)?,
-            "-n" | "--limit" => a.limit = Some(count("-n", &value(arg)?)?),
-            "--kind" => a.kind = Some(value(arg)?),
-            "--global" => global = true,
-            "--json" => a.json = true,
-            // Everything after `--` is words, even if it starts with `-`.
-            "--" => a.words.extend(it.by_ref().cloned()),
-            flag if flag.starts_with('-') && flag.len() > 1 => {
-                return Err(format!("unknown option {flag} (put -- before words that start with -)"));
+impl Args {
+    /// `--global` is the global topic, so it and another `-t` contradict.
+    fn of(parsed: Parsed) -> Result<Args, Misuse> {
+        let mut topic = parsed.text("--topic").unwrap_or_default().to_string();
+        if parsed.on("--global") {
+            if !topic.is_empty() && topic != GLOBAL_TOPIC {
+                return Err(Misuse::Said(format!("--global is the topic {GLOBAL_TOPIC}; give it or -t, not both")));
             }
-            _ => a.words.push(arg.clone()),
+            topic = GLOBAL_TOPIC.into();
         }
+        Ok(Args {
+            topic,
+            keyword: parsed.text("--keyword").unwrap_or_default().to_string(),
+            limit: parsed.count("--limit"),
+            kind: parsed.text("--kind").map(String::from),
+            json: parsed.on("--json"),
+            words: parsed.operands,
+        })
     }
-    if global {
-        if !a.topic.is_empty() && a.topic != GLOBAL_TOPIC {
-            return Err(format!("--global is the topic {GLOBAL_TOPIC}; give it or -t, not both"));
-        }
-        a.topic = GLOBAL_TOPIC.into();
-    }
-    Ok(a)
 }
 
 #[async_trait]
@@ -240,11 +275,21 @@ impl AgentCommand for MemoryCommand {
             Ok(picked) => picked,
             Err(line) => return fail(&io, &line, USAGE_EXIT).await,
         };
-        let (sub, usage) = (picked.name.as_str(), picked.usage.as_str());
-        let who = format!("memory {sub}");
-        let mut args = match parse(rest) {
+        let Some(syntax) = Syntax::of(&self.syntaxes, picked) else {
+            return fail(&io, &format!("[error] memory: no subcommand {}\n", picked.name), USAGE_EXIT).await;
+        };
+        let sub = syntax.subcommand();
+        let who = syntax.name;
+        let parsed = syntax.parse(rest).and_then(Args::of).and_then(|args| {
+            // `recent [n]`: the count may be the operand.
+            match (sub, args.words.first()) {
+                ("recent", Some(n)) => Ok(Args { limit: Some(count("recent", n)?), ..args }),
+                _ => Ok(args),
+            }
+        });
+        let mut args = match parsed {
             Ok(args) => args,
-            Err(e) => return fail(&io, &format!("[error] {who}: {e}. usage: {usage}\n"), USAGE_EXIT).await,
+            Err(misuse) => return syntax.report(&io, &picked.summary, misuse).await,
         };
         if sub == "store" && args.words.is_empty() {
             let piped = read_stdin(&io).await?;
@@ -252,13 +297,9 @@ impl AgentCommand for MemoryCommand {
             if !text.is_empty() {
                 args.words.push(text);
             }
-        }
-        let needs_words = matches!(sub, "search" | "store" | "forget");
-        if needs_words && args.words.is_empty() {
-            return usage_error(&io, &who, usage).await;
-        }
-        if sub == "recent" && args.words.len() > 1 {
-            return usage_error(&io, &who, usage).await;
+            if args.words.is_empty() {
+                return syntax.report(&io, &picked.summary, Misuse::Usage).await;
+            }
         }
         // SQLite, a model or an HTTP embedder may take a while: off the async
         // runtime, so the line's time limit and cancellation still work.
@@ -319,13 +360,7 @@ fn execute(config: &MemoryConfig, store: &mut Store, sub: &str, args: &Args) -> 
             let hits = store.search(&args.words.join(" "), &filter, args.limit.unwrap_or(5)).map_err(failed)?;
             Ok(show_hits(&hits, args.json))
         }
-        "recent" => {
-            let n = match args.words.first() {
-                Some(w) => count("recent", w).map_err(|e| format!("[error] {who}: {e}. usage: {RECENT}\n"))?,
-                None => args.limit.unwrap_or(10),
-            };
-            Ok(show_memories(&store.recent(n, &args.topic).map_err(failed)?, args.json))
-        }
+        "recent" => Ok(show_memories(&store.recent(args.limit.unwrap_or(10), &args.topic).map_err(failed)?, args.json)),
         "facts" => Ok(show_memories(&store.facts(&args.topic).map_err(failed)?, args.json)),
         "store" => {
             let topic = store_topic;
@@ -334,10 +369,11 @@ fn execute(config: &MemoryConfig, store: &mut Store, sub: &str, args: &Args) -> 
             Ok(format!("stored #{id} ({kind}, topic {topic})\n"))
         }
         _ => {
-            let id = args.words[0]
-                .trim_start_matches('#')
-                .parse::<i64>()
-                .map_err(|_| format!("[error] {who}: the id is a number. usage: {FORGET}\n"))?;
+            let id = args
+                .words
+                .first()
+                .and_then(|word| word.trim_start_matches('#').parse::<i64>().ok())
+                .ok_or_else(|| format!("[error] {who}: the id is a number. usage: {}\n", FORGET.usage()))?;
             if config.access == MemoryAccess::Session {
                 // Only the session's own topic (any, with cross_topic), never global.
                 match store.get(id).map_err(failed)? {

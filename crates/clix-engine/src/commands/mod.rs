@@ -1,6 +1,7 @@
 //! Our agent commands. Each is a small [`clix_shell::AgentCommand`].
 
 mod cat;
+mod flags;
 mod help;
 mod hub;
 mod memory;

@@ -5,12 +5,32 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clix_sandbox::Sandbox;
-use clix_shell::{
-    AgentCommand, CommandIo, CommandSpec, CommandStatus, SubcommandSpec, USAGE_EXIT, async_trait, fail, read_stdin,
-    usage_error,
-};
+use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, USAGE_EXIT, async_trait, fail, read_stdin};
 
+use super::flags::{Arity, Misuse, Operand, Syntax};
 use super::os::{Deadline, run_program};
+
+/// A program and its own arguments: the words after the program are its
+/// own, flags included, so options (there are none yet) end at the program.
+const PROGRAM_ARGS: Operand = Operand { shown: "[args…]", arity: Arity::Rest };
+const BASH: Syntax = Syntax {
+    name: "sandbox bash",
+    operands: &[Operand { shown: "'<script>'", arity: Arity::One }, PROGRAM_ARGS],
+    options: &[],
+    options_first: true,
+    operands_from_stdin: false,
+};
+const RUN: Syntax = Syntax {
+    name: "sandbox run",
+    operands: &[Operand { shown: "<program>", arity: Arity::One }, PROGRAM_ARGS],
+    options: &[],
+    options_first: true,
+    operands_from_stdin: false,
+};
+const STATUS: Syntax =
+    Syntax { name: "sandbox status", operands: &[], options: &[], options_first: false, operands_from_stdin: false };
+/// Every subcommand of `sandbox`, in the order `--help` lists them.
+const SYNTAXES: [&Syntax; 3] = [&BASH, &RUN, &STATUS];
 
 pub(crate) struct SandboxCommand {
     spec: CommandSpec,
@@ -21,17 +41,18 @@ pub(crate) struct SandboxCommand {
 
 impl SandboxCommand {
     pub(crate) fn new(sandbox: Arc<Sandbox>, timeout: Duration, deadline: Deadline) -> Self {
-        let sub = SubcommandSpec::new;
+        let summaries = [
+            "run a whole script in a real GNU bash in the sandbox",
+            "run one program in the sandbox",
+            "show the isolation, mounts, network and limits in force",
+        ];
+        let subcommands = SYNTAXES.iter().zip(summaries).map(|(syntax, summary)| syntax.spec(summary)).collect();
         let spec = CommandSpec {
             name: "sandbox".into(),
             summary: "run real programs (python3, git, make…) isolated: sandbox bash '<script>' | run <argv…> | status"
                 .into(),
             usage: "sandbox bash|run|status".into(),
-            subcommands: vec![
-                sub("bash", "sandbox bash '<script>' [args…]", "run a whole script in a real GNU bash in the sandbox"),
-                sub("run", "sandbox run <program> [args…]", "run one program in the sandbox"),
-                sub("status", "sandbox status", "show the isolation, mounts, network and limits in force"),
-            ],
+            subcommands,
             details: "Programs that exist on the host PATH also run in the sandbox when named\n\
                       directly (python3 gen.py | grep x). The sandbox sees the workspace\n\
                       read-write, system folders read-only, an empty HOME, a private /tmp,\n\
@@ -54,21 +75,26 @@ impl AgentCommand for SandboxCommand {
             Ok(picked) => picked,
             Err(line) => return fail(&io, &line, USAGE_EXIT).await,
         };
-        let argv: Vec<String> = match sub.name.as_str() {
-            "status" => {
+        let Some(syntax) = Syntax::of(&SYNTAXES, sub) else {
+            return fail(&io, &format!("[error] sandbox: no subcommand {}\n", sub.name), USAGE_EXIT).await;
+        };
+        let operands = match syntax.parse(rest) {
+            Ok(parsed) => parsed.operands,
+            Err(misuse) => return syntax.report(&io, &sub.summary, misuse).await,
+        };
+        let argv: Vec<String> = match (syntax.subcommand(), operands.split_first()) {
+            ("status", _) => {
                 io.stdout.write_all(self.sandbox.status().as_bytes()).await?;
                 return Ok(CommandStatus::success());
             }
-            "bash" => match rest.split_first() {
-                Some((script, args)) => ["bash", "-c", script.as_str(), "bash"]
-                    .into_iter()
-                    .map(String::from)
-                    .chain(args.iter().cloned())
-                    .collect(),
-                None => return usage_error(&io, "sandbox bash", &sub.usage).await,
-            },
-            _ if !rest.is_empty() => rest.to_vec(),
-            _ => return usage_error(&io, "sandbox run", &sub.usage).await,
+            ("bash", Some((script, args))) => ["bash", "-c", script.as_str(), "bash"]
+                .into_iter()
+                .map(String::from)
+                .chain(args.iter().cloned())
+                .collect(),
+            (_, Some(_)) => operands,
+            // The syntax requires the program (or script).
+            (_, None) => return syntax.report(&io, &sub.summary, Misuse::Usage).await,
         };
         let stdin = read_stdin(&io).await?;
         let stdin = (!stdin.is_empty()).then_some(stdin.as_slice());

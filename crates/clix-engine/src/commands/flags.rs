@@ -1,0 +1,426 @@
+//! One flag grammar for the subcommands of `memory`, `hub` and `sandbox`.
+//!
+//! Each subcommand declares its operands and options once, as a [`Syntax`];
+//! its usage line is generated from that declaration, and every subcommand
+//! parses its words the same way:
+//!
+//! - options may come before, between or after the operands, unless the
+//!   operands are a program's argv ([`Syntax::options_first`]): then
+//!   options end at the first operand;
+//! - `--` ends the options: every word after it is an operand, even one
+//!   that starts with `-`;
+//! - a long option takes its value as the next word or after `=`
+//!   (`--topic ops`, `--topic=ops`); a short one as the next word (`-t ops`);
+//! - the same letter means the same thing in every command: `-t` topic,
+//!   `-k` keyword, `-n` how many, `--json` JSON (output, or for `hub call`
+//!   the arguments);
+//! - `-h` / `--help` prints the subcommand's usage;
+//! - an unknown option, a missing value or a bad count is a usage error
+//!   (exit 2) that names the problem, says what to do and repeats the usage.
+
+use std::fmt::Write as _;
+
+use clix_shell::{CommandIo, CommandStatus, SubcommandSpec, USAGE_EXIT, fail, usage_error};
+
+/// How one subcommand is called.
+#[derive(Debug)]
+pub(crate) struct Syntax {
+    /// What errors are attributed to and the usage line starts with: `memory search`.
+    pub(crate) name: &'static str,
+    pub(crate) operands: &'static [Operand],
+    /// In usage order.
+    pub(crate) options: &'static [Item],
+    /// Options end at the first operand: the operands are a program and its
+    /// arguments, whose own flags must reach it untouched.
+    pub(crate) options_first: bool,
+    /// A missing operand may still come from stdin, so the command checks
+    /// for it itself once stdin is read.
+    pub(crate) operands_from_stdin: bool,
+}
+
+/// One positional word (or run of words).
+#[derive(Debug)]
+pub(crate) struct Operand {
+    /// As the usage line shows it: `<query>`, `[n]`, `'<script>'`, `[args…]`.
+    pub(crate) shown: &'static str,
+    pub(crate) arity: Arity,
+}
+
+/// How many words an [`Operand`] takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Arity {
+    /// Exactly one.
+    One,
+    /// None or one.
+    Optional,
+    /// One or more (the rest of the words).
+    Many,
+    /// Any number, none included (the rest of the words).
+    Rest,
+}
+
+/// One option.
+#[derive(Debug)]
+pub(crate) struct Opt {
+    /// `-t`; the usage shows this form when there is one.
+    pub(crate) short: Option<&'static str>,
+    /// `--topic`; also the name the command reads the option by.
+    pub(crate) long: &'static str,
+    pub(crate) takes: Takes,
+}
+
+/// What follows an option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Takes {
+    /// Nothing: the option is on or off.
+    Nothing,
+    /// Any text; the usage shows the placeholder (`topic`).
+    Text(&'static str),
+    /// A whole number of at least 1; the usage shows the placeholder (`5`, the default).
+    Count(&'static str),
+}
+
+/// An entry of a subcommand's option list, as the usage line shows it.
+#[derive(Debug)]
+pub(crate) enum Item {
+    /// `[-t topic]`.
+    Shown(Opt),
+    /// Options for the same thing: `[-t topic | --global]`.
+    Either(&'static [Opt]),
+    /// Accepted but left out of the usage line (whose wording is fixed by
+    /// the seed): `memory recent -n 3` is what a model may well type.
+    Hidden(Opt),
+}
+
+impl Item {
+    fn opts(&self) -> &[Opt] {
+        match self {
+            Item::Shown(opt) | Item::Hidden(opt) => std::slice::from_ref(opt),
+            Item::Either(opts) => opts,
+        }
+    }
+}
+
+/// A value given to an option.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Value {
+    On,
+    Text(String),
+    Count(usize),
+}
+
+/// The words of one call, sorted into options and operands.
+#[derive(Debug)]
+pub(crate) struct Parsed {
+    /// (long name, value), in the order given; a later one wins.
+    options: Vec<(&'static str, Value)>,
+    pub(crate) operands: Vec<String>,
+}
+
+/// Why the words do not make a call.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Misuse {
+    /// `-h` / `--help`: not an error, the usage is printed to stdout.
+    Help,
+    /// Operands missing or too many: the usage line is the whole message.
+    Usage,
+    /// A specific problem, said before the usage line.
+    Said(String),
+}
+
+impl Syntax {
+    /// The usage line, generated from the declaration.
+    pub(crate) fn usage(&self) -> String {
+        let mut line = self.name.to_string();
+        for operand in self.operands {
+            line.push(' ');
+            line.push_str(operand.shown);
+        }
+        for item in self.options {
+            let shown: Vec<String> = match item {
+                Item::Shown(opt) => vec![opt.shown()],
+                Item::Either(opts) => opts.iter().map(Opt::shown).collect(),
+                Item::Hidden(_) => continue,
+            };
+            let _ = write!(line, " [{}]", shown.join(" | "));
+        }
+        line
+    }
+
+    /// `search` of `memory search`: the word that picks this syntax.
+    pub(crate) fn subcommand(&self) -> &'static str {
+        self.name.split_once(' ').map_or(self.name, |(_, sub)| sub)
+    }
+
+    /// How `help` and the bare-call error show this subcommand.
+    pub(crate) fn spec(&self, summary: &str) -> SubcommandSpec {
+        SubcommandSpec::new(self.subcommand(), &self.usage(), summary)
+    }
+
+    /// The syntax among `syntaxes` that `sub` picks.
+    pub(crate) fn of<'s>(syntaxes: &[&'s Syntax], sub: &SubcommandSpec) -> Option<&'s Syntax> {
+        syntaxes.iter().copied().find(|s| s.subcommand() == sub.name)
+    }
+
+    fn find(&self, word: &str) -> Option<&Opt> {
+        self.options.iter().flat_map(Item::opts).find(|o| o.long == word || o.short == Some(word))
+    }
+
+    /// Sorts `words` into options and operands by the rules of this module.
+    pub(crate) fn parse(&self, words: &[String]) -> Result<Parsed, Misuse> {
+        let mut parsed = Parsed { options: Vec::new(), operands: Vec::new() };
+        let mut words = words.iter();
+        while let Some(word) = words.next() {
+            let options_over = self.options_first && !parsed.operands.is_empty();
+            if options_over || word == "-" || !word.starts_with('-') {
+                parsed.operands.push(word.clone());
+                continue;
+            }
+            if word == "--" {
+                parsed.operands.extend(words.by_ref().cloned());
+                break;
+            }
+            if word == "-h" || word == "--help" {
+                return Err(Misuse::Help);
+            }
+            let (flag, inline) = match word.split_once('=') {
+                Some((flag, value)) if flag.starts_with("--") => (flag, Some(value.to_string())),
+                _ => (word.as_str(), None),
+            };
+            let Some(opt) = self.find(flag) else {
+                return Err(Misuse::Said(format!("unknown option {flag} (put -- before words that start with -)")));
+            };
+            let value = match (opt.takes, inline) {
+                (Takes::Nothing, None) => Value::On,
+                (Takes::Nothing, Some(_)) => return Err(Misuse::Said(format!("{flag} takes no value"))),
+                (takes, inline) => {
+                    let Some(given) = inline.or_else(|| words.next().cloned()) else {
+                        return Err(Misuse::Said(format!("{flag} needs a value")));
+                    };
+                    match takes {
+                        Takes::Count(_) => Value::Count(count(flag, &given)?),
+                        _ => Value::Text(given),
+                    }
+                }
+            };
+            parsed.options.push((opt.long, value));
+        }
+        self.check_operands(&parsed.operands)?;
+        Ok(parsed)
+    }
+
+    /// Too few or too many operands for the declaration.
+    fn check_operands(&self, operands: &[String]) -> Result<(), Misuse> {
+        let unbounded = self.operands.iter().any(|o| matches!(o.arity, Arity::Many | Arity::Rest));
+        let at_most = self.operands.len();
+        let at_least = self.operands.iter().filter(|o| matches!(o.arity, Arity::One | Arity::Many)).count();
+        let too_few = operands.len() < at_least && !self.operands_from_stdin;
+        if too_few || (!unbounded && operands.len() > at_most) {
+            return Err(Misuse::Usage);
+        }
+        Ok(())
+    }
+
+    /// Writes what `misuse` calls for: the usage to stdout for `--help`,
+    /// otherwise an `[error]` line with the usage to stderr, exit 2.
+    pub(crate) async fn report(
+        &self,
+        io: &CommandIo<'_>,
+        summary: &str,
+        misuse: Misuse,
+    ) -> bashkit::Result<CommandStatus> {
+        match misuse {
+            Misuse::Help => {
+                io.stdout.write_all(format!("usage: {}\n\n{summary}\n", self.usage()).as_bytes()).await?;
+                Ok(CommandStatus::success())
+            }
+            Misuse::Usage => usage_error(io, self.name, &self.usage()).await,
+            Misuse::Said(problem) => {
+                fail(io, &format!("[error] {}: {problem}. usage: {}\n", self.name, self.usage()), USAGE_EXIT).await
+            }
+        }
+    }
+}
+
+impl Opt {
+    /// `-t topic`, `--json`, `--kind note|fact`.
+    fn shown(&self) -> String {
+        let name = self.short.unwrap_or(self.long);
+        match self.takes {
+            Takes::Nothing => name.to_string(),
+            Takes::Text(placeholder) | Takes::Count(placeholder) => format!("{name} {placeholder}"),
+        }
+    }
+}
+
+impl Parsed {
+    /// Whether the switch `long` was given.
+    pub(crate) fn on(&self, long: &str) -> bool {
+        self.options.iter().any(|(name, value)| *name == long && *value == Value::On)
+    }
+
+    /// The text given to `long`, the last one when given twice.
+    pub(crate) fn text(&self, long: &str) -> Option<&str> {
+        self.options.iter().rev().find_map(|(name, value)| match value {
+            Value::Text(text) if *name == long => Some(text.as_str()),
+            _ => None,
+        })
+    }
+
+    /// The count given to `long`, the last one when given twice.
+    pub(crate) fn count(&self, long: &str) -> Option<usize> {
+        self.options.iter().rev().find_map(|(name, value)| match value {
+            Value::Count(n) if *name == long => Some(*n),
+            _ => None,
+        })
+    }
+}
+
+/// `value` as a count of at least 1; `what` names it in the error.
+pub(crate) fn count(what: &str, value: &str) -> Result<usize, Misuse> {
+    value
+        .parse()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| Misuse::Said(format!("{what} needs a number of at least 1, not {value:?}")))
+}
+
+/// Short forms that mean one thing in every command.
+pub(crate) mod common {
+    use super::{Opt, Takes};
+
+    /// `--json`: print JSON instead of text.
+    pub(crate) const JSON: Opt = Opt { short: None, long: "--json", takes: Takes::Nothing };
+    /// `-t topic`: a memory topic.
+    pub(crate) const TOPIC: Opt = Opt { short: Some("-t"), long: "--topic", takes: Takes::Text("topic") };
+    /// `-k keyword`: keep only what contains the keyword.
+    pub(crate) const KEYWORD: Opt = Opt { short: Some("-k"), long: "--keyword", takes: Takes::Text("keyword") };
+
+    /// `-n 5`: how many results at most; the placeholder shows the default.
+    pub(crate) const fn limit(default: &'static str) -> Opt {
+        Opt { short: Some("-n"), long: "--limit", takes: Takes::Count(default) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::common::{JSON, KEYWORD, TOPIC, limit};
+    use super::*;
+
+    const GLOBAL: Opt = Opt { short: None, long: "--global", takes: Takes::Nothing };
+    const SEARCH: Syntax = Syntax {
+        name: "memory search",
+        operands: &[Operand { shown: "<query>", arity: Arity::Many }],
+        options: &[
+            Item::Either(&[TOPIC, GLOBAL]),
+            Item::Shown(KEYWORD),
+            Item::Shown(limit("5")),
+            Item::Shown(JSON),
+            Item::Hidden(Opt { short: None, long: "--kind", takes: Takes::Text("kind") }),
+        ],
+        options_first: false,
+        operands_from_stdin: false,
+    };
+    const RUN: Syntax = Syntax {
+        name: "sandbox run",
+        operands: &[
+            Operand { shown: "<program>", arity: Arity::One },
+            Operand { shown: "[args…]", arity: Arity::Rest },
+        ],
+        options: &[Item::Shown(JSON)],
+        options_first: true,
+        operands_from_stdin: false,
+    };
+    const ONE: Syntax = Syntax {
+        name: "hub info",
+        operands: &[Operand { shown: "<tool>", arity: Arity::One }],
+        options: &[Item::Shown(JSON)],
+        options_first: false,
+        operands_from_stdin: false,
+    };
+
+    fn words(line: &str) -> Vec<String> {
+        line.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn usage_lines_come_from_the_declaration() {
+        assert_eq!(SEARCH.usage(), "memory search <query> [-t topic | --global] [-k keyword] [-n 5] [--json]");
+        assert_eq!(RUN.usage(), "sandbox run <program> [args…] [--json]");
+        assert_eq!(ONE.usage(), "hub info <tool> [--json]");
+    }
+
+    #[test]
+    fn words_become_options_and_operands_the_same_way_everywhere() {
+        // (syntax, words, operands, topic, keyword, limit, json)
+        type Row = (
+            &'static Syntax,
+            &'static str,
+            &'static str,
+            Option<&'static str>,
+            Option<&'static str>,
+            Option<usize>,
+            bool,
+        );
+        let rows: &[Row] = &[
+            (&SEARCH, "deploy key", "deploy key", None, None, None, false),
+            (&SEARCH, "deploy -t ops key --json", "deploy key", Some("ops"), None, None, true),
+            (&SEARCH, "--topic=ops -k friday deploy -n 2", "deploy", Some("ops"), Some("friday"), Some(2), false),
+            (&SEARCH, "-t a -t b x", "x", Some("b"), None, None, false),
+            // `--` ends the options everywhere; `-` alone is a word.
+            (&SEARCH, "x -- -v --json", "x -v --json", None, None, None, false),
+            (&SEARCH, "- -k -n", "-", None, Some("-n"), None, false),
+            // A value that starts with `-` is still the option's value.
+            (&SEARCH, "x -t -odd", "x", Some("-odd"), None, None, false),
+            // A program's own flags are its own.
+            (&RUN, "ls -la --json", "ls -la --json", None, None, None, false),
+            (&RUN, "--json ls -la", "ls -la", None, None, None, true),
+            (&RUN, "-- -weird", "-weird", None, None, None, false),
+        ];
+        for &(syntax, line, operands, topic, keyword, count, json) in rows {
+            let parsed = syntax.parse(&words(line)).unwrap();
+            assert_eq!(parsed.operands.join(" "), operands, "{line}");
+            assert_eq!(parsed.text("--topic"), topic, "{line}");
+            assert_eq!(parsed.text("--keyword"), keyword, "{line}");
+            assert_eq!(parsed.count("--limit"), count, "{line}");
+            assert_eq!(parsed.on("--json"), json, "{line}");
+        }
+        assert!(SEARCH.parse(&words("x --global")).unwrap().on("--global"));
+        assert_eq!(SEARCH.parse(&words("x --kind fact")).unwrap().text("--kind"), Some("fact"), "hidden, accepted");
+    }
+
+    #[test]
+    fn misuse_is_named_with_what_to_do() {
+        let rows: &[(&Syntax, &str, Misuse)] = &[
+            (&SEARCH, "", Misuse::Usage),
+            (&SEARCH, "-t ops", Misuse::Usage),
+            (&SEARCH, "x --help", Misuse::Help),
+            (&SEARCH, "-h", Misuse::Help),
+            (&SEARCH, "x -x", Misuse::Said("unknown option -x (put -- before words that start with -)".into())),
+            (
+                &SEARCH,
+                "x --verbose=1",
+                Misuse::Said("unknown option --verbose (put -- before words that start with -)".into()),
+            ),
+            (&SEARCH, "x -t", Misuse::Said("-t needs a value".into())),
+            (&SEARCH, "x -n many", Misuse::Said("-n needs a number of at least 1, not \"many\"".into())),
+            (&SEARCH, "x --limit=0", Misuse::Said("--limit needs a number of at least 1, not \"0\"".into())),
+            (&SEARCH, "x --json=yes", Misuse::Said("--json takes no value".into())),
+            (&ONE, "a b", Misuse::Usage),
+            (&ONE, "", Misuse::Usage),
+            (&RUN, "--json", Misuse::Usage),
+            (&RUN, "-x ls", Misuse::Said("unknown option -x (put -- before words that start with -)".into())),
+        ];
+        for (syntax, line, want) in rows {
+            assert_eq!(syntax.parse(&words(line)).unwrap_err(), *want, "{}: {line}", syntax.name);
+        }
+    }
+
+    #[test]
+    fn operands_from_stdin_may_be_missing() {
+        let store = Syntax { operands_from_stdin: true, ..SEARCH };
+        assert!(store.parse(&words("-t ops")).unwrap().operands.is_empty());
+    }
+}
