@@ -1,14 +1,16 @@
 //! The rules that several crates must agree on, written once.
 //!
-//! Today: the exit codes clix gives a line or a call ([`exit`]), and the
-//! [`Secret`] type that settings of every crate use for keys. A rule
-//! lives here only when at least two crates that do not depend on each
-//! other need it; everything else belongs to the crate that owns the
-//! concept.
+//! Today: the exit codes clix gives a line or a call ([`exit`]), the
+//! [`Secret`] type that settings of every crate use for keys, and which
+//! known name a mistyped one was meant to be ([`names`], for every "did you
+//! mean"). A rule lives here only when at least two crates that do not
+//! depend on each other need it; everything else belongs to the crate that
+//! owns the concept.
 //!
-//! It must not depend on any other clix crate, nor grow behaviour: it holds
-//! shared definitions, not logic.
+//! It must not depend on any other clix crate, nor do anything: no I/O, no
+//! state, only shared definitions and pure functions of their inputs.
 
+pub mod names;
 mod secret;
 
 pub use secret::Secret;

@@ -18,10 +18,10 @@
 use std::fmt;
 use std::fmt::Write as _;
 
+use clix_common::names::did_you_mean;
 use serde_json::{Map, Number, Value};
 
 use crate::manifest::{Manifest, ParamType, Parameter, check_value};
-use crate::problem::did_you_mean;
 
 /// Why a call's arguments were refused. Every variant is a parameter error
 /// (exit code 2 in the seed's contract); show it with [`usage`].

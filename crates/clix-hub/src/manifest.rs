@@ -7,10 +7,11 @@
 
 use std::collections::BTreeMap;
 
+use clix_common::names::did_you_mean;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::problem::{FieldProblem, did_you_mean};
+use crate::problem::FieldProblem;
 
 /// The type of a parameter. Kept narrow, as the seed says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

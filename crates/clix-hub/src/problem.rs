@@ -63,45 +63,13 @@ impl fmt::Display for FieldProblem {
     }
 }
 
-/// The closest candidate to `word` (edit distance at most 2, or a prefix match).
-pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let mut best: Option<(usize, &str)> = None;
-    for c in candidates {
-        let d = edit_distance(word, c);
-        let close = d <= 2 || (word.len() >= 3 && (c.starts_with(word) || word.starts_with(c)));
-        if close && best.is_none_or(|(bd, _)| d < bd) {
-            best = Some((d, c));
-        }
-    }
-    best.map(|(_, c)| c)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
+/// The old home of the "did you mean" rule, which clix-engine still names
+/// by this path; the rule itself is [`clix_common::names`].
+pub use clix_common::names::did_you_mean;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn suggestions() {
-        let names = ["timeout_ms", "version", "description"];
-        assert_eq!(did_you_mean("timeout", names), Some("timeout_ms"));
-        assert_eq!(did_you_mean("verison", names), Some("version"));
-        assert_eq!(did_you_mean("zzz", names), None);
-    }
 
     #[test]
     fn display_has_file_field_and_fix() {

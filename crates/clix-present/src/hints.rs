@@ -1,5 +1,7 @@
 //! Errors that navigate: every failure names the next thing to try.
 
+use clix_common::names;
+
 use crate::missing::missing_program;
 
 /// Phrases with which standard tools report a bad command line.
@@ -72,41 +74,16 @@ pub fn unknown_command_message(name: &str, known: &Known<'_>) -> String {
     msg
 }
 
-/// Up to three names closest to `name`: those at the smallest edit distance
-/// (transpositions count as one edit), plus names that extend it. See
-/// [`nearest`] for which distances count as near.
-pub fn did_you_mean<'a>(name: &str, candidates: &[&'a str]) -> Vec<&'a str> {
-    nearest(name, candidates, &[])
-}
-
-/// [`did_you_mean`], keeping only `preferred` names when some are among the nearest.
-///
-/// Near means plausible as a slip of the keyboard: at most one edit per four
-/// characters typed (at least one), so `gerp` finds `grep` but `rename` does
-/// not find `uname`; a name of three or more characters also finds the
-/// names it begins.
+/// Up to three of the names nearest to `name` (by the one rule of
+/// [`clix_common::names`]: close and plausible as a slip), keeping only
+/// `preferred` names when some are among them, in name order.
 fn nearest<'a>(name: &str, candidates: &[&'a str], preferred: &[&str]) -> Vec<&'a str> {
-    let length = name.chars().count();
-    let limit = (length / 4).max(1);
-    let scored: Vec<(usize, &str)> = candidates
-        .iter()
-        .filter(|c| **c != name)
-        .map(|c| {
-            let prefix = length >= 3 && c.starts_with(name);
-            (if prefix { 1 } else { edit_distance(name, c) }, *c)
-        })
-        .filter(|(d, _)| *d <= limit)
-        .collect();
-    let Some(best) = scored.iter().map(|(d, _)| *d).min() else {
-        return Vec::new();
-    };
-    let mut nearest: Vec<&str> = scored.into_iter().filter(|(d, _)| *d == best).map(|(_, c)| c).collect();
+    let mut nearest = names::nearest(name, candidates.iter().copied());
     // `sl` is `ls` to an agent, not `nl` or `sh`.
     if nearest.iter().any(|c| preferred.contains(c)) {
         nearest.retain(|c| preferred.contains(c));
     }
     nearest.sort_unstable();
-    nearest.dedup();
     nearest.truncate(3);
     nearest
 }
@@ -118,29 +95,6 @@ pub(crate) fn usage_error_hint(command: &str, exit_code: i32, stderr: &str) -> O
     }
     let lower = stderr.to_lowercase();
     USAGE_PHRASES.iter().any(|p| lower.contains(p)).then(|| format!("try: {command} --help"))
-}
-
-/// Optimal-string-alignment distance: Levenshtein plus adjacent transpositions.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            d[i][j] = (d[i - 1][j - 1] + cost).min(d[i - 1][j] + 1).min(d[i][j - 1] + 1);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
-            }
-        }
-    }
-    d[a.len()][b.len()]
 }
 
 #[cfg(test)]
@@ -169,7 +123,7 @@ mod tests {
             ("reve", &["rev"]),
         ];
         for (name, want) in cases {
-            assert_eq!(did_you_mean(name, &pool), want, "{name}");
+            assert_eq!(nearest(name, &pool, &[]), want, "{name}");
         }
     }
 

@@ -19,6 +19,6 @@ mod render;
 
 pub use binary::{BinaryKind, classify};
 pub use footer::footer;
-pub use hints::{Known, did_you_mean, unknown_command_message};
+pub use hints::{Known, unknown_command_message};
 pub use missing::{MISSING_PROGRAMS, MissingProgram, failure_hint, missing_program, needs_a_terminal};
 pub use render::{Capture, CommandOutput, Origin, PresentOptions, Presentation, SpillSink, present, timeout_line};

@@ -1,0 +1,150 @@
+//! Which known name a mistyped one was meant to be: the one rule behind
+//! every "did you mean" of clix (an unknown command, hub tool, manifest
+//! field, parameter type or flag), so they all suggest the same way.
+//!
+//! A name is suggested only when it is close *and* plausible as a slip of
+//! the keyboard: at most one edit (a letter added, dropped, changed, or two
+//! neighbours swapped) per four characters typed, and at least one. So
+//! `gerp` finds `grep` and `verison` finds `version`, but `rename` (two
+//! edits in six letters) does not find `uname`: a model that typed `rename`
+//! meant another program, and being sent to `uname` makes it give up. A
+//! word of three or more characters also finds the names it begins
+//! (`hea` → `head`, `timeout` → `timeout_ms`), counted as one edit.
+
+/// The names of `candidates` that `word` is a plausible slip for, all at
+/// the smallest distance found (several when they tie), in the order of
+/// `candidates`, each once; empty when none is near enough. `word` itself
+/// is never among them.
+pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    let typed: Vec<char> = word.chars().collect();
+    let limit = (typed.len() / 4).max(1);
+    let mut best = limit;
+    let mut found: Vec<&'a str> = Vec::new();
+    for candidate in candidates {
+        if candidate == word || found.contains(&candidate) {
+            continue;
+        }
+        let Some(distance) = distance_within(&typed, word, candidate, best) else { continue };
+        if distance < best {
+            best = distance;
+            found.clear();
+        }
+        found.push(candidate);
+    }
+    found
+}
+
+/// The one name of `candidates` to suggest for `word`: the first of
+/// [`nearest`], if any.
+pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    nearest(word, candidates).into_iter().next()
+}
+
+/// How far `candidate` is from the typed word, when at most `limit`.
+fn distance_within(typed: &[char], word: &str, candidate: &str, limit: usize) -> Option<usize> {
+    if typed.len() >= 3 && candidate.starts_with(word) {
+        return Some(1);
+    }
+    let other: Vec<char> = candidate.chars().collect();
+    // Each edit changes the length by at most one: a far longer or shorter
+    // name is not worth the table (and a huge word costs nothing).
+    if typed.len().abs_diff(other.len()) > limit {
+        return None;
+    }
+    Some(edit_distance(typed, &other)).filter(|d| *d <= limit)
+}
+
+/// Optimal-string-alignment distance: Levenshtein plus swaps of two
+/// neighbouring characters (`grpe` → `grep` is one edit, not two).
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    // Three rows of the table: the one before last (for swaps), the last, this one.
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
+    let mut last: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut row = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            row[j] = (last[j - 1] + cost).min(last[j] + 1).min(row[j - 1] + 1);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                row[j] = row[j].min(before[j - 2] + 1);
+            }
+        }
+        before = std::mem::replace(&mut last, row);
+    }
+    last[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// (typed, candidates, the nearest names)
+    #[test]
+    fn nearest_table() {
+        let commands = ["cat", "grep", "egrep", "head", "help", "write", "wc", "uname", "python3", "rev"];
+        let fields = ["name", "version", "description", "timeout_ms", "required", "format"];
+        let cases: &[(&str, &[&str], &[&str])] = &[
+            ("gerp", &commands, &["grep"]),
+            ("grpe", &commands, &["grep"]),
+            ("hlep", &commands, &["help"]),
+            ("hea", &commands, &["head"]),
+            ("wirte", &commands, &["write"]),
+            ("ca", &commands, &["cat"]),
+            ("pyhton3", &commands, &["python3"]),
+            ("reve", &commands, &["rev"]),
+            ("zzzzzz", &commands, &[]),
+            // Two edits in six letters is another word, not a slip.
+            ("rename", &commands, &[]),
+            ("rever", &commands, &[]),
+            // A name is not a slip for itself; a neighbour still is.
+            ("grep", &commands, &["egrep"]),
+            ("cat", &["cat"], &[]),
+            ("hel", &commands, &["help"]),
+            ("verison", &fields, &["version"]),
+            ("timeout", &fields, &["timeout_ms"]),
+            ("requried", &fields, &["required"]),
+            ("fromat", &fields, &["format"]),
+            ("descriptoin", &fields, &["description"]),
+            ("", &fields, &[]),
+            // Ties are all kept, in the candidates' order, each once.
+            ("lss", &["ls", "less", "lsx", "ls"], &["ls", "less", "lsx"]),
+            ("ab", &["ab", "ax"], &["ax"]),
+            // Characters, not bytes: one accented letter is one edit.
+            ("cafe", &["café"], &["café"]),
+        ];
+        for (typed, candidates, want) in cases {
+            assert_eq!(nearest(typed, candidates.iter().copied()), *want, "{typed}");
+        }
+    }
+
+    #[test]
+    fn did_you_mean_is_the_first_of_the_nearest() {
+        assert_eq!(did_you_mean("lss", ["less", "ls"]), Some("less"));
+        assert_eq!(did_you_mean("keywrd", ["limit", "keyword"]), Some("keyword"));
+        assert_eq!(did_you_mean("rename", ["uname", "mv"]), None);
+    }
+
+    #[test]
+    fn a_closer_name_replaces_farther_ones() {
+        // Eight letters allow two edits: one at two is kept until one at one comes.
+        assert_eq!(nearest("abcdefgh", ["abcdefxx", "abcdefgx", "abcdexxx"]), ["abcdefgx"]);
+        assert_eq!(nearest("abcdefgh", ["abcdefxx"]), ["abcdefxx"]);
+    }
+
+    #[test]
+    fn edit_distances() {
+        let d = |a: &str, b: &str| edit_distance(&a.chars().collect::<Vec<_>>(), &b.chars().collect::<Vec<_>>());
+        for (a, b, want) in [("", "", 0), ("", "abc", 3), ("abc", "abc", 0), ("ab", "ba", 1), ("kitten", "sitting", 3)]
+        {
+            assert_eq!((d(a, b), d(b, a)), (want, want), "{a} / {b}");
+        }
+    }
+
+    #[test]
+    fn a_huge_word_is_answered_quickly() {
+        let word = "x".repeat(1 << 20);
+        let started = std::time::Instant::now();
+        assert_eq!(nearest(&word, ["xx", "grep"]), Vec::<&str>::new());
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    }
+}
