@@ -120,7 +120,10 @@ async fn fork_bomb_is_contained() {
     let settings = SandboxSettings { max_processes: 64, ..SandboxSettings::default() };
     let sb = sandbox(ws.path(), settings, None);
     if !sb.process_limit_enforced() {
-        eprintln!("skipped: the process limit cannot be enforced on this host (root without a pids cgroup)");
+        clix_testkit::skip_host_limit(
+            "fork_bomb_is_contained",
+            "the process limit cannot be enforced on this host (root without a pids cgroup)",
+        );
         return;
     }
     let started = Instant::now();

@@ -3,8 +3,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
 use std::ffi::CString;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use clix_shell::{CommandRegistry, Session, SessionConfig, ShellLimits, Workspace};
@@ -215,36 +213,10 @@ async fn the_shell_never_follows_a_symlink_swapped_in_mid_call() {
     std::fs::create_dir(ws.join("d")).unwrap();
     std::fs::write(ws.join("d/FILE"), "inside\n").unwrap();
     std::os::unix::fs::symlink(&canary_dir, ws.join("x")).unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let swapped = Arc::new(AtomicU64::new(0));
-    let swapper = {
-        let (stop, swapped, d, x) =
-            (Arc::clone(&stop), Arc::clone(&swapped), c_path(&ws.join("d")), c_path(&ws.join("x")));
-        std::thread::spawn(move || {
-            let mut swaps = 0u64;
-            while !stop.load(Ordering::Relaxed) {
-                let rc = unsafe {
-                    libc::syscall(
-                        libc::SYS_renameat2,
-                        libc::AT_FDCWD,
-                        d.as_ptr(),
-                        libc::AT_FDCWD,
-                        x.as_ptr(),
-                        libc::RENAME_EXCHANGE,
-                    )
-                };
-                assert_eq!(rc, 0);
-                swaps += 1;
-                swapped.store(swaps, Ordering::Relaxed);
-            }
-            swaps
-        })
-    };
+    let swapper = clix_testkit::Swapper::start(&ws.join("d"), &ws.join("x"));
     let mut leaked = 0;
-    // At least 1,000 reads, and on until the swapper has really raced them.
-    let started = Instant::now();
     let mut reads = 0;
-    while reads < 1000 || (swapped.load(Ordering::Relaxed) < 2000 && started.elapsed() < Duration::from_secs(60)) {
+    while swapper.keep_racing(reads, Duration::from_secs(60)) {
         reads += 1;
         let r = f.session.exec("cat d/FILE", None).await;
         if text(&r.stdout).contains("CANARY") {
@@ -255,9 +227,7 @@ async fn the_shell_never_follows_a_symlink_swapped_in_mid_call() {
         f.session.exec(&format!("echo pwned > d/pwned-{i}.txt"), None).await;
         f.session.exec("rm -f d/victim", None).await;
     }
-    stop.store(true, Ordering::Relaxed);
-    let swaps = swapper.join().unwrap();
-    assert!(swaps > 1000, "the race did not run ({swaps} swaps)");
+    swapper.stop();
     assert_eq!(leaked, 0, "reads reached the canary");
     let mut names: Vec<_> = std::fs::read_dir(&canary_dir).unwrap().map(|e| e.unwrap().file_name()).collect();
     names.sort();

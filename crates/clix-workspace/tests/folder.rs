@@ -6,8 +6,6 @@
 use std::ffi::CString;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use clix_workspace::{Folder, Kind};
@@ -121,40 +119,10 @@ fn a_swapped_symlink_never_leads_outside() {
     std::fs::write(root.join("d/victim"), "inside\n").unwrap();
     std::fs::write(f.outside.join("victim"), "CANARY-VICTIM\n").unwrap();
     symlink(&f.outside, root.join("x")).unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let swapped = Arc::new(AtomicU64::new(0));
-    let swapper = {
-        let (stop, swapped, d, x) = (Arc::clone(&stop), Arc::clone(&swapped), root.join("d"), root.join("x"));
-        std::thread::spawn(move || {
-            let (d, x) = (
-                CString::new(d.as_os_str().as_encoded_bytes()).unwrap(),
-                CString::new(x.as_os_str().as_encoded_bytes()).unwrap(),
-            );
-            let mut swaps = 0u64;
-            while !stop.load(Ordering::Relaxed) {
-                let rc = unsafe {
-                    libc::syscall(
-                        libc::SYS_renameat2,
-                        libc::AT_FDCWD,
-                        d.as_ptr(),
-                        libc::AT_FDCWD,
-                        x.as_ptr(),
-                        libc::RENAME_EXCHANGE,
-                    )
-                };
-                assert_eq!(rc, 0, "renameat2 failed");
-                swaps += 1;
-                swapped.store(swaps, Ordering::Relaxed);
-            }
-            swaps
-        })
-    };
+    let swapper = clix_testkit::Swapper::start(&root.join("d"), &root.join("x"));
     let (mut leaked_reads, mut inside_reads) = (0, 0);
-    // At least 1,000 reads, and on until the swapper has really raced them
-    // (a busy machine may give it little time).
-    let started = std::time::Instant::now();
     let mut reads = 0;
-    while reads < 1000 || (swapped.load(Ordering::Relaxed) < 2000 && started.elapsed() < Duration::from_secs(30)) {
+    while swapper.keep_racing(reads, Duration::from_secs(30)) {
         reads += 1;
         if let Ok(bytes) = f.folder.read(Path::new("d/canary.txt"), 1 << 20) {
             if bytes == b"CANARY-SECRET\n" { leaked_reads += 1 } else { inside_reads += 1 }
@@ -166,9 +134,7 @@ fn a_swapped_symlink_never_leads_outside() {
     for _ in 0..100 {
         let _ = f.folder.remove(Path::new("d/victim"), false);
     }
-    stop.store(true, Ordering::Relaxed);
-    let swaps = swapper.join().unwrap();
-    assert!(swaps > 1000, "the race did not run: {swaps} swaps");
+    swapper.stop();
     assert_eq!(leaked_reads, 0, "{leaked_reads} reads reached the canary");
     assert!(inside_reads > 0, "no read went through at all");
     let written: Vec<_> = std::fs::read_dir(&f.outside).unwrap().map(|e| e.unwrap().file_name()).collect();

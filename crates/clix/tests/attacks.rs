@@ -318,7 +318,10 @@ fn the_attack_corpus_as_this_user() {
 #[test]
 fn the_attack_corpus_as_an_ordinary_user() {
     if !is_root() {
-        eprintln!("skipped: switching to nobody needs root; the corpus ran only as this user");
+        clix_testkit::skip_host_limit(
+            "the_attack_corpus_as_an_ordinary_user",
+            "switching to nobody needs root; the corpus ran only as this user",
+        );
         return;
     }
     corpus(&Runner::new(true));
