@@ -125,8 +125,11 @@ async def t_list_tools(c: Client, srv: Server) -> None:
     check(a.open_world_hint is False, "no network by default, so not open world")
     out = run.output_schema
     check(out is not None, "an output schema is declared")
-    want = {"exit_code", "duration_ms", "truncated", "spill_path", "stdout_bytes", "stderr_bytes"}
+    # One RunReport type: `clix run --json` fills stdout/stderr too; MCP leaves them out (the text shows them).
+    want = {"exit_code", "duration_ms", "truncated", "spill_path", "stdout_bytes", "stderr_bytes", "stdout", "stderr"}
     check(set(out["properties"]) == want, f"output schema properties: {sorted(out['properties'])}")
+    check(all(out["properties"][p].get("description") for p in want), "every output field is documented")
+    check(not {"stdout", "stderr"} & set(out.get("required", [])), "the streams are optional")
     # auto negotiates the 2026-07-28 era over stdio; over HTTP the server
     # offers only the handshake era (sessions), so auto falls back to it.
     version = c.protocol_version
@@ -147,6 +150,7 @@ async def t_echo(c: Client, srv: Server) -> None:
     s = r.structured_content
     check(s["exit_code"] == 0 and s["stdout_bytes"] == 3 and s["stderr_bytes"] == 0, f"structured: {s}")
     check(s["truncated"] is False and s["spill_path"] is None, f"structured: {s}")
+    check("stdout" not in s and "stderr" not in s, f"the streams are in the text, not repeated: {s}")
 
 
 async def t_pipeline(c: Client, srv: Server) -> None:

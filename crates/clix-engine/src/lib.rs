@@ -15,12 +15,14 @@
 mod catalog;
 mod commands;
 mod engine;
+mod report;
 mod spill;
 mod tooldef;
 
 pub use catalog::Catalog;
 pub use commands::{MAX_IMAGE_SIDE, MemoryAccess, MemoryConfig, SeenImage};
 pub use engine::{Engine, EngineConfig, OsTier, RunOutput};
+pub use report::RunReport;
 pub use spill::SpillDir;
 pub use tooldef::{ToolFormat, description as tool_description, tool_definition};
 

@@ -27,7 +27,7 @@ mod http;
 mod server;
 
 pub use http::{HttpOptions, serve_http};
-pub use server::{ClixServer, RunStructured, Shared, serve_stdio};
+pub use server::{ClixServer, Shared, serve_stdio};
 
 use clix_engine::{EngineConfig, SandboxMode};
 

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
-use clix_engine::{Engine, RunOutput, ToolFormat, tool_definition};
+use clix_engine::{Engine, RunOutput, RunReport, ToolFormat, tool_definition};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
     PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion, ServerCapabilities,
@@ -15,8 +15,7 @@ use rmcp::model::{
 };
 use rmcp::service::{Peer, RequestContext, ServerInitializeError};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
@@ -94,7 +93,7 @@ fn run_tool(engine: &Engine, config: &McpConfig) -> Tool {
         ToolAnnotations::new().read_only(false).destructive(true).idempotent(false).open_world(config.network());
     Tool::new("run", description, Arc::new(schema))
         .with_title("Run a command line")
-        .with_output_schema::<RunStructured>()
+        .with_output_schema::<RunReport>()
         .with_annotations(annotations)
 }
 
@@ -107,37 +106,6 @@ struct RunInput {
     stdin: Option<String>,
     #[serde(default)]
     timeout_ms: Option<u64>,
-}
-
-/// `structuredContent` of a `run` result: the raw facts behind the text.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct RunStructured {
-    /// Exit code of the command line (0 ok, 1 error, 2 usage, 124 timed out, 127 unknown command, 130 cancelled).
-    pub exit_code: i32,
-    /// Wall time of the command line in milliseconds.
-    pub duration_ms: u64,
-    /// Whether the text shows only part of the output (a preview, or output past the capture cap).
-    pub truncated: bool,
-    /// File holding the full output when it was too long to show, as the next command can open it
-    /// (relative to the workspace when the shell is there, absolute otherwise).
-    pub spill_path: Option<String>,
-    /// Bytes of stdout the command line produced (up to the configured capture cap).
-    pub stdout_bytes: u64,
-    /// Bytes of stderr the command line produced (up to the configured capture cap).
-    pub stderr_bytes: u64,
-}
-
-impl RunStructured {
-    fn of(out: &RunOutput) -> Self {
-        RunStructured {
-            exit_code: out.raw.exit_code,
-            duration_ms: u64::try_from(out.raw.duration.as_millis()).unwrap_or(u64::MAX),
-            truncated: out.truncated,
-            spill_path: out.spill_path.clone(),
-            stdout_bytes: out.raw.stdout.len() as u64,
-            stderr_bytes: out.raw.stderr.len() as u64,
-        }
-    }
 }
 
 /// One MCP connection (stdio) or session (HTTP): its own engine, created on
@@ -226,9 +194,10 @@ impl ClixServer {
 }
 
 /// The tool result of a finished line: the presentation, then each image
-/// `see` accepted, with the raw facts as `structuredContent`.
+/// `see` accepted, with the raw facts as `structuredContent` (a [`RunReport`]
+/// without the streams, which the text already shows).
 fn tool_result(out: RunOutput) -> CallToolResult {
-    let structured = RunStructured::of(&out);
+    let structured = out.report();
     let mut content = Vec::with_capacity(1 + out.images.len());
     content.push(ContentBlock::text(out.text));
     let b64 = base64::engine::general_purpose::STANDARD;

@@ -134,7 +134,8 @@ struct RunArgs {
     /// Print raw stdout and stderr, exit with the command's code (Layer 1 only).
     #[arg(long, conflicts_with = "json")]
     raw: bool,
-    /// Print {stdout, stderr, exit_code, duration_ms, truncated, spill_path} as JSON.
+    /// Print the run as one JSON object: exit_code, duration_ms, truncated, spill_path,
+    /// stdout_bytes, stderr_bytes (as MCP's structuredContent), plus stdout and stderr.
     #[arg(long)]
     json: bool,
     /// The command line, quoted as one argument: clix run 'ls | head -5'.
@@ -419,15 +420,7 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
     }
     let out = engine.run(&line, stdin.as_deref()).await;
     if args.json {
-        let value = json!({
-            "stdout": String::from_utf8_lossy(&out.raw.stdout),
-            "stderr": String::from_utf8_lossy(&out.raw.stderr),
-            "exit_code": out.raw.exit_code,
-            "duration_ms": out.raw.duration.as_millis() as u64,
-            "truncated": out.truncated,
-            "spill_path": out.spill_path,
-        });
-        println!("{value}");
+        println!("{}", serde_json::to_string(&out.report_with_streams())?);
     } else {
         println!("{}", out.text);
     }

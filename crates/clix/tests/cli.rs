@@ -77,6 +77,14 @@ fn json_mode_reports_every_field() {
     assert_eq!(v["truncated"], true);
     assert_eq!(v["spill_path"], ".clix/out/cmd-1.txt");
     assert!(v["duration_ms"].is_u64());
+    // The same facts as MCP's structuredContent (one RunReport), plus the streams.
+    assert_eq!((v["stdout_bytes"].as_u64(), v["stderr_bytes"].as_u64()), (Some(1092), Some(5)));
+    let mut fields: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    fields.sort_unstable();
+    assert_eq!(
+        fields,
+        ["duration_ms", "exit_code", "spill_path", "stderr", "stderr_bytes", "stdout", "stdout_bytes", "truncated"]
+    );
     let spilled = std::fs::read_to_string(env.ws.path().join(".clix/out/cmd-1.txt")).unwrap();
     assert_eq!(spilled.lines().count(), 300);
 }

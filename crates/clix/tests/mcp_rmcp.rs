@@ -108,6 +108,12 @@ async fn exercise(client: &RunningService<RoleClient, impl ClientHandler>) {
     let s = r.structured_content.clone().unwrap();
     assert_eq!(s["exit_code"], 0);
     assert_eq!(s["stdout_bytes"], 3);
+    // The text already shows the streams: structuredContent does not repeat them.
+    assert!(s.get("stdout").is_none() && s.get("stderr").is_none(), "{s}");
+    let schema = tool.output_schema.as_ref().unwrap();
+    for field in ["exit_code", "duration_ms", "truncated", "spill_path", "stdout_bytes", "stderr_bytes"] {
+        assert!(schema["properties"][field]["description"].is_string(), "{field} is documented: {schema:?}");
+    }
 
     let r = client.call_tool(call("printf 'b\\na\\n' | sort | tr a-z A-Z")).await.unwrap();
     assert_eq!(body(&r), "A\nB");
