@@ -11,21 +11,21 @@
 //! It must not execute commands itself (the engine does) nor print to a
 //! terminal (callers render the [`Event`]s it emits).
 
+mod agent;
 mod cache;
 mod context;
 mod events;
-mod looping;
 mod memory;
 mod message;
 mod provider;
 mod settings;
 pub mod trajectory;
 
+pub use agent::{Agent, Interrupt, RunSummary, StopReason};
 pub use cache::ReplyCache;
 pub use events::Event;
-pub use looping::{Agent, RunSummary, StopReason};
 pub use memory::AgentMemory;
-pub use message::{Image, Message, Role, ToolCall};
+pub use message::{Image, Message, Role, ToolCall, ToolSpec};
 pub use provider::{ChatRequest, ChatResponse, Provider, ProviderError, ToolChoice, Usage};
 pub use settings::{AgentSettings, Budgets, ProviderKind, ResolvedProvider, resolve_provider};
 pub use trajectory::{Trajectory, list_runs, read_run};

@@ -1,6 +1,7 @@
 //! A provider-neutral conversation.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -51,4 +52,16 @@ impl Message {
     pub fn tool_result(call_id: &str, text: impl Into<String>, is_error: bool) -> Self {
         Message { tool_call_id: Some(call_id.to_string()), is_error, ..Message::new(Role::Tool, text) }
     }
+}
+
+/// A tool as the model is told about it, the same for every provider (each
+/// puts it in its own wire form).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// The name the model calls it by (`run`).
+    pub name: String,
+    /// What it does and how to call it, as the model reads it.
+    pub description: String,
+    /// The JSON Schema of its arguments.
+    pub parameters: Value,
 }

@@ -7,7 +7,7 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 
 use super::{ChatRequest, ChatResponse, Provider, ProviderError, ToolChoice, http_error};
-use crate::message::{Message, Role, ToolCall};
+use crate::message::{Message, Role, ToolCall, ToolSpec};
 
 const API_VERSION: &str = "2023-06-01";
 
@@ -16,7 +16,7 @@ pub(super) async fn complete(
     req: &ChatRequest<'_>,
     on_text: &mut (dyn FnMut(&str) + Send),
 ) -> Result<ChatResponse, ProviderError> {
-    let (name, description, schema) = req.tool;
+    let ToolSpec { name, description, parameters: schema } = req.tool;
     let system: Vec<&str> = req.messages.iter().filter(|m| m.role == Role::System).map(|m| m.text.as_str()).collect();
     let body = json!({
         "model": p.model,

@@ -10,7 +10,7 @@ use clix_config::Secret;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::message::{Message, ToolCall};
+use crate::message::{Message, ToolCall, ToolSpec};
 use crate::settings::{ProviderKind, ResolvedProvider};
 
 pub(crate) use retry::RetryPolicy;
@@ -18,6 +18,7 @@ pub(crate) use retry::RetryPolicy;
 /// Whether the model may call the tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolChoice {
+    /// The model calls the tool or answers, as it sees fit.
     Auto,
     /// A last call after a budget ran out: the model must answer in text.
     None,
@@ -27,8 +28,8 @@ pub enum ToolChoice {
 #[derive(Debug, Clone)]
 pub struct ChatRequest<'a> {
     pub messages: &'a [Message],
-    /// The `run` tool as (name, description, JSON schema).
-    pub tool: (&'a str, &'a str, &'a Value),
+    /// The one tool offered (`run`).
+    pub tool: &'a ToolSpec,
     pub tool_choice: ToolChoice,
     pub max_output_tokens: u32,
 }

@@ -7,7 +7,7 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 
 use super::{ChatRequest, ChatResponse, Provider, ProviderError, ToolChoice, Usage, http_error};
-use crate::message::{Message, Role, ToolCall};
+use crate::message::{Message, Role, ToolCall, ToolSpec};
 
 pub(super) async fn complete(
     p: &Provider,
@@ -32,7 +32,7 @@ pub(super) async fn complete(
 }
 
 fn body(p: &Provider, req: &ChatRequest<'_>, stream: bool) -> Value {
-    let (name, description, schema) = req.tool;
+    let ToolSpec { name, description, parameters: schema } = req.tool;
     let mut body = json!({
         "model": p.model,
         "messages": messages(req.messages),

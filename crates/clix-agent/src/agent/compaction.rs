@@ -1,0 +1,67 @@
+//! Compaction: near the context window, the oldest turns (after the system
+//! prompt and the task, before the kept tail) are replaced by a summary.
+
+use super::Agent;
+use crate::context::{compactable, estimate_tokens, transcript};
+use crate::events::Event;
+use crate::message::{Message, Role};
+use crate::provider::{ChatRequest, ToolChoice};
+
+impl Agent<'_> {
+    /// Summarizes the oldest turns when the conversation nears the window.
+    pub(super) async fn compact_if_needed(&mut self, last_input_tokens: u64, on_event: &mut dyn FnMut(&Event)) {
+        let used = last_input_tokens.max(estimate_tokens(&self.messages));
+        let threshold = (self.settings.compact_at * self.settings.context_window as f64) as u64;
+        if used < threshold {
+            tracing::trace!(used_tokens = used, threshold_tokens = threshold, "context: no compaction needed");
+            return;
+        }
+        let Some(range) = compactable(&self.messages, self.settings.keep_last_messages) else {
+            tracing::debug!(
+                used_tokens = used,
+                threshold_tokens = threshold,
+                keep_last_messages = self.settings.keep_last_messages,
+                "context: over the threshold, but nothing older than the kept tail to compact"
+            );
+            return;
+        };
+        let old = transcript(&self.messages[range.clone()]);
+        let request_messages = vec![
+            Message::new(Role::System, "You summarize an agent's work log for the agent itself."),
+            Message::new(
+                Role::User,
+                format!(
+                    "Summarize these earlier steps in at most 15 lines: commands run, what they showed, files \
+                     changed, open questions. Keep exact paths, names and numbers.\n\n{old}"
+                ),
+            ),
+        ];
+        let request = ChatRequest {
+            messages: &request_messages,
+            tool: &self.tool,
+            tool_choice: ToolChoice::None,
+            max_output_tokens: 1024,
+        };
+        let limit = self.settings.budgets().model_call;
+        let (summary, by) = match tokio::time::timeout(limit, self.provider.complete(&request, &mut |_| {})).await {
+            Ok(Ok(reply)) if !reply.text.trim().is_empty() => (reply.text, "the model"),
+            // Without a model summary, a mechanical one still saves the window.
+            _ => (
+                old.lines().filter(|l| l.starts_with("assistant called run")).collect::<Vec<_>>().join("\n"),
+                "the commands run (the model gave no summary)",
+            ),
+        };
+        let removed = range.len();
+        tracing::debug!(
+            used_tokens = used,
+            threshold_tokens = threshold,
+            context_window = self.settings.context_window,
+            messages_removed = removed,
+            summary_by = by,
+            summary_chars = summary.chars().count(),
+            "context compacted: the oldest turns replaced by a summary"
+        );
+        self.messages.splice(range, [Message::new(Role::User, format!("[summary of earlier steps]\n{summary}"))]);
+        self.emit(on_event, Event::Compacted { messages_removed: removed, summary });
+    }
+}

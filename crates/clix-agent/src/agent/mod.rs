@@ -1,0 +1,406 @@
+//! The agent: ask the model, run its tool calls, answer, until it answers
+//! without a tool call or a budget runs out.
+//!
+//! [`Agent::run`] reads as its steps: begin (the task, with what memory
+//! recalls), then steps until a stop (each: compact if needed, call the
+//! model, run its calls), a last text-only call when a budget ended it, and
+//! the end. Each part that is more than a few lines has its own module:
+//! `model_call` (time limit, retries, reply cache, interrupt), `tool_calls`
+//! (a reply's calls through the engine), `compaction` (staying inside the
+//! context window) and `session_summary` (what memory keeps of a session).
+
+mod compaction;
+mod model_call;
+mod session_summary;
+mod tool_calls;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use clix_engine::{CancelHandle, Engine, ToolFormat, tool_definition};
+use tokio::sync::Notify;
+
+use crate::cache::ReplyCache;
+use crate::events::Event;
+use crate::memory::AgentMemory;
+use crate::message::{Message, Role, ToolSpec};
+use crate::provider::{ChatResponse, Provider, ToolChoice, Usage};
+use crate::settings::AgentSettings;
+use crate::trajectory::Trajectory;
+
+/// The only tool.
+const TOOL: &str = "run";
+
+/// Why a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopReason {
+    /// The model answered without a tool call.
+    Answered,
+    /// `agent.max_steps` model calls were made.
+    MaxSteps,
+    /// `agent.max_total_tokens` (input plus output, the whole run) were used.
+    MaxTokens,
+    /// `agent.max_wall_secs` passed since the task began.
+    WallTime,
+    /// Ctrl-C (or the caller) stopped it.
+    Interrupted,
+    /// The model could not be reached or kept failing; the provider's message.
+    Error(String),
+}
+
+impl StopReason {
+    fn label(&self) -> String {
+        match self {
+            StopReason::Answered => "answered".into(),
+            StopReason::MaxSteps => "max_steps".into(),
+            StopReason::MaxTokens => "max_tokens".into(),
+            StopReason::WallTime => "wall_time".into(),
+            StopReason::Interrupted => "interrupted".into(),
+            StopReason::Error(e) => format!("error: {e}"),
+        }
+    }
+
+    /// Budget stops end with one last text-only call.
+    fn budget_note(&self) -> Option<&'static str> {
+        match self {
+            StopReason::MaxSteps => Some("the step budget"),
+            StopReason::MaxTokens => Some("the token budget"),
+            StopReason::WallTime => Some("the time budget"),
+            _ => None,
+        }
+    }
+}
+
+/// How a run ended, for the caller (the CLI's exit code and last line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunSummary {
+    /// The trajectory's id (`clix replay <id>`), when the run has one.
+    pub run_id: Option<String>,
+    /// Why the run ended.
+    pub stop_reason: StopReason,
+    /// The model's last text: its answer, or where it stands after a budget stop.
+    pub answer: String,
+    /// Model calls made with tools offered (the last text-only call not counted).
+    pub steps: u32,
+    /// Tokens of every model call of the run, as the provider counted them.
+    pub usage: Usage,
+}
+
+/// Stops a run from another task: the model call or command in flight ends
+/// at once, the trajectory is kept.
+#[derive(Clone)]
+pub struct Interrupt {
+    flag: Arc<AtomicBool>,
+    notify: Arc<Notify>,
+    engine: CancelHandle,
+}
+
+impl Interrupt {
+    /// Stops the run: the model call or command in flight ends, no new step starts.
+    pub fn interrupt(&self) {
+        self.flag.store(true, Ordering::SeqCst);
+        self.notify.notify_waiters();
+        self.engine.cancel();
+    }
+
+    fn is_set(&self) -> bool {
+        self.flag.load(Ordering::SeqCst)
+    }
+
+    /// A new task starts uninterrupted.
+    fn clear(&self) {
+        self.flag.store(false, Ordering::SeqCst);
+    }
+
+    async fn wait(&self) {
+        let notified = self.notify.notified();
+        if !self.is_set() {
+            notified.await;
+        }
+    }
+}
+
+/// What a run has used and produced so far.
+#[derive(Default)]
+struct Progress {
+    steps: u32,
+    usage: Usage,
+    answer: String,
+    /// The last call's input tokens as the provider counted them: the
+    /// conversation's size, which compaction trusts over its own estimate.
+    last_input_tokens: u64,
+}
+
+impl Progress {
+    fn add(&mut self, usage: Usage) {
+        self.usage.input_tokens += usage.input_tokens;
+        self.usage.output_tokens += usage.output_tokens;
+    }
+}
+
+/// One conversation: the engine session, the provider and the history.
+/// `run` may be called again for the next task (`clix chat`).
+pub struct Agent<'e> {
+    engine: &'e mut Engine,
+    provider: Provider,
+    settings: AgentSettings,
+    messages: Vec<Message>,
+    tool: ToolSpec,
+    trajectory: Option<Trajectory>,
+    interrupt: Interrupt,
+    cache: Option<ReplyCache>,
+    memory: Option<AgentMemory>,
+    /// A run of this session reached the model and ended normally (there
+    /// is something to summarize).
+    worked: bool,
+}
+
+impl<'e> Agent<'e> {
+    /// An agent on `engine`'s session (its workspace, cwd and variables),
+    /// asking `provider`, recording every event in `trajectory` when given.
+    pub fn new(
+        engine: &'e mut Engine,
+        provider: Provider,
+        settings: AgentSettings,
+        trajectory: Option<Trajectory>,
+    ) -> Self {
+        let def = tool_definition(engine.catalog(), ToolFormat::OpenAi);
+        let tool = ToolSpec {
+            name: TOOL.into(),
+            description: def["function"]["description"].as_str().unwrap_or_default().to_string(),
+            parameters: def["function"]["parameters"].clone(),
+        };
+        let system = system_prompt(&engine.session().workspace().display().to_string());
+        let interrupt = Interrupt { flag: Arc::default(), notify: Arc::default(), engine: engine.cancel_handle() };
+        Agent {
+            engine,
+            provider,
+            settings,
+            messages: vec![Message::new(Role::System, system)],
+            tool,
+            trajectory,
+            interrupt,
+            cache: None,
+            memory: None,
+            worked: false,
+        }
+    }
+
+    /// Answers identical model requests from `cache` (`--cache`).
+    pub fn with_cache(mut self, cache: ReplyCache) -> Self {
+        self.cache = Some(cache);
+        self
+    }
+
+    /// Gives the agent a memory: the topic's facts join the system prompt
+    /// now; each task gets a recall block; [`Agent::remember`] stores a
+    /// summary at the end.
+    pub fn with_memory(mut self, mut memory: AgentMemory) -> Self {
+        self.add_system_note(&memory.system_note());
+        self.memory = Some(memory);
+        self
+    }
+
+    /// A handle that stops the current run from another task (Ctrl-C).
+    pub fn interrupt_handle(&self) -> Interrupt {
+        self.interrupt.clone()
+    }
+
+    /// The trajectory's id, when the agent records one.
+    pub fn run_id(&self) -> Option<&str> {
+        self.trajectory.as_ref().map(|t| t.id.as_str())
+    }
+
+    /// The conversation so far.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// Adds to the system prompt (memory facts, recall blocks, …).
+    pub fn add_system_note(&mut self, note: &str) {
+        if let Some(system) = self.messages.first_mut() {
+            system.text.push_str("\n\n");
+            system.text.push_str(note);
+        }
+    }
+
+    fn emit(&mut self, on_event: &mut dyn FnMut(&Event), event: Event) {
+        if let Some(t) = &mut self.trajectory
+            && let Err(e) = t.record(&event)
+        {
+            on_event(&Event::Error { message: format!("cannot write the trajectory {}: {e}", t.path.display()) });
+        }
+        on_event(&event);
+    }
+
+    /// Runs one task to its end. Never panics on a bad model reply: every
+    /// problem becomes a tool result the model can act on, or a stop reason.
+    pub async fn run(&mut self, task: &str, on_event: &mut dyn FnMut(&Event)) -> RunSummary {
+        let started = Instant::now();
+        self.interrupt.clear();
+        self.begin(task, on_event).await;
+        let mut progress = Progress::default();
+        let stop = loop {
+            if let Some(stop) = self.stop_before_step(&progress, started) {
+                break stop;
+            }
+            if let Some(stop) = self.step(&mut progress, on_event).await {
+                break stop;
+            }
+        };
+        if let Some(budget) = stop.budget_note() {
+            self.report_where_it_stands(budget, &mut progress, on_event).await;
+        }
+        self.finish(stop, progress, on_event)
+    }
+
+    /// The `start` event, then the task, after the memories recalled for it.
+    async fn begin(&mut self, task: &str, on_event: &mut dyn FnMut(&Event)) {
+        let start = Event::Start {
+            run_id: self.run_id().unwrap_or_default().to_string(),
+            task: task.to_string(),
+            provider: format!("{:?} {}", self.provider.kind(), self.provider.base_url()),
+            model: self.provider.model.clone(),
+            workspace: self.engine.session().workspace().display().to_string(),
+        };
+        self.emit(on_event, start);
+        let recalled = match self.memory.as_mut() {
+            Some(memory) => memory.recall(task).await,
+            None => None,
+        };
+        self.report_memory_problems(on_event);
+        match recalled {
+            Some(r) => {
+                self.messages.push(Message::new(Role::User, format!("{}\n\n{task}", r.block)));
+                self.emit(on_event, Event::Recall { ids: r.ids, block: r.block });
+            }
+            None => self.messages.push(Message::new(Role::User, task)),
+        }
+    }
+
+    /// The budget or interrupt that ends the run before another step, if any.
+    fn stop_before_step(&self, progress: &Progress, started: Instant) -> Option<StopReason> {
+        let budgets = self.settings.budgets();
+        if self.interrupt.is_set() {
+            Some(StopReason::Interrupted)
+        } else if progress.steps >= budgets.max_steps {
+            Some(StopReason::MaxSteps)
+        } else if progress.usage.total() >= budgets.max_total_tokens {
+            Some(StopReason::MaxTokens)
+        } else if started.elapsed() >= budgets.wall {
+            Some(StopReason::WallTime)
+        } else {
+            None
+        }
+    }
+
+    /// One step: compact the context if it is near the window, ask the
+    /// model, run the calls of its reply. `Some` when the run ends here.
+    async fn step(&mut self, progress: &mut Progress, on_event: &mut dyn FnMut(&Event)) -> Option<StopReason> {
+        progress.steps += 1;
+        self.compact_if_needed(progress.last_input_tokens, on_event).await;
+        let reply = match self.call_model(ToolChoice::Auto, on_event).await {
+            Ok(reply) => reply,
+            Err(stop) => return Some(stop),
+        };
+        progress.add(reply.usage);
+        progress.last_input_tokens = reply.usage.input_tokens;
+        self.record_reply(progress.steps, &reply, progress.usage, on_event);
+        if !reply.tool_calls.is_empty() {
+            self.run_tool_calls(progress.steps, &reply.tool_calls, on_event).await;
+            return None;
+        }
+        if reply.text.trim().is_empty() {
+            self.messages.push(Message::new(
+                Role::User,
+                "Your last reply was empty. Call the run tool, or answer in text if you are done.",
+            ));
+            return None;
+        }
+        progress.answer = reply.text;
+        Some(StopReason::Answered)
+    }
+
+    /// After a budget stop, one last text-only call so the model reports
+    /// where it stands; its text becomes the answer.
+    async fn report_where_it_stands(
+        &mut self,
+        budget: &str,
+        progress: &mut Progress,
+        on_event: &mut dyn FnMut(&Event),
+    ) {
+        self.messages.push(Message::new(
+            Role::User,
+            format!(
+                "You have used up {budget}; no more tool calls are possible. Report where you stand: \
+                 what is done, what is left, and what you would do next."
+            ),
+        ));
+        if let Ok(reply) = self.call_model(ToolChoice::None, on_event).await {
+            progress.add(reply.usage);
+            self.record_reply(progress.steps + 1, &reply, progress.usage, on_event);
+            progress.answer = reply.text;
+        }
+    }
+
+    /// The `error` (when the model failed) and `done` events, and the summary.
+    fn finish(&mut self, stop: StopReason, progress: Progress, on_event: &mut dyn FnMut(&Event)) -> RunSummary {
+        if let StopReason::Error(message) = &stop {
+            self.emit(on_event, Event::Error { message: message.clone() });
+        }
+        self.worked |= !matches!(stop, StopReason::Error(_) | StopReason::Interrupted);
+        let Progress { steps, usage, answer, .. } = progress;
+        let done = Event::Done {
+            stop_reason: stop.label(),
+            answer: answer.clone(),
+            steps,
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+        };
+        self.emit(on_event, done);
+        RunSummary { run_id: self.run_id().map(str::to_string), stop_reason: stop, answer, steps, usage }
+    }
+
+    /// The reply joins the conversation; `response` and `usage` (the run's
+    /// total so far) events.
+    fn record_reply(&mut self, step: u32, reply: &ChatResponse, total: Usage, on_event: &mut dyn FnMut(&Event)) {
+        self.messages.push(Message {
+            tool_calls: reply.tool_calls.clone(),
+            ..Message::new(Role::Assistant, reply.text.clone())
+        });
+        let response = Event::Response {
+            step,
+            text: reply.text.clone(),
+            tool_calls: reply.tool_calls.clone(),
+            usage: reply.usage,
+        };
+        self.emit(on_event, response);
+        let usage = Event::Usage {
+            step,
+            input_tokens: total.input_tokens,
+            output_tokens: total.output_tokens,
+            total_tokens: total.total(),
+        };
+        self.emit(on_event, usage);
+    }
+
+    /// Memory that failed (a search, an embedder) leaves the run going
+    /// without it, but is never silent.
+    fn report_memory_problems(&mut self, on_event: &mut dyn FnMut(&Event)) {
+        let problems = self.memory.as_mut().map(AgentMemory::take_problems).unwrap_or_default();
+        for problem in problems {
+            self.emit(on_event, Event::Error { message: format!("memory: {problem}") });
+        }
+    }
+}
+
+fn system_prompt(workspace: &str) -> String {
+    format!(
+        "You are a capable software agent working in the folder {workspace}. You act through one tool, \
+         run(command, stdin?), which runs a bash command line there and shows its output, ending with \
+         [exit:N | duration]. Compose commands with pipes and && as you would in a terminal. Start with \
+         `help` if you are unsure what exists; long outputs are saved to a file you can grep. When the \
+         task is done, answer in plain text without calling the tool."
+    )
+}
