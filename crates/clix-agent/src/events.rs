@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::message::{Image, ToolCall};
-use crate::provider::Usage;
+use crate::message::{Image, Message, ToolCall, ToolSpec};
+use crate::provider::{ToolChoice, Usage};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -15,6 +15,28 @@ pub enum Event {
         provider: String,
         model: String,
         workspace: String,
+    },
+    /// What the model is given, in full: the system prompt, the tool and
+    /// the conversation after the system prompt. Recorded in the trajectory
+    /// only (not shown, not in `--jsonl`): when a task begins, and again
+    /// whenever the conversation changes other than by growing at its end
+    /// (compaction replaced its oldest turns). With the `request` records
+    /// after it, a run can be replayed call by call from its file.
+    Context {
+        system: String,
+        tools: Vec<ToolSpec>,
+        messages: Vec<Message>,
+    },
+    /// One model call (its retries included), in the trajectory only: the
+    /// messages added to the conversation since the last `context` or
+    /// `request` record. The call's whole conversation is the last
+    /// `context`'s messages followed by the `added` of every `request`
+    /// since, this one included.
+    Request {
+        step: u32,
+        tool_choice: ToolChoice,
+        max_output_tokens: u32,
+        added: Vec<Message>,
     },
     /// A piece of the model's text as it streams (not kept in trajectories).
     Text {

@@ -48,6 +48,12 @@ impl AgentMemory {
         &self.topic
     }
 
+    /// The embedder's key from the settings (empty when unset), for the
+    /// trajectory to hide.
+    pub(crate) fn api_key(&self) -> &str {
+        self.settings.api_key.expose()
+    }
+
     pub(crate) fn summaries(&self) -> bool {
         self.settings.summaries
     }

@@ -1,11 +1,18 @@
 //! Every run is a trajectory: a JSON-lines file, appended and flushed event
 //! by event, so a killed process loses at most the step in flight.
+//!
+//! Besides the events a run shows, the file holds what the model was given
+//! (`context` when a task begins and after compaction, `request` per model
+//! call), so a run can be reproduced from it. No secret reaches it: every
+//! string is scrubbed of the process's secret store and of the keys the
+//! agent was handed ([`Trajectory::hide`]) before the line is written.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use clix_config::Secret;
 use serde::{Deserialize, Serialize};
 
 use crate::events::Event;
@@ -13,15 +20,22 @@ use crate::events::Event;
 /// One line of a trajectory file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
+    /// When it was written, in milliseconds since the Unix epoch.
     pub ts_ms: u64,
+    /// What happened; its `type` field names the kind.
     #[serde(flatten)]
     pub event: Event,
 }
 
+/// An open run file, written record by record.
 pub struct Trajectory {
+    /// The run's id: the file's name without `.jsonl` (`clix replay <id>`).
     pub id: String,
+    /// The file itself.
     pub path: PathBuf,
     file: File,
+    /// Values shown as `***` besides the secret store's.
+    hidden: Vec<Secret>,
 }
 
 impl Trajectory {
@@ -31,19 +45,81 @@ impl Trajectory {
         let id = format!("{}-{}", timestamp_id(now_ms() / 1000), std::process::id());
         let path = runs_dir.join(format!("{id}.jsonl"));
         let file = OpenOptions::new().create_new(true).append(true).open(&path)?;
-        Ok(Trajectory { id, path, file })
+        Ok(Trajectory { id, path, file, hidden: Vec::new() })
     }
 
-    /// Appends `event` (streamed text deltas are left out: the whole reply
-    /// is recorded as a `response`).
+    /// Shows `value` as `***` wherever it would appear (a key from a config
+    /// file or a caller, which the process's secret store does not hold).
+    /// Values shorter than 8 bytes are ignored: they would match ordinary text.
+    pub fn hide(&mut self, value: &str) {
+        if value.len() >= HIDE_MIN_LEN && !self.hidden.iter().any(|h| h.expose() == value) {
+            self.hidden.push(Secret::new(value));
+        }
+    }
+
+    /// Appends `event`, secrets hidden (streamed text deltas are left out:
+    /// the whole reply is recorded as a `response`).
     pub fn record(&mut self, event: &Event) -> std::io::Result<()> {
         if matches!(event, Event::Text { .. }) {
             return Ok(());
         }
-        let mut line = serde_json::to_vec(&Record { ts_ms: now_ms(), event: event.clone() })?;
+        let record = RecordRef { ts_ms: now_ms(), event };
+        let mut value = serde_json::to_value(&record)?;
+        let mut line = if redact(&mut value, &self.hidden) {
+            // Back through the type, so the fields keep their order (a
+            // `Value`'s are sorted); as it is if a secret was a tag's value.
+            match Record::deserialize(&value) {
+                Ok(clean) => serde_json::to_vec(&clean)?,
+                Err(_) => serde_json::to_vec(&value)?,
+            }
+        } else {
+            serde_json::to_vec(&record)?
+        };
         line.push(b'\n');
         self.file.write_all(&line)?;
         self.file.flush()
+    }
+}
+
+/// The shortest value [`Trajectory::hide`] takes.
+const HIDE_MIN_LEN: usize = 8;
+
+/// [`Record`] to be written, without copying the event.
+#[derive(Serialize)]
+struct RecordRef<'a> {
+    ts_ms: u64,
+    #[serde(flatten)]
+    event: &'a Event,
+}
+
+/// Replaces the secret store's values and `hidden` by `***` in every string
+/// of `value`; whether it changed anything. Done on the parsed strings, not
+/// the JSON text, so a value that JSON would escape is still found.
+fn redact(value: &mut serde_json::Value, hidden: &[Secret]) -> bool {
+    match value {
+        serde_json::Value::String(text) => {
+            let mut clean = match clix_config::secrets::scrub(text) {
+                std::borrow::Cow::Borrowed(_) => None,
+                std::borrow::Cow::Owned(scrubbed) => Some(scrubbed),
+            };
+            for secret in hidden {
+                let current = clean.as_deref().unwrap_or(text);
+                if current.contains(secret.expose()) {
+                    clean = Some(current.replace(secret.expose(), "***"));
+                }
+            }
+            match clean {
+                Some(clean) => {
+                    *text = clean;
+                    true
+                }
+                None => false,
+            }
+        }
+        // Every item is visited (no short cut at the first change).
+        serde_json::Value::Array(items) => items.iter_mut().map(|v| redact(v, hidden)).fold(false, |a, b| a | b),
+        serde_json::Value::Object(fields) => fields.values_mut().map(|v| redact(v, hidden)).fold(false, |a, b| a | b),
+        _ => false,
     }
 }
 
@@ -125,6 +201,35 @@ mod tests {
         assert_eq!(timestamp_id(0), "19700101-000000");
         assert_eq!(timestamp_id(1_796_009_595), "20261130-033315");
         assert_eq!(timestamp_id(951_782_400), "20000229-000000");
+    }
+
+    #[test]
+    fn hidden_values_never_reach_the_file_even_where_json_escapes_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = Trajectory::create(dir.path()).unwrap();
+        let quoted = "sk-\"quoted\\key\n";
+        t.hide(quoted);
+        t.hide("sk-plain-12345");
+        t.hide("short");
+        t.record(&Event::Error { message: format!("rejected {quoted} and sk-plain-12345; short stays") }).unwrap();
+        let line = std::fs::read_to_string(&t.path).unwrap();
+        assert!(line.starts_with("{\"ts_ms\":"), "the fields keep their order: {line}");
+        let records = read_run(dir.path(), &t.id).unwrap();
+        assert_eq!(records[0].event, Event::Error { message: "rejected *** and ***; short stays".into() });
+    }
+
+    #[test]
+    fn a_file_from_before_context_records_still_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("old.jsonl"),
+            "{\"ts_ms\":1,\"type\":\"start\",\"run_id\":\"old\",\"task\":\"t\",\"provider\":\"OpenAi x\",\"model\":\"m\",\"workspace\":\"/w\"}\n\
+             {\"ts_ms\":2,\"type\":\"done\",\"stop_reason\":\"answered\",\"answer\":\"a\",\"steps\":1,\"input_tokens\":1,\"output_tokens\":1}\n",
+        )
+        .unwrap();
+        assert_eq!(read_run(dir.path(), "old").unwrap().len(), 2);
+        let runs = list_runs(dir.path());
+        assert_eq!((runs[0].task.as_str(), runs[0].stop_reason.as_deref()), ("t", Some("answered")));
     }
 
     #[test]

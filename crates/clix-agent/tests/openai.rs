@@ -94,6 +94,8 @@ async fn tool_call_round_trip() {
         .iter()
         .map(|e| match e {
             Event::Start { .. } => "start",
+            Event::Context { .. } => "context",
+            Event::Request { .. } => "request",
             Event::Response { .. } => "response",
             Event::ToolCall { .. } => "tool_call",
             Event::ToolResult { .. } => "tool_result",
@@ -102,7 +104,23 @@ async fn tool_call_round_trip() {
             _ => "other",
         })
         .collect();
-    assert_eq!(kinds, ["start", "response", "usage", "tool_call", "tool_result", "response", "usage", "done"]);
+    assert_eq!(
+        kinds,
+        [
+            "start",
+            "context",
+            "request",
+            "response",
+            "usage",
+            "tool_call",
+            "tool_result",
+            "request",
+            "response",
+            "usage",
+            "done"
+        ]
+    );
+    assert!(!o.events.iter().any(|e| matches!(e, Event::Context { .. } | Event::Request { .. })), "trajectory only");
     let text: String =
         o.events.iter().filter_map(|e| if let Event::Text { text } = e { Some(text.as_str()) } else { None }).collect();
     assert_eq!(text, "There are 2 lines.", "text streams as it arrives");
@@ -323,4 +341,127 @@ async fn the_reply_cache_answers_identical_requests_without_a_call() {
     }
     assert_eq!(answers, ["done once", "done once"]);
     assert_eq!(server.requests().len(), 2, "the second run came from the cache, footer durations aside");
+}
+
+const SETTINGS_KEY: &str = "sk-settings-canary-71c3";
+const PROVIDER_KEY: &str = "sk-provider-canary-0d9e";
+
+/// The conversation of each model call as the trajectory tells it: the last
+/// `context`'s system prompt and messages, then every `request`'s `added`.
+fn conversations(trajectory: &[Event]) -> Vec<(String, Vec<clix_agent::Message>)> {
+    let mut current: Option<(String, Vec<clix_agent::Message>)> = None;
+    let mut calls = Vec::new();
+    for e in trajectory {
+        match e {
+            Event::Context { system, messages, .. } => current = Some((system.clone(), messages.clone())),
+            Event::Request { added, .. } => {
+                let (system, messages) = current.as_mut().expect("a context before the first request");
+                messages.extend(added.iter().cloned());
+                calls.push((system.clone(), messages.clone()));
+            }
+            _ => {}
+        }
+    }
+    calls
+}
+
+/// `text` as the trajectory would show it.
+fn redacted(text: &str) -> String {
+    text.replace(SETTINGS_KEY, "***").replace(PROVIDER_KEY, "***")
+}
+
+#[tokio::test]
+async fn the_trajectory_holds_what_the_model_was_given_and_no_secret() {
+    let mut script = vec![openai_calls(&[("run", &run_call("cat secret.txt"))], 10, 1)];
+    for i in 0..4 {
+        script.push(openai_calls(&[("run", &run_call(&format!("seq 1 {}", 100 + i)))], 10, 1));
+    }
+    script.push(openai_text(&format!("done; the key was {PROVIDER_KEY}"), 1, 1));
+    let server = support::start_with_summarizer(script, "SUMMARY: read secret.txt, ran seq four times").await;
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("secret.txt"), format!("{SETTINGS_KEY}\n{PROVIDER_KEY}\n")).unwrap();
+    let runs = ws.path().join(".runs");
+    let mut engine = engine(ws.path()).await;
+    let provider = provider(ProviderKind::OpenAi, format!("{}/v1", server.url), Some(PROVIDER_KEY), "scripted", true);
+    // Small enough a window that the seq outputs force a compaction.
+    let settings = AgentSettings {
+        api_key: SETTINGS_KEY.into(),
+        context_window: 400,
+        compact_at: 0.5,
+        keep_last_messages: 2,
+        max_steps: 10,
+        ..settings()
+    };
+    let trajectory = Trajectory::create(&runs).unwrap();
+    let (id, path) = (trajectory.id.clone(), trajectory.path.clone());
+    let mut agent = Agent::new(&mut engine, provider, settings, Some(trajectory));
+    let summary = agent.run("read secret.txt, then count", &mut |_| {}).await;
+    assert_eq!(summary.stop_reason, StopReason::Answered);
+
+    let file = std::fs::read_to_string(&path).unwrap();
+    for key in [SETTINGS_KEY, PROVIDER_KEY] {
+        assert!(!file.contains(key), "{key} is in the trajectory:\n{file}");
+    }
+    let events: Vec<Event> = read_run(&runs, &id).unwrap().into_iter().map(|r| r.event).collect();
+    assert_eq!(events.len(), file.lines().count(), "every line reads back");
+
+    // Once when the task begins, again when compaction replaced old turns.
+    let contexts: Vec<&Vec<clix_agent::Message>> = events
+        .iter()
+        .filter_map(|e| if let Event::Context { messages, .. } = e { Some(messages) } else { None })
+        .collect();
+    let compactions = events.iter().filter(|e| matches!(e, Event::Compacted { .. })).count();
+    assert!(compactions >= 1, "the small window forced a compaction: {events:#?}");
+    assert_eq!(contexts.len(), 1 + compactions, "{events:#?}");
+    assert_eq!(contexts[0].len(), 1, "the task alone");
+    assert_eq!(contexts[0][0].text, "read secret.txt, then count");
+    assert!(
+        contexts[1].iter().any(|m| m.text.starts_with("[summary of earlier steps]\nSUMMARY")),
+        "the second context is the compacted conversation: {:#?}",
+        contexts[1]
+    );
+    for (i, e) in events.iter().enumerate() {
+        if matches!(e, Event::Compacted { .. }) {
+            assert!(matches!(events[i + 1], Event::Context { .. }), "recorded right after each compaction");
+        }
+    }
+
+    // The tool as the model was told about it.
+    let first = &loop_requests(&server)[0];
+    let Some(Event::Context { system, tools, .. }) = events.iter().find(|e| matches!(e, Event::Context { .. })) else {
+        unreachable!()
+    };
+    assert_eq!(tools.len(), 1);
+    let sent = &first.body["tools"][0]["function"];
+    assert_eq!(tools[0].name, sent["name"].as_str().unwrap());
+    assert_eq!(tools[0].description, sent["description"].as_str().unwrap());
+    assert_eq!(tools[0].parameters, sent["parameters"]);
+    assert_eq!(system, messages(first)[0]["content"].as_str().unwrap());
+
+    // Every model call's conversation, rebuilt from the file, is the one sent.
+    let sent = loop_requests(&server);
+    let rebuilt = conversations(&events);
+    assert_eq!(rebuilt.len(), sent.len(), "one request record per model call");
+    for (i, ((system, conversation), request)) in rebuilt.iter().zip(&sent).enumerate() {
+        let wire = messages(request);
+        assert_eq!(wire[0]["content"].as_str().unwrap(), system, "call {i}");
+        assert_eq!(wire.len(), conversation.len() + 1, "call {i}: {conversation:#?}");
+        for (m, w) in conversation.iter().zip(&wire[1..]) {
+            let role = serde_json::to_value(m.role).unwrap();
+            assert_eq!(role, w["role"], "call {i}");
+            assert_eq!(m.text, redacted(w["content"].as_str().unwrap_or_default()), "call {i}");
+        }
+    }
+    let tool_results: Vec<&str> =
+        rebuilt[1].1.iter().filter(|m| m.tool_call_id.is_some()).map(|m| m.text.as_str()).collect();
+    assert!(tool_results[0].starts_with("***\n***\n[exit:0"), "the keys read from a file are hidden: {tool_results:?}");
+}
+
+/// The requests of the loop itself (not the summarizer's).
+fn loop_requests(server: &Server) -> Vec<Recorded> {
+    server
+        .requests()
+        .into_iter()
+        .filter(|r| !messages(r)[0]["content"].as_str().unwrap_or_default().starts_with("You summarize"))
+        .collect()
 }

@@ -266,6 +266,8 @@ impl Renderer {
                 eprintln!("{}", self.dim(&format!("  (remembered #{id}: {})", one_line(text, 100))));
             }
             Event::Start { .. } => self.spin("thinking…"),
+            // What the model was given is for the trajectory (`clix replay --jsonl`), not the terminal.
+            Event::Context { .. } | Event::Request { .. } => {}
             Event::Response { .. } | Event::Usage { .. } | Event::Done { .. } => {}
         }
     }

@@ -14,6 +14,16 @@ pub(crate) fn render(id: &str, records: &[Record]) -> String {
                 esc(provider),
                 esc(workspace)
             ),
+            Event::Context { system, tools, messages } => {
+                let tools: Vec<String> = tools.iter().map(|t| format!("{}: {}", t.name, t.description)).collect();
+                format!(
+                    "<details class=note><summary><small>what the model was given: the system prompt, the tool, \
+                     {} messages</small></summary><pre>{}</pre><pre>{}</pre></details>",
+                    messages.len(),
+                    esc(system),
+                    esc(&tools.join("\n\n"))
+                )
+            }
             Event::Response { step, text, .. } if !text.is_empty() => {
                 format!("<div class=model><small>step {step} · model</small><pre>{}</pre></div>", esc(text))
             }
@@ -51,7 +61,7 @@ pub(crate) fn render(id: &str, records: &[Record]) -> String {
     format!(
         "<!doctype html><html><head><meta charset=utf-8><title>clix run {id}</title><style>\
          body{{font:14px system-ui,sans-serif;max-width:960px;margin:2em auto;color:#222}}\
-         div{{border-left:4px solid #ccc;padding:.3em .8em;margin:.6em 0}}\
+         div,details{{border-left:4px solid #ccc;padding:.3em .8em;margin:.6em 0}}\
          pre{{white-space:pre-wrap;margin:.3em 0;font:13px ui-monospace,monospace}}\
          .start{{border-color:#36c}}.model{{border-color:#7a4}}.call{{border-color:#888;background:#f6f6f6}}\
          .result{{border-color:#bbb}}.failed{{border-color:#c33}}.done{{border-color:#36c;background:#eef3ff}}\

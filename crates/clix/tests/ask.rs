@@ -87,6 +87,46 @@ async fn ask_streams_the_answer_and_saves_a_run_that_replays() {
 }
 
 #[tokio::test]
+async fn the_trajectory_records_what_the_model_was_given_and_hides_every_secret() {
+    const ENV_KEY: &str = "canary-agent-key-5b1e07";
+    const TOKEN: &str = "canary-token-9f3d22";
+    const FILE_KEY: &str = "canary-file-key-c4a8e1";
+    let server = start(vec![
+        openai_calls(&[("run", &run_call("cat keys.txt"))], 10, 5),
+        openai_text(&format!("The token is {TOKEN}."), 20, 9),
+    ])
+    .await;
+    let h = Home::new();
+    std::fs::write(h.ws.path().join("keys.txt"), format!("{ENV_KEY}\n{TOKEN}\n{FILE_KEY}\n")).unwrap();
+    std::fs::write(h.home.path().join("config.toml"), format!("[agent]\napi_key = \"{FILE_KEY}\"\n")).unwrap();
+    let mut cmd = h.clix(Some(&server), &["ask", "what is in keys.txt?"]);
+    // The secret-named variables go to the process's secret store at start.
+    cmd.env("AGENT_API_KEY", ENV_KEY).env("DEPLOY_TOKEN", TOKEN);
+    let o = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+
+    let id = h.runs()[0]["id"].as_str().unwrap().to_string();
+    let file = std::fs::read_to_string(h.home.path().join(format!("data/runs/{id}.jsonl"))).unwrap();
+    for secret in [ENV_KEY, TOKEN, FILE_KEY] {
+        assert!(!file.contains(secret), "{secret} is in the trajectory:\n{file}");
+    }
+    let records: Vec<serde_json::Value> = file.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let context = records.iter().find(|r| r["type"] == "context").expect("a context record");
+    let sent = &server.requests()[0].body;
+    assert_eq!(context["system"], sent["messages"][0]["content"]);
+    assert_eq!(context["tools"][0]["description"], sent["tools"][0]["function"]["description"]);
+    assert_eq!(context["messages"][0]["text"], "what is in keys.txt?");
+    let second = records.iter().filter(|r| r["type"] == "request").nth(1).expect("a request per model call");
+    let result = second["added"][1]["text"].as_str().unwrap();
+    assert!(result.starts_with("***\n***\n***\n[exit:0"), "the tool result, keys hidden: {result}");
+
+    // The new records leave `replay` as it was.
+    let o = h.output(None, &["replay", &id]).await;
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("The token is ***."), "{}", text(&o.stdout));
+}
+
+#[tokio::test]
 async fn jsonl_gives_one_event_per_line_and_stdin_joins_the_task() {
     let server = start(vec![openai_text("ok", 1, 1)]).await;
     let h = Home::new();

@@ -63,5 +63,7 @@ impl Agent<'_> {
         );
         self.messages.splice(range, [Message::new(Role::User, format!("[summary of earlier steps]\n{summary}"))]);
         self.emit(on_event, Event::Compacted { messages_removed: removed, summary });
+        // The conversation changed in its middle: the trajectory gets it whole again.
+        self.record_context(on_event);
     }
 }

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+use clix_config::Secret;
 use clix_engine::{CancelHandle, Engine, ToolFormat, tool_definition};
 use tokio::sync::Notify;
 
@@ -148,6 +149,9 @@ pub struct Agent<'e> {
     messages: Vec<Message>,
     tool: ToolSpec,
     trajectory: Option<Trajectory>,
+    /// How many of `messages` the trajectory holds (up to its last
+    /// `context` or `request` record): the next `request` records the rest.
+    recorded: usize,
     interrupt: Interrupt,
     cache: Option<ReplyCache>,
     memory: Option<AgentMemory>,
@@ -173,6 +177,13 @@ impl<'e> Agent<'e> {
         };
         let system = system_prompt(&engine.session().workspace().display().to_string());
         let interrupt = Interrupt { flag: Arc::default(), notify: Arc::default(), engine: engine.cancel_handle() };
+        let mut trajectory = trajectory;
+        if let Some(t) = &mut trajectory {
+            // The keys the process's secret store does not hold (a config
+            // file's, a caller's) are hidden from the file by value.
+            t.hide(settings.api_key.as_str());
+            t.hide(provider.api_key().map(Secret::expose).unwrap_or_default());
+        }
         Agent {
             engine,
             provider,
@@ -180,6 +191,7 @@ impl<'e> Agent<'e> {
             messages: vec![Message::new(Role::System, system)],
             tool,
             trajectory,
+            recorded: 0,
             interrupt,
             cache: None,
             memory: None,
@@ -198,6 +210,9 @@ impl<'e> Agent<'e> {
     /// summary at the end.
     pub fn with_memory(mut self, mut memory: AgentMemory) -> Self {
         self.add_system_note(&memory.system_note());
+        if let Some(t) = &mut self.trajectory {
+            t.hide(memory.api_key());
+        }
         self.memory = Some(memory);
         self
     }
@@ -225,13 +240,43 @@ impl<'e> Agent<'e> {
         }
     }
 
+    /// `event` to the trajectory and to the caller.
     fn emit(&mut self, on_event: &mut dyn FnMut(&Event), event: Event) {
+        self.record(&event, on_event);
+        on_event(&event);
+    }
+
+    /// `event` to the trajectory alone; a failed write is told to the caller.
+    fn record(&mut self, event: &Event, on_event: &mut dyn FnMut(&Event)) {
         if let Some(t) = &mut self.trajectory
-            && let Err(e) = t.record(&event)
+            && let Err(e) = t.record(event)
         {
             on_event(&Event::Error { message: format!("cannot write the trajectory {}: {e}", t.path.display()) });
         }
-        on_event(&event);
+    }
+
+    /// Records what the model is given, in full ([`Event::Context`]).
+    fn record_context(&mut self, on_event: &mut dyn FnMut(&Event)) {
+        if self.trajectory.is_none() {
+            return;
+        }
+        let Some((system, messages)) = self.messages.split_first() else { return };
+        let context =
+            Event::Context { system: system.text.clone(), tools: vec![self.tool.clone()], messages: messages.to_vec() };
+        self.recorded = self.messages.len();
+        self.record(&context, on_event);
+    }
+
+    /// Records a model call: the messages added since the last record
+    /// ([`Event::Request`]).
+    fn record_request(&mut self, step: u32, tool_choice: ToolChoice, on_event: &mut dyn FnMut(&Event)) {
+        if self.trajectory.is_none() {
+            return;
+        }
+        let added = self.messages.get(self.recorded..).unwrap_or_default().to_vec();
+        self.recorded = self.messages.len();
+        let request = Event::Request { step, tool_choice, max_output_tokens: self.settings.max_output_tokens, added };
+        self.record(&request, on_event);
     }
 
     /// Runs one task to its end. Never panics on a bad model reply: every
@@ -277,6 +322,7 @@ impl<'e> Agent<'e> {
             }
             None => self.messages.push(Message::new(Role::User, task)),
         }
+        self.record_context(on_event);
     }
 
     /// The budget or interrupt that ends the run before another step, if any.
@@ -300,7 +346,7 @@ impl<'e> Agent<'e> {
     async fn step(&mut self, progress: &mut Progress, on_event: &mut dyn FnMut(&Event)) -> Option<StopReason> {
         progress.steps += 1;
         self.compact_if_needed(progress.last_input_tokens, on_event).await;
-        let reply = match self.call_model(ToolChoice::Auto, on_event).await {
+        let reply = match self.call_model(progress.steps, ToolChoice::Auto, on_event).await {
             Ok(reply) => reply,
             Err(stop) => return Some(stop),
         };
@@ -337,9 +383,10 @@ impl<'e> Agent<'e> {
                  what is done, what is left, and what you would do next."
             ),
         ));
-        if let Ok(reply) = self.call_model(ToolChoice::None, on_event).await {
+        let step = progress.steps + 1;
+        if let Ok(reply) = self.call_model(step, ToolChoice::None, on_event).await {
             progress.add(reply.usage);
-            self.record_reply(progress.steps + 1, &reply, progress.usage, on_event);
+            self.record_reply(step, &reply, progress.usage, on_event);
             progress.answer = reply.text;
         }
     }

@@ -9,13 +9,16 @@ use crate::events::Event;
 use crate::provider::{ChatRequest, ChatResponse, ProviderError, RetryPolicy, ToolChoice};
 
 impl Agent<'_> {
-    /// Sends the conversation, retrying what is worth retrying; a failure
-    /// that stays (or the interrupt) becomes the run's stop reason.
+    /// Sends the conversation (step `step`, recorded as a `request`),
+    /// retrying what is worth retrying; a failure that stays (or the
+    /// interrupt) becomes the run's stop reason.
     pub(super) async fn call_model(
         &mut self,
+        step: u32,
         choice: ToolChoice,
         on_event: &mut dyn FnMut(&Event),
     ) -> Result<ChatResponse, StopReason> {
+        self.record_request(step, choice, on_event);
         let policy = RetryPolicy {
             tries: self.settings.model_call_tries.max(1),
             base: Duration::from_millis(500),

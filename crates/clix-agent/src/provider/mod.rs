@@ -16,7 +16,8 @@ use crate::settings::{ProviderKind, ResolvedProvider};
 pub(crate) use retry::RetryPolicy;
 
 /// Whether the model may call the tool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ToolChoice {
     /// The model calls the tool or answers, as it sees fit.
     Auto,
@@ -108,6 +109,11 @@ impl Provider {
             stream: resolved.stream,
             client,
         }
+    }
+
+    /// The key sent with every call, for the trajectory to hide.
+    pub(crate) fn api_key(&self) -> Option<&Secret> {
+        self.api_key.as_ref()
     }
 
     pub fn base_url(&self) -> &str {
