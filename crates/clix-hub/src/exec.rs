@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use clix_common::Secret;
 use clix_sandbox::{Outcome, Request, SYSTEM_DIRS, Sandbox, SandboxError};
 
 use crate::load::Tool;
@@ -14,8 +15,21 @@ use crate::manifest::Manifest;
 
 /// Looks up the value behind a `${NAME}` in a manifest's `env`: clix's
 /// `[hub.env]` config, and nothing else (not clix's environment, which
-/// holds keys no manifest was given).
-pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+/// holds keys no manifest was given). Any `Fn(&str) -> Option<Secret>` is one.
+pub type EnvLookup = Arc<dyn EnvSource>;
+
+/// What an [`EnvLookup`] calls: a function from a variable's name to its
+/// value, kept a [`Secret`] until [`tool_env`] hands it to the tool.
+pub trait EnvSource: Fn(&str) -> Option<Secret> + Send + Sync {}
+
+impl<F: Fn(&str) -> Option<Secret> + Send + Sync> EnvSource for F {}
+
+/// A function has nothing to show: its values stay where they are.
+impl std::fmt::Debug for dyn EnvSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EnvLookup")
+    }
+}
 
 /// The variables a tool gets on top of the sandbox's allowlist. Values are
 /// the manifest's strings with each `${NAME}` replaced through `lookup`: the
@@ -44,7 +58,7 @@ pub(crate) fn tool_env(m: &Manifest, lookup: &EnvLookup, trusted: bool) -> Resul
                     "env.{name} needs ${{{var}}}, which is not set; set it under [hub.env] in clix's config.toml"
                 ));
             };
-            value.push_str(&v);
+            value.push_str(v.expose());
             rest = &rest[start + 3 + len..];
         }
         value.push_str(rest);
@@ -124,7 +138,8 @@ mod tests {
 
     #[test]
     fn env_templates_are_filled_from_the_lookup() {
-        let lookup: EnvLookup = Arc::new(|k| (k == "GH_TOKEN").then(|| "s3cret".to_string()));
+        let lookup: EnvLookup = Arc::new(|k| (k == "GH_TOKEN").then(|| Secret::new("s3cret")));
+        assert_eq!(format!("{lookup:?}"), "EnvLookup", "Debug shows no value");
         let m = manifest(&[("MODE", "strict"), ("TOKEN", "Bearer ${GH_TOKEN}!")]);
         assert_eq!(
             tool_env(&m, &lookup, true).unwrap(),

@@ -44,7 +44,7 @@ mod state;
 mod stats;
 
 pub use args::usage;
-pub use exec::EnvLookup;
+pub use exec::{EnvLookup, EnvSource};
 pub use formats::parse_manifest;
 pub use load::{Hub, HubSource, LoadOptions, Tool, hub_sources, load_file, load_hub};
 pub use manifest::{Manifest, Output, OutputFormat, ParamType, Parameter};

@@ -37,7 +37,7 @@ const PARALLEL_CHECKS: usize = 4;
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How a session's hub is found and run.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct HubConfig {
     pub sources: Vec<HubSource>,
     pub load: LoadOptions,
@@ -52,19 +52,6 @@ pub struct HubConfig {
     pub audit_log: Option<PathBuf>,
     /// Who is calling, in the audit log.
     pub session: String,
-}
-
-impl std::fmt::Debug for HubConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HubConfig")
-            .field("sources", &self.sources)
-            .field("domains", &self.domains)
-            .field("state_dir", &self.state_dir)
-            .field("self_test_ttl", &self.self_test_ttl)
-            .field("audit_log", &self.audit_log)
-            .field("session", &self.session)
-            .finish_non_exhaustive()
-    }
 }
 
 /// A tool of the session and whether it can be called.

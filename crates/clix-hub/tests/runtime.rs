@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use clix_common::Secret;
 use clix_hub::{CallResult, EnvLookup, HubConfig, HubRuntime, HubSource, LoadOptions};
 use clix_sandbox::{AuditLog, Sandbox, SandboxSettings};
 use clix_workspace::Workspace;
@@ -53,7 +54,7 @@ impl Fixture {
     }
 
     fn config(&self, ttl: Duration, domains: &[&str]) -> HubConfig {
-        let env: EnvLookup = Arc::new(|name| (name == "HUB_TEST_TOKEN").then(|| "tok-123".to_string()));
+        let env: EnvLookup = Arc::new(|name| (name == "HUB_TEST_TOKEN").then(|| Secret::new("tok-123")));
         HubConfig {
             sources: vec![HubSource::explicit(&self.hub)],
             load: LoadOptions::default(),
