@@ -15,6 +15,8 @@ mod agent;
 mod cache;
 mod context;
 mod events;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod memory;
 mod message;
 mod provider;

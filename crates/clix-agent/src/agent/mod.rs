@@ -12,7 +12,7 @@
 mod compaction;
 mod model_call;
 mod session_summary;
-mod tool_calls;
+pub(crate) mod tool_calls;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -72,7 +72,7 @@ impl Agent<'_> {
 }
 
 /// The command and stdin of a `run` call, or the error the model gets back.
-fn parse_call(call: &ToolCall) -> Result<(String, Option<String>), String> {
+pub(crate) fn parse_call(call: &ToolCall) -> Result<(String, Option<String>), String> {
     if call.name != TOOL {
         return Err(format!(
             "[error] unknown tool: {:?}. The only tool is run(command, stdin?); call it with {{\"command\": \"ls -la\"}}.",
