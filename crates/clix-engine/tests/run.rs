@@ -415,3 +415,20 @@ async fn a_memory_store_that_failed_to_open_is_tried_again() {
     let (text, code) = run(&mut f, "memory store back again").await;
     assert_eq!((text.lines().next(), code), (Some("stored #1 (note, topic proj)"), 0), "{text}");
 }
+
+#[tokio::test]
+async fn a_cancel_before_the_line_starts_cancels_that_line_and_only_it() {
+    let mut f = fixture().await;
+    let handle = f.engine.cancel_handle();
+    // As an MCP cancel that races its call: it arrives before the line starts.
+    handle.cancel();
+    let (text, code) = run(&mut f, "echo ran > ran.txt; echo hi").await;
+    assert_eq!(code, 130, "{text}");
+    assert!(text.contains("clix: cancelled"), "{text}");
+    assert!(!f.ws.path().join("ran.txt").exists(), "nothing of the cancelled line ran");
+    assert_eq!(run(&mut f, "echo next").await, ("next\n".to_string(), 0), "the following line runs");
+    // A cancel meant for no line (it came between two) is dropped by clear.
+    handle.cancel();
+    handle.clear();
+    assert_eq!(run(&mut f, "echo after").await, ("after\n".to_string(), 0));
+}

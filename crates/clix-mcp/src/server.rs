@@ -166,15 +166,11 @@ impl ClixServer {
                         running_ms = started.elapsed().as_millis() as u64,
                         "MCP call cancelled by the client: the line is stopped, its result dropped"
                     );
-                    // The line may not have registered itself yet: keep
-                    // cancelling until it ends. Its result is dropped.
-                    loop {
-                        cancel.cancel();
-                        tokio::select! {
-                            _ = &mut run => return Ok(None),
-                            () = tokio::time::sleep(Duration::from_millis(10)) => {}
-                        }
-                    }
+                    // Sticks until the line sees it, even one that has not
+                    // started yet; the line then ends at once. Its result is dropped.
+                    cancel.cancel();
+                    let _ = run.await;
+                    return Ok(None);
                 }
                 _ = ticks.tick(), if progress.is_some() => {
                     if let Some((peer, token)) = &progress {

@@ -140,8 +140,8 @@ impl Session {
     }
 
     /// A handle that cancels the running line from another task; the line
-    /// ends at once with exit code 130 and "clix: cancelled". A cancel
-    /// while nothing runs does nothing.
+    /// ends at once with exit code 130 and "clix: cancelled". A cancel while
+    /// nothing runs cancels the next line (see [`CancelHandle`]).
     pub fn cancel_handle(&self) -> CancelHandle {
         self.cancel.clone()
     }
@@ -205,33 +205,52 @@ impl Session {
 }
 
 /// Cancels the line a [`Session`] is running.
+///
+/// A cancel sticks until a line sees it: one that arrives before the line
+/// has started (an MCP `notifications/cancelled` racing the call it names)
+/// cancels that line as soon as it starts. Once a line has seen it, or has
+/// ended while it arrived, it is spent, so the line after runs normally.
 #[derive(Clone, Default)]
 pub struct CancelHandle {
     notify: Arc<tokio::sync::Notify>,
-    running: Arc<AtomicBool>,
+    /// A cancel no line has seen yet.
+    pending: Arc<AtomicBool>,
 }
 
 impl CancelHandle {
+    /// Stops the running line at once (exit 130, "clix: cancelled"), or the
+    /// next line to start when none is running yet.
     pub fn cancel(&self) {
-        if self.running.load(Ordering::SeqCst) {
-            self.notify.notify_waiters();
-        }
+        self.pending.store(true, Ordering::SeqCst);
+        self.notify.notify_waiters();
+    }
+
+    /// Forgets a cancel no line has seen yet: for a caller whose cancel came
+    /// between two lines and was meant for neither (an agent interrupted
+    /// while waiting for its model starts its next task with this).
+    pub fn clear(&self) {
+        self.pending.store(false, Ordering::SeqCst);
     }
 
     /// Runs `work` so that [`cancel`](Self::cancel) stops it: `None` when
-    /// cancelled. Stopping drops the future; bashkit closes what the request
-    /// held, and sandboxed programs are killed by their guards.
+    /// cancelled, before it started or while it ran. Stopping drops the
+    /// future; bashkit closes what the request held, and sandboxed programs
+    /// are killed by their guards.
     pub async fn guard<F: std::future::Future>(&self, work: F) -> Option<F::Output> {
-        // Registered before the work starts, so a cancel during it is never missed.
+        // Registered before the pending flag is read, so a cancel between
+        // the two is seen by one or the other, never by neither.
         let cancelled = self.notify.notified();
         tokio::pin!(cancelled);
         cancelled.as_mut().enable();
-        self.running.store(true, Ordering::SeqCst);
+        if self.pending.swap(false, Ordering::SeqCst) {
+            return None;
+        }
         let outcome = tokio::select! {
             output = work => Some(output),
             () = &mut cancelled => None,
         };
-        self.running.store(false, Ordering::SeqCst);
+        // Seen, or too late for this line: spent either way.
+        self.clear();
         outcome
     }
 }
@@ -258,5 +277,36 @@ fn describe_failure(error: &Error) -> (i32, Option<Duration>, Option<String>) {
             )),
         ),
         other => (1, None, Some(format!("clix: {other}\n"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CancelHandle;
+
+    #[tokio::test]
+    async fn a_cancel_before_the_work_starts_sticks_until_seen_then_clears() {
+        let handle = CancelHandle::default();
+        handle.cancel();
+        assert_eq!(handle.guard(async { 1 }).await, None, "the cancel came first: this work is cancelled");
+        assert_eq!(handle.guard(async { 2 }).await, Some(2), "seen once, then spent");
+        handle.cancel();
+        handle.clear();
+        assert_eq!(handle.guard(async { 3 }).await, Some(3), "a cleared cancel is forgotten");
+    }
+
+    #[tokio::test]
+    async fn a_cancel_during_the_work_stops_it_and_is_spent() {
+        let handle = CancelHandle::default();
+        let canceller = handle.clone();
+        let stopped = handle.guard(async move {
+            canceller.cancel();
+            std::future::pending::<()>().await
+        });
+        assert_eq!(stopped.await, None);
+        // A cancel that lands as the work ends is spent with it.
+        let late = handle.clone();
+        assert_eq!(handle.guard(async move { late.cancel() }).await, Some(()));
+        assert_eq!(handle.guard(async { 4 }).await, Some(4));
     }
 }
