@@ -13,8 +13,8 @@
 //!
 //!
 //! At run time ([`HubRuntime`]) it decides which tools are ready (self-test
-//! and version drift at load, cached by manifest and program modification
-//! times), calls them under governance (rate limit and one-at-a-time
+//! and version drift at load, cached by the manifest's and the program's
+//! modification and change times), calls them under governance (rate limit and one-at-a-time
 //! serialization shared by every clix process, the manifest's timeout, cwd
 //! and env), writes an audit line per call and reads `hub stats` back from
 //! it, and ranks tools for `hub search` with SQLite FTS5.

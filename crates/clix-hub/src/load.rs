@@ -48,8 +48,8 @@ pub struct Tool {
     /// From one of the user's own hub folders (not a workspace's
     /// `.clix/hub`, which comes with whatever repository was cloned).
     pub trusted: bool,
-    /// The manifest's and the program's modification stamps when loaded:
-    /// what a cached self-test result is valid for.
+    /// The manifest's and the program's modification and change times and
+    /// sizes when loaded: what a cached self-test result is valid for.
     pub(crate) stamp: String,
 }
 
@@ -575,14 +575,17 @@ fn host_stamp(p: &Path) -> String {
     )
 }
 
-/// The same for a file seen through a workspace handle.
+/// The same for a file seen through a workspace handle, with its mode: a
+/// program there may be swapped for another of the same size and
+/// modification time (`cp -p`), never of the same change time.
 fn entry_stamp(entry: Option<Entry>) -> String {
+    let time = |t: std::time::SystemTime| {
+        let since = t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        format!("{}.{}", since.as_secs(), since.subsec_nanos())
+    };
     entry.map_or_else(
         || "missing".to_string(),
-        |e| {
-            let since = e.modified.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-            format!("{}.{}/{}/{:o}", since.as_secs(), since.subsec_nanos(), e.len, e.mode)
-        },
+        |e| format!("{}/{}/{}/{:o}", time(e.modified), time(e.changed), e.len, e.mode),
     )
 }
 

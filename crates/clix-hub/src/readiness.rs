@@ -29,9 +29,9 @@ impl Readiness {
 }
 
 /// What a cached self-test result is valid for: this manifest and this
-/// program, as they were when loaded (any edit or rebuild changes a
-/// modification time; the stamps are taken at load, a workspace's through
-/// its handle).
+/// program, as they were when loaded: any edit, rebuild or replacement
+/// changes a change time (ctime), even when the modification time and size
+/// were kept. The stamps are taken at load, a workspace's through its handle.
 pub(crate) fn cache_key(tool: &Tool) -> String {
     format!("{}\0{}\0{}\0{}", tool.manifest.name, tool.manifest_path.display(), tool.program.display(), tool.stamp)
 }

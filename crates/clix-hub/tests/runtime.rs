@@ -242,6 +242,38 @@ async fn self_tests_hide_tools_that_are_not_ready_and_are_cached() {
     assert_eq!(runs(), 3, "an expired result is not used");
 }
 
+/// A workspace's program replaced by another of the same size, mode and
+/// modification time (`cp -p`, then `mv` over it) is tested again: its
+/// change time (ctime, which no user can set) is part of the cache key.
+#[tokio::test]
+async fn a_workspace_program_replaced_with_the_same_mtime_and_size_is_tested_again() {
+    let f = Fixture::new();
+    let ws_hub = f.ws.join(".clix/hub");
+    let dir = f.tool_in(&ws_hub, "swapped", json!({"self_test": ["--self-test"]}), "echo '{}'; exit 0");
+    let mut config = f.config(Duration::from_secs(600), &[]);
+    config.sources = vec![HubSource::workspace(&ws_hub)];
+    let hub = f.load_with(config.clone()).await;
+    assert!(hub.entry("swapped").unwrap().readiness.ready, "{:?}", hub.entry("swapped"));
+
+    let program = dir.join("run");
+    let before = std::fs::metadata(&program).unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    let swapped = dir.join("run.new");
+    std::fs::write(&swapped, "#!/bin/bash\necho '{}'; exit 1\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&swapped, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::File::options().write(true).open(&swapped).unwrap().set_modified(before.modified().unwrap()).unwrap();
+    std::fs::rename(&swapped, &program).unwrap();
+    let after = std::fs::metadata(&program).unwrap();
+    assert_eq!((after.len(), after.modified().unwrap()), (before.len(), before.modified().unwrap()));
+
+    let hub = f.load_with(config).await;
+    let entry = hub.entry("swapped").unwrap();
+    assert!(!entry.readiness.ready, "the cached result of the old program was used: {entry:?}");
+    let reason = entry.readiness.reason.as_deref().unwrap_or_default();
+    assert!(reason.contains("`swapped --self-test` failed"), "{reason}");
+}
+
 #[tokio::test]
 async fn version_drift_is_a_warning_not_a_failure() {
     let f = Fixture::new();

@@ -65,14 +65,28 @@ pub struct Entry {
     pub mode: u32,
     /// Last modification time, for listings and cache keys.
     pub modified: SystemTime,
+    /// Last status change (ctime): set by the kernel on every write, chmod
+    /// or rename, and unlike `modified` never to a time a user chooses
+    /// (`touch -d`, `cp -p`), so a cache key holding it sees a file replaced.
+    pub changed: SystemTime,
 }
 
 impl Entry {
     fn from_metadata(m: &cap_std::fs::Metadata) -> Self {
-        let seconds = Duration::new(m.mtime().unsigned_abs(), u32::try_from(m.mtime_nsec()).unwrap_or(0));
-        let modified = if m.mtime() >= 0 { SystemTime::UNIX_EPOCH + seconds } else { SystemTime::UNIX_EPOCH - seconds };
-        Entry { kind: Kind::of_mode(m.mode()), len: m.len(), mode: m.mode() & 0o7777, modified }
+        Entry {
+            kind: Kind::of_mode(m.mode()),
+            len: m.len(),
+            mode: m.mode() & 0o7777,
+            modified: since_epoch(m.mtime(), m.mtime_nsec()),
+            changed: since_epoch(m.ctime(), m.ctime_nsec()),
+        }
     }
+}
+
+/// A stat time (seconds, which may be negative, and nanoseconds) as a `SystemTime`.
+fn since_epoch(secs: i64, nanos: i64) -> SystemTime {
+    let span = Duration::new(secs.unsigned_abs(), u32::try_from(nanos).unwrap_or(0));
+    if secs >= 0 { SystemTime::UNIX_EPOCH + span } else { SystemTime::UNIX_EPOCH - span }
 }
 
 /// A folder opened once as a capability: every path given to it is resolved
