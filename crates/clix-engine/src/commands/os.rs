@@ -1,6 +1,7 @@
 //! Real programs, found on the host PATH, run through the sandbox.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -39,6 +40,60 @@ impl Deadline {
     }
 }
 
+/// Where the OS tier sends a name that is neither a shell builtin nor one of
+/// ours: the one rule [`OsResolver`] follows and the engine's stage
+/// explanation reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum HostChoice {
+    /// An HTTP client (`curl`, `wget`, `http`) while the session has no
+    /// network: the error says so, and how a person turns it on.
+    NoNetwork,
+    /// Found on the sandbox's PATH: this program runs in the sandbox.
+    Program(PathBuf),
+    /// Nowhere: the navigating unknown-command error, exit 127.
+    Unknown,
+}
+
+impl HostChoice {
+    /// The choice for `name`; `program` looks it up on the sandbox's PATH.
+    fn decide(network: bool, name: &str, program: impl FnOnce() -> Option<PathBuf>) -> Self {
+        if !network && clix_shell::NETWORK_BUILTINS.contains(&name) {
+            return HostChoice::NoNetwork;
+        }
+        program().map_or(HostChoice::Unknown, HostChoice::Program)
+    }
+
+    /// The choice for `name` in `sandbox`, looked up afresh.
+    pub(crate) fn of(sandbox: &Sandbox, name: &str) -> Self {
+        Self::decide(sandbox.settings().network, name, || sandbox.program_path(name))
+    }
+
+    /// Where the stage runs, for debug events: `sandbox` or `unknown`.
+    pub(crate) fn runs(&self) -> &'static str {
+        match self {
+            HostChoice::Program(_) => "sandbox",
+            HostChoice::NoNetwork | HostChoice::Unknown => "unknown",
+        }
+    }
+
+    /// Why, for debug events.
+    pub(crate) fn reason(&self) -> &'static str {
+        match self {
+            HostChoice::NoNetwork => "an HTTP client, and the session has no network (a person turns it on: --network)",
+            HostChoice::Program(_) => "not a shell builtin or clix command; found on the sandbox's PATH",
+            HostChoice::Unknown => "not a builtin, not a clix command, not on the sandbox's PATH: exit 127",
+        }
+    }
+
+    /// The program that runs, if one does.
+    pub(crate) fn program(&self) -> Option<&Path> {
+        match self {
+            HostChoice::Program(path) => Some(path),
+            HostChoice::NoNetwork | HostChoice::Unknown => None,
+        }
+    }
+}
+
 /// The OS tier in front of the unknown-command fallback: a name that exists
 /// on the sandbox's PATH runs there; any other name gets the navigating error.
 /// So do the HTTP clients (`curl`, `wget`, `http`) when the session has no
@@ -49,36 +104,46 @@ pub(crate) struct OsResolver {
     deadline: Deadline,
     fallback: UnknownCommands,
     /// PATH lookups, cached: bashkit asks on every unresolved name.
-    known: Mutex<HashMap<String, bool>>,
+    known: Mutex<HashMap<String, Option<PathBuf>>>,
 }
 
 impl OsResolver {
     pub(crate) fn new(sandbox: Arc<Sandbox>, timeout: Duration, deadline: Deadline, fallback: UnknownCommands) -> Self {
         OsResolver { sandbox, timeout, deadline, fallback, known: Mutex::default() }
     }
+
+    fn program_path(&self, name: &str) -> Option<PathBuf> {
+        let mut known = self.known.lock().unwrap_or_else(|p| p.into_inner());
+        known.entry(name.to_string()).or_insert_with(|| self.sandbox.program_path(name)).clone()
+    }
 }
 
 impl CommandResolver for OsResolver {
+    /// Called by bashkit at run time, for the name of the stage about to run;
+    /// the debug event is the decision itself, also for a name computed by
+    /// the line (`$tool x`), which the stage explanation made before the
+    /// line ran can only call "decided at run time".
     fn resolve(&self, name: &str) -> Option<Arc<dyn Builtin>> {
         let network = self.sandbox.settings().network;
-        if !network && clix_shell::NETWORK_BUILTINS.contains(&name) {
+        let choice = HostChoice::decide(network, name, || self.program_path(name));
+        tracing::debug!(
+            command = name,
+            runs = choice.runs(),
+            reason = choice.reason(),
+            program = choice.program().map(|p| p.display().to_string()),
+            "OS resolver: a name the shell does not know"
+        );
+        if choice.program().is_none() {
             return Some(self.fallback.command(name, network));
         }
-        let on_path = {
-            let mut known = self.known.lock().unwrap_or_else(|p| p.into_inner());
-            *known.entry(name.to_string()).or_insert_with(|| self.sandbox.has_program(name))
+        let program = OsProgram {
+            name: name.to_string(),
+            sandbox: Arc::clone(&self.sandbox),
+            timeout: self.timeout,
+            deadline: self.deadline.clone(),
+            network,
         };
-        if on_path {
-            let program = OsProgram {
-                name: name.to_string(),
-                sandbox: Arc::clone(&self.sandbox),
-                timeout: self.timeout,
-                deadline: self.deadline.clone(),
-                network,
-            };
-            return Some(Arc::new(program));
-        }
-        Some(self.fallback.command(name, network))
+        Some(Arc::new(program))
     }
 }
 

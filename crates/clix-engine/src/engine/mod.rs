@@ -4,20 +4,20 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clix_hub::{HubConfig, HubRuntime};
+use clix_hub::HubConfig;
 use clix_present::{Capture, CommandOutput, Origin, PresentOptions, SpillSink, present};
-use clix_sandbox::{AuditLog, Sandbox, SandboxSettings};
+use clix_sandbox::{Sandbox, SandboxSettings};
 use clix_shell::{
-    CancelHandle, CommandRegistry, CommandResolver, CommandSpec, Kind, RawResult, Session, SessionConfig, SessionError,
-    ShellLimits, Workspace,
+    CancelHandle, CommandRegistry, Kind, RawResult, Session, SessionConfig, SessionError, ShellLimits, Workspace,
 };
 
-use crate::catalog::{Catalog, HUB_SHOWN, SharedCatalog};
-use crate::commands::{
-    CallTime, Cat, Deadline, Help, HubCommand, HubTool, MemoryCommand, MemoryConfig, OsResolver, SandboxCommand, See,
-    SeenImage, SeenImages, UnknownCommands, Write, run_program,
-};
+use crate::catalog::{Catalog, SharedCatalog};
+use crate::commands::{CallTime, Deadline, MemoryConfig, SeenImage, SeenImages, run_program};
 use crate::spill::SpillDir;
+
+mod big_file;
+mod setup;
+mod stages;
 
 /// Everything an [`Engine`] needs to start.
 #[derive(Debug, Clone)]
@@ -72,64 +72,22 @@ pub struct Engine {
 }
 
 impl Engine {
+    /// Opens the workspace, sets up our commands, the OS tier and the hub
+    /// as `config` asks, and starts the shell session.
     pub async fn new(config: EngineConfig) -> Result<Self, SessionError> {
         let shared: SharedCatalog = Arc::default();
-        let mut registry = CommandRegistry::new();
-        registry.register(Arc::new(Help::new(Arc::clone(&shared))));
-        registry.register(Arc::new(Write::new()));
-        registry.register(Arc::new(Cat::new()));
         let seen = SeenImages::default();
-        registry.register(Arc::new(See::new(Arc::clone(&seen))));
-        if let Some(memory) = config.memory {
-            registry.register(Arc::new(MemoryCommand::new(memory)));
-        }
-        let unknown = UnknownCommands { catalog: Arc::clone(&shared) };
-        let timeout = config.limits.timeout();
+        let mut registry = setup::own_commands(&shared, &seen, config.memory);
         // Opened once, checked once: every later access goes through this handle.
         let workspace = Workspace::open(&config.workspace)?;
-        let sandbox = config.os.map(|os| {
-            let audit = os.audit_log.map(|path| AuditLog { path });
-            Arc::new(Sandbox::new(os.settings, workspace.root(), os.clix_config_dir.as_deref(), audit, os.session_id))
-        });
+        let sandbox = config.os.map(|os| setup::open_sandbox(os, &workspace));
         let deadline = Deadline::default();
-        let resolver: Arc<dyn CommandResolver> = match &sandbox {
-            Some(sandbox) => {
-                registry.register(Arc::new(SandboxCommand::new(Arc::clone(sandbox), timeout, deadline.clone())));
-                Arc::new(OsResolver::new(Arc::clone(sandbox), timeout, deadline.clone(), unknown))
-            }
-            None => Arc::new(unknown),
+        let time = CallTime { deadline: deadline.clone(), limit: config.limits.timeout() };
+        let resolver = setup::resolver(&mut registry, sandbox.as_ref(), &time, &shared);
+        let hub = match config.hub {
+            Some(hub) => setup::register_hub(&mut registry, hub, sandbox.clone(), &workspace, &time).await,
+            None => setup::HubPart::default(),
         };
-        let mut hub_names = Vec::new();
-        let (mut hub_not_ready, mut hub_problems) = (Vec::new(), 0);
-        if let Some(hub_config) = config.hub {
-            let mut hub = HubRuntime::load(hub_config, sandbox.clone(), Some(&workspace)).await;
-            let taken =
-                |name: &str| registry.get(name).is_some() || clix_shell::builtin_names().iter().any(|b| b == name);
-            let clashes: Vec<String> =
-                hub.ready().map(|t| t.manifest.name.clone()).filter(|name| taken(name) || name == "hub").collect();
-            for name in clashes {
-                hub.set_not_ready(
-                    &name,
-                    format!("its name is taken by the built-in command `{name}`; rename the tool"),
-                );
-            }
-            hub_not_ready = hub
-                .entries()
-                .iter()
-                .filter_map(|e| Some((e.tool.manifest.name.clone(), e.readiness.reason.clone()?)))
-                .collect();
-            hub_problems = hub.problems().len();
-            let hub = Arc::new(hub);
-            let time = CallTime { deadline: deadline.clone(), limit: timeout };
-            registry.register(Arc::new(HubCommand::new(Arc::clone(&hub), time.clone())));
-            // Usage counts come from reading the audit log: only paid for
-            // when the hub is too large to list whole.
-            let tools = if hub.ready().count() > HUB_SHOWN { hub.most_used(usize::MAX) } else { hub.ready().collect() };
-            for tool in tools {
-                hub_names.push(tool.manifest.name.clone());
-                registry.register(Arc::new(HubTool::new(tool, Arc::clone(&hub), time.clone())));
-            }
-        }
         let session = Session::new(SessionConfig {
             workspace,
             limits: config.limits,
@@ -137,14 +95,7 @@ impl Engine {
             resolver: Some(resolver),
         })
         .await?;
-
-        // `hub` stays callable without ready tools (people run `clix hub check`),
-        // but is not advertised to the model then: there is nothing to find.
-        let advertised = |s: &&CommandSpec| !hub_names.contains(&s.name) && (s.name != "hub" || !hub_names.is_empty());
-        let agent: Vec<CommandSpec> = registry.specs().filter(advertised).cloned().collect();
-        let hub = hub_names.iter().filter_map(|name| registry.get(name)).map(|c| c.spec().clone()).collect();
-        let standard = session.command_names().into_iter().filter(|name| registry.get(name).is_none()).collect();
-        let catalog = Catalog { agent, standard, hub, hub_not_ready, hub_problems };
+        let catalog = setup::catalog(&registry, &session, &hub);
         // Set exactly once, here, before any command can read it.
         let _ = shared.set(catalog.clone());
         let spill = SpillDir::new(session.folder());
@@ -157,7 +108,7 @@ impl Engine {
             deadline,
             seen,
             commands: registry,
-            hub_tools: hub_names,
+            hub_tools: hub.tools,
         })
     }
 
@@ -180,32 +131,17 @@ impl Engine {
         self.execute(line, stdin, None).await.0
     }
 
-    /// Layer 1: in-process, or whole in the sandbox's GNU bash when the line
-    /// streams a file too big for the in-process engine (see [`big_file_line`]).
+    /// Layer 1: in-process, or whole in the sandbox's GNU tools when the
+    /// line streams a file too big for the in-process engine (see
+    /// [`big_file::big_file_line`]).
     async fn execute(&mut self, line: &str, stdin: Option<&[u8]>, limit: Option<Duration>) -> (RawResult, Capture) {
         let configured = self.session.limits().timeout();
         let limit = limit.map_or(configured, |l| l.min(configured));
         self.deadline.start(limit);
         if let Some(sandbox) = &self.sandbox
-            && let Some(argv) = big_file_line(&self.session, sandbox, line)
+            && let Some(argv) = big_file::big_file_line(&self.session, sandbox, line)
         {
-            let cwd = self.session.cwd();
-            let started = std::time::Instant::now();
-            let run = run_program(sandbox, &argv, &cwd, stdin, &self.deadline, limit);
-            let result = self
-                .session
-                .cancel_handle()
-                .guard(run)
-                .await
-                .unwrap_or_else(|| clix_shell::ExecResult::err("clix: cancelled\n", clix_shell::CANCELLED_EXIT));
-            let raw = RawResult {
-                stdout: result.stdout.into_bytes(),
-                stderr: result.stderr.into_bytes(),
-                exit_code: result.exit_code,
-                duration: started.elapsed(),
-                timed_out: None,
-                capped: false,
-            };
+            let raw = self.run_whole_in_sandbox(sandbox, &argv, stdin, limit).await;
             return (raw, Capture::Complete);
         }
         if tracing::enabled!(tracing::Level::DEBUG) {
@@ -220,64 +156,30 @@ impl Engine {
         (raw, capture)
     }
 
-    /// Where each command of `line` runs, and why (debug events), in the
-    /// order bashkit dispatches a name: a function of the line, one of our
-    /// commands (a hub tool among them), one of its builtins, then the OS
-    /// resolver: a program on the sandbox's PATH, else the unknown-command error.
-    fn explain_stages(&self, line: &str) {
-        let Some(analysis) = self.session.analyze(line) else { return };
-        for (index, command) in analysis.commands.iter().enumerate() {
-            let Some(name) = command.name.as_deref() else {
-                if !command.is_assignment_only() {
-                    tracing::debug!(
-                        index,
-                        runs = "decided at run time",
-                        reason = "the command name is computed",
-                        "stage: where it runs"
-                    );
-                }
-                continue;
-            };
-            let (runs, reason, program) = self.where_runs(name, &analysis.functions);
-            let program = program.map(|p| p.display().to_string());
-            tracing::debug!(index, command = name, runs, reason, program, "stage: where it runs");
-        }
-    }
-
-    /// (where, why, the program that runs) for the command `name`.
-    fn where_runs(&self, name: &str, functions: &[String]) -> (&'static str, &'static str, Option<PathBuf>) {
-        if functions.iter().any(|f| f == name) {
-            return ("shell", "a function defined in this line, run by the in-process shell", None);
-        }
-        if self.commands.get(name).is_some() {
-            return if self.hub_tools.iter().any(|t| t == name) {
-                (
-                    "sandbox",
-                    "a hub tool: its words are checked against its manifest, its program runs in the sandbox",
-                    None,
-                )
-            } else {
-                ("clix", "one of clix's own commands, in process", None)
-            };
-        }
-        if clix_shell::builtin_names().iter().any(|b| b == name) {
-            return ("shell", "a builtin of the in-process shell (bashkit), never a host program", None);
-        }
-        if name.contains('/') {
-            return ("shell", "a path: the in-process shell handles it; host programs run only by name", None);
-        }
-        match &self.sandbox {
-            None => ("unknown", "not a builtin, and the OS tier is off (sandbox.mode = \"off\")", None),
-            // The OS resolver's own rule: no network, no HTTP client.
-            Some(sandbox) if !sandbox.settings().network && clix_shell::NETWORK_BUILTINS.contains(&name) => {
-                ("unknown", "an HTTP client, and the session has no network (a person turns it on: --network)", None)
-            }
-            Some(sandbox) => match sandbox.program_path(name) {
-                Some(path) => {
-                    ("sandbox", "not a shell builtin or clix command; found on the sandbox's PATH", Some(path))
-                }
-                None => ("unknown", "not a builtin, not a clix command, not on the sandbox's PATH: exit 127", None),
-            },
+    /// A routed big-file line: `argv` in the sandbox, cancellable like any line.
+    async fn run_whole_in_sandbox(
+        &self,
+        sandbox: &Sandbox,
+        argv: &[String],
+        stdin: Option<&[u8]>,
+        limit: Duration,
+    ) -> RawResult {
+        let cwd = self.session.cwd();
+        let started = std::time::Instant::now();
+        let run = run_program(sandbox, argv, &cwd, stdin, &self.deadline, limit);
+        let result = self
+            .session
+            .cancel_handle()
+            .guard(run)
+            .await
+            .unwrap_or_else(|| clix_shell::ExecResult::err("clix: cancelled\n", clix_shell::CANCELLED_EXIT));
+        RawResult {
+            stdout: result.stdout.into_bytes(),
+            stderr: result.stderr.into_bytes(),
+            exit_code: result.exit_code,
+            duration: started.elapsed(),
+            timed_out: None,
+            capped: false,
         }
     }
 
@@ -318,115 +220,6 @@ impl SpillSink for SessionSpill<'_> {
         self.dir.set_cwd(self.session.cwd());
         self.dir.spill(bytes)
     }
-}
-
-/// Standard tools whose GNU versions stream, so a line made only of them can
-/// run whole in the sandbox's bash over files of any size.
-const STREAMING_TOOLS: &[&str] = &[
-    "grep",
-    "egrep",
-    "fgrep",
-    "wc",
-    "sort",
-    "uniq",
-    "head",
-    "tail",
-    "cut",
-    "tr",
-    "sed",
-    "awk",
-    "cat",
-    "tac",
-    "nl",
-    "rev",
-    "md5sum",
-    "sha256sum",
-    "zcat",
-    "gzip",
-    "gunzip",
-    "tee",
-    "comm",
-    "join",
-    "paste",
-    "fold",
-    "expand",
-];
-
-/// Characters that make a line more than one plain command.
-const SHELL_SYNTAX: &[char] = &['|', '&', ';', '<', '>', '(', ')', '$', '`', '!', '{', '}', '*', '?', '[', '\n', '#'];
-
-/// The argv to run in the sandbox when `line` should bypass the in-process
-/// engine: every command is a streaming standard tool the sandbox has, every
-/// word is literal (so no session variable is needed), and some file it
-/// names is at least `big_file_mb`. bashkit buffers whole files and refuses
-/// inputs over its input cap; GNU tools stream them in constant memory.
-/// A single plain command runs directly; anything else runs in GNU bash.
-///
-/// Routed lines and big files left in the shell are debug events, with why;
-/// sizes are looked up for a line that could not be routed only when those
-/// events are on.
-fn big_file_line(session: &Session, sandbox: &Sandbox, line: &str) -> Option<Vec<String>> {
-    let analysis = session.analyze(line)?;
-    let dynamic = analysis.truncated
-        || analysis.has_dynamic_commands
-        || analysis.has_command_substitution
-        || analysis.has_interpreter_reentry
-        || !analysis.functions.is_empty()
-        || analysis.commands.is_empty();
-    let standard = !dynamic
-        && analysis.commands.iter().all(|c| {
-            c.name.as_deref().is_some_and(|n| STREAMING_TOOLS.contains(&n) && sandbox.has_program(n))
-            && c.assignments.is_empty()
-            && c.args.iter().all(Option::is_some)
-            // `cat -b` is our base64, not GNU's numbering.
-            && !(c.name.as_deref() == Some("cat") && c.args.iter().flatten().any(|a| a.starts_with('-')))
-        });
-    if !standard && !tracing::enabled!(tracing::Level::DEBUG) {
-        return None;
-    }
-    let threshold = sandbox.settings().big_file_mb << 20;
-    let cwd = session.cwd();
-    let big = analysis
-        .commands
-        .iter()
-        .flat_map(|c| c.args.iter().flatten())
-        .chain(analysis.redirects.iter().filter_map(|r| r.path.as_ref()))
-        // Through the handle: a word naming a place outside the workspace
-        // (`../x`, a symlink out) tells nothing about it.
-        .find_map(|word| {
-            let meta = session.folder().metadata(&cwd.join(word)).ok()?;
-            (meta.kind == Kind::File && meta.len >= threshold).then(|| (word.clone(), meta.len))
-        });
-    let (file, bytes) = big?;
-    if !standard {
-        let reason = if dynamic {
-            "the line computes commands or words at run time, or defines functions"
-        } else {
-            "not every command is a streaming standard tool the sandbox has (grep, wc, sort, awk, …)"
-        };
-        tracing::debug!(
-            file,
-            bytes,
-            threshold_bytes = threshold,
-            reason,
-            "big file, but the line stays in the in-process shell, which reads whole files (up to limits.max_input_bytes)"
-        );
-        return None;
-    }
-    let argv = match analysis.commands.as_slice() {
-        [only] if analysis.redirects.is_empty() && !line.contains(SHELL_SYNTAX) => {
-            only.name.iter().chain(only.args.iter().flatten()).cloned().collect::<Vec<_>>()
-        }
-        _ => ["bash", "-c", line].map(String::from).to_vec(),
-    };
-    tracing::debug!(
-        file,
-        bytes,
-        threshold_bytes = threshold,
-        runner = if argv[0] == "bash" { "GNU bash -c, the whole line" } else { argv[0].as_str() },
-        "big-file routing: the line runs whole in the sandbox's GNU tools, which stream (sandbox.big_file_mb)"
-    );
-    Some(argv)
 }
 
 /// The last command of `line` and the file it names, if that file exists.

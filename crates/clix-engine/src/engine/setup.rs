@@ -1,0 +1,120 @@
+//! The steps of [`Engine::new`](super::Engine::new): our commands, the OS
+//! tier, the hub's tools, then the catalog models and `help` read.
+
+use std::sync::Arc;
+
+use clix_hub::{HubConfig, HubRuntime};
+use clix_sandbox::{AuditLog, Sandbox};
+use clix_shell::{CommandRegistry, CommandResolver, CommandSpec, Session, Workspace};
+
+use super::OsTier;
+use crate::catalog::{Catalog, HUB_SHOWN, SharedCatalog};
+use crate::commands::{
+    CallTime, Cat, Help, HubCommand, HubTool, MemoryCommand, MemoryConfig, OsResolver, SandboxCommand, See, SeenImages,
+    UnknownCommands, Write,
+};
+
+/// The commands every engine has: `help`, `write`, `cat`, `see`, and
+/// `memory` when it has a store.
+pub(super) fn own_commands(
+    catalog: &SharedCatalog,
+    seen: &SeenImages,
+    memory: Option<MemoryConfig>,
+) -> CommandRegistry {
+    let mut registry = CommandRegistry::new();
+    registry.register(Arc::new(Help::new(Arc::clone(catalog))));
+    registry.register(Arc::new(Write::new()));
+    registry.register(Arc::new(Cat::new()));
+    registry.register(Arc::new(See::new(Arc::clone(seen))));
+    if let Some(memory) = memory {
+        registry.register(Arc::new(MemoryCommand::new(memory)));
+    }
+    registry
+}
+
+/// The sandbox of the OS tier, over the workspace the session opened.
+pub(super) fn open_sandbox(os: OsTier, workspace: &Workspace) -> Arc<Sandbox> {
+    let audit = os.audit_log.map(|path| AuditLog { path });
+    Arc::new(Sandbox::new(os.settings, workspace.root(), os.clix_config_dir.as_deref(), audit, os.session_id))
+}
+
+/// What answers a name the shell does not know: with a sandbox, the OS
+/// resolver (which also brings the `sandbox` command); without one, the
+/// unknown-command error alone.
+pub(super) fn resolver(
+    registry: &mut CommandRegistry,
+    sandbox: Option<&Arc<Sandbox>>,
+    time: &CallTime,
+    catalog: &SharedCatalog,
+) -> Arc<dyn CommandResolver> {
+    let unknown = UnknownCommands { catalog: Arc::clone(catalog) };
+    let Some(sandbox) = sandbox else { return Arc::new(unknown) };
+    registry.register(Arc::new(SandboxCommand::new(Arc::clone(sandbox), time.limit, time.deadline.clone())));
+    Arc::new(OsResolver::new(Arc::clone(sandbox), time.limit, time.deadline.clone(), unknown))
+}
+
+/// The hub's part of an engine, for its catalog and stage explanations.
+#[derive(Default)]
+pub(super) struct HubPart {
+    /// Ready tools registered as commands, most used first when the hub is large.
+    pub(super) tools: Vec<String>,
+    /// Tools of the session that are not ready, with why.
+    pub(super) not_ready: Vec<(String, String)>,
+    /// Manifests that did not load.
+    pub(super) problems: usize,
+}
+
+/// Loads the hub and registers `hub` and each ready tool as a command.
+pub(super) async fn register_hub(
+    registry: &mut CommandRegistry,
+    config: HubConfig,
+    sandbox: Option<Arc<Sandbox>>,
+    workspace: &Workspace,
+    time: &CallTime,
+) -> HubPart {
+    let mut hub = HubRuntime::load(config, sandbox, Some(workspace)).await;
+    refuse_taken_names(&mut hub, registry);
+    let not_ready = hub
+        .entries()
+        .iter()
+        .filter_map(|e| Some((e.tool.manifest.name.clone(), e.readiness.reason.clone()?)))
+        .collect();
+    let problems = hub.problems().len();
+    let hub = Arc::new(hub);
+    registry.register(Arc::new(HubCommand::new(Arc::clone(&hub), time.clone())));
+    // Usage counts come from reading the audit log: only paid for when the
+    // hub is too large to list whole.
+    let ready = if hub.ready().count() > HUB_SHOWN { hub.most_used(usize::MAX) } else { hub.ready().collect() };
+    let mut tools = Vec::new();
+    for tool in ready {
+        tools.push(tool.manifest.name.clone());
+        registry.register(Arc::new(HubTool::new(tool, Arc::clone(&hub), time.clone())));
+    }
+    HubPart { tools, not_ready, problems }
+}
+
+/// A tool named like one of our commands, a shell builtin or `hub` itself
+/// would be shadowed or shadow it: it is not ready, and says why.
+fn refuse_taken_names(hub: &mut HubRuntime, registry: &CommandRegistry) {
+    let taken = |name: &str| {
+        name == "hub" || registry.get(name).is_some() || clix_shell::builtin_names().iter().any(|b| b == name)
+    };
+    let clashes: Vec<String> = hub.ready().map(|t| t.manifest.name.clone()).filter(|name| taken(name)).collect();
+    for name in clashes {
+        hub.set_not_ready(&name, format!("its name is taken by the built-in command `{name}`; rename the tool"));
+    }
+}
+
+/// What models and `help` are told the session can run.
+pub(super) fn catalog(registry: &CommandRegistry, session: &Session, hub: &HubPart) -> Catalog {
+    // `hub` stays callable without ready tools (people run `clix hub check`),
+    // but is not advertised to the model then: there is nothing to find.
+    let advertised = |s: &&CommandSpec| !hub.tools.contains(&s.name) && (s.name != "hub" || !hub.tools.is_empty());
+    Catalog {
+        agent: registry.specs().filter(advertised).cloned().collect(),
+        standard: session.command_names().into_iter().filter(|name| registry.get(name).is_none()).collect(),
+        hub: hub.tools.iter().filter_map(|name| registry.get(name)).map(|c| c.spec().clone()).collect(),
+        hub_not_ready: hub.not_ready.clone(),
+        hub_problems: hub.problems,
+    }
+}
