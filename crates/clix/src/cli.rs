@@ -1,6 +1,6 @@
 //! Subcommands and their arguments.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{ErrorKind, IsTerminal, Read, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -70,6 +70,8 @@ enum Command {
     Hub(crate::hub_cmd::HubArgs),
     /// The agent's memory, for people: the same subcommands and flags as
     /// `memory` inside run (search|recent|store|facts|forget, --json).
+    /// clix's --log-level and --config may follow the subcommand; after `--`
+    /// every word is the memory's own.
     Memory {
         /// Folder whose name is the topic new memories get (default: the current folder).
         #[arg(long, value_name = "DIR")]
@@ -231,7 +233,8 @@ enum Format {
 
 pub(crate) async fn main() -> ExitCode {
     let color = if std::env::var_os("NO_COLOR").is_some() { ColorChoice::Never } else { ColorChoice::Auto };
-    let cli = match Cli::command_with_color(color).try_get_matches() {
+    let argv = hoist_global_flags(std::env::args_os().collect());
+    let cli = match Cli::command_with_color(color).try_get_matches_from(argv) {
         Ok(matches) => match <Cli as clap::FromArgMatches>::from_arg_matches(&matches) {
             Ok(cli) => cli,
             Err(e) => e.exit(),
@@ -241,11 +244,91 @@ pub(crate) async fn main() -> ExitCode {
     crate::logging::init(cli.log_level);
     match dispatch(cli).await {
         Ok(code) => code,
+        // The reader left (`clix run … | head -c 10`): nothing more to say, and no one to say it to.
+        Err(e) if is_broken_pipe(&e) => ExitCode::from(BROKEN_PIPE_EXIT),
         Err(e) => {
-            eprintln!("clix: {e:#}");
+            let _ = writeln!(std::io::stderr(), "clix: {e:#}");
             ExitCode::from(1)
         }
     }
+}
+
+/// The status of a program whose reader closed its stdout: what a shell
+/// reports for one killed by SIGPIPE (128 + 13), as `seq` or `cat` end.
+const BROKEN_PIPE_EXIT: u8 = 141;
+
+/// Whether `e` is, at bottom, a write to a closed pipe.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == ErrorKind::BrokenPipe))
+}
+
+/// Writes `bytes` to stdout, flushed. Every result clix prints goes through
+/// here (or [`outln`]): a closed stdout is an error that ends clix quietly
+/// with [`BROKEN_PIPE_EXIT`], never a panic as from `println!`.
+fn out(bytes: &[u8]) -> std::io::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(bytes)?;
+    stdout.flush()
+}
+
+/// [`out`] of `text` and a newline.
+fn outln(text: impl std::fmt::Display) -> std::io::Result<()> {
+    out(format!("{text}\n").as_bytes())
+}
+
+/// Writes a command's stderr bytes, flushed; a closed stderr ends clix as a closed stdout does.
+fn err(bytes: &[u8]) -> std::io::Result<()> {
+    let mut stderr = std::io::stderr().lock();
+    stderr.write_all(bytes)?;
+    stderr.flush()
+}
+
+/// Subcommands whose trailing words belong to another command (`clix memory
+/// …` and `clix hub …` run the engine's `memory` and `hub`): clap hands them
+/// every word after the subcommand, clix's own flags included.
+const TRAILING_WORDS: &[&str] = &["memory", "hub"];
+
+/// clix's global flags that take a value.
+const GLOBAL_FLAGS: &[&str] = &["--log-level", "--config"];
+
+/// `--log-level debug` or `--config=FILE`: a global flag and how many words it spans.
+fn global_flag(word: &std::ffi::OsStr) -> Option<usize> {
+    let word = word.to_str()?;
+    GLOBAL_FLAGS.iter().find_map(|flag| match word.strip_prefix(flag) {
+        Some("") => Some(2),
+        Some(value) if value.starts_with('=') => Some(1),
+        _ => None,
+    })
+}
+
+/// `argv` with the global flags written among a [`TRAILING_WORDS`]
+/// subcommand's words (`clix memory recent --log-level debug`) moved before
+/// the subcommand, where clap reads them as clix's; words after `--` stay
+/// the command's own (`clix memory store -- --config is a flag`).
+fn hoist_global_flags(argv: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut at = 1;
+    while let Some(span) = argv.get(at).and_then(|w| global_flag(w)) {
+        at += span;
+    }
+    if !argv.get(at).and_then(|w| w.to_str()).is_some_and(|sub| TRAILING_WORDS.contains(&sub)) {
+        return argv;
+    }
+    let (mut hoisted, mut words) = (Vec::new(), Vec::new());
+    let mut tail = argv[at..].iter().cloned();
+    while let Some(word) = tail.next() {
+        match global_flag(&word) {
+            _ if word == "--" => {
+                words.push(word);
+                words.extend(tail.by_ref());
+            }
+            Some(span) => {
+                hoisted.push(word);
+                hoisted.extend(tail.by_ref().take(span - 1));
+            }
+            None => words.push(word),
+        }
+    }
+    argv[..at].iter().cloned().chain(hoisted).chain(words).collect()
 }
 
 impl Cli {
@@ -269,7 +352,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                 Format::Anthropic => ToolFormat::Anthropic,
                 Format::Mcp => ToolFormat::Mcp,
             };
-            println!("{}", serde_json::to_string_pretty(&tool_definition(engine.catalog(), format))?);
+            outln(serde_json::to_string_pretty(&tool_definition(engine.catalog(), format))?)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Commands { json } => {
@@ -281,12 +364,14 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                     .iter()
                     .map(|s| json!({"name": s.name, "summary": s.summary, "usage": s.usage}))
                     .collect();
-                println!("{}", serde_json::to_string_pretty(&json!({"agent": agent, "standard": catalog.standard}))?);
+                outln(serde_json::to_string_pretty(&json!({"agent": agent, "standard": catalog.standard}))?)?;
             } else {
+                let mut text = String::new();
                 for spec in &catalog.agent {
-                    println!("{:8} {}", spec.name, spec.summary);
+                    text.push_str(&format!("{:8} {}\n", spec.name, spec.summary));
                 }
-                println!("\nstandard: {}", catalog.standard.join(" "));
+                text.push_str(&format!("\nstandard: {}\n", catalog.standard.join(" ")));
+                out(text.as_bytes())?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -296,7 +381,10 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Hub(args) => crate::hub_cmd::hub(&paths, args).await,
         Command::Completions { shell } => {
             let mut command = Cli::command_with_color(ColorChoice::Never);
-            clap_complete::generate(shell, &mut command, "clix", &mut std::io::stdout());
+            // Generated whole first: clap_complete panics on a failed write.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut command, "clix", &mut script);
+            out(&script)?;
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -400,8 +488,8 @@ async fn run_for_person(engine: &mut Engine, command: &str, args: &[String]) -> 
     let quoted: Vec<String> = args.iter().map(|a| format!("'{}'", a.replace('\'', "'\\''"))).collect();
     let line = format!("{command} {}", quoted.join(" "));
     let raw = engine.run_raw(line.trim_end(), read_piped_stdin()?.as_deref()).await;
-    std::io::stdout().write_all(&raw.stdout)?;
-    std::io::stderr().write_all(&raw.stderr)?;
+    out(&raw.stdout)?;
+    err(&raw.stderr)?;
     Ok(exit_code(raw.exit_code))
 }
 
@@ -414,17 +502,17 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
 
     if args.raw {
         let raw = engine.run_raw(&line, stdin.as_deref()).await;
-        std::io::stdout().write_all(&raw.stdout)?;
-        std::io::stderr().write_all(&raw.stderr)?;
+        out(&raw.stdout)?;
+        err(&raw.stderr)?;
         return Ok(exit_code(raw.exit_code));
     }
-    let out = engine.run(&line, stdin.as_deref()).await;
+    let shown = engine.run(&line, stdin.as_deref()).await;
     if args.json {
-        println!("{}", serde_json::to_string(&out.report_with_streams())?);
+        outln(serde_json::to_string(&shown.report_with_streams())?)?;
     } else {
-        println!("{}", out.text);
+        outln(&shown.text)?;
     }
-    Ok(exit_code(out.raw.exit_code))
+    Ok(exit_code(shown.raw.exit_code))
 }
 
 pub(crate) async fn start_engine(paths: &Paths, workspace: &Path, settings: &Settings) -> Result<Engine> {
@@ -501,7 +589,7 @@ fn exit_code(code: i32) -> ExitCode {
 
 fn config(paths: &Paths, action: ConfigAction) -> Result<ExitCode> {
     match action {
-        ConfigAction::Path => println!("{}", paths.config_file.display()),
+        ConfigAction::Path => outln(paths.config_file.display())?,
         ConfigAction::Init => {
             if paths.config_file.exists() {
                 bail!("{} already exists; edit it, or remove it first", paths.config_file.display());
@@ -511,7 +599,7 @@ fn config(paths: &Paths, action: ConfigAction) -> Result<ExitCode> {
             }
             std::fs::write(&paths.config_file, settings::default_file())
                 .with_context(|| format!("cannot write {}", paths.config_file.display()))?;
-            println!("wrote {}", paths.config_file.display());
+            outln(format_args!("wrote {}", paths.config_file.display()))?;
         }
         ConfigAction::Show { json } => {
             let loaded = settings::load(paths, &[])?;
@@ -529,13 +617,14 @@ fn config(paths: &Paths, action: ConfigAction) -> Result<ExitCode> {
                     .iter()
                     .map(|(k, s)| (k.clone(), json!({"value": shown(k, &s.value), "source": s.source.to_string()})))
                     .collect();
-                println!("{}", serde_json::to_string_pretty(&rows)?);
+                outln(serde_json::to_string_pretty(&rows)?)?;
             } else {
-                println!("# config file: {}", paths.config_file.display());
+                let mut text = format!("# config file: {}\n", paths.config_file.display());
                 let width = loaded.settings.keys().map(String::len).max().unwrap_or(0);
                 for (key, s) in &loaded.settings {
-                    println!("{key:width$} = {:<12} # {}", shown(key, &s.value).to_string(), s.source);
+                    text.push_str(&format!("{key:width$} = {:<12} # {}\n", shown(key, &s.value).to_string(), s.source));
                 }
+                out(text.as_bytes())?;
             }
         }
     }
@@ -551,5 +640,25 @@ mod tests {
     #[test]
     fn every_subcommand_definition_is_consistent() {
         Cli::command_with_color(ColorChoice::Never).debug_assert();
+    }
+
+    #[test]
+    fn global_flags_after_memory_or_hub_are_clix_s() {
+        let rows = [
+            ("clix memory recent --log-level debug", "clix --log-level debug memory recent"),
+            ("clix memory --log-level=info search x -t ops", "clix --log-level=info memory search x -t ops"),
+            ("clix --config c.toml hub list --config d.toml", "clix --config c.toml --config d.toml hub list"),
+            ("clix memory store -- --log-level debug", "clix memory store -- --log-level debug"),
+            ("clix memory recent --log-level", "clix --log-level memory recent"),
+            // Other subcommands take clap's word as it is.
+            ("clix run --log-level debug ls", "clix run --log-level debug ls"),
+            ("clix config show --log-level debug", "clix config show --log-level debug"),
+        ];
+        for (given, want) in rows {
+            let argv = given.split(' ').map(std::ffi::OsString::from).collect();
+            let got: Vec<String> =
+                hoist_global_flags(argv).into_iter().map(|w| w.to_string_lossy().into_owned()).collect();
+            assert_eq!(got.join(" "), want, "{given}");
+        }
     }
 }

@@ -275,3 +275,83 @@ fn completion_scripts_know_the_subcommands() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("possible values: bash"), "{}", stderr(&o));
 }
+
+/// A reader that is gone before clix writes a byte: every write is EPIPE.
+fn closed_pipe() -> std::io::PipeWriter {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    writer
+}
+
+#[test]
+fn a_closed_stdout_ends_clix_quietly_in_every_output_path() {
+    let env = Env::new();
+    let cases: [&[&str]; 8] = [
+        &["run", "seq 1 100000"],
+        &["run", "--raw", "seq 1 100000"],
+        &["run", "--json", "seq 1 100000"],
+        &["commands"],
+        &["tool-def"],
+        &["config", "show"],
+        &["completions", "bash"],
+        &["memory", "recent"],
+    ];
+    for args in cases {
+        let o = env.cmd(args).stdout(closed_pipe()).stderr(Stdio::piped()).output().unwrap();
+        assert_eq!(o.status.code(), Some(141), "{args:?}: as a program killed by SIGPIPE: {}", stderr(&o));
+        assert_eq!(stderr(&o), "", "{args:?}: no panic, no message to a reader who left");
+    }
+}
+
+#[test]
+fn clix_run_into_head_c_10_is_quiet() {
+    let env = Env::new();
+    let mut clix = env.cmd(&["run", "seq 1 100000"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let head = Command::new("head").arg("-c").arg("10").stdin(clix.stdout.take().unwrap()).output().unwrap();
+    let o = clix.wait_with_output().unwrap();
+    assert_eq!(head.stdout, b"1\n2\n3\n4\n5\n");
+    // Whether clix wrote everything before head left depends on timing; a panic never.
+    assert!(matches!(o.status.code(), Some(0 | 141)), "{:?}: {}", o.status, stderr(&o));
+    assert_eq!(stderr(&o), "");
+}
+
+#[test]
+fn debug_says_where_each_stage_ran_and_stdout_stays_the_result() {
+    let env = Env::new();
+    std::fs::write(env.ws.path().join("x.py"), "print('x')\nprint('y here')\n").unwrap();
+    // HOME, so the sandbox mounts the toolchains on PATH (pyenv's python3) as for a person.
+    let home = std::env::var_os("HOME").unwrap_or_default();
+    for line in ["python3 x.py | grep y", "P=python3; $P x.py | grep y"] {
+        let o = env.cmd(&["run", "--log-level", "debug", line]).env("HOME", &home).output().unwrap();
+        let (out, err) = (stdout(&o), stderr(&o));
+        assert_eq!(o.status.code(), Some(0), "{line}: {out}{err}");
+        assert!(out.starts_with("y here\n[exit:0 | ") && !out.contains("DEBUG"), "{line}: only the result: {out}");
+        let debug: Vec<&str> = err.lines().filter(|l| l.contains(" DEBUG ")).collect();
+        let says = |needles: &[&str]| debug.iter().any(|l| needles.iter().all(|n| l.contains(n)));
+        // Before the line runs: each stage, where and why.
+        assert!(
+            says(&["stage: where it runs", "command=\"grep\"", "runs=\"shell\"", "builtin of the in-process shell"]),
+            "{line}: {err}"
+        );
+        if line.starts_with('P') {
+            assert!(says(&["stage: where it runs", "decided at run time", "the command name is computed"]), "{err}");
+        } else {
+            assert!(says(&["stage: where it runs", "command=\"python3\"", "runs=\"sandbox\""]), "{err}");
+        }
+        // As it runs: the OS resolver's own choice, with the program, computed name or not.
+        assert!(
+            says(&[
+                "OS resolver",
+                "command=\"python3\"",
+                "runs=\"sandbox\"",
+                "found on the sandbox's PATH",
+                "python3\"",
+            ]),
+            "{line}: {err}"
+        );
+    }
+    // A name found nowhere: the resolver says why it is unknown.
+    let o = env.cmd(&["run", "--log-level", "debug", "no-such-tool-x1"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(127));
+    assert!(stderr(&o).contains("not on the sandbox's PATH: exit 127"), "{}", stderr(&o));
+}

@@ -274,3 +274,27 @@ async fn the_openai_compatible_embedder_against_the_scripted_server() {
     let shown = format!("{}{}", text(&stored.stdout), text(&stored.stderr));
     assert!(!shown.contains("sk-test"), "the key is never printed: {shown}");
 }
+
+#[test]
+fn clix_s_own_flags_work_after_the_subcommand() {
+    let h = Home::new();
+    let o = h.run(&["recent", "--log-level", "debug"]);
+    let (out, err) = (text(&o.stdout), text(&o.stderr));
+    assert_eq!(
+        (o.status.code(), out.as_str()),
+        (Some(0), "(no memories yet; memory store <text> adds one)\n"),
+        "{err}"
+    );
+    assert!(err.contains(" DEBUG ") && err.contains("stage: where it runs"), "the debug events are on: {err}");
+    let o = h.run(&["--log-level=debug", "facts", "--json"]);
+    assert_eq!((o.status.code(), text(&o.stdout).as_str()), (Some(0), "[]\n"));
+    assert!(text(&o.stderr).contains(" DEBUG "), "{}", text(&o.stderr));
+    // A bad value is clix's usage error, not a memory word.
+    let o = h.run(&["recent", "--log-level", "loud"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("invalid value 'loud'"), "{}", text(&o.stderr));
+    // After `--` the words are the memory's own.
+    h.ok(&["store", "--", "--log-level", "debug", "shows why"]);
+    let recent = h.json(&["recent", "--json"]);
+    assert_eq!(recent[0]["text"], "--log-level debug shows why", "{recent}");
+}
