@@ -77,9 +77,11 @@ pub enum MemoryAccess {
 /// Where memories go, whose they are, and how they are embedded.
 #[derive(Clone, Default)]
 pub struct MemoryConfig {
+    /// The SQLite file of the store (`<data>/memory.sqlite`).
     pub path: std::path::PathBuf,
     /// Topic of what this session stores (default: the workspace's name).
     pub topic: String,
+    /// Identifies this session in each memory it stores.
     pub session: String,
     /// The `[memory]` section: the embedder (none by default: full text only).
     pub settings: MemorySettings,
@@ -89,15 +91,19 @@ pub struct MemoryConfig {
     pub access: MemoryAccess,
 }
 
+/// Written out only because `progress` is a callback, which has no `Debug`:
+/// every other field is shown as derived (the settings' API key is a
+/// `Secret`, shown as `***`).
 impl std::fmt::Debug for MemoryConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MemoryConfig")
             .field("path", &self.path)
             .field("topic", &self.topic)
             .field("session", &self.session)
-            .field("embedder", &self.settings.embedder)
+            .field("settings", &self.settings)
+            .field("progress", &self.progress.as_ref().map(|_| "callback"))
             .field("access", &self.access)
-            .finish_non_exhaustive()
+            .finish()
     }
 }
 
@@ -425,4 +431,28 @@ fn show_memories(memories: &[Memory], json: bool) -> String {
         return "(no memories yet; memory store <text> adds one)\n".into();
     }
     memories.iter().map(|m| format!("#{} [{} · {} · {}] {}\n", m.id, m.topic, m.kind, m.date, m.text)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_shows_every_field_but_never_the_api_key() {
+        let config = MemoryConfig {
+            topic: "proj".into(),
+            settings: MemorySettings {
+                embedder: "openai".into(),
+                api_key: clix_common::Secret::new("sk-canary-5e1d"),
+                ..Default::default()
+            },
+            progress: Some(Arc::new(|_, _| {})),
+            ..Default::default()
+        };
+        let shown = format!("{config:?}");
+        assert!(!shown.contains("canary"), "{shown}");
+        for part in ["api_key: Secret(***)", "embedder: \"openai\"", "topic: \"proj\"", "Some(\"callback\")", "Session"] {
+            assert!(shown.contains(part), "{part} in {shown}");
+        }
+    }
 }
