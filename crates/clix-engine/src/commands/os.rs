@@ -182,7 +182,12 @@ impl Builtin for OsProgram {
 
 /// Runs `argv` in the sandbox within what is left of the line's `limit`,
 /// and turns the outcome into a shell result. Notes about time-outs and
-/// dropped output go to stderr, where the model sees them.
+/// dropped output go to this stage's stderr, where the model sees them.
+/// They are written here, in Layer 1, because they are about this stage:
+/// in `python3 slow.py | head` only the stage knows it was stopped (the
+/// line's exit code is `head`'s), and its stderr follows the line's
+/// redirections like any program's. A line stopped as a whole is Layer 2's
+/// to say (`RawResult::timed_out`); the wording is one, `clix_present::timeout_line`.
 pub(crate) async fn run_program(
     sandbox: &Sandbox,
     argv: &[String],

@@ -1,4 +1,11 @@
 //! The last stop for a name nothing else runs: a navigating error, exit 127.
+//!
+//! The message is Layer-2 wording (`clix_present::unknown_command_message`)
+//! written while Layer 1 runs, on purpose: it is this stage's own stderr, as
+//! bash's "command not found" is, so it follows the line's redirections
+//! (`2>/dev/null`, `2>&1 | grep`, `|| fallback`), which only the shell
+//! applies, and it belongs to one stage, which Layer 2 (one result for the
+//! whole line) cannot tell apart. `--raw` shows it as bash would show its own.
 
 use std::sync::Arc;
 
