@@ -19,7 +19,8 @@ use crate::manifest::Manifest;
 pub type EnvLookup = Arc<dyn EnvSource>;
 
 /// What an [`EnvLookup`] calls: a function from a variable's name to its
-/// value, kept a [`Secret`] until [`tool_env`] hands it to the tool.
+/// value, kept a [`Secret`] until the hub builds the environment of the
+/// tool whose manifest asked for it.
 pub trait EnvSource: Fn(&str) -> Option<Secret> + Send + Sync {}
 
 impl<F: Fn(&str) -> Option<Secret> + Send + Sync> EnvSource for F {}

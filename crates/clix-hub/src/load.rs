@@ -35,6 +35,7 @@ pub(crate) const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
 /// A tool that loaded: its manifest and where its program is.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tool {
+    /// What the manifest declares, checked.
     pub manifest: Manifest,
     /// The manifest file.
     pub manifest_path: PathBuf,
@@ -56,6 +57,7 @@ pub struct Tool {
 /// One folder to scan.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HubSource {
+    /// The folder, as the user or the config named it.
     pub path: PathBuf,
     /// A folder named by the user (`--hub DIR`) must exist; a default one may be absent.
     pub must_exist: bool,
@@ -68,20 +70,25 @@ pub struct HubSource {
 }
 
 impl HubSource {
+    /// A folder the user named (`--hub DIR`, `hub.dirs`, `CLIX_HUB_PATH`):
+    /// one that does not exist is a problem.
     pub fn explicit(path: impl Into<PathBuf>) -> Self {
         Self { path: path.into(), must_exist: true, trusted: true }
     }
 
+    /// The config folder's `hub/`: the user's, and fine to be absent.
     pub fn default_dir(path: impl Into<PathBuf>) -> Self {
         Self { path: path.into(), must_exist: false, trusted: true }
     }
 
-    /// A workspace's own hub folder.
+    /// A workspace's own hub folder (`.clix/hub`): untrusted, read only
+    /// beneath the workspace handle, and fine to be absent.
     pub fn workspace(path: impl Into<PathBuf>) -> Self {
         Self { path: path.into(), must_exist: false, trusted: false }
     }
 }
 
+/// How manifests' commands are looked up while loading.
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
     /// The PATH searched for a bare `command` name; `None` uses this process's PATH.
@@ -91,11 +98,15 @@ pub struct LoadOptions {
 /// The result of loading a hub: the tools that are available and every problem.
 #[derive(Debug, Clone, Default)]
 pub struct Hub {
+    /// The tools that loaded, first of each name only, in the sources' order.
     pub tools: Vec<Tool>,
+    /// Why each other manifest (or folder) did not load; each one makes
+    /// only its own tool unavailable.
     pub problems: Vec<Problem>,
 }
 
 impl Hub {
+    /// The tool of that name, if it loaded.
     pub fn get(&self, name: &str) -> Option<&Tool> {
         self.tools.iter().find(|t| t.manifest.name == name)
     }

@@ -17,9 +17,13 @@ use crate::problem::FieldProblem;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ParamType {
+    /// Any text, passed as written.
     String,
+    /// A whole number (`-5`, `100`).
     Integer,
+    /// A whole or decimal number (`0.25`).
     Number,
+    /// A bare `--name` flag when true, nothing when false.
     Boolean,
     /// A list of scalars, mapped to a repeated flag.
     Array,
@@ -28,9 +32,11 @@ pub enum ParamType {
 }
 
 impl ParamType {
-    pub const NAMES: [&'static str; 6] = ["string", "integer", "number", "boolean", "array", "enum"];
+    /// How a manifest writes each type, in the order of the variants.
+    pub(crate) const NAMES: [&'static str; 6] = ["string", "integer", "number", "boolean", "array", "enum"];
 
-    pub fn parse(s: &str) -> Option<Self> {
+    /// The type a manifest's `type` field names, if it is one.
+    pub(crate) fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "string" => Self::String,
             "integer" => Self::Integer,
@@ -42,6 +48,7 @@ impl ParamType {
         })
     }
 
+    /// How a manifest and the usage write this type.
     pub fn as_str(self) -> &'static str {
         Self::NAMES[self as usize]
     }
@@ -50,12 +57,18 @@ impl ParamType {
 /// One declared parameter of a tool.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Parameter {
+    /// The flag's name without dashes (`keyword` is `--keyword`), also the
+    /// key of a call's JSON arguments.
     pub name: String,
+    /// What values it takes, checked before the tool runs.
     #[serde(rename = "type")]
     pub ty: ParamType,
+    /// A call without it (and without a `default`) is a parameter error.
     pub required: bool,
+    /// The value used when a call does not give one; checked against `ty` at load.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default: Option<Value>,
+    /// One line for the usage; empty when the manifest gives none.
     pub description: String,
     /// Passed as a bare argument (after all flags, in declared order) instead of `--name value`.
     pub positional: bool,
@@ -74,9 +87,12 @@ pub enum OutputFormat {
     Text,
 }
 
+/// The manifest's `output`: what a successful call's stdout must be.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Output {
+    /// JSON (the default) or plain text.
     pub format: OutputFormat,
+    /// A JSON Schema the JSON output must satisfy (checked at load and on every call).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub schema: Option<Value>,
 }
@@ -90,17 +106,30 @@ impl Default for Output {
 /// A validated tool manifest: the seed's fields plus ours.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Manifest {
+    /// The command the tool is called by (`log-search`), unique in a session.
     pub name: String,
+    /// The tool's version as the manifest states it; a different one printed
+    /// by `version_args` is reported as drift.
     pub version: String,
+    /// What the tool is for, shown in `hub list` and searched by `hub search`.
     pub description: String,
     /// As written: a path relative to the manifest's folder, an absolute path, or a name on PATH.
     pub command: String,
+    /// The flags and positional arguments a call may give, in declared order.
     pub parameters: Vec<Parameter>,
+    /// What stdout must be on success.
     pub output: Output,
+    /// What the tool says it needs (`read:logs`), shown by `hub info`; not enforced.
     pub permissions: Vec<String>,
+    /// Longest a call may run, in milliseconds (30 s when absent; a session's
+    /// own limit may cut it shorter).
     pub timeout_ms: Option<u64>,
+    /// The folder calls run in, relative to the manifest's folder; absent:
+    /// the session's current folder.
     pub cwd: Option<String>,
+    /// Variables set for the tool, each `${NAME}` filled from `[hub.env]`.
     pub env: BTreeMap<String, String>,
+    /// A group of tools a session can be limited to (`--domain`).
     pub domain: Option<String>,
     /// Example command lines, shown in the usage.
     pub examples: Vec<String>,
@@ -117,6 +146,7 @@ pub struct Manifest {
 }
 
 impl Manifest {
+    /// The declared parameter of that name.
     pub fn parameter(&self, name: &str) -> Option<&Parameter> {
         self.parameters.iter().find(|p| p.name == name)
     }

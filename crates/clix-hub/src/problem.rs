@@ -31,21 +31,25 @@ impl fmt::Display for Problem {
     }
 }
 
-/// A problem inside one manifest document, before its file is known.
+/// A problem inside one manifest document, before its file is known
+/// (what [`parse_manifest`](crate::parse_manifest) answers).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldProblem {
+    /// Dotted path of the field, e.g. `parameters[1].type`; empty for the document as a whole.
     pub field: String,
+    /// What is wrong.
     pub message: String,
+    /// How to fix it.
     pub fix: String,
 }
 
 impl FieldProblem {
-    pub fn new(field: impl Into<String>, message: impl Into<String>, fix: impl Into<String>) -> Self {
+    pub(crate) fn new(field: impl Into<String>, message: impl Into<String>, fix: impl Into<String>) -> Self {
         Self { field: field.into(), message: message.into(), fix: fix.into() }
     }
 
     /// Attach the file this problem was found in.
-    pub fn in_file(self, file: impl Into<PathBuf>) -> Problem {
+    pub(crate) fn in_file(self, file: impl Into<PathBuf>) -> Problem {
         Problem { file: file.into(), field: self.field, message: self.message, fix: self.fix }
     }
 }

@@ -13,8 +13,11 @@ use crate::load::Tool;
 /// The longest a self-test or version check may take.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Whether a tool can be called in this session, and why not; what its
+/// self-test and version check found at load (or the cache remembered).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Readiness {
+    /// It can be called: a tool that is not ready is no command of the session.
     pub ready: bool,
     /// Why the tool is not ready.
     pub reason: Option<String>,
@@ -23,7 +26,7 @@ pub struct Readiness {
 }
 
 impl Readiness {
-    pub fn not_ready(reason: impl Into<String>) -> Self {
+    pub(crate) fn not_ready(reason: impl Into<String>) -> Self {
         Readiness { ready: false, reason: Some(reason.into()), drift: None }
     }
 }

@@ -39,12 +39,15 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How a session's hub is found and run.
 #[derive(Debug, Clone)]
 pub struct HubConfig {
+    /// The hub folders, in the order [`hub_sources`](crate::hub_sources) gives.
     pub sources: Vec<HubSource>,
+    /// How manifests' commands are looked up.
     pub load: LoadOptions,
     /// Only tools of these domains exist for the session; empty means all.
     pub domains: Vec<String>,
     /// Holds `hub.sqlite` (self-test cache, rate counts) and the serialize locks.
     pub state_dir: PathBuf,
+    /// How long a cached self-test result is used while the tool's files are unchanged.
     pub self_test_ttl: Duration,
     /// Fills `${NAME}` in manifests' `env`.
     pub env: EnvLookup,
@@ -57,7 +60,9 @@ pub struct HubConfig {
 /// A tool of the session and whether it can be called.
 #[derive(Debug, Clone)]
 pub struct Entry {
+    /// The tool as it loaded.
     pub tool: Tool,
+    /// Whether it can be called, and why not.
     pub readiness: Readiness,
 }
 
@@ -68,6 +73,8 @@ pub struct CallResult {
     pub stdout: Vec<u8>,
     /// The tool's own log lines, then clix's `[error] …` and `hint: …` lines.
     pub stderr: String,
+    /// The tool's own exit code, or clix's for a call it refused
+    /// (`clix_common::exit`: 2 a parameter error, 75 try later, 127 no such tool…).
     pub exit_code: i32,
     /// What the audit log and `hub stats` count the call as: the tool's own
     /// `error_code`, or clix's (`TIMEOUT`, `PARAMETER`, …); `None` on success.
@@ -90,6 +97,9 @@ impl CallResult {
     }
 }
 
+/// A session's hub once loaded: its tools with their readiness, the
+/// manifests' problems, and governed calls (argv only, sandboxed,
+/// rate-limited, serialized, audited). Shared by every command of a session.
 pub struct HubRuntime {
     entries: Vec<Entry>,
     problems: Vec<Problem>,
@@ -158,6 +168,7 @@ impl HubRuntime {
         &self.entries
     }
 
+    /// Why the manifests that did not load were refused (what `hub check` prints).
     pub fn problems(&self) -> &[Problem] {
         &self.problems
     }
@@ -167,11 +178,13 @@ impl HubRuntime {
         self.entries.iter().filter(|e| e.readiness.ready).map(|e| &e.tool)
     }
 
+    /// The tool of that name, ready or not.
     pub fn entry(&self, name: &str) -> Option<&Entry> {
         self.entries.iter().find(|e| e.tool.manifest.name == name)
     }
 
-    pub fn audit_log(&self) -> Option<&Path> {
+    /// Where calls are audited (and `hub stats` reads), if anywhere.
+    fn audit_log(&self) -> Option<&Path> {
         self.config.audit_log.as_deref()
     }
 

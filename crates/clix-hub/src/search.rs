@@ -10,7 +10,9 @@ use crate::manifest::Manifest;
 /// A ranked tool.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Found {
+    /// The tool's name, the command to call it by.
     pub name: String,
+    /// Its manifest's description.
     pub description: String,
     /// Higher is better (negated BM25).
     pub score: f64,

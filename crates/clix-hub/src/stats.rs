@@ -30,12 +30,17 @@ pub(crate) struct CallRecord {
 /// The figures of one tool.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolStats {
+    /// The tool's name.
     pub tool: String,
+    /// Calls in the audit log, refused and cancelled ones included.
     pub calls: u64,
+    /// Calls that exited 0.
     pub ok: u64,
     /// `ok / calls`, 0..=1.
     pub success_rate: f64,
+    /// Median call duration in milliseconds (nearest rank).
     pub p50_ms: u128,
+    /// 95th percentile call duration in milliseconds (nearest rank).
     pub p95_ms: u128,
     /// Error code → calls that ended with it.
     pub errors: BTreeMap<String, u64>,

@@ -10,8 +10,11 @@ const CONTROL_RATIO: f64 = 0.10;
 pub enum BinaryKind {
     /// Image data recognised by its magic bytes; the format name is upper case (`PNG`).
     Image(String),
-    /// Any other binary data; `mime` is a best guess such as `application/zip`.
-    Other { mime: Option<String> },
+    /// Any other binary data.
+    Other {
+        /// A best guess from the magic bytes, such as `application/zip`; `None` when unknown.
+        mime: Option<String>,
+    },
 }
 
 /// Classifies `bytes`; `None` means they are text a model may read.

@@ -8,6 +8,7 @@
 /// One program that is not here, and what works instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MissingProgram {
+    /// The command name an agent types (`rename`, `vim`, `sudo`).
     pub name: &'static str,
     /// What to do instead, one line, without the name.
     pub advice: &'static str,

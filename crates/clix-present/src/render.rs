@@ -40,29 +40,42 @@ impl Default for PresentOptions {
 /// The raw result of one command line, as Layer 1 produced it.
 #[derive(Debug, Clone, Copy)]
 pub struct CommandOutput<'a> {
+    /// Everything the line printed on stdout, as captured.
     pub stdout: &'a [u8],
+    /// Everything it printed on stderr, shown after a `[stderr]` label.
     pub stderr: &'a [u8],
+    /// The line's exit code, shown in the footer.
     pub exit_code: i32,
+    /// How long the line ran, shown in the footer.
     pub duration: Duration,
     /// Set when the engine stopped the line at this time limit.
     pub timed_out: Option<Duration>,
+    /// Whether the capture kept every byte (a capped one is said so).
     pub capture: Capture,
 }
 
 /// Whether the engine kept everything the command printed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Capture {
+    /// Every byte the command printed is in `stdout` and `stderr`.
     #[default]
     Complete,
-    /// Capture stopped at `limit` bytes; `dropped` says how many more came, when known.
-    Capped { limit: u64, dropped: Option<u64> },
+    /// Capture stopped at a limit; the rest was dropped.
+    Capped {
+        /// How many bytes were kept.
+        limit: u64,
+        /// How many more bytes came, when known.
+        dropped: Option<u64>,
+    },
 }
 
 /// What produced the final output, when it is known: the last command of
 /// the line and the file it read. Used to point at `see` or `cat -b`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Origin {
+    /// The last command of the line (`cat`), for the usage hint and the binary message.
     pub command: Option<String>,
+    /// The file that command read, if one: `see FILE` or `cat -b FILE` is suggested for it.
     pub path: Option<String>,
 }
 
@@ -75,6 +88,8 @@ pub trait SpillSink {
 /// The text a model reads, and what structured callers want to know about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Presentation {
+    /// What the model reads: the output (or its preview), `[stderr]`, hints
+    /// and the `[exit:N | 12ms]` footer, always valid UTF-8.
     pub text: String,
     /// Some output was shown only as a preview.
     pub truncated: bool,
