@@ -1,6 +1,8 @@
 //! Memory in the loop (seed 000/002): the topic's facts go into the system
 //! prompt, each new task gets a marked block of the memories most relevant
 //! to it, and the session ends with a short summary stored for next time.
+//! Beside its own topic, every session reads the `global` one (facts and
+//! notes a person marked true in every project), and no other.
 //!
 //! This uses `clix-memory` directly rather than through a trait of its own:
 //! memory sits beside the engine in the crate graph (ARCHITECTURE.md), so
@@ -10,7 +12,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use clix_memory::{Filter, Hit, MemorySettings, Store};
+use clix_memory::{Filter, GLOBAL_TOPIC, Hit, Memory, MemorySettings, Store};
 
 /// Most facts placed in the system prompt (the newest), and their total size.
 const MAX_FACTS: usize = 50;
@@ -40,10 +42,16 @@ pub(crate) struct Recalled {
 }
 
 impl AgentMemory {
-    pub fn new(store: Store, topic: impl Into<String>, settings: MemorySettings) -> Self {
-        AgentMemory { store: Arc::new(Mutex::new(store)), topic: topic.into(), settings, problems: Vec::new() }
+    /// The memory of a session of `topic`. The store is confined to that
+    /// topic and the global one (what a person marked true everywhere):
+    /// the agent reads both, and nothing of other projects.
+    pub fn new(mut store: Store, topic: impl Into<String>, settings: MemorySettings) -> Self {
+        let topic = topic.into();
+        store.confine_to(&[&topic, GLOBAL_TOPIC]);
+        AgentMemory { store: Arc::new(Mutex::new(store)), topic, settings, problems: Vec::new() }
     }
 
+    /// The session's topic: where its summary is stored.
     pub fn topic(&self) -> &str {
         &self.topic
     }
@@ -88,40 +96,52 @@ impl AgentMemory {
              topic is {:?}.",
             self.topic
         );
-        let read = self.store().facts(&self.topic);
+        // The store is confined: this topic's facts and the global ones.
+        let read = self.store().facts("");
         let facts = read.unwrap_or_else(|e| {
             self.problems.push(format!("cannot read the topic's facts: {e}"));
             Vec::new()
         });
-        if facts.is_empty() {
-            return note;
-        }
-        note.push_str("\n\nFacts stored about this topic in earlier sessions:");
-        let mut used = 0;
-        for fact in facts.iter().take(MAX_FACTS) {
-            let line = format!("\n- {} (#{}, {})", one_line(&fact.text), fact.id, fact.date);
-            used += line.len();
-            if used > MAX_FACTS_CHARS {
-                note.push_str("\n- … (more: memory facts)");
-                break;
+        let (own, global): (Vec<Memory>, Vec<Memory>) = facts.into_iter().partition(|f| f.topic == self.topic);
+        let sections = [
+            ("Facts stored about this topic in earlier sessions:", own),
+            ("Global facts (a person marked them true in every project):", global),
+        ];
+        let (mut facts_left, mut chars_left) = (MAX_FACTS, MAX_FACTS_CHARS);
+        for (heading, facts) in sections {
+            if facts.is_empty() || facts_left == 0 {
+                continue;
             }
-            note.push_str(&line);
+            note.push_str("\n\n");
+            note.push_str(heading);
+            for fact in facts {
+                let line = format!("\n- {} (#{}, {})", one_line(&fact.text), fact.id, fact.date);
+                if facts_left == 0 || line.len() > chars_left {
+                    note.push_str("\n- … (more: memory facts)");
+                    facts_left = 0;
+                    break;
+                }
+                facts_left -= 1;
+                chars_left -= line.len();
+                note.push_str(&line);
+            }
         }
         note
     }
 
-    /// The memories most relevant to `task` above the thresholds (facts of
-    /// this topic are left out: the system prompt has them), as a marked
-    /// block; `None` when nothing passes.
+    /// The memories of this topic and the global one most relevant to
+    /// `task`, above the thresholds (facts are left out: the system prompt
+    /// has them), as a marked block; `None` when nothing passes.
     pub(crate) async fn recall(&mut self, task: &str) -> Option<Recalled> {
         if self.settings.recall == 0 {
             return None;
         }
-        let (task, topic) = (task.to_string(), self.topic.clone());
+        let task = task.to_string();
         let wanted = RECALL_CANDIDATES.max(self.settings.recall);
+        // Any topic of the confined store: this one and the global one, ranked together.
         let searched = self
             .with_store(move |store| {
-                store.search(&task, &Filter { topic: &topic, keyword: "" }, wanted).map_err(|e| e.to_string())
+                store.search(&task, &Filter { topic: "", keyword: "" }, wanted).map_err(|e| e.to_string())
             })
             .await;
         let hits = match searched {
@@ -178,6 +198,7 @@ impl AgentMemory {
             };
             tracing::debug!(
                 id = h.memory.id,
+                topic = %h.memory.topic,
                 kind = %h.memory.kind,
                 score = h.score,
                 bm25 = h.bm25,

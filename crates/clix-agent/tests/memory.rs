@@ -7,7 +7,7 @@
 mod support;
 
 use clix_agent::{Agent, AgentMemory, AgentSettings, Event, ProviderKind, StopReason};
-use clix_memory::{MemorySettings, Store};
+use clix_memory::{GLOBAL_TOPIC, MemorySettings, Store};
 use support::{Server, engine, openai_calls, openai_text, provider, run_call, start, start_with_summarizer};
 
 const NOTES: &[&str] = &[
@@ -173,4 +173,41 @@ async fn memory_that_fails_is_reported_and_the_run_goes_on() {
         errors.iter().any(|m| m.starts_with("memory: ") && m.contains("connection refused")),
         "the failing embedder is said: {errors:?}"
     );
+}
+
+#[tokio::test]
+async fn the_global_topic_is_read_in_every_workspace_and_no_other_topic_is() {
+    let server = start(vec![openai_text("In the ops channel, and never after 18:00.", 1, 1)]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = store(dir.path());
+    s.store("never deploy to production after 18:00", GLOBAL_TOPIC, "fact", "person").unwrap();
+    let global_note =
+        s.store("production deploys are announced in the ops channel first", GLOBAL_TOPIC, "note", "person").unwrap();
+    s.store("production deploys of the other project are announced by the release train", "elsewhere", "note", "x")
+        .unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let mut engine = engine(ws.path()).await;
+    let provider = provider(ProviderKind::OpenAi, format!("{}/v1", server.url), None, "scripted", true);
+    let memory = MemorySettings { summaries: false, ..MemorySettings::default() };
+    let mut agent =
+        Agent::new(&mut engine, provider, settings(), None).with_memory(AgentMemory::new(s, "proj", memory));
+    let mut events = Vec::new();
+    let stop = agent.run("how are production deploys announced?", &mut |e| events.push(e.clone())).await.stop_reason;
+    assert_eq!(stop, StopReason::Answered);
+
+    let system = content(&server, 0, 0);
+    let global = system.find("Global facts").expect("a section of global facts");
+    assert!(system[global..].contains("never deploy to production after 18:00"), "{system}");
+    assert!(system.contains("the signing key rotates every Friday"), "the topic's own facts stay: {system}");
+    assert!(!system.contains("the other project uses Go"), "{system}");
+
+    let task = content(&server, 0, 1);
+    assert!(task.contains("production deploys are announced in the ops channel first"), "{task}");
+    assert!(!task.contains("release train"), "another topic's note is never recalled: {task}");
+    assert!(!task.contains("after 18:00"), "a global fact is in the system prompt, not recalled again: {task}");
+    let recalled = events.iter().find_map(|e| match e {
+        Event::Recall { ids, .. } => Some(ids.clone()),
+        _ => None,
+    });
+    assert!(recalled.is_some_and(|ids| ids.contains(&global_note)));
 }
