@@ -1,0 +1,216 @@
+//! The tool designs the harness compares, behind one executor.
+//!
+//! - `run`: clix's one `run` tool, `Engine::run` (Layer 1 + Layer 2),
+//!   exactly what `clix ask` gives a model.
+//! - `bash`: one `bash` tool, real bash in the same bubblewrap sandbox,
+//!   raw stdout+stderr cut at 30,000 characters, as popular coding agents'
+//!   bash tools are; no footer, spill file or binary guard.
+//! - `typed`: `read_file`, `write_file`, `edit_file`, `list_dir`,
+//!   `search_files` and `shell` (as `bash`), a typical typed tool set.
+//!
+//! A model-driven loop offers [`Executor::tools`] to the model and sends
+//! each of its calls to [`Executor::call`]; the `--solution` mode sends a
+//! task's reference [`Step`]s to [`Executor::step`]. Either way every call
+//! comes back as a [`ToolCall`]: the text the model is sent, plus the raw
+//! facts the checks score.
+
+mod bash;
+mod run;
+mod typed;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+pub use bash::{BashTools, OUTPUT_LIMIT_CHARS};
+pub use run::RunTools;
+pub use typed::TypedTools;
+
+use crate::task::Step;
+use crate::trace::ToolCall;
+
+/// A tool design.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Design {
+    /// clix's one `run` tool.
+    Run,
+    /// One raw `bash` tool.
+    Bash,
+    /// Typed file tools plus `shell`.
+    Typed,
+}
+
+impl Design {
+    /// Every design, in the order reports show them.
+    pub const ALL: [Design; 3] = [Design::Run, Design::Bash, Design::Typed];
+
+    /// The design's name, as `--tools` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Design::Run => "run",
+            Design::Bash => "bash",
+            Design::Typed => "typed",
+        }
+    }
+
+    /// The names of the tools the design offers.
+    pub fn tool_names(self) -> &'static [&'static str] {
+        match self {
+            Design::Run => &["run"],
+            Design::Bash => &["bash"],
+            Design::Typed => typed::TOOL_NAMES,
+        }
+    }
+
+    /// The tool that runs a solution's command line.
+    fn line_tool(self) -> &'static str {
+        match self {
+            Design::Run => "run",
+            Design::Bash => "bash",
+            Design::Typed => "shell",
+        }
+    }
+}
+
+impl std::fmt::Display for Design {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Design {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Design::ALL
+            .into_iter()
+            .find(|d| d.name() == s)
+            .ok_or_else(|| format!("unknown design `{s}`; the designs: run, bash, typed"))
+    }
+}
+
+/// A tool as offered to a model: name, description, JSON Schema of its arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct ToolSpec {
+    /// What the model calls it.
+    pub name: String,
+    /// What the model reads about it.
+    pub description: String,
+    /// The JSON Schema of its arguments.
+    pub input_schema: Value,
+}
+
+impl ToolSpec {
+    /// The Chat Completions `tools[]` entry.
+    pub fn openai(&self) -> Value {
+        json!({
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.input_schema}
+        })
+    }
+
+    /// Bytes of the definition a model is sent on every call (the
+    /// Chat Completions entry, as compact JSON).
+    pub fn definition_bytes(&self) -> u64 {
+        self.openai().to_string().len() as u64
+    }
+}
+
+/// One attempt's tools, in one design.
+pub enum Executor {
+    /// clix's `run`.
+    Run(RunTools),
+    /// Raw bash.
+    Bash(BashTools),
+    /// The typed tool set.
+    Typed(TypedTools),
+}
+
+impl Executor {
+    /// Which design this is.
+    pub fn design(&self) -> Design {
+        match self {
+            Executor::Run(_) => Design::Run,
+            Executor::Bash(_) => Design::Bash,
+            Executor::Typed(_) => Design::Typed,
+        }
+    }
+
+    /// The tools to offer the model.
+    pub fn tools(&self) -> Vec<ToolSpec> {
+        match self {
+            Executor::Run(t) => vec![t.spec()],
+            Executor::Bash(_) => vec![bash::spec("bash")],
+            Executor::Typed(_) => typed::specs(),
+        }
+    }
+
+    /// Runs one tool call as a model makes it. An unknown tool or bad
+    /// arguments come back as a failed call whose text tells the model what
+    /// to send instead; nothing here panics on a model's input.
+    pub async fn call(&mut self, tool: &str, arguments: &Value) -> ToolCall {
+        match self {
+            Executor::Run(t) if tool == "run" => t.call(arguments).await,
+            Executor::Bash(t) if tool == "bash" => t.call("bash", arguments).await,
+            Executor::Typed(t) if typed::TOOL_NAMES.contains(&tool) => t.call(tool, arguments).await,
+            _ => {
+                let names = self.design().tool_names().join(", ");
+                ToolCall::refused(tool, arguments, format!("unknown tool `{tool}`; the tools are: {names}"))
+            }
+        }
+    }
+
+    /// Runs one solution step: a command line through the design's shell
+    /// tool, or a named call. An answer step calls nothing: `None`.
+    pub async fn step(&mut self, step: &Step) -> Option<ToolCall> {
+        match step {
+            Step::Line(line) => {
+                let tool = self.design().line_tool();
+                Some(self.call(tool, &json!({ "command": line })).await)
+            }
+            Step::Call { tool, arguments } => Some(self.call(tool, arguments).await),
+            Step::Answer { .. } => None,
+        }
+    }
+}
+
+/// The string argument `name`, or the message telling the model what is missing.
+pub(crate) fn string_arg<'a>(arguments: &'a Value, name: &str) -> Result<&'a str, String> {
+    match arguments.get(name) {
+        Some(Value::String(s)) => Ok(s),
+        Some(other) => Err(format!("argument `{name}` must be a string, not {other}")),
+        None => Err(format!("missing argument `{name}`")),
+    }
+}
+
+/// An optional string argument.
+pub(crate) fn optional_string_arg<'a>(arguments: &'a Value, name: &str) -> Result<Option<&'a str>, String> {
+    match arguments.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(_) => string_arg(arguments, name).map(Some),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn designs_parse_by_name() {
+        for design in Design::ALL {
+            assert_eq!(design.name().parse::<Design>(), Ok(design));
+            assert_eq!(serde_json::to_value(design).unwrap(), json!(design.name()));
+        }
+        assert_eq!("zsh".parse::<Design>().unwrap_err(), "unknown design `zsh`; the designs: run, bash, typed");
+    }
+
+    #[test]
+    fn arguments_are_checked_by_type() {
+        let args = json!({"command": "ls", "n": 3});
+        assert_eq!(string_arg(&args, "command"), Ok("ls"));
+        assert_eq!(string_arg(&args, "n"), Err("argument `n` must be a string, not 3".into()));
+        assert_eq!(string_arg(&args, "stdin"), Err("missing argument `stdin`".into()));
+        assert_eq!(optional_string_arg(&args, "stdin"), Ok(None));
+        assert!(optional_string_arg(&args, "n").is_err());
+    }
+}

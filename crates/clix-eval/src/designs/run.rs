@@ -1,0 +1,57 @@
+//! The `run` design: clix's own tool, exactly as `clix ask` offers it.
+
+use std::time::Instant;
+
+use clix_engine::{Engine, EngineConfig, ToolFormat, tool_definition};
+use serde_json::Value;
+
+use super::{ToolSpec, optional_string_arg, string_arg};
+use crate::trace::ToolCall;
+
+/// The `run` tool of one attempt: one engine, so `cd` and variables persist.
+pub struct RunTools {
+    // Boxed: an engine is large, and the executor holds one design at a time.
+    engine: Box<Engine>,
+}
+
+impl RunTools {
+    /// Starts the engine the model's calls go to.
+    pub async fn open(config: EngineConfig) -> Result<Self, String> {
+        let engine = Engine::new(config).await.map_err(|e| e.to_string())?;
+        Ok(RunTools { engine: Box::new(engine) })
+    }
+
+    /// The `run` tool's definition, generated from this engine's catalog.
+    pub fn spec(&self) -> ToolSpec {
+        let def = tool_definition(self.engine.catalog(), ToolFormat::Anthropic);
+        let text = |key: &str| def.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
+        ToolSpec {
+            name: text("name"),
+            description: text("description"),
+            input_schema: def.get("input_schema").cloned().unwrap_or(Value::Null),
+        }
+    }
+
+    /// One call: the line through Layer 1 and Layer 2.
+    pub async fn call(&mut self, arguments: &Value) -> ToolCall {
+        let parsed = string_arg(arguments, "command").and_then(|c| Ok((c, optional_string_arg(arguments, "stdin")?)));
+        let (command, stdin) = match parsed {
+            Ok(p) => p,
+            Err(e) => {
+                return ToolCall::refused("run", arguments, format!("run: {e}; call it as {{\"command\": \"ls\"}}"));
+            }
+        };
+        let started = Instant::now();
+        let out = self.engine.run(command, stdin.map(str::as_bytes)).await;
+        ToolCall {
+            tool: "run".into(),
+            arguments: arguments.clone(),
+            text: out.text,
+            images: out.images,
+            stdout: String::from_utf8_lossy(&out.raw.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.raw.stderr).into_owned(),
+            exit_code: out.raw.exit_code,
+            duration: started.elapsed(),
+        }
+    }
+}

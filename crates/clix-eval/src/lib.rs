@@ -1,0 +1,50 @@
+//! The eval harness: does an agent do better with `run` than with a raw
+//! bash tool or a typed tool set? This crate is the part that needs no model.
+//!
+//! It owns:
+//!
+//! - the task format (`task`): bashkit-eval's JSON lines read unchanged,
+//!   plus our fields (`solution`, `solution_for`, `setup`, `tags`,
+//!   `timeout_secs`, `max_steps`, `hub`), validated whole before a suite
+//!   starts, each error naming file, line and field;
+//! - the checks (`checks`), scored as bashkit-eval scores them;
+//! - the mapping of a task's absolute paths into the attempt's workspace
+//!   (`paths`), recorded with the attempt;
+//! - attempts (`attempt`): a fresh temporary workspace and CLIX_HOME each,
+//!   the task's files and setup, scoring at the end;
+//! - the three tool designs behind one executor (`designs`): `run`
+//!   (clix's `Engine::run`), `bash` (real bash in the same sandbox, raw
+//!   output cut at 30,000 characters) and `typed` (file tools plus `shell`);
+//! - the `--solution` mode (`solution`), the per-attempt records, summaries,
+//!   `results.json` and Markdown tables (`report`), and their statistics
+//!   (`stats`: Wilson intervals, pass@k, pass^k).
+//!
+//! It must not talk to a model or print anything: the model-driven loop
+//! drives an [`Executor`] and hands back a [`Trace`]; the CLI renders the
+//! results. Workspace files are read and written only through the
+//! `clix-workspace` handle, and every program runs through `clix-engine`
+//! or `clix-sandbox`, never directly on the host.
+
+mod attempt;
+mod checks;
+mod designs;
+mod paths;
+mod report;
+mod solution;
+mod stats;
+mod task;
+mod trace;
+
+pub use attempt::{Attempt, AttemptError, AttemptOptions};
+pub use checks::{CHECK_KINDS, Check, CheckKind, CheckResult, Score, command_verdict};
+pub use designs::{BashTools, Design, Executor, OUTPUT_LIMIT_CHARS, RunTools, ToolSpec, TypedTools};
+pub use paths::{DATA_ROOTS, PathMap};
+pub use report::{
+    AttemptRecord, Ended, Mode, NothingRecord, Results, SCHEMA_VERSION, Skip, StopReason, Summary, summarize,
+};
+pub use solution::{SolutionRun, problems, run_solutions};
+pub use stats::{median, pass_at_k, pass_pow_k, wilson};
+pub use task::{
+    Expectation, RUN_ONLY, Source, Step, SuiteError, Task, TaskError, load_suites, parse_suite, parse_task,
+};
+pub use trace::{CallSummary, ToolCall, Trace, estimate_tokens};

@@ -1,0 +1,507 @@
+//! Results: one record per attempt, summaries per design and category,
+//! `results.json` (versioned) and the Markdown tables.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::checks::{CheckResult, Score};
+use crate::designs::Design;
+use crate::paths::PathMap;
+use crate::stats::{mean, median, pass_at_k, pass_pow_k, wilson};
+use crate::task::Task;
+use crate::trace::{CallSummary, Trace};
+
+/// The version of `results.json`'s shape. Raise it when a field changes
+/// meaning or goes away (adding one does not).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Why an attempt ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model gave its final answer.
+    Answered,
+    /// Every reference step ran (`--solution`).
+    SolutionDone,
+    /// Nothing was done, on purpose (the do-nothing run of `--solution`).
+    NothingDone,
+    /// The step budget ran out.
+    MaxSteps,
+    /// The token budget ran out.
+    TokenBudget,
+    /// The attempt's wall time ran out.
+    Timeout,
+    /// The attempt could not run (setup, tools or provider failed); see `error`.
+    Error,
+}
+
+/// One attempt of one task in one design.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttemptRecord {
+    /// The task's id.
+    pub task: String,
+    /// The task's category.
+    pub category: String,
+    /// The tool design.
+    pub design: Design,
+    /// Which repeat this is, from 0.
+    pub repeat: u32,
+    /// Every check passed.
+    pub passed: bool,
+    /// The weighted share of checks passed, 0 to 1.
+    pub score: f64,
+    /// Each check's outcome.
+    pub checks: Vec<CheckResult>,
+    /// Model turns (`--solution`: reference steps run).
+    pub steps: u32,
+    /// Tool calls made.
+    pub tool_calls: u32,
+    /// Tool calls that failed (non-zero exit).
+    pub failed_calls: u32,
+    /// Input tokens, from the provider's usage (or estimated, see `tokens_estimated`); none without a model.
+    pub input_tokens: Option<u64>,
+    /// Output tokens, likewise.
+    pub output_tokens: Option<u64>,
+    /// The token counts are estimates (the provider gave no usage).
+    pub tokens_estimated: bool,
+    /// Bytes of tool results sent to the model (text; images apart).
+    pub tool_result_bytes: u64,
+    /// Estimated tokens of those results (characters / 4, images by area).
+    pub tool_result_tokens: u64,
+    /// Bytes of images sent to the model.
+    pub image_bytes: u64,
+    /// Wall time of the attempt, setup and checks included, in milliseconds.
+    pub wall_ms: u64,
+    /// Why it ended.
+    pub stop_reason: StopReason,
+    /// What went wrong, when `stop_reason` is `error` (or a timeout's detail).
+    pub error: Option<String>,
+    /// Where the task's absolute paths were in this attempt.
+    pub path_map: PathMap,
+    /// The tool calls, short.
+    pub calls: Vec<CallSummary>,
+    /// The attempt's trajectory file, when a model loop wrote one.
+    pub trajectory: Option<PathBuf>,
+}
+
+impl AttemptRecord {
+    /// The record of an attempt that ran: its trace, scored.
+    pub fn new(task: &Task, design: Design, repeat: u32, trace: &Trace, score: Score, ended: Ended) -> Self {
+        AttemptRecord {
+            task: task.id.clone(),
+            category: task.category.clone(),
+            design,
+            repeat,
+            passed: score.passed,
+            score: score.score,
+            checks: score.checks,
+            steps: ended.steps,
+            tool_calls: trace.calls.len() as u32,
+            failed_calls: trace.calls.iter().filter(|c| c.failed()).count() as u32,
+            input_tokens: None,
+            output_tokens: None,
+            tokens_estimated: false,
+            tool_result_bytes: trace.result_bytes(),
+            tool_result_tokens: trace.estimated_tokens(),
+            image_bytes: trace.calls.iter().map(|c| c.image_bytes()).sum(),
+            wall_ms: ended.wall_ms,
+            stop_reason: ended.reason,
+            error: ended.error,
+            path_map: ended.path_map,
+            calls: trace.calls.iter().map(|c| c.summary()).collect(),
+            trajectory: None,
+        }
+    }
+
+    /// The record of an attempt that could not run: a fail with the reason.
+    pub fn error(task: &Task, design: Design, repeat: u32, error: String, wall_ms: u64) -> Self {
+        let ended =
+            Ended { steps: 0, wall_ms, reason: StopReason::Error, error: Some(error), path_map: PathMap::default() };
+        let mut record = AttemptRecord::new(task, design, repeat, &Trace::default(), Score::of(Vec::new()), ended);
+        record.passed = false;
+        record.score = 0.0;
+        record
+    }
+}
+
+/// How an attempt ended, for its record.
+#[derive(Debug, Clone)]
+pub struct Ended {
+    /// Model turns, or reference steps.
+    pub steps: u32,
+    /// Wall time, in milliseconds.
+    pub wall_ms: u64,
+    /// Why it ended.
+    pub reason: StopReason,
+    /// What went wrong, if anything.
+    pub error: Option<String>,
+    /// The attempt's path map.
+    pub path_map: PathMap,
+}
+
+/// A task's do-nothing run (`--solution`): it must fail, or a check is vacuous.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NothingRecord {
+    /// The task's id.
+    pub task: String,
+    /// Whether the checks passed with nothing done (a problem).
+    pub passed: bool,
+    /// The score with nothing done.
+    pub score: f64,
+    /// Each check's outcome.
+    pub checks: Vec<CheckResult>,
+    /// Set when the attempt could not even be set up.
+    pub error: Option<String>,
+}
+
+/// A task a design did not run, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Skip {
+    /// The task's id.
+    pub task: String,
+    /// The design, or none when no design ran it.
+    pub design: Option<Design>,
+    /// Why (`run-only`, no solution).
+    pub reason: String,
+}
+
+/// The summary of a group of attempts: one design, all categories or one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// The design.
+    pub design: Design,
+    /// The category, or none for all of them.
+    pub category: Option<String>,
+    /// Distinct tasks.
+    pub tasks: u32,
+    /// Attempts (tasks × repeats).
+    pub attempts: u32,
+    /// Attempts that passed.
+    pub passed: u32,
+    /// passed / attempts.
+    pub pass_rate: f64,
+    /// The 95% Wilson interval of the pass rate over the attempts.
+    pub pass_rate_ci95: (f64, f64),
+    /// Mean score.
+    pub mean_score: f64,
+    /// Mean input + output tokens per attempt; none without a model.
+    pub tokens_per_task: Option<f64>,
+    /// Mean bytes of tool results per attempt.
+    pub tool_result_bytes_per_task: f64,
+    /// Mean estimated tokens of tool results per attempt.
+    pub tool_result_tokens_per_task: f64,
+    /// Mean steps per attempt.
+    pub steps_per_task: f64,
+    /// Median wall time of an attempt, in milliseconds.
+    pub wall_ms_p50: f64,
+    /// pass@k over the tasks, for k from 1 to the fewest repeats of a task.
+    pub pass_at_k: BTreeMap<u32, f64>,
+    /// pass^k likewise.
+    pub pass_pow_k: BTreeMap<u32, f64>,
+}
+
+/// Summaries per design (all categories), then per design and category.
+pub fn summarize(records: &[AttemptRecord]) -> Vec<Summary> {
+    let designs: BTreeSet<Design> = records.iter().map(|r| r.design).collect();
+    let categories: BTreeSet<&str> = records.iter().map(|r| r.category.as_str()).collect();
+    let mut out = Vec::new();
+    for &design in &designs {
+        let of_design: Vec<&AttemptRecord> = records.iter().filter(|r| r.design == design).collect();
+        out.extend(summary(design, None, &of_design));
+    }
+    for &design in &designs {
+        for &category in &categories {
+            let group: Vec<&AttemptRecord> =
+                records.iter().filter(|r| r.design == design && r.category == category).collect();
+            out.extend(summary(design, Some(category.to_string()), &group));
+        }
+    }
+    out
+}
+
+fn summary(design: Design, category: Option<String>, records: &[&AttemptRecord]) -> Option<Summary> {
+    if records.is_empty() {
+        return None;
+    }
+    let attempts = records.len() as u64;
+    let passed = records.iter().filter(|r| r.passed).count() as u64;
+    let mut per_task: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+    for r in records {
+        let entry = per_task.entry(r.task.as_str()).or_default();
+        entry.0 += 1;
+        entry.1 += u64::from(r.passed);
+    }
+    let fewest = per_task.values().map(|(n, _)| *n).min().unwrap_or(0);
+    let over_tasks = |f: fn(u64, u64, u64) -> Option<f64>| -> BTreeMap<u32, f64> {
+        (1..=fewest).map(|k| (k as u32, mean(per_task.values().filter_map(|&(n, c)| f(n, c, k))))).collect()
+    };
+    let tokens: Vec<f64> =
+        records.iter().filter_map(|r| Some((r.input_tokens? + r.output_tokens.unwrap_or(0)) as f64)).collect();
+    let walls: Vec<f64> = records.iter().map(|r| r.wall_ms as f64).collect();
+    Some(Summary {
+        design,
+        category,
+        tasks: per_task.len() as u32,
+        attempts: attempts as u32,
+        passed: passed as u32,
+        pass_rate: passed as f64 / attempts as f64,
+        pass_rate_ci95: wilson(passed, attempts).unwrap_or((0.0, 1.0)),
+        mean_score: mean(records.iter().map(|r| r.score)),
+        tokens_per_task: (!tokens.is_empty()).then(|| mean(tokens.iter().copied())),
+        tool_result_bytes_per_task: mean(records.iter().map(|r| r.tool_result_bytes as f64)),
+        tool_result_tokens_per_task: mean(records.iter().map(|r| r.tool_result_tokens as f64)),
+        steps_per_task: mean(records.iter().map(|r| f64::from(r.steps))),
+        wall_ms_p50: median(&walls).unwrap_or(0.0),
+        pass_at_k: over_tasks(pass_at_k),
+        pass_pow_k: over_tasks(pass_pow_k),
+    })
+}
+
+/// How the attempts were driven.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Reference solutions, no model.
+    Solution,
+    /// A model through the agent loop.
+    Model,
+}
+
+/// Everything a run produced: what `results.json` holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Results {
+    /// [`SCHEMA_VERSION`] when written.
+    pub schema_version: u32,
+    /// How the attempts were driven.
+    pub mode: Mode,
+    /// The model, when one ran.
+    pub model: Option<String>,
+    /// When the run ended, in seconds since 1970.
+    pub finished_unix: u64,
+    /// The suites given.
+    pub suites: Vec<PathBuf>,
+    /// The designs run.
+    pub designs: Vec<Design>,
+    /// Bytes of each design's tool definitions, sent with every model call.
+    pub definition_bytes: BTreeMap<Design, u64>,
+    /// Every attempt.
+    pub attempts: Vec<AttemptRecord>,
+    /// The do-nothing runs (`--solution`).
+    pub do_nothing: Vec<NothingRecord>,
+    /// What was not run, and why.
+    pub skipped: Vec<Skip>,
+    /// Per design, then per design and category.
+    pub summary: Vec<Summary>,
+}
+
+impl Results {
+    /// Writes `results.json` into `dir` (made if missing); returns its path.
+    pub fn write(&self, dir: &Path) -> std::io::Result<PathBuf> {
+        std::fs::create_dir_all(dir)?;
+        let path = dir.join("results.json");
+        let json = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
+        std::fs::write(&path, json)?;
+        Ok(path)
+    }
+
+    /// Reads a `results.json`, refusing a schema this build does not know.
+    pub fn read(path: &Path) -> Result<Results, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        match value.get("schema_version").and_then(serde_json::Value::as_u64) {
+            Some(v) if v == u64::from(SCHEMA_VERSION) => {}
+            other => {
+                return Err(format!(
+                    "{}: schema_version {other:?}, this clix reads {SCHEMA_VERSION}; use the clix that wrote it",
+                    path.display()
+                ));
+            }
+        }
+        serde_json::from_value(value).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// The summary tables in Markdown: per design, then the pass rates per
+    /// category and design.
+    pub fn markdown(&self) -> String {
+        let mut out = String::new();
+        out.push_str(
+            "| design | tasks | passed | pass rate (95% CI) | mean score | tokens/task | tool-result bytes/task | \
+             est. result tokens/task | steps/task | wall p50 |\n|---|---|---|---|---|---|---|---|---|---|\n",
+        );
+        for s in self.summary.iter().filter(|s| s.category.is_none()) {
+            let tokens = s.tokens_per_task.map_or("–".to_string(), |t| format!("{t:.0}"));
+            out.push_str(&format!(
+                "| {} | {} | {}/{} | {:.0}% ({:.0}–{:.0}%) | {:.2} | {tokens} | {:.0} | {:.0} | {:.1} | {:.0} ms |\n",
+                s.design,
+                s.tasks,
+                s.passed,
+                s.attempts,
+                s.pass_rate * 100.0,
+                s.pass_rate_ci95.0 * 100.0,
+                s.pass_rate_ci95.1 * 100.0,
+                s.mean_score,
+                s.tool_result_bytes_per_task,
+                s.tool_result_tokens_per_task,
+                s.steps_per_task,
+                s.wall_ms_p50,
+            ));
+        }
+        let repeats = self.summary.iter().filter(|s| s.category.is_none()).any(|s| s.pass_at_k.len() > 1);
+        if repeats {
+            out.push_str("\n| design | k | pass@k | pass^k |\n|---|---|---|---|\n");
+            for s in self.summary.iter().filter(|s| s.category.is_none()) {
+                for (k, at) in &s.pass_at_k {
+                    let pow = s.pass_pow_k.get(k).copied().unwrap_or(0.0);
+                    out.push_str(&format!("| {} | {k} | {at:.3} | {pow:.3} |\n", s.design));
+                }
+            }
+        }
+        let designs: Vec<Design> = self.designs.clone();
+        out.push_str(&format!(
+            "\n| category | {} |\n|---|{}\n",
+            designs.iter().map(|d| d.name()).collect::<Vec<_>>().join(" | "),
+            "---|".repeat(designs.len())
+        ));
+        let categories: BTreeSet<&str> = self.summary.iter().filter_map(|s| s.category.as_deref()).collect();
+        for category in categories {
+            let cells: Vec<String> = designs
+                .iter()
+                .map(|d| {
+                    self.summary
+                        .iter()
+                        .find(|s| s.design == *d && s.category.as_deref() == Some(category))
+                        .map_or("–".to_string(), |s| format!("{}/{}", s.passed, s.attempts))
+                })
+                .collect();
+            out.push_str(&format!("| {category} | {} |\n", cells.join(" | ")));
+        }
+        out
+    }
+
+    /// Per task: tool-result bytes and estimated tokens of each design (the
+    /// first repeat), the table `docs/eval.md` keeps for `--solution`.
+    pub fn per_task_markdown(&self) -> String {
+        let designs = &self.designs;
+        let mut out = format!(
+            "| task | category | {} |\n|---|---|{}\n",
+            designs.iter().map(|d| format!("{d} bytes (tokens)")).collect::<Vec<_>>().join(" | "),
+            "---|".repeat(designs.len())
+        );
+        let mut tasks: Vec<(&str, &str)> = Vec::new();
+        for r in &self.attempts {
+            if !tasks.iter().any(|(t, _)| *t == r.task) {
+                tasks.push((&r.task, &r.category));
+            }
+        }
+        for (task, category) in tasks {
+            let cells: Vec<String> = designs
+                .iter()
+                .map(|d| {
+                    self.attempts.iter().find(|r| r.task == task && r.design == *d && r.repeat == 0).map_or(
+                        "–".to_string(),
+                        |r| {
+                            let mark = if r.passed { "" } else { " FAIL" };
+                            format!("{} ({}){mark}", r.tool_result_bytes, r.tool_result_tokens)
+                        },
+                    )
+                })
+                .collect();
+            out.push_str(&format!("| {task} | {category} | {} |\n", cells.join(" | ")));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(task: &str, category: &str, design: Design, repeat: u32, passed: bool, bytes: u64) -> AttemptRecord {
+        AttemptRecord {
+            task: task.into(),
+            category: category.into(),
+            design,
+            repeat,
+            passed,
+            score: if passed { 1.0 } else { 0.5 },
+            checks: Vec::new(),
+            steps: 2,
+            tool_calls: 2,
+            failed_calls: 0,
+            input_tokens: None,
+            output_tokens: None,
+            tokens_estimated: false,
+            tool_result_bytes: bytes,
+            tool_result_tokens: bytes / 4,
+            image_bytes: 0,
+            wall_ms: 10 * u64::from(repeat + 1),
+            stop_reason: StopReason::SolutionDone,
+            error: None,
+            path_map: PathMap::default(),
+            calls: Vec::new(),
+            trajectory: None,
+        }
+    }
+
+    #[test]
+    fn summaries_per_design_and_category_with_pass_at_k() {
+        // Task a passes 2 of 3 repeats, task b 0 of 3, in design run.
+        let mut records = Vec::new();
+        for repeat in 0..3 {
+            records.push(record("a", "text", Design::Run, repeat, repeat < 2, 100));
+            records.push(record("b", "json", Design::Run, repeat, false, 300));
+            records.push(record("a", "text", Design::Bash, repeat, true, 1000));
+        }
+        let summary = summarize(&records);
+        let run = summary.iter().find(|s| s.design == Design::Run && s.category.is_none()).unwrap();
+        assert_eq!((run.tasks, run.attempts, run.passed), (2, 6, 2));
+        assert!((run.pass_rate - 2.0 / 6.0).abs() < 1e-9);
+        assert_eq!(run.pass_rate_ci95, wilson(2, 6).unwrap());
+        assert_eq!(run.tool_result_bytes_per_task, 200.0);
+        assert_eq!(run.wall_ms_p50, 20.0);
+        // pass@k and pass^k are means over tasks: a (n=3, c=2), b (n=3, c=0).
+        assert!((run.pass_at_k[&1] - (2.0 / 3.0) / 2.0).abs() < 1e-9);
+        assert!((run.pass_at_k[&2] - 1.0 / 2.0).abs() < 1e-9, "a: 1 - C(1,2)/C(3,2) = 1");
+        assert!((run.pass_pow_k[&2] - (1.0 / 3.0) / 2.0).abs() < 1e-9, "a: C(2,2)/C(3,2) = 1/3");
+        assert_eq!(run.pass_at_k.len(), 3);
+        let text = summary.iter().find(|s| s.design == Design::Run && s.category.as_deref() == Some("text")).unwrap();
+        assert_eq!((text.attempts, text.passed), (3, 2));
+        assert!(summary.iter().all(|s| !(s.design == Design::Bash && s.category.as_deref() == Some("json"))));
+    }
+
+    #[test]
+    fn results_round_trip_and_refuse_other_schemas() {
+        let records =
+            vec![record("a", "text", Design::Run, 0, true, 120), record("a", "text", Design::Bash, 0, false, 900)];
+        let results = Results {
+            schema_version: SCHEMA_VERSION,
+            mode: Mode::Solution,
+            model: None,
+            finished_unix: 1,
+            suites: vec![PathBuf::from("evals/core.jsonl")],
+            designs: vec![Design::Run, Design::Bash],
+            definition_bytes: BTreeMap::new(),
+            summary: summarize(&records),
+            attempts: records,
+            do_nothing: Vec::new(),
+            skipped: Vec::new(),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = results.write(dir.path()).unwrap();
+        assert_eq!(Results::read(&path).unwrap(), results);
+        let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(json["schema_version"], 1);
+        assert_eq!(json["attempts"][0]["stop_reason"], "solution_done");
+
+        std::fs::write(&path, r#"{"schema_version": 99}"#).unwrap();
+        assert!(Results::read(&path).unwrap_err().contains("schema_version Some(99)"));
+
+        let table = results.markdown();
+        assert!(table.contains("| run | 1 | 1/1 | 100% (21–100%) |"), "{table}");
+        assert!(table.contains("| text | 1/1 | 0/1 |"), "{table}");
+        let per_task = results.per_task_markdown();
+        assert!(per_task.contains("| a | text | 120 (30) | 900 (225) FAIL |"), "{per_task}");
+    }
+}
