@@ -11,6 +11,7 @@ use sha2::{Digest, Sha256};
 use crate::message::{Role, ToolCall};
 use crate::provider::{ChatRequest, ChatResponse, ToolChoice, Usage};
 
+/// The reply cache's SQLite file (`reply-cache.sqlite`), shared by processes.
 pub struct ReplyCache {
     db: Mutex<Connection>,
 }
@@ -27,6 +28,7 @@ fn without_duration(text: &str) -> &str {
 }
 
 impl ReplyCache {
+    /// Opens (and creates) the cache at `path`; the error names the file.
     pub fn open(path: &Path) -> Result<Self, String> {
         let fail = |e: rusqlite::Error| format!("cannot open the reply cache {}: {e}", path.display());
         if let Some(dir) = path.parent() {

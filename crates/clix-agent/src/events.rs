@@ -6,14 +6,22 @@ use serde::{Deserialize, Serialize};
 use crate::message::{Image, Message, ToolCall, ToolSpec};
 use crate::provider::{ToolChoice, Usage};
 
+/// One thing that happened in a run. Serialized with its kind in `type`
+/// (`start`, `tool_call`, …): a trajectory line and a `--jsonl` line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
+    /// A task begins.
     Start {
+        /// The trajectory's id (empty when the run has none).
         run_id: String,
+        /// The task as the person gave it (piped stdin included).
         task: String,
+        /// The API kind and base URL, e.g. `OpenAi http://127.0.0.1:11434/v1`.
         provider: String,
+        /// The model's name as the provider knows it.
         model: String,
+        /// The workspace folder the commands run in.
         workspace: String,
     },
     /// What the model is given, in full: the system prompt, the tool and
@@ -23,8 +31,11 @@ pub enum Event {
     /// (compaction replaced its oldest turns). With the `request` records
     /// after it, a run can be replayed call by call from its file.
     Context {
+        /// The system prompt (memory facts included).
         system: String,
+        /// The tools offered: the one `run` tool.
         tools: Vec<ToolSpec>,
+        /// The conversation after the system prompt, oldest first.
         messages: Vec<Message>,
     },
     /// One model call (its retries included), in the trajectory only: the
@@ -33,71 +44,120 @@ pub enum Event {
     /// `context`'s messages followed by the `added` of every `request`
     /// since, this one included.
     Request {
+        /// The step this call belongs to (one more than the last step for
+        /// the text-only call after a budget stop).
         step: u32,
+        /// `auto`, or `none` for the text-only call after a budget stop.
         tool_choice: ToolChoice,
+        /// The cap on the reply's length, in tokens.
         max_output_tokens: u32,
+        /// The messages new since the previous record.
         added: Vec<Message>,
     },
     /// A piece of the model's text as it streams (not kept in trajectories).
     Text {
+        /// The new text, appended to what came before.
         text: String,
     },
     /// The model's whole reply of one step.
     Response {
+        /// The step, from 1.
         step: u32,
+        /// Its text (empty when it only called the tool).
         text: String,
+        /// Its tool calls, in order, as the model sent them.
         tool_calls: Vec<ToolCall>,
+        /// This call's tokens.
         usage: Usage,
     },
+    /// A `run` call about to go to the engine.
     ToolCall {
+        /// The step of the reply that made it.
         step: u32,
+        /// The call's id, which its result answers.
         id: String,
+        /// The command line.
         command: String,
+        /// Text given as the command's stdin, if any.
         stdin: Option<String>,
     },
+    /// What a call returned, as the model gets it. A call the engine could
+    /// not take (another tool, bad arguments) has exit code 2 and no duration.
     ToolResult {
+        /// The step of the reply that made the call.
         step: u32,
+        /// The call's id.
         id: String,
+        /// Layer 2's text: the output, its notes and the `[exit:N | 12ms]` footer.
         text: String,
+        /// The command line's exit code.
         exit_code: i32,
+        /// How long the command ran, in milliseconds.
         duration_ms: u64,
+        /// Images from `see`, sent to the model with its next call.
         images: Vec<Image>,
     },
+    /// The run's tokens so far, after each reply.
     Usage {
+        /// The step just answered.
         step: u32,
+        /// Input tokens of every call of the run so far.
         input_tokens: u64,
+        /// Output tokens of every call of the run so far.
         output_tokens: u64,
+        /// Their sum, what `agent.max_total_tokens` limits.
         total_tokens: u64,
     },
     /// Memories relevant to the task were put before it (a marked block).
     Recall {
+        /// The memories' ids (`memory forget <id>` takes them).
         ids: Vec<i64>,
+        /// The block as the model reads it.
         block: String,
     },
     /// The session's summary was stored in memory.
     Remembered {
+        /// The new memory's id.
         id: i64,
+        /// Its kind: `summary`.
         kind: String,
+        /// The summary.
         text: String,
     },
     /// The oldest turns were summarized to stay inside the context window.
     Compacted {
+        /// How many messages the summary replaced.
         messages_removed: usize,
+        /// The summary now in their place.
         summary: String,
     },
+    /// A model call failed in a way worth another try; the next one waits.
     Retry {
+        /// The try that failed, from 1.
         attempt: u32,
+        /// The wait before the next try, in milliseconds.
         wait_ms: u64,
+        /// What went wrong, secrets scrubbed.
         error: String,
     },
+    /// Something the person should know that did not end the run (memory
+    /// that failed, a trajectory that cannot be written), or what did.
     Error {
+        /// What happened, and what to do about it when there is something.
         message: String,
     },
+    /// The run ended.
     Done {
+        /// `answered`, `max_steps`, `max_tokens`, `wall_time`,
+        /// `interrupted`, or `error: <message>`.
         stop_reason: String,
+        /// The model's last text.
         answer: String,
+        /// Steps taken.
         steps: u32,
+        /// Input tokens of the whole run.
         input_tokens: u64,
+        /// Output tokens of the whole run.
         output_tokens: u64,
     },
 }

@@ -3,37 +3,52 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// Who a message is from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
+    /// The system prompt: who the agent is, its tool, memory facts.
     System,
+    /// The person's task, recall blocks, images from `see`, and the loop's
+    /// own notes (an empty reply, a budget used up, a compaction summary).
     User,
+    /// The model's replies.
     Assistant,
+    /// A tool result, answering one call.
     Tool,
 }
 
 /// An image for the model, already scaled by `see`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Image {
+    /// Its type, e.g. `image/png`.
     pub mime: String,
     /// Base64 of the encoded image.
     pub data: String,
 }
 
+/// One tool call of a model's reply.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolCall {
+    /// The id its result must carry (made up when a server sends none).
     pub id: String,
+    /// The tool called (anything but `run` is answered with an error).
     pub name: String,
     /// The arguments exactly as the model sent them (maybe not valid JSON).
     pub arguments: String,
 }
 
+/// One turn of the conversation; each provider puts it in its wire form.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Message {
+    /// Who it is from.
     pub role: Role,
+    /// Its text (empty for a reply that only calls the tool).
     pub text: String,
+    /// For [`Role::User`]: images the model is shown with the text.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<Image>,
+    /// For [`Role::Assistant`]: the tool calls of the reply.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
     /// For [`Role::Tool`]: the call this answers.
@@ -45,10 +60,12 @@ pub struct Message {
 }
 
 impl Message {
+    /// A message of plain text.
     pub fn new(role: Role, text: impl Into<String>) -> Self {
         Message { role, text: text.into(), images: vec![], tool_calls: vec![], tool_call_id: None, is_error: false }
     }
 
+    /// The answer to call `call_id`; `is_error` when the command failed.
     pub fn tool_result(call_id: &str, text: impl Into<String>, is_error: bool) -> Self {
         Message { tool_call_id: Some(call_id.to_string()), is_error, ..Message::new(Role::Tool, text) }
     }

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use clix_common::Secret;
 use serde::{Deserialize, Serialize};
 
 /// Default when nothing is configured: a local Ollama.
@@ -9,28 +10,33 @@ pub(crate) const OLLAMA_URL: &str = "http://127.0.0.1:11434/v1";
 const OPENAI_URL: &str = "https://api.openai.com/v1";
 const ANTHROPIC_URL: &str = "https://api.anthropic.com";
 
+/// Which API an endpoint speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ProviderKind {
     /// Any OpenAI-compatible Chat Completions endpoint.
     #[serde(rename = "openai")]
     OpenAi,
+    /// The Anthropic Messages API.
     Anthropic,
 }
 
 /// Settings of the agent loop. Every budget is bounded.
-#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AgentSettings {
     /// "auto" (from the environment), "openai" or "anthropic".
     pub provider: String,
     /// Empty: from the environment, else the provider's default.
     pub base_url: String,
+    /// Empty: from the environment (`AGENT_MODEL`), else the provider's default.
     pub model: String,
     /// Prefer the environment (AGENT_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY).
-    pub api_key: String,
+    /// Shown as `***` (Debug, `clix config show`); empty when unset.
+    pub api_key: Secret,
     /// Stream replies (OpenAI-compatible); an empty streamed reply is retried unstreamed.
     pub stream: bool,
+    /// Model calls of one task (`--max-steps`).
     pub max_steps: u32,
     /// Input plus output tokens over the whole run.
     pub max_total_tokens: u64,
@@ -40,6 +46,7 @@ pub struct AgentSettings {
     pub model_call_secs: u64,
     /// Tries of one model call, the first included.
     pub model_call_tries: u32,
+    /// The cap on one reply's length, in tokens.
     pub max_output_tokens: u32,
     /// The model's context window, in tokens.
     pub context_window: u64,
@@ -49,35 +56,13 @@ pub struct AgentSettings {
     pub keep_last_messages: usize,
 }
 
-/// The key never shows in Debug output (logs, panics, test failures).
-impl std::fmt::Debug for AgentSettings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AgentSettings")
-            .field("provider", &self.provider)
-            .field("base_url", &self.base_url)
-            .field("model", &self.model)
-            .field("api_key", &if self.api_key.is_empty() { "" } else { "***" })
-            .field("stream", &self.stream)
-            .field("max_steps", &self.max_steps)
-            .field("max_total_tokens", &self.max_total_tokens)
-            .field("max_wall_secs", &self.max_wall_secs)
-            .field("model_call_secs", &self.model_call_secs)
-            .field("model_call_tries", &self.model_call_tries)
-            .field("max_output_tokens", &self.max_output_tokens)
-            .field("context_window", &self.context_window)
-            .field("compact_at", &self.compact_at)
-            .field("keep_last_messages", &self.keep_last_messages)
-            .finish()
-    }
-}
-
 impl Default for AgentSettings {
     fn default() -> Self {
         AgentSettings {
             provider: "auto".into(),
             base_url: String::new(),
             model: String::new(),
-            api_key: String::new(),
+            api_key: Secret::default(),
             stream: true,
             max_steps: 50,
             max_total_tokens: 2_000_000,
@@ -95,13 +80,18 @@ impl Default for AgentSettings {
 /// The limits of one run, taken from the settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Budgets {
+    /// Model calls of one task.
     pub max_steps: u32,
+    /// Input plus output tokens of one task.
     pub max_total_tokens: u64,
+    /// Time of one task.
     pub wall: Duration,
+    /// Time of one model call.
     pub model_call: Duration,
 }
 
 impl AgentSettings {
+    /// The limits of one run.
     pub fn budgets(&self) -> Budgets {
         Budgets {
             max_steps: self.max_steps,
@@ -113,25 +103,19 @@ impl AgentSettings {
 }
 
 /// Where the model calls go.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResolvedProvider {
+    /// Which API the endpoint speaks.
     pub kind: ProviderKind,
+    /// The endpoint, e.g. `http://127.0.0.1:11434/v1` (a local Ollama).
     pub base_url: String,
-    pub api_key: Option<String>,
+    /// Sent as the bearer token (`x-api-key` for Anthropic); `None` for a
+    /// local server that needs none.
+    pub api_key: Option<Secret>,
+    /// The model's name as the provider knows it.
     pub model: String,
+    /// Stream replies (OpenAI-compatible).
     pub stream: bool,
-}
-
-impl std::fmt::Debug for ResolvedProvider {
-    // Never print the key.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ResolvedProvider")
-            .field("kind", &self.kind)
-            .field("base_url", &self.base_url)
-            .field("api_key", &self.api_key.as_ref().map(|_| "***"))
-            .field("model", &self.model)
-            .finish()
-    }
 }
 
 /// Flags beat the environment, which beats the file: `AGENT_*` (seed 003),
@@ -163,7 +147,10 @@ pub fn resolve_provider(
         ProviderKind::OpenAi => ("OPENAI_API_KEY", Some("OPENAI_BASE_URL")),
         ProviderKind::Anthropic => ("ANTHROPIC_API_KEY", None),
     };
-    let api_key = env("AGENT_API_KEY").or_else(|| env(key_var)).or_else(|| file(&s.api_key));
+    let api_key = env("AGENT_API_KEY")
+        .or_else(|| env(key_var))
+        .map(Secret::new)
+        .or_else(|| (!s.api_key.is_empty()).then(|| s.api_key.clone()));
     let base_url = env("AGENT_BASE_URL")
         .or_else(|| url_var.and_then(&env))
         .or_else(|| file(&s.base_url))
@@ -194,24 +181,35 @@ mod tests {
     }
 
     #[test]
-    fn debug_output_hides_the_key() {
-        let s = AgentSettings { api_key: "sk-secret-value".into(), ..AgentSettings::default() };
-        let shown = format!("{s:?}");
-        assert!(shown.contains("api_key: \"***\"") && !shown.contains("sk-secret"), "{shown}");
+    fn the_key_is_read_but_never_shown() {
+        let s: AgentSettings = serde_json::from_str(r#"{"api_key": "sk-secret-value"}"#).unwrap();
+        assert_eq!(s.api_key.expose(), "sk-secret-value");
+        let r = resolve(&[("OPENAI_API_KEY", "sk-very-secret")], &AgentSettings::default(), None);
+        for shown in [format!("{s:?}"), format!("{r:?}"), serde_json::to_string(&s).unwrap()] {
+            assert!(shown.contains("***") && !shown.contains("-secret"), "{shown}");
+        }
+        // The layered config learns the settings' shape from the defaults:
+        // an unset key must read back unset, not as "***".
+        let defaults = serde_json::to_value(AgentSettings::default()).unwrap();
+        assert_eq!(defaults["api_key"], "");
+        assert!(serde_json::from_value::<AgentSettings>(defaults).unwrap().api_key.is_empty());
     }
 
     #[test]
     fn precedence_table() {
         let d = AgentSettings::default();
         let r = resolve(&[], &d, None);
-        assert_eq!((r.kind, r.base_url.as_str(), r.api_key.as_deref()), (ProviderKind::OpenAi, OLLAMA_URL, None));
+        assert_eq!(
+            (r.kind, r.base_url.as_str(), r.api_key.as_ref().map(Secret::expose)),
+            (ProviderKind::OpenAi, OLLAMA_URL, None)
+        );
 
         let r = resolve(&[("OPENAI_API_KEY", "k1")], &d, None);
         assert_eq!((r.base_url.as_str(), r.model.as_str()), (OPENAI_URL, "gpt-4o-mini"));
 
         let r = resolve(&[("ANTHROPIC_API_KEY", "k2")], &d, None);
         assert_eq!(
-            (r.kind, r.base_url.as_str(), r.api_key.as_deref()),
+            (r.kind, r.base_url.as_str(), r.api_key.as_ref().map(Secret::expose)),
             (ProviderKind::Anthropic, ANTHROPIC_URL, Some("k2"))
         );
 
@@ -224,19 +222,18 @@ mod tests {
         ];
         let r = resolve(&env, &file, None);
         assert_eq!(
-            (r.base_url.as_str(), r.model.as_str(), r.api_key.as_deref()),
+            (r.base_url.as_str(), r.model.as_str(), r.api_key.as_ref().map(Secret::expose)),
             ("http://env/v1", "env-model", Some("k3"))
         );
         let r = resolve(&env, &file, Some("flag-model"));
         assert_eq!(r.model, "flag-model");
         let r = resolve(&[], &file, None);
         assert_eq!((r.base_url.as_str(), r.model.as_str()), ("http://file/v1", "file-model"));
-    }
 
-    #[test]
-    fn debug_never_shows_the_key() {
-        let r = resolve(&[("OPENAI_API_KEY", "sk-very-secret")], &AgentSettings::default(), None);
-        assert!(!format!("{r:?}").contains("sk-very-secret"));
+        let keyed = AgentSettings { api_key: Secret::new("k5"), ..d.clone() };
+        assert_eq!(resolve(&[], &keyed, None).api_key.as_ref().map(Secret::expose), Some("k5"));
+        let r = resolve(&[("OPENAI_API_KEY", "k6")], &keyed, None);
+        assert_eq!(r.api_key.as_ref().map(Secret::expose), Some("k6"), "the environment beats the file");
     }
 
     #[test]

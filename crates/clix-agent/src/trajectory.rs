@@ -12,7 +12,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use clix_config::Secret;
+use clix_common::Secret;
 use serde::{Deserialize, Serialize};
 
 use crate::events::Event;
@@ -126,9 +126,13 @@ fn redact(value: &mut serde_json::Value, hidden: &[Secret]) -> bool {
 /// A run as `clix runs list` shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunInfo {
+    /// The run's id (`clix replay <id>`).
     pub id: String,
+    /// The task it was given.
     pub task: String,
+    /// Why it ended (`Done`'s label); `None` while it runs or if it was killed.
     pub stop_reason: Option<String>,
+    /// Steps taken (the last recorded one, for an unfinished run).
     pub steps: u32,
 }
 

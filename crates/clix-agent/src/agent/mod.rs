@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use clix_config::Secret;
+use clix_common::Secret;
 use clix_engine::{CancelHandle, Engine, ToolFormat, tool_definition};
 use tokio::sync::Notify;
 
@@ -181,7 +181,7 @@ impl<'e> Agent<'e> {
         if let Some(t) = &mut trajectory {
             // The keys the process's secret store does not hold (a config
             // file's, a caller's) are hidden from the file by value.
-            t.hide(settings.api_key.as_str());
+            t.hide(settings.api_key.expose());
             t.hide(provider.api_key().map(Secret::expose).unwrap_or_default());
         }
         Agent {

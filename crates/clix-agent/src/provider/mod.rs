@@ -6,7 +6,7 @@ mod retry;
 
 use std::time::Duration;
 
-use clix_config::Secret;
+use clix_common::Secret;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -28,40 +28,69 @@ pub enum ToolChoice {
 /// One model call.
 #[derive(Debug, Clone)]
 pub struct ChatRequest<'a> {
+    /// The whole conversation, system prompt first.
     pub messages: &'a [Message],
     /// The one tool offered (`run`).
     pub tool: &'a ToolSpec,
+    /// Whether the model may call it.
     pub tool_choice: ToolChoice,
+    /// The cap on the reply's length, in tokens.
     pub max_output_tokens: u32,
 }
 
+/// Tokens of one call or a run, as the provider counted them (0 when it
+/// does not say).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
+    /// Tokens of the conversation sent.
     pub input_tokens: u64,
+    /// Tokens of the reply.
     pub output_tokens: u64,
 }
 
 impl Usage {
+    /// Input plus output: what `agent.max_total_tokens` limits.
     pub fn total(&self) -> u64 {
         self.input_tokens + self.output_tokens
     }
 }
 
+/// The model's reply to one call.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ChatResponse {
+    /// Its text (empty when it only called the tool).
     pub text: String,
+    /// Its tool calls, in order.
     pub tool_calls: Vec<ToolCall>,
+    /// The call's tokens.
     pub usage: Usage,
 }
 
+/// Why a model call failed; messages are scrubbed of keys.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ProviderError {
+    /// The server answered with an error status.
     #[error("HTTP {status} from the model provider: {message}")]
-    Http { status: u16, message: String, retry_after: Option<Duration> },
+    Http {
+        /// The HTTP status (429 and 5xx are retried).
+        status: u16,
+        /// The provider's own message, else the start of the body.
+        message: String,
+        /// The server's `Retry-After`, honoured (capped) before the next try.
+        retry_after: Option<Duration>,
+    },
+    /// No connection (refused, reset, DNS, TLS).
     #[error("cannot reach the model provider at {url}: {message}")]
-    Connect { url: String, message: String },
+    Connect {
+        /// The base URL called.
+        url: String,
+        /// The cause, with its chain.
+        message: String,
+    },
+    /// The call took longer than `agent.model_call_secs`.
     #[error("the model call took longer than {0:?}")]
     Timeout(Duration),
+    /// A reply that is not what the API promises (a garbled stream chunk).
     #[error("unexpected reply from the model provider: {0}")]
     Protocol(String),
 }
@@ -84,12 +113,14 @@ pub struct Provider {
     base_url: String,
     /// Shown as `***` by Debug: a provider may be logged whole.
     api_key: Option<Secret>,
+    /// The model's name as the provider knows it.
     pub model: String,
     stream: bool,
     client: reqwest::Client,
 }
 
 impl Provider {
+    /// A client for the endpoint `resolved` names (no request is made yet).
     pub fn new(resolved: &ResolvedProvider) -> Self {
         // reqwest is built without a default crypto provider; ring is lighter to build.
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -104,7 +135,7 @@ impl Provider {
         Provider {
             kind: resolved.kind,
             base_url: resolved.base_url.trim_end_matches('/').to_string(),
-            api_key: resolved.api_key.clone().map(Secret::new),
+            api_key: resolved.api_key.clone(),
             model: resolved.model.clone(),
             stream: resolved.stream,
             client,
@@ -116,10 +147,12 @@ impl Provider {
         self.api_key.as_ref()
     }
 
+    /// The endpoint, without a trailing `/`.
     pub fn base_url(&self) -> &str {
         &self.base_url
     }
 
+    /// Which API it speaks.
     pub fn kind(&self) -> ProviderKind {
         self.kind
     }

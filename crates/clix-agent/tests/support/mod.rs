@@ -37,13 +37,7 @@ pub(crate) fn provider(
     model: &str,
     stream: bool,
 ) -> Provider {
-    Provider::new(&ResolvedProvider {
-        kind,
-        base_url,
-        api_key: api_key.map(str::to_string),
-        model: model.into(),
-        stream,
-    })
+    Provider::new(&ResolvedProvider { kind, base_url, api_key: api_key.map(Into::into), model: model.into(), stream })
 }
 
 /// One prepared answer.
