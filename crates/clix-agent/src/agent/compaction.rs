@@ -52,16 +52,20 @@ impl Agent<'_> {
             ),
         };
         let removed = range.len();
+        let messages_before = self.messages.len();
+        self.messages.splice(range, [Message::new(Role::User, format!("[summary of earlier steps]\n{summary}"))]);
         tracing::debug!(
-            used_tokens = used,
+            tokens_before = used,
+            tokens_after = estimate_tokens(&self.messages),
             threshold_tokens = threshold,
             context_window = self.settings.context_window,
+            messages_before,
+            messages_after = self.messages.len(),
             messages_removed = removed,
             summary_by = by,
             summary_chars = summary.chars().count(),
-            "context compacted: the oldest turns replaced by a summary"
+            "context compacted: the oldest turns replaced by a summary (tokens_after is estimated)"
         );
-        self.messages.splice(range, [Message::new(Role::User, format!("[summary of earlier steps]\n{summary}"))]);
         self.emit(on_event, Event::Compacted { messages_removed: removed, summary });
         // The conversation changed in its middle: the trajectory gets it whole again.
         self.record_context(on_event);

@@ -72,7 +72,7 @@ impl Agent<'_> {
                 } else {
                     "not worth another try"
                 };
-                tracing::debug!(attempt, tries = policy.tries, %error, why, "model call failed for good");
+                tracing::debug!(attempt, tries = policy.tries, reason = %error, why, "model call failed for good");
                 return Err(StopReason::Error(error.to_string()));
             }
             let wait = policy.delay(attempt, &error);
@@ -85,8 +85,12 @@ impl Agent<'_> {
                 tries = policy.tries,
                 wait_ms = wait.as_millis() as u64,
                 retry_after_ms = retry_after,
-                backoff = if retry_after.is_some() { "the server's Retry-After (capped)" } else { "exponential, full jitter" },
-                %error,
+                backoff = if retry_after.is_some() {
+                    "the server's Retry-After (capped)"
+                } else {
+                    "exponential, jittered between half and all of it"
+                },
+                reason = %error,
                 "model call failed; retrying"
             );
             self.emit(on_event, Event::Retry { attempt, wait_ms: wait.as_millis() as u64, error: error.to_string() });

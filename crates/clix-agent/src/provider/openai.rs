@@ -20,7 +20,14 @@ pub(super) async fn complete(
         // request unstreamed works.
         match streamed(p, req, on_text).await {
             Ok(reply) if !(reply.text.is_empty() && reply.tool_calls.is_empty()) => return Ok(reply),
-            Ok(_) | Err(Streamed::Dropped) => {}
+            Ok(_) => tracing::debug!(
+                model = %p.model,
+                "model call: the streamed reply was empty; the same request again, unstreamed"
+            ),
+            Err(Streamed::Dropped) => tracing::debug!(
+                model = %p.model,
+                "model call: no answer to the streamed request; the same request again, unstreamed"
+            ),
             Err(Streamed::Failed(e)) => return Err(e),
         }
     }
@@ -83,6 +90,7 @@ fn messages(messages: &[Message]) -> Vec<Value> {
 enum Streamed {
     /// No reply to the streamed request (llama.cpp drops it).
     Dropped,
+    /// An error the unstreamed try would repeat (an HTTP error status).
     Failed(ProviderError),
 }
 

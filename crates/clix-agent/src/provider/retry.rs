@@ -14,8 +14,9 @@ pub(crate) struct RetryPolicy {
 
 impl RetryPolicy {
     /// The wait before try `attempt + 1` (attempt counts from 1): the
-    /// server's `Retry-After` when it gave one (capped), else full jitter
-    /// over `base * 2^(attempt-1)`.
+    /// server's `Retry-After` when it gave one (capped), else a random
+    /// wait between half and all of `base * 2^(attempt-1)` (capped): growing,
+    /// and spread so that clients that failed together do not retry together.
     pub(crate) fn delay(&self, attempt: u32, error: &ProviderError) -> Duration {
         if let ProviderError::Http { retry_after: Some(after), .. } = error {
             return (*after).min(self.max_delay);
