@@ -20,6 +20,8 @@ pub struct SpillDir {
 const OUT_DIR: &str = ".clix/out";
 
 impl SpillDir {
+    /// The spill folder `.clix/out` of `folder`, created at the first spill;
+    /// numbering goes on from the files already there.
     pub fn new(folder: &Folder) -> Self {
         SpillDir { folder: folder.clone(), next: None, cwd: folder.root().to_path_buf() }
     }

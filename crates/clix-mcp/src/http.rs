@@ -15,15 +15,18 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use clix_common::Secret;
+
 use crate::server::{ClixServer, Shared};
 use crate::{McpConfig, ServeError};
 
 /// How the HTTP server listens.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
+    /// Where to listen (`--http ADDR`); a non-loopback address needs a token.
     pub addr: SocketAddr,
     /// Bearer token every request must carry; required off loopback.
-    pub token: Option<String>,
+    pub token: Option<Secret>,
     /// A session (and its shell) unused this long is closed.
     pub idle: Duration,
     /// Browser origins (`scheme://host[:port]`, or `null`) allowed besides
@@ -35,7 +38,7 @@ impl HttpOptions {
     /// Refuses a bind that would expose an unauthenticated shell.
     pub fn check(&self) -> Result<(), ServeError> {
         if let Some(token) = &self.token
-            && token.trim().is_empty()
+            && token.expose().trim().is_empty()
         {
             return Err(ServeError("--token must not be empty".into()));
         }
@@ -84,8 +87,8 @@ pub async fn serve_http(
         StreamableHttpService::new(move || Ok(ClixServer::new(Arc::clone(&factory_shared))), Arc::new(sessions), http);
 
     let mut router = axum::Router::new().nest_service("/mcp", service);
-    if let Some(token) = options.token.clone() {
-        router = router.layer(middleware::from_fn_with_state(Arc::<str>::from(token), bearer));
+    if let Some(token) = &options.token {
+        router = router.layer(middleware::from_fn_with_state(Arc::<str>::from(token.expose()), bearer));
     }
     // Added last, so it runs first: before the token and the session.
     let origins = Arc::new(OriginPolicy::new(&options.allowed_origins));
@@ -290,8 +293,9 @@ mod tests {
             allowed_origins: Vec::new(),
         };
         assert!(open.check().unwrap_err().0.contains("--token"));
-        let guarded = HttpOptions { token: Some("t".into()), ..open.clone() };
+        let guarded = HttpOptions { token: Some("s3cret-token".into()), ..open.clone() };
         assert!(guarded.check().is_ok());
+        assert!(!format!("{guarded:?}").contains("s3cret"), "the token never shows: {guarded:?}");
         let local = HttpOptions { addr: "127.0.0.1:0".parse().unwrap(), ..open.clone() };
         assert!(local.check().is_ok());
         let v6 = HttpOptions { addr: "[::1]:0".parse().unwrap(), ..open };

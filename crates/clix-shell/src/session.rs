@@ -22,7 +22,9 @@ pub const CANCELLED_EXIT: i32 = clix_common::exit::CANCELLED;
 pub struct SessionConfig {
     /// Mounted read-write at its own absolute path; the starting cwd.
     pub workspace: Workspace,
+    /// Time, output, input and loop limits of every line.
     pub limits: ShellLimits,
+    /// Our commands, run as builtins (they take precedence over the resolver).
     pub commands: CommandRegistry,
     /// Consulted for every name that is neither a bashkit builtin nor one of
     /// ours; the OS tier fills it. `None` gives bash's "command not found".
@@ -32,8 +34,14 @@ pub struct SessionConfig {
 /// Why a session could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
+    /// The folder cannot be a workspace, or could not be mounted.
     #[error("workspace {path}: {reason}")]
-    Workspace { path: PathBuf, reason: String },
+    Workspace {
+        /// The folder as given.
+        path: PathBuf,
+        /// Why, with what to do instead.
+        reason: String,
+    },
 }
 
 impl From<clix_workspace::WorkspaceError> for SessionError {
@@ -46,9 +54,14 @@ impl From<clix_workspace::WorkspaceError> for SessionError {
 /// beyond the engine's own error messages on stderr.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RawResult {
+    /// Everything the line wrote to stdout, up to `max_output_bytes`.
     pub stdout: Vec<u8>,
+    /// Everything the line wrote to stderr, up to `max_output_bytes`.
     pub stderr: Vec<u8>,
+    /// The exit code of the line as bash gives it (the last stage's), or
+    /// 124 timed out, 130 cancelled, 2 a syntax error.
     pub exit_code: i32,
+    /// Wall time from the start of the line to its end.
     pub duration: Duration,
     /// The line was stopped at this time limit (exit code 124).
     pub timed_out: Option<Duration>,
@@ -87,6 +100,7 @@ pub struct Session {
 }
 
 impl Session {
+    /// A shell on `config.workspace`, with our commands and the resolver.
     pub async fn new(config: SessionConfig) -> Result<Self, SessionError> {
         let folder = config.workspace;
         let workspace = folder.root().to_path_buf();
@@ -119,6 +133,7 @@ impl Session {
         &self.folder
     }
 
+    /// The limits every line of this session runs under.
     pub fn limits(&self) -> &ShellLimits {
         &self.limits
     }

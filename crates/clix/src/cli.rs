@@ -398,7 +398,10 @@ async fn mcp(paths: Paths, args: McpArgs) -> Result<ExitCode> {
     let config = clix_mcp::McpConfig { engine };
     let http = args.http.map(|addr| clix_mcp::HttpOptions {
         addr,
-        token: args.token.or_else(|| clix_config::secrets::var("CLIX_MCP_TOKEN").filter(|t| !t.is_empty())),
+        token: args
+            .token
+            .or_else(|| clix_config::secrets::var("CLIX_MCP_TOKEN").filter(|t| !t.is_empty()))
+            .map(clix_config::Secret::from),
         idle: std::time::Duration::from_secs(args.idle_timeout.max(1)),
         allowed_origins: args.allow_origins,
     });

@@ -11,6 +11,7 @@ mod repl;
 mod replay_html;
 mod settings;
 
+use std::io::Write;
 use std::process::ExitCode;
 
 /// A plain `fn`, not `#[tokio::main]`: the secrets leave the environment
@@ -24,7 +25,8 @@ fn main() -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("clix: cannot start the async runtime: {e}");
+            // Even a closed stderr must not turn this into a panic.
+            let _ = writeln!(std::io::stderr(), "clix: cannot start the async runtime: {e}");
             return ExitCode::from(1);
         }
     };

@@ -245,7 +245,7 @@ fn unknown_tool(hub: &HubRuntime, name: &str, code: i32) -> (String, i32) {
         }
         None => {
             let names: Vec<&str> = hub.ready().map(|t| t.manifest.name.as_str()).collect();
-            let suggestion = clix_hub::problem::did_you_mean(name, names.iter().copied())
+            let suggestion = clix_common::names::did_you_mean(name, names.iter().copied())
                 .map(|s| format!(" Did you mean {s}?"))
                 .unwrap_or_default();
             (format!("[error] hub: no tool {name}.{suggestion}\nhint: hub list, or hub search <words>\n"), code)

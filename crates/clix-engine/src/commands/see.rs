@@ -22,7 +22,9 @@ pub struct SeenImage {
     pub mime: String,
     /// Encoded bytes, at most [`MAX_IMAGE_SIDE`] on the long side.
     pub data: Vec<u8>,
+    /// Width in pixels of what is sent (after any scaling down).
     pub width: u32,
+    /// Height in pixels of what is sent (after any scaling down).
     pub height: u32,
 }
 

@@ -22,8 +22,12 @@ mod stages;
 /// Everything an [`Engine`] needs to start.
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
+    /// The folder the shell is jailed to and starts in; checked when opened
+    /// (not the home folder, no clix data or secret store inside).
     pub workspace: PathBuf,
+    /// Time, output and input limits of each command line (`[limits]`).
     pub limits: ShellLimits,
+    /// How Layer 2 shows results: preview size, spill threshold (`[present]`).
     pub present: PresentOptions,
     /// The OS tier; `None` means only in-process commands exist.
     pub os: Option<OsTier>,
@@ -36,6 +40,7 @@ pub struct EngineConfig {
 /// How the OS tier of an engine is set up.
 #[derive(Debug, Clone)]
 pub struct OsTier {
+    /// The sandbox: mode, network, limits, big-file threshold (`[sandbox]`).
     pub settings: SandboxSettings,
     /// clix's own config folder (it may hold API keys): never mounted.
     pub clix_config_dir: Option<PathBuf>,
@@ -52,8 +57,12 @@ pub struct RunOutput {
     pub text: String,
     /// Images `see` accepted during the line, for the model's next turn.
     pub images: Vec<SeenImage>,
+    /// Layer 1's lossless result: both streams, exit code, duration.
     pub raw: RawResult,
+    /// The text shows only part of the output (a preview, or past the capture cap).
     pub truncated: bool,
+    /// Where the full output was saved when it was too long to show, as the
+    /// next command line can open it.
     pub spill_path: Option<String>,
 }
 
@@ -112,10 +121,12 @@ impl Engine {
         })
     }
 
+    /// What this engine can run, as the `run` tool's description and `help` list it.
     pub fn catalog(&self) -> &Catalog {
         &self.catalog
     }
 
+    /// The shell session: its workspace, cwd and limits.
     pub fn session(&self) -> &Session {
         &self.session
     }
