@@ -265,14 +265,14 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 /// Writes `bytes` to stdout, flushed. Every result clix prints goes through
 /// here (or [`outln`]): a closed stdout is an error that ends clix quietly
 /// with [`BROKEN_PIPE_EXIT`], never a panic as from `println!`.
-fn out(bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn out(bytes: &[u8]) -> std::io::Result<()> {
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(bytes)?;
     stdout.flush()
 }
 
 /// [`out`] of `text` and a newline.
-fn outln(text: impl std::fmt::Display) -> std::io::Result<()> {
+pub(crate) fn outln(text: impl std::fmt::Display) -> std::io::Result<()> {
     out(format!("{text}\n").as_bytes())
 }
 
