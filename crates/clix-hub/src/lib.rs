@@ -32,9 +32,7 @@ mod exec;
 mod formats;
 mod load;
 mod manifest;
-// Public only for `problem::did_you_mean`, which clix-engine still names by
-// this path.
-pub mod problem;
+mod problem;
 mod readiness;
 mod runtime;
 mod search;

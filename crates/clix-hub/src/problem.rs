@@ -67,10 +67,6 @@ impl fmt::Display for FieldProblem {
     }
 }
 
-/// The old home of the "did you mean" rule, which clix-engine still names
-/// by this path; the rule itself is [`clix_common::names`].
-pub use clix_common::names::did_you_mean;
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,7 +17,7 @@ pub(crate) struct HubArgs {
     workspace: Option<PathBuf>,
     #[command(flatten)]
     hub: HubFlags,
-    /// list [--domain D] [--all] [--json] | info <tool> | search <query> [-k 5] | stats [tool] | check |
+    /// list [--domain D] [--all] [--json] | info <tool> | search <query> [-n 5] | stats [tool] | check |
     /// call <tool> --json '{…}'
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "ARGS")]
     args: Vec<String>,
