@@ -380,6 +380,41 @@ impl Results {
         out
     }
 
+    /// What each design sent to the model over the tasks every design ran
+    /// (first repeats), so the designs are compared on the same work: tasks,
+    /// total and mean tool-result bytes and estimated tokens, tool calls.
+    pub fn comparison_markdown(&self) -> String {
+        let designs = &self.designs;
+        let first = |task: &str, design: Design| {
+            self.attempts.iter().find(|r| r.task == task && r.design == design && r.repeat == 0)
+        };
+        let mut common: Vec<&str> = Vec::new();
+        for r in &self.attempts {
+            if !common.contains(&r.task.as_str()) && designs.iter().all(|d| first(&r.task, *d).is_some()) {
+                common.push(&r.task);
+            }
+        }
+        let mut out = String::from(
+            "| design | tasks | tool calls | tool-result bytes | est. tokens | bytes/task | tokens/task | definitions (bytes) |\n\
+             |---|---|---|---|---|---|---|---|\n",
+        );
+        for &design in designs {
+            let records: Vec<&AttemptRecord> = common.iter().filter_map(|t| first(t, design)).collect();
+            let bytes: u64 = records.iter().map(|r| r.tool_result_bytes).sum();
+            let tokens: u64 = records.iter().map(|r| r.tool_result_tokens).sum();
+            let calls: u32 = records.iter().map(|r| r.tool_calls).sum();
+            let n = records.len().max(1) as f64;
+            let definitions = self.definition_bytes.get(&design).map_or("–".to_string(), u64::to_string);
+            out.push_str(&format!(
+                "| {design} | {} | {calls} | {bytes} | {tokens} | {:.0} | {:.0} | {definitions} |\n",
+                records.len(),
+                bytes as f64 / n,
+                tokens as f64 / n
+            ));
+        }
+        out
+    }
+
     /// Per task: tool-result bytes and estimated tokens of each design (the
     /// first repeat), the table `docs/eval.md` keeps for `--solution`.
     pub fn per_task_markdown(&self) -> String {
@@ -503,5 +538,8 @@ mod tests {
         assert!(table.contains("| text | 1/1 | 0/1 |"), "{table}");
         let per_task = results.per_task_markdown();
         assert!(per_task.contains("| a | text | 120 (30) | 900 (225) FAIL |"), "{per_task}");
+        let comparison = results.comparison_markdown();
+        assert!(comparison.contains("| run | 1 | 2 | 120 | 30 | 120 | 30 | – |"), "{comparison}");
+        assert!(comparison.contains("| bash | 1 | 2 | 900 | 225 | 900 | 225 | – |"), "{comparison}");
     }
 }
