@@ -24,75 +24,13 @@ impl Agent<'_> {
             base: Duration::from_millis(500),
             max_delay: Duration::from_secs(30),
         };
-        let limit = self.settings.budgets().model_call;
         let mut attempt = 1;
         loop {
-            let request = ChatRequest {
-                messages: &self.messages,
-                tool: &self.tool,
-                tool_choice: choice,
-                max_output_tokens: self.settings.max_output_tokens,
+            let error = match self.try_model(choice, on_event).await? {
+                Ok(reply) => return Ok(reply),
+                Err(error) => error,
             };
-            let key =
-                self.cache.as_ref().map(|_| ReplyCache::key(self.provider.base_url(), &self.provider.model, &request));
-            if let (Some(cache), Some(key)) = (&self.cache, &key)
-                && let Some(reply) = cache.get(key)
-            {
-                tracing::debug!(model = %self.provider.model, "reply cache hit: the model is not called");
-                if !reply.text.is_empty() {
-                    on_event(&Event::Text { text: reply.text.clone() });
-                }
-                return Ok(reply);
-            }
-            let mut streamed = Vec::new();
-            let result = {
-                let mut on_text = |t: &str| streamed.push(t.to_string());
-                tokio::select! {
-                    r = tokio::time::timeout(limit, self.provider.complete(&request, &mut on_text)) => {
-                        r.unwrap_or(Err(ProviderError::Timeout(limit)))
-                    }
-                    () = self.interrupt.wait() => return Err(StopReason::Interrupted),
-                }
-            };
-            for text in streamed {
-                on_event(&Event::Text { text });
-            }
-            let error = match result {
-                Ok(reply) => {
-                    if let (Some(cache), Some(key)) = (&self.cache, &key) {
-                        cache.put(key, &reply);
-                    }
-                    return Ok(reply);
-                }
-                Err(e) => e,
-            };
-            if !error.is_retryable() || attempt >= policy.tries {
-                let why = if error.is_retryable() {
-                    "no tries left (agent.model_call_tries)"
-                } else {
-                    "not worth another try"
-                };
-                tracing::debug!(attempt, tries = policy.tries, reason = %error, why, "model call failed for good");
-                return Err(StopReason::Error(error.to_string()));
-            }
-            let wait = policy.delay(attempt, &error);
-            let retry_after = match &error {
-                ProviderError::Http { retry_after: Some(after), .. } => Some(after.as_millis() as u64),
-                _ => None,
-            };
-            tracing::debug!(
-                attempt,
-                tries = policy.tries,
-                wait_ms = wait.as_millis() as u64,
-                retry_after_ms = retry_after,
-                backoff = if retry_after.is_some() {
-                    "the server's Retry-After (capped)"
-                } else {
-                    "exponential, jittered between half and all of it"
-                },
-                reason = %error,
-                "model call failed; retrying"
-            );
+            let wait = retry_wait(&policy, attempt, &error)?;
             self.emit(on_event, Event::Retry { attempt, wait_ms: wait.as_millis() as u64, error: error.to_string() });
             tokio::select! {
                 () = tokio::time::sleep(wait) => {}
@@ -101,4 +39,77 @@ impl Agent<'_> {
             attempt += 1;
         }
     }
+
+    /// One try: the reply cache, else the provider within the call's time
+    /// limit, its text passed on as it streams. `Err` only for the interrupt.
+    async fn try_model(
+        &mut self,
+        choice: ToolChoice,
+        on_event: &mut dyn FnMut(&Event),
+    ) -> Result<Result<ChatResponse, ProviderError>, StopReason> {
+        let limit = self.settings.budgets().model_call;
+        let request = ChatRequest {
+            messages: &self.messages,
+            tool: &self.tool,
+            tool_choice: choice,
+            max_output_tokens: self.settings.max_output_tokens,
+        };
+        let key =
+            self.cache.as_ref().map(|_| ReplyCache::key(self.provider.base_url(), &self.provider.model, &request));
+        if let (Some(cache), Some(key)) = (&self.cache, &key)
+            && let Some(reply) = cache.get(key)
+        {
+            tracing::debug!(model = %self.provider.model, "reply cache hit: the model is not called");
+            if !reply.text.is_empty() {
+                on_event(&Event::Text { text: reply.text.clone() });
+            }
+            return Ok(Ok(reply));
+        }
+        let mut streamed = Vec::new();
+        let result = {
+            let mut on_text = |t: &str| streamed.push(t.to_string());
+            tokio::select! {
+                r = tokio::time::timeout(limit, self.provider.complete(&request, &mut on_text)) => {
+                    r.unwrap_or(Err(ProviderError::Timeout(limit)))
+                }
+                () = self.interrupt.wait() => return Err(StopReason::Interrupted),
+            }
+        };
+        for text in streamed {
+            on_event(&Event::Text { text });
+        }
+        if let (Ok(reply), Some(cache), Some(key)) = (&result, &self.cache, &key) {
+            cache.put(key, reply);
+        }
+        Ok(result)
+    }
+}
+
+/// The wait before try `attempt + 1` after `error`, or the stop reason when
+/// there is none: the error is not worth another try, or no try is left.
+fn retry_wait(policy: &RetryPolicy, attempt: u32, error: &ProviderError) -> Result<Duration, StopReason> {
+    if !error.is_retryable() || attempt >= policy.tries {
+        let why = if error.is_retryable() { "no tries left (agent.model_call_tries)" } else { "not worth another try" };
+        tracing::debug!(attempt, tries = policy.tries, reason = %error, why, "model call failed for good");
+        return Err(StopReason::Error(error.to_string()));
+    }
+    let wait = policy.delay(attempt, error);
+    let retry_after = match error {
+        ProviderError::Http { retry_after: Some(after), .. } => Some(after.as_millis() as u64),
+        _ => None,
+    };
+    tracing::debug!(
+        attempt,
+        tries = policy.tries,
+        wait_ms = wait.as_millis() as u64,
+        retry_after_ms = retry_after,
+        backoff = if retry_after.is_some() {
+            "the server's Retry-After (capped)"
+        } else {
+            "exponential, jittered between half and all of it"
+        },
+        reason = %error,
+        "model call failed; retrying"
+    );
+    Ok(wait)
 }
