@@ -12,12 +12,13 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clix_engine::{Engine, EngineConfig, OsTier, PresentOptions, SandboxSettings, ShellLimits};
+use clix_testkit::Canary;
 
 struct Fixture {
     /// Holds `ws` and, beside it, the canary folder.
     _root: tempfile::TempDir,
     ws: PathBuf,
-    canary: PathBuf,
+    canary: Canary,
     state: tempfile::TempDir,
 }
 
@@ -26,11 +27,8 @@ const CANARY: &str = "CANARY-7c1f";
 fn fixture() -> Fixture {
     let root = tempfile::tempdir().unwrap();
     let ws = root.path().join("ws");
-    let canary = root.path().join("canary");
     std::fs::create_dir(&ws).unwrap();
-    std::fs::create_dir(&canary).unwrap();
-    std::fs::write(canary.join("FILE"), format!("{CANARY}\n")).unwrap();
-    std::fs::write(canary.join("victim"), format!("{CANARY}\n")).unwrap();
+    let canary = Canary::plant(&root.path().join("canary"), CANARY);
     let state = tempfile::tempdir().unwrap();
     Fixture { _root: root, ws, canary, state }
 }
@@ -53,24 +51,6 @@ impl Fixture {
         .await
         .unwrap()
     }
-
-    /// The canary folder's entries and contents: unchanged means untouched.
-    fn canary_state(&self) -> Vec<(String, String)> {
-        let mut entries: Vec<_> = std::fs::read_dir(&self.canary)
-            .unwrap()
-            .map(|e| {
-                let e = e.unwrap();
-                (e.file_name().to_string_lossy().into_owned(), std::fs::read_to_string(e.path()).unwrap_or_default())
-            })
-            .collect();
-        entries.sort();
-        entries
-    }
-
-    fn assert_canary_untouched(&self) {
-        let want = vec![("FILE".to_string(), format!("{CANARY}\n")), ("victim".to_string(), format!("{CANARY}\n"))];
-        assert_eq!(self.canary_state(), want, "the canary folder was changed");
-    }
 }
 
 /// `os.symlink(target, link)` from a program in the sandbox: bashkit refuses
@@ -87,11 +67,11 @@ async fn plant_symlink(engine: &mut Engine, target: &Path, link: &str) {
 async fn a_symlinked_spill_folder_is_never_written_through() {
     let f = fixture();
     let mut engine = f.engine(ShellLimits::default()).await;
-    plant_symlink(&mut engine, &f.canary, ".clix").await;
+    plant_symlink(&mut engine, f.canary.dir(), ".clix").await;
     let out = engine.run("seq 1 5000", None).await;
     assert!(!out.text.contains(CANARY));
     assert_eq!(out.spill_path, None, "the spill claims to have been saved: {}", out.text);
-    f.assert_canary_untouched();
+    f.canary.assert_untouched("spill");
 }
 
 /// FIFOs in the workspace: refused at once, never a hang, whatever reads them.
@@ -115,8 +95,8 @@ async fn a_fifo_never_hangs_a_line() {
 async fn symlinks_out_of_the_workspace_are_errors_that_say_so() {
     let f = fixture();
     let mut engine = f.engine(ShellLimits::default()).await;
-    plant_symlink(&mut engine, &f.canary, "dir-out").await;
-    plant_symlink(&mut engine, &f.canary.join("FILE"), "file-out").await;
+    plant_symlink(&mut engine, f.canary.dir(), "dir-out").await;
+    plant_symlink(&mut engine, &f.canary.dir().join("FILE"), "file-out").await;
     plant_symlink(&mut engine, Path::new("/dev/zero"), "zero").await;
     for line in [
         "cat dir-out/FILE",
@@ -138,7 +118,7 @@ async fn symlinks_out_of_the_workspace_are_errors_that_say_so() {
 #[tokio::test]
 async fn the_big_file_probe_never_looks_outside() {
     let f = fixture();
-    let big = f.canary.join("big.log");
+    let big = f.canary.dir().join("big.log");
     std::fs::write(&big, vec![b'y'; 2 << 20]).unwrap();
     let settings = SandboxSettings { big_file_mb: 1, ..SandboxSettings::default() };
     let engine = Engine::new(EngineConfig {

@@ -201,7 +201,10 @@ async fn http_clients_are_the_real_programs_when_the_network_is_on() {
     for (line, want) in &cases {
         let program = line.split(' ').next().unwrap();
         if !on_host(program) {
-            eprintln!("skipped: {program} is not installed");
+            clix_testkit::skip_missing(
+                "http_clients_are_the_real_programs_when_the_network_is_on",
+                &format!("{program} is not installed (.ci/run installs curl and wget)"),
+            );
             continue;
         }
         let (out, err, code) = raw(&mut f, line).await;
@@ -257,7 +260,10 @@ async fn the_missing_programs_table_applies_only_to_missing_programs() {
 async fn an_installed_program_that_fails_here_gets_the_advice() {
     let mut f = fixture(SandboxSettings::default()).await;
     let Some(program) = ["apt-get", "vim"].into_iter().find(|p| on_host(p)) else {
-        eprintln!("skipped: neither apt-get nor vim is installed");
+        clix_testkit::skip_missing(
+            "an_installed_program_that_fails_here_gets_the_advice",
+            "neither apt-get nor vim is installed",
+        );
         return;
     };
     let line = if program == "apt-get" { "apt-get install -y cowsay" } else { "vim -es -c 'q!' nosuch" };

@@ -1,13 +1,15 @@
 //! What the test suites of several clix crates share, written once: how a
-//! test says it was skipped, and the symlink-swapping race of the attack
-//! tests.
+//! test says it was skipped, the canary folder of the attack tests and
+//! their symlink-swapping race.
 //!
 //! It is a dev-dependency only. It must not hold assertions about clix's
 //! behaviour (those belong to each crate's own tests), only the harness
 //! around them.
 
+mod canary;
 mod skip;
 mod swapper;
 
+pub use canary::Canary;
 pub use skip::{skip_host_limit, skip_missing};
 pub use swapper::Swapper;

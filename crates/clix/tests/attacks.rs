@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use clix_testkit::Canary;
 use common::{clix, text};
 
 const CANARY: &str = "canary-5e2d";
@@ -111,15 +112,12 @@ impl Runner {
     /// jail let it.
     fn fixture(&self) -> Corpus {
         let root = open_tempdir();
-        let (ws, home, canary) = (root.path().join("ws"), root.path().join("home"), root.path().join("canary"));
-        for dir in [&ws, &home, &canary] {
+        let (ws, home) = (root.path().join("ws"), root.path().join("home"));
+        for dir in [&ws, &home] {
             std::fs::create_dir(dir).unwrap();
             std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
         }
-        for name in ["FILE", "victim"] {
-            std::fs::write(canary.join(name), format!("{CANARY}\n")).unwrap();
-            std::fs::set_permissions(canary.join(name), std::fs::Permissions::from_mode(0o666)).unwrap();
-        }
+        let canary = Canary::plant(&root.path().join("canary"), CANARY);
         if self.as_nobody {
             for dir in [&ws, &home] {
                 std::os::unix::fs::chown(dir, Some(NOBODY), Some(NOBODY)).unwrap();
@@ -140,22 +138,12 @@ struct Corpus {
     _root: tempfile::TempDir,
     ws: PathBuf,
     home: PathBuf,
-    canary: PathBuf,
+    canary: Canary,
 }
 
 impl Corpus {
     fn assert_canary_untouched(&self, case: &str) {
-        let mut entries: Vec<(String, String)> = std::fs::read_dir(&self.canary)
-            .unwrap()
-            .map(|e| {
-                let e = e.unwrap();
-                (e.file_name().to_string_lossy().into_owned(), std::fs::read_to_string(e.path()).unwrap_or_default())
-            })
-            .collect();
-        entries.sort();
-        let want =
-            [("FILE", format!("{CANARY}\n")), ("victim", format!("{CANARY}\n"))].map(|(n, c)| (n.to_string(), c));
-        assert_eq!(entries, want, "{case}: the canary folder was changed");
+        self.canary.assert_untouched(case);
     }
 }
 
@@ -208,7 +196,7 @@ fn symlink_race(r: &Runner) {
     let out = r.clix(&c.home, &c.ws, &[], &["run", "mkdir d && echo inside > d/FILE"]).output().unwrap();
     assert!(out.status.success(), "{}", all_text(&out));
     std::fs::write(c.ws.join("swap.py"), SWAPPER).unwrap();
-    plant(r, &c, &c.canary, "x");
+    plant(r, &c, c.canary.dir(), "x");
     let swapper = r
         .clix(&c.home, &c.ws, &[], &["run", "--timeout", "300", "python3 swap.py"])
         .stdout(Stdio::piped())
@@ -257,7 +245,7 @@ fn hub_manifests(r: &Runner) {
     let out = r.clix(&c.home, &c.ws, &[], &["run", "mkdir -p .clix/hub"]).output().unwrap();
     assert!(out.status.success(), "{}", all_text(&out));
     plant(r, &c, Path::new("/proc/self/environ"), ".clix/hub/e.toml");
-    plant(r, &c, &c.canary.join("FILE"), ".clix/hub/f.toml");
+    plant(r, &c, &c.canary.dir().join("FILE"), ".clix/hub/f.toml");
     plant(r, &c, Path::new("/dev/zero"), ".clix/hub/z.json");
     let out =
         r.clix(&c.home, &c.ws, &[], &["run", "python3 -c \"import os; os.mkfifo('.clix/hub/evil.json')\""]).output();
@@ -276,7 +264,7 @@ fn hub_manifests(r: &Runner) {
 /// `.clix` planted as a symlink to a host folder, then a long output.
 fn spill_symlink(r: &Runner) {
     let c = r.fixture();
-    plant(r, &c, &c.canary, ".clix");
+    plant(r, &c, c.canary.dir(), ".clix");
     let out = r.clix(&c.home, &c.ws, &[], &["run", "seq 1 5000"]).output().unwrap();
     assert!(!all_text(&out).contains(".clix/out/cmd-1.txt"), "{}", all_text(&out));
     c.assert_canary_untouched("spill");
