@@ -12,6 +12,7 @@ use clix_agent::{
 };
 use clix_config::Paths;
 
+use crate::cli::outln;
 use crate::settings::{self, Settings};
 
 /// Flags shared by `ask` and `chat`.
@@ -217,8 +218,9 @@ impl Renderer {
 
     fn event(&mut self, event: &Event) {
         if self.jsonl {
+            // A reader that left (`| head -1`) ends no run: the trajectory keeps it all.
             if let Ok(line) = serde_json::to_string(event) {
-                println!("{line}");
+                let _ = outln(line);
             }
             return;
         }
@@ -274,7 +276,7 @@ impl Renderer {
 
     fn end_text(&mut self) {
         if std::mem::take(&mut self.mid_text) {
-            println!();
+            let _ = outln("");
         }
     }
 
@@ -316,15 +318,15 @@ fn one_line(s: &str, max: usize) -> String {
 pub(crate) fn runs(paths: &Paths, json: bool) -> Result<ExitCode> {
     let runs = list_runs(&runs_dir(paths));
     if json {
-        println!("{}", serde_json::to_string_pretty(&runs)?);
+        outln(serde_json::to_string_pretty(&runs)?)?;
     } else if runs.is_empty() {
-        println!("no runs yet in {}", runs_dir(paths).display());
+        outln(format_args!("no runs yet in {}", runs_dir(paths).display()))?;
     } else {
         for r in runs {
             // "error: <the whole provider message>" would break the table; `replay` has it all.
             let stop = r.stop_reason.map(|s| s.split(':').next().unwrap_or_default().to_string());
             let stop = stop.unwrap_or_else(|| "unfinished".into());
-            println!("{}  {:>3} steps  {:<12} {}", r.id, r.steps, stop, one_line(&r.task, 60));
+            outln(format_args!("{}  {:>3} steps  {:<12} {}", r.id, r.steps, stop, one_line(&r.task, 60)))?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -339,25 +341,25 @@ pub(crate) fn replay(paths: &Paths, id: &str, jsonl: bool, html: Option<&Path>) 
     if let Some(out) = html {
         std::fs::write(out, crate::replay_html::render(id, &records))
             .with_context(|| format!("cannot write {}", out.display()))?;
-        println!("wrote {}", out.display());
+        outln(format_args!("wrote {}", out.display()))?;
         return Ok(ExitCode::SUCCESS);
     }
     if jsonl {
         for r in &records {
-            println!("{}", serde_json::to_string(r)?);
+            outln(serde_json::to_string(r)?)?;
         }
         return Ok(ExitCode::SUCCESS);
     }
     let mut render = Renderer::new(false);
     for r in &records {
         match &r.event {
-            Event::Start { task, model, .. } => println!("# task ({model}): {task}"),
-            Event::Response { text, .. } if !text.is_empty() => println!("{text}"),
-            Event::ToolCall { command, .. } => println!("▸ run {command}"),
-            Event::ToolResult { text, .. } => println!("{text}"),
-            Event::Done { stop_reason, steps, input_tokens, output_tokens, .. } => {
-                println!("# {stop_reason} after {steps} steps; {input_tokens} in / {output_tokens} out tokens")
-            }
+            Event::Start { task, model, .. } => outln(format_args!("# task ({model}): {task}"))?,
+            Event::Response { text, .. } if !text.is_empty() => outln(text)?,
+            Event::ToolCall { command, .. } => outln(format_args!("▸ run {command}"))?,
+            Event::ToolResult { text, .. } => outln(text)?,
+            Event::Done { stop_reason, steps, input_tokens, output_tokens, .. } => outln(format_args!(
+                "# {stop_reason} after {steps} steps; {input_tokens} in / {output_tokens} out tokens"
+            ))?,
             other => render.event(other),
         }
     }

@@ -126,6 +126,37 @@ async fn the_trajectory_records_what_the_model_was_given_and_hides_every_secret(
     assert!(text(&o.stdout).contains("The token is ***."), "{}", text(&o.stdout));
 }
 
+/// A stdout whose reader is gone before anything is written: every write
+/// fails with EPIPE.
+fn closed_stdout() -> Stdio {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe(2) writes.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: the read end is ours and used nowhere else; the write end is
+    // owned by the Stdio from here on.
+    unsafe {
+        libc::close(fds[0]);
+        Stdio::from_raw_fd(fds[1])
+    }
+}
+
+#[tokio::test]
+async fn runs_and_replay_end_quietly_when_the_reader_left() {
+    let server = start(vec![openai_text("ok", 1, 1)]).await;
+    let h = Home::new();
+    let o = h.output(Some(&server), &["ask", "say ok"]).await;
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let id = h.runs()[0]["id"].as_str().unwrap().to_string();
+    for args in
+        [vec!["runs", "list"], vec!["runs", "list", "--json"], vec!["replay", &id], vec!["replay", &id, "--jsonl"]]
+    {
+        let o = h.clix(None, &args).stdout(closed_stdout()).output().unwrap();
+        assert_eq!(o.status.code(), Some(141), "{args:?}: {}", text(&o.stderr));
+        assert_eq!(text(&o.stderr), "", "{args:?}: no panic, no message");
+    }
+}
+
 #[tokio::test]
 async fn jsonl_gives_one_event_per_line_and_stdin_joins_the_task() {
     let server = start(vec![openai_text("ok", 1, 1)]).await;
