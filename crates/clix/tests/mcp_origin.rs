@@ -4,15 +4,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+mod common;
 
-/// `clix mcp --http 127.0.0.1:0 extra…` on a fresh home and workspace; killed on drop.
+use std::process::{Command, Stdio};
+
+use common::mcp_http::HttpServer;
+
+/// `clix mcp --http 127.0.0.1:0 extra…` on a fresh home and workspace.
 struct Server {
-    child: Child,
-    addr: String,
+    http: HttpServer,
     _home: tempfile::TempDir,
     _ws: tempfile::TempDir,
 }
@@ -20,61 +20,15 @@ struct Server {
 impl Server {
     fn start(extra: &[&str]) -> Self {
         let (home, ws) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-        let mut child = Command::new(env!("CARGO_BIN_EXE_clix"))
-            .args(["mcp", "--http", "127.0.0.1:0", "--workspace"])
-            .arg(ws.path())
-            .args(extra)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("CLIX_HOME", home.path())
-            .env("CLIX_SANDBOX_MODE", "off")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
-        let url = line.trim().strip_prefix("clix mcp: serving http://").unwrap_or_else(|| panic!("{line:?}"));
-        let addr = url.strip_suffix("/mcp").unwrap().to_owned();
-        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-        Server { child, addr, _home: home, _ws: ws }
+        let mut cmd = common::clix(home.path(), ws.path(), &["mcp", "--http", "127.0.0.1:0"]);
+        cmd.args(extra).env("CLIX_SANDBOX_MODE", "off");
+        Server { http: HttpServer::start(&mut cmd), _home: home, _ws: ws }
     }
 
-    /// POSTs an `initialize` with `origin` (if any); the status code and,
-    /// for an error, the body.
+    /// An `initialize` with `origin` (if any): the status code and, for an error, the body.
     fn initialize(&self, origin: Option<&str>) -> (u16, String) {
-        let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"origin-test","version":"0"}}}"#;
-        let origin = origin.map(|o| format!("Origin: {o}\r\n")).unwrap_or_default();
-        let request = format!(
-            "POST /mcp HTTP/1.1\r\nHost: {}\r\n{origin}Content-Type: application/json\r\n\
-             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            self.addr,
-            body.len()
-        );
-        let mut stream = TcpStream::connect(&self.addr).unwrap();
-        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        stream.write_all(request.as_bytes()).unwrap();
-        let mut reader = BufReader::new(stream);
-        let mut status = String::new();
-        reader.read_line(&mut status).unwrap();
-        let code: u16 = status.split_whitespace().nth(1).unwrap_or_else(|| panic!("{status:?}")).parse().unwrap();
-        if code == 200 {
-            // An event stream: the status is all we need.
-            return (code, String::new());
-        }
-        let mut rest = String::new();
-        let _ = reader.read_to_string(&mut rest);
-        let body = rest.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
-        (code, body)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let headers: Vec<(&str, &str)> = origin.map(|o| ("Origin", o)).into_iter().collect();
+        self.http.initialize(&headers)
     }
 }
 

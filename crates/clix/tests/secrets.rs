@@ -10,10 +10,11 @@ mod common;
 #[path = "../../clix-agent/tests/support/mod.rs"]
 mod support;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::mcp_http::HttpServer;
 use common::text;
 use serde_json::json;
 use support::{Reply, openai_text};
@@ -79,59 +80,19 @@ fn a_serving_mcp_process_has_no_key_in_its_environ() {
     assert!(child.wait().unwrap().success());
 }
 
-/// One POST to `url` (`http://127.0.0.1:PORT/mcp`); the response's status line.
-fn post_initialize(url: &str, bearer: Option<&str>) -> String {
-    let rest = url.strip_prefix("http://").unwrap();
-    let (addr, path) = rest.split_once('/').unwrap();
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
-    .to_string();
-    let auth = bearer.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(
-        s,
-        "POST /{path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\n{auth}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut status = String::new();
-    BufReader::new(s).read_line(&mut status).unwrap();
-    status.trim().to_string()
-}
-
 #[test]
 fn the_http_server_takes_its_token_from_the_environment_and_keeps_none() {
     let (home, ws) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     // A non-loopback address needs a token: the server starts only if it
     // found CLIX_MCP_TOKEN after taking it out of the environment.
     let mut cmd = common::clix(home.path(), ws.path(), &["mcp", "--http", "0.0.0.0:0"]);
-    let mut child = with_canaries(&mut cmd)
-        .env("CLIX_MCP_TOKEN", MCP_CANARY)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let served = line.trim().strip_prefix("clix mcp: serving ").unwrap_or_else(|| {
-        let mut rest = String::new();
-        let _ = stderr.read_to_string(&mut rest);
-        let _ = child.kill();
-        panic!("did not serve: {line}{rest}")
-    });
-    let url = served.replace("0.0.0.0", "127.0.0.1");
+    let server = HttpServer::start(with_canaries(&mut cmd).env("CLIX_MCP_TOKEN", MCP_CANARY));
 
-    assert_no_canary(&environ(&child));
-    assert!(post_initialize(&url, None).contains(" 401"), "no token, no entry");
-    assert!(post_initialize(&url, Some("wrong")).contains(" 401"));
-    let ok = post_initialize(&url, Some(MCP_CANARY));
-    assert!(ok.contains(" 200"), "{ok}");
-
-    let _ = child.kill();
-    let _ = child.wait();
+    assert_no_canary(&environ(&server.child));
+    assert_eq!(server.initialize(&[]).0, 401, "no token, no entry");
+    assert_eq!(server.initialize(&[("Authorization", "Bearer wrong")]).0, 401);
+    let (code, body) = server.initialize(&[("Authorization", &format!("Bearer {MCP_CANARY}"))]);
+    assert_eq!(code, 200, "{body}");
 }
 
 #[tokio::test]

@@ -2,6 +2,8 @@
 //! a cleared environment, its own `CLIX_HOME` and a workspace as cwd.
 #![allow(dead_code)]
 
+pub(crate) mod mcp_http;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 
