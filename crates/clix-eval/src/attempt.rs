@@ -131,6 +131,11 @@ impl Attempt {
         }
         let workspace = Workspace::open(&root.join("ws")).map_err(|e| fail("workspace", &e))?;
         let map = PathMap::for_task(task, workspace.root());
+        // The virtual filesystem these paths come from had its folders (/tmp,
+        // /home …) already; so does the attempt.
+        for folder in map.roots.values() {
+            workspace.create_dir(Path::new(folder), true).map_err(|e| fail("mapped folder", &e))?;
+        }
         for (path, content) in &task.files {
             let path = PathBuf::from(map.apply(path));
             if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
