@@ -465,3 +465,37 @@ fn loop_requests(server: &Server) -> Vec<Recorded> {
         .filter(|r| !messages(r)[0]["content"].as_str().unwrap_or_default().starts_with("You summarize"))
         .collect()
 }
+
+/// An interrupt that lands while the model is thinking (no command runs)
+/// ends that task, and only that task: the next task's first command runs.
+#[tokio::test]
+async fn an_interrupt_during_a_model_call_does_not_cancel_the_next_task() {
+    let server = start(vec![
+        Reply::Delay(Duration::from_secs(30), Box::new(openai_text("too late", 10, 2))),
+        openai_calls(&[("run", &run_call("echo next-task-ran"))], 100, 10),
+        openai_text("done", 10, 2),
+    ])
+    .await;
+    let ws = tempfile::tempdir().unwrap();
+    let mut engine = engine(ws.path()).await;
+    let provider = provider(ProviderKind::OpenAi, format!("{}/v1", server.url), Some("k"), "scripted", true);
+    let mut agent = Agent::new(&mut engine, provider, settings(), None);
+    let interrupt = agent.interrupt_handle();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        interrupt.interrupt();
+    });
+    let first = agent.run("think slowly", &mut |_| {}).await;
+    assert_eq!(first.stop_reason, StopReason::Interrupted);
+
+    let mut results = Vec::new();
+    let second = agent
+        .run("run a command", &mut |e| {
+            if let Event::ToolResult { text, .. } = e {
+                results.push(text.clone());
+            }
+        })
+        .await;
+    assert_eq!(second.stop_reason, StopReason::Answered, "{second:?}");
+    assert!(results.iter().any(|r| r.contains("next-task-ran")), "the first command was cancelled: {results:?}");
+}

@@ -109,9 +109,12 @@ impl Interrupt {
         self.flag.load(Ordering::SeqCst)
     }
 
-    /// A new task starts uninterrupted.
+    /// A new task starts uninterrupted: an interrupt that came while no
+    /// command ran (during a model call) must not cancel the next task's
+    /// first command, since the engine's cancel waits for a line.
     fn clear(&self) {
         self.flag.store(false, Ordering::SeqCst);
+        self.engine.clear();
     }
 
     async fn wait(&self) {
