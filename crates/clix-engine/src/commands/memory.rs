@@ -451,7 +451,8 @@ mod tests {
         };
         let shown = format!("{config:?}");
         assert!(!shown.contains("canary"), "{shown}");
-        for part in ["api_key: Secret(***)", "embedder: \"openai\"", "topic: \"proj\"", "Some(\"callback\")", "Session"] {
+        for part in ["api_key: Secret(***)", "embedder: \"openai\"", "topic: \"proj\"", "Some(\"callback\")", "Session"]
+        {
             assert!(shown.contains(part), "{part} in {shown}");
         }
     }
