@@ -5,7 +5,6 @@ use super::Agent;
 use crate::context::{compactable, estimate_tokens, transcript};
 use crate::events::Event;
 use crate::message::{Message, Role};
-use crate::provider::{ChatRequest, ToolChoice};
 
 impl Agent<'_> {
     /// Summarizes the oldest turns when the conversation nears the window.
@@ -26,25 +25,13 @@ impl Agent<'_> {
             return;
         };
         let old = transcript(&self.messages[range.clone()]);
-        let request_messages = vec![
-            Message::new(Role::System, "You summarize an agent's work log for the agent itself."),
-            Message::new(
-                Role::User,
-                format!(
-                    "Summarize these earlier steps in at most 15 lines: commands run, what they showed, files \
-                     changed, open questions. Keep exact paths, names and numbers.\n\n{old}"
-                ),
-            ),
-        ];
-        let request = ChatRequest {
-            messages: &request_messages,
-            tool: &self.tool,
-            tool_choice: ToolChoice::None,
-            max_output_tokens: 1024,
-        };
-        let limit = self.settings.budgets().model_call;
-        let (summary, by) = match tokio::time::timeout(limit, self.provider.complete(&request, &mut |_| {})).await {
-            Ok(Ok(reply)) if !reply.text.trim().is_empty() => (reply.text, "the model"),
+        let prompt = format!(
+            "Summarize these earlier steps in at most 15 lines: commands run, what they showed, files \
+             changed, open questions. Keep exact paths, names and numbers.\n\n{old}"
+        );
+        let asked = self.ask_aside("You summarize an agent's work log for the agent itself.", prompt, 1024).await;
+        let (summary, by) = match asked {
+            Ok(text) if !text.trim().is_empty() => (text, "the model"),
             // Without a model summary, a mechanical one still saves the window.
             _ => (
                 old.lines().filter(|l| l.starts_with("assistant called run")).collect::<Vec<_>>().join("\n"),

@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::{Agent, StopReason};
 use crate::cache::ReplyCache;
 use crate::events::Event;
+use crate::message::{Message, Role};
 use crate::provider::{ChatRequest, ChatResponse, ProviderError, RetryPolicy, ToolChoice};
 
 impl Agent<'_> {
@@ -112,4 +113,26 @@ fn retry_wait(policy: &RetryPolicy, attempt: u32, error: &ProviderError) -> Resu
         "model call failed; retrying"
     );
     Ok(wait)
+}
+
+impl Agent<'_> {
+    /// A request beside the conversation (a summary of its log): no tool
+    /// call, its own output cap, the model-call time limit, no retries.
+    /// The reply's text, or why there is none.
+    pub(super) async fn ask_aside(
+        &self,
+        system: &str,
+        prompt: String,
+        max_output_tokens: u32,
+    ) -> Result<String, String> {
+        let messages = [Message::new(Role::System, system), Message::new(Role::User, prompt)];
+        let request =
+            ChatRequest { messages: &messages, tool: &self.tool, tool_choice: ToolChoice::None, max_output_tokens };
+        let limit = self.settings.budgets().model_call;
+        match tokio::time::timeout(limit, self.provider.complete(&request, &mut |_| {})).await {
+            Ok(Ok(reply)) => Ok(reply.text),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err(format!("no reply within {}s", limit.as_secs())),
+        }
+    }
 }

@@ -5,8 +5,6 @@ use super::Agent;
 use crate::context::transcript;
 use crate::events::Event;
 use crate::memory::AgentMemory;
-use crate::message::{Message, Role};
-use crate::provider::{ChatRequest, ToolChoice};
 
 /// The most of a session's log sent to be summarized for memory.
 const SUMMARY_INPUT_CHARS: usize = 24_000;
@@ -24,30 +22,18 @@ impl Agent<'_> {
         // The end of a long session matters most; keep its last part.
         let start = log.len().saturating_sub(SUMMARY_INPUT_CHARS);
         let start = (start..log.len()).find(|i| log.is_char_boundary(*i)).unwrap_or(log.len());
-        let request_messages = vec![
-            Message::new(Role::System, "You summarize an agent's finished session for its long-term memory."),
-            Message::new(
-                Role::User,
-                format!(
-                    "Here is the session's log.\n\n{}\n\nIn 1 to 3 sentences, write what a later session in this \
-                     folder would want to know: what was asked, what was done or found (exact names, paths, numbers), \
-                     what is left. Plain text, no preamble.",
-                    &log[start..]
-                ),
-            ),
-        ];
-        let request = ChatRequest {
-            messages: &request_messages,
-            tool: &self.tool,
-            tool_choice: ToolChoice::None,
-            max_output_tokens: 300,
-        };
-        let limit = self.settings.budgets().model_call;
-        let text = match tokio::time::timeout(limit, self.provider.complete(&request, &mut |_| {})).await {
-            Ok(Ok(reply)) => reply.text.split_whitespace().collect::<Vec<_>>().join(" "),
-            Ok(Err(e)) => return Err(format!("the model could not summarize the session: {e}")),
-            Err(_) => return Err(format!("the model did not summarize the session within {}s", limit.as_secs())),
-        };
+        let prompt = format!(
+            "Here is the session's log.\n\n{}\n\nIn 1 to 3 sentences, write what a later session in this \
+             folder would want to know: what was asked, what was done or found (exact names, paths, numbers), \
+             what is left. Plain text, no preamble.",
+            &log[start..]
+        );
+        let system = "You summarize an agent's finished session for its long-term memory.";
+        let text = self
+            .ask_aside(system, prompt, 300)
+            .await
+            .map_err(|why| format!("the model could not summarize the session: {why}"))?;
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
         if text.is_empty() {
             return Err("the model's summary of the session was empty".into());
         }
