@@ -1,0 +1,70 @@
+//! `clix mcp --http` as a child process, and a bare HTTP `initialize` to
+//! it: what the origin, token and secret tests all need, written once.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A running `clix mcp --http …`; killed on drop.
+pub(crate) struct HttpServer {
+    pub(crate) child: Child,
+    /// `http://127.0.0.1:PORT/mcp`, a wildcard listen address made loopback.
+    pub(crate) url: String,
+}
+
+impl HttpServer {
+    /// Spawns `cmd` (already `mcp --http ADDR …`) and reads the URL from
+    /// its first stderr line; the rest of stderr is drained. Panics with
+    /// what it said when it did not serve.
+    pub(crate) fn start(cmd: &mut Command) -> HttpServer {
+        let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        stderr.read_line(&mut line).unwrap();
+        let Some(url) = line.trim().strip_prefix("clix mcp: serving ") else {
+            let mut rest = String::new();
+            let _ = stderr.read_to_string(&mut rest);
+            let _ = child.kill();
+            panic!("did not serve: {line}{rest}");
+        };
+        let url = url.replace("0.0.0.0", "127.0.0.1");
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        HttpServer { child, url }
+    }
+
+    /// POSTs an MCP `initialize` with these extra headers; the status code
+    /// and, unless it is 200 (an event stream), the body.
+    pub(crate) fn initialize(&self, headers: &[(&str, &str)]) -> (u16, String) {
+        let rest = self.url.strip_prefix("http://").unwrap();
+        let (addr, path) = rest.split_once('/').unwrap();
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"http-test","version":"0"}}}"#;
+        let headers: String = headers.iter().map(|(k, v)| format!("{k}: {v}\r\n")).collect();
+        let request = format!(
+            "POST /{path} HTTP/1.1\r\nHost: {addr}\r\n{headers}Content-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut reader = BufReader::new(stream);
+        let mut status = String::new();
+        reader.read_line(&mut status).unwrap();
+        let code: u16 = status.split_whitespace().nth(1).unwrap_or_else(|| panic!("{status:?}")).parse().unwrap();
+        if code == 200 {
+            return (code, String::new());
+        }
+        let mut rest = String::new();
+        let _ = reader.read_to_string(&mut rest);
+        let body = rest.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
+        (code, body)
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
