@@ -242,3 +242,20 @@ async fn a_timeout_is_a_failed_attempt_with_its_reason() {
     }
     assert!(!results.do_nothing[0].passed);
 }
+
+/// A model loop runs attempts at once (`-j N`) on a multi-threaded runtime:
+/// what it holds and awaits must be `Send`.
+#[test]
+fn attempts_and_their_calls_can_move_between_threads() {
+    fn send<T: Send>(_: &T) {}
+    fn never_called(a: &Attempt, mut tools: clix_eval::Executor, task: &Task) {
+        send(a);
+        send(&tools);
+        send(&a.executor(Design::Run));
+        send(&a.score(&Trace::default()));
+        send(&tools.call("run", &serde_json::Value::Null));
+        send(&Attempt::prepare(task, &AttemptOptions::default()));
+        send(&run_solutions(std::slice::from_ref(task), &[], &SolutionRun::default()));
+    }
+    let _ = never_called;
+}
