@@ -4,8 +4,9 @@
 //! Attempts never see each other: each has its own temporary folder holding
 //! `ws/` (the workspace) and `home/` (config, data with the memory store,
 //! state with the audit log and the hub cache). Setup lines and `command:`
-//! checks run through clix's shell with its sandbox, on that workspace and
-//! home, and are never shown to the model or counted.
+//! checks run through clix's shell with its sandbox (and the task's hub, if
+//! it has one), on that workspace and home, and are never shown to the model
+//! or counted.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -166,7 +167,7 @@ impl Attempt {
         if lines.is_empty() {
             return Ok(());
         }
-        let mut engine = Engine::new(self.engine_config(false))
+        let mut engine = Engine::new(self.engine_config(self.hub.is_some()))
             .await
             .map_err(|e| AttemptError::Prepare(format!("the setup shell: {e}")))?;
         for (index, line) in lines.iter().enumerate() {

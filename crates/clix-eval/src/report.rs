@@ -25,8 +25,6 @@ pub enum StopReason {
     Answered,
     /// Every reference step ran (`--solution`).
     SolutionDone,
-    /// Nothing was done, on purpose (the do-nothing run of `--solution`).
-    NothingDone,
     /// The step budget ran out.
     MaxSteps,
     /// The token budget ran out.
