@@ -194,7 +194,7 @@ fn show_stream(bytes: &[u8], opts: &PresentOptions, spill: &mut dyn SpillSink) -
         if !whole.is_empty() && !whole.ends_with('\n') {
             whole.push('\n');
         }
-        return Shown { text: whole, truncated: false, spill_path: None };
+        return Shown { text: without_nul(whole), truncated: false, spill_path: None };
     }
 
     let p = preview(&text, opts.head_lines, opts.tail_lines, opts.preview_max_bytes);
@@ -227,7 +227,16 @@ fn show_stream(bytes: &[u8], opts: &PresentOptions, spill: &mut dyn SpillSink) -
     if !p.tail.is_empty() {
         shown.push_str(&p.tail);
     }
-    Shown { text: shown, truncated: true, spill_path }
+    Shown { text: without_nul(shown), truncated: true, spill_path }
+}
+
+/// `text` with each NUL shown as U+FFFD. The binary guard looks for NUL in
+/// the first 8 KiB only (as `file` and git do), so a text stream may carry
+/// one further on; a model's API refuses NUL and a terminal hides it. The
+/// marker line's totals still count the bytes as they were (found by the
+/// `present` fuzz target).
+fn without_nul(text: String) -> String {
+    if text.contains('\0') { text.replace('\0', "\u{FFFD}") } else { text }
 }
 
 fn binary_message(kind: &BinaryKind, size: usize, origin: &Origin) -> String {
