@@ -214,7 +214,8 @@ async fn http_error(resp: reqwest::Response) -> ProviderError {
         .get("retry-after")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<f64>().ok())
-        .map(Duration::from_secs_f64);
+        // A negative, NaN, infinite or huge value is no wait at all (found by fuzzing).
+        .and_then(|secs| Duration::try_from_secs_f64(secs).ok());
     let body = resp.text().await.unwrap_or_default();
     let message = serde_json::from_str::<Value>(&body)
         .ok()
