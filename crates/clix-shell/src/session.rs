@@ -116,10 +116,17 @@ impl Session {
             builder = builder.command_resolver(resolver);
         }
         let bash = builder.build();
+        // The folders above the workspace exist in the shell's own memory
+        // (empty), as the path to its mount: builtins that resolve a path
+        // from `/` down (grep -r, realpath) look at each of them.
+        let mount_error = |reason: String| SessionError::Workspace { path: workspace.clone(), reason };
+        if let Some(parent) = workspace.parent() {
+            bash.fs().mkdir(parent, true).await.map_err(|e| mount_error(e.to_string()))?;
+        }
         // The workspace is reached only through its capability handle (see
         // jailfs.rs), never through bashkit's RealFs.
         bash.mount(&workspace, Arc::new(PosixFs::new(JailFs::new((*folder).clone()))))
-            .map_err(|e| SessionError::Workspace { path: workspace.clone(), reason: e.to_string() })?;
+            .map_err(|e| mount_error(e.to_string()))?;
         Ok(Session { bash, folder, limits: config.limits, cancel: CancelHandle::default() })
     }
 

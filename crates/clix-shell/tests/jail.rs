@@ -234,3 +234,27 @@ async fn the_shell_never_follows_a_symlink_swapped_in_mid_call() {
     assert_eq!(names, ["FILE", "victim"], "the canary folder was written to");
     assert_eq!(std::fs::read_to_string(canary_dir.join("victim")).unwrap(), "CANARY-VICTIM\n");
 }
+
+/// Builtins that resolve a path from `/` down (grep -r, realpath) pass
+/// through the folders above the workspace: they exist in the shell (empty),
+/// so those builtins work wherever the workspace is, however deep.
+#[tokio::test]
+async fn path_resolving_builtins_work_in_a_deep_workspace() {
+    let mut f = fixture().await;
+    let ws = f.session.workspace().to_path_buf();
+    assert!(ws.ancestors().count() > 3, "the fixture's workspace is not deep: {}", ws.display());
+    std::fs::create_dir(ws.join("sub")).unwrap();
+    std::fs::write(ws.join("sub/a.txt"), "needle\n").unwrap();
+    for (line, want) in [
+        ("grep -r needle sub", "sub/a.txt:needle\n".to_string()),
+        ("grep -rl needle .", "./sub/a.txt\n".to_string()),
+        ("grep -rc needle $PWD/sub", format!("{}/sub/a.txt:1\n", ws.display())),
+        ("realpath sub/a.txt", format!("{}/sub/a.txt\n", ws.display())),
+    ] {
+        let r = f.session.exec(line, None).await;
+        assert_eq!((text(&r.stdout), r.exit_code), (want, 0), "{line}: {}", text(&r.stderr));
+    }
+    // Above the workspace, the shell shows empty folders, never the host's.
+    let r = f.session.exec("ls ..", None).await;
+    assert_eq!(text(&r.stdout), "ws\n", "{}", text(&r.stderr));
+}
