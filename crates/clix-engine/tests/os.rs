@@ -296,3 +296,31 @@ async fn an_installed_editor_is_not_opened_on_a_file() {
         assert!(!audit.contains(&opened), "{editor} was started on the file: {audit}");
     }
 }
+
+/// What a line exports reaches a sandboxed program, as in bash (a stderr
+/// hint "run with MODE=release" must be followable); a secret-looking name
+/// never does, and the sandbox keeps its own PATH and HOME.
+#[tokio::test]
+async fn exported_variables_reach_sandboxed_programs_but_secrets_do_not() {
+    let mut f = fixture(SandboxSettings::default()).await;
+    let show = |name: &str| format!("python3 -c \"import os; print(os.environ.get('{name}'))\"");
+    let cases = [
+        (format!("export MODE=release; {}", show("MODE")), "release\n"),
+        (format!("LEVEL=debug {}", show("LEVEL")), "debug\n"),
+        (show("LEVEL"), "None\n"),
+        (format!("export STAGE=a; {} | tr a-z A-Z", show("STAGE")), "A\n"),
+        (format!("export GITHUB_TOKEN=t0k; {}", show("GITHUB_TOKEN")), "None\n"),
+        (format!("API_KEY=k {}", show("API_KEY")), "None\n"),
+        (format!("export HOME=/root; {}", show("HOME")), "/home/agent\n"),
+        (format!("export PATH=/nowhere:$PATH; {}", show("PATH")), ""),
+    ];
+    for (line, want) in &cases {
+        let (out, err, code) = raw(&mut f, line).await;
+        assert_eq!(code, 0, "{line}: {err}");
+        if want.is_empty() {
+            assert!(!out.contains("/nowhere"), "{line}: the sandbox's PATH was replaced: {out}");
+        } else {
+            assert_eq!(&out, want, "{line}: {err}");
+        }
+    }
+}

@@ -165,7 +165,8 @@ impl Builtin for OsProgram {
         }
         let argv: Vec<String> = std::iter::once(self.name.clone()).chain(ctx.args.iter().cloned()).collect();
         let stdin = ctx.stdin.map(|s| s.as_bytes());
-        let mut result = run_program(&self.sandbox, &argv, ctx.cwd, stdin, &self.deadline, self.timeout).await;
+        let env = exported_env(ctx.env);
+        let mut result = run_program(&self.sandbox, &argv, ctx.cwd, stdin, &env, &self.deadline, self.timeout).await;
         // An installed editor, package manager or network client that failed
         // most likely failed for a reason of this place (no terminal, no
         // network): say what works instead, after the program's own words.
@@ -193,15 +194,35 @@ pub(crate) async fn run_program(
     argv: &[String],
     cwd: &std::path::Path,
     stdin: Option<&[u8]>,
+    env: &[(String, String)],
     deadline: &Deadline,
     limit: Duration,
 ) -> ExecResult {
     let name = argv.first().map(String::as_str).unwrap_or("program");
     let timeout = deadline.remaining(limit);
-    match sandbox.run(Request::new(argv, cwd, stdin, timeout)).await {
+    let request = Request { env, ..Request::new(argv, cwd, stdin, timeout) };
+    match sandbox.run(request).await {
         Ok(outcome) => to_exec_result(name, outcome, limit),
         Err(e) => ExecResult::err(format!("[error] {e}\n"), CANNOT_RUN_EXIT),
     }
+}
+
+/// What the line exported (`export X=1`, `X=1 prog`) reaches the program,
+/// as in bash, except the sandbox's own PATH and HOME (its programs and
+/// its empty home are where they are) and secret-looking names, which
+/// never enter a sandbox, whoever set them.
+pub(crate) fn exported_env(env: &std::collections::HashMap<String, String>) -> Vec<(String, String)> {
+    let mut passed: Vec<(String, String)> = env
+        .iter()
+        .filter(|(name, _)| !matches!(name.as_str(), "PATH" | "HOME") && !clix_sandbox::is_secret_name(name))
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect();
+    passed.sort();
+    let withheld: Vec<&str> = env.keys().filter(|n| clix_sandbox::is_secret_name(n)).map(String::as_str).collect();
+    if !withheld.is_empty() {
+        tracing::debug!(?withheld, "exported variables with secret-looking names are not passed to the sandbox");
+    }
+    passed
 }
 
 fn to_exec_result(name: &str, o: Outcome, limit: Duration) -> ExecResult {

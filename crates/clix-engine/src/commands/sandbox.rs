@@ -98,7 +98,8 @@ impl AgentCommand for SandboxCommand {
         };
         let stdin = read_stdin(&io).await?;
         let stdin = (!stdin.is_empty()).then_some(stdin.as_slice());
-        let result = run_program(&self.sandbox, &argv, io.cwd, stdin, &self.deadline, self.timeout).await;
+        let env = super::os::exported_env(io.env);
+        let result = run_program(&self.sandbox, &argv, io.cwd, stdin, &env, &self.deadline, self.timeout).await;
         io.stdout.write_all(result.stdout.as_bytes()).await?;
         io.stderr.write_all(result.stderr.as_bytes()).await?;
         Ok(CommandStatus::with_code(result.exit_code))

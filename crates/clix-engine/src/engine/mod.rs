@@ -177,7 +177,8 @@ impl Engine {
     ) -> RawResult {
         let cwd = self.session.cwd();
         let started = std::time::Instant::now();
-        let run = run_program(sandbox, argv, &cwd, stdin, &self.deadline, limit);
+        // A routed line is a few streaming tools over a file: no variable of the session matters to them.
+        let run = run_program(sandbox, argv, &cwd, stdin, &[], &self.deadline, limit);
         let result = self
             .session
             .cancel_handle()
