@@ -104,6 +104,9 @@ fn every_subcommand_says_its_usage() {
     }
     assert_eq!(h.ok(&["recent"]), "(no memories yet; memory store <text> adds one)\n");
     assert_eq!(h.ok(&["facts", "--json"]), "[]\n");
+    // A note is a memory but not a fact: facts says what it lacks.
+    h.ok(&["store", "a plain note"]);
+    assert_eq!(h.ok(&["facts"]), "(no facts yet; memory store --kind fact <text> adds one)\n");
     assert_eq!(h.ok(&["forget", "7"]), "no memory #7; see memory recent\n");
 }
 

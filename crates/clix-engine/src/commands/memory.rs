@@ -366,8 +366,14 @@ fn execute(config: &MemoryConfig, store: &mut Store, sub: &str, args: &Args) -> 
             let hits = store.search(&args.words.join(" "), &filter, args.limit.unwrap_or(5)).map_err(failed)?;
             Ok(show_hits(&hits, args.json))
         }
-        "recent" => Ok(show_memories(&store.recent(args.limit.unwrap_or(10), &args.topic).map_err(failed)?, args.json)),
-        "facts" => Ok(show_memories(&store.facts(&args.topic).map_err(failed)?, args.json)),
+        "recent" => {
+            let memories = store.recent(args.limit.unwrap_or(10), &args.topic).map_err(failed)?;
+            Ok(show_memories(&memories, args.json, "(no memories yet; memory store <text> adds one)"))
+        }
+        "facts" => {
+            let facts = store.facts(&args.topic).map_err(failed)?;
+            Ok(show_memories(&facts, args.json, "(no facts yet; memory store --kind fact <text> adds one)"))
+        }
         "store" => {
             let topic = store_topic;
             let kind = args.kind.as_deref().unwrap_or("note");
@@ -423,12 +429,13 @@ fn show_hits(hits: &[Hit], json: bool) -> String {
         .collect()
 }
 
-fn show_memories(memories: &[Memory], json: bool) -> String {
+/// The memories one per line (or as JSON); `none` when there are none.
+fn show_memories(memories: &[Memory], json: bool, none: &str) -> String {
     if json {
         return serde_json::to_string(memories).unwrap_or_default() + "\n";
     }
     if memories.is_empty() {
-        return "(no memories yet; memory store <text> adds one)\n".into();
+        return format!("{none}\n");
     }
     memories.iter().map(|m| format!("#{} [{} · {} · {}] {}\n", m.id, m.topic, m.kind, m.date, m.text)).collect()
 }
