@@ -19,14 +19,9 @@ fn core_suite() -> PathBuf {
     repo().join("evals/core.jsonl")
 }
 
-/// bashkit-eval's 58 tasks (MIT), kept in the shared folder beside the repository.
-fn bashkit_eval() -> Option<PathBuf> {
-    let path = repo().join("../shared/eval/bashkit-eval-tasks.jsonl");
-    if path.is_file() {
-        return Some(path);
-    }
-    clix_testkit::skip_missing("bashkit-eval", &format!("{} is missing", path.display()));
-    None
+/// bashkit-eval's 58 tasks (MIT), copied unchanged into `evals/bashkit-eval/`.
+fn bashkit_eval() -> PathBuf {
+    repo().join("evals/bashkit-eval/tasks.jsonl")
 }
 
 fn sandbox_ready(test: &str) -> bool {
@@ -111,7 +106,7 @@ async fn every_core_solution_passes_and_doing_nothing_fails() {
 
 #[test]
 fn every_bashkit_eval_line_reads_with_known_check_kinds() {
-    let Some(path) = bashkit_eval() else { return };
+    let path = bashkit_eval();
     let tasks = load_suites(std::slice::from_ref(&path)).unwrap();
     assert_eq!(tasks.len(), 58);
     let mut kinds = BTreeSet::new();
@@ -150,7 +145,7 @@ async fn bashkit_eval_tasks_run_unchanged_through_the_path_map() {
     if !sandbox_ready("bashkit_eval_tasks_run_unchanged_through_the_path_map") {
         return;
     }
-    let Some(path) = bashkit_eval() else { return };
+    let path = bashkit_eval();
     let all = load_suites(std::slice::from_ref(&path)).unwrap();
     let solutions = [
         (
