@@ -80,6 +80,9 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "ARGS")]
         args: Vec<String>,
     },
+    /// Measure the tool designs (run, bash, typed) on task suites: with
+    /// --solution, each task's reference solution must pass and doing nothing must fail.
+    Eval(crate::eval_cmd::EvalArgs),
     /// Inspect or create the configuration file.
     Config {
         #[command(subcommand)]
@@ -379,6 +382,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Config { action } => config(&paths, action),
         Command::Memory { workspace, args } => memory(&paths, workspace, &args).await,
         Command::Hub(args) => crate::hub_cmd::hub(&paths, args).await,
+        Command::Eval(args) => crate::eval_cmd::eval(&paths, args).await,
         Command::Completions { shell } => {
             let mut command = Cli::command_with_color(ColorChoice::Never);
             // Generated whole first: clap_complete panics on a failed write.

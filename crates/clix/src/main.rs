@@ -5,6 +5,7 @@
 
 mod agent_cmd;
 mod cli;
+mod eval_cmd;
 mod hub_cmd;
 mod logging;
 mod repl;

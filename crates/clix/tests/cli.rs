@@ -355,3 +355,43 @@ fn debug_says_where_each_stage_ran_and_stdout_stays_the_result() {
     assert_eq!(o.status.code(), Some(127));
     assert!(stderr(&o).contains("not on the sandbox's PATH: exit 127"), "{}", stderr(&o));
 }
+
+/// `clix eval SUITE --solution`: a task whose reference solution passes in
+/// every design and that doing nothing fails is fine (exit 0, its row in
+/// the tables, results.json written); a wrong solution is a problem (exit 1).
+#[test]
+fn eval_plays_reference_solutions_through_every_design() {
+    let env = Env::new();
+    let task = |id: &str, solution: &str| {
+        serde_json::json!({
+            "id": id, "category": "text", "description": "count errors",
+            "prompt": "How many ERROR lines are in app.log?",
+            "files": {"app.log": "INFO a\nERROR b\nERROR c\n"},
+            "expectations": [{"check": "stdout_contains:2"}, {"check": "exit_code:0"}],
+            "solution": [solution],
+        })
+        .to_string()
+    };
+    let suite = env.ws.path().join("suite.jsonl");
+    std::fs::write(&suite, format!("{}\n", task("count_errors", "grep -c ERROR app.log"))).unwrap();
+    let out = env.ws.path().join("results");
+    let o = env.run(&["eval", "suite.jsonl", "--solution", "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let tables = stdout(&o);
+    for design in ["run", "bash", "typed"] {
+        assert!(tables.contains(design), "{design} is missing from the tables: {tables}");
+    }
+    assert!(tables.contains("count_errors"), "{tables}");
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(results["schema_version"], 1);
+
+    std::fs::write(&suite, format!("{}\n", task("miscounted", "grep -c INFO app.log"))).unwrap();
+    let o = env.run(&["eval", "suite.jsonl", "--solution", "--tools", "run"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("PROBLEM") && stderr(&o).contains("miscounted"), "{}", stderr(&o));
+
+    let o = env.run(&["eval", "suite.jsonl"]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("--solution"), "{}", stderr(&o));
+}

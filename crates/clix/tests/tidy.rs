@@ -25,7 +25,19 @@ const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
     ),
     ("clix-agent", &["clix-common", "clix-config", "clix-engine", "clix-memory"]),
     ("clix-mcp", &["clix-common", "clix-engine"]),
-    ("clix", &["clix-agent", "clix-common", "clix-config", "clix-engine", "clix-hub", "clix-mcp", "clix-memory"]),
+    (
+        "clix",
+        &[
+            "clix-agent",
+            "clix-common",
+            "clix-config",
+            "clix-engine",
+            "clix-eval",
+            "clix-hub",
+            "clix-mcp",
+            "clix-memory",
+        ],
+    ),
     // The eval harness; the model-driven loop will add clix-agent.
     ("clix-eval", &["clix-engine", "clix-hub", "clix-memory", "clix-sandbox", "clix-workspace"]),
     // Test support, a dev-dependency only: no crate may need it to build.
