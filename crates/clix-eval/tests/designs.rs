@@ -3,26 +3,16 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
+mod common;
+
 use std::path::Path;
 
 use clix_eval::{
     Attempt, AttemptError, AttemptOptions, Design, OUTPUT_LIMIT_CHARS, SolutionRun, StopReason, Task, Trace,
     parse_task, run_solutions,
 };
-use clix_sandbox::Availability;
+use common::sandbox_ready;
 use serde_json::json;
-
-/// Whether bubblewrap works here; otherwise the test says it was skipped
-/// (and fails under CI, which installs it).
-fn sandbox_ready(test: &str) -> bool {
-    match clix_sandbox::probe() {
-        Availability::Ready { .. } => true,
-        Availability::Unavailable(why) => {
-            clix_testkit::skip_missing(test, &format!("the sandbox is unavailable: {why}"));
-            false
-        }
-    }
-}
 
 fn task(line: &str) -> Task {
     parse_task(Path::new("test.jsonl"), 1, line).unwrap()

@@ -3,13 +3,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use clix_eval::{
     CHECK_KINDS, Design, PathMap, SolutionRun, Step, StopReason, Task, load_suites, problems, run_solutions,
 };
-use clix_sandbox::Availability;
+use common::sandbox_ready;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -22,16 +24,6 @@ fn core_suite() -> PathBuf {
 /// bashkit-eval's 58 tasks (MIT), copied unchanged into `evals/bashkit-eval/`.
 fn bashkit_eval() -> PathBuf {
     repo().join("evals/bashkit-eval/tasks.jsonl")
-}
-
-fn sandbox_ready(test: &str) -> bool {
-    match clix_sandbox::probe() {
-        Availability::Ready { .. } => true,
-        Availability::Unavailable(why) => {
-            clix_testkit::skip_missing(test, &format!("the sandbox is unavailable: {why}"));
-            false
-        }
-    }
 }
 
 /// The first word of each command line of `task`'s `design` solution.
