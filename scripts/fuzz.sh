@@ -37,7 +37,10 @@ done
 
 cd "$fuzz"
 echo "toolchain: $(cargo +nightly --version) / $(rustc +nightly --version)" >&2
+# Built once, then the binaries run: a change in the tree during a long run
+# neither rebuilds nor breaks the targets still to come.
 cargo +nightly fuzz build --debug-assertions
+bin="$CARGO_TARGET_DIR/$(rustc +nightly -vV | sed -n 's/^host: //p')/release"
 
 mkdir -p logs
 summary=()
@@ -50,17 +53,19 @@ for t in "${targets[@]}"; do
   scratch=$(mktemp -d "${TMPDIR:-/tmp}/clix-fuzz-$t.XXXXXX")
   echo "== $t: ${seconds}s" >&2
   set +e
-  TMPDIR="$scratch" cargo +nightly fuzz run --debug-assertions "$t" "corpus/$t" "seeds/$t" -- \
+  TMPDIR="$scratch" ASAN_OPTIONS="${ASAN_OPTIONS:-detect_odr_violation=0}" "$bin/$t" "corpus/$t" "seeds/$t" -artifact_prefix="artifacts/$t/" \
     -max_total_time="$seconds" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
     -max_len="${max_len[$t]}" -timeout="${timeout[$t]:-10}" -print_final_stats=1 "${dict[@]}" \
     >"logs/$t.log" 2>&1
   status=$?
   set -e
   rm -rf "$scratch"
-  # Fork mode's progress lines: "#EXECS: cov: … exec/s: N oom/timeout/crash: a/b/c time: Ts …".
+  # Fork mode's progress lines: "#EXECS: cov: … exec/s: N oom/timeout/crash: a/b/c time: Ts …";
+  # their exec/s is the last job's, so the rate here is executions over time.
   last=$(grep -E '^#[0-9]+: cov:' "logs/$t.log" | tail -1 || true)
   execs=$(sed -nE 's/^#([0-9]+):.*/\1/p' <<<"$last")
-  rate=$(sed -nE 's/.*exec\/s: ([0-9]+).*/\1/p' <<<"$last")
+  took=$(sed -nE 's/.* time: ([0-9]+)s.*/\1/p' <<<"$last")
+  rate=$([[ -n $execs && ${took:-0} -gt 0 ]] && echo $((execs / took)) || true)
   cov=$(sed -nE 's/.* cov: ([0-9]+).*/\1/p' <<<"$last")
   oom_to_crash=$(sed -nE 's/.*oom\/timeout\/crash: ([0-9]+\/[0-9]+\/[0-9]+).*/\1/p' <<<"$last")
   after=$(find "artifacts/$t" -type f | wc -l)
