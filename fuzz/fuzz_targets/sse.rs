@@ -149,7 +149,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let messages = [Message::new(Role::System, "be brief"), Message::new(Role::User, "count the lines")];
     let request =
-        ChatRequest { messages: &messages, tool: &tool, tool_choice: ToolChoice::Auto, max_output_tokens: 64 };
+        ChatRequest { messages: &messages, tools: std::slice::from_ref(&tool), tool_choice: ToolChoice::Auto, max_output_tokens: 64 };
     let mut streamed = String::new();
     let reply = f.runtime.block_on(provider.complete(&request, &mut |t: &str| streamed.push_str(t)));
 

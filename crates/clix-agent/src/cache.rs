@@ -66,8 +66,12 @@ impl ReplyCache {
             h.update([0]);
             h.update(serde_json::to_vec(&(&m.role, &m.images, &m.tool_calls, &m.tool_call_id)).unwrap_or_default());
         }
-        h.update(req.tool.description.as_bytes());
-        h.update(req.tool.parameters.to_string().as_bytes());
+        for tool in req.tools {
+            h.update(tool.name.as_bytes());
+            h.update([0]);
+            h.update(tool.description.as_bytes());
+            h.update(tool.parameters.to_string().as_bytes());
+        }
         h.update([u8::from(req.tool_choice == ToolChoice::Auto)]);
         h.update(req.max_output_tokens.to_le_bytes());
         h.finalize().iter().map(|b| format!("{b:02x}")).collect()

@@ -70,13 +70,18 @@ pub enum Event {
         /// This call's tokens.
         usage: Usage,
     },
-    /// A `run` call about to go to the engine.
+    /// A tool call about to run (clix's: a `run` call going to the engine).
     ToolCall {
         /// The step of the reply that made it.
         step: u32,
         /// The call's id, which its result answers.
         id: String,
-        /// The command line.
+        /// The tool called (`run`; other names only under the eval
+        /// harness's other tool designs). Files from before it was recorded
+        /// read as `run`.
+        #[serde(default = "run_tool")]
+        tool: String,
+        /// The command line (a tool without one: its arguments as JSON).
         command: String,
         /// Text given as the command's stdin, if any.
         stdin: Option<String>,
@@ -160,4 +165,9 @@ pub enum Event {
         /// Output tokens of the whole run.
         output_tokens: u64,
     },
+}
+
+/// The tool of a `tool_call` record written before records named it.
+fn run_tool() -> String {
+    crate::agent::TOOL.to_string()
 }

@@ -2,8 +2,8 @@
 //!
 //! This crate owns the LLM providers (OpenAI-compatible Chat Completions and
 //! the Anthropic Messages API, both streaming, with retries), the loop that
-//! feeds tool calls to a `clix_engine::Engine` and results back to the
-//! model, the budgets (steps, tokens, wall time, per model call), context
+//! feeds tool calls to a `clix_engine::Engine` (or another [`Tools`], as
+//! the eval harness's tool designs) and results back to the model, the budgets (steps, tokens, wall time, per model call), context
 //! compaction, images from `see`, the trajectory of every run, and memory
 //! in the loop (facts in the system prompt, recall per task, a summary at
 //! the end of a session).
@@ -21,6 +21,7 @@ mod memory;
 mod message;
 mod provider;
 mod settings;
+mod tools;
 pub mod trajectory;
 
 pub use agent::{Agent, Interrupt, RunSummary, StopReason};
@@ -30,4 +31,5 @@ pub use memory::AgentMemory;
 pub use message::{Image, Message, Role, ToolCall, ToolSpec};
 pub use provider::{ChatRequest, ChatResponse, Provider, ProviderError, ToolChoice, Usage};
 pub use settings::{AgentSettings, Budgets, ProviderKind, ResolvedProvider, resolve_provider};
+pub use tools::{Invocation, ToolOutcome, Tools, call_arguments};
 pub use trajectory::{Trajectory, list_runs, read_run};

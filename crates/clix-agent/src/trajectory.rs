@@ -40,12 +40,26 @@ pub struct Trajectory {
 
 impl Trajectory {
     /// A new run file `<runs_dir>/<id>.jsonl`; the id sorts by start time.
+    /// Runs started in the same second by one process (the eval harness's
+    /// parallel attempts) get `-2`, `-3`, … after the id.
     pub fn create(runs_dir: &Path) -> std::io::Result<Self> {
+        Self::create_named(runs_dir, &format!("{}-{}", timestamp_id(now_ms() / 1000), std::process::id()))
+    }
+
+    /// A new run file named after `stem` (`<stem>.jsonl`, else
+    /// `<stem>-2.jsonl`, …): never an existing file.
+    pub fn create_named(runs_dir: &Path, stem: &str) -> std::io::Result<Self> {
         std::fs::create_dir_all(runs_dir)?;
-        let id = format!("{}-{}", timestamp_id(now_ms() / 1000), std::process::id());
-        let path = runs_dir.join(format!("{id}.jsonl"));
-        let file = OpenOptions::new().create_new(true).append(true).open(&path)?;
-        Ok(Trajectory { id, path, file, hidden: Vec::new() })
+        for n in 1u32.. {
+            let id = if n == 1 { stem.to_string() } else { format!("{stem}-{n}") };
+            let path = runs_dir.join(format!("{id}.jsonl"));
+            match OpenOptions::new().create_new(true).append(true).open(&path) {
+                Ok(file) => return Ok(Trajectory { id, path, file, hidden: Vec::new() }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(std::io::Error::other("no free run file name"))
     }
 
     /// Shows `value` as `***` wherever it would appear (a key from a config
@@ -234,6 +248,16 @@ mod tests {
         assert_eq!(read_run(dir.path(), "old").unwrap().len(), 2);
         let runs = list_runs(dir.path());
         assert_eq!((runs[0].task.as_str(), runs[0].stop_reason.as_deref()), ("t", Some("answered")));
+    }
+
+    #[test]
+    fn runs_started_in_the_same_second_get_their_own_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let ids: Vec<String> = (0..3).map(|_| Trajectory::create_named(dir.path(), "t").unwrap().id).collect();
+        assert_eq!(ids, ["t", "t-2", "t-3"]);
+        let first = Trajectory::create(dir.path()).unwrap();
+        let second = Trajectory::create(dir.path()).unwrap();
+        assert_ne!(first.path, second.path);
     }
 
     #[test]

@@ -19,7 +19,12 @@ async fn a_retry_after_that_is_no_duration_is_ignored() {
     let tool =
         ToolSpec { name: "run".into(), description: "run a command line".into(), parameters: serde_json::json!({}) };
     let messages = [Message::new(Role::User, "hi")];
-    let request = ChatRequest { messages: &messages, tool: &tool, tool_choice: ToolChoice::Auto, max_output_tokens: 8 };
+    let request = ChatRequest {
+        messages: &messages,
+        tools: std::slice::from_ref(&tool),
+        tool_choice: ToolChoice::Auto,
+        max_output_tokens: 8,
+    };
     let cases = [("-1", None), ("NaN", None), ("inf", None), ("1e400", None), ("1e300", None), ("2.5", Some(2500))];
     for (value, want_ms) in cases {
         let body = r#"{"error": {"message": "slow down"}}"#.to_string();

@@ -239,6 +239,44 @@ async fn an_empty_reply_gets_a_nudge() {
     assert!(third.last().unwrap()["content"].as_str().unwrap().contains("Your last reply was empty"));
 }
 
+#[tokio::test]
+async fn a_call_written_as_text_in_a_fence_is_run_as_a_call() {
+    let fenced = "```json\n{\"name\": \"run\", \"arguments\": {\"command\": \"wc -l notes.txt\"}}\n```";
+    let o = run(vec![openai_text(fenced, 1, 1), openai_text("2 lines", 1, 1)], settings(), "count").await;
+    assert_eq!((o.summary.stop_reason.clone(), o.summary.answer.as_str()), (StopReason::Answered, "2 lines"));
+    let result = o.events.iter().find_map(|e| match e {
+        Event::ToolResult { text, exit_code, .. } => Some((text.clone(), *exit_code)),
+        _ => None,
+    });
+    let (text, code) = result.expect("the fenced call ran");
+    assert!(text.starts_with("2 notes.txt") && code == 0, "{text}");
+    // The next request carries it as a real call and its answer.
+    let second = messages(&o.requests[1]);
+    let call = &second[second.len() - 2];
+    assert_eq!(call["tool_calls"][0]["function"]["name"], "run", "{call}");
+    assert_eq!(second.last().unwrap()["role"], "tool");
+}
+
+#[tokio::test]
+async fn the_same_call_as_the_step_before_gets_a_note() {
+    let same = || openai_calls(&[("run", &run_call("cat notes.txt"))], 1, 1);
+    let other = openai_calls(&[("run", &run_call("wc -l notes.txt"))], 1, 1);
+    let o = run(vec![same(), same(), other, openai_text("done", 1, 1)], settings(), "read").await;
+    let results: Vec<String> = o
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolResult { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 3);
+    let noted: Vec<bool> =
+        results.iter().map(|t| t.contains("You made this same call in your previous step")).collect();
+    assert_eq!(noted, [false, true, false], "{results:?}");
+    assert!(results[1].starts_with("alpha\nbeta\n"), "the call still runs: {}", results[1]);
+}
+
 fn endless_calls(n: usize) -> Vec<Reply> {
     (0..n).map(|_| openai_calls(&[("run", &run_call("echo again"))], 1000, 10)).collect()
 }

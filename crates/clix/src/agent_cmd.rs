@@ -232,9 +232,9 @@ impl Renderer {
                 let _ = out.flush();
                 self.mid_text = !text.ends_with('\n');
             }
-            Event::ToolCall { command, .. } => {
+            Event::ToolCall { tool, command, .. } => {
                 self.end_text();
-                eprintln!("{}", self.dim(&format!("▸ run {}", one_line(command, 120))));
+                eprintln!("{}", self.dim(&format!("▸ {tool} {}", one_line(command, 120))));
                 self.spin("running…");
             }
             Event::ToolResult { text, .. } => {
@@ -355,7 +355,7 @@ pub(crate) fn replay(paths: &Paths, id: &str, jsonl: bool, html: Option<&Path>) 
         match &r.event {
             Event::Start { task, model, .. } => outln(format_args!("# task ({model}): {task}"))?,
             Event::Response { text, .. } if !text.is_empty() => outln(text)?,
-            Event::ToolCall { command, .. } => outln(format_args!("▸ run {command}"))?,
+            Event::ToolCall { tool, command, .. } => outln(format_args!("▸ {tool} {command}"))?,
             Event::ToolResult { text, .. } => outln(text)?,
             Event::Done { stop_reason, steps, input_tokens, output_tokens, .. } => outln(format_args!(
                 "# {stop_reason} after {steps} steps; {input_tokens} in / {output_tokens} out tokens"

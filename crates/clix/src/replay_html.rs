@@ -27,8 +27,9 @@ pub(crate) fn render(id: &str, records: &[Record]) -> String {
             Event::Response { step, text, .. } if !text.is_empty() => {
                 format!("<div class=model><small>step {step} · model</small><pre>{}</pre></div>", esc(text))
             }
-            Event::ToolCall { step, command, stdin, .. } => format!(
-                "<div class=call><small>step {step} · run</small><pre>$ {}</pre>{}</div>",
+            Event::ToolCall { step, tool, command, stdin, .. } => format!(
+                "<div class=call><small>step {step} · {}</small><pre>$ {}</pre>{}</div>",
+                esc(tool),
                 esc(command),
                 stdin.as_deref().map(|s| format!("<pre class=stdin>{}</pre>", esc(s))).unwrap_or_default()
             ),

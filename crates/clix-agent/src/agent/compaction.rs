@@ -5,8 +5,9 @@ use super::Agent;
 use crate::context::{compactable, estimate_tokens, transcript};
 use crate::events::Event;
 use crate::message::{Message, Role};
+use crate::tools::Tools;
 
-impl Agent<'_> {
+impl<T: Tools> Agent<'_, T> {
     /// Summarizes the oldest turns when the conversation nears the window.
     pub(super) async fn compact_if_needed(&mut self, last_input_tokens: u64, on_event: &mut dyn FnMut(&Event)) {
         let used = last_input_tokens.max(estimate_tokens(&self.messages));

@@ -6,12 +6,14 @@
 //! model, run its calls), a last text-only call when a budget ended it, and
 //! the end. Each part that is more than a few lines has its own module:
 //! `model_call` (time limit, retries, reply cache, interrupt), `tool_calls`
-//! (a reply's calls through the engine), `compaction` (staying inside the
+//! (a reply's calls through the tools), `text_calls` (a call the model
+//! wrote as text), `compaction` (staying inside the
 //! context window) and `session_summary` (what memory keeps of a session).
 
 mod compaction;
 mod model_call;
 mod session_summary;
+mod text_calls;
 pub(crate) mod tool_calls;
 
 use std::sync::Arc;
@@ -19,7 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use clix_common::Secret;
-use clix_engine::{CancelHandle, Engine, ToolFormat, tool_definition};
+use clix_engine::{CancelHandle, Engine};
 use tokio::sync::Notify;
 
 use crate::cache::ReplyCache;
@@ -28,10 +30,11 @@ use crate::memory::AgentMemory;
 use crate::message::{Message, Role, ToolSpec};
 use crate::provider::{ChatResponse, Provider, ToolChoice, Usage};
 use crate::settings::AgentSettings;
+use crate::tools::Tools;
 use crate::trajectory::Trajectory;
 
-/// The only tool.
-const TOOL: &str = "run";
+/// clix's one tool.
+pub(crate) const TOOL: &str = "run";
 
 /// Why a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,7 +97,8 @@ pub struct RunSummary {
 pub struct Interrupt {
     flag: Arc<AtomicBool>,
     notify: Arc<Notify>,
-    engine: CancelHandle,
+    /// Ends the tools' call in flight, when they can be cancelled.
+    tools: Option<CancelHandle>,
 }
 
 impl Interrupt {
@@ -102,7 +106,9 @@ impl Interrupt {
     pub fn interrupt(&self) {
         self.flag.store(true, Ordering::SeqCst);
         self.notify.notify_waiters();
-        self.engine.cancel();
+        if let Some(tools) = &self.tools {
+            tools.cancel();
+        }
     }
 
     fn is_set(&self) -> bool {
@@ -114,7 +120,9 @@ impl Interrupt {
     /// first command, since the engine's cancel waits for a line.
     fn clear(&self) {
         self.flag.store(false, Ordering::SeqCst);
-        self.engine.clear();
+        if let Some(tools) = &self.tools {
+            tools.clear();
+        }
     }
 
     async fn wait(&self) {
@@ -143,14 +151,15 @@ impl Progress {
     }
 }
 
-/// One conversation: the engine session, the provider and the history.
-/// `run` may be called again for the next task (`clix chat`).
-pub struct Agent<'e> {
-    engine: &'e mut Engine,
+/// One conversation: the tools (the engine session's `run`, unless the
+/// eval harness gives others), the provider and the history. `run` may be
+/// called again for the next task (`clix chat`).
+pub struct Agent<'e, T: Tools = Engine> {
+    engine: &'e mut T,
     provider: Provider,
     settings: AgentSettings,
     messages: Vec<Message>,
-    tool: ToolSpec,
+    tools: Vec<ToolSpec>,
     trajectory: Option<Trajectory>,
     /// How many of `messages` the trajectory holds (up to its last
     /// `context` or `request` record): the next `request` records the rest.
@@ -161,25 +170,18 @@ pub struct Agent<'e> {
     /// A run of this session reached the model and ended normally (there
     /// is something to summarize).
     worked: bool,
+    /// The calls of the last step, to notice the same call made again.
+    last_calls: Vec<(String, serde_json::Value)>,
 }
 
-impl<'e> Agent<'e> {
-    /// An agent on `engine`'s session (its workspace, cwd and variables),
-    /// asking `provider`, recording every event in `trajectory` when given.
-    pub fn new(
-        engine: &'e mut Engine,
-        provider: Provider,
-        settings: AgentSettings,
-        trajectory: Option<Trajectory>,
-    ) -> Self {
-        let def = tool_definition(engine.catalog(), ToolFormat::OpenAi);
-        let tool = ToolSpec {
-            name: TOOL.into(),
-            description: def["function"]["description"].as_str().unwrap_or_default().to_string(),
-            parameters: def["function"]["parameters"].clone(),
-        };
-        let system = system_prompt(&engine.session().workspace().display().to_string());
-        let interrupt = Interrupt { flag: Arc::default(), notify: Arc::default(), engine: engine.cancel_handle() };
+impl<'e, T: Tools> Agent<'e, T> {
+    /// An agent acting through `engine` (for clix, the engine's session:
+    /// its workspace, cwd and variables), asking `provider`, recording
+    /// every event in `trajectory` when given.
+    pub fn new(engine: &'e mut T, provider: Provider, settings: AgentSettings, trajectory: Option<Trajectory>) -> Self {
+        let tools = engine.specs();
+        let system = system_prompt(&engine.workspace().display().to_string(), &engine.guidance());
+        let interrupt = Interrupt { flag: Arc::default(), notify: Arc::default(), tools: engine.cancel_handle() };
         let mut trajectory = trajectory;
         if let Some(t) = &mut trajectory {
             // The keys the process's secret store does not hold (a config
@@ -192,13 +194,14 @@ impl<'e> Agent<'e> {
             provider,
             settings,
             messages: vec![Message::new(Role::System, system)],
-            tool,
+            tools,
             trajectory,
             recorded: 0,
             interrupt,
             cache: None,
             memory: None,
             worked: false,
+            last_calls: Vec::new(),
         }
     }
 
@@ -265,7 +268,7 @@ impl<'e> Agent<'e> {
         }
         let Some((system, messages)) = self.messages.split_first() else { return };
         let context =
-            Event::Context { system: system.text.clone(), tools: vec![self.tool.clone()], messages: messages.to_vec() };
+            Event::Context { system: system.text.clone(), tools: self.tools.clone(), messages: messages.to_vec() };
         self.recorded = self.messages.len();
         self.record(&context, on_event);
     }
@@ -310,7 +313,7 @@ impl<'e> Agent<'e> {
             task: task.to_string(),
             provider: format!("{:?} {}", self.provider.kind(), self.provider.base_url()),
             model: self.provider.model.clone(),
-            workspace: self.engine.session().workspace().display().to_string(),
+            workspace: self.engine.workspace().display().to_string(),
         };
         self.emit(on_event, start);
         let recalled = match self.memory.as_mut() {
@@ -349,10 +352,16 @@ impl<'e> Agent<'e> {
     async fn step(&mut self, progress: &mut Progress, on_event: &mut dyn FnMut(&Event)) -> Option<StopReason> {
         progress.steps += 1;
         self.compact_if_needed(progress.last_input_tokens, on_event).await;
-        let reply = match self.call_model(progress.steps, ToolChoice::Auto, on_event).await {
+        let mut reply = match self.call_model(progress.steps, ToolChoice::Auto, on_event).await {
             Ok(reply) => reply,
             Err(stop) => return Some(stop),
         };
+        if reply.tool_calls.is_empty()
+            && let Some(call) = text_calls::call_in_text(&reply.text, &self.tools, progress.steps)
+        {
+            tracing::debug!(tool = %call.name, "the model wrote its tool call as text; it is run as a call");
+            reply.tool_calls.push(call);
+        }
         progress.add(reply.usage);
         progress.last_input_tokens = reply.usage.input_tokens;
         self.record_reply(progress.steps, &reply, progress.usage, on_event);
@@ -363,7 +372,7 @@ impl<'e> Agent<'e> {
         if reply.text.trim().is_empty() {
             self.messages.push(Message::new(
                 Role::User,
-                "Your last reply was empty. Call the run tool, or answer in text if you are done.",
+                "Your last reply was empty. Call a tool, or answer in text if you are done.",
             ));
             return None;
         }
@@ -445,12 +454,9 @@ impl<'e> Agent<'e> {
     }
 }
 
-fn system_prompt(workspace: &str) -> String {
+fn system_prompt(workspace: &str, guidance: &str) -> String {
     format!(
-        "You are a capable software agent working in the folder {workspace}. You act through one tool, \
-         run(command, stdin?), which runs a bash command line there and shows its output, ending with \
-         [exit:N | duration]. Compose commands with pipes and && as you would in a terminal. Start with \
-         `help` if you are unsure what exists; long outputs are saved to a file you can grep. When the \
-         task is done, answer in plain text without calling the tool."
+        "You are a capable software agent working in the folder {workspace}. {guidance} When the task is \
+         done, answer in plain text without calling a tool."
     )
 }

@@ -8,8 +8,9 @@ use crate::cache::ReplyCache;
 use crate::events::Event;
 use crate::message::{Message, Role};
 use crate::provider::{ChatRequest, ChatResponse, ProviderError, RetryPolicy, ToolChoice};
+use crate::tools::Tools;
 
-impl Agent<'_> {
+impl<T: Tools> Agent<'_, T> {
     /// Sends the conversation (step `step`, recorded as a `request`),
     /// retrying what is worth retrying; a failure that stays (or the
     /// interrupt) becomes the run's stop reason.
@@ -51,7 +52,7 @@ impl Agent<'_> {
         let limit = self.settings.budgets().model_call;
         let request = ChatRequest {
             messages: &self.messages,
-            tool: &self.tool,
+            tools: &self.tools,
             tool_choice: choice,
             max_output_tokens: self.settings.max_output_tokens,
         };
@@ -115,7 +116,7 @@ fn retry_wait(policy: &RetryPolicy, attempt: u32, error: &ProviderError) -> Resu
     Ok(wait)
 }
 
-impl Agent<'_> {
+impl<T: Tools> Agent<'_, T> {
     /// A request beside the conversation (a summary of its log): no tool
     /// call, its own output cap, the model-call time limit, no retries.
     /// The reply's text, or why there is none.
@@ -127,7 +128,7 @@ impl Agent<'_> {
     ) -> Result<String, String> {
         let messages = [Message::new(Role::System, system), Message::new(Role::User, prompt)];
         let request =
-            ChatRequest { messages: &messages, tool: &self.tool, tool_choice: ToolChoice::None, max_output_tokens };
+            ChatRequest { messages: &messages, tools: &self.tools, tool_choice: ToolChoice::None, max_output_tokens };
         let limit = self.settings.budgets().model_call;
         match tokio::time::timeout(limit, self.provider.complete(&request, &mut |_| {})).await {
             Ok(Ok(reply)) => Ok(reply.text),

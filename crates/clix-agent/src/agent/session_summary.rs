@@ -5,11 +5,12 @@ use super::Agent;
 use crate::context::transcript;
 use crate::events::Event;
 use crate::memory::AgentMemory;
+use crate::tools::Tools;
 
 /// The most of a session's log sent to be summarized for memory.
 const SUMMARY_INPUT_CHARS: usize = 24_000;
 
-impl Agent<'_> {
+impl<T: Tools> Agent<'_, T> {
     /// Ends a session: the model writes a 1–3 sentence summary of it, kept
     /// in memory as kind `summary` in the session's topic. Nothing happens
     /// (`Ok(None)`) without a memory, with summaries off, or when no run

@@ -1,6 +1,8 @@
-//! Running a reply's tool calls: each `run` call through the engine, in
-//! order, each answered; a call the engine cannot take (another tool, bad
-//! JSON, no command) answered with an error that says what to send.
+//! Running a reply's tool calls: each through the tools, in order, each
+//! answered; a call the tools cannot take (another tool, bad JSON, no
+//! command) answered with an error that says what to send. The same call
+//! as the step before gets a note: small models repeat a call whose result
+//! they already have, and loop on it until the step budget ends the run.
 
 use base64::Engine as _;
 use serde_json::Value;
@@ -8,18 +10,24 @@ use serde_json::Value;
 use super::{Agent, TOOL};
 use crate::events::Event;
 use crate::message::{Image, Message, Role, ToolCall};
+use crate::tools::{Tools, call_arguments};
 
-impl Agent<'_> {
+/// Added to the result of a call identical to one of the step before.
+pub(crate) const REPEATED_CALL_NOTE: &str = "[note] You made this same call in your previous step. Use what it \
+     showed you: answer now if you have what the task asks for, or try a different command.";
+
+impl<T: Tools> Agent<'_, T> {
     /// Runs every call of one reply, in order, and answers each.
     pub(super) async fn run_tool_calls(&mut self, step: u32, calls: &[ToolCall], on_event: &mut dyn FnMut(&Event)) {
         let mut images: Vec<(String, Image)> = Vec::new();
+        let previous = std::mem::take(&mut self.last_calls);
         for call in calls {
             if self.interrupt.is_set() {
                 self.messages.push(Message::tool_result(&call.id, "[error] interrupted before this call ran", true));
                 continue;
             }
-            let (command, stdin) = match parse_call(call) {
-                Ok(parsed) => parsed,
+            let invocation = match self.engine.prepare(call) {
+                Ok(invocation) => invocation,
                 Err(message) => {
                     let result = Event::ToolResult {
                         step,
@@ -34,10 +42,22 @@ impl Agent<'_> {
                     continue;
                 }
             };
-            let tool_call =
-                Event::ToolCall { step, id: call.id.clone(), command: command.clone(), stdin: stdin.clone() };
+            let tool_call = Event::ToolCall {
+                step,
+                id: call.id.clone(),
+                tool: invocation.tool.clone(),
+                command: invocation.command.clone(),
+                stdin: invocation.stdin.clone(),
+            };
             self.emit(on_event, tool_call);
-            let out = self.engine.run(&command, stdin.as_deref().map(str::as_bytes)).await;
+            let mut out = self.engine.run(&invocation).await;
+            let key = (invocation.tool.clone(), invocation.arguments.clone());
+            if previous.contains(&key) {
+                tracing::debug!(tool = %invocation.tool, "the same call as the step before");
+                out.text.push('\n');
+                out.text.push_str(REPEATED_CALL_NOTE);
+            }
+            self.last_calls.push(key);
             let seen: Vec<(String, Image)> = out
                 .images
                 .iter()
@@ -51,12 +71,12 @@ impl Agent<'_> {
                 step,
                 id: call.id.clone(),
                 text: out.text.clone(),
-                exit_code: out.raw.exit_code,
-                duration_ms: out.raw.duration.as_millis() as u64,
+                exit_code: out.exit_code,
+                duration_ms: out.duration.as_millis() as u64,
                 images: seen.iter().map(|(_, i)| i.clone()).collect(),
             };
             self.emit(on_event, result);
-            self.messages.push(Message::tool_result(&call.id, out.text, out.raw.exit_code != 0));
+            self.messages.push(Message::tool_result(&call.id, out.text, out.exit_code != 0));
             images.extend(seen);
         }
         if !images.is_empty() {
@@ -79,12 +99,7 @@ pub(crate) fn parse_call(call: &ToolCall) -> Result<(String, Option<String>), St
             call.name
         ));
     }
-    let args: Value = lenient_json(if call.arguments.trim().is_empty() { "{}" } else { &call.arguments })
-        .map_err(|e| {
-            format!(
-                "[error] the arguments of your run call are not valid JSON ({e}). Send an object such as {{\"command\": \"ls -la\"}}."
-            )
-        })?;
+    let args = call_arguments(call)?;
     let command = args.get("command").and_then(Value::as_str).map(str::trim).unwrap_or_default();
     if command.is_empty() {
         return Err(
@@ -99,7 +114,7 @@ pub(crate) fn parse_call(call: &ToolCall) -> Result<(String, Option<String>), St
 /// Parses tool-call arguments, forgiving one common slip of small models:
 /// raw control characters (a literal newline or tab) inside a JSON string,
 /// which are escaped before a second try. Anything else stays an error.
-fn lenient_json(text: &str) -> Result<Value, serde_json::Error> {
+pub(crate) fn lenient_json(text: &str) -> Result<Value, serde_json::Error> {
     let strict = serde_json::from_str(text);
     if strict.is_ok() || !text.chars().any(char::is_control) {
         return strict;

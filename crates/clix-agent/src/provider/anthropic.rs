@@ -16,14 +16,20 @@ pub(super) async fn complete(
     req: &ChatRequest<'_>,
     on_text: &mut (dyn FnMut(&str) + Send),
 ) -> Result<ChatResponse, ProviderError> {
-    let ToolSpec { name, description, parameters: schema } = req.tool;
+    let tools: Vec<Value> = req
+        .tools
+        .iter()
+        .map(|ToolSpec { name, description, parameters }| {
+            json!({"name": name, "description": description, "input_schema": parameters})
+        })
+        .collect();
     let system: Vec<&str> = req.messages.iter().filter(|m| m.role == Role::System).map(|m| m.text.as_str()).collect();
     let body = json!({
         "model": p.model,
         "max_tokens": req.max_output_tokens,
         "system": system.join("\n\n"),
         "messages": messages(req.messages),
-        "tools": [{"name": name, "description": description, "input_schema": schema}],
+        "tools": tools,
         "tool_choice": {"type": match req.tool_choice { ToolChoice::Auto => "auto", ToolChoice::None => "none" }},
         "stream": true,
     });

@@ -30,9 +30,9 @@ pub enum ToolChoice {
 pub struct ChatRequest<'a> {
     /// The whole conversation, system prompt first.
     pub messages: &'a [Message],
-    /// The one tool offered (`run`).
-    pub tool: &'a ToolSpec,
-    /// Whether the model may call it.
+    /// The tools offered (clix's: the one `run` tool).
+    pub tools: &'a [ToolSpec],
+    /// Whether the model may call them.
     pub tool_choice: ToolChoice,
     /// The cap on the reply's length, in tokens.
     pub max_output_tokens: u32,

@@ -39,11 +39,17 @@ pub(super) async fn complete(
 }
 
 fn body(p: &Provider, req: &ChatRequest<'_>, stream: bool) -> Value {
-    let ToolSpec { name, description, parameters: schema } = req.tool;
+    let tools: Vec<Value> = req
+        .tools
+        .iter()
+        .map(|ToolSpec { name, description, parameters }| {
+            json!({"type": "function", "function": {"name": name, "description": description, "parameters": parameters}})
+        })
+        .collect();
     let mut body = json!({
         "model": p.model,
         "messages": messages(req.messages),
-        "tools": [{"type": "function", "function": {"name": name, "description": description, "parameters": schema}}],
+        "tools": tools,
         "tool_choice": match req.tool_choice { ToolChoice::Auto => "auto", ToolChoice::None => "none" },
         "max_tokens": req.max_output_tokens,
         "stream": stream,

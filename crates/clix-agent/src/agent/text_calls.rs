@@ -1,0 +1,115 @@
+//! A tool call the model wrote as text. Small models (Qwen2.5-Coder-1.5B
+//! among them) often answer with the call as JSON in a ```json fence or a
+//! `<tool_call>` tag instead of a real call; a server whose parser does not
+//! take it hands it back as plain text, and the loop would end with that
+//! text as the "answer". When the whole call is there (a tool offered, its
+//! arguments an object), it is run as the call it was meant to be.
+
+use serde_json::Value;
+
+use crate::message::{ToolCall, ToolSpec};
+
+/// The call written in `text`, if `text` holds exactly one: a JSON object
+/// `{"name": <an offered tool>, "arguments": {…}}` (or `"parameters"`), alone
+/// or in one fenced block or `<tool_call>` tag, prose around it allowed.
+pub(super) fn call_in_text(text: &str, tools: &[ToolSpec], step: u32) -> Option<ToolCall> {
+    let mut found = candidates(text).filter_map(|body| parse(body, tools));
+    let (name, arguments) = found.next()?;
+    if found.next().is_some() {
+        return None;
+    }
+    Some(ToolCall { id: format!("text_call_{step}"), name, arguments: arguments.to_string() })
+}
+
+/// The bodies that may hold a call: the whole text, every fenced block,
+/// every `<tool_call>` tag.
+fn candidates(text: &str) -> impl Iterator<Item = &str> {
+    let whole = std::iter::once(text.trim()).filter(|t| t.starts_with('{'));
+    whole.chain(between(text, "```", "```").map(strip_language)).chain(between(text, "<tool_call>", "</tool_call>"))
+}
+
+/// The texts between each `open` and the next `close`.
+fn between<'t>(text: &'t str, open: &'static str, close: &'static str) -> impl Iterator<Item = &'t str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        let start = rest.find(open)? + open.len();
+        let len = rest[start..].find(close)?;
+        let body = &rest[start..start + len];
+        rest = &rest[start + len + close.len()..];
+        Some(body)
+    })
+}
+
+/// A fence's body without its language tag (```json).
+fn strip_language(body: &str) -> &str {
+    match body.split_once('\n') {
+        Some((tag, rest)) if !tag.trim_start().starts_with('{') => rest,
+        _ => body,
+    }
+}
+
+fn parse(body: &str, tools: &[ToolSpec]) -> Option<(String, Value)> {
+    let value: Value = serde_json::from_str(body.trim()).ok()?;
+    let name = value.get("name")?.as_str()?;
+    if !tools.iter().any(|t| t.name == name) {
+        return None;
+    }
+    let arguments = value.get("arguments").or_else(|| value.get("parameters"))?;
+    // Some models send the arguments as a JSON string, as the wire format has them.
+    let arguments = match arguments {
+        Value::String(s) => serde_json::from_str(s).ok()?,
+        other => other.clone(),
+    };
+    arguments.is_object().then(|| (name.to_string(), arguments))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn tools() -> Vec<ToolSpec> {
+        ["run", "read_file"]
+            .iter()
+            .map(|n| ToolSpec { name: (*n).into(), description: String::new(), parameters: json!({}) })
+            .collect()
+    }
+
+    #[test]
+    fn calls_written_as_text_are_found() {
+        let cases = [
+            ("```json\n{\"name\": \"run\", \"arguments\": {\"command\": \"wc -l app.log\"}}\n```", "run"),
+            ("I will count them.\n```\n{\"name\":\"run\",\"arguments\":{\"command\":\"wc -l app.log\"}}\n```", "run"),
+            ("<tool_call>\n{\"name\": \"run\", \"arguments\": {\"command\": \"wc -l app.log\"}}\n</tool_call>", "run"),
+            ("{\"name\": \"run\", \"arguments\": \"{\\\"command\\\": \\\"wc -l app.log\\\"}\"}", "run"),
+            ("{\"name\": \"run\", \"parameters\": {\"command\": \"wc -l app.log\"}}", "run"),
+        ];
+        for (text, name) in cases {
+            let call = call_in_text(text, &tools(), 3).unwrap_or_else(|| panic!("no call found in {text:?}"));
+            assert_eq!((call.name.as_str(), call.id.as_str()), (name, "text_call_3"), "{text:?}");
+            let args: Value = serde_json::from_str(&call.arguments).unwrap();
+            assert_eq!(args, json!({"command": "wc -l app.log"}), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn answers_that_are_not_one_whole_call_stay_answers() {
+        let cases = [
+            "There are 3 ERROR lines.",
+            "```json\n{\"errors\": 3}\n```",
+            // A tool that is not offered.
+            "```json\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n```",
+            // Arguments that are not an object.
+            "```json\n{\"name\": \"run\", \"arguments\": \"ls\"}\n```",
+            "```json\n{\"name\": \"run\"}\n```",
+            // Two calls: which one was meant is not clear.
+            "```\n{\"name\":\"run\",\"arguments\":{\"command\":\"a\"}}\n```\n```\n{\"name\":\"run\",\"arguments\":{\"command\":\"b\"}}\n```",
+            // An unclosed fence.
+            "```json\n{\"name\": \"run\", \"arguments\": {\"command\": \"ls\"}}",
+        ];
+        for text in cases {
+            assert_eq!(call_in_text(text, &tools(), 1), None, "{text:?}");
+        }
+    }
+}
