@@ -148,8 +148,12 @@ fuzz_target!(|data: &[u8]| {
         parameters: serde_json::json!({"type": "object", "properties": {"command": {"type": "string"}}}),
     };
     let messages = [Message::new(Role::System, "be brief"), Message::new(Role::User, "count the lines")];
-    let request =
-        ChatRequest { messages: &messages, tools: std::slice::from_ref(&tool), tool_choice: ToolChoice::Auto, max_output_tokens: 64 };
+    let request = ChatRequest {
+        messages: &messages,
+        tools: std::slice::from_ref(&tool),
+        tool_choice: ToolChoice::Auto,
+        max_output_tokens: 64,
+    };
     let mut streamed = String::new();
     let reply = f.runtime.block_on(provider.complete(&request, &mut |t: &str| streamed.push_str(t)));
 
