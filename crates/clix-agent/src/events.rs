@@ -151,6 +151,15 @@ pub enum Event {
         /// What happened, and what to do about it when there is something.
         message: String,
     },
+    /// Facts about the run from the program that started it, in the
+    /// trajectory only: the eval harness records the task, the tool design
+    /// and where the task's absolute paths are in the attempt's workspace.
+    Annotation {
+        /// What the value is (`eval`).
+        name: String,
+        /// The facts.
+        value: serde_json::Value,
+    },
     /// The run ended.
     Done {
         /// `answered`, `max_steps`, `max_tokens`, `wall_time`,

@@ -1,5 +1,5 @@
 //! The eval harness: does an agent do better with `run` than with a raw
-//! bash tool or a typed tool set? This crate is the part that needs no model.
+//! bash tool or a typed tool set?
 //!
 //! It owns:
 //!
@@ -15,21 +15,29 @@
 //! - the three tool designs behind one executor (`designs`): `run`
 //!   (clix's `Engine::run`), `bash` (real bash in the same sandbox, raw
 //!   output cut at 30,000 characters) and `typed` (file tools plus `shell`);
-//! - the `--solution` mode (`solution`), the per-attempt records, summaries,
-//!   `results.json` and Markdown tables (`report`), and their statistics
-//!   (`stats`: Wilson intervals, pass@k, pass^k).
+//! - the two ways to drive them: a model through clix's agent loop
+//!   (`model`: the designs as `clix_agent::Tools`, attempts in parallel,
+//!   a trajectory each, the deadline) and the `--solution` mode
+//!   (`solution`: reference steps, no model);
+//! - the per-attempt records, summaries, `results.json`, the Markdown
+//!   tables, the comparison of two runs (`report`), the HTML report
+//!   (`report_html`) and their statistics (`stats`: Wilson intervals,
+//!   pass@k, pass^k).
 //!
-//! It must not talk to a model or print anything: the model-driven loop
-//! drives an [`Executor`] and hands back a [`Trace`]; the CLI renders the
-//! results. Workspace files are read and written only through the
-//! `clix-workspace` handle, and every program runs through `clix-engine`
-//! or `clix-sandbox`, never directly on the host.
+//! It must not print anything or render trajectories (the CLI does), nor
+//! call a provider except through `clix-agent`'s loop. Workspace files are
+//! read and written only through the `clix-workspace` handle, and every
+//! program runs through `clix-engine` or `clix-sandbox`, never directly on
+//! the host.
 
 mod attempt;
 mod checks;
+mod compare;
 mod designs;
+mod model;
 mod paths;
 mod report;
+mod report_html;
 mod solution;
 mod stats;
 mod task;
@@ -37,11 +45,14 @@ mod trace;
 
 pub use attempt::{Attempt, AttemptError, AttemptOptions};
 pub use checks::{CHECK_KINDS, Check, CheckKind, CheckResult, Score, command_verdict};
-pub use designs::{BashTools, Design, Executor, OUTPUT_LIMIT_CHARS, RunTools, ToolSpec, TypedTools};
+pub use compare::{Flip, comparison, flips};
+pub use designs::{BashTools, Design, Executor, OUTPUT_LIMIT_CHARS, RunTools, ToolSpec, TypedTools, definition_bytes};
+pub use model::{ModelRun, run_model};
 pub use paths::{DATA_ROOTS, PathMap};
 pub use report::{
     AttemptRecord, Ended, Mode, NothingRecord, Results, SCHEMA_VERSION, Skip, StopReason, Summary, summarize,
 };
+pub use report_html::html;
 pub use solution::{SolutionRun, problems, run_solutions};
 pub use stats::{median, pass_at_k, pass_pow_k, wilson};
 pub use task::{

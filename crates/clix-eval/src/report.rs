@@ -448,10 +448,40 @@ impl Results {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn record(task: &str, category: &str, design: Design, repeat: u32, passed: bool, bytes: u64) -> AttemptRecord {
+    /// Results of `records` (model mode, designs in the order first seen).
+    pub(crate) fn results(records: Vec<AttemptRecord>) -> Results {
+        let mut designs: Vec<Design> = Vec::new();
+        for r in &records {
+            if !designs.contains(&r.design) {
+                designs.push(r.design);
+            }
+        }
+        Results {
+            schema_version: SCHEMA_VERSION,
+            mode: Mode::Model,
+            model: Some("m".into()),
+            finished_unix: 1,
+            suites: vec![PathBuf::from("evals/core.jsonl")],
+            designs,
+            definition_bytes: BTreeMap::new(),
+            summary: summarize(&records),
+            attempts: records,
+            do_nothing: Vec::new(),
+            skipped: Vec::new(),
+        }
+    }
+
+    pub(crate) fn record(
+        task: &str,
+        category: &str,
+        design: Design,
+        repeat: u32,
+        passed: bool,
+        bytes: u64,
+    ) -> AttemptRecord {
         AttemptRecord {
             task: task.into(),
             category: category.into(),

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::time::{Instant, SystemTime};
 
 use crate::attempt::{Attempt, AttemptOptions};
-use crate::designs::Design;
+use crate::designs::{Design, definition_bytes};
 use crate::report::{AttemptRecord, Ended, Mode, NothingRecord, Results, Skip, StopReason, summarize};
 use crate::task::{RUN_ONLY, Step, Task};
 use crate::trace::Trace;
@@ -97,7 +97,7 @@ async fn solve(task: &Task, design: Design, options: &AttemptOptions) -> (Attemp
         Ok(t) => t,
         Err(e) => return (AttemptRecord::error(task, design, 0, e.to_string(), elapsed(started)), None),
     };
-    let definitions: u64 = tools.tools().iter().map(|t| t.definition_bytes()).sum();
+    let definitions: u64 = tools.tools().iter().map(definition_bytes).sum();
     let steps = attempt.solution(task, design).unwrap_or_default();
     let mut trace = Trace::default();
     let mut answer = None;

@@ -269,7 +269,7 @@ impl Renderer {
             }
             Event::Start { .. } => self.spin("thinking…"),
             // What the model was given is for the trajectory (`clix replay --jsonl`), not the terminal.
-            Event::Context { .. } | Event::Request { .. } => {}
+            Event::Context { .. } | Event::Request { .. } | Event::Annotation { .. } => {}
             Event::Response { .. } | Event::Usage { .. } | Event::Done { .. } => {}
         }
     }

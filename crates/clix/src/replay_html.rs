@@ -49,6 +49,11 @@ pub(crate) fn render(id: &str, records: &[Record]) -> String {
                 format!("<div class=note><small>retry {attempt}: {}</small></div>", esc(error))
             }
             Event::Error { message } => format!("<div class=\"note failed\"><pre>{}</pre></div>", esc(message)),
+            Event::Annotation { name, value } => format!(
+                "<details class=note><summary><small>{}</small></summary><pre>{}</pre></details>",
+                esc(name),
+                esc(&serde_json::to_string_pretty(value).unwrap_or_default())
+            ),
             Event::Done { stop_reason, answer, steps, input_tokens, output_tokens } => format!(
                 "<div class=done><b>{}</b> after {steps} steps · {input_tokens} in / {output_tokens} out tokens<pre>{}</pre></div>",
                 esc(stop_reason),

@@ -92,7 +92,7 @@ pub(super) fn spec(name: &str) -> ToolSpec {
                       standard error. Each call starts in the workspace folder. Output over 30000 characters \
                       is cut."
             .into(),
-        input_schema: json!({
+        parameters: json!({
             "type": "object",
             "properties": {"command": {"type": "string", "description": "The bash command line to run."}},
             "required": ["command"],

@@ -18,6 +18,7 @@ mod bash;
 mod run;
 mod typed;
 
+pub use clix_agent::ToolSpec;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -89,31 +90,14 @@ impl std::str::FromStr for Design {
     }
 }
 
-/// A tool as offered to a model: name, description, JSON Schema of its arguments.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
-pub struct ToolSpec {
-    /// What the model calls it.
-    pub name: String,
-    /// What the model reads about it.
-    pub description: String,
-    /// The JSON Schema of its arguments.
-    pub input_schema: Value,
-}
-
-impl ToolSpec {
-    /// The Chat Completions `tools[]` entry.
-    pub fn openai(&self) -> Value {
-        json!({
-            "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.input_schema}
-        })
-    }
-
-    /// Bytes of the definition a model is sent on every call (the
-    /// Chat Completions entry, as compact JSON).
-    pub fn definition_bytes(&self) -> u64 {
-        self.openai().to_string().len() as u64
-    }
+/// Bytes of a tool's definition, sent to the model with every call (the
+/// Chat Completions `tools[]` entry, as compact JSON).
+pub fn definition_bytes(tool: &ToolSpec) -> u64 {
+    let entry = json!({
+        "type": "function",
+        "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+    });
+    entry.to_string().len() as u64
 }
 
 /// One attempt's tools, in one design.

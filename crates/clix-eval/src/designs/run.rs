@@ -2,7 +2,8 @@
 
 use std::time::Instant;
 
-use clix_engine::{Engine, EngineConfig, ToolFormat, tool_definition};
+use clix_agent::Tools;
+use clix_engine::{CancelHandle, Engine, EngineConfig};
 use serde_json::Value;
 
 use super::{ToolSpec, optional_string_arg, string_arg};
@@ -21,15 +22,25 @@ impl RunTools {
         Ok(RunTools { engine: Box::new(engine) })
     }
 
-    /// The `run` tool's definition, generated from this engine's catalog.
+    /// The `run` tool's definition, as `clix ask` offers it (generated from
+    /// this engine's catalog).
     pub fn spec(&self) -> ToolSpec {
-        let def = tool_definition(self.engine.catalog(), ToolFormat::Anthropic);
-        let text = |key: &str| def.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
-        ToolSpec {
-            name: text("name"),
-            description: text("description"),
-            input_schema: def.get("input_schema").cloned().unwrap_or(Value::Null),
-        }
+        let mut specs = Tools::specs(&*self.engine);
+        specs.pop().unwrap_or_else(|| ToolSpec {
+            name: "run".into(),
+            description: String::new(),
+            parameters: Value::Null,
+        })
+    }
+
+    /// The system prompt's sentences on the `run` tool, as `clix ask` has them.
+    pub(crate) fn guidance(&self) -> String {
+        Tools::guidance(&*self.engine)
+    }
+
+    /// Ends the line in flight (the attempt's deadline).
+    pub(crate) fn cancel_handle(&self) -> CancelHandle {
+        self.engine.cancel_handle()
     }
 
     /// One call: the line through Layer 1 and Layer 2.

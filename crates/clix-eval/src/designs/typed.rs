@@ -219,7 +219,7 @@ pub(super) fn specs() -> Vec<ToolSpec> {
     let tool = |name: &str, description: &str, properties: Value, required: &[&str]| ToolSpec {
         name: name.into(),
         description: description.into(),
-        input_schema: json!({
+        parameters: json!({
             "type": "object",
             "properties": properties,
             "required": required,
