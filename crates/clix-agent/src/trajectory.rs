@@ -189,12 +189,13 @@ pub fn read_run(runs_dir: &Path, id: &str) -> std::io::Result<Vec<Record>> {
     Ok(BufReader::new(file).lines().map_while(Result::ok).filter_map(|l| serde_json::from_str(&l).ok()).collect())
 }
 
-fn now_ms() -> u64 {
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
-/// `20261130-034512` (UTC) from Unix seconds.
-fn timestamp_id(secs: u64) -> String {
+/// `20261130-034512` (UTC) from Unix seconds: run ids and other names that sort by time.
+pub fn timestamp_id(secs: u64) -> String {
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
     // Civil-from-days (Howard Hinnant's algorithm).

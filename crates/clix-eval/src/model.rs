@@ -49,6 +49,31 @@ pub struct ModelRun {
     pub runs_dir: PathBuf,
 }
 
+impl ModelRun {
+    /// The attempts of `tasks` this run makes (each task in each design,
+    /// `repeat` times), and what it skips: a run-only task in another design.
+    fn plan<'t>(&self, tasks: &'t [Task]) -> (Vec<(&'t Task, Design, u32)>, Vec<Skip>) {
+        let mut skipped = Vec::new();
+        let mut planned = Vec::new();
+        for task in tasks {
+            for &design in &self.designs {
+                if task.run_only() && design != Design::Run {
+                    let reason = format!("{RUN_ONLY}: it needs clix's own commands");
+                    skipped.push(Skip { task: task.id.clone(), design: Some(design), reason });
+                    continue;
+                }
+                planned.extend((0..self.repeat.max(1)).map(|repeat| (task, design, repeat)));
+            }
+        }
+        (planned, skipped)
+    }
+
+    /// How many attempts [`run_model`] will make of `tasks` (a progress bar's length).
+    pub fn attempts(&self, tasks: &[Task]) -> usize {
+        self.plan(tasks).0.len()
+    }
+}
+
 /// Runs `tasks` with the model; `on_done` hears of each attempt as it ends
 /// (for a progress bar). `suites` are recorded in the results.
 pub async fn run_model(
@@ -57,18 +82,7 @@ pub async fn run_model(
     run: &ModelRun,
     on_done: &mut dyn FnMut(&AttemptRecord),
 ) -> Results {
-    let mut skipped = Vec::new();
-    let mut planned = Vec::new();
-    for task in tasks {
-        for &design in &run.designs {
-            if task.run_only() && design != Design::Run {
-                let reason = format!("{RUN_ONLY}: it needs clix's own commands");
-                skipped.push(Skip { task: task.id.clone(), design: Some(design), reason });
-                continue;
-            }
-            planned.extend((0..run.repeat.max(1)).map(|repeat| (task, design, repeat)));
-        }
-    }
+    let (planned, skipped) = run.plan(tasks);
     let mut attempts = Vec::with_capacity(planned.len());
     let mut definitions = std::collections::BTreeMap::new();
     let mut running = futures_util::stream::iter(planned)

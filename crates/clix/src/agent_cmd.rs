@@ -334,7 +334,16 @@ pub(crate) fn runs(paths: &Paths, json: bool) -> Result<ExitCode> {
 
 /// `clix replay <id>`: pretty, `--jsonl`, or `--html FILE`.
 pub(crate) fn replay(paths: &Paths, id: &str, jsonl: bool, html: Option<&Path>) -> Result<ExitCode> {
-    let records = read_run(&runs_dir(paths), id)?;
+    // A trajectory file named by its path (an eval attempt's) or a run id.
+    let file = Path::new(id);
+    let (dir, id) = match (file.extension().is_some_and(|e| e == "jsonl"), file.parent(), file.file_stem()) {
+        (true, Some(parent), Some(stem)) if file.is_file() => {
+            (parent.to_path_buf(), stem.to_string_lossy().into_owned())
+        }
+        _ => (runs_dir(paths), id.to_string()),
+    };
+    let id = id.as_str();
+    let records = read_run(&dir, id)?;
     if records.is_empty() {
         bail!("run {id} has no events");
     }

@@ -54,7 +54,8 @@ enum Command {
     },
     /// Show a saved run again: pretty, as JSON lines, or as one HTML page.
     Replay {
-        /// The run's id (see `clix runs list`).
+        /// The run's id (see `clix runs list`), or the path of a trajectory file
+        /// (an eval attempt's: OUT/runs/<task>-<design>-r0.jsonl).
         id: String,
         /// The raw events, one JSON object per line.
         #[arg(long, conflicts_with = "html")]
@@ -80,8 +81,8 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "ARGS")]
         args: Vec<String>,
     },
-    /// Measure the tool designs (run, bash, typed) on task suites: with
-    /// --solution, each task's reference solution must pass and doing nothing must fail.
+    /// Measure the tool designs (run, bash, typed) on task suites with a model
+    /// (or, with --solution, each task's reference solution); `compare A B` for two runs.
     Eval(crate::eval_cmd::EvalArgs),
     /// Inspect or create the configuration file.
     Config {

@@ -73,6 +73,51 @@ pub(crate) async fn start(script: Vec<Reply>) -> Server {
     serve(script, None).await
 }
 
+/// A server whose replies `answer` computes from each request's body, for
+/// requests that arrive in no set order (parallel runs). It also counts
+/// the requests in flight at once; [`FnServer::most_at_once`] reads the peak.
+pub(crate) async fn start_fn(answer: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> FnServer {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let answer = Arc::new(answer);
+    let counts: Arc<Mutex<(usize, usize)>> = Arc::default();
+    let requests: Arc<Mutex<Vec<Recorded>>> = Arc::default();
+    let (recorded, peak) = (Arc::clone(&requests), Arc::clone(&counts));
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut socket, _)) = listener.accept().await else { return };
+            let (answer, recorded, counts) = (Arc::clone(&answer), Arc::clone(&recorded), Arc::clone(&peak));
+            tokio::spawn(async move {
+                let Some(request) = read_request(&mut socket).await else { return };
+                let reply = answer(&request.body);
+                recorded.lock().unwrap().push(request);
+                {
+                    let mut c = counts.lock().unwrap();
+                    c.0 += 1;
+                    c.1 = c.1.max(c.0);
+                }
+                write_reply(&mut socket, reply).await;
+                counts.lock().unwrap().0 -= 1;
+            });
+        }
+    });
+    FnServer { url, requests, counts }
+}
+
+/// See [`start_fn`].
+pub(crate) struct FnServer {
+    pub url: String,
+    pub requests: Arc<Mutex<Vec<Recorded>>>,
+    counts: Arc<Mutex<(usize, usize)>>,
+}
+
+impl FnServer {
+    /// The most requests that were being answered at the same time.
+    pub(crate) fn most_at_once(&self) -> usize {
+        self.counts.lock().unwrap().1
+    }
+}
+
 /// Like [`start`], but a summarization request (the agent compacting its
 /// context) is answered with `summary` without using up the script.
 pub(crate) async fn start_with_summarizer(script: Vec<Reply>, summary: &str) -> Server {
