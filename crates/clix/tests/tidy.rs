@@ -39,7 +39,7 @@ const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
         ],
     ),
     // The eval harness; the model-driven loop will add clix-agent.
-    ("clix-eval", &["clix-engine", "clix-hub", "clix-memory", "clix-sandbox", "clix-workspace"]),
+    ("clix-eval", &["clix-agent", "clix-engine", "clix-hub", "clix-memory", "clix-sandbox", "clix-workspace"]),
     // Test support, a dev-dependency only: no crate may need it to build.
     ("clix-testkit", &[]),
     // Not shipped: it measures the others side by side.
