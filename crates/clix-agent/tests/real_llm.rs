@@ -26,135 +26,18 @@
 //! token it had just read for about 1 in 10 tokens; for the count it
 //! answered right for every value from 2 to 19.
 //!
-//! Without the model or the server the test prints `SKIPPED: <test>: <why>`
-//! on stderr (past the harness's capture, so it shows), and fails
+//! Without the model or the server the test is skipped visibly, and fails
 //! under CI (`CI` set), where .ci/run installs both and a skip would hide a
-//! broken install step.
+//! broken install step (`clix_testkit::llm`, which also serves the model).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
 mod support;
 
-use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use clix_agent::{Agent, AgentSettings, Event, ProviderKind, StopReason};
 use rand::seq::SliceRandom;
-
-/// The GGUF that scripts/llm/fetch-qwen-model.py assembles.
-const MODEL_NAME: &str = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf";
-const MODEL_SIZE: u64 = 1_117_320_768;
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// The model, or why it cannot be used.
-fn model_path() -> Result<PathBuf, String> {
-    let path = match std::env::var_os("CLIX_TEST_LLM_MODEL") {
-        Some(p) => PathBuf::from(p),
-        None => PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/clix/models").join(MODEL_NAME),
-    };
-    match std::fs::metadata(&path) {
-        Ok(m) if m.len() == MODEL_SIZE => Ok(path),
-        Ok(m) => Err(format!(
-            "{} has {} bytes, not {MODEL_SIZE}; fetch it again with `python3 scripts/llm/fetch-qwen-model.py`",
-            path.display(),
-            m.len()
-        )),
-        Err(_) => Err(format!(
-            "the model {} is missing; fetch it with `python3 scripts/llm/fetch-qwen-model.py`",
-            path.display()
-        )),
-    }
-}
-
-fn server_present() -> Result<(), String> {
-    let ok = Command::new("python3").args(["-c", "import xllamacpp"]).output().is_ok_and(|o| o.status.success());
-    if ok { Ok(()) } else { Err("python3 cannot import xllamacpp (`pip install xllamacpp==0.2.9`)".into()) }
-}
-
-/// A test whose model or server is missing: under CI (`CI` set, as
-/// .ci/run sets it), where both are installed, it fails, since a skip there
-/// would hide a broken install step; elsewhere it says `SKIPPED: <test>:
-/// <why>` on stderr. Written to the stream itself, not with `eprintln!`,
-/// which the test harness captures and hides for a passing test.
-fn skip_or_fail(test: &str, why: &str) {
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{test}: under CI, where .ci/run installs the model and the server: {why}"
-    );
-    let _ = writeln!(std::io::stderr(), "SKIPPED: {test}: {why}");
-}
-
-/// The server process; killed when dropped.
-struct LlamaServer {
-    child: Child,
-    url: String,
-    log: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl LlamaServer {
-    fn log_tail(&self) -> String {
-        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let lines: Vec<&str> = log.lines().collect();
-        lines[lines.len().saturating_sub(30)..].join("\n")
-    }
-}
-
-impl Drop for LlamaServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// `GET /health` answers 200 once the model is loaded (503 before).
-fn healthy(port: u16) -> bool {
-    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else { return false };
-    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
-    if s.write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").is_err() {
-        return false;
-    }
-    let mut head = [0u8; 12];
-    s.read_exact(&mut head).is_ok() && head.ends_with(b" 200")
-}
-
-async fn start_server(model: &Path) -> LlamaServer {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("server.log");
-    let out = std::fs::File::create(&log).unwrap();
-    let child = Command::new("python3")
-        .arg(repo_root().join("scripts/llm/serve-xllamacpp.py"))
-        .arg(model)
-        .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--threads", "2", "--ctx", "8192"])
-        // Greedy: the same prompt gets the same reply, run after run.
-        .args(["--temp", "0"])
-        // Cores are shared with the build and other tests.
-        .env("OMP_WAIT_POLICY", "PASSIVE")
-        .stdin(Stdio::null())
-        .stdout(out.try_clone().unwrap())
-        .stderr(out)
-        .spawn()
-        .expect("python3 starts the server");
-    let mut server = LlamaServer { child, url: format!("http://127.0.0.1:{port}/v1"), log, _dir: dir };
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(180) {
-        if let Ok(Some(status)) = server.child.try_wait() {
-            panic!("the model server exited ({status}) before it was ready:\n{}", server.log_tail());
-        }
-        if healthy(port) {
-            eprintln!("model server ready in {:.1}s", started.elapsed().as_secs_f64());
-            return server;
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-    panic!("the model server was not ready within 180 s:\n{}", server.log_tail());
-}
 
 /// A log with `errors` ERROR lines among INFO and WARN lines, shuffled. It
 /// has no digits, so a number in a tool result was counted by the call.
@@ -173,11 +56,7 @@ fn has_number(text: &str, n: usize) -> bool {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_real_model_counts_through_run_and_answers() {
-    let model = match model_path().and_then(|m| server_present().map(|()| m)) {
-        Ok(model) => model,
-        Err(why) => return skip_or_fail("a_real_model_counts_through_run_and_answers", &why),
-    };
-    let server = start_server(&model).await;
+    let Some(server) = clix_testkit::llm::serve("a_real_model_counts_through_run_and_answers") else { return };
 
     let errors = rand::random_range(3..=19);
     let ws = tempfile::tempdir().unwrap();

@@ -1,12 +1,14 @@
 //! What the test suites of several clix crates share, written once: how a
 //! test says it was skipped, the canary folder of the attack tests and
-//! their symlink-swapping race.
+//! their symlink-swapping race, and the real small model the end-to-end
+//! tests serve (`llm`).
 //!
 //! It is a dev-dependency only. It must not hold assertions about clix's
 //! behaviour (those belong to each crate's own tests), only the harness
 //! around them.
 
 mod canary;
+pub mod llm;
 mod skip;
 mod swapper;
 

@@ -99,3 +99,49 @@ async fn eval_without_a_reachable_model_says_so_and_fails() {
     // The results are still written where it says.
     assert!(err.contains("results.json"), "{err}");
 }
+
+/// The whole path with the real small model (Qwen2.5-Coder-1.5B on
+/// xllamacpp, `clix_testkit::llm`): one task of the shipped suite in the
+/// `run` design. Whatever the model does, the run must end with its
+/// results and report written and no attempt in error.
+#[tokio::test(flavor = "multi_thread")]
+async fn eval_with_the_real_model_writes_results_and_a_report() {
+    let test = "eval_with_the_real_model_writes_results_and_a_report";
+    let Some(server) = tokio::task::spawn_blocking(move || clix_testkit::llm::serve(test)).await.unwrap() else {
+        return;
+    };
+    let (home, ws) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../evals/core.jsonl");
+    let out = ws.path().join("out");
+    let args = [
+        "eval",
+        suite.to_str().unwrap(),
+        "--filter",
+        "^log_error_count$",
+        "--tools",
+        "run",
+        "--max-steps",
+        "4",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let mut cmd = common::clix(home.path(), ws.path(), &args);
+    cmd.env("AGENT_BASE_URL", &server.url)
+        .env("AGENT_MODEL", "local")
+        // 2 cores: a first call reads ~1,000 prompt tokens at 20–40 a second.
+        .env("CLIX_AGENT_MODEL_CALL_SECS", "300")
+        .env("CLIX_AGENT_MAX_OUTPUT_TOKENS", "300")
+        .env("CLIX_AGENT_CONTEXT_WINDOW", "8192");
+    let o = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    let said = format!("{}{}\nserver log:\n{}", text(&o.stdout), text(&o.stderr), server.log_tail());
+    assert_eq!(o.status.code(), Some(0), "{said}");
+    let results: Value = serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let attempt = &results["attempts"][0];
+    assert_eq!(attempt["task"], "log_error_count", "{said}");
+    assert_ne!(attempt["stop_reason"], "error", "{said}");
+    assert!(attempt["input_tokens"].as_u64().unwrap() > 0, "usage from the server: {attempt}");
+    assert!(std::fs::read_to_string(out.join("report.html")).unwrap().contains("log_error_count"));
+    let replay = out.join("runs/log_error_count-run-r0.html");
+    assert!(replay.is_file(), "{said}");
+    eprintln!("real model on log_error_count: passed {} in {} steps", attempt["passed"], attempt["steps"]);
+}
