@@ -218,7 +218,8 @@ async fn a_malformed_stream_chunk_is_retried() {
 
 #[tokio::test]
 async fn bad_arguments_and_unknown_tools_become_messages_for_the_model() {
-    let calls = [("run", "{\"command\": \"ls"), ("bash", "{\"command\": \"ls\"}"), ("run", "{\"cmd\": \"ls\"}")];
+    // (`bash` with a `command` would go to run: a command line sent to a program's name.)
+    let calls = [("run", "{\"command\": \"ls"), ("bash", "{\"script\": \"ls\"}"), ("run", "{\"cmd\": \"ls\"}")];
     let o = run(vec![openai_calls(&calls, 1, 1), openai_text("sorry", 1, 1)], settings(), "hi").await;
     assert_eq!(o.summary.stop_reason, StopReason::Answered);
     let second = messages(&o.requests[1]);

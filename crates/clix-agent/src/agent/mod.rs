@@ -362,6 +362,9 @@ impl<'e, T: Tools> Agent<'e, T> {
             tracing::debug!(tool = %call.name, "the model wrote its tool call as text; it is run as a call");
             reply.tool_calls.push(call);
         }
+        for call in &mut reply.tool_calls {
+            text_calls::route_command_call(call, &self.tools);
+        }
         progress.add(reply.usage);
         progress.last_input_tokens = reply.usage.input_tokens;
         self.record_reply(progress.steps, &reply, progress.usage, on_event);

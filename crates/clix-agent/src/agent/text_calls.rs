@@ -1,9 +1,16 @@
+//! Calls as small models make them, turned into the calls they meant.
+//!
 //! A tool call the model wrote as text. Small models (Qwen2.5-Coder-1.5B
 //! among them) often answer with the call as JSON in a ```json fence or a
 //! `<tool_call>` tag instead of a real call; a server whose parser does not
 //! take it hands it back as plain text, and the loop would end with that
 //! text as the "answer". When the whole call is there (a tool offered, its
 //! arguments an object), it is run as the call it was meant to be.
+//!
+//! A command line sent to a tool named after its program: Qwen2.5-Coder-1.5B
+//! calls `grep` with `{"command": "grep -c ERROR app.log"}` when the only
+//! tool is `run`. When exactly one offered tool takes a `command`, the call
+//! goes to it, and the conversation shows it so.
 
 use serde_json::Value;
 
@@ -63,6 +70,21 @@ fn parse(body: &str, tools: &[ToolSpec]) -> Option<(String, Value)> {
     arguments.is_object().then(|| (name.to_string(), arguments))
 }
 
+/// Renames `call` to the one offered tool that takes a `command` when the
+/// tool it names is not offered and its arguments hold a command line.
+pub(super) fn route_command_call(call: &mut ToolCall, tools: &[ToolSpec]) {
+    if tools.iter().any(|t| t.name == call.name) {
+        return;
+    }
+    let has_command = serde_json::from_str::<Value>(&call.arguments)
+        .is_ok_and(|args| args.get("command").and_then(Value::as_str).is_some_and(|c| !c.trim().is_empty()));
+    let mut shells = tools.iter().filter(|t| t.parameters.pointer("/properties/command").is_some());
+    if let (true, Some(shell), None) = (has_command, shells.next(), shells.next()) {
+        tracing::debug!(called = %call.name, tool = %shell.name, "a command line sent to a tool that is not offered");
+        call.name = shell.name.clone();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -70,10 +92,28 @@ mod tests {
     use super::*;
 
     fn tools() -> Vec<ToolSpec> {
-        ["run", "read_file"]
-            .iter()
-            .map(|n| ToolSpec { name: (*n).into(), description: String::new(), parameters: json!({}) })
-            .collect()
+        let spec = |name: &str, parameters| ToolSpec { name: name.into(), description: String::new(), parameters };
+        vec![
+            spec("run", json!({"properties": {"command": {"type": "string"}}})),
+            spec("read_file", json!({"properties": {"path": {"type": "string"}}})),
+        ]
+    }
+
+    #[test]
+    fn a_command_line_sent_to_a_program_s_name_goes_to_the_shell_tool() {
+        let routed = |name: &str, arguments: &str, tools: &[ToolSpec]| {
+            let mut call = ToolCall { id: "c".into(), name: name.into(), arguments: arguments.into() };
+            route_command_call(&mut call, tools);
+            call.name
+        };
+        assert_eq!(routed("grep", r#"{"command": "grep -c ERROR app.log"}"#, &tools()), "run");
+        // Offered tools, calls without a command line, and an unclear target stay as they are.
+        assert_eq!(routed("read_file", r#"{"command": "x"}"#, &tools()), "read_file");
+        assert_eq!(routed("grep", r#"{"pattern": "ERROR"}"#, &tools()), "grep");
+        assert_eq!(routed("grep", r#"{"command": " "}"#, &tools()), "grep");
+        assert_eq!(routed("grep", "not json", &tools()), "grep");
+        let two_shells = [tools(), tools()].concat();
+        assert_eq!(routed("grep", r#"{"command": "ls"}"#, &two_shells), "grep");
     }
 
     #[test]
