@@ -259,6 +259,36 @@ async fn a_call_written_as_text_in_a_fence_is_run_as_a_call() {
 }
 
 #[tokio::test]
+async fn a_command_shown_but_never_run_is_sent_back_once() {
+    let shown = "Use this:\n```bash\nwc -l notes.txt\n```";
+    let o = run(
+        vec![
+            openai_text(shown, 1, 1),
+            openai_calls(&[("run", &run_call("wc -l notes.txt"))], 1, 1),
+            openai_text("2 lines", 1, 1),
+        ],
+        settings(),
+        "count",
+    )
+    .await;
+    assert_eq!(
+        (o.summary.stop_reason.clone(), o.summary.answer.as_str(), o.summary.steps),
+        (StopReason::Answered, "2 lines", 3)
+    );
+    let second = messages(&o.requests[1]);
+    let told = second.last().unwrap()["content"].as_str().unwrap();
+    assert!(told.starts_with("You showed a command but did not run it"), "{told}");
+    // After a call has run, a command in the answer is the answer.
+    let o = run(
+        vec![openai_calls(&[("run", &run_call("wc -l notes.txt"))], 1, 1), openai_text(shown, 1, 1)],
+        settings(),
+        "count",
+    )
+    .await;
+    assert_eq!((o.summary.answer.as_str(), o.requests.len()), (shown, 2));
+}
+
+#[tokio::test]
 async fn the_same_call_as_the_step_before_gets_a_note() {
     let same = || openai_calls(&[("run", &run_call("cat notes.txt"))], 1, 1);
     let other = openai_calls(&[("run", &run_call("wc -l notes.txt"))], 1, 1);

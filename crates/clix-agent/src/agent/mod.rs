@@ -142,6 +142,10 @@ struct Progress {
     /// The last call's input tokens as the provider counted them: the
     /// conversation's size, which compaction trusts over its own estimate.
     last_input_tokens: u64,
+    /// Replies of this run that called a tool.
+    calling_steps: u32,
+    /// The model was told once to run the command it only showed.
+    told_to_run: bool,
 }
 
 impl Progress {
@@ -369,7 +373,15 @@ impl<'e, T: Tools> Agent<'e, T> {
         progress.last_input_tokens = reply.usage.input_tokens;
         self.record_reply(progress.steps, &reply, progress.usage, on_event);
         if !reply.tool_calls.is_empty() {
+            progress.calling_steps += 1;
             self.run_tool_calls(progress.steps, &reply.tool_calls, on_event).await;
+            return None;
+        }
+        if progress.calling_steps == 0 && !progress.told_to_run && text_calls::shows_a_command(&reply.text) {
+            // Small models answer with the script to run instead of running it.
+            tracing::debug!("the model showed a command without running anything; it is told to run it");
+            progress.told_to_run = true;
+            self.messages.push(Message::new(Role::User, text_calls::RUN_IT_NOTE));
             return None;
         }
         if reply.text.trim().is_empty() {
@@ -459,7 +471,8 @@ impl<'e, T: Tools> Agent<'e, T> {
 
 fn system_prompt(workspace: &str, guidance: &str) -> String {
     format!(
-        "You are a capable software agent working in the folder {workspace}. {guidance} When the task is \
-         done, answer in plain text without calling a tool."
+        "You are a capable software agent working in the folder {workspace}. {guidance} Do the work \
+         yourself with the tools: run commands rather than showing them, and look at files rather than \
+         guessing what they hold. When the task is done, answer in plain text without calling a tool."
     )
 }

@@ -70,6 +70,22 @@ fn parse(body: &str, tools: &[ToolSpec]) -> Option<(String, Value)> {
     arguments.is_object().then(|| (name.to_string(), arguments))
 }
 
+/// What the model is told when it answered with a command or script it did
+/// not run, having run nothing yet.
+pub(super) const RUN_IT_NOTE: &str = "You showed a command but did not run it, and nothing has run yet. Call the \
+     tool to run it yourself (a tool call, not text), then answer from what it prints.";
+
+/// Whether `text` shows a shell command or script: a fenced block marked
+/// bash, sh, shell or console, or one whose first line is a `$ ` prompt.
+pub(super) fn shows_a_command(text: &str) -> bool {
+    between(text, "```", "```").any(|body| {
+        let (tag, rest) = body.split_once('\n').unwrap_or((body, ""));
+        let tag = tag.trim().to_ascii_lowercase();
+        ["bash", "sh", "shell", "console", "zsh"].contains(&tag.as_str())
+            || (tag.is_empty() && rest.trim_start().starts_with("$ "))
+    })
+}
+
 /// Renames `call` to the one offered tool that takes a `command` when the
 /// tool it names is not offered and its arguments hold a command line.
 pub(super) fn route_command_call(call: &mut ToolCall, tools: &[ToolSpec]) {
@@ -97,6 +113,23 @@ mod tests {
             spec("run", json!({"properties": {"command": {"type": "string"}}})),
             spec("read_file", json!({"properties": {"path": {"type": "string"}}})),
         ]
+    }
+
+    #[test]
+    fn commands_shown_in_fences_are_noticed() {
+        for text in [
+            "Run this:\n```bash\ngrep -c ERROR app.log\n```",
+            "```sh\nls\n```",
+            "```\n$ wc -l app.log\n```",
+            "```Shell\nfor i in 1 2; do echo $i; done\n```",
+        ] {
+            assert!(shows_a_command(text), "{text:?}");
+        }
+        for text in
+            ["There are 3.", "```json\n{\"a\": 1}\n```", "```python\nprint(1)\n```", "`ls` lists files", "```bash"]
+        {
+            assert!(!shows_a_command(text), "{text:?}");
+        }
     }
 
     #[test]
