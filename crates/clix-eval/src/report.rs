@@ -35,6 +35,14 @@ pub enum StopReason {
     Error,
 }
 
+impl std::fmt::Display for StopReason {
+    /// The name `results.json` gives it (`answered`, `solution_done`, …).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = serde_json::to_value(self).ok().and_then(|v| v.as_str().map(str::to_string));
+        f.write_str(&name.unwrap_or_default())
+    }
+}
+
 /// One attempt of one task in one design.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AttemptRecord {

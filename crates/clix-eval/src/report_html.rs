@@ -137,7 +137,7 @@ fn cell(r: &AttemptRecord, href: Option<String>) -> String {
         r.repeat,
         r.score,
         r.steps,
-        serde_json::to_value(r.stop_reason).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(),
+        r.stop_reason,
         if why.is_empty() { String::new() } else { format!("\n{}", why.join("\n")) }
     );
     let mark = if r.passed { "✓" } else { "✗" };

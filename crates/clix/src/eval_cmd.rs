@@ -266,10 +266,7 @@ impl Progress {
                 r.task,
                 r.design,
                 r.repeat,
-                serde_json::to_value(r.stop_reason)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default(),
+                r.stop_reason,
                 r.wall_ms as f64 / 1000.0
             ),
         }
