@@ -3,7 +3,10 @@
 //! This crate owns the agent commands (`help`, `write`, `cat -b`, `see`,
 //! `memory`, `sandbox`, `hub` and each ready hub tool as a command), the
 //! OS resolver and the unknown-command fallback, the spill folder for long
-//! outputs, the generated `run` tool definition, and [`Engine`], which takes
+//! outputs, the generated `run` tool definition, the session's policy gate
+//! (rules from `clix-policy`, the workspace's `.clix/policy.toml` read
+//! through its handle, asked by the shell before every command), and
+//! [`Engine`], which takes
 //! one command line through `clix-shell` (execution) and `clix-present`
 //! (presentation). Stores and runners live beside it: `clix-memory`,
 //! `clix-hub`, `clix-sandbox`; the commands here only parse and print.
@@ -15,13 +18,15 @@
 mod catalog;
 mod commands;
 mod engine;
+mod policy;
 mod report;
 mod spill;
 mod tooldef;
 
 pub use catalog::Catalog;
 pub use commands::{MAX_IMAGE_SIDE, MemoryAccess, MemoryConfig, SeenImage};
-pub use engine::{Engine, EngineConfig, OsTier, RunOutput};
+pub use engine::{Engine, EngineConfig, EngineError, OsTier, RunOutput};
+pub use policy::{PolicyConfig, WORKSPACE_POLICY};
 pub use report::RunReport;
 pub use spill::SpillDir;
 pub use tooldef::{ToolFormat, description as tool_description, tool_definition};

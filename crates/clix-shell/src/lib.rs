@@ -3,13 +3,15 @@
 //! This crate owns the shell engine (bashkit, with its builtins such as grep,
 //! sed, awk and jq), the workspace jail, the per-conversation [`Session`],
 //! the execution limits, and the plumbing through which agent commands
-//! ([`AgentCommand`]) and the unknown-command hook plug into the engine.
+//! ([`AgentCommand`]), the unknown-command hook and the policy's
+//! [`CommandGate`] (asked before every command runs) plug into the engine.
 //!
 //! It must not shape output for a model: results are raw bytes, an exit code
 //! and a duration, never truncated and never annotated. Presentation belongs
 //! to `clix-present`; concrete agent commands belong to `clix-engine`.
 
 mod command;
+mod gate;
 mod jailfs;
 mod limits;
 mod session;
@@ -21,7 +23,9 @@ pub use clix_workspace::{Entry, Folder, Kind, OWN_READ_LIMIT, Workspace, Workspa
 pub use command::{
     AgentCommand, CommandIo, CommandRegistry, CommandSpec, SubcommandSpec, USAGE_EXIT, fail, read_stdin, usage_error,
 };
+pub use gate::CommandGate;
 pub use limits::ShellLimits;
 pub use session::{
     CANCELLED_EXIT, CancelHandle, NETWORK_BUILTINS, RawResult, Session, SessionConfig, SessionError, builtin_names,
+    shell_home,
 };

@@ -10,6 +10,7 @@ use bashkit::{Bash, CommandResolver, Error, ExecOptions, LimitExceeded, PosixFs,
 use clix_workspace::Workspace;
 
 use crate::command::CommandRegistry;
+use crate::gate::{CommandGate, LineStop, without_hook_notes};
 use crate::jailfs::JailFs;
 use crate::limits::ShellLimits;
 
@@ -29,6 +30,8 @@ pub struct SessionConfig {
     /// Consulted for every name that is neither a bashkit builtin nor one of
     /// ours; the OS tier fills it. `None` gives bash's "command not found".
     pub resolver: Option<Arc<dyn CommandResolver>>,
+    /// Asked before every command runs (the engine's policy); `None` runs everything.
+    pub gate: Option<Arc<dyn CommandGate>>,
 }
 
 /// Why a session could not start.
@@ -91,12 +94,24 @@ pub fn builtin_names() -> &'static [String] {
     NAMES.get_or_init(|| Bash::builder().builtin_filter(kept_builtin).build().builtin_names())
 }
 
+/// The shell's `$HOME` (what `~` expands to inside a session). Learnt once
+/// from a bare engine, like [`builtin_names`].
+pub fn shell_home() -> &'static str {
+    static HOME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HOME.get_or_init(|| {
+        let state = Bash::builder().build().shell_state_view();
+        state.env.get("HOME").or_else(|| state.variables.get("HOME")).cloned().unwrap_or_else(|| "/home/user".into())
+    })
+}
+
 /// One conversation's shell.
 pub struct Session {
     bash: Bash,
     folder: Workspace,
     limits: ShellLimits,
     cancel: CancelHandle,
+    gate: Option<Arc<dyn CommandGate>>,
+    stop: Arc<LineStop>,
 }
 
 impl Session {
@@ -115,7 +130,12 @@ impl Session {
         if let Some(resolver) = config.resolver {
             builder = builder.command_resolver(resolver);
         }
+        let stop = Arc::new(LineStop::default());
+        if let Some(gate) = &config.gate {
+            builder = builder.before_tool(stop.hook(Arc::clone(gate)));
+        }
         let bash = builder.build();
+        stop.bind(bash.cancellation_token());
         // The folders above the workspace exist in the shell's own memory
         // (empty), as the path to its mount: builtins that resolve a path
         // from `/` down (grep -r, realpath) look at each of them.
@@ -127,7 +147,7 @@ impl Session {
         // jailfs.rs), never through bashkit's RealFs.
         bash.mount(&workspace, Arc::new(PosixFs::new(JailFs::new((*folder).clone()))))
             .map_err(|e| mount_error(e.to_string()))?;
-        Ok(Session { bash, folder, limits: config.limits, cancel: CancelHandle::default() })
+        Ok(Session { bash, folder, limits: config.limits, cancel: CancelHandle::default(), gate: config.gate, stop })
     }
 
     /// The canonical workspace path (host path and path inside the shell).
@@ -181,6 +201,12 @@ impl Session {
 
     async fn exec_once(&mut self, line: &str, stdin: Option<&[u8]>, short: Option<Duration>) -> RawResult {
         let started = Instant::now();
+        if let Some(gate) = &self.gate {
+            self.stop.reset();
+            if let Err(message) = gate.line_start(line) {
+                return refused(Vec::new(), Vec::new(), message, started.elapsed());
+            }
+        }
         // Output streamed so far: kept so a line stopped by a limit still
         // shows what it printed before.
         let partial: Arc<Mutex<(Vec<u8>, Vec<u8>)>> = Arc::default();
@@ -205,6 +231,14 @@ impl Session {
         };
         let outcome = cancel.guard(run).await.unwrap_or(Err(Error::Cancelled));
         let duration = started.elapsed();
+        if let Some(message) = self.stop.take() {
+            // What the line printed before the refusal stays: it already happened.
+            let (stdout, stderr) = match outcome {
+                Ok(r) => (r.stdout.into_bytes(), r.stderr.into_bytes()),
+                Err(_) => std::mem::take(&mut *partial.lock().unwrap_or_else(|p| p.into_inner())),
+            };
+            return refused(stdout, without_hook_notes(&stderr), message, duration);
+        }
         match outcome {
             Ok(r) => RawResult {
                 capped: r.stdout_truncated || r.stderr_truncated,
@@ -275,6 +309,13 @@ impl CancelHandle {
         self.clear();
         outcome
     }
+}
+
+/// A line stopped by the gate: exit 126 ("cannot run", as bash), its
+/// output so far, then the refusal.
+fn refused(stdout: Vec<u8>, mut stderr: Vec<u8>, message: String, duration: Duration) -> RawResult {
+    stderr.extend_from_slice(message.as_bytes());
+    RawResult { stdout, stderr, exit_code: clix_common::exit::CANNOT_RUN, duration, timed_out: None, capped: false }
 }
 
 async fn sleep_or_never(limit: Option<Duration>) {

@@ -29,6 +29,7 @@ async fn fixture() -> Fixture {
         limits: ShellLimits::default(),
         commands: CommandRegistry::new(),
         resolver: None,
+        gate: None,
     })
     .await
     .unwrap();
@@ -114,6 +115,7 @@ async fn time_limit_gives_124_and_keeps_partial_output() {
         limits,
         commands: CommandRegistry::new(),
         resolver: None,
+        gate: None,
     })
     .await
     .unwrap();

@@ -12,6 +12,7 @@ use clix_shell::{
 };
 
 use crate::catalog::{Catalog, SharedCatalog};
+use crate::policy::{PolicyConfig, ShellGate};
 use crate::commands::{CallTime, Deadline, MemoryConfig, SeenImage, SeenImages, run_program};
 use crate::spill::SpillDir;
 
@@ -35,6 +36,20 @@ pub struct EngineConfig {
     pub memory: Option<MemoryConfig>,
     /// Hub folders and governance; `None` leaves the hub out.
     pub hub: Option<HubConfig>,
+    /// Rules on which commands may run (`[policy]`, policy files); `None`
+    /// runs every command (the built-in rules are in `PolicyConfig::default()`).
+    pub policy: Option<PolicyConfig>,
+}
+
+/// Why an engine could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The workspace cannot be used, or the shell could not start.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// A policy file is wrong: every problem, with its file and rule.
+    #[error(transparent)]
+    Policy(#[from] clix_policy::LoadError),
 }
 
 /// How the OS tier of an engine is set up.
@@ -78,17 +93,18 @@ pub struct Engine {
     /// Our commands and the hub's tools, to explain where a stage runs.
     commands: CommandRegistry,
     hub_tools: Vec<String>,
+    gate: Option<Arc<clix_policy::Gate>>,
 }
 
 impl Engine {
     /// Opens the workspace, sets up our commands, the OS tier and the hub
     /// as `config` asks, and starts the shell session.
-    pub async fn new(config: EngineConfig) -> Result<Self, SessionError> {
+    pub async fn new(config: EngineConfig) -> Result<Self, EngineError> {
         let shared: SharedCatalog = Arc::default();
         let seen = SeenImages::default();
         let mut registry = setup::own_commands(&shared, &seen, config.memory);
         // Opened once, checked once: every later access goes through this handle.
-        let workspace = Workspace::open(&config.workspace)?;
+        let workspace = Workspace::open(&config.workspace).map_err(SessionError::from)?;
         let sandbox = config.os.map(|os| setup::open_sandbox(os, &workspace));
         let deadline = Deadline::default();
         let time = CallTime { deadline: deadline.clone(), limit: config.limits.timeout() };
@@ -97,11 +113,16 @@ impl Engine {
             Some(hub) => setup::register_hub(&mut registry, hub, sandbox.clone(), &workspace, &time).await,
             None => setup::HubPart::default(),
         };
+        let gate = match &config.policy {
+            Some(policy) => Some(crate::policy::gate(crate::policy::load(policy, &workspace)?, policy, &workspace)),
+            None => None,
+        };
         let session = Session::new(SessionConfig {
             workspace,
             limits: config.limits,
             commands: registry.clone(),
             resolver: Some(resolver),
+            gate: gate.clone().map(|g| Arc::new(ShellGate(g)) as Arc<dyn clix_shell::CommandGate>),
         })
         .await?;
         let catalog = setup::catalog(&registry, &session, &hub);
@@ -118,7 +139,13 @@ impl Engine {
             seen,
             commands: registry,
             hub_tools: hub.tools,
+            gate,
         })
+    }
+
+    /// The session's policy gate (its rules, context and answers), when it has one.
+    pub fn policy(&self) -> Option<&clix_policy::Gate> {
+        self.gate.as_deref()
     }
 
     /// What this engine can run, as the `run` tool's description and `help` list it.

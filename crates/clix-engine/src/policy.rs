@@ -1,0 +1,121 @@
+//! The engine's policy: the rules of the person's config and files plus the
+//! workspace's own `.clix/policy.toml` (read through the workspace handle),
+//! and the session's gate, which the shell asks before every command.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use clix_policy::{Approver, Context, Gate, GateOptions, LoadError, Origin, Policy, PolicyEvent, PolicySettings, RuleFile, Scope};
+use clix_sandbox::AuditLog;
+use clix_shell::{CommandGate, Workspace};
+
+/// The workspace's own rules, beside its hub tools.
+pub const WORKSPACE_POLICY: &str = ".clix/policy.toml";
+/// Bigger than any sensible rule file.
+const MAX_POLICY_BYTES: u64 = 1024 * 1024;
+
+/// How an engine's policy is set up.
+#[derive(Clone, Default)]
+pub struct PolicyConfig {
+    /// The `[policy]` section of the config.
+    pub settings: PolicySettings,
+    /// Where `[policy]` was read, for messages.
+    pub config_file: String,
+    /// The person's own rule files (`policy.toml` in the config folder), already read.
+    pub user_files: Vec<RuleFile>,
+    /// Who answers `ask`; `None` (MCP, `--jsonl`, no terminal) makes `ask` a refusal.
+    pub approver: Option<Arc<dyn Approver>>,
+    /// Where decisions other than a plain allow are logged, with this session id.
+    pub audit_log: Option<PathBuf>,
+    /// Names this engine's lines in the audit log.
+    pub session_id: String,
+}
+
+impl std::fmt::Debug for PolicyConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PolicyConfig")
+            .field("settings", &self.settings)
+            .field("config_file", &self.config_file)
+            .field("user_files", &self.user_files.iter().map(|r| &r.origin.file).collect::<Vec<_>>())
+            .field("approver", &self.approver.is_some())
+            .field("audit_log", &self.audit_log)
+            .finish()
+    }
+}
+
+/// The rules in force for `workspace`: the config's, the person's files',
+/// then the workspace's (which may only add deny and ask).
+pub(crate) fn load(config: &PolicyConfig, workspace: &Workspace) -> Result<Policy, LoadError> {
+    let mut files = config.user_files.clone();
+    let place = workspace.root().join(WORKSPACE_POLICY).display().to_string();
+    match workspace.read(Path::new(WORKSPACE_POLICY), MAX_POLICY_BYTES) {
+        Ok(bytes) => files.push(RuleFile {
+            origin: Origin { file: place, scope: Scope::Workspace },
+            text: String::from_utf8_lossy(&bytes).into_owned(),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        // A rule file that cannot be read must not mean "no rules".
+        Err(e) => return Err(LoadError { problems: vec![format!("{place}: cannot read it: {e}")] }),
+    }
+    let policy = Policy::load(&config.settings, &config.config_file, &files)?;
+    for warning in policy.warnings() {
+        tracing::warn!("{warning}");
+    }
+    Ok(policy)
+}
+
+/// The session's gate over `policy`, auditing to the config's log.
+pub(crate) fn gate(policy: Policy, config: &PolicyConfig, workspace: &Workspace) -> Arc<Gate> {
+    let audit = config.audit_log.clone().map(|path| {
+        let log = AuditLog { path };
+        let session = config.session_id.clone();
+        Arc::new(move |event: &PolicyEvent| {
+            let record = AuditRecord { ts_ms: now_ms(), kind: "policy", session: &session, event: Redacted(event) };
+            if let Err(e) = log.append(&record) {
+                tracing::warn!(error = %e, "the policy decision could not be written to the audit log");
+            }
+        }) as Arc<dyn Fn(&PolicyEvent) + Send + Sync>
+    });
+    let options = GateOptions { approver: config.approver.clone(), audit };
+    let ctx = Context::new(workspace.root(), clix_shell::shell_home());
+    Arc::new(Gate::new(Arc::new(policy), ctx, options))
+}
+
+/// One audit line: the decision, with the command's secret-looking words hidden.
+#[derive(serde::Serialize)]
+struct AuditRecord<'a> {
+    ts_ms: u128,
+    kind: &'static str,
+    session: &'a str,
+    #[serde(flatten)]
+    event: Redacted<'a>,
+}
+
+struct Redacted<'a>(&'a PolicyEvent);
+
+impl serde::Serialize for Redacted<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let words: Vec<String> = self.0.command.split_whitespace().map(String::from).collect();
+        let mut event = self.0.clone();
+        event.command = clix_sandbox::redact_argv(&words).join(" ");
+        event.serialize(serializer)
+    }
+}
+
+fn now_ms() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0)
+}
+
+/// The gate as the shell asks it.
+pub(crate) struct ShellGate(pub(crate) Arc<Gate>);
+
+impl CommandGate for ShellGate {
+    fn line_start(&self, line: &str) -> Result<(), String> {
+        self.0.line_start();
+        self.0.prescreen(line)
+    }
+
+    fn admit(&self, argv: &[String]) -> Result<(), String> {
+        self.0.admit(argv)
+    }
+}

@@ -1,0 +1,225 @@
+//! One session's gate: the policy's decision on each command about to run,
+//! turned into "run it" or a refusal the model can act on, with what the
+//! person said (`ask`), what `--allow` lets through, and an audit event for
+//! every decision other than a plain allow.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+
+use crate::policy::{Policy, Verdict};
+use crate::rule::{Decision, Scope};
+use crate::words::{Context, basename};
+
+/// What a person answered to an `ask`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// Run it this once (`y`).
+    Once,
+    /// Run it, and every command this rule asks about, for the rest of the session (`a`).
+    Always,
+    /// Do not run it (`n`, or anything else).
+    No,
+}
+
+/// What a person is asked.
+#[derive(Debug, Clone)]
+pub struct Approval {
+    /// The exact command, as it is about to run.
+    pub command: String,
+    /// The rule's reason.
+    pub why: String,
+    /// Where the rule lives (`rule `x` in FILE`).
+    pub place: String,
+}
+
+/// Someone who can answer an `ask`: a terminal's person. Sessions without
+/// one (MCP, `--jsonl`, no terminal) treat `ask` as `deny`.
+pub trait Approver: Send + Sync {
+    /// Blocks until the person answers.
+    fn approve(&self, request: &Approval) -> Answer;
+}
+
+/// One decision other than a plain allow, for the audit log.
+#[derive(Debug, Clone, Serialize)]
+pub struct PolicyEvent {
+    /// The command, as it was about to run.
+    pub command: String,
+    /// What happened: `allow` (it ran) or `deny`.
+    pub outcome: Decision,
+    /// What the rule decided (`ask` or `deny`, or `allow` after an ask).
+    pub decision: Decision,
+    /// The rule, or `None` for the policy's default.
+    pub rule: Option<String>,
+    /// Where the rule lives.
+    pub rule_file: Option<String>,
+    /// Who answered: `rule`, `person`, `session` (an earlier "always"), `--allow`, or `no one`.
+    pub answered_by: &'static str,
+}
+
+/// A session's choices about its gate.
+#[derive(Default, Clone)]
+pub struct GateOptions {
+    /// Who answers `ask`; `None` means no one, so `ask` refuses.
+    pub approver: Option<Arc<dyn Approver>>,
+    /// Receives every decision other than a plain allow.
+    pub audit: Option<Arc<dyn Fn(&PolicyEvent) + Send + Sync>>,
+}
+
+/// The policy of one session, applied command by command.
+pub struct Gate {
+    policy: Arc<Policy>,
+    ctx: Context,
+    approver: Option<Arc<dyn Approver>>,
+    audit: Option<Arc<dyn Fn(&PolicyEvent) + Send + Sync>>,
+    state: Mutex<GateState>,
+}
+
+#[derive(Default)]
+struct GateState {
+    /// Rules the person answered "always" for.
+    always: HashSet<String>,
+    /// The commands of the current line that ran, for a refusal's message.
+    ran: Vec<String>,
+}
+
+impl Gate {
+    /// A gate over `policy` for a session in `ctx`.
+    pub fn new(policy: Arc<Policy>, ctx: Context, options: GateOptions) -> Gate {
+        Gate { policy, ctx, approver: options.approver, audit: options.audit, state: Mutex::default() }
+    }
+
+    /// The rules in force.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// Where the session runs.
+    pub fn context(&self) -> &Context {
+        &self.ctx
+    }
+
+    /// A new line starts: what ran before is no longer part of its story.
+    pub fn line_start(&self) {
+        self.state().ran.clear();
+    }
+
+    /// Before a whole line runs: what the per-command check cannot see
+    /// (see [`Policy::prescreen`]). `Err` is the refusal's message.
+    pub fn prescreen(&self, line: &str) -> Result<(), String> {
+        match self.policy.prescreen(line, &self.ctx) {
+            Ok(None) => Ok(()),
+            Ok(Some(verdict)) => self.settle(verdict),
+            // The shell will refuse the line itself, with its own message.
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// Before one command runs, with its resolved name and expanded
+    /// arguments. `Err` is the refusal's message: the command must not run,
+    /// and neither may the rest of the line.
+    pub fn admit(&self, argv: &[String]) -> Result<(), String> {
+        let verdict = self.policy.decide(argv, &self.ctx);
+        self.settle(verdict)?;
+        self.state().ran.push(argv.join(" "));
+        Ok(())
+    }
+
+    fn settle(&self, verdict: Verdict) -> Result<(), String> {
+        let (outcome, answered_by) = match verdict.decision {
+            Decision::Allow => return Ok(()),
+            Decision::Deny => (Decision::Deny, "rule"),
+            Decision::Ask => self.ask(&verdict),
+        };
+        if let Some(audit) = &self.audit {
+            audit(&PolicyEvent {
+                command: verdict.command.clone(),
+                outcome,
+                decision: verdict.decision,
+                rule: verdict.rule.as_ref().map(|r| r.id.clone()),
+                rule_file: verdict.rule.as_ref().map(|r| r.origin.file.clone()),
+                answered_by,
+            });
+        }
+        if outcome == Decision::Allow {
+            return Ok(());
+        }
+        let ran = std::mem::take(&mut self.state().ran);
+        Err(refusal(&verdict, answered_by, &ran))
+    }
+
+    /// An `ask`: an earlier "always", a matching `allow` prefix, then the person.
+    fn ask(&self, verdict: &Verdict) -> (Decision, &'static str) {
+        let key = verdict.rule.as_ref().map_or_else(|| "default".to_string(), |r| format!("{}#{}", r.origin.file, r.id));
+        if self.state().always.contains(&key) {
+            return (Decision::Allow, "session");
+        }
+        let words: Vec<String> = verdict.command.split_whitespace().map(String::from).collect();
+        if self.policy.allowed_prefixes().iter().any(|prefix| starts_with(&words, prefix)) {
+            return (Decision::Allow, "--allow");
+        }
+        let Some(approver) = &self.approver else { return (Decision::Deny, "no one") };
+        let request = Approval {
+            command: verdict.command.clone(),
+            why: verdict.rule.as_ref().map_or_else(|| default_why(self.policy.default_decision()), |r| r.why.clone()),
+            place: verdict.rule.as_ref().map_or_else(|| "the policy's default".into(), |r| r.origin.place(&r.id)),
+        };
+        match approver.approve(&request) {
+            Answer::Once => (Decision::Allow, "person"),
+            Answer::Always => {
+                self.state().always.insert(key);
+                (Decision::Allow, "person")
+            }
+            Answer::No => (Decision::Deny, "person"),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, GateState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// `argv` begins with `prefix` (its program by basename).
+fn starts_with(argv: &[String], prefix: &[String]) -> bool {
+    !prefix.is_empty()
+        && argv.len() >= prefix.len()
+        && prefix.iter().zip(argv).enumerate().all(|(i, (p, a))| if i == 0 { basename(a) == basename(p) } else { a == p })
+}
+
+fn default_why(decision: Decision) -> String {
+    format!("no rule allows it, and the policy's default is {decision}")
+}
+
+/// The message of a refused command: what, why, the rule and how to change
+/// it, and what of the line already ran.
+fn refusal(verdict: &Verdict, answered_by: &str, ran: &[String]) -> String {
+    let command = &verdict.command;
+    let (why, place, change) = match &verdict.rule {
+        Some(rule) => {
+            let change = match rule.origin.scope {
+                Scope::Defaults => format!("disable = [\"{}\"] under [policy] in config.toml", rule.id),
+                Scope::User | Scope::Workspace => format!("change the rule in {}", rule.origin.file),
+            };
+            (rule.why.clone(), rule.origin.place(&rule.id), change)
+        }
+        None => (default_why(Decision::Deny), "the policy's default".into(), "an allow rule for it".into()),
+    };
+    let head = match (verdict.decision, answered_by) {
+        (Decision::Ask, "person") => format!("`{command}` refused by the person: {why}\n  {place}"),
+        (Decision::Ask, _) => {
+            let words: Vec<&str> = command.split_whitespace().take(3).collect();
+            format!(
+                "`{command}` needs a person's yes ({why}), and no one is here to answer\n  {place}; to allow it: --allow '{}' for one run, or {change}",
+                words.join(" ")
+            )
+        }
+        _ => format!("`{command}` denied: {why}\n  {place}; to turn it off: {change}"),
+    };
+    let story = if ran.is_empty() {
+        "nothing of the line ran".to_string()
+    } else {
+        format!("already ran, not undone: {}; the rest of the line did not run", ran.join("; "))
+    };
+    format!("[error] policy: {head}\n  {story}\n")
+}

@@ -1,0 +1,329 @@
+//! The rules in force, where each came from, and the decision on a command
+//! or a line.
+
+use serde::{Deserialize, Serialize};
+
+use crate::line::{LineFacts, facts};
+use crate::rule::{Decision, Origin, Rule, RuleSpec, Scope, Target};
+use crate::unwrap::{invocations, reentry};
+use crate::words::Context;
+
+/// The built-in rules, one data file with their examples (see its header).
+const DEFAULTS: &str = include_str!("defaults.toml");
+/// How the built-in rules are named in messages.
+pub const DEFAULTS_FILE: &str = "built-in defaults";
+/// How deep `bash -c 'eval "sh -c …"'` is read before the rest is left to run time.
+const MAX_REENTRY: usize = 4;
+
+/// The `[policy]` section of `config.toml`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PolicySettings {
+    /// The built-in rules are in force (each with its `why`; `clix policy list` shows them).
+    pub defaults: bool,
+    /// Built-in (or any) rules turned off by id.
+    pub disable: Vec<String>,
+    /// The decision for a command no rule matches: `allow` (the default), or
+    /// `ask`/`deny` for an allowlist of `allow` rules.
+    pub default: Decision,
+    /// Command prefixes (`"git push"`) whose `ask` decisions run without
+    /// asking; never a `deny`. `--allow WORDS` adds one for one run.
+    pub allow: Vec<String>,
+    /// Rules written in `config.toml` itself (`[[policy.rule]]`).
+    pub rule: Vec<RuleSpec>,
+}
+
+impl Default for PolicySettings {
+    fn default() -> Self {
+        PolicySettings { defaults: true, disable: Vec::new(), default: Decision::Allow, allow: Vec::new(), rule: Vec::new() }
+    }
+}
+
+/// A `policy.toml` file: `[[rule]]` entries.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PolicyFile {
+    #[serde(default)]
+    rule: Vec<RuleSpec>,
+}
+
+/// Rules that could not be loaded, each naming its file and rule with the fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("policy rules did not load:\n{}", .problems.iter().map(|p| format!("  {p}")).collect::<Vec<_>>().join("\n"))]
+pub struct LoadError {
+    /// One line per problem: `FILE: rule `id`: what is wrong`.
+    pub problems: Vec<String>,
+}
+
+/// A rule as a decision refers to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RuleRef {
+    /// The rule's name.
+    pub id: String,
+    /// Its reason.
+    pub why: String,
+    /// Where it is written.
+    pub origin: Origin,
+}
+
+/// The decision on one command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Verdict {
+    /// Allow, ask or deny: the strictest of the rules that matched.
+    pub decision: Decision,
+    /// The command the decision is about, as words joined by spaces (for
+    /// a line handed back to a shell, the inner command that decided).
+    pub command: String,
+    /// The rule behind it; `None` when no rule matched (the policy's default).
+    pub rule: Option<RuleRef>,
+}
+
+/// One entry of [`Policy::check_line`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LineEntry {
+    /// The decision now, on the literal words; `None` when the command's
+    /// name is computed and can only be decided when it runs.
+    pub verdict: Option<Verdict>,
+    /// What the entry is about: a command as written, a redirection, a shape.
+    pub what: String,
+    /// Some word is computed, so the decision is taken again, on the
+    /// expanded words, when the command runs.
+    pub decided_again_at_run_time: bool,
+}
+
+/// Every rule in force, in the order they were loaded.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    rules: Vec<Rule>,
+    default: Decision,
+    allow: Vec<Vec<String>>,
+    warnings: Vec<String>,
+}
+
+/// One file of rules to load: where it is, whose it is, its TOML text.
+#[derive(Debug, Clone)]
+pub struct RuleFile {
+    /// Where the rules came from (its scope decides what they may do).
+    pub origin: Origin,
+    /// The file's text (`[[rule]]` entries).
+    pub text: String,
+}
+
+impl Policy {
+    /// The built-in rules alone, with `allow` for everything else.
+    pub fn defaults() -> Result<Policy, LoadError> {
+        Policy::load(&PolicySettings::default(), "config.toml", &[])
+    }
+
+    /// The rules of `settings` (found in `config_file`), then of `files` in
+    /// order, after the built-in ones unless turned off. Every problem of
+    /// every file is reported at once; a workspace's `allow` rules are left
+    /// out with a warning.
+    pub fn load(settings: &PolicySettings, config_file: &str, files: &[RuleFile]) -> Result<Policy, LoadError> {
+        let mut specs: Vec<(Origin, usize, RuleSpec)> = Vec::new();
+        let mut problems = Vec::new();
+        if settings.defaults {
+            let origin = Origin { file: DEFAULTS_FILE.into(), scope: Scope::Defaults };
+            match toml::from_str::<PolicyFile>(DEFAULTS) {
+                Ok(file) => specs.extend(file.rule.into_iter().enumerate().map(|(i, r)| (origin.clone(), i + 1, r))),
+                Err(e) => problems.push(format!("{DEFAULTS_FILE}: {e}")),
+            }
+        }
+        let config = Origin { file: config_file.into(), scope: Scope::User };
+        specs.extend(settings.rule.iter().cloned().enumerate().map(|(i, r)| (config.clone(), i + 1, r)));
+        for file in files {
+            match toml::from_str::<PolicyFile>(&file.text) {
+                Ok(parsed) => specs.extend(parsed.rule.into_iter().enumerate().map(|(i, r)| (file.origin.clone(), i + 1, r))),
+                Err(e) => problems.push(format!("{}: {}", file.origin.file, e.message())),
+            }
+        }
+        let mut rules = Vec::new();
+        let mut warnings = Vec::new();
+        for (origin, index, spec) in specs {
+            let file = origin.file.clone();
+            let label = spec.id.clone().unwrap_or_else(|| format!("rule {index}"));
+            if settings.disable.contains(&label) {
+                continue;
+            }
+            if origin.scope == Scope::Workspace && spec.decision == Decision::Allow {
+                warnings.push(format!(
+                    "{file}: rule `{label}` ignored: a workspace's own policy may only add deny and ask rules"
+                ));
+                continue;
+            }
+            match Rule::compile(spec, index, origin) {
+                Ok(rule) => rules.push(rule),
+                Err(e) => problems.push(format!("{file}: rule `{label}`: {e}")),
+            }
+        }
+        for id in &settings.disable {
+            if !rules.iter().any(|r| &r.id == id) && !DEFAULTS.contains(&format!("id = \"{id}\"")) {
+                warnings.push(format!("{config_file}: [policy] disable names `{id}`, which no rule has"));
+            }
+        }
+        let allow = settings.allow.iter().map(|a| a.split_whitespace().map(String::from).collect()).collect();
+        let policy = Policy { rules, default: settings.default, allow, warnings };
+        problems.extend(policy.rules.iter().flat_map(|r| policy.example_problems(r)));
+        if problems.is_empty() { Ok(policy) } else { Err(LoadError { problems }) }
+    }
+
+    /// Every rule in force.
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// The decision for commands no rule matches.
+    pub fn default_decision(&self) -> Decision {
+        self.default
+    }
+
+    /// The prefixes whose `ask` decisions run without asking (`allow`, `--allow`).
+    pub fn allowed_prefixes(&self) -> &[Vec<String>] {
+        &self.allow
+    }
+
+    /// What loading left out, and why.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The decision on one command about to run: its resolved name and
+    /// expanded arguments, looked through wrappers, `xargs` and `find
+    /// -exec`, and into a literal script handed to `bash -c`/`sh -c`/`eval`.
+    pub fn decide(&self, argv: &[String], ctx: &Context) -> Verdict {
+        self.decide_within(argv, ctx, 0)
+    }
+
+    fn decide_within(&self, argv: &[String], ctx: &Context, depth: usize) -> Verdict {
+        let command = argv.join(" ");
+        let mut best = Verdict { decision: self.default, command: command.clone(), rule: None };
+        let mut matched = false;
+        for inner in invocations(argv) {
+            for rule in self.rules.iter().filter(|r| r.matches_command(&inner, ctx)) {
+                if !matched || rule.decision > best.decision {
+                    best = Verdict { decision: rule.decision, command: command.clone(), rule: Some(rule_ref(rule)) };
+                    matched = true;
+                }
+            }
+            if depth < MAX_REENTRY
+                && let Some(script) = reentry(&inner)
+                && let Ok(facts) = facts(&script)
+            {
+                for nested in self.line_verdicts(&facts, ctx, depth + 1) {
+                    if nested.rule.is_some() && (!matched || nested.decision > best.decision) {
+                        best = nested;
+                        matched = true;
+                    }
+                }
+            }
+        }
+        best
+    }
+
+    /// What `clix policy check` shows: each command of the line with the
+    /// decision it gets now, each redirection and shape a rule decides, all
+    /// without running anything. `Err` when the line does not parse.
+    pub fn check_line(&self, line: &str, ctx: &Context) -> Result<Vec<LineEntry>, String> {
+        let facts = facts(line)?;
+        let mut entries: Vec<LineEntry> = facts
+            .commands
+            .iter()
+            .filter(|c| c.name.is_some() || !c.args.is_empty())
+            .map(|c| match c.literal_argv() {
+                Some(argv) => LineEntry {
+                    verdict: Some(self.decide(&argv, ctx)),
+                    what: argv.join(" "),
+                    decided_again_at_run_time: c.is_partly_dynamic(),
+                },
+                None => LineEntry { verdict: None, what: "a command whose name is computed".into(), decided_again_at_run_time: true },
+            })
+            .collect();
+        entries.extend(self.structure_verdicts(&facts).into_iter().map(|v| LineEntry {
+            what: v.command.clone(),
+            verdict: Some(v),
+            decided_again_at_run_time: false,
+        }));
+        Ok(entries)
+    }
+
+    /// The decision on what the run-time checks cannot see, taken before
+    /// the line runs: redirections onto devices, shapes, and commands named
+    /// by a path (`/bin/rm`, `./rm`, which the shell runs without its hook).
+    /// `Ok(None)` when nothing there needs more than an allow.
+    pub fn prescreen(&self, line: &str, ctx: &Context) -> Result<Option<Verdict>, String> {
+        let facts = facts(line)?;
+        let mut verdicts = self.structure_verdicts(&facts);
+        for command in &facts.commands {
+            if command.name.as_deref().is_some_and(|n| n.contains('/'))
+                && let Some(argv) = command.literal_argv()
+            {
+                verdicts.push(self.decide(&argv, ctx));
+            }
+        }
+        Ok(verdicts.into_iter().filter(|v| v.decision != Decision::Allow).max_by_key(|v| v.decision))
+    }
+
+    /// Every decision a rule takes on a line's commands, redirections and shapes.
+    fn line_verdicts(&self, facts: &LineFacts, ctx: &Context, depth: usize) -> Vec<Verdict> {
+        let mut verdicts = self.structure_verdicts(facts);
+        verdicts.extend(facts.commands.iter().filter_map(|c| c.literal_argv()).map(|a| self.decide_within(&a, ctx, depth)));
+        verdicts
+    }
+
+    /// Redirection and shape rules on a line.
+    fn structure_verdicts(&self, facts: &LineFacts) -> Vec<Verdict> {
+        let mut out = Vec::new();
+        for rule in &self.rules {
+            for target in facts.write_targets.iter().filter(|t| rule.matches_redirect(t)) {
+                out.push(Verdict { decision: rule.decision, command: format!("> {target}"), rule: Some(rule_ref(rule)) });
+            }
+            for (_, words) in facts.shapes.iter().filter(|(shape, _)| rule.shape() == Some(*shape)) {
+                out.push(Verdict { decision: rule.decision, command: words.clone(), rule: Some(rule_ref(rule)) });
+            }
+        }
+        out
+    }
+
+    /// Whether `rule` decides `line` (a rule's example or counterexample).
+    fn rule_decides(&self, rule: &Rule, line: &str, ctx: &Context) -> Result<bool, String> {
+        let facts = facts(line)?;
+        Ok(match &rule.target {
+            Target::Command { .. } => facts
+                .commands
+                .iter()
+                .filter_map(|c| c.literal_argv())
+                .any(|argv| invocations(&argv).iter().any(|inner| rule.matches_command(inner, ctx))),
+            Target::Redirect(_) => facts.write_targets.iter().any(|t| rule.matches_redirect(t)),
+            Target::Shape(shape) => facts.shapes.iter().any(|(s, _)| s == shape),
+        })
+    }
+
+    /// The examples that do not match and the counterexamples that do.
+    fn example_problems(&self, rule: &Rule) -> Vec<String> {
+        let ctx = example_context();
+        let place = format!("{}: rule `{}`", rule.origin.file, rule.id);
+        let mut problems = Vec::new();
+        for (lines, wanted, word) in
+            [(&rule.spec.examples, true, "example"), (&rule.spec.counterexamples, false, "counterexample")]
+        {
+            for line in lines {
+                match self.rule_decides(rule, line, &ctx) {
+                    Ok(got) if got == wanted => {}
+                    Ok(_) if wanted => problems.push(format!("{place}: example `{line}` does not match the rule")),
+                    Ok(_) => problems.push(format!("{place}: counterexample `{line}` matches the rule")),
+                    Err(e) => problems.push(format!("{place}: {word} `{line}` is not a valid line: {e}")),
+                }
+            }
+        }
+        problems
+    }
+}
+
+/// The context examples are read in: a workspace `/work/ws` and home `/home/user`.
+pub fn example_context() -> Context {
+    Context::new("/work/ws", "/home/user")
+}
+
+fn rule_ref(rule: &Rule) -> RuleRef {
+    RuleRef { id: rule.id.clone(), why: rule.why.clone(), origin: rule.origin.clone() }
+}

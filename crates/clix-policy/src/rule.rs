@@ -1,0 +1,280 @@
+//! One rule: what it matches, what it decides, why, and where it was written.
+
+use std::fmt;
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+use crate::words::{Context, OperandKind, basename, glob_matches, has_flag, is_disk_device, operands};
+
+/// What a rule decides. Ordered from the most to the least permissive, so
+/// the strictest of several is their maximum.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    /// The command runs.
+    #[default]
+    Allow,
+    /// A person must say yes first; where no one can answer, a deny.
+    Ask,
+    /// The command does not run, and neither does the rest of the line.
+    Deny,
+}
+
+impl fmt::Display for Decision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Decision::Allow => "allow",
+            Decision::Ask => "ask",
+            Decision::Deny => "deny",
+        })
+    }
+}
+
+/// One word of a `match` prefix: a glob, or a list of globs any of which may match.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Word {
+    /// One glob (`push`, `mkfs.*`).
+    One(String),
+    /// Any of these globs (`["--force", "-f"]`).
+    Any(Vec<String>),
+}
+
+impl Word {
+    fn alternatives(&self) -> &[String] {
+        match self {
+            Word::One(one) => std::slice::from_ref(one),
+            Word::Any(any) => any,
+        }
+    }
+}
+
+/// A structure of a whole line that no single command shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Shape {
+    /// A function whose body pipes two calls of itself (`:(){ :|:& };:`).
+    ForkBomb,
+    /// A pipeline from `curl`/`wget` into a shell (`curl … | sh`).
+    DownloadToShell,
+}
+
+/// A kind of redirection target a rule can refuse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RedirectTarget {
+    /// `>`/`>>` onto a disk device.
+    Device,
+}
+
+/// A rule as written in TOML (`[[rule]]` in `policy.toml`, `[[policy.rule]]`
+/// in `config.toml`). Exactly one of `match`, `program`, `redirect` and
+/// `shape` says what it is about; `flags`, `operand` and `args_regex`
+/// narrow a `match`/`program` rule (all given must hold).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleSpec {
+    /// A name for messages and `disable`; default `rule N` of its file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// A prefix of the argv: the program (by basename) then words; a list inside = any of.
+    #[serde(default, rename = "match", skip_serializing_if = "Vec::is_empty")]
+    pub matches: Vec<Word>,
+    /// A whole program (by basename, globs allowed), or a list of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<Word>,
+    /// A redirection target of the line (`device`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redirect: Option<RedirectTarget>,
+    /// A structure of the line (`fork-bomb`, `download-to-shell`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<Shape>,
+    /// Any of these options present (clusters and long prefixes understood; never after `--`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<String>,
+    /// Some operand is of this kind (`root`, `protected`, `device`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operand: Option<OperandKind>,
+    /// A regex that must match the arguments joined by single spaces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args_regex: Option<String>,
+    /// allow, ask or deny.
+    pub decision: Decision,
+    /// Why: shown with every decision the rule makes.
+    pub why: String,
+    /// Lines it must match; checked when rules load.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<String>,
+    /// Lines it must not match; checked when rules load.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counterexamples: Vec<String>,
+}
+
+/// Where a rule was written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Origin {
+    /// The file (`built-in defaults` for clix's own rules).
+    pub file: String,
+    /// Which kind of place it is: it decides what the rule may do.
+    pub scope: Scope,
+}
+
+/// Whose rules a file holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// clix's built-in defaults.
+    Defaults,
+    /// The person's own config (`config.toml`, their `policy.toml`).
+    User,
+    /// The workspace's `.clix/policy.toml`: it came with whatever was cloned,
+    /// so it may only add `deny` and `ask` rules.
+    Workspace,
+}
+
+/// What a compiled rule looks at.
+#[derive(Debug, Clone)]
+pub(crate) enum Target {
+    Command { prefix: Vec<Word>, flags: Vec<String>, operand: Option<OperandKind>, args: Option<Regex> },
+    Redirect(RedirectTarget),
+    Shape(Shape),
+}
+
+/// A rule ready to match.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// Its name (`id`, or `rule N`).
+    pub id: String,
+    /// What it decides.
+    pub decision: Decision,
+    /// Why, for every message.
+    pub why: String,
+    /// Where it was written.
+    pub origin: Origin,
+    /// As written, for `clix policy list`.
+    pub spec: RuleSpec,
+    pub(crate) target: Target,
+}
+
+impl Rule {
+    /// Compiles `spec`, the `index`-th rule (from 1) of `origin`; an error says what to fix.
+    pub(crate) fn compile(spec: RuleSpec, index: usize, origin: Origin) -> Result<Rule, String> {
+        let id = spec.id.clone().unwrap_or_else(|| format!("rule {index}"));
+        let kinds = usize::from(!spec.matches.is_empty())
+            + usize::from(spec.program.is_some())
+            + usize::from(spec.redirect.is_some())
+            + usize::from(spec.shape.is_some());
+        if kinds != 1 {
+            return Err("give exactly one of `match`, `program`, `redirect` or `shape`".into());
+        }
+        if spec.why.trim().is_empty() {
+            return Err("`why` is empty: say why the rule exists (it is shown with every decision)".into());
+        }
+        let narrows = !spec.flags.is_empty() || spec.operand.is_some() || spec.args_regex.is_some();
+        let target = if let Some(redirect) = spec.redirect {
+            if narrows {
+                return Err("`flags`, `operand` and `args_regex` apply to `match`/`program` rules only".into());
+            }
+            Target::Redirect(redirect)
+        } else if let Some(shape) = spec.shape {
+            if narrows {
+                return Err("`flags`, `operand` and `args_regex` apply to `match`/`program` rules only".into());
+            }
+            Target::Shape(shape)
+        } else {
+            let prefix = match &spec.program {
+                Some(program) => vec![program.clone()],
+                None => spec.matches.clone(),
+            };
+            if prefix.iter().any(|w| w.alternatives().is_empty()) {
+                return Err("an empty list in `match`/`program` can never match".into());
+            }
+            if let Some(bad) = spec.flags.iter().find(|f| !f.starts_with('-') || f.len() < 2) {
+                return Err(format!("flag `{bad}` must be written -x or --name"));
+            }
+            let args = match &spec.args_regex {
+                Some(re) => Some(Regex::new(re).map_err(|e| format!("`args_regex`: {e}"))?),
+                None => None,
+            };
+            Target::Command { prefix, flags: spec.flags.clone(), operand: spec.operand, args }
+        };
+        Ok(Rule { id, decision: spec.decision, why: spec.why.clone(), origin, spec, target })
+    }
+
+    /// Whether this command rule matches one invocation (`argv[0]` by basename).
+    pub(crate) fn matches_command(&self, argv: &[String], ctx: &Context) -> bool {
+        let Target::Command { prefix, flags, operand, args } = &self.target else { return false };
+        if argv.len() < prefix.len() {
+            return false;
+        }
+        let prefix_ok = prefix.iter().enumerate().all(|(i, word)| {
+            let given = if i == 0 { basename(&argv[0]) } else { argv[i].as_str() };
+            word.alternatives().iter().any(|glob| glob_matches(glob, given))
+        });
+        if !prefix_ok {
+            return false;
+        }
+        let rest = &argv[1..];
+        if !flags.is_empty() && !flags.iter().any(|f| has_flag(rest, f)) {
+            return false;
+        }
+        if let Some(kind) = operand {
+            // `of=/dev/sda` names its target after the `=`.
+            let hit = operands(rest).into_iter().any(|word| {
+                kind.covers(word, ctx) || word.split_once('=').is_some_and(|(_, value)| kind.covers(value, ctx))
+            });
+            if !hit {
+                return false;
+            }
+        }
+        args.as_ref().is_none_or(|re| re.is_match(&rest.join(" ")))
+    }
+
+    /// Whether this redirect rule refuses a write to `path`.
+    pub(crate) fn matches_redirect(&self, path: &str) -> bool {
+        matches!(self.target, Target::Redirect(RedirectTarget::Device)) && is_disk_device(path)
+    }
+
+    /// The shape this rule looks for, if it is a shape rule.
+    pub(crate) fn shape(&self) -> Option<Shape> {
+        match self.target {
+            Target::Shape(shape) => Some(shape),
+            _ => None,
+        }
+    }
+
+    /// One line for `clix policy list`: what it matches.
+    pub fn describe(&self) -> String {
+        let s = &self.spec;
+        let word = |w: &Word| match w {
+            Word::One(one) => one.clone(),
+            Word::Any(any) => format!("[{}]", any.join("|")),
+        };
+        let mut text = match (&self.target, &s.program) {
+            (Target::Redirect(_), _) => "redirect to a disk device".to_string(),
+            (Target::Shape(Shape::ForkBomb), _) => "shape: fork bomb".to_string(),
+            (Target::Shape(Shape::DownloadToShell), _) => "shape: download piped into a shell".to_string(),
+            (_, Some(program)) => format!("program {}", word(program)),
+            _ => format!("match {}", s.matches.iter().map(word).collect::<Vec<_>>().join(" ")),
+        };
+        if !s.flags.is_empty() {
+            text.push_str(&format!(" with {}", s.flags.join("|")));
+        }
+        if let Some(operand) = s.operand {
+            let kind = serde_json::to_value(operand).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+            text.push_str(&format!(" on a {kind} path"));
+        }
+        if let Some(re) = &s.args_regex {
+            text.push_str(&format!(" args ~ /{re}/"));
+        }
+        text
+    }
+}
+
+impl Origin {
+    /// Where a rule lives, as messages say it: `rule `x` in FILE`.
+    pub fn place(&self, id: &str) -> String {
+        format!("rule `{id}` in {}", self.file)
+    }
+}

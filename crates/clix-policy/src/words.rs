@@ -1,0 +1,265 @@
+//! What the words of one command mean to a rule: a program's name whatever
+//! its path, options however they are spelt, and which operands name a
+//! folder no recursive command may touch.
+
+use std::path::{Component, Path, PathBuf};
+
+/// The name a command is matched by: `/usr/bin/rm`, `./rm` and `rm` are all `rm`.
+pub(crate) fn basename(word: &str) -> &str {
+    word.rsplit('/').next().filter(|b| !b.is_empty()).unwrap_or(word)
+}
+
+/// A shell-style glob over one word: `*` any run, `?` one character; every
+/// other character stands for itself.
+pub(crate) fn glob_matches(pattern: &str, word: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let w: Vec<char> = word.chars().collect();
+    // Iterative matcher with one backtrack point (the last `*`), linear in practice.
+    let (mut pi, mut wi) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while wi < w.len() {
+        match p.get(pi) {
+            Some('*') => {
+                star = Some((pi, wi));
+                pi += 1;
+            }
+            Some(c) if *c == '?' || *c == w[wi] => {
+                pi += 1;
+                wi += 1;
+            }
+            _ => match star {
+                Some((sp, sw)) => {
+                    pi = sp + 1;
+                    wi = sw + 1;
+                    star = Some((sp, sw + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p[pi..].iter().all(|c| *c == '*')
+}
+
+/// The option words of `args`: every word before `--` that starts with `-`
+/// (a lone `-` is an operand, as for most tools).
+pub(crate) fn options(args: &[String]) -> impl Iterator<Item = &str> {
+    args.iter().map(String::as_str).take_while(|a| *a != "--").filter(|a| a.len() > 1 && a.starts_with('-'))
+}
+
+/// The operands of `args`: words that are not options (options may come
+/// anywhere before `--`, as GNU tools permute them), and every word after `--`.
+pub(crate) fn operands(args: &[String]) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut after_dashes = false;
+    for arg in args {
+        if !after_dashes && arg == "--" {
+            after_dashes = true;
+        } else if after_dashes || !(arg.len() > 1 && arg.starts_with('-')) {
+            out.push(arg.as_str());
+        }
+    }
+    out
+}
+
+/// Whether `args` carry the option `flag` in any spelling GNU tools accept:
+/// `-r` alone or inside a cluster (`-rf`, `-fr`), `--recursive` whole, with a
+/// value (`--recursive=x`) or abbreviated to a unique-looking prefix (`--rec`).
+pub(crate) fn has_flag(args: &[String], flag: &str) -> bool {
+    options(args).any(|option| {
+        if let Some(long) = flag.strip_prefix("--") {
+            let Some(given) = option.strip_prefix("--") else { return false };
+            let given = given.split_once('=').map_or(given, |(name, _)| name);
+            given == long || (given.len() >= 3 && long.starts_with(given))
+        } else if let Some(short) = flag.strip_prefix('-') {
+            !option.starts_with("--") && short.chars().count() == 1 && option[1..].contains(short)
+        } else {
+            false
+        }
+    })
+}
+
+/// Where the command runs: enough to tell which paths are precious.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Context {
+    /// The shell's `$HOME` (what `~` expands to inside `run`).
+    pub home: String,
+    /// The workspace folder: it and every folder above it are protected.
+    pub workspace: PathBuf,
+}
+
+impl Context {
+    /// The context of a session on `workspace` whose `$HOME` is `home`.
+    pub fn new(workspace: impl Into<PathBuf>, home: impl Into<String>) -> Self {
+        Context { workspace: workspace.into(), home: home.into() }
+    }
+}
+
+/// A kind of operand a rule can ask about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OperandKind {
+    /// `/` itself (also `/*`, `/.`, `//`).
+    Root,
+    /// `/`, the home folder, the workspace, a folder above it, or a relative
+    /// path made only of `.` and `..` (the current folder or one above it).
+    Protected,
+    /// A disk device: `/dev/sd*`, `/dev/nvme*`, `/dev/hd*`, `/dev/vd*`, …
+    Device,
+}
+
+impl OperandKind {
+    /// Whether `word` (one operand, or the value of a `key=value` operand) is of this kind.
+    pub(crate) fn covers(self, word: &str, ctx: &Context) -> bool {
+        match self {
+            OperandKind::Root => lexical(&strip_glob(word)).is_some_and(|p| p == Path::new("/")),
+            OperandKind::Protected => is_protected(word, ctx),
+            OperandKind::Device => is_disk_device(word),
+        }
+    }
+}
+
+/// Disk devices by the names Linux gives them.
+const DISK_DEVICES: &[&str] =
+    &["/dev/sd*", "/dev/nvme*", "/dev/hd*", "/dev/vd*", "/dev/xvd*", "/dev/mmcblk*", "/dev/dm-*", "/dev/disk/*"];
+
+pub(crate) fn is_disk_device(word: &str) -> bool {
+    lexical(word).is_some_and(|p| DISK_DEVICES.iter().any(|d| glob_matches(d, &p.to_string_lossy())))
+}
+
+/// `dir/*` and `dir/.*` stand for everything in `dir`: for a recursive
+/// delete, as bad as `dir` itself.
+fn strip_glob(word: &str) -> String {
+    let trimmed = word.strip_suffix("/*").or_else(|| word.strip_suffix("/.*")).unwrap_or(word);
+    if trimmed.is_empty() && word.starts_with('/') { "/".into() } else { trimmed.into() }
+}
+
+fn is_protected(word: &str, ctx: &Context) -> bool {
+    let word = strip_glob(word);
+    let home_words = ["~", "$HOME", "${HOME}"];
+    let word = match home_words.iter().find_map(|h| word.strip_prefix(h)) {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{}{rest}", ctx.home),
+        _ => word,
+    };
+    let Some(path) = lexical(&word) else { return false };
+    if path.is_relative() {
+        // Only `.` and `..` left: the current folder or one above it. The
+        // hook does not know the shell's cwd, so this is always refused.
+        return path.components().all(|c| matches!(c, Component::CurDir | Component::ParentDir));
+    }
+    path == Path::new("/") || path == Path::new(&ctx.home) || ctx.workspace.starts_with(&path)
+}
+
+/// `path` with `.` and `..` resolved by name (no filesystem access: the
+/// hook must not touch the workspace). `None` for an empty word.
+fn lexical(word: &str) -> Option<PathBuf> {
+    if word.is_empty() {
+        return None;
+    }
+    let mut out = PathBuf::new();
+    let mut ups = 0usize;
+    for component in Path::new(word).components() {
+        match component {
+            Component::RootDir => out.push("/"),
+            Component::CurDir | Component::Prefix(_) => {}
+            Component::ParentDir => {
+                if out.file_name().is_some() {
+                    out.pop();
+                } else if !out.has_root() {
+                    ups += 1;
+                }
+            }
+            Component::Normal(name) => out.push(name),
+        }
+    }
+    if out.as_os_str().is_empty() && ups == 0 {
+        return Some(PathBuf::from("."));
+    }
+    let mut relative: PathBuf = std::iter::repeat_n("..", ups).collect();
+    if out.has_root() {
+        return Some(out);
+    }
+    relative.push(out);
+    Some(relative)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(line: &str) -> Vec<String> {
+        line.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn globs_match_like_the_shell() {
+        for (pattern, word, expected) in [
+            ("mkfs*", "mkfs.ext4", true),
+            ("mkfs.*", "mkfs", false),
+            ("*", "", true),
+            ("a?c", "abc", true),
+            ("a?c", "ac", false),
+            ("/dev/sd*", "/dev/sda1", true),
+            ("/dev/sd*", "/dev/null", false),
+            ("*x*y", "axbxcy", true),
+        ] {
+            assert_eq!(glob_matches(pattern, word), expected, "{pattern} ~ {word}");
+        }
+    }
+
+    #[test]
+    fn flags_in_every_spelling_and_never_after_double_dash() {
+        for (args, flag, expected) in [
+            ("-rf /", "-r", true),
+            ("-fr /", "-r", true),
+            ("/ -rf", "-r", true),
+            ("-r -f /", "-f", true),
+            ("--recursive /", "--recursive", true),
+            ("--recu /", "--recursive", true),
+            ("--re /", "--recursive", false),
+            ("--recursive=yes", "--recursive", true),
+            ("-- -r", "-r", false),
+            ("--force x", "-f", false),
+            ("-R x", "-r", false),
+        ] {
+            assert_eq!(has_flag(&words(args), flag), expected, "{args} has {flag}");
+        }
+        assert_eq!(operands(&words("-rf a -- -f")), vec!["a", "-f"]);
+    }
+
+    #[test]
+    fn protected_paths() {
+        let ctx = Context::new("/tmp/x/ws", "/home/user");
+        for (word, expected) in [
+            ("/", true),
+            ("//", true),
+            ("/*", true),
+            ("/tmp/x", true),
+            ("/tmp/x/ws", true),
+            ("/tmp/x/ws/", true),
+            ("/tmp/x/ws/build", false),
+            ("/tmp/x/ws/build/..", true),
+            ("~", true),
+            ("~/", true),
+            ("$HOME", true),
+            ("~/projects", false),
+            ("/home/user", true),
+            (".", true),
+            ("./", true),
+            ("..", true),
+            ("../..", true),
+            ("build", false),
+            ("./node_modules", false),
+            ("build/..", true),
+            ("../sibling", false),
+            ("", false),
+        ] {
+            assert_eq!(OperandKind::Protected.covers(word, &ctx), expected, "{word:?}");
+        }
+        assert!(OperandKind::Root.covers("/.", &ctx));
+        assert!(!OperandKind::Root.covers("/tmp", &ctx));
+        assert!(OperandKind::Device.covers("/dev/nvme0n1", &ctx));
+        assert!(!OperandKind::Device.covers("/dev/null", &ctx));
+        assert_eq!(basename("/usr/bin/rm"), "rm");
+        assert_eq!(basename("./rm"), "rm");
+    }
+}
