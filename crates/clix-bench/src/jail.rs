@@ -31,6 +31,7 @@ pub(crate) fn jail(iterations: usize) {
             limits: ShellLimits::default(),
             commands: CommandRegistry::new(),
             resolver: None,
+            gate: None,
         })
         .await
         .expect("session");

@@ -138,6 +138,7 @@ async fn interleaved(ws: &Path, n: usize, expected: &[u8]) -> (Stats, Stats, Sta
         present: PresentOptions::default(),
         memory: None,
         hub: None,
+        policy: None,
         os: None,
     };
     let mut layer1 = Engine::new(config.clone()).await.expect("engine");

@@ -85,6 +85,7 @@ async fn warm_engine(ws: &Path, state: &Path) -> clix_engine::Engine {
         present: clix_engine::PresentOptions::default(),
         memory: None,
         hub: None,
+        policy: None,
         os: Some(clix_engine::OsTier {
             settings: SandboxSettings::default(),
             clix_config_dir: None,

@@ -41,6 +41,7 @@ impl Fixture {
             present: PresentOptions::default(),
             memory: None,
             hub: None,
+            policy: None,
             os: Some(OsTier {
                 settings: SandboxSettings::default(),
                 clix_config_dir: None,
@@ -127,6 +128,7 @@ async fn the_big_file_probe_never_looks_outside() {
         present: PresentOptions::default(),
         memory: None,
         hub: None,
+        policy: None,
         os: Some(OsTier {
             settings,
             clix_config_dir: None,

@@ -48,6 +48,7 @@ async fn fixture() -> Fixture {
         os: Some(os),
         memory: Some(memory),
         hub: Some(hub),
+        policy: None,
     })
     .await
     .unwrap();

@@ -50,6 +50,7 @@ impl Memories {
             os: None,
             memory: Some(memory),
             hub: None,
+            policy: None,
         })
         .await
         .unwrap();

@@ -25,6 +25,7 @@ async fn fixture_with(settings: SandboxSettings, limits: ShellLimits) -> Fixture
         present: PresentOptions::default(),
         memory: None,
         hub: None,
+        policy: None,
         os: Some(OsTier {
             settings,
             clix_config_dir: None,

@@ -21,6 +21,7 @@ async fn fixture_with(limits: ShellLimits) -> Fixture {
         present: PresentOptions::default(),
         memory: None,
         hub: None,
+        policy: None,
         os: None,
     })
     .await
@@ -348,6 +349,7 @@ async fn memory_fixture(memory: clix_engine::MemoryConfig) -> Fixture {
         os: None,
         memory: Some(memory),
         hub: None,
+        policy: None,
     })
     .await
     .unwrap();

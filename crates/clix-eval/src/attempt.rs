@@ -302,6 +302,8 @@ impl Attempt {
             os,
             memory: Some(memory),
             hub,
+            // The built-in rules, as `clix ask` has them; no one answers an ask.
+            policy: Some(clix_engine::PolicyConfig::default()),
         }
     }
 

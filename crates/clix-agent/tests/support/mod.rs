@@ -23,6 +23,7 @@ pub(crate) async fn engine(ws: &std::path::Path) -> Engine {
         present: PresentOptions::default(),
         memory: None,
         hub: None,
+        policy: None,
         os: None,
     })
     .await
