@@ -54,6 +54,12 @@ fn flags(args: &AgentArgs) -> Vec<(&'static str, &'static str, toml::Value)> {
     flags
 }
 
+/// A person can answer the policy's questions: a terminal, and no `--jsonl`
+/// (a machine reads that stream).
+fn person_at_terminal(args: &AgentArgs) -> bool {
+    !args.jsonl && std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+}
+
 fn provider(settings: &Settings, args: &AgentArgs) -> Result<Provider> {
     // The keys (AGENT_API_KEY, OPENAI_API_KEY, …) left the environment at start.
     let resolved =
@@ -100,7 +106,8 @@ fn agent<'e>(
 
 /// `clix ask "<task>"`: one task, streamed.
 pub(crate) async fn ask(paths: &Paths, args: AskArgs) -> Result<ExitCode> {
-    let settings = settings::load(paths, &flags(&args.common))?.value;
+    let mut settings = settings::load(paths, &flags(&args.common))?.value;
+    settings.person_answers = person_at_terminal(&args.common);
     let workspace = crate::cli::workspace_or_cwd(args.common.session.workspace.clone())?;
     let mut engine = crate::cli::start_engine(paths, &workspace, &settings).await?;
     let (mut agent, path) = agent(paths, &mut engine, &settings, &args.common)?;
@@ -118,7 +125,8 @@ pub(crate) async fn ask(paths: &Paths, args: AskArgs) -> Result<ExitCode> {
 
 /// `clix chat`: a REPL over one session; history persists across turns.
 pub(crate) async fn chat(paths: &Paths, args: AgentArgs) -> Result<ExitCode> {
-    let settings = settings::load(paths, &flags(&args))?.value;
+    let mut settings = settings::load(paths, &flags(&args))?.value;
+    settings.person_answers = person_at_terminal(&args);
     let workspace = crate::cli::workspace_or_cwd(args.session.workspace.clone())?;
     let mut engine = crate::cli::start_engine(paths, &workspace, &settings).await?;
     let (mut agent, path) = agent(paths, &mut engine, &settings, &args)?;

@@ -84,6 +84,8 @@ enum Command {
     /// Measure the tool designs (run, bash, typed) on task suites with a model
     /// (or, with --solution, each task's reference solution); `compare A B` for two runs.
     Eval(crate::eval_cmd::EvalArgs),
+    /// Which commands may run: check a line against the rules, or list them.
+    Policy(crate::policy_cmd::PolicyArgs),
     /// Inspect or create the configuration file.
     Config {
         #[command(subcommand)]
@@ -110,12 +112,20 @@ pub(crate) struct SessionFlags {
     pub topic: Option<String>,
     #[command(flatten)]
     pub hub: HubFlags,
+    /// Let commands starting with these words run where the policy would ask
+    /// (repeatable; for this run only, e.g. --allow 'git push'; never a deny).
+    #[arg(long = "allow", value_name = "WORDS")]
+    pub allow: Vec<String>,
 }
 
 impl SessionFlags {
     /// The flags as settings layers.
     pub(crate) fn layers(&self) -> Vec<(&'static str, &'static str, toml::Value)> {
         let mut layers = self.hub.layers();
+        if !self.allow.is_empty() {
+            let words = self.allow.iter().cloned().map(toml::Value::String).collect();
+            layers.push(("policy.allow", "--allow", toml::Value::Array(words)));
+        }
         if let Some(secs) = self.timeout {
             layers.push((
                 "limits.timeout_secs",
@@ -384,6 +394,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Memory { workspace, args } => memory(&paths, workspace, &args).await,
         Command::Hub(args) => crate::hub_cmd::hub(&paths, args).await,
         Command::Eval(args) => crate::eval_cmd::eval(&paths, args).await,
+        Command::Policy(args) => crate::policy_cmd::policy(&paths, args).await,
         Command::Completions { shell } => {
             let mut command = Cli::command_with_color(ColorChoice::Never);
             // Generated whole first: clap_complete panics on a failed write.
@@ -399,7 +410,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
 async fn mcp(paths: Paths, args: McpArgs) -> Result<ExitCode> {
     let settings = load_with_flags(&paths, &args.session, args.network)?;
     let workspace = workspace_or_cwd(args.session.workspace)?;
-    let engine = engine_config(&paths, &workspace, &settings, "mcp");
+    let engine = engine_config(&paths, &workspace, &settings, "mcp")?;
     let config = clix_mcp::McpConfig { engine };
     let http = args.http.map(|addr| clix_mcp::HttpOptions {
         addr,
@@ -456,7 +467,7 @@ pub(crate) fn workspace_or_cwd(dir: Option<PathBuf>) -> Result<PathBuf> {
 }
 
 /// Settings with the session's flags and `--network` applied.
-fn load_with_flags(paths: &Paths, session: &SessionFlags, network: bool) -> Result<Settings> {
+pub(crate) fn load_with_flags(paths: &Paths, session: &SessionFlags, network: bool) -> Result<Settings> {
     let mut flags = session.layers();
     if network {
         flags.push(("sandbox.network", "--network", toml::Value::Boolean(true)));
@@ -469,7 +480,7 @@ fn load_with_flags(paths: &Paths, session: &SessionFlags, network: bool) -> Resu
 async fn memory(paths: &Paths, workspace: Option<PathBuf>, args: &[String]) -> Result<ExitCode> {
     let settings = settings::load(paths, &[])?.value;
     let workspace = workspace_or_cwd(workspace)?;
-    let mut config = engine_config(paths, &workspace, &settings, "cli");
+    let mut config = engine_config(paths, &workspace, &settings, "cli")?;
     if let Some(memory) = config.memory.as_mut() {
         memory.access = clix_engine::MemoryAccess::Full;
     }
@@ -502,7 +513,8 @@ async fn run_for_person(engine: &mut Engine, command: &str, args: &[String]) -> 
 }
 
 async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
-    let settings = load_with_flags(paths, &args.session, args.network)?;
+    let mut settings = load_with_flags(paths, &args.session, args.network)?;
+    settings.person_answers = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let workspace = workspace_or_cwd(args.session.workspace)?;
     let mut engine = start_engine(paths, &workspace, &settings).await?;
     let stdin = read_piped_stdin()?;
@@ -524,11 +536,11 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
 }
 
 pub(crate) async fn start_engine(paths: &Paths, workspace: &Path, settings: &Settings) -> Result<Engine> {
-    Ok(Engine::new(engine_config(paths, workspace, settings, "cli")).await?)
+    Ok(Engine::new(engine_config(paths, workspace, settings, "cli")?).await?)
 }
 
 /// What an engine on `workspace` is built from; `label` starts its audit-log session id.
-fn engine_config(paths: &Paths, workspace: &Path, settings: &Settings, label: &str) -> EngineConfig {
+fn engine_config(paths: &Paths, workspace: &Path, settings: &Settings, label: &str) -> Result<EngineConfig> {
     let session = session_id(label);
     let os = (settings.sandbox.mode != SandboxMode::Off).then(|| OsTier {
         settings: settings.sandbox.clone(),
@@ -538,14 +550,15 @@ fn engine_config(paths: &Paths, workspace: &Path, settings: &Settings, label: &s
     });
     // A session's topic is its workspace's name, unless --topic / memory.topic says otherwise.
     let memory = settings::memory_config(paths, workspace, settings, session.clone());
-    EngineConfig {
+    Ok(EngineConfig {
         workspace: workspace.to_path_buf(),
         limits: settings.limits.clone(),
         present: settings.present.clone(),
         os,
         memory: Some(memory),
-        hub: Some(hub_config(paths, workspace, settings, session)),
-    }
+        hub: Some(hub_config(paths, workspace, settings, session.clone())),
+        policy: Some(crate::policy_cmd::policy_config(paths, settings, session)?),
+    })
 }
 
 /// The hub of a session: the config folder's `hub/`, `hub.dirs` (or

@@ -26,6 +26,12 @@ pub(crate) struct Settings {
     pub memory: MemorySettings,
     /// Hub tools: extra folders, domains, self-test cache.
     pub hub: clix_hub::HubSettings,
+    /// Which commands may run: the built-in rules, rules of your own, `allow` prefixes.
+    pub policy: clix_policy::PolicySettings,
+    /// A person at this terminal answers the policy's `ask` (run, ask and
+    /// chat on a terminal; never MCP or `--jsonl`). Not a config key.
+    #[serde(skip)]
+    pub person_answers: bool,
 }
 
 /// Settings with flags applied; `flags` are `(dotted key, flag, value)`.

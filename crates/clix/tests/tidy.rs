@@ -17,11 +17,22 @@ const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
     ("clix-memory", &["clix-common"]),
     ("clix-workspace", &["clix-config"]),
     ("clix-shell", &["clix-common", "clix-workspace"]),
+    // Pure rules: it decides, the shell's hook and the engine apply.
+    ("clix-policy", &[]),
     ("clix-sandbox", &["clix-common", "clix-workspace"]),
     ("clix-hub", &["clix-common", "clix-sandbox", "clix-workspace"]),
     (
         "clix-engine",
-        &["clix-common", "clix-hub", "clix-memory", "clix-present", "clix-sandbox", "clix-shell", "clix-workspace"],
+        &[
+            "clix-common",
+            "clix-hub",
+            "clix-memory",
+            "clix-policy",
+            "clix-present",
+            "clix-sandbox",
+            "clix-shell",
+            "clix-workspace",
+        ],
     ),
     ("clix-agent", &["clix-common", "clix-config", "clix-engine", "clix-memory"]),
     ("clix-mcp", &["clix-common", "clix-engine"]),
@@ -36,16 +47,26 @@ const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
             "clix-hub",
             "clix-mcp",
             "clix-memory",
+            "clix-policy",
         ],
     ),
-    // The eval harness; the model-driven loop will add clix-agent.
+    // The eval harness.
     ("clix-eval", &["clix-agent", "clix-engine", "clix-hub", "clix-memory", "clix-sandbox", "clix-workspace"]),
     // Test support, a dev-dependency only: no crate may need it to build.
     ("clix-testkit", &[]),
     // Not shipped: it measures the others side by side.
     (
         "clix-bench",
-        &["clix-engine", "clix-hub", "clix-memory", "clix-present", "clix-sandbox", "clix-shell", "clix-workspace"],
+        &[
+            "clix-engine",
+            "clix-hub",
+            "clix-memory",
+            "clix-policy",
+            "clix-present",
+            "clix-sandbox",
+            "clix-shell",
+            "clix-workspace",
+        ],
     ),
 ];
 

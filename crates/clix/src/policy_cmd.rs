@@ -1,0 +1,170 @@
+//! `clix policy check|list`, where the person's rule files are found, and
+//! the terminal that answers the policy's `ask`.
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result};
+use clix_config::Paths;
+use clix_engine::PolicyConfig;
+use clix_policy::{Answer, Approval, Approver, Decision, LineEntry, Origin, RuleFile, Scope};
+
+use crate::cli::outln;
+use crate::settings::Settings;
+
+#[derive(clap::Args)]
+pub(crate) struct PolicyArgs {
+    #[command(subcommand)]
+    action: PolicyAction,
+    /// The workspace whose `.clix/policy.toml` counts too (default: the current folder).
+    #[arg(long, value_name = "DIR", global = true)]
+    workspace: Option<PathBuf>,
+    /// Machine-readable output.
+    #[arg(long, global = true)]
+    json: bool,
+}
+
+#[derive(clap::Subcommand)]
+enum PolicyAction {
+    /// For each command the line would run: the decision and the rule behind
+    /// it, without running anything. Exit 0 when all are allowed, 1 when one
+    /// would be asked about or denied, 2 when the line does not parse.
+    Check {
+        /// The command line, quoted as one argument.
+        #[arg(value_name = "LINE", allow_hyphen_values = true)]
+        line: String,
+    },
+    /// Every rule in force, where it came from, and what it decides.
+    List,
+}
+
+/// The person's own rule file, beside `config.toml`.
+fn user_policy_file(paths: &Paths) -> PathBuf {
+    paths.config_dir.join("policy.toml")
+}
+
+/// The policy part of an engine: the `[policy]` section, the person's
+/// `policy.toml`, the terminal when a person is there, the audit log.
+pub(crate) fn policy_config(paths: &Paths, settings: &Settings, session_id: String) -> Result<PolicyConfig> {
+    let file = user_policy_file(paths);
+    let mut user_files = Vec::new();
+    match std::fs::read_to_string(&file) {
+        Ok(text) => user_files.push(RuleFile { origin: Origin { file: file.display().to_string(), scope: Scope::User }, text }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e).with_context(|| format!("cannot read the policy file {}", file.display())),
+    }
+    let approver = settings.person_answers.then(|| Arc::new(Terminal) as Arc<dyn Approver>);
+    Ok(PolicyConfig {
+        settings: settings.policy.clone(),
+        config_file: paths.config_file.display().to_string(),
+        user_files,
+        approver,
+        audit_log: Some(paths.state_dir.join("audit.jsonl")),
+        session_id,
+    })
+}
+
+/// The person at this terminal, asked on `/dev/tty` (stdout may be piped).
+struct Terminal;
+
+impl Approver for Terminal {
+    fn approve(&self, request: &Approval) -> Answer {
+        let Ok(mut tty) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty") else {
+            return Answer::No;
+        };
+        let prompt = format!(
+            "\nclix policy asks before running:\n  {}\n  why: {}\n  ({})\nrun it? [y] once, [a] always this session, [n] no: ",
+            request.command, request.why, request.place
+        );
+        if tty.write_all(prompt.as_bytes()).is_err() {
+            return Answer::No;
+        }
+        let mut answer = String::new();
+        if std::io::BufReader::new(&tty).read_line(&mut answer).is_err() {
+            return Answer::No;
+        }
+        match answer.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => Answer::Once,
+            "a" | "always" => Answer::Always,
+            _ => Answer::No,
+        }
+    }
+}
+
+/// `clix policy …`.
+pub(crate) async fn policy(paths: &Paths, args: PolicyArgs) -> Result<ExitCode> {
+    let settings = crate::settings::load(paths, &[])?.value;
+    let workspace = crate::cli::workspace_or_cwd(args.workspace)?;
+    let engine = crate::cli::start_engine(paths, &workspace, &settings).await?;
+    let gate = engine.policy().context("this session has no policy")?;
+    match args.action {
+        PolicyAction::Check { line } => match gate.policy().check_line(&line, gate.context()) {
+            Ok(entries) => check(&entries, args.json),
+            Err(e) => {
+                eprintln!("clix policy: the line does not parse, so it would not run: {e}");
+                Ok(ExitCode::from(2))
+            }
+        },
+        PolicyAction::List => list(gate.policy(), args.json),
+    }
+}
+
+fn check(entries: &[LineEntry], json: bool) -> Result<ExitCode> {
+    if json {
+        outln(serde_json::to_string_pretty(entries)?)?;
+    } else {
+        for entry in entries {
+            let (decision, reason) = match &entry.verdict {
+                None => ("?".to_string(), "decided when it runs: the command's name is computed".to_string()),
+                Some(v) => {
+                    let reason = match &v.rule {
+                        Some(rule) => format!("{}: {}", rule.origin.place(&rule.id), rule.why),
+                        None => "no rule matches".to_string(),
+                    };
+                    let note = if v.command != entry.what { format!(" (through `{}`)", v.command) } else { String::new() };
+                    (v.decision.to_string(), format!("{reason}{note}"))
+                }
+            };
+            let again = if entry.decided_again_at_run_time { " [checked again when it runs]" } else { "" };
+            outln(format!("{decision:<6} {}  — {reason}{again}", entry.what))?;
+        }
+    }
+    let refused = entries.iter().any(|e| e.verdict.as_ref().is_some_and(|v| v.decision != Decision::Allow));
+    Ok(if refused { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+fn list(policy: &clix_policy::Policy, json: bool) -> Result<ExitCode> {
+    if json {
+        let rules: Vec<serde_json::Value> = policy
+            .rules()
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "id": r.id, "decision": r.decision, "why": r.why, "from": r.origin.file,
+                    "scope": r.origin.scope, "matches": r.describe(), "rule": r.spec,
+                })
+            })
+            .collect();
+        let all = serde_json::json!({
+            "rules": rules,
+            "default": policy.default_decision(),
+            "allow": policy.allowed_prefixes().iter().map(|p| p.join(" ")).collect::<Vec<_>>(),
+            "warnings": policy.warnings(),
+        });
+        outln(serde_json::to_string_pretty(&all)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for rule in policy.rules() {
+        outln(format!("{:<6} {}  — {}\n       {}; from {}", rule.decision, rule.id, rule.describe(), rule.why, rule.origin.file))?;
+    }
+    outln(format!("default for commands no rule matches: {}", policy.default_decision()))?;
+    for prefix in policy.allowed_prefixes() {
+        outln(format!("asks let through without asking: {}", prefix.join(" ")))?;
+    }
+    for warning in policy.warnings() {
+        outln(format!("warning: {warning}"))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,163 @@
+//! `clix policy check|list`, `--allow`, the person's answer at a terminal,
+//! and rule files in the places a person puts them, through the real binary.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+struct Env {
+    home: tempfile::TempDir,
+    ws: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Self {
+        Env { home: tempfile::tempdir().unwrap(), ws: tempfile::tempdir().unwrap() }
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        common::clix(self.home.path(), self.ws.path(), args).output().unwrap()
+    }
+
+    fn audit(&self) -> Vec<serde_json::Value> {
+        let text = std::fs::read_to_string(self.home.path().join("state/audit.jsonl")).unwrap_or_default();
+        text.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()).filter(|v| v["kind"] == "policy").collect()
+    }
+}
+
+fn out(o: &Output) -> String {
+    common::text(&o.stdout)
+}
+
+fn err(o: &Output) -> String {
+    common::text(&o.stderr)
+}
+
+#[test]
+fn policy_check_shows_each_command_and_runs_nothing() {
+    let env = Env::new();
+    std::fs::write(env.ws.path().join("keep"), "k").unwrap();
+    let o = env.run(&["policy", "check", "ls; rm -rf . ; $tool x; git push -f origin main"]);
+    assert_eq!(o.status.code(), Some(1), "something would be refused: {}", err(&o));
+    let text = out(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("allow  ls  — no rule matches"), "{text}");
+    assert!(lines[1].starts_with("deny   rm -rf .  — rule `rm-recursive-protected` in built-in defaults"), "{text}");
+    assert!(lines[2].starts_with("?      a command whose name is computed"), "{text}");
+    assert!(lines[3].starts_with("ask    git push -f origin main  — rule `git-push-force`"), "{text}");
+    assert!(env.ws.path().join("keep").exists(), "check runs nothing");
+
+    let o = env.run(&["policy", "check", "--json", "cat a | grep x | wc -l"]);
+    assert_eq!(o.status.code(), Some(0), "all allowed: {}", err(&o));
+    let entries: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+    assert_eq!(entries.as_array().unwrap().len(), 3);
+    assert_eq!(entries[1]["verdict"]["decision"], "allow");
+
+    let o = env.run(&["policy", "check", "echo 'open"]);
+    assert_eq!(o.status.code(), Some(2), "a line that does not parse is never an allow");
+    assert!(err(&o).contains("does not parse"), "{}", err(&o));
+}
+
+#[test]
+fn rules_come_from_config_policy_toml_and_the_workspace_and_list_says_where() {
+    let env = Env::new();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[policy]\ndisable = [\"git-push-force\"]\n\n[[policy.rule]]\nid = \"no-curl\"\nprogram = \"curl\"\ndecision = \"deny\"\nwhy = \"offline here\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        env.home.path().join("policy.toml"),
+        "[[rule]]\nid = \"ask-python\"\nprogram = \"python3\"\ndecision = \"ask\"\nwhy = \"scripts need a look\"\nexamples = [\"python3 -c 1\"]\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(env.ws.path().join(".clix")).unwrap();
+    std::fs::write(
+        env.ws.path().join(".clix/policy.toml"),
+        "[[rule]]\nid = \"open-all\"\nprogram = \"*\"\ndecision = \"allow\"\nwhy = \"trust me\"\n",
+    )
+    .unwrap();
+    let o = env.run(&["policy", "list"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let text = out(&o);
+    assert!(text.contains("no-curl") && text.contains(&format!("from {}", env.home.path().join("config.toml").display())), "{text}");
+    assert!(text.contains("ask-python") && text.contains("policy.toml"), "{text}");
+    assert!(!text.contains("git-push-force"), "disabled: {text}");
+    assert!(text.contains("warning:") && text.contains("`open-all` ignored"), "{text}");
+
+    let o = env.run(&["run", "python3 -c 'print(1)'"]);
+    assert_eq!(o.status.code(), Some(126), "{}", out(&o));
+    assert!(out(&o).contains("needs a person's yes (scripts need a look)"), "{}", out(&o));
+    let o = env.run(&["run", "git push -f nowhere main"]);
+    assert!(!out(&o).contains("[error] policy"), "the default rule is off: {}", out(&o));
+}
+
+#[test]
+fn allow_lets_an_ask_through_for_one_run_and_never_a_deny() {
+    let env = Env::new();
+    let o = env.run(&["run", "git push --force nowhere main"]);
+    assert_eq!(o.status.code(), Some(126));
+    assert!(out(&o).contains("--allow 'git push --force'"), "{}", out(&o));
+    let o = env.run(&["run", "--allow", "git push", "git push --force nowhere main"]);
+    assert_ne!(o.status.code(), Some(126), "git ran: {}", out(&o));
+    assert!(out(&o).contains("not a git repository"), "{}", out(&o));
+    let o = env.run(&["run", "--allow", "rm", "rm -rf /"]);
+    assert_eq!(o.status.code(), Some(126), "a deny stays a deny: {}", out(&o));
+    let answers: Vec<String> = env.audit().iter().map(|v| v["answered_by"].as_str().unwrap().to_string()).collect();
+    assert_eq!(answers, ["no one", "--allow", "rule"]);
+}
+
+#[test]
+fn a_broken_rule_file_stops_clix_with_its_file_and_rule() {
+    let env = Env::new();
+    std::fs::write(
+        env.home.path().join("policy.toml"),
+        "[[rule]]\nid = \"typo\"\nprogram = \"rm\"\nflags = [\"-r\"]\ndecision = \"deny\"\nwhy = \"w\"\nexamples = [\"rm x\"]\n",
+    )
+    .unwrap();
+    let o = env.run(&["run", "echo hi"]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(err(&o).contains("policy.toml: rule `typo`: example `rm x` does not match the rule"), "{}", err(&o));
+    assert!(!out(&o).contains("hi"), "nothing ran without its rules");
+}
+
+/// `clix run LINE` inside a pseudo-terminal (`script`, util-linux), typing `answer`.
+fn run_in_a_terminal(env: &Env, line: &str, answer: &str) -> String {
+    let inner = common::clix(env.home.path(), env.ws.path(), &[]);
+    let vars: Vec<_> = inner.get_envs().filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))).collect();
+    let quoted = line.replace('\'', "'\\''");
+    let command = format!("{} run '{quoted}'", env!("CARGO_BIN_EXE_clix"));
+    let mut child = Command::new("script")
+        .args(["-qc", &command, "/dev/null"])
+        .env_clear()
+        .envs(vars)
+        .env("TERM", "dumb")
+        .current_dir(env.ws.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("script (util-linux) runs");
+    let mut keys = child.stdin.take().unwrap();
+    // The question comes before the answer is read: wait for it.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    keys.write_all(answer.as_bytes()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    drop(keys);
+    common::text(&o.stdout)
+}
+
+#[test]
+fn a_person_at_the_terminal_is_asked_with_the_exact_command() {
+    let env = Env::new();
+    let yes = run_in_a_terminal(&env, "git push --force nowhere main", "y\r");
+    assert!(yes.contains("clix policy asks before running:") && yes.contains("git push --force nowhere main"), "{yes}");
+    assert!(yes.contains("not a git repository"), "yes: git ran: {yes}");
+    let no = run_in_a_terminal(&env, "git push --force nowhere main", "n\r");
+    assert!(no.contains("refused by the person") && no.contains("[exit:126"), "{no}");
+    let answers: Vec<String> = env.audit().iter().map(|v| format!("{}/{}", v["answered_by"], v["outcome"])).collect();
+    assert_eq!(answers, ["\"person\"/\"allow\"", "\"person\"/\"deny\""]);
+}
