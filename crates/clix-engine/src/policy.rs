@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use clix_policy::{Approver, Context, Gate, GateOptions, LoadError, Origin, Policy, PolicyEvent, PolicySettings, RuleFile, Scope};
+use clix_policy::{
+    Approver, Context, Gate, GateOptions, LoadError, Origin, Policy, PolicyEvent, PolicySettings, RuleFile, Scope,
+};
 use clix_sandbox::AuditLog;
 use clix_shell::{CommandGate, Workspace};
 

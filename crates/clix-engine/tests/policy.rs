@@ -157,7 +157,10 @@ async fn plant_markers(f: &mut Fixture) {
 async fn assert_markers_survive(f: &mut Fixture, line: &str) {
     assert!(f.ws.path().join("marker").exists(), "{line:?}: the workspace marker is gone");
     let (out, err, _) = raw(f, "cat ~/marker /marker; test -e /dev/sda && echo DEVICE; test -e /dev/nvme0n1 && echo DEVICE; test -e after.txt && echo AFTER; true").await;
-    assert_eq!(out, "m\nm\n", "{line:?}: a marker is gone, a device file was made, or the rest of the line ran ({err})");
+    assert_eq!(
+        out, "m\nm\n",
+        "{line:?}: a marker is gone, a device file was made, or the rest of the line ran ({err})"
+    );
 }
 
 #[tokio::test]
@@ -251,7 +254,10 @@ async fn a_person_answers_once_always_or_no_and_allow_prefixes_skip_the_question
         return;
     }
     // Answers are popped from the end: no, then once, then always.
-    let person = Arc::new(Scripted { answers: Mutex::new(vec![Answer::Always, Answer::Once, Answer::No]), asked: Mutex::default() });
+    let person = Arc::new(Scripted {
+        answers: Mutex::new(vec![Answer::Always, Answer::Once, Answer::No]),
+        asked: Mutex::default(),
+    });
     let settings = PolicySettings { allow: vec!["curl".into()], ..PolicySettings::default() };
     let mut f = fixture(PolicyConfig { settings, approver: Some(person.clone()), ..PolicyConfig::default() }).await;
     let (_, err, code) = raw(&mut f, "git push --force nowhere main | cat").await;
@@ -278,7 +284,10 @@ async fn program_rules_decide_inline_scripts_and_the_workspace_may_only_tighten(
         return;
     }
     let user = RuleFile {
-        origin: clix_policy::Origin { file: "/home/me/.config/clix/policy.toml".into(), scope: clix_policy::Scope::User },
+        origin: clix_policy::Origin {
+            file: "/home/me/.config/clix/policy.toml".into(),
+            scope: clix_policy::Scope::User,
+        },
         text: r#"
 [[rule]]
 id = "no-python"
@@ -301,7 +310,12 @@ why = "clix's own commands meet the rules too"
     let mut f = fixture(policy.clone()).await;
     std::fs::create_dir_all(f.ws.path().join(".clix")).unwrap();
     std::fs::write(f.ws.path().join(".clix/policy.toml"), ws_rules).unwrap();
-    for line in ["python3 -c 'import shutil; shutil.rmtree(\".\")'", "echo 'print(1)' | python3", "P=python3; $P -c 1", "timeout 5 python3 -V"] {
+    for line in [
+        "python3 -c 'import shutil; shutil.rmtree(\".\")'",
+        "echo 'print(1)' | python3",
+        "P=python3; $P -c 1",
+        "timeout 5 python3 -V",
+    ] {
         let (_, err, code) = raw(&mut f, line).await;
         assert_eq!(code, 126, "{line}: {err}");
         assert!(err.contains("rule `no-python` in /home/me/.config/clix/policy.toml"), "{line}: {err}");
@@ -332,7 +346,10 @@ async fn a_rule_whose_example_fails_stops_the_engine_with_its_file_and_rule() {
     .unwrap();
     let error = Engine::new(config_on(ws.path(), PolicyConfig::default())).await.err().expect("a load error");
     let text = error.to_string();
-    assert!(text.contains(".clix/policy.toml: rule `push`: example `git push origin --force` does not match"), "{text}");
+    assert!(
+        text.contains(".clix/policy.toml: rule `push`: example `git push origin --force` does not match"),
+        "{text}"
+    );
 }
 
 async fn engine_on(ws: &Path, policy: PolicyConfig) -> Engine {
@@ -357,10 +374,8 @@ fn config_on(ws: &Path, policy: PolicyConfig) -> EngineConfig {
 }
 
 fn bwrap_ready(test: &str) -> bool {
-    let ok = std::process::Command::new("bwrap")
-        .args(["--ro-bind", "/", "/", "true"])
-        .status()
-        .is_ok_and(|s| s.success());
+    let ok =
+        std::process::Command::new("bwrap").args(["--ro-bind", "/", "/", "true"]).status().is_ok_and(|s| s.success());
     if !ok {
         clix_testkit::skip_missing(test, "bubblewrap cannot start here (apt-get install bubblewrap)");
     }

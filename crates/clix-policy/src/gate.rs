@@ -151,7 +151,8 @@ impl Gate {
 
     /// An `ask`: an earlier "always", a matching `allow` prefix, then the person.
     fn ask(&self, verdict: &Verdict) -> (Decision, &'static str) {
-        let key = verdict.rule.as_ref().map_or_else(|| "default".to_string(), |r| format!("{}#{}", r.origin.file, r.id));
+        let key =
+            verdict.rule.as_ref().map_or_else(|| "default".to_string(), |r| format!("{}#{}", r.origin.file, r.id));
         if self.state().always.contains(&key) {
             return (Decision::Allow, "session");
         }
@@ -184,7 +185,11 @@ impl Gate {
 fn starts_with(argv: &[String], prefix: &[String]) -> bool {
     !prefix.is_empty()
         && argv.len() >= prefix.len()
-        && prefix.iter().zip(argv).enumerate().all(|(i, (p, a))| if i == 0 { basename(a) == basename(p) } else { a == p })
+        && prefix
+            .iter()
+            .zip(argv)
+            .enumerate()
+            .all(|(i, (p, a))| if i == 0 { basename(a) == basename(p) } else { a == p })
 }
 
 fn default_why(decision: Decision) -> String {

@@ -108,9 +108,9 @@ fn find_shapes(node: &Value, found: &mut Vec<(Shape, String)>) {
 fn calls_itself_twice_in_a_pipeline(body: &Value, name: &str) -> bool {
     match body {
         Value::Object(map) => {
-            let here = map.get("Pipeline").is_some_and(|p| {
-                stages(p).filter(|s| s.first().is_some_and(|program| program == name)).count() >= 2
-            });
+            let here = map
+                .get("Pipeline")
+                .is_some_and(|p| stages(p).filter(|s| s.first().is_some_and(|program| program == name)).count() >= 2);
             here || map.values().any(|v| calls_itself_twice_in_a_pipeline(v, name))
         }
         Value::Array(items) => items.iter().any(|v| calls_itself_twice_in_a_pipeline(v, name)),

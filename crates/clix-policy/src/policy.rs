@@ -35,7 +35,13 @@ pub struct PolicySettings {
 
 impl Default for PolicySettings {
     fn default() -> Self {
-        PolicySettings { defaults: true, disable: Vec::new(), default: Decision::Allow, allow: Vec::new(), rule: Vec::new() }
+        PolicySettings {
+            defaults: true,
+            disable: Vec::new(),
+            default: Decision::Allow,
+            allow: Vec::new(),
+            rule: Vec::new(),
+        }
     }
 }
 
@@ -133,7 +139,9 @@ impl Policy {
         specs.extend(settings.rule.iter().cloned().enumerate().map(|(i, r)| (config.clone(), i + 1, r)));
         for file in files {
             match toml::from_str::<PolicyFile>(&file.text) {
-                Ok(parsed) => specs.extend(parsed.rule.into_iter().enumerate().map(|(i, r)| (file.origin.clone(), i + 1, r))),
+                Ok(parsed) => {
+                    specs.extend(parsed.rule.into_iter().enumerate().map(|(i, r)| (file.origin.clone(), i + 1, r)))
+                }
                 Err(e) => problems.push(format!("{}: {}", file.origin.file, e.message())),
             }
         }
@@ -235,7 +243,11 @@ impl Policy {
                     what: argv.join(" "),
                     decided_again_at_run_time: c.is_partly_dynamic(),
                 },
-                None => LineEntry { verdict: None, what: "a command whose name is computed".into(), decided_again_at_run_time: true },
+                None => LineEntry {
+                    verdict: None,
+                    what: "a command whose name is computed".into(),
+                    decided_again_at_run_time: true,
+                },
             })
             .collect();
         entries.extend(self.structure_verdicts(&facts).into_iter().map(|v| LineEntry {
@@ -266,7 +278,8 @@ impl Policy {
     /// Every decision a rule takes on a line's commands, redirections and shapes.
     fn line_verdicts(&self, facts: &LineFacts, ctx: &Context, depth: usize) -> Vec<Verdict> {
         let mut verdicts = self.structure_verdicts(facts);
-        verdicts.extend(facts.commands.iter().filter_map(|c| c.literal_argv()).map(|a| self.decide_within(&a, ctx, depth)));
+        verdicts
+            .extend(facts.commands.iter().filter_map(|c| c.literal_argv()).map(|a| self.decide_within(&a, ctx, depth)));
         verdicts
     }
 
@@ -275,7 +288,11 @@ impl Policy {
         let mut out = Vec::new();
         for rule in &self.rules {
             for target in facts.write_targets.iter().filter(|t| rule.matches_redirect(t)) {
-                out.push(Verdict { decision: rule.decision, command: format!("> {target}"), rule: Some(rule_ref(rule)) });
+                out.push(Verdict {
+                    decision: rule.decision,
+                    command: format!("> {target}"),
+                    rule: Some(rule_ref(rule)),
+                });
             }
             for (_, words) in facts.shapes.iter().filter(|(shape, _)| rule.shape() == Some(*shape)) {
                 out.push(Verdict { decision: rule.decision, command: words.clone(), rule: Some(rule_ref(rule)) });

@@ -262,7 +262,8 @@ impl Rule {
             text.push_str(&format!(" with {}", s.flags.join("|")));
         }
         if let Some(operand) = s.operand {
-            let kind = serde_json::to_value(operand).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+            let kind =
+                serde_json::to_value(operand).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
             text.push_str(&format!(" on a {kind} path"));
         }
         if let Some(re) = &s.args_regex {

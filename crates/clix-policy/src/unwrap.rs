@@ -64,7 +64,17 @@ fn wrapped(argv: &[String]) -> Vec<Vec<String>> {
         "xargs" => rest(skip_options(
             args,
             "adEILnPs",
-            &["arg-file", "delimiter", "eof", "replace", "max-lines", "max-args", "max-procs", "max-chars", "process-slot-var"],
+            &[
+                "arg-file",
+                "delimiter",
+                "eof",
+                "replace",
+                "max-lines",
+                "max-args",
+                "max-procs",
+                "max-chars",
+                "process-slot-var",
+            ],
         ))
         .into_iter()
         .chain(std::iter::once(vec!["echo".to_string()]))
@@ -108,11 +118,15 @@ fn env_command(args: &[String]) -> Option<Vec<String>> {
             i += 1;
             break;
         }
-        if let Some(string) = arg.strip_prefix("--split-string=").or_else(|| arg.strip_prefix("-S").filter(|s| !s.is_empty())) {
+        if let Some(string) =
+            arg.strip_prefix("--split-string=").or_else(|| arg.strip_prefix("-S").filter(|s| !s.is_empty()))
+        {
             split.extend(string.split_whitespace().map(String::from));
             i += 1;
         } else if arg == "-S" || arg == "--split-string" {
-            split.extend(args.get(i + 1).map(|s| s.split_whitespace().map(String::from).collect::<Vec<_>>()).unwrap_or_default());
+            split.extend(
+                args.get(i + 1).map(|s| s.split_whitespace().map(String::from).collect::<Vec<_>>()).unwrap_or_default(),
+            );
             i += 2;
         } else if matches!(arg.as_str(), "-u" | "-C" | "--unset" | "--chdir") {
             i += 2;

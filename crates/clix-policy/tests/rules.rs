@@ -19,7 +19,15 @@ fn argv(line: &str) -> Vec<String> {
 fn the_built_in_rules_load_and_hold_their_examples() {
     let policy = Policy::defaults().expect("every built-in example matches and no counterexample does");
     let ids: Vec<&str> = policy.rules().iter().map(|r| r.id.as_str()).collect();
-    for id in ["rm-recursive-protected", "mkfs", "dd-to-device", "redirect-to-device", "fork-bomb", "git-push-force", "pipe-download-to-shell"] {
+    for id in [
+        "rm-recursive-protected",
+        "mkfs",
+        "dd-to-device",
+        "redirect-to-device",
+        "fork-bomb",
+        "git-push-force",
+        "pipe-download-to-shell",
+    ] {
         assert!(ids.contains(&id), "{id} missing from {ids:?}");
     }
     assert!(policy.rules().iter().all(|r| !r.why.is_empty() && !r.spec.examples.is_empty()));
@@ -70,7 +78,8 @@ fn the_strictest_rule_wins_and_defaults_can_be_turned_off() {
     assert_eq!(verdict.rule.unwrap().id, "ok-push");
     let none = Policy::load(&PolicySettings { defaults: false, ..PolicySettings::default() }, "c", &[]).unwrap();
     assert!(none.rules().is_empty());
-    let strict = Policy::load(&PolicySettings { default: Decision::Ask, ..PolicySettings::default() }, "c", &[]).unwrap();
+    let strict =
+        Policy::load(&PolicySettings { default: Decision::Ask, ..PolicySettings::default() }, "c", &[]).unwrap();
     let verdict = strict.decide(&argv("ls"), &ctx);
     assert_eq!((verdict.decision, verdict.rule), (Decision::Ask, None), "an allowlist: no rule, the default decides");
 }
@@ -136,7 +145,8 @@ why = ""
     ] {
         assert!(text.contains(needle), "{needle}\nin:\n{text}");
     }
-    let unknown = file(Scope::User, "u.toml", "[[rule]]\nprogram = \"a\"\ndecision = \"deny\"\nwhy = \"w\"\nwhen = \"always\"\n");
+    let unknown =
+        file(Scope::User, "u.toml", "[[rule]]\nprogram = \"a\"\ndecision = \"deny\"\nwhy = \"w\"\nwhen = \"always\"\n");
     let text = Policy::load(&PolicySettings::default(), "c", &[unknown]).unwrap_err().to_string();
     assert!(text.contains("u.toml: unknown field `when`"), "{text}");
 }
@@ -144,9 +154,13 @@ why = ""
 #[test]
 fn check_line_reports_each_command_and_what_is_left_to_run_time() {
     let policy = Policy::defaults().unwrap();
-    let entries = policy.check_line("cd build && rm -rf .. ; $tool x; rm -rf \"$dir\"; echo x > /dev/sda", &example_context()).unwrap();
-    let summary: Vec<(String, Option<Decision>, bool)> =
-        entries.iter().map(|e| (e.what.clone(), e.verdict.as_ref().map(|v| v.decision), e.decided_again_at_run_time)).collect();
+    let entries = policy
+        .check_line("cd build && rm -rf .. ; $tool x; rm -rf \"$dir\"; echo x > /dev/sda", &example_context())
+        .unwrap();
+    let summary: Vec<(String, Option<Decision>, bool)> = entries
+        .iter()
+        .map(|e| (e.what.clone(), e.verdict.as_ref().map(|v| v.decision), e.decided_again_at_run_time))
+        .collect();
     assert_eq!(
         summary,
         vec![

@@ -51,7 +51,9 @@ pub(crate) fn policy_config(paths: &Paths, settings: &Settings, session_id: Stri
     let file = user_policy_file(paths);
     let mut user_files = Vec::new();
     match std::fs::read_to_string(&file) {
-        Ok(text) => user_files.push(RuleFile { origin: Origin { file: file.display().to_string(), scope: Scope::User }, text }),
+        Ok(text) => {
+            user_files.push(RuleFile { origin: Origin { file: file.display().to_string(), scope: Scope::User }, text })
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(e).with_context(|| format!("cannot read the policy file {}", file.display())),
     }
@@ -123,7 +125,8 @@ fn check(entries: &[LineEntry], json: bool) -> Result<ExitCode> {
                         Some(rule) => format!("{}: {}", rule.origin.place(&rule.id), rule.why),
                         None => "no rule matches".to_string(),
                     };
-                    let note = if v.command != entry.what { format!(" (through `{}`)", v.command) } else { String::new() };
+                    let note =
+                        if v.command != entry.what { format!(" (through `{}`)", v.command) } else { String::new() };
                     (v.decision.to_string(), format!("{reason}{note}"))
                 }
             };
@@ -157,7 +160,14 @@ fn list(policy: &clix_policy::Policy, json: bool) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     for rule in policy.rules() {
-        outln(format!("{:<6} {}  — {}\n       {}; from {}", rule.decision, rule.id, rule.describe(), rule.why, rule.origin.file))?;
+        outln(format!(
+            "{:<6} {}  — {}\n       {}; from {}",
+            rule.decision,
+            rule.id,
+            rule.describe(),
+            rule.why,
+            rule.origin.file
+        ))?;
     }
     outln(format!("default for commands no rule matches: {}", policy.default_decision()))?;
     for prefix in policy.allowed_prefixes() {

@@ -24,7 +24,10 @@ impl Env {
 
     fn audit(&self) -> Vec<serde_json::Value> {
         let text = std::fs::read_to_string(self.home.path().join("state/audit.jsonl")).unwrap_or_default();
-        text.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()).filter(|v| v["kind"] == "policy").collect()
+        text.lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|v| v["kind"] == "policy")
+            .collect()
     }
 }
 
@@ -83,7 +86,10 @@ fn rules_come_from_config_policy_toml_and_the_workspace_and_list_says_where() {
     let o = env.run(&["policy", "list"]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     let text = out(&o);
-    assert!(text.contains("no-curl") && text.contains(&format!("from {}", env.home.path().join("config.toml").display())), "{text}");
+    assert!(
+        text.contains("no-curl") && text.contains(&format!("from {}", env.home.path().join("config.toml").display())),
+        "{text}"
+    );
     assert!(text.contains("ask-python") && text.contains("policy.toml"), "{text}");
     assert!(!text.contains("git-push-force"), "disabled: {text}");
     assert!(text.contains("warning:") && text.contains("`open-all` ignored"), "{text}");

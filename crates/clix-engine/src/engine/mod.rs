@@ -12,8 +12,8 @@ use clix_shell::{
 };
 
 use crate::catalog::{Catalog, SharedCatalog};
-use crate::policy::{PolicyConfig, ShellGate};
 use crate::commands::{CallTime, Deadline, MemoryConfig, SeenImage, SeenImages, run_program};
+use crate::policy::{PolicyConfig, ShellGate};
 use crate::spill::SpillDir;
 
 mod big_file;
