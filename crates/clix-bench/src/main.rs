@@ -1,6 +1,6 @@
 //! Benchmarks, measured side by side in one process so machine noise hits
 //! every contender alike. Run with
-//! `cargo run --release -p clix-bench [-- engine|jail|sandbox|bigfile|hub|memory [N]]`
+//! `cargo run --release -p clix-bench [-- engine|jail|sandbox|bigfile|hub|memory|policy [N]]`
 //! (no argument runs them all); each prints a markdown table.
 //!
 //! - `engine`: warm per-call latency of `cat f | grep x | wc -l` on a 10 KB
@@ -17,6 +17,8 @@
 //! - `memory` (issue 7): at 100k memories, insert throughput and search
 //!   p50/p95 for full text alone and hybrid (vectors of dimension 384), with
 //!   brute-force cosine over the same vectors as the baseline.
+//! - `policy` (issue 14): the built-in rules vs no policy on the same line,
+//!   and on a loop of 200 commands that each meet the gate.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // benchmarks stop loudly on a broken set-up
 
@@ -29,6 +31,7 @@ use clix_engine::{Engine, EngineConfig, PresentOptions, ShellLimits};
 mod hub;
 mod jail;
 mod memory;
+mod policy;
 mod sandbox;
 
 const LINE: &str = "cat f | grep x | wc -l";
@@ -51,6 +54,9 @@ fn main() {
     if matches!(which.as_str(), "all" | "hub") {
         hub::call_overhead(n.unwrap_or(300));
         hub::search(1000);
+    }
+    if matches!(which.as_str(), "all" | "policy") {
+        policy::policy(n.unwrap_or(2000));
     }
     if matches!(which.as_str(), "all" | "memory") {
         memory::memory(n.unwrap_or(100_000));
@@ -113,7 +119,7 @@ pub(crate) fn fmt(d: Duration) -> String {
 }
 
 /// Writes the 10 KB file and returns what the benchmarked line must print.
-fn write_fixture(dir: &Path) -> String {
+pub(crate) fn write_fixture(dir: &Path) -> String {
     let mut text = String::new();
     let mut i = 0;
     let mut matching = 0;

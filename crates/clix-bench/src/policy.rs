@@ -1,0 +1,71 @@
+//! Issue 14: what the policy costs. The same line through two engines with
+//! the OS tier on (as `clix run` has it), one without a policy and one with
+//! the built-in rules, taking turns call by call.
+
+use std::time::Instant;
+
+use clix_engine::{Engine, EngineConfig, OsTier, PolicyConfig, PresentOptions, SandboxSettings, ShellLimits};
+
+use crate::{LINE, Stats, fmt, stats};
+
+/// A line that runs 200 commands, each meeting the gate.
+const LOOP: &str = "for i in $(seq 1 200); do echo $i; done | wc -l";
+
+pub(crate) fn policy(iterations: usize) {
+    let ws = tempfile::tempdir().expect("temp dir");
+    let expected = crate::write_fixture(ws.path());
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let rows = runtime.block_on(async {
+        let state = tempfile::tempdir().expect("state");
+        let config = |policy| EngineConfig {
+            workspace: ws.path().to_path_buf(),
+            limits: ShellLimits::default(),
+            present: PresentOptions::default(),
+            memory: None,
+            hub: None,
+            policy,
+            os: Some(OsTier {
+                settings: SandboxSettings::default(),
+                clix_config_dir: None,
+                audit_log: Some(state.path().join("audit.jsonl")),
+                session_id: "bench".into(),
+            }),
+        };
+        let mut without = Engine::new(config(None)).await.expect("engine");
+        let mut with = Engine::new(config(Some(PolicyConfig::default()))).await.expect("engine");
+        let mut rows = Vec::new();
+        for (line, want) in [(LINE, expected.as_str()), (LOOP, "200\n")] {
+            let (a, b) = interleaved(&mut without, &mut with, line, want, iterations).await;
+            rows.push((line, a, b));
+        }
+        rows
+    });
+    println!("policy cost: the built-in rules vs no policy, OS tier on, {iterations} calls each, interleaved\n");
+    println!("| line | no policy p50 | p95 | built-in rules p50 | p95 | overhead (p50) |");
+    println!("|---|---|---|---|---|---|");
+    for (line, a, b) in rows {
+        println!(
+            "| `{line}` | {} | {} | {} | {} | {:+.1}% |",
+            fmt(a.p50),
+            fmt(a.p95),
+            fmt(b.p50),
+            fmt(b.p95),
+            (b.p50.as_secs_f64() / a.p50.as_secs_f64() - 1.0) * 100.0
+        );
+    }
+}
+
+async fn interleaved(without: &mut Engine, with: &mut Engine, line: &str, want: &str, n: usize) -> (Stats, Stats) {
+    let (mut a, mut b) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for _ in 0..n {
+        let t = Instant::now();
+        let out = without.run(line, None).await;
+        a.push(t.elapsed());
+        assert!(out.text.starts_with(want), "{}", out.text);
+        let t = Instant::now();
+        let out = with.run(line, None).await;
+        b.push(t.elapsed());
+        assert!(out.text.starts_with(want), "{}", out.text);
+    }
+    (stats(a), stats(b))
+}
