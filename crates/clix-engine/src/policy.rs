@@ -76,7 +76,7 @@ pub(crate) fn gate(policy: Policy, config: &PolicyConfig, workspace: &Workspace)
             if let Err(e) = log.append(&record) {
                 tracing::warn!(error = %e, "the policy decision could not be written to the audit log");
             }
-        }) as Arc<dyn Fn(&PolicyEvent) + Send + Sync>
+        }) as clix_policy::AuditSink
     });
     let options = GateOptions { approver: config.approver.clone(), audit };
     let ctx = Context::new(workspace.root(), clix_shell::shell_home());

@@ -212,6 +212,12 @@ async fn a_refusal_says_what_why_where_and_what_already_ran() {
     assert!(err.contains("disable = [\"rm-recursive-protected\"]"), "{err}");
     assert!(err.contains("already ran, not undone: echo start; mkdir -p out"), "{err}");
     assert!(!err.contains("before_tool"), "bashkit's own note is replaced by the refusal: {err}");
+    // A loop's thousands of commands are counted, not listed.
+    let (_, err, _) = raw(&mut f, "for i in $(seq 1 50); do echo $i > /dev/null; done; rm -rf /").await;
+    assert!(
+        err.contains("already ran, not undone: seq 1 50; echo 1; echo 2; echo 3; echo 4; echo 5 … and 45 more;"),
+        "{err}"
+    );
     // The next line runs normally: a refusal stops one line, not the session.
     assert_eq!(raw(&mut f, "echo next").await, ("next\n".into(), String::new(), 0));
     // The Layer-2 text carries it, with the footer.
@@ -226,13 +232,13 @@ async fn a_refusal_says_what_why_where_and_what_already_ran() {
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
         .filter(|v| v["kind"] == "policy")
         .collect();
-    assert_eq!(policy_lines.len(), 2, "{audit}");
+    assert_eq!(policy_lines.len(), 3, "{audit}");
     assert_eq!(policy_lines[0]["decision"], "deny");
     assert_eq!(policy_lines[0]["rule"], "rm-recursive-protected");
     assert_eq!(policy_lines[0]["answered_by"], "rule");
-    assert_eq!(policy_lines[1]["decision"], "ask");
-    assert_eq!(policy_lines[1]["outcome"], "deny");
-    assert_eq!(policy_lines[1]["answered_by"], "no one");
+    assert_eq!(policy_lines[2]["decision"], "ask");
+    assert_eq!(policy_lines[2]["outcome"], "deny");
+    assert_eq!(policy_lines[2]["answered_by"], "no one");
 }
 
 /// Answers from a script, remembering what it was asked.

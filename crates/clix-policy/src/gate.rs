@@ -58,13 +58,16 @@ pub struct PolicyEvent {
     pub answered_by: &'static str,
 }
 
+/// Receives every decision other than a plain allow (the engine writes the audit line).
+pub type AuditSink = Arc<dyn Fn(&PolicyEvent) + Send + Sync>;
+
 /// A session's choices about its gate.
 #[derive(Default, Clone)]
 pub struct GateOptions {
     /// Who answers `ask`; `None` means no one, so `ask` refuses.
     pub approver: Option<Arc<dyn Approver>>,
     /// Receives every decision other than a plain allow.
-    pub audit: Option<Arc<dyn Fn(&PolicyEvent) + Send + Sync>>,
+    pub audit: Option<AuditSink>,
 }
 
 /// The policy of one session, applied command by command.
@@ -72,7 +75,7 @@ pub struct Gate {
     policy: Arc<Policy>,
     ctx: Context,
     approver: Option<Arc<dyn Approver>>,
-    audit: Option<Arc<dyn Fn(&PolicyEvent) + Send + Sync>>,
+    audit: Option<AuditSink>,
     state: Mutex<GateState>,
 }
 
@@ -80,9 +83,14 @@ pub struct Gate {
 struct GateState {
     /// Rules the person answered "always" for.
     always: HashSet<String>,
-    /// The commands of the current line that ran, for a refusal's message.
+    /// The first commands of the current line that ran, for a refusal's message.
     ran: Vec<String>,
+    /// How many ran in all (a loop may run thousands).
+    ran_count: usize,
 }
+
+/// How many commands that ran a refusal names before it only counts them.
+const RAN_SHOWN: usize = 6;
 
 impl Gate {
     /// A gate over `policy` for a session in `ctx`.
@@ -102,7 +110,9 @@ impl Gate {
 
     /// A new line starts: what ran before is no longer part of its story.
     pub fn line_start(&self) {
-        self.state().ran.clear();
+        let mut state = self.state();
+        state.ran.clear();
+        state.ran_count = 0;
     }
 
     /// Before a whole line runs: what the per-command check cannot see
@@ -122,7 +132,11 @@ impl Gate {
     pub fn admit(&self, argv: &[String]) -> Result<(), String> {
         let verdict = self.policy.decide(argv, &self.ctx);
         self.settle(verdict)?;
-        self.state().ran.push(argv.join(" "));
+        let mut state = self.state();
+        state.ran_count += 1;
+        if state.ran.len() < RAN_SHOWN {
+            state.ran.push(argv.join(" "));
+        }
         Ok(())
     }
 
@@ -145,8 +159,11 @@ impl Gate {
         if outcome == Decision::Allow {
             return Ok(());
         }
-        let ran = std::mem::take(&mut self.state().ran);
-        Err(refusal(&verdict, answered_by, &ran))
+        let (ran, count) = {
+            let mut state = self.state();
+            (std::mem::take(&mut state.ran), std::mem::take(&mut state.ran_count))
+        };
+        Err(refusal(&verdict, answered_by, &ran, count))
     }
 
     /// An `ask`: an earlier "always", a matching `allow` prefix, then the person.
@@ -198,7 +215,7 @@ fn default_why(decision: Decision) -> String {
 
 /// The message of a refused command: what, why, the rule and how to change
 /// it, and what of the line already ran.
-fn refusal(verdict: &Verdict, answered_by: &str, ran: &[String]) -> String {
+fn refusal(verdict: &Verdict, answered_by: &str, ran: &[String], count: usize) -> String {
     let command = &verdict.command;
     let (why, place, change) = match &verdict.rule {
         Some(rule) => {
@@ -224,7 +241,8 @@ fn refusal(verdict: &Verdict, answered_by: &str, ran: &[String]) -> String {
     let story = if ran.is_empty() {
         "nothing of the line ran".to_string()
     } else {
-        format!("already ran, not undone: {}; the rest of the line did not run", ran.join("; "))
+        let more = if count > ran.len() { format!(" … and {} more", count - ran.len()) } else { String::new() };
+        format!("already ran, not undone: {}{more}; the rest of the line did not run", ran.join("; "))
     };
     format!("[error] policy: {head}\n  {story}\n")
 }

@@ -130,9 +130,8 @@ fn env_command(args: &[String]) -> Option<Vec<String>> {
             i += 2;
         } else if matches!(arg.as_str(), "-u" | "-C" | "--unset" | "--chdir") {
             i += 2;
-        } else if arg.starts_with('-') && arg.len() > 1 {
-            i += 1;
-        } else if arg.contains('=') {
+        } else if (arg.starts_with('-') && arg.len() > 1) || arg.contains('=') {
+            // A flag, or NAME=value.
             i += 1;
         } else {
             break;

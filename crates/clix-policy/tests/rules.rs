@@ -69,7 +69,7 @@ fn the_strictest_rule_wins_and_defaults_can_be_turned_off() {
         "[[rule]]\nid = \"ok-push\"\nmatch = [\"git\", \"push\"]\ndecision = \"allow\"\nwhy = \"I push a lot\"\n",
     );
     let ctx = example_context();
-    let policy = Policy::load(&PolicySettings::default(), "config.toml", &[user.clone()]).unwrap();
+    let policy = Policy::load(&PolicySettings::default(), "config.toml", std::slice::from_ref(&user)).unwrap();
     assert_eq!(policy.decide(&argv("git push -f"), &ctx).decision, Decision::Ask, "allow never beats ask");
     let settings = PolicySettings { disable: vec!["git-push-force".into()], ..PolicySettings::default() };
     let policy = Policy::load(&settings, "config.toml", &[user]).unwrap();
