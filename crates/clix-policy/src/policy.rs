@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::line::{LineFacts, facts};
 use crate::rule::{Decision, Origin, Rule, RuleSpec, Scope, Target};
-use crate::unwrap::{invocations, reentry};
+use crate::unwrap::{invocations, reentry, runs_only_itself};
 use crate::words::Context;
 
 /// The built-in rules, one data file with their examples (see its header).
@@ -205,6 +205,20 @@ impl Policy {
     fn decide_within(&self, argv: &[String], ctx: &Context, depth: usize) -> Verdict {
         let command = argv.join(" ");
         let mut best = Verdict { decision: self.default, command: command.clone(), rule: None };
+        if runs_only_itself(argv) {
+            // The common case, on every command a line runs: no copies, only
+            // the rules about this program.
+            let mut strictest: Option<&Rule> = None;
+            for rule in self.rules.iter().filter(|r| r.matches_command(argv, ctx)) {
+                if strictest.is_none_or(|s| rule.decision > s.decision) {
+                    strictest = Some(rule);
+                }
+            }
+            if let Some(rule) = strictest {
+                best = Verdict { decision: rule.decision, command, rule: Some(rule_ref(rule)) };
+            }
+            return best;
+        }
         let mut matched = false;
         for inner in invocations(argv) {
             for rule in self.rules.iter().filter(|r| r.matches_command(&inner, ctx)) {
@@ -263,6 +277,13 @@ impl Policy {
     /// by a path (`/bin/rm`, `./rm`, which the shell runs without its hook).
     /// `Ok(None)` when nothing there needs more than an allow.
     pub fn prescreen(&self, line: &str, ctx: &Context) -> Result<Option<Verdict>, String> {
+        // Each thing looked for here needs one of these in the text (a
+        // write redirection `>`, a function `(`/`function`, a path-named
+        // command `/`, a download by name): a line without any, like most,
+        // is not parsed a second time.
+        if !line.contains(['>', '(', '/']) && !["function", "curl", "wget"].iter().any(|w| line.contains(w)) {
+            return Ok(None);
+        }
         let facts = facts(line)?;
         let mut verdicts = self.structure_verdicts(&facts);
         for command in &facts.commands {

@@ -133,10 +133,25 @@ pub enum Scope {
     Workspace,
 }
 
+/// One word of a compiled prefix: its alternatives, each a glob or a
+/// plain word (told apart once, at load, since this runs on every command).
+#[derive(Debug, Clone)]
+pub(crate) struct Alternatives(Vec<(String, bool)>);
+
+impl Alternatives {
+    fn new(word: &Word) -> Self {
+        Alternatives(word.alternatives().iter().map(|w| (w.clone(), w.contains(['*', '?']))).collect())
+    }
+
+    fn matches(&self, given: &str) -> bool {
+        self.0.iter().any(|(text, glob)| if *glob { glob_matches(text, given) } else { text == given })
+    }
+}
+
 /// What a compiled rule looks at.
 #[derive(Debug, Clone)]
 pub(crate) enum Target {
-    Command { prefix: Vec<Word>, flags: Vec<String>, operand: Option<OperandKind>, args: Option<Regex> },
+    Command { prefix: Vec<Alternatives>, flags: Vec<String>, operand: Option<OperandKind>, args: Option<Regex> },
     Redirect(RedirectTarget),
     Shape(Shape),
 }
@@ -197,6 +212,7 @@ impl Rule {
                 Some(re) => Some(Regex::new(re).map_err(|e| format!("`args_regex`: {e}"))?),
                 None => None,
             };
+            let prefix = prefix.iter().map(Alternatives::new).collect();
             Target::Command { prefix, flags: spec.flags.clone(), operand: spec.operand, args }
         };
         Ok(Rule { id, decision: spec.decision, why: spec.why.clone(), origin, spec, target })
@@ -210,7 +226,7 @@ impl Rule {
         }
         let prefix_ok = prefix.iter().enumerate().all(|(i, word)| {
             let given = if i == 0 { basename(&argv[0]) } else { argv[i].as_str() };
-            word.alternatives().iter().any(|glob| glob_matches(glob, given))
+            word.matches(given)
         });
         if !prefix_ok {
             return false;

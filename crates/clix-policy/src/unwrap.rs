@@ -26,6 +26,19 @@ pub(crate) fn reentry(argv: &[String]) -> Option<String> {
     argv.get(at + 2).cloned()
 }
 
+/// Programs that run another command named in their arguments.
+const WRAPPERS: &[&str] = &[
+    "env", "command", "builtin", "nohup", "setsid", "time", "exec", "nice", "stdbuf", "ionice", "sudo", "doas",
+    "timeout", "xargs", "find",
+];
+
+/// Whether `argv` runs only itself: not a wrapper, no script handed to a
+/// shell. Most commands are, and need no look inside.
+pub(crate) fn runs_only_itself(argv: &[String]) -> bool {
+    let program = argv.first().map_or("", |p| basename(p));
+    !WRAPPERS.contains(&program) && !SHELLS.contains(&program) && program != "eval"
+}
+
 /// `argv` and every command it wraps, outermost first.
 pub(crate) fn invocations(argv: &[String]) -> Vec<Vec<String>> {
     let mut out = Vec::new();

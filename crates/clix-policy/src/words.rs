@@ -10,20 +10,21 @@ pub(crate) fn basename(word: &str) -> &str {
 }
 
 /// A shell-style glob over one word: `*` any run, `?` one character; every
-/// other character stands for itself.
+/// other character stands for itself. It allocates nothing: it runs for
+/// rules on every command (plain words are compared directly, see `rule.rs`).
 pub(crate) fn glob_matches(pattern: &str, word: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let w: Vec<char> = word.chars().collect();
-    // Iterative matcher with one backtrack point (the last `*`), linear in practice.
+    let (p, w) = (pattern.as_bytes(), word.as_bytes());
+    // Iterative matcher with one backtrack point (the last `*`). `?` is one
+    // byte, so a pattern with `?` is only used on ASCII words by the rules.
     let (mut pi, mut wi) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
     while wi < w.len() {
         match p.get(pi) {
-            Some('*') => {
+            Some(b'*') => {
                 star = Some((pi, wi));
                 pi += 1;
             }
-            Some(c) if *c == '?' || *c == w[wi] => {
+            Some(c) if *c == b'?' || *c == w[wi] => {
                 pi += 1;
                 wi += 1;
             }
@@ -37,7 +38,7 @@ pub(crate) fn glob_matches(pattern: &str, word: &str) -> bool {
             },
         }
     }
-    p[pi..].iter().all(|c| *c == '*')
+    p[pi..].iter().all(|c| *c == b'*')
 }
 
 /// The option words of `args`: every word before `--` that starts with `-`
