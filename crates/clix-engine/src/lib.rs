@@ -26,7 +26,7 @@ mod tooldef;
 pub use catalog::Catalog;
 pub use commands::{MAX_IMAGE_SIDE, MemoryAccess, MemoryConfig, SeenImage};
 pub use engine::{Engine, EngineConfig, EngineError, OsTier, RunOutput};
-pub use policy::{PolicyConfig, WORKSPACE_POLICY};
+pub use policy::PolicyConfig;
 pub use report::RunReport;
 pub use spill::SpillDir;
 pub use tooldef::{ToolFormat, description as tool_description, tool_definition};

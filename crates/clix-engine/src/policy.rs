@@ -12,7 +12,7 @@ use clix_sandbox::AuditLog;
 use clix_shell::{CommandGate, Workspace};
 
 /// The workspace's own rules, beside its hub tools.
-pub const WORKSPACE_POLICY: &str = ".clix/policy.toml";
+const WORKSPACE_POLICY: &str = ".clix/policy.toml";
 /// Bigger than any sensible rule file.
 const MAX_POLICY_BYTES: u64 = 1024 * 1024;
 

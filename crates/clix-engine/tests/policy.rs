@@ -342,6 +342,32 @@ why = "clix's own commands meet the rules too"
 }
 
 #[tokio::test]
+async fn a_line_routed_whole_to_the_sandbox_meets_the_rules_too() {
+    if !bwrap_ready("a_line_routed_whole_to_the_sandbox_meets_the_rules_too") {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("big.log"), "ERROR x\n".repeat(200_000)).unwrap();
+    let rule = RuleFile {
+        origin: clix_policy::Origin { file: "me.toml".into(), scope: clix_policy::Scope::User },
+        text: "[[rule]]\nid = \"no-wc\"\nprogram = \"wc\"\ndecision = \"deny\"\nwhy = \"w\"\n".into(),
+    };
+    let mut config = config_on(ws.path(), PolicyConfig { user_files: vec![rule], ..PolicyConfig::default() });
+    if let Some(os) = config.os.as_mut() {
+        os.settings.big_file_mb = 1;
+    }
+    let mut engine = Engine::new(config).await.unwrap();
+    // Over the big-file threshold the line skips the in-process shell (and its hook).
+    let r = engine.run_raw("grep -c ERROR big.log", None).await;
+    assert_eq!((String::from_utf8_lossy(&r.stdout).as_ref(), r.exit_code), ("200000\n", 0));
+    let r = engine.run_raw("grep ERROR big.log | wc -l", None).await;
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.exit_code, 126, "{err}");
+    assert!(err.contains("`wc -l` denied") && err.contains("nothing of the line ran"), "{err}");
+    assert!(r.stdout.is_empty());
+}
+
+#[tokio::test]
 async fn a_rule_whose_example_fails_stops_the_engine_with_its_file_and_rule() {
     let ws = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(ws.path().join(".clix")).unwrap();

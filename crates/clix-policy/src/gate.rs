@@ -126,6 +126,19 @@ impl Gate {
         }
     }
 
+    /// A whole line that will run without the shell's hook (the engine
+    /// routes some lines over big files to the sandbox's GNU tools): the
+    /// prescreen, then each of its commands as written, all literal there.
+    pub fn admit_line(&self, line: &str) -> Result<(), String> {
+        self.line_start();
+        self.prescreen(line)?;
+        // Decided before any of them runs, so none is told as having run.
+        for argv in self.policy.written_commands(line).unwrap_or_default() {
+            self.settle(self.policy.decide(&argv, &self.ctx))?;
+        }
+        Ok(())
+    }
+
     /// Before one command runs, with its resolved name and expanded
     /// arguments. `Err` is the refusal's message: the command must not run,
     /// and neither may the rest of the line.

@@ -296,6 +296,13 @@ impl Policy {
         Ok(verdicts.into_iter().filter(|v| v.decision != Decision::Allow).max_by_key(|v| v.decision))
     }
 
+    /// The commands of `line` as written, each whole (for a line that runs
+    /// without the shell's hook: every word must be literal). `Err` when
+    /// the line does not parse.
+    pub fn written_commands(&self, line: &str) -> Result<Vec<Vec<String>>, String> {
+        Ok(facts(line)?.commands.iter().filter(|c| !c.is_partly_dynamic()).filter_map(|c| c.literal_argv()).collect())
+    }
+
     /// Every decision a rule takes on a line's commands, redirections and shapes.
     fn line_verdicts(&self, facts: &LineFacts, ctx: &Context, depth: usize) -> Vec<Verdict> {
         let mut verdicts = self.structure_verdicts(facts);

@@ -38,10 +38,7 @@ impl LineStop {
 
     /// A new line: nothing refused, the flag down.
     pub(crate) fn reset(&self) {
-        *self.slot() = None;
-        if let Some(token) = self.token.get() {
-            token.store(false, Ordering::SeqCst);
-        }
+        let _ = self.take();
     }
 
     /// The refusal of the line that just ended, if any (the flag goes down).

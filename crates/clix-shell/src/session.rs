@@ -204,7 +204,7 @@ impl Session {
         if let Some(gate) = &self.gate {
             self.stop.reset();
             if let Err(message) = gate.line_start(line) {
-                return refused(Vec::new(), Vec::new(), message, started.elapsed());
+                return RawResult::refused(Vec::new(), Vec::new(), &message, started.elapsed());
             }
         }
         // Output streamed so far: kept so a line stopped by a limit still
@@ -237,7 +237,7 @@ impl Session {
                 Ok(r) => (r.stdout.into_bytes(), r.stderr.into_bytes()),
                 Err(_) => std::mem::take(&mut *partial.lock().unwrap_or_else(|p| p.into_inner())),
             };
-            return refused(stdout, without_hook_notes(&stderr), message, duration);
+            return RawResult::refused(stdout, without_hook_notes(&stderr), &message, duration);
         }
         match outcome {
             Ok(r) => RawResult {
@@ -311,11 +311,13 @@ impl CancelHandle {
     }
 }
 
-/// A line stopped by the gate: exit 126 ("cannot run", as bash), its
-/// output so far, then the refusal.
-fn refused(stdout: Vec<u8>, mut stderr: Vec<u8>, message: String, duration: Duration) -> RawResult {
-    stderr.extend_from_slice(message.as_bytes());
-    RawResult { stdout, stderr, exit_code: clix_common::exit::CANNOT_RUN, duration, timed_out: None, capped: false }
+impl RawResult {
+    /// A line stopped by the gate: exit 126 ("cannot run", as bash), its
+    /// output so far, then the refusal.
+    pub fn refused(stdout: Vec<u8>, mut stderr: Vec<u8>, message: &str, duration: Duration) -> RawResult {
+        stderr.extend_from_slice(message.as_bytes());
+        RawResult { stdout, stderr, exit_code: clix_common::exit::CANNOT_RUN, duration, timed_out: None, capped: false }
+    }
 }
 
 async fn sleep_or_never(limit: Option<Duration>) {

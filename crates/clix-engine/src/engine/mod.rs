@@ -179,6 +179,12 @@ impl Engine {
         if let Some(sandbox) = &self.sandbox
             && let Some(argv) = big_file::big_file_line(&self.session, sandbox, line)
         {
+            // The shell's hook never sees this line: the gate reads it whole.
+            if let Some(gate) = &self.gate
+                && let Err(message) = gate.admit_line(line)
+            {
+                return (RawResult::refused(Vec::new(), Vec::new(), &message, Duration::ZERO), Capture::Complete);
+            }
             let raw = self.run_whole_in_sandbox(sandbox, &argv, stdin, limit).await;
             return (raw, Capture::Complete);
         }
