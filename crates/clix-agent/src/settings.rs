@@ -54,6 +54,11 @@ pub struct AgentSettings {
     pub compact_at: f64,
     /// Messages always kept verbatim at the end of the conversation.
     pub keep_last_messages: usize,
+    /// A first answer given before any tool ran in the conversation is
+    /// sent back once, asking the model to check with a command first (or
+    /// repeat the answer when nothing needs checking): one more model call
+    /// on such answers, against guessing what a file holds.
+    pub look_first: bool,
 }
 
 impl Default for AgentSettings {
@@ -73,6 +78,7 @@ impl Default for AgentSettings {
             context_window: 128_000,
             compact_at: 0.8,
             keep_last_messages: 8,
+            look_first: true,
         }
     }
 }

@@ -20,8 +20,10 @@ async fn run(script: Vec<Reply>, settings: AgentSettings) -> (clix_agent::RunSum
     (summary, server.requests(), events)
 }
 
+/// The look-first note costs one more call on a tool-less first answer; its
+/// own test turns it on.
 fn settings() -> AgentSettings {
-    AgentSettings { model_call_tries: 3, ..AgentSettings::default() }
+    AgentSettings { look_first: false, model_call_tries: 3, ..AgentSettings::default() }
 }
 
 #[tokio::test]

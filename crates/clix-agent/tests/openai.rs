@@ -20,8 +20,10 @@ struct Outcome {
     _ws: tempfile::TempDir,
 }
 
+/// The look-first note costs one more call on a tool-less first answer; its
+/// own test turns it on.
 fn settings() -> AgentSettings {
-    AgentSettings { model_call_tries: 3, model_call_secs: 10, ..AgentSettings::default() }
+    AgentSettings { look_first: false, model_call_tries: 3, model_call_secs: 10, ..AgentSettings::default() }
 }
 
 async fn run(script: Vec<Reply>, settings: AgentSettings, task: &str) -> Outcome {
@@ -286,6 +288,31 @@ async fn a_command_shown_but_never_run_is_sent_back_once() {
     )
     .await;
     assert_eq!((o.summary.answer.as_str(), o.requests.len()), (shown, 2));
+}
+
+#[tokio::test]
+async fn a_first_answer_without_looking_is_sent_back_once() {
+    // Asked about a file, the model guesses; told to look, it looks.
+    let look = AgentSettings { look_first: true, ..settings() };
+    let o = run(
+        vec![
+            openai_text("3", 1, 1),
+            openai_calls(&[("run", &run_call("wc -l notes.txt"))], 1, 1),
+            openai_text("2", 1, 1),
+        ],
+        look.clone(),
+        "how many lines has notes.txt?",
+    )
+    .await;
+    assert_eq!((o.summary.answer.as_str(), o.summary.steps), ("2", 3));
+    let told = messages(&o.requests[1]).last().unwrap()["content"].as_str().unwrap().to_string();
+    assert!(told.starts_with("You answered without running anything"), "{told}");
+    // Nothing to check: the same answer again ends the run, with no third call.
+    let o = run(vec![openai_text("Hello!", 1, 1), openai_text("Hello!", 1, 1)], look, "hi").await;
+    assert_eq!((o.summary.answer.as_str(), o.requests.len()), ("Hello!", 2));
+    // Turned off (as `settings()` has it), the first answer is the answer.
+    let o = run(vec![openai_text("3", 1, 1)], settings(), "how many lines?").await;
+    assert_eq!((o.summary.answer.as_str(), o.requests.len()), ("3", 1));
 }
 
 #[tokio::test]

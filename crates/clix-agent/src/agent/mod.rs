@@ -54,7 +54,8 @@ pub enum StopReason {
 }
 
 impl StopReason {
-    fn label(&self) -> String {
+    /// `answered`, `max_steps`, …, `error: <message>`: as trajectories and streams write it.
+    pub fn label(&self) -> String {
         match self {
             StopReason::Answered => "answered".into(),
             StopReason::MaxSteps => "max_steps".into(),
@@ -144,7 +145,7 @@ struct Progress {
     last_input_tokens: u64,
     /// Replies of this run that called a tool.
     calling_steps: u32,
-    /// The model was told once to run the command it only showed.
+    /// The model was told once to run what it showed, or to look first.
     told_to_run: bool,
 }
 
@@ -377,11 +378,9 @@ impl<'e, T: Tools> Agent<'e, T> {
             self.run_tool_calls(progress.steps, &reply.tool_calls, on_event).await;
             return None;
         }
-        if progress.calling_steps == 0 && !progress.told_to_run && text_calls::shows_a_command(&reply.text) {
-            // Small models answer with the script to run instead of running it.
-            tracing::debug!("the model showed a command without running anything; it is told to run it");
+        if let Some(note) = self.note_for_answer_without_tools(progress, &reply.text) {
             progress.told_to_run = true;
-            self.messages.push(Message::new(Role::User, text_calls::RUN_IT_NOTE));
+            self.messages.push(Message::new(Role::User, note));
             return None;
         }
         if reply.text.trim().is_empty() {
@@ -393,6 +392,29 @@ impl<'e, T: Tools> Agent<'e, T> {
         }
         progress.answer = reply.text;
         Some(StopReason::Answered)
+    }
+
+    /// What the model is told, once, when it answers before anything has
+    /// run in the whole conversation. Small models answer with the script
+    /// they should have run, or guess what a file holds (asked how many
+    /// ERROR lines a log has, Qwen2.5-Coder-1.5B said "2" without looking;
+    /// there were 3). A conversation that has run a tool is trusted.
+    fn note_for_answer_without_tools(&self, progress: &Progress, text: &str) -> Option<&'static str> {
+        if progress.calling_steps > 0 || progress.told_to_run || self.tools.is_empty() {
+            return None;
+        }
+        if self.messages.iter().any(|m| m.role == Role::Tool) {
+            return None;
+        }
+        if text_calls::shows_a_command(text) {
+            tracing::debug!("the model showed a command without running anything; it is told to run it");
+            Some(text_calls::RUN_IT_NOTE)
+        } else if self.settings.look_first && !text.trim().is_empty() {
+            tracing::debug!("the model answered without looking; it is asked to check first");
+            Some(text_calls::LOOK_FIRST_NOTE)
+        } else {
+            None
+        }
     }
 
     /// After a budget stop, one last text-only call so the model reports
