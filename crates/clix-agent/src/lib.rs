@@ -21,6 +21,7 @@ mod memory;
 mod message;
 mod provider;
 mod settings;
+pub mod stream;
 mod tools;
 pub mod trajectory;
 

@@ -196,9 +196,21 @@ pub fn now_ms() -> u64 {
 
 /// `20261130-034512` (UTC) from Unix seconds: run ids and other names that sort by time.
 pub fn timestamp_id(secs: u64) -> String {
+    let (year, month, day, hour, minute, second) = civil(secs);
+    format!("{year:04}{month:02}{day:02}-{hour:02}{minute:02}{second:02}")
+}
+
+/// `2026-11-30T03:45:12.345Z` from Unix milliseconds: the stream's timestamps.
+pub fn rfc3339(ms: u64) -> String {
+    let (year, month, day, hour, minute, second) = civil(ms / 1000);
+    format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.{:03}Z", ms % 1000)
+}
+
+/// The UTC calendar date and time of Unix seconds (Howard Hinnant's
+/// civil-from-days).
+fn civil(secs: u64) -> (i64, i64, i64, u64, u64, u64) {
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
-    // Civil-from-days (Howard Hinnant's algorithm).
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);
@@ -208,7 +220,7 @@ pub fn timestamp_id(secs: u64) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}{month:02}{day:02}-{:02}{:02}{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
+    (year, month, day, rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
 #[cfg(test)]
@@ -220,6 +232,7 @@ mod tests {
         assert_eq!(timestamp_id(0), "19700101-000000");
         assert_eq!(timestamp_id(1_796_009_595), "20261130-033315");
         assert_eq!(timestamp_id(951_782_400), "20000229-000000");
+        assert_eq!(rfc3339(1_796_009_595_007), "2026-11-30T03:33:15.007Z");
     }
 
     #[test]

@@ -16,11 +16,13 @@
 mod check;
 mod folder;
 mod secrets;
+mod snapshot;
 
 pub use secrets::SECRET_STORES;
 
 pub use check::{Workspace, WorkspaceError};
 pub use folder::{Entry, Folder, Kind, normalize};
+pub use snapshot::{Change, Snapshot};
 
 /// The most clix reads of a file it reads for itself (a manifest, an
 /// image, a file given to `see`), so that a planted `/dev/zero`-sized file

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
+use clix_agent::stream::{ArtifactWatch, RunResult, StreamWriter, Upstream, read_upstream};
 use clix_agent::{
     Agent, AgentMemory, Event, Provider, ReplyCache, RunSummary, StopReason, Trajectory, list_runs, read_run,
     resolve_provider,
@@ -41,10 +42,39 @@ pub(crate) struct AgentArgs {
 pub(crate) struct AskArgs {
     #[command(flatten)]
     pub common: AgentArgs,
+    /// What piped stdin is: text appended to the task, or an upstream
+    /// agent's `--jsonl` stream whose result becomes this task's context.
+    #[arg(long, value_enum, default_value = "text", value_name = "FORM")]
+    pub input: InputForm,
+    /// With `--input jsonl`: the upstream's result only, or all its events
+    /// (summarized to fit).
+    #[arg(long, value_enum, default_value = "result", value_name = "WHICH")]
+    pub input_events: InputEvents,
     /// The task. Piped stdin is appended to it.
     #[arg(value_name = "TASK")]
     pub task: String,
 }
+
+/// `--input`.
+#[derive(clap::ValueEnum, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum InputForm {
+    /// Plain text, appended to the task.
+    Text,
+    /// An upstream `clix ask --jsonl` stream.
+    Jsonl,
+}
+
+/// `--input-events`.
+#[derive(clap::ValueEnum, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum InputEvents {
+    /// The upstream's answer and the files it left.
+    Result,
+    /// Also what it ran and saw, cut to fit.
+    All,
+}
+
+/// How much of an upstream stream a downstream task may carry, in bytes.
+const UPSTREAM_CONTEXT_BYTES: usize = 24_000;
 
 fn flags(args: &AgentArgs) -> Vec<(&'static str, &'static str, toml::Value)> {
     let mut flags = args.session.layers();
@@ -61,14 +91,10 @@ fn person_at_terminal(args: &AgentArgs) -> bool {
 }
 
 fn provider(settings: &Settings, args: &AgentArgs) -> Result<Provider> {
-    // The keys (AGENT_API_KEY, OPENAI_API_KEY, …) left the environment at start.
-    let resolved =
-        resolve_provider(&settings.agent, clix_config::secrets::var, args.model.as_deref(), args.provider.as_deref())
-            .map_err(anyhow::Error::msg)?;
-    Ok(Provider::new(&resolved))
+    provider_for(settings, args.model.as_deref(), args.provider.as_deref())
 }
 
-fn runs_dir(paths: &Paths) -> PathBuf {
+pub(crate) fn runs_dir(paths: &Paths) -> PathBuf {
     paths.data_dir.join("runs")
 }
 
@@ -80,6 +106,23 @@ fn agent<'e>(
     args: &AgentArgs,
 ) -> Result<(Agent<'e>, PathBuf)> {
     let provider = provider(settings, args)?;
+    let (mut agent, path) = agent_with(paths, engine, provider, settings)?;
+    if args.cache {
+        let cache = ReplyCache::open(&paths.data_dir.join("reply-cache.sqlite")).map_err(anyhow::Error::msg)?;
+        agent = agent.with_cache(cache);
+    }
+    watch_ctrl_c(&agent);
+    Ok((agent, path))
+}
+
+/// An agent over `engine` with its trajectory and the session's memory: what
+/// `ask`, `chat` and each task of a plan share.
+pub(crate) fn agent_with<'e>(
+    paths: &Paths,
+    engine: &'e mut clix_engine::Engine,
+    provider: Provider,
+    settings: &Settings,
+) -> Result<(Agent<'e>, PathBuf)> {
     let trajectory = Trajectory::create(&runs_dir(paths)).context("cannot create the run's trajectory file")?;
     let path = trajectory.path.clone();
     let session = trajectory.id.clone();
@@ -96,31 +139,89 @@ fn agent<'e>(
         }
         Err(e) => eprintln!("clix: memory is off for this session: {e}"),
     }
-    if args.cache {
-        let cache = ReplyCache::open(&paths.data_dir.join("reply-cache.sqlite")).map_err(anyhow::Error::msg)?;
-        agent = agent.with_cache(cache);
-    }
-    watch_ctrl_c(&agent);
     Ok((agent, path))
+}
+
+/// The provider `settings` name, with a model or API kind of the caller's.
+pub(crate) fn provider_for(settings: &Settings, model: Option<&str>, kind: Option<&str>) -> Result<Provider> {
+    // The keys (AGENT_API_KEY, OPENAI_API_KEY, …) left the environment at start.
+    let resolved =
+        resolve_provider(&settings.agent, clix_config::secrets::var, model, kind).map_err(anyhow::Error::msg)?;
+    Ok(Provider::new(&resolved))
 }
 
 /// `clix ask "<task>"`: one task, streamed.
 pub(crate) async fn ask(paths: &Paths, args: AskArgs) -> Result<ExitCode> {
+    let started = std::time::Instant::now();
+    let piped = crate::cli::read_piped_stdin()?;
+    let mut task = args.task.clone();
+    match (args.input, piped) {
+        (InputForm::Jsonl, piped) => match upstream(piped.as_deref()) {
+            Ok(upstream) => {
+                let context = upstream.context(args.input_events == InputEvents::All, UPSTREAM_CONTEXT_BYTES);
+                task = format!("{context}\nYour task:\n{task}");
+            }
+            // Stopped before a model is called: a chain fails at its first broken link.
+            Err(why) => return Ok(upstream_failed(&args.common, &why, started)),
+        },
+        (InputForm::Text, Some(piped)) => {
+            task.push_str("\n\n");
+            task.push_str(&String::from_utf8_lossy(&piped));
+        }
+        (InputForm::Text, None) => {}
+    }
     let mut settings = settings::load(paths, &flags(&args.common))?.value;
     settings.person_answers = person_at_terminal(&args.common);
     let workspace = crate::cli::workspace_or_cwd(args.common.session.workspace.clone())?;
     let mut engine = crate::cli::start_engine(paths, &workspace, &settings).await?;
+    let watch = args.common.jsonl.then(|| ArtifactWatch::start(engine.session().folder(), &[PathBuf::new()]));
     let (mut agent, path) = agent(paths, &mut engine, &settings, &args.common)?;
-    let mut task = args.task;
-    if let Some(piped) = crate::cli::read_piped_stdin()? {
-        task.push_str("\n\n");
-        task.push_str(&String::from_utf8_lossy(&piped));
-    }
     let mut render = Renderer::new(args.common.jsonl);
     let summary = agent.run(&task, &mut |e| render.event(e)).await;
     remember(&mut agent, &mut render).await;
+    let artifacts = watch.map(|w| w.finish()).unwrap_or_default();
+    render.result(&RunResult::new(&summary, started.elapsed().as_millis() as u64, artifacts));
     render.finish(&summary, &path);
     Ok(exit_code(&summary))
+}
+
+/// The upstream stream on stdin, read whole.
+fn upstream(piped: Option<&[u8]>) -> Result<Upstream, String> {
+    let piped = piped
+        .ok_or("--input jsonl needs an upstream stream on stdin: clix ask --jsonl … | clix ask --input jsonl …")?;
+    let text = std::str::from_utf8(piped).map_err(|_| "the upstream stream is not UTF-8 text".to_string())?;
+    read_upstream(text).map_err(|e| e.to_string())
+}
+
+/// A downstream agent whose upstream failed: the reason on stderr, and with
+/// `--jsonl` an `error` and a failed `result`, so the next agent stops too.
+fn upstream_failed(args: &AgentArgs, why: &str, started: std::time::Instant) -> ExitCode {
+    eprintln!("clix: not started: {why}");
+    if args.jsonl {
+        let id = format!(
+            "{}-{}",
+            clix_agent::trajectory::timestamp_id(clix_agent::trajectory::now_ms() / 1000),
+            std::process::id()
+        );
+        let mut writer = StreamWriter::new(id, None);
+        let summary = RunSummary {
+            run_id: None,
+            stop_reason: StopReason::Error(format!("upstream: {why}")),
+            answer: String::new(),
+            steps: 0,
+            usage: clix_agent::Usage::default(),
+        };
+        let lines = [
+            writer.line("error".into(), serde_json::json!({ "message": format!("not started: {why}") })),
+            writer.result(&RunResult::new(&summary, started.elapsed().as_millis() as u64, Vec::new())),
+        ];
+        for line in lines {
+            if let Ok(text) = serde_json::to_string(&line) {
+                let _ = outln(text);
+            }
+        }
+    }
+    ExitCode::from(1)
 }
 
 /// `clix chat`: a REPL over one session; history persists across turns.
@@ -143,7 +244,9 @@ pub(crate) async fn chat(paths: &Paths, args: AgentArgs) -> Result<ExitCode> {
             }
             task => {
                 let mut render = Renderer::new(args.jsonl);
+                let started = std::time::Instant::now();
                 let summary = agent.run(task, &mut |e| render.event(e)).await;
+                render.result(&RunResult::new(&summary, started.elapsed().as_millis() as u64, Vec::new()));
                 render.finish(&summary, &path);
             }
         }
@@ -187,9 +290,10 @@ fn exit_code(summary: &RunSummary) -> ExitCode {
     }
 }
 
-/// Turns events into terminal text or JSON lines.
+/// Turns events into terminal text or stream lines.
 struct Renderer {
-    jsonl: bool,
+    /// With `--jsonl`: the stream the events become.
+    stream: Option<StreamWriter>,
     /// The last thing printed on stdout was streamed model text without a newline.
     mid_text: bool,
     color: bool,
@@ -202,7 +306,8 @@ impl Renderer {
     fn new(jsonl: bool) -> Self {
         let interactive = !jsonl && std::io::stderr().is_terminal();
         let color = interactive && std::env::var_os("NO_COLOR").is_none();
-        Renderer { jsonl, mid_text: false, color, spinner: None, interactive }
+        let stream = jsonl.then(|| StreamWriter::new(String::new(), None));
+        Renderer { stream, mid_text: false, color, spinner: None, interactive }
     }
 
     fn spin(&mut self, message: &str) {
@@ -225,10 +330,12 @@ impl Renderer {
     }
 
     fn event(&mut self, event: &Event) {
-        if self.jsonl {
-            // A reader that left (`| head -1`) ends no run: the trajectory keeps it all.
-            if let Ok(line) = serde_json::to_string(event) {
-                let _ = outln(line);
+        if let Some(stream) = &mut self.stream {
+            if let Event::Start { run_id, .. } = event {
+                stream.set_agent_id(run_id.clone());
+            }
+            if let Some(line) = stream.event(event) {
+                print_line(&line);
             }
             return;
         }
@@ -288,9 +395,16 @@ impl Renderer {
         }
     }
 
+    /// With `--jsonl`, the run's last line.
+    fn result(&mut self, result: &RunResult) {
+        if let Some(stream) = &mut self.stream {
+            print_line(&stream.result(result));
+        }
+    }
+
     fn finish(&mut self, summary: &RunSummary, trajectory: &Path) {
         self.stop_spinner();
-        if self.jsonl {
+        if self.stream.is_some() {
             return;
         }
         self.end_text();
@@ -307,6 +421,14 @@ impl Renderer {
             "{}",
             self.dim(&format!("— {how}; {} steps; {usage}; run saved: {}", summary.steps, trajectory.display()))
         );
+    }
+}
+
+/// One stream line on stdout. A reader that left (`| head -1`) ends no
+/// run: the trajectory keeps it all.
+pub(crate) fn print_line(line: &clix_agent::stream::StreamEvent) {
+    if let Ok(text) = serde_json::to_string(line) {
+        let _ = outln(text);
     }
 }
 

@@ -28,8 +28,9 @@ impl Home {
 
     fn clix(&self, server: Option<&Server>, args: &[&str]) -> Command {
         let mut cmd = common::clix(self.home.path(), self.ws.path(), args);
-        // Session summaries cost one more model call; the memory tests turn them on.
-        cmd.env("CLIX_SANDBOX_MODE", "off").env("CLIX_MEMORY_SUMMARIES", "false");
+        // Session summaries and the look-first note cost one more model
+        // call; their own tests turn them on.
+        cmd.env("CLIX_SANDBOX_MODE", "off").env("CLIX_MEMORY_SUMMARIES", "false").env("CLIX_AGENT_LOOK_FIRST", "false");
         if let Some(s) = server {
             cmd.env("AGENT_BASE_URL", format!("{}/v1", s.url)).env("AGENT_MODEL", "scripted");
         }
@@ -169,8 +170,8 @@ async fn jsonl_gives_one_event_per_line_and_stdin_joins_the_task() {
     let o = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
     let events: Vec<serde_json::Value> = text(&o.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["start", "text", "response", "usage", "done"]);
-    assert_eq!(events[0]["task"], "summarize this\n\npiped details");
+    assert_eq!(kinds, ["start", "text", "response", "usage", "result"]);
+    assert_eq!(events[0]["content"]["task"], "summarize this\n\npiped details");
     let task = &server.requests()[0].body["messages"][1]["content"];
     assert_eq!(task, "summarize this\n\npiped details");
 }

@@ -34,8 +34,10 @@ const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
             "clix-workspace",
         ],
     ),
-    ("clix-agent", &["clix-common", "clix-config", "clix-engine", "clix-memory"]),
+    ("clix-agent", &["clix-common", "clix-config", "clix-engine", "clix-memory", "clix-workspace"]),
     ("clix-mcp", &["clix-common", "clix-engine"]),
+    // Plans of agents: over the agent's stream and tools, the engine's namespaces.
+    ("clix-plan", &["clix-agent", "clix-common", "clix-engine", "clix-workspace"]),
     (
         "clix",
         &[
@@ -47,6 +49,7 @@ const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
             "clix-hub",
             "clix-mcp",
             "clix-memory",
+            "clix-plan",
             "clix-policy",
         ],
     ),
