@@ -32,6 +32,7 @@ pub(crate) fn jail(iterations: usize) {
             commands: CommandRegistry::new(),
             resolver: None,
             gate: None,
+            start_in: None,
         })
         .await
         .expect("session");

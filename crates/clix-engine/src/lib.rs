@@ -25,7 +25,7 @@ mod tooldef;
 
 pub use catalog::Catalog;
 pub use commands::{MAX_IMAGE_SIDE, MemoryAccess, MemoryConfig, SeenImage};
-pub use engine::{Engine, EngineConfig, EngineError, OsTier, RunOutput};
+pub use engine::{Engine, EngineConfig, EngineError, Namespace, OsTier, RunOutput};
 pub use policy::PolicyConfig;
 pub use report::RunReport;
 pub use spill::SpillDir;

@@ -134,6 +134,8 @@ pub struct Sandbox {
     session: String,
     clix_config: Option<PathBuf>,
     home: Option<PathBuf>,
+    /// Set by [`Sandbox::confined`]: the only workspace places programs may write.
+    writable: Option<Vec<PathBuf>>,
 }
 
 impl Sandbox {
@@ -146,6 +148,29 @@ impl Sandbox {
         session: String,
     ) -> Self {
         Self::with_host(settings, workspace, clix_config, audit, session, HostEnv::from_process())
+    }
+
+    /// The same sandbox with the workspace mounted read-only and only
+    /// `writable` (paths relative to it) read-write over it: a plan
+    /// agent's namespace, enforced by the mounts. The caller checks that
+    /// each is a real folder (the workspace handle's `confined` does), and
+    /// no other agent may write its parent, so none can be swapped for a
+    /// symlink. `mode = "host"` cannot confine anything and is refused.
+    pub fn confined(mut self, writable: &[PathBuf]) -> Result<Self, String> {
+        if self.settings.mode == SandboxMode::Host {
+            return Err("sandbox.mode = \"host\" runs programs unconfined; a plan's namespaces need the sandbox \
+                        (sandbox.mode = \"auto\")"
+                .into());
+        }
+        let ws = self.workspace.clone();
+        self.layout.read_write.retain(|p| p != &ws);
+        self.layout.read_only.push(ws.clone());
+        let places: Vec<PathBuf> = writable.iter().map(|w| ws.join(w)).collect();
+        self.layout.read_write.splice(0..0, places);
+        self.writable = Some(writable.to_vec());
+        // Tells a `clix` run inside that it is a plan's agent, which may not start plans.
+        self.env.insert("CLIX_PLAN_AGENT".into(), "1".into());
+        Ok(self)
     }
 
     /// [`Sandbox::new`] laid out from `host` instead of this process's PATH and HOME.
@@ -176,6 +201,7 @@ impl Sandbox {
             session,
             clix_config: clix_config.map(Path::to_path_buf),
             home,
+            writable: None,
         }
     }
 
@@ -235,8 +261,15 @@ impl Sandbox {
             SandboxMode::Off => "off: no OS programs run (sandbox.mode = \"off\")".into(),
         };
         s.push_str(&format!("isolation: {isolation}\n"));
-        s.push_str(&format!("workspace (read-write): {}\n", self.workspace.display()));
-        for p in self.layout.read_write.iter().skip(1) {
+        match &self.writable {
+            None => s.push_str(&format!("workspace (read-write): {}\n", self.workspace.display())),
+            Some(places) => {
+                let places: Vec<String> = places.iter().map(|p| format!("{}/", p.display())).collect();
+                s.push_str(&format!("workspace (read-only but {}): {}\n", places.join(", "), self.workspace.display()));
+            }
+        }
+        let shown = self.writable.as_ref().map_or(1, Vec::len);
+        for p in self.layout.read_write.iter().skip(shown) {
             s.push_str(&format!("read-write: {}\n", p.display()));
         }
         s.push_str("read-only: /usr /bin /lib* /etc (minimal)");

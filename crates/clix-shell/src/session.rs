@@ -32,6 +32,8 @@ pub struct SessionConfig {
     pub resolver: Option<Arc<dyn CommandResolver>>,
     /// Asked before every command runs (the engine's policy); `None` runs everything.
     pub gate: Option<Arc<dyn CommandGate>>,
+    /// The starting cwd, relative to the workspace; `None` is its root.
+    pub start_in: Option<PathBuf>,
 }
 
 /// Why a session could not start.
@@ -119,8 +121,9 @@ impl Session {
     pub async fn new(config: SessionConfig) -> Result<Self, SessionError> {
         let folder = config.workspace;
         let workspace = folder.root().to_path_buf();
+        let cwd = config.start_in.as_ref().map_or_else(|| workspace.clone(), |dir| workspace.join(dir));
         let mut builder = Bash::builder()
-            .cwd(&workspace)
+            .cwd(&cwd)
             .builtin_filter(kept_builtin)
             .limits(config.limits.to_bashkit())
             .session_limits(config.limits.to_bashkit_session());

@@ -30,6 +30,7 @@ async fn fixture() -> Fixture {
         commands: CommandRegistry::new(),
         resolver: None,
         gate: None,
+        start_in: None,
     })
     .await
     .unwrap();
@@ -116,6 +117,7 @@ async fn time_limit_gives_124_and_keeps_partial_output() {
         commands: CommandRegistry::new(),
         resolver: None,
         gate: None,
+        start_in: None,
     })
     .await
     .unwrap();

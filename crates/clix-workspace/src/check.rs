@@ -59,6 +59,12 @@ impl Workspace {
         }
         Ok(Workspace(folder))
     }
+
+    /// The same workspace, writable only beneath `writable` (see
+    /// [`Folder::confined`]): a plan agent's namespace.
+    pub fn confined(&self, writable: &[PathBuf]) -> std::io::Result<Workspace> {
+        Ok(Workspace(self.0.confined(writable)?))
+    }
 }
 
 /// The folders a workspace may neither be nor contain: the home folder and

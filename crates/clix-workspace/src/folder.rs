@@ -103,11 +103,24 @@ fn since_epoch(secs: i64, nanos: i64) -> SystemTime {
 pub struct Folder {
     root: PathBuf,
     dir: Arc<Dir>,
+    /// `None`: the whole folder is writable. `Some`: only these subfolders
+    /// are (see [`Folder::confined`]).
+    writable: Option<Arc<[Writable]>>,
+}
+
+/// A subfolder a confined [`Folder`] may write in, with its own handle:
+/// writes resolve beneath it, so a symlink inside that leads out of it (to
+/// a sibling's folder) is refused by the kernel, not by a path check.
+#[derive(Clone)]
+struct Writable {
+    rel: PathBuf,
+    folder: Folder,
 }
 
 impl std::fmt::Debug for Folder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Folder").field("root", &self.root).finish()
+        let writable: Option<Vec<&Path>> = self.writable.as_ref().map(|w| w.iter().map(|w| w.rel.as_path()).collect());
+        f.debug_struct("Folder").field("root", &self.root).field("writable", &writable).finish()
     }
 }
 
@@ -117,7 +130,66 @@ impl Folder {
     pub fn open(path: &Path) -> io::Result<Self> {
         let root = std::fs::canonicalize(path)?;
         let dir = Dir::open_ambient_dir(&root, cap_std::ambient_authority())?;
-        Ok(Folder { root, dir: Arc::new(dir) })
+        Ok(Folder { root, dir: Arc::new(dir), writable: None })
+    }
+
+    /// The same folder, readable everywhere but writable only beneath
+    /// `writable` (paths relative to it): an agent's namespace in a plan.
+    /// Each must already be a folder reached through folders only (no
+    /// symlink on the way), and each gets its own handle. A write anywhere
+    /// else is a `ReadOnlyFilesystem` error naming where writes may go.
+    pub fn confined(&self, writable: &[PathBuf]) -> io::Result<Folder> {
+        let mut handles = Vec::new();
+        for path in writable {
+            let rel = self.relative(path)?;
+            let mut walked = PathBuf::new();
+            for part in rel.components() {
+                walked.push(part);
+                let kind = self.symlink_metadata(&walked)?.kind;
+                if kind != Kind::Dir {
+                    return Err(io::Error::new(
+                        ErrorKind::InvalidInput,
+                        format!(
+                            "{}: {} is {}, not a folder; a writable place must be a folder",
+                            path.display(),
+                            walked.display(),
+                            kind.described()
+                        ),
+                    ));
+                }
+            }
+            let sub = self.dir.open_dir(&rel).map_err(|e| explain(e, path))?;
+            let folder = Folder { root: normalize(&self.root.join(&rel)), dir: Arc::new(sub), writable: None };
+            handles.push(Writable { rel, folder });
+        }
+        // The longest prefix wins, so a nested writable place is found first.
+        handles.sort_by_key(|w| std::cmp::Reverse(w.rel.components().count()));
+        Ok(Folder { writable: Some(handles.into()), ..self.clone() })
+    }
+
+    /// The places this folder may write in, when it is confined.
+    pub fn writable(&self) -> Option<Vec<PathBuf>> {
+        self.writable.as_ref().map(|w| w.iter().map(|w| w.rel.clone()).collect())
+    }
+
+    /// The handle a write of `path` goes through and the path relative to
+    /// it: this folder, or the confined place that holds `path`.
+    fn for_write(&self, path: &Path) -> io::Result<(&Folder, PathBuf)> {
+        let rel = self.relative(path)?;
+        let Some(writable) = &self.writable else {
+            return Ok((self, rel));
+        };
+        for place in writable.iter() {
+            if let Ok(rest) = rel.strip_prefix(&place.rel) {
+                let rest = if rest.as_os_str().is_empty() { PathBuf::from(".") } else { rest.to_path_buf() };
+                return Ok((&place.folder, rest));
+            }
+        }
+        let places: Vec<String> = writable.iter().map(|w| format!("{}/", w.rel.display())).collect();
+        Err(io::Error::new(
+            ErrorKind::ReadOnlyFilesystem,
+            format!("{}: read-only here; this agent may write only in {}", path.display(), places.join(", ")),
+        ))
     }
 
     /// The folder at `path` inside this one, as a capability of its own.
@@ -126,7 +198,27 @@ impl Folder {
     pub fn open_dir(&self, path: &Path) -> io::Result<Folder> {
         let rel = self.relative(path)?;
         let dir = self.dir.open_dir(&rel).map_err(|e| explain(e, path))?;
-        Ok(Folder { root: normalize(&self.root.join(&rel)), dir: Arc::new(dir) })
+        let root = normalize(&self.root.join(&rel));
+        let Some(places) = &self.writable else {
+            return Ok(Folder { root, dir: Arc::new(dir), writable: None });
+        };
+        // A subfolder of a confined folder is as writable as its paths were:
+        // wholly when it lies in a writable place (opened through that
+        // place's handle), else in the places beneath it.
+        if let Some(place) = places.iter().find(|p| rel.starts_with(&p.rel)) {
+            let rest = rel.strip_prefix(&place.rel).unwrap_or(Path::new("."));
+            let rest = if rest.as_os_str().is_empty() { Path::new(".") } else { rest };
+            return place.folder.open_dir(rest);
+        }
+        let below = places
+            .iter()
+            .filter_map(|p| {
+                let rest = p.rel.strip_prefix(&rel).ok().filter(|_| rel != Path::new("."))?;
+                Some(Writable { rel: rest.to_path_buf(), folder: p.folder.clone() })
+            })
+            .collect::<Vec<_>>();
+        let below = if rel == Path::new(".") { places.to_vec() } else { below };
+        Ok(Folder { root, dir: Arc::new(dir), writable: Some(below.into()) })
     }
 
     /// The folder's canonical host path.
@@ -195,8 +287,8 @@ impl Folder {
     }
 
     fn write_with(&self, path: &Path, content: &[u8], options: &OpenOptions) -> io::Result<()> {
-        let rel = self.relative(path)?;
-        let mut file = self.open_regular(&rel, path, options)?;
+        let (folder, rel) = self.for_write(path)?;
+        let mut file = folder.open_regular(&rel, path, options)?;
         file.write_all(content)
     }
 
@@ -253,18 +345,18 @@ impl Folder {
     /// Creates the folder `path` beneath this one; `recursive` makes the
     /// missing parents too, as `mkdir -p`.
     pub fn create_dir(&self, path: &Path, recursive: bool) -> io::Result<()> {
-        let rel = self.relative(path)?;
-        let made = if recursive { self.dir.create_dir_all(&rel) } else { self.dir.create_dir(&rel) };
+        let (folder, rel) = self.for_write(path)?;
+        let made = if recursive { folder.dir.create_dir_all(&rel) } else { folder.dir.create_dir(&rel) };
         made.map_err(|e| explain(e, path))
     }
 
     /// Removes the entry at `path`; a symlink is removed, never its target.
     pub fn remove(&self, path: &Path, recursive: bool) -> io::Result<()> {
-        let rel = self.relative(path)?;
-        let removed = match self.symlink_metadata(&rel)?.kind {
-            Kind::Dir if recursive => self.dir.remove_dir_all(&rel),
-            Kind::Dir => self.dir.remove_dir(&rel),
-            _ => self.dir.remove_file(&rel),
+        let (folder, rel) = self.for_write(path)?;
+        let removed = match folder.symlink_metadata(&rel)?.kind {
+            Kind::Dir if recursive => folder.dir.remove_dir_all(&rel),
+            Kind::Dir => folder.dir.remove_dir(&rel),
+            _ => folder.dir.remove_file(&rel),
         };
         removed.map_err(|e| explain(e, path))
     }
@@ -272,8 +364,8 @@ impl Folder {
     /// Renames `from` to `to`, both beneath this folder; a symlink is
     /// renamed as itself.
     pub fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        let (from_rel, to_rel) = (self.relative(from)?, self.relative(to)?);
-        self.dir.rename(&from_rel, &self.dir, &to_rel).map_err(|e| explain(e, from))
+        let ((from_dir, from_rel), (to_dir, to_rel)) = (self.for_write(from)?, self.for_write(to)?);
+        from_dir.dir.rename(&from_rel, &to_dir.dir, &to_rel).map_err(|e| explain(e, from))
     }
 
     /// Copies the regular file `from` to `to`, with its permission bits
@@ -289,8 +381,8 @@ impl Folder {
     /// absolute target is refused, since it would mean one place to the
     /// shell and another to the sandbox's programs.
     pub fn symlink(&self, target: &Path, link: &Path) -> io::Result<()> {
-        let rel = self.relative(link)?;
-        self.dir.symlink(target, &rel).map_err(|e| {
+        let (folder, rel) = self.for_write(link)?;
+        folder.dir.symlink(target, &rel).map_err(|e| {
             if target.is_absolute() {
                 io::Error::new(
                     ErrorKind::PermissionDenied,
@@ -313,20 +405,20 @@ impl Folder {
 
     /// Sets the permission bits of `path`, without setuid and setgid.
     pub fn chmod(&self, path: &Path, mode: u32) -> io::Result<()> {
-        let rel = self.relative(path)?;
-        if self.symlink_metadata(&rel)?.kind == Kind::Symlink {
+        let (folder, rel) = self.for_write(path)?;
+        if folder.symlink_metadata(&rel)?.kind == Kind::Symlink {
             return Err(io::Error::new(ErrorKind::PermissionDenied, format!("{}: is a symlink", path.display())));
         }
         let permissions = Permissions::from_mode(mode & 0o7777 & !PRIVILEGE_BITS);
-        self.dir.set_permissions(&rel, permissions).map_err(|e| explain(e, path))
+        folder.dir.set_permissions(&rel, permissions).map_err(|e| explain(e, path))
     }
 
     /// Sets the modification time of `path` (a final symlink is not followed).
     pub fn set_modified(&self, path: &Path, time: SystemTime) -> io::Result<()> {
-        let rel = self.relative(path)?;
+        let (folder, rel) = self.for_write(path)?;
         let mut options = OpenOptions::new();
         options.read(true).follow(FollowSymlinks::No).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
-        let file = self.dir.open_with(&rel, &options).map_err(|e| explain(e, path))?;
+        let file = folder.dir.open_with(&rel, &options).map_err(|e| explain(e, path))?;
         file.into_std().set_modified(time)
     }
 }

@@ -4,8 +4,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
 use std::ffi::CString;
+use std::io;
 use std::os::unix::fs::{PermissionsExt, symlink};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clix_workspace::{Folder, Kind};
@@ -172,4 +173,54 @@ fn every_secret_store_is_refused_as_part_of_a_workspace() {
             }
         }
     }
+}
+
+/// A plan agent's namespace: the folder it may write, its inputs and the
+/// rest readable, every escape refused by the handle.
+#[test]
+fn a_confined_folder_writes_only_in_its_places() {
+    let tmp = tempfile::tempdir().unwrap();
+    for dir in ["agents/a", "agents/b", "shared", "out/gen"] {
+        std::fs::create_dir_all(tmp.path().join(dir)).unwrap();
+    }
+    std::fs::write(tmp.path().join("shared/data.txt"), "shared").unwrap();
+    std::fs::write(tmp.path().join("agents/b/b.txt"), "b's").unwrap();
+    let ws = Folder::open(tmp.path()).unwrap();
+    let a = ws.confined(&[PathBuf::from("agents/a"), PathBuf::from("out/gen")]).unwrap();
+    a.write(Path::new("agents/a/x.txt"), b"mine").unwrap();
+    a.create_dir(Path::new("agents/a/sub/deeper"), true).unwrap();
+    a.write(Path::new("out/gen/g.txt"), b"gen").unwrap();
+    assert_eq!(a.read(Path::new("shared/data.txt"), 100).unwrap(), b"shared");
+    assert_eq!(a.read(Path::new("agents/b/b.txt"), 100).unwrap(), b"b's");
+    // A symlink in its own folder that leads into a sibling's.
+    symlink("../b", tmp.path().join("agents/a/to-b")).unwrap();
+    let refused: [(&str, io::Result<()>); 9] = [
+        ("another agent's folder", a.write(Path::new("agents/b/evil.txt"), b"x")),
+        ("shared", a.write(Path::new("shared/data.txt"), b"x")),
+        ("the root", a.write(Path::new("top.txt"), b"x")),
+        ("dot-dot out of its folder", a.write(Path::new("agents/a/../b/evil.txt"), b"x")),
+        ("through a symlink", a.write(Path::new("agents/a/to-b/evil.txt"), b"x")),
+        ("remove a shared file", a.remove(Path::new("shared/data.txt"), false)),
+        ("rename out", a.rename(Path::new("agents/a/x.txt"), Path::new("shared/x.txt"))),
+        ("mkdir outside", a.create_dir(Path::new("agents/c"), false)),
+        ("chmod outside", a.chmod(Path::new("shared/data.txt"), 0o777)),
+    ];
+    for (case, outcome) in refused {
+        assert!(outcome.is_err(), "{case}: allowed");
+    }
+    assert_eq!(std::fs::read_to_string(tmp.path().join("shared/data.txt")).unwrap(), "shared");
+    assert_eq!(std::fs::read_to_string(tmp.path().join("agents/b/b.txt")).unwrap(), "b's");
+    assert!(!tmp.path().join("agents/b/evil.txt").exists() && !tmp.path().join("top.txt").exists());
+    let err = a.write(Path::new("shared/new.txt"), b"x").unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::ReadOnlyFilesystem);
+    assert!(err.to_string().contains("may write only in agents/a/, out/gen/"), "{err}");
+    // A subfolder opened from it keeps the same places.
+    let agents = a.open_dir(Path::new("agents")).unwrap();
+    agents.write(Path::new("a/y.txt"), b"y").unwrap();
+    assert!(agents.write(Path::new("b/y.txt"), b"y").is_err());
+    // A writable place must be a real folder, reached without symlinks.
+    symlink("shared", tmp.path().join("link")).unwrap();
+    assert!(ws.confined(&[PathBuf::from("link")]).is_err());
+    assert!(ws.confined(&[PathBuf::from("shared/data.txt")]).is_err());
+    assert_eq!(a.writable(), Some(vec![PathBuf::from("agents/a"), PathBuf::from("out/gen")]));
 }

@@ -50,6 +50,19 @@ pub enum EngineError {
     /// A policy file is wrong: every problem, with its file and rule.
     #[error(transparent)]
     Policy(#[from] clix_policy::LoadError),
+    /// A plan agent's namespace cannot be set up.
+    #[error("the agent's namespace: {0}")]
+    Namespace(String),
+}
+
+/// Where a plan agent may write: its own folder and the plan's `writes`
+/// for it, relative to the workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Namespace {
+    /// Its own folder (`agents/<id>`): where the shell starts and spills go.
+    pub home: PathBuf,
+    /// Every place it may write, `home` included.
+    pub writable: Vec<PathBuf>,
 }
 
 /// How the OS tier of an engine is set up.
@@ -100,12 +113,30 @@ impl Engine {
     /// Opens the workspace, sets up our commands, the OS tier and the hub
     /// as `config` asks, and starts the shell session.
     pub async fn new(config: EngineConfig) -> Result<Self, EngineError> {
+        Self::start(config, None).await
+    }
+
+    /// [`Engine::new`] for an agent of a plan: the workspace is readable
+    /// everywhere and writable only in `namespace`'s places, for the shell,
+    /// our commands and the sandbox's programs alike; the shell starts in
+    /// the agent's own folder, where its spilled outputs go too.
+    pub async fn confined(config: EngineConfig, namespace: Namespace) -> Result<Self, EngineError> {
+        Self::start(config, Some(namespace)).await
+    }
+
+    async fn start(config: EngineConfig, namespace: Option<Namespace>) -> Result<Self, EngineError> {
         let shared: SharedCatalog = Arc::default();
         let seen = SeenImages::default();
         let mut registry = setup::own_commands(&shared, &seen, config.memory);
         // Opened once, checked once: every later access goes through this handle.
-        let workspace = Workspace::open(&config.workspace).map_err(SessionError::from)?;
-        let sandbox = config.os.map(|os| setup::open_sandbox(os, &workspace));
+        let mut workspace = Workspace::open(&config.workspace).map_err(SessionError::from)?;
+        if let Some(ns) = &namespace {
+            workspace = workspace.confined(&ns.writable).map_err(|e| EngineError::Namespace(e.to_string()))?;
+        }
+        let sandbox = match config.os {
+            Some(os) => Some(setup::open_sandbox(os, &workspace, namespace.as_ref()).map_err(EngineError::Namespace)?),
+            None => None,
+        };
         let deadline = Deadline::default();
         let time = CallTime { deadline: deadline.clone(), limit: config.limits.timeout() };
         let resolver = setup::resolver(&mut registry, sandbox.as_ref(), &time, &shared);
@@ -123,12 +154,18 @@ impl Engine {
             commands: registry.clone(),
             resolver: Some(resolver),
             gate: gate.clone().map(|g| Arc::new(ShellGate(g)) as Arc<dyn clix_shell::CommandGate>),
+            start_in: namespace.as_ref().map(|ns| ns.home.clone()),
         })
         .await?;
         let catalog = setup::catalog(&registry, &session, &hub);
         // Set exactly once, here, before any command can read it.
         let _ = shared.set(catalog.clone());
-        let spill = SpillDir::new(session.folder());
+        let spill = match &namespace {
+            Some(ns) => {
+                SpillDir::new(&session.folder().open_dir(&ns.home).map_err(|e| EngineError::Namespace(e.to_string()))?)
+            }
+            None => SpillDir::new(session.folder()),
+        };
         Ok(Engine {
             session,
             catalog,

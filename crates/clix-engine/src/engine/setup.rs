@@ -33,9 +33,17 @@ pub(super) fn own_commands(
 }
 
 /// The sandbox of the OS tier, over the workspace the session opened.
-pub(super) fn open_sandbox(os: OsTier, workspace: &Workspace) -> Arc<Sandbox> {
+pub(super) fn open_sandbox(
+    os: OsTier,
+    workspace: &Workspace,
+    namespace: Option<&super::Namespace>,
+) -> Result<Arc<Sandbox>, String> {
     let audit = os.audit_log.map(|path| AuditLog { path });
-    Arc::new(Sandbox::new(os.settings, workspace.root(), os.clix_config_dir.as_deref(), audit, os.session_id))
+    let sandbox = Sandbox::new(os.settings, workspace.root(), os.clix_config_dir.as_deref(), audit, os.session_id);
+    match namespace {
+        Some(ns) => Ok(Arc::new(sandbox.confined(&ns.writable)?)),
+        None => Ok(Arc::new(sandbox)),
+    }
 }
 
 /// What answers a name the shell does not know: with a sandbox, the OS
