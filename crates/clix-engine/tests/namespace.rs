@@ -50,10 +50,8 @@ async fn raw(f: &mut Fixture, line: &str) -> (String, String, i32) {
 }
 
 fn sandbox_ready() -> bool {
-    let ok = std::process::Command::new("bwrap")
-        .args(["--ro-bind", "/", "/", "true"])
-        .status()
-        .is_ok_and(|s| s.success());
+    let ok =
+        std::process::Command::new("bwrap").args(["--ro-bind", "/", "/", "true"]).status().is_ok_and(|s| s.success());
     if !ok {
         clix_testkit::skip_missing("namespace: sandboxed programs", "bubblewrap cannot start here");
     }

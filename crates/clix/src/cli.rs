@@ -86,6 +86,9 @@ enum Command {
     Eval(crate::eval_cmd::EvalArgs),
     /// Which commands may run: check a line against the rules, or list them.
     Policy(crate::policy_cmd::PolicyArgs),
+    /// Plans of agents: check a plan, run its tasks as a DAG (each agent in
+    /// its own namespace), or have a coordinator model write one.
+    Plan(crate::plan_cmd::PlanArgs),
     /// Inspect or create the configuration file.
     Config {
         #[command(subcommand)]
@@ -395,6 +398,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Hub(args) => crate::hub_cmd::hub(&paths, args).await,
         Command::Eval(args) => crate::eval_cmd::eval(&paths, args).await,
         Command::Policy(args) => crate::policy_cmd::policy(&paths, args).await,
+        Command::Plan(args) => crate::plan_cmd::plan(&paths, args).await,
         Command::Completions { shell } => {
             let mut command = Cli::command_with_color(ColorChoice::Never);
             // Generated whole first: clap_complete panics on a failed write.
@@ -540,7 +544,7 @@ pub(crate) async fn start_engine(paths: &Paths, workspace: &Path, settings: &Set
 }
 
 /// What an engine on `workspace` is built from; `label` starts its audit-log session id.
-fn engine_config(paths: &Paths, workspace: &Path, settings: &Settings, label: &str) -> Result<EngineConfig> {
+pub(crate) fn engine_config(paths: &Paths, workspace: &Path, settings: &Settings, label: &str) -> Result<EngineConfig> {
     let session = session_id(label);
     let os = (settings.sandbox.mode != SandboxMode::Off).then(|| OsTier {
         settings: settings.sandbox.clone(),

@@ -1,0 +1,496 @@
+//! A plan file: `[[task]]` entries and their dependencies, read and checked
+//! whole before anything runs.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Component, Path, PathBuf};
+
+use serde::Serialize;
+use toml::Value;
+
+/// Fields a `[[task]]` may have.
+const TASK_FIELDS: &[&str] = &[
+    "id",
+    "prompt",
+    "depends_on",
+    "inputs",
+    "writes",
+    "model",
+    "provider",
+    "max_steps",
+    "timeout_secs",
+    "retries",
+    "domain",
+];
+
+/// Top-level places in a plan workspace that no `writes` may name: each
+/// agent's folder is its own, `shared/` is read-only to all.
+pub const RESERVED: &[&str] = &["agents", "shared", ".clix"];
+
+/// One task of a plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Task {
+    /// Unique; also its folder `agents/<id>/`.
+    pub id: String,
+    /// What its agent is asked.
+    pub prompt: String,
+    /// Tasks that must be done before it starts.
+    pub depends_on: Vec<String>,
+    /// Tasks whose results it gets, and whose folders it reads.
+    pub inputs: Vec<String>,
+    /// Workspace folders it may write besides its own.
+    pub writes: Vec<PathBuf>,
+    /// Model name, beating the configuration.
+    pub model: Option<String>,
+    /// `openai` or `anthropic`.
+    pub provider: Option<String>,
+    /// Model calls of its agent.
+    pub max_steps: Option<u32>,
+    /// Wall time of one attempt.
+    pub timeout_secs: Option<u64>,
+    /// Attempts after the first when it fails.
+    pub retries: u32,
+    /// Hub domains its agent sees.
+    pub domain: Vec<String>,
+}
+
+/// A checked plan: ids unique, dependencies known and acyclic, inputs among
+/// the dependencies, no two tasks that may run at once writing one place.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Plan {
+    /// In file order.
+    pub tasks: Vec<Task>,
+}
+
+/// Everything wrong with a plan, each with its fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .problems.iter().map(|p| format!("{}: {p}", .file)).collect::<Vec<_>>().join("\n"))]
+pub struct PlanError {
+    /// The plan file (or what the plan came from).
+    pub file: String,
+    /// One line per problem.
+    pub problems: Vec<String>,
+}
+
+impl Plan {
+    /// Reads and checks a plan's TOML text; `source` names it in errors.
+    pub fn parse(text: &str, source: &str) -> Result<Plan, PlanError> {
+        let fail = |problems: Vec<String>| PlanError { file: source.to_string(), problems };
+        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+            let line = e.span().map_or(1, |span| text[..span.start.min(text.len())].lines().count().max(1));
+            fail(vec![format!("line {line}: {}; the file is not valid TOML", e.message())])
+        })?;
+        let mut problems = Vec::new();
+        for key in table.keys().filter(|k| *k != "task") {
+            problems.push(format!("`{key}` is not a plan field; a plan is `[[task]]` entries"));
+        }
+        let tasks = match table.get("task") {
+            Some(Value::Array(items)) => items.clone(),
+            Some(_) => vec![],
+            None => {
+                problems.push("no `[[task]]` entries; add at least one with `id` and `prompt`".into());
+                vec![]
+            }
+        };
+        let tasks: Vec<Task> = tasks.iter().enumerate().filter_map(|(i, t)| read_task(i, t, &mut problems)).collect();
+        let plan = Plan { tasks };
+        problems.extend(plan.problems());
+        if problems.is_empty() { Ok(plan) } else { Err(fail(problems)) }
+    }
+
+    /// The task named `id`.
+    pub fn task(&self, id: &str) -> Option<&Task> {
+        self.tasks.iter().find(|t| t.id == id)
+    }
+
+    /// The problems of tasks read one by one: what needs the whole plan.
+    fn problems(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        let mut seen = BTreeSet::new();
+        for t in &self.tasks {
+            if !seen.insert(t.id.as_str()) {
+                problems.push(format!("task `{}` is defined twice; give each task its own id", t.id));
+            }
+        }
+        let ids: Vec<&str> = self.tasks.iter().map(|t| t.id.as_str()).collect();
+        for t in &self.tasks {
+            for (field, named) in [("depends_on", &t.depends_on), ("inputs", &t.inputs)] {
+                for dep in named.iter().filter(|d| !ids.contains(&d.as_str())) {
+                    let hint = clix_common::names::did_you_mean(dep, ids.iter().copied())
+                        .map(|s| format!(" (did you mean `{s}`?)"))
+                        .unwrap_or_default();
+                    problems.push(format!(
+                        "task `{}`: {field} names `{dep}`, which is not a task{hint}; tasks: {}",
+                        t.id,
+                        ids.join(", ")
+                    ));
+                }
+            }
+            if t.depends_on.contains(&t.id) {
+                problems.push(format!("task `{}` depends on itself; remove `{}` from its depends_on", t.id, t.id));
+            }
+        }
+        if !problems.is_empty() {
+            return problems;
+        }
+        if let Some(cycle) = self.cycle() {
+            problems.push(format!(
+                "the dependencies form a cycle: {}; remove one of these dependencies",
+                cycle.join(" → ")
+            ));
+            return problems;
+        }
+        for t in &self.tasks {
+            let before = self.ancestors(&t.id);
+            for input in t.inputs.iter().filter(|i| !before.contains(i.as_str())) {
+                problems.push(format!(
+                    "task `{}` takes the inputs of `{input}` but does not depend on it, so they may not exist yet; \
+                     add `{input}` to its depends_on",
+                    t.id
+                ));
+            }
+        }
+        for (i, a) in self.tasks.iter().enumerate() {
+            for b in &self.tasks[i + 1..] {
+                if self.ancestors(&a.id).contains(b.id.as_str()) || self.ancestors(&b.id).contains(a.id.as_str()) {
+                    continue;
+                }
+                for wa in &a.writes {
+                    if let Some(wb) = b.writes.iter().find(|wb| wa.starts_with(wb) || wb.starts_with(wa)) {
+                        problems.push(format!(
+                            "tasks `{}` and `{}` may run at the same time and both write `{}`{}; make one depend on \
+                             the other, or give them different folders",
+                            a.id,
+                            b.id,
+                            wa.display(),
+                            if wa == wb { String::new() } else { format!(" and `{}`", wb.display()) }
+                        ));
+                    }
+                }
+            }
+        }
+        problems
+    }
+
+    /// A dependency cycle, as the ids along it (the first repeated last).
+    fn cycle(&self) -> Option<Vec<String>> {
+        #[derive(Clone, Copy, PartialEq)]
+        enum Mark {
+            New,
+            Open,
+            Done,
+        }
+        let index: BTreeMap<&str, usize> = self.tasks.iter().enumerate().map(|(i, t)| (t.id.as_str(), i)).collect();
+        let mut marks = vec![Mark::New; self.tasks.len()];
+        fn visit(
+            plan: &Plan,
+            index: &BTreeMap<&str, usize>,
+            marks: &mut [Mark],
+            path: &mut Vec<usize>,
+            at: usize,
+        ) -> Option<Vec<String>> {
+            marks[at] = Mark::Open;
+            path.push(at);
+            for dep in &plan.tasks[at].depends_on {
+                let Some(&next) = index.get(dep.as_str()) else { continue };
+                match marks[next] {
+                    Mark::Open => {
+                        let from = path.iter().position(|&p| p == next).unwrap_or(0);
+                        let mut ids: Vec<String> = path[from..].iter().map(|&p| plan.tasks[p].id.clone()).collect();
+                        ids.push(plan.tasks[next].id.clone());
+                        return Some(ids);
+                    }
+                    Mark::New => {
+                        if let Some(cycle) = visit(plan, index, marks, path, next) {
+                            return Some(cycle);
+                        }
+                    }
+                    Mark::Done => {}
+                }
+            }
+            path.pop();
+            marks[at] = Mark::Done;
+            None
+        }
+        (0..self.tasks.len()).find_map(|start| {
+            if marks[start] == Mark::New { visit(self, &index, &mut marks, &mut Vec::new(), start) } else { None }
+        })
+    }
+
+    /// Every task `id` waits for, directly or not.
+    pub fn ancestors(&self, id: &str) -> BTreeSet<&str> {
+        let mut found = BTreeSet::new();
+        let mut pending: Vec<&str> = vec![id];
+        while let Some(at) = pending.pop() {
+            for dep in self.task(at).map(|t| t.depends_on.as_slice()).unwrap_or_default() {
+                if found.insert(dep.as_str()) {
+                    pending.push(dep);
+                }
+            }
+        }
+        found
+    }
+
+    /// Every task that waits for `id`, directly or not.
+    pub fn dependents(&self, id: &str) -> BTreeSet<&str> {
+        self.tasks.iter().filter(|t| self.ancestors(&t.id).contains(id)).map(|t| t.id.as_str()).collect()
+    }
+
+    /// The tasks in layers: each after every task it depends on.
+    pub fn layers(&self) -> Vec<Vec<&str>> {
+        let mut placed: BTreeSet<&str> = BTreeSet::new();
+        let mut layers = Vec::new();
+        while placed.len() < self.tasks.len() {
+            let layer: Vec<&str> = self
+                .tasks
+                .iter()
+                .filter(|t| !placed.contains(t.id.as_str()) && t.depends_on.iter().all(|d| placed.contains(d.as_str())))
+                .map(|t| t.id.as_str())
+                .collect();
+            if layer.is_empty() {
+                break;
+            }
+            placed.extend(layer.iter().copied());
+            layers.push(layer);
+        }
+        layers
+    }
+
+    /// The plan as text: one line per task, in layers, with what it waits for.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for (n, layer) in self.layers().iter().enumerate() {
+            for id in layer {
+                let Some(task) = self.task(id) else { continue };
+                let (deps, writes) = (task.depends_on.join(", "), &task.writes);
+                let deps = if deps.is_empty() { String::new() } else { format!(" ← {deps}") };
+                let writes = if writes.is_empty() {
+                    String::new()
+                } else {
+                    let w: Vec<String> = writes.iter().map(|w| format!("{}/", w.display())).collect();
+                    format!("  (writes {})", w.join(", "))
+                };
+                out.push_str(&format!("{} {id}{deps}{writes}\n", n + 1));
+            }
+        }
+        out
+    }
+
+    /// The plan as a Graphviz digraph, an edge from each dependency.
+    pub fn dot(&self) -> String {
+        let mut out = String::from("digraph plan {\n  rankdir=LR;\n");
+        for t in &self.tasks {
+            out.push_str(&format!("  \"{}\";\n", t.id));
+            for dep in &t.depends_on {
+                out.push_str(&format!("  \"{dep}\" -> \"{}\";\n", t.id));
+            }
+        }
+        out.push_str("}\n");
+        out
+    }
+}
+
+/// One `[[task]]`, its own problems added to `problems`.
+fn read_task(index: usize, value: &Value, problems: &mut Vec<String>) -> Option<Task> {
+    let Value::Table(table) = value else {
+        problems.push(format!("task {} is not a table; write it as [[task]] with id = … and prompt = …", index + 1));
+        return None;
+    };
+    let id = table.get("id").and_then(Value::as_str).map(str::to_string);
+    let name = id.clone().map(|id| format!("task `{id}`")).unwrap_or_else(|| format!("task {}", index + 1));
+    let before = problems.len();
+    let mut problem = |text: String| problems.push(format!("{name}: {text}"));
+    for key in table.keys().filter(|k| !TASK_FIELDS.contains(&k.as_str())) {
+        let hint = clix_common::names::did_you_mean(key, TASK_FIELDS.iter().copied())
+            .map(|s| format!(" (did you mean `{s}`?)"));
+        problem(format!("`{key}` is not a task field{}; fields: {}", hint.unwrap_or_default(), TASK_FIELDS.join(", ")));
+    }
+    match &id {
+        None => problem("no `id`; give it a short name such as id = \"fetch\"".into()),
+        Some(id) if !valid_id(id) => {
+            problem(format!("id `{id}` must be letters, digits, `-` and `_` (it names the folder agents/<id>/)"))
+        }
+        Some(_) => {}
+    }
+    let prompt = table.get("prompt").and_then(Value::as_str).unwrap_or_default().to_string();
+    if prompt.trim().is_empty() {
+        problem("no `prompt`; say what its agent should do".into());
+    }
+    let mut strings = |field: &str| -> Vec<String> {
+        match table.get(field) {
+            None => vec![],
+            Some(Value::Array(items)) if items.iter().all(Value::is_str) => {
+                items.iter().filter_map(Value::as_str).map(str::to_string).collect()
+            }
+            Some(_) => {
+                problem(format!("`{field}` must be a list of strings, as {field} = [\"a\", \"b\"]"));
+                vec![]
+            }
+        }
+    };
+    let depends_on = strings("depends_on");
+    let inputs = strings("inputs");
+    let domain = strings("domain");
+    let writes_raw = strings("writes");
+    let mut writes = Vec::new();
+    for w in writes_raw {
+        match writable_path(&w) {
+            Ok(p) => writes.push(p),
+            Err(why) => problem(format!("writes `{w}`: {why}")),
+        }
+    }
+    let mut text = |field: &str| match table.get(field) {
+        None => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => {
+            problem(format!("`{field}` must be a string"));
+            None
+        }
+    };
+    let (model, provider) = (text("model"), text("provider"));
+    let mut number = |field: &str, max: i64| match table.get(field) {
+        None => None,
+        Some(Value::Integer(n)) if (0..=max).contains(n) => Some(*n as u64),
+        Some(_) => {
+            problem(format!("`{field}` must be a whole number from 0 to {max}"));
+            None
+        }
+    };
+    let max_steps = number("max_steps", 10_000).map(|n| n as u32);
+    let timeout_secs = number("timeout_secs", 86_400);
+    let retries = number("retries", 10).unwrap_or(0) as u32;
+    if problems.len() > before {
+        return None;
+    }
+    Some(Task {
+        id: id.unwrap_or_default(),
+        prompt,
+        depends_on,
+        inputs,
+        writes,
+        model,
+        provider,
+        max_steps,
+        timeout_secs,
+        retries,
+        domain,
+    })
+}
+
+fn valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        && !id.starts_with('-')
+}
+
+/// A `writes` entry as a clean relative path, or why it cannot be one.
+fn writable_path(raw: &str) -> Result<PathBuf, String> {
+    let path = Path::new(raw.trim_end_matches('/'));
+    if path.is_absolute() {
+        return Err("must be relative to the workspace".into());
+    }
+    let mut clean = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::Normal(p) => clean.push(p),
+            Component::CurDir => {}
+            _ => return Err("must stay inside the workspace (no `..`)".into()),
+        }
+    }
+    let first = clean.components().next().map(|c| c.as_os_str().to_string_lossy().into_owned());
+    match first {
+        None => Err("names the whole workspace; name a folder inside it".into()),
+        Some(first) if RESERVED.contains(&first.as_str()) => {
+            Err(format!("`{first}/` is the runtime's (each agent writes its own agents/<id>/; shared/ is read-only)"))
+        }
+        Some(_) => Ok(clean),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problems(text: &str) -> Vec<String> {
+        Plan::parse(text, "p.toml").map(|_| vec![]).unwrap_or_else(|e| e.problems)
+    }
+
+    #[test]
+    fn a_diamond_reads_and_renders_in_layers() {
+        let plan = Plan::parse(
+            r#"
+[[task]]
+id = "a"
+prompt = "fetch"
+[[task]]
+id = "b"
+prompt = "left"
+depends_on = ["a"]
+inputs = ["a"]
+writes = ["out/b/"]
+[[task]]
+id = "c"
+prompt = "right"
+depends_on = ["a"]
+[[task]]
+id = "d"
+prompt = "join"
+depends_on = ["b", "c"]
+inputs = ["a", "b", "c"]
+retries = 2
+"#,
+            "p.toml",
+        )
+        .unwrap();
+        assert_eq!(plan.layers(), vec![vec!["a"], vec!["b", "c"], vec!["d"]]);
+        assert_eq!(plan.render(), "1 a\n2 b ← a  (writes out/b/)\n2 c ← a\n3 d ← b, c\n");
+        assert!(plan.dot().contains("\"b\" -> \"d\";"), "{}", plan.dot());
+        assert_eq!(plan.ancestors("d"), BTreeSet::from(["a", "b", "c"]));
+        assert_eq!(plan.dependents("a"), BTreeSet::from(["b", "c", "d"]));
+        assert_eq!(plan.task("d").unwrap().retries, 2);
+    }
+
+    #[test]
+    fn every_problem_is_listed_with_its_fix() {
+        let cases: &[(&str, &str)] = &[
+            (
+                "[[task]]\nid = \"a\"\nprompt = \"x\"\ndepnds_on = [\"b\"]",
+                "`depnds_on` is not a task field (did you mean `depends_on`?)",
+            ),
+            (
+                "[[task]]\nid = \"a\"\nprompt = \"x\"\ndepends_on = [\"ghost\"]",
+                "depends_on names `ghost`, which is not a task",
+            ),
+            ("[[task]]\nid = \"a\"\nprompt = \"x\"\n[[task]]\nid = \"a\"\nprompt = \"y\"", "task `a` is defined twice"),
+            (
+                "[[task]]\nid = \"a\"\nprompt = \"x\"\ndepends_on = [\"c\"]\n[[task]]\nid = \"b\"\nprompt = \"y\"\ndepends_on = [\"a\"]\n[[task]]\nid = \"c\"\nprompt = \"z\"\ndepends_on = [\"b\"]",
+                "a cycle: a → c → b → a; remove one of these dependencies",
+            ),
+            (
+                "[[task]]\nid = \"a\"\nprompt = \"x\"\nwrites = [\"src\"]\n[[task]]\nid = \"b\"\nprompt = \"y\"\nwrites = [\"src/gen\"]",
+                "tasks `a` and `b` may run at the same time and both write `src` and `src/gen`",
+            ),
+            (
+                "[[task]]\nid = \"a\"\nprompt = \"x\"\n[[task]]\nid = \"b\"\nprompt = \"y\"\ninputs = [\"a\"]",
+                "add `a` to its depends_on",
+            ),
+            ("[[task]]\nid = \"a\"\nprompt = \"x\"\nwrites = [\"../up\"]", "no `..`"),
+            ("[[task]]\nid = \"a\"\nprompt = \"x\"\nwrites = [\"shared\"]", "`shared/` is the runtime's"),
+            ("[[task]]\nid = \"a b\"\nprompt = \"x\"", "must be letters, digits"),
+            ("[[task]]\nid = \"a\"", "no `prompt`"),
+            ("[[task]]\nid = \"a\"\nprompt = \"x\"\nretries = \"2\"", "`retries` must be a whole number"),
+            ("title = \"x\"", "`title` is not a plan field"),
+            ("", "no `[[task]]` entries"),
+            ("[[task]\n", "line 1: unclosed array table"),
+        ];
+        for (text, says) in cases {
+            let found = problems(text);
+            assert!(found.iter().any(|p| p.contains(says)), "{text:?}: {found:?}");
+        }
+        // Several problems at once are all listed.
+        let many = problems("[[task]]\nid = \"a\"\nprompt = \"\"\nbogus = 1\n[[task]]\nprompt = \"y\"");
+        assert_eq!(many.len(), 3, "{many:?}");
+        // Ordered tasks may share a folder.
+        assert!(problems("[[task]]\nid = \"a\"\nprompt = \"x\"\nwrites = [\"src\"]\n[[task]]\nid = \"b\"\nprompt = \"y\"\nwrites = [\"src\"]\ndepends_on = [\"a\"]").is_empty());
+    }
+}

@@ -1,0 +1,470 @@
+//! Running a plan: every task whose dependencies are done starts at once,
+//! up to `jobs` at a time, each agent in its own namespace; a failed task's
+//! dependents are skipped; finished tasks are checkpointed as they finish.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::time::{Duration, Instant};
+
+use clix_agent::stream::{RunResult, StreamEvent, StreamWriter};
+use clix_engine::Namespace;
+use clix_workspace::{Folder, Kind, Workspace};
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use tokio::sync::watch;
+
+use crate::checkpoint::Checkpoint;
+use crate::plan::{Plan, Task};
+
+/// What to do when a task fails for good.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnFailure {
+    /// Independent branches finish; the failed task's dependents are skipped.
+    #[default]
+    Continue,
+    /// Running agents are stopped and nothing new starts.
+    Stop,
+}
+
+/// How a plan runs.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Agents at a time.
+    pub jobs: usize,
+    /// After a task fails for good.
+    pub on_failure: OnFailure,
+    /// The first retry waits this long, each next one twice as long.
+    pub retry_backoff: Duration,
+    /// Identifies the plan in every agent's `parent_id` and its own lines.
+    pub plan_id: String,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            jobs: 4,
+            on_failure: OnFailure::Continue,
+            retry_backoff: Duration::from_secs(2),
+            plan_id: "plan".into(),
+        }
+    }
+}
+
+/// One attempt of one task, as the runner hands it to the [`AgentRunner`].
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// The task as the plan has it.
+    pub task: Task,
+    /// From 1.
+    pub attempt: u32,
+    /// Where its agent may write.
+    pub namespace: Namespace,
+    /// What its agent is asked: where it may write, its inputs' results,
+    /// then the task's prompt.
+    pub prompt: String,
+    /// Its stream: lines carry the task id and the plan as parent.
+    pub stream: StreamWriter,
+    /// Becomes `true` when the plan stops (`--on-failure stop`, Ctrl-C):
+    /// the agent should end at once.
+    pub stop: watch::Receiver<bool>,
+}
+
+/// A future the runner awaits, not necessarily `Send` (agents and engines
+/// live on one thread).
+pub type LocalFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
+
+/// Runs one task's agent; the binary gives the runner one (engine,
+/// provider, agent loop), the tests a scripted one.
+pub trait AgentRunner {
+    /// Runs `job`'s agent to its end, sending each stream line to `emit`;
+    /// `Err` when it could not start at all.
+    fn run<'a>(&'a self, job: Job, emit: &'a dyn Fn(StreamEvent)) -> LocalFuture<'a, Result<RunResult, String>>;
+}
+
+/// How a task ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "status")]
+pub enum TaskStatus {
+    /// Its agent answered.
+    Done {
+        /// Its result.
+        result: RunResult,
+        /// Attempts made, this run.
+        attempts: u32,
+        /// Finished in an earlier run (`--resume`).
+        #[serde(default)]
+        resumed: bool,
+    },
+    /// Every attempt failed.
+    Failed {
+        /// The last attempt's reason.
+        reason: String,
+        /// Attempts made.
+        attempts: u32,
+        /// The last attempt's result, when its agent ran.
+        result: Option<RunResult>,
+    },
+    /// Not run: a task it depends on failed or was skipped.
+    Skipped {
+        /// Which.
+        reason: String,
+    },
+    /// Not started, or ended, because the plan stopped.
+    Stopped {
+        /// Why the plan stopped.
+        reason: String,
+    },
+}
+
+impl TaskStatus {
+    /// `done`, `failed`, `skipped`, `stopped`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            TaskStatus::Done { .. } => "done",
+            TaskStatus::Failed { .. } => "failed",
+            TaskStatus::Skipped { .. } => "skipped",
+            TaskStatus::Stopped { .. } => "stopped",
+        }
+    }
+
+    fn reason(&self) -> Option<&str> {
+        match self {
+            TaskStatus::Done { .. } => None,
+            TaskStatus::Failed { reason, .. } | TaskStatus::Skipped { reason } | TaskStatus::Stopped { reason } => {
+                Some(reason)
+            }
+        }
+    }
+}
+
+/// A whole plan's outcome: `plan-result.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanResult {
+    /// `1`.
+    pub schema_version: u32,
+    /// The plan's id.
+    pub plan_id: String,
+    /// The plan file.
+    pub plan: String,
+    /// Wall time of this run.
+    pub duration_ms: u64,
+    /// Each task in plan order.
+    pub tasks: Vec<TaskReport>,
+}
+
+/// One task in `plan-result.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskReport {
+    /// Its id.
+    pub id: String,
+    /// How it ended.
+    #[serde(flatten)]
+    pub status: TaskStatus,
+    /// Its own time, this run (0 when it did not run).
+    pub duration_ms: u64,
+}
+
+impl PlanResult {
+    /// Tasks with each status.
+    pub fn count(&self, label: &str) -> usize {
+        self.tasks.iter().filter(|t| t.status.label() == label).count()
+    }
+
+    /// Every task is done.
+    pub fn succeeded(&self) -> bool {
+        self.tasks.iter().all(|t| t.status.label() == "done")
+    }
+}
+
+/// Runs the plan in the workspace folder `workspace` (the runner makes each
+/// agent's folder through its handle; the agent's engine is confined to
+/// it). Finished tasks are saved to `checkpoint` as they finish, and ones
+/// it already holds are not run again. `stop` ends the plan from outside
+/// (Ctrl-C). `Err` when the workspace cannot be one; nothing ran.
+#[allow(clippy::too_many_arguments)] // the plan, where, who runs it, how, and its three channels
+pub async fn run_plan(
+    plan: &Plan,
+    plan_name: &str,
+    workspace: &Path,
+    runner: &dyn AgentRunner,
+    options: &RunOptions,
+    checkpoint: &mut Checkpoint,
+    stop: watch::Receiver<bool>,
+    emit: &dyn Fn(StreamEvent),
+) -> Result<PlanResult, String> {
+    let workspace = &*Workspace::open(workspace).map_err(|e| e.to_string())?;
+    let started = Instant::now();
+    let mut own = StreamWriter::new(options.plan_id.clone(), None);
+    let ids: Vec<&str> = plan.tasks.iter().map(|t| t.id.as_str()).collect();
+    emit(own.line("plan_start".into(), json!({ "plan": plan_name, "tasks": ids })));
+    let mut status: BTreeMap<String, TaskStatus> = BTreeMap::new();
+    let mut durations: BTreeMap<String, u64> = BTreeMap::new();
+    for (id, result) in checkpoint.done() {
+        if plan.task(&id).is_some() {
+            status.insert(id, TaskStatus::Done { result, attempts: 0, resumed: true });
+        }
+    }
+    let (stop_all, stopping) = watch::channel(false);
+    let mut outside = stop.clone();
+    let mut stop_reason: Option<String> = None;
+    let mut running = FuturesUnordered::new();
+    loop {
+        if stop_reason.is_none() && *outside.borrow() {
+            stop_reason = Some("the plan was interrupted".into());
+            let _ = stop_all.send(true);
+        }
+        for (id, reason) in skip_dependents_of_failures(plan, &mut status) {
+            emit(own.line("task_end".into(), json!({ "task": id, "status": "skipped", "reason": reason })));
+        }
+        if stop_reason.is_none() {
+            for task in ready(plan, &status, running.len(), options.jobs) {
+                status.insert(task.id.clone(), TaskStatus::Stopped { reason: "running".into() });
+                emit(own.line("task_start".into(), json!({ "task": task.id, "attempt": 1 })));
+                running.push(attempt_task(task, workspace, runner, options, &status, stopping.clone(), emit));
+            }
+        }
+        if running.is_empty() {
+            break;
+        }
+        let finished = tokio::select! {
+            finished = running.next() => finished,
+            _ = outside.changed(), if stop_reason.is_none() => continue,
+        };
+        let Some((id, outcome, took)) = finished else { break };
+        // An agent that ended because the plan stopped says why the plan did.
+        let outcome = match (outcome, &stop_reason) {
+            (TaskStatus::Stopped { .. }, Some(why)) => TaskStatus::Stopped { reason: why.clone() },
+            (outcome, _) => outcome,
+        };
+        durations.insert(id.clone(), took);
+        if let TaskStatus::Done { result, .. } = &outcome {
+            checkpoint.record(&id, result);
+        }
+        let failed = matches!(outcome, TaskStatus::Failed { .. });
+        let mut content = json!({ "task": id, "status": outcome.label() });
+        if let Some(reason) = outcome.reason() {
+            content["reason"] = json!(reason);
+        }
+        emit(own.line("task_end".into(), content));
+        status.insert(id.clone(), outcome);
+        if failed && options.on_failure == OnFailure::Stop && stop_reason.is_none() {
+            stop_reason = Some(format!("task `{id}` failed and the plan runs with --on-failure stop"));
+            let _ = stop_all.send(true);
+        }
+    }
+    let reason = stop_reason.unwrap_or_else(|| "the plan stopped".into());
+    let tasks: Vec<TaskReport> = plan
+        .tasks
+        .iter()
+        .map(|t| {
+            let status = match status.remove(&t.id) {
+                Some(TaskStatus::Stopped { reason: r }) if r == "running" => {
+                    TaskStatus::Stopped { reason: reason.clone() }
+                }
+                Some(s) => s,
+                None => TaskStatus::Stopped { reason: reason.clone() },
+            };
+            TaskReport { id: t.id.clone(), status, duration_ms: durations.get(&t.id).copied().unwrap_or(0) }
+        })
+        .collect();
+    let result = PlanResult {
+        schema_version: 1,
+        plan_id: options.plan_id.clone(),
+        plan: plan_name.to_string(),
+        duration_ms: started.elapsed().as_millis() as u64,
+        tasks,
+    };
+    emit(own.line(
+        "plan_end".into(),
+        json!({
+            "done": result.count("done"),
+            "failed": result.count("failed"),
+            "skipped": result.count("skipped"),
+            "stopped": result.count("stopped"),
+            "duration_ms": result.duration_ms,
+        }),
+    ));
+    Ok(result)
+}
+
+/// Writes `result` to the workspace's `.clix/plan-result.json` (through
+/// its handle: agents cannot write `.clix/`); the path written.
+pub fn save_result(workspace: &Path, result: &PlanResult) -> Result<PathBuf, String> {
+    let folder = Workspace::open(workspace).map_err(|e| e.to_string())?;
+    let rel = Path::new(".clix/plan-result.json");
+    folder.create_dir(Path::new(".clix"), true).map_err(|e| e.to_string())?;
+    let text = serde_json::to_vec_pretty(result).map_err(|e| e.to_string())?;
+    folder.write(rel, &text).map_err(|e| e.to_string())?;
+    Ok(folder.root().join(rel))
+}
+
+/// Tasks not yet started whose dependencies are all done, as many as there is room for.
+fn ready<'p>(plan: &'p Plan, status: &BTreeMap<String, TaskStatus>, running: usize, jobs: usize) -> Vec<&'p Task> {
+    let done = |id: &str| matches!(status.get(id), Some(TaskStatus::Done { .. }));
+    plan.tasks
+        .iter()
+        .filter(|t| !status.contains_key(&t.id) && t.depends_on.iter().all(|d| done(d)))
+        .take(jobs.max(1).saturating_sub(running))
+        .collect()
+}
+
+/// Marks skipped every waiting task that depends on a failed or skipped
+/// one; the tasks newly skipped, with why.
+fn skip_dependents_of_failures(plan: &Plan, status: &mut BTreeMap<String, TaskStatus>) -> Vec<(String, String)> {
+    let mut skipped = Vec::new();
+    loop {
+        let blocked = plan.tasks.iter().find_map(|t| {
+            if status.contains_key(&t.id) {
+                return None;
+            }
+            let dep = t.depends_on.iter().find(|d| {
+                matches!(status.get(d.as_str()), Some(TaskStatus::Failed { .. } | TaskStatus::Skipped { .. }))
+            })?;
+            let how = status.get(dep.as_str()).map(TaskStatus::label).unwrap_or_default();
+            Some((t.id.clone(), format!("`{dep}` {how}")))
+        });
+        let Some((id, reason)) = blocked else { return skipped };
+        status.insert(id.clone(), TaskStatus::Skipped { reason: reason.clone() });
+        skipped.push((id, reason));
+    }
+}
+
+/// A task's attempts, with backoff between them: its final status and its time.
+#[allow(clippy::too_many_arguments)] // one call site; a struct would only rename these
+fn attempt_task<'a>(
+    task: &'a Task,
+    workspace: &'a Folder,
+    runner: &'a dyn AgentRunner,
+    options: &'a RunOptions,
+    status: &BTreeMap<String, TaskStatus>,
+    stop: watch::Receiver<bool>,
+    emit: &'a dyn Fn(StreamEvent),
+) -> LocalFuture<'a, (String, TaskStatus, u64)> {
+    let inputs: Vec<(String, RunResult)> = task
+        .inputs
+        .iter()
+        .filter_map(|id| match status.get(id) {
+            Some(TaskStatus::Done { result, .. }) => Some((id.clone(), result.clone())),
+            _ => None,
+        })
+        .collect();
+    Box::pin(async move {
+        let started = Instant::now();
+        let took = || started.elapsed().as_millis() as u64;
+        let namespace = match prepare_namespace(workspace, task) {
+            Ok(ns) => ns,
+            Err(reason) => {
+                let failed = TaskStatus::Failed { reason, attempts: 0, result: None };
+                return (task.id.clone(), failed, took());
+            }
+        };
+        let prompt = prompt_for(task, &namespace, &inputs);
+        let mut last = TaskStatus::Failed { reason: "not run".into(), attempts: 0, result: None };
+        for attempt in 1..=task.retries + 1 {
+            if *stop.borrow() {
+                return (task.id.clone(), TaskStatus::Stopped { reason: "stopped".into() }, took());
+            }
+            let job = Job {
+                task: task.clone(),
+                attempt,
+                namespace: namespace.clone(),
+                prompt: prompt.clone(),
+                stream: StreamWriter::new(task.id.clone(), Some(options.plan_id.clone())),
+                stop: stop.clone(),
+            };
+            last = match runner.run(job, emit).await {
+                Ok(result) if !result.is_error => {
+                    return (task.id.clone(), TaskStatus::Done { result, attempts: attempt, resumed: false }, took());
+                }
+                Ok(result) => {
+                    TaskStatus::Failed { reason: result.stop_reason.clone(), attempts: attempt, result: Some(result) }
+                }
+                Err(reason) => TaskStatus::Failed { reason, attempts: attempt, result: None },
+            };
+            if *stop.borrow() {
+                return (task.id.clone(), TaskStatus::Stopped { reason: "stopped".into() }, took());
+            }
+            if attempt <= task.retries {
+                let wait = options.retry_backoff.saturating_mul(1 << (attempt - 1).min(10));
+                let mut stop = stop.clone();
+                tokio::select! {
+                    _ = tokio::time::sleep(wait) => {}
+                    _ = stop.wait_for(|s| *s) => {}
+                }
+            }
+        }
+        (task.id.clone(), last, took())
+    })
+}
+
+/// Makes `agents/<id>/` (and `shared/`) and checks the task's `writes`
+/// are real folders; the agent's namespace.
+pub fn prepare_namespace(workspace: &Folder, task: &Task) -> Result<Namespace, String> {
+    let home = Path::new("agents").join(&task.id);
+    for dir in [Path::new("agents"), Path::new("shared")] {
+        match workspace.symlink_metadata(dir) {
+            Ok(e) if e.kind == Kind::Dir => {}
+            Ok(e) => return Err(format!("{}/ must be a folder, and is {:?}; remove it", dir.display(), e.kind)),
+            Err(_) => workspace.create_dir(dir, false).map_err(|e| e.to_string())?,
+        }
+    }
+    if !workspace.exists(&home).map_err(|e| e.to_string())? {
+        workspace.create_dir(&home, false).map_err(|e| e.to_string())?;
+    }
+    let mut writable = vec![home.clone()];
+    for w in &task.writes {
+        if !workspace.exists(w).map_err(|e| e.to_string())? {
+            workspace.create_dir(w, true).map_err(|e| format!("writes `{}`: {e}", w.display()))?;
+        }
+        writable.push(w.clone());
+    }
+    // `confined` checks each is a folder reached through folders only.
+    workspace.confined(&writable).map_err(|e| e.to_string())?;
+    Ok(Namespace { home, writable })
+}
+
+/// What a task's agent is asked.
+fn prompt_for(task: &Task, namespace: &Namespace, inputs: &[(String, RunResult)]) -> String {
+    let mut out = format!(
+        "You are agent `{id}` of a plan of agents sharing this workspace. Your folder is {home}/ (your current \
+         directory): write everything you make there.",
+        id = task.id,
+        home = namespace.home.display()
+    );
+    let others: Vec<String> = namespace.writable.iter().skip(1).map(|p| format!("{}/", p.display())).collect();
+    if !others.is_empty() {
+        out.push_str(&format!(" You may also write in {}.", others.join(", ")));
+    }
+    out.push_str(" The rest of the workspace (shared/ and other agents' folders included) is read-only to you.\n");
+    for (id, result) in inputs {
+        out.push_str(&format!(
+            "\nTask `{id}` finished before you; its folder is agents/{id}/. Its answer:\n{}\n",
+            result.answer
+        ));
+        if !result.artifacts.is_empty() {
+            out.push_str("Its files:\n");
+            for a in &result.artifacts {
+                out.push_str(&format!("- {} ({}, {} bytes)\n", a.path, a.change, a.bytes));
+            }
+        }
+    }
+    out.push_str(&format!("\nYour task:\n{}", task.prompt));
+    out
+}
+
+/// Where a plan's checkpoints live: `<state>/plans/`, one file per plan
+/// path and content.
+pub fn checkpoint_path(state_dir: &Path, plan_path: &Path, text: &str) -> PathBuf {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    hash.update(plan_path.to_string_lossy().as_bytes());
+    hash.update([0]);
+    hash.update(text.as_bytes());
+    let digest = hash.finalize();
+    let key: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
+    state_dir.join("plans").join(format!("{key}.json"))
+}

@@ -1,0 +1,433 @@
+//! `clix plan check|run|make`: plans of agents, for people. clix-plan
+//! checks and schedules; this file builds each task's engine and agent
+//! (the [`AgentRunner`]), and renders the plan's progress.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use clix_agent::stream::{ArtifactWatch, RunResult, StreamEvent, StreamWriter};
+use clix_agent::{Agent, Trajectory};
+use clix_config::Paths;
+use clix_engine::Engine;
+use clix_plan::{
+    AgentRunner, Checkpoint, Job, LocalFuture, OnFailure, Plan, PlanResult, ProposePlan, RunOptions, TaskStatus,
+};
+
+use crate::cli::outln;
+use crate::settings::{self, Settings};
+
+#[derive(clap::Args)]
+pub(crate) struct PlanArgs {
+    #[command(subcommand)]
+    action: PlanAction,
+}
+
+#[derive(clap::Subcommand)]
+enum PlanAction {
+    /// Check a plan and print its tasks in the order they can run.
+    Check {
+        /// The plan file (TOML, `[[task]]` entries).
+        plan: PathBuf,
+        /// A Graphviz digraph instead (`| dot -Tsvg`).
+        #[arg(long)]
+        dot: bool,
+    },
+    /// Run a plan's tasks, each by its own agent in agents/<id>/.
+    Run(RunPlanArgs),
+    /// Have a coordinator model write a plan for a goal (it gets no `run` tool).
+    Make {
+        /// What the plan should achieve.
+        goal: String,
+        /// Where to write the plan.
+        #[arg(short, long, default_value = "PLAN.toml", value_name = "FILE")]
+        output: PathBuf,
+        #[command(flatten)]
+        model: ModelFlags,
+    },
+}
+
+#[derive(clap::Args)]
+struct RunPlanArgs {
+    /// The plan file; with --goal, where the coordinator's plan is written.
+    #[arg(required_unless_present = "goal")]
+    plan: Option<PathBuf>,
+    /// Write the plan with a coordinator model first, then run it.
+    #[arg(long, value_name = "GOAL")]
+    goal: Option<String>,
+    /// Agents at a time.
+    #[arg(short = 'j', long, default_value_t = 4, value_name = "N")]
+    jobs: usize,
+    /// After a task fails for good: finish independent branches, or stop everything.
+    #[arg(long, value_enum, default_value = "continue")]
+    on_failure: FailureFlag,
+    /// Skip the tasks a previous run of this plan finished.
+    #[arg(long)]
+    resume: bool,
+    /// Every agent's events and the plan's, one JSON object per line.
+    #[arg(long)]
+    jsonl: bool,
+    /// The first retry's wait, in milliseconds; each next one doubles.
+    #[arg(long, default_value_t = 2000, value_name = "MS")]
+    retry_backoff_ms: u64,
+    #[command(flatten)]
+    model: ModelFlags,
+}
+
+#[derive(clap::Args, Clone)]
+struct ModelFlags {
+    /// The folder the agents work in (default: the current folder).
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+    /// Model name, for tasks that do not name one.
+    #[arg(long)]
+    model: Option<String>,
+    /// "openai" or "anthropic", for tasks that do not name one.
+    #[arg(long)]
+    provider: Option<String>,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy)]
+enum FailureFlag {
+    Continue,
+    Stop,
+}
+
+pub(crate) async fn plan(paths: &Paths, args: PlanArgs) -> Result<ExitCode> {
+    match args.action {
+        PlanAction::Check { plan, dot } => check(&plan, dot),
+        PlanAction::Make { goal, output, model } => {
+            refuse_inside_a_plan()?;
+            make(paths, &goal, &output, &model).await.map(|_| ExitCode::SUCCESS)
+        }
+        PlanAction::Run(run) => {
+            refuse_inside_a_plan()?;
+            run_cmd(paths, run).await
+        }
+    }
+}
+
+/// The depth limit: a plan's agents run their programs in a sandbox that
+/// sets `CLIX_PLAN_AGENT`, and may not start plans of their own.
+fn refuse_inside_a_plan() -> Result<()> {
+    if std::env::var_os("CLIX_PLAN_AGENT").is_some() {
+        bail!("agents inside a plan cannot start plans; the coordinator plans, agents do their own task");
+    }
+    Ok(())
+}
+
+fn read_plan(path: &Path) -> Result<(Plan, String)> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read the plan {}", path.display()))?;
+    let plan = Plan::parse(&text, &path.display().to_string()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok((plan, text))
+}
+
+fn check(path: &Path, dot: bool) -> Result<ExitCode> {
+    let (plan, _) = match read_plan(path) {
+        Ok(read) => read,
+        Err(e) => {
+            eprintln!("{e:#}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    if dot {
+        outln(plan.dot())?;
+    } else {
+        outln(format_args!("{}: {} tasks in {} layers", path.display(), plan.tasks.len(), plan.layers().len()))?;
+        outln(plan.render().trim_end())?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn load_settings(paths: &Paths, flags: &ModelFlags) -> Result<(Settings, PathBuf)> {
+    let settings = settings::load(paths, &[])?.value;
+    let workspace = crate::cli::workspace_or_cwd(flags.workspace.clone())?;
+    Ok((settings, workspace))
+}
+
+/// `clix plan make`: the coordinator proposes until its plan checks out.
+async fn make(paths: &Paths, goal: &str, output: &Path, flags: &ModelFlags) -> Result<PathBuf> {
+    let (settings, workspace) = load_settings(paths, flags)?;
+    let provider = crate::agent_cmd::provider_for(&settings, flags.model.as_deref(), flags.provider.as_deref())?;
+    let mut tools = ProposePlan::new(workspace);
+    let trajectory = Trajectory::create(&crate::agent_cmd::runs_dir(paths)).context("cannot create the trajectory")?;
+    let saved = trajectory.path.clone();
+    let mut agent = Agent::new(&mut tools, provider, settings.agent.clone(), Some(trajectory));
+    let summary = agent.run(goal, &mut |_| {}).await;
+    drop(agent);
+    let Some(text) = tools.accepted else {
+        bail!("the coordinator proposed no valid plan ({}); its run: {}", summary.stop_reason.label(), saved.display());
+    };
+    let header = format!(
+        "# Written by `clix plan make` for: {}\n# Check it with `clix plan check`, then `clix plan run`.\n\n",
+        one_line(goal)
+    );
+    std::fs::write(output, format!("{header}{text}")).with_context(|| format!("cannot write {}", output.display()))?;
+    eprintln!("clix: wrote {} ({})", output.display(), summary.answer.trim());
+    Ok(output.to_path_buf())
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+async fn run_cmd(paths: &Paths, args: RunPlanArgs) -> Result<ExitCode> {
+    let plan_path = match (&args.goal, &args.plan) {
+        (Some(goal), plan) => {
+            let output = plan.clone().unwrap_or_else(|| PathBuf::from("PLAN.toml"));
+            make(paths, goal, &output, &args.model).await?
+        }
+        (None, Some(plan)) => plan.clone(),
+        (None, None) => bail!("name a plan file, or --goal"),
+    };
+    let (plan, text) = match read_plan(&plan_path) {
+        Ok(read) => read,
+        Err(e) => {
+            eprintln!("{e:#}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let (mut settings, workspace) = load_settings(paths, &args.model)?;
+    // The agents' questions have no one to answer them: a machine runs the plan.
+    settings.person_answers = false;
+    let absolute = std::fs::canonicalize(&plan_path).unwrap_or(plan_path.clone());
+    let mut checkpoint =
+        Checkpoint::open(&clix_plan::checkpoint_path(&paths.state_dir, &absolute, &text), args.resume)?;
+    let plan_id = format!(
+        "plan-{}-{}",
+        clix_agent::trajectory::timestamp_id(clix_agent::trajectory::now_ms() / 1000),
+        std::process::id()
+    );
+    let options = RunOptions {
+        jobs: args.jobs.max(1),
+        on_failure: match args.on_failure {
+            FailureFlag::Continue => OnFailure::Continue,
+            FailureFlag::Stop => OnFailure::Stop,
+        },
+        retry_backoff: Duration::from_millis(args.retry_backoff_ms),
+        plan_id,
+    };
+    let runner = BinRunner { paths: paths.clone(), settings, workspace: workspace.clone(), flags: args.model.clone() };
+    let (stop_tx, stop) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        let mut pressed = 0;
+        while tokio::signal::ctrl_c().await.is_ok() {
+            pressed += 1;
+            if pressed > 1 {
+                std::process::exit(130);
+            }
+            eprintln!("\nclix: stopping the plan's agents (Ctrl-C again to exit)");
+            let _ = stop_tx.send(true);
+        }
+    });
+    let view = RefCell::new(LiveView::new(args.jsonl, &plan));
+    let emit = |line: StreamEvent| view.borrow_mut().line(line);
+    let name = plan_path.display().to_string();
+    let result = clix_plan::run_plan(&plan, &name, &workspace, &runner, &options, &mut checkpoint, stop.clone(), &emit)
+        .await
+        .map_err(anyhow::Error::msg)?;
+    view.borrow_mut().finish();
+    if let Some(why) = &checkpoint.save_error {
+        eprintln!("clix: {why}");
+    }
+    let saved = clix_plan::save_result(&workspace, &result).map_err(anyhow::Error::msg)?;
+    if !args.jsonl {
+        outln(summary_table(&result).trim_end())?;
+        outln(format_args!("result: {}", saved.display()))?;
+    }
+    Ok(if *stop.borrow() {
+        ExitCode::from(130)
+    } else if result.succeeded() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// What the binary runs each task with: the person's settings, the task's
+/// own model, steps, time and domains, an engine confined to its namespace.
+struct BinRunner {
+    paths: Paths,
+    settings: Settings,
+    workspace: PathBuf,
+    flags: ModelFlags,
+}
+
+impl BinRunner {
+    fn settings_for(&self, job: &Job) -> Settings {
+        let mut settings = self.settings.clone();
+        if let Some(steps) = job.task.max_steps {
+            settings.agent.max_steps = steps;
+        }
+        if let Some(secs) = job.task.timeout_secs {
+            settings.agent.max_wall_secs = secs;
+        }
+        if !job.task.domain.is_empty() {
+            settings.hub.domains = job.task.domain.clone();
+        }
+        settings
+    }
+
+    async fn run_job(&self, job: Job, emit: &dyn Fn(StreamEvent)) -> Result<RunResult> {
+        let started = Instant::now();
+        let settings = self.settings_for(&job);
+        let label = format!("plan-{}", job.task.id);
+        let config = crate::cli::engine_config(&self.paths, &self.workspace, &settings, &label)?;
+        let mut engine = Engine::confined(config, job.namespace.clone()).await?;
+        let model = job.task.model.as_deref().or(self.flags.model.as_deref());
+        let kind = job.task.provider.as_deref().or(self.flags.provider.as_deref());
+        let provider = crate::agent_cmd::provider_for(&settings, model, kind)?;
+        let watch = ArtifactWatch::start(engine.session().folder(), &job.namespace.writable);
+        let (mut agent, _) = crate::agent_cmd::agent_with(&self.paths, &mut engine, provider, &settings)?;
+        let interrupt = agent.interrupt_handle();
+        let mut stop = job.stop.clone();
+        let stopper = tokio::spawn(async move {
+            if stop.wait_for(|s| *s).await.is_ok() {
+                interrupt.interrupt();
+            }
+        });
+        let mut stream: StreamWriter = job.stream;
+        let summary = agent
+            .run(&job.prompt, &mut |e| {
+                if let Some(line) = stream.event(e) {
+                    emit(line);
+                }
+            })
+            .await;
+        stopper.abort();
+        let result = RunResult::new(&summary, started.elapsed().as_millis() as u64, watch.finish());
+        emit(stream.result(&result));
+        Ok(result)
+    }
+}
+
+impl AgentRunner for BinRunner {
+    fn run<'a>(&'a self, job: Job, emit: &'a dyn Fn(StreamEvent)) -> LocalFuture<'a, Result<RunResult, String>> {
+        Box::pin(async move { self.run_job(job, emit).await.map_err(|e| format!("{e:#}")) })
+    }
+}
+
+/// The plan's progress: the merged stream with `--jsonl`; else one line per
+/// task on a terminal, redrawn, or one line per change elsewhere.
+struct LiveView {
+    jsonl: bool,
+    bars: Option<(indicatif::MultiProgress, BTreeMap<String, indicatif::ProgressBar>)>,
+    steps: BTreeMap<String, u32>,
+    started: BTreeMap<String, Instant>,
+}
+
+impl LiveView {
+    fn new(jsonl: bool, plan: &Plan) -> LiveView {
+        let bars = (!jsonl && std::io::stderr().is_terminal()).then(|| {
+            let multi = indicatif::MultiProgress::new();
+            let bars = plan
+                .tasks
+                .iter()
+                .map(|t| {
+                    let bar = multi.add(indicatif::ProgressBar::new_spinner());
+                    bar.set_message(format!("{:<16} waiting", t.id));
+                    (t.id.clone(), bar)
+                })
+                .collect();
+            (multi, bars)
+        });
+        LiveView { jsonl, bars, steps: BTreeMap::new(), started: BTreeMap::new() }
+    }
+
+    fn line(&mut self, line: StreamEvent) {
+        if self.jsonl {
+            crate::agent_cmd::print_line(&line);
+            return;
+        }
+        let field = |name: &str| line.content.get(name).and_then(|v| v.as_str()).unwrap_or_default().to_string();
+        let (task, text) = match line.kind.as_str() {
+            "task_start" => {
+                let task = field("task");
+                self.started.insert(task.clone(), Instant::now());
+                (task, "running".to_string())
+            }
+            "response" => {
+                let task = line.metadata.agent_id.clone();
+                let steps = self.steps.entry(task.clone()).or_default();
+                *steps += 1;
+                let text = format!("running, step {steps}");
+                (task, text)
+            }
+            "task_end" => {
+                let task = field("task");
+                let took = self.started.get(&task).map(|s| format!(" in {:.1}s", s.elapsed().as_secs_f64()));
+                let reason = field("reason");
+                let reason = if reason.is_empty() { String::new() } else { format!(": {reason}") };
+                (task, format!("{}{}{reason}", field("status"), took.unwrap_or_default()))
+            }
+            _ => return,
+        };
+        match &self.bars {
+            Some((_, bars)) => {
+                if let Some(bar) = bars.get(&task) {
+                    bar.set_message(format!("{task:<16} {text}"));
+                    if line.kind == "task_end" {
+                        bar.finish();
+                    } else {
+                        bar.tick();
+                    }
+                }
+            }
+            None if line.kind != "response" => eprintln!("clix: {task}: {text}"),
+            None => {}
+        }
+    }
+
+    fn finish(&mut self) {
+        if let Some((_, bars)) = &self.bars {
+            for bar in bars.values() {
+                bar.finish();
+            }
+        }
+    }
+}
+
+/// The end-of-plan table: each task's status, steps, tokens and time.
+fn summary_table(result: &PlanResult) -> String {
+    let mut out = format!("{:<16} {:<8} {:>5} {:>12} {:>8}  note\n", "task", "status", "steps", "tokens", "time");
+    for t in &result.tasks {
+        let (steps, tokens, note) = match &t.status {
+            TaskStatus::Done { result, resumed, attempts } => (
+                result.steps.to_string(),
+                (result.usage.input_tokens + result.usage.output_tokens).to_string(),
+                if *resumed {
+                    "from an earlier run".to_string()
+                } else if *attempts > 1 {
+                    format!("{attempts} attempts")
+                } else {
+                    String::new()
+                },
+            ),
+            TaskStatus::Failed { reason, attempts, result } => (
+                result.as_ref().map_or("-".into(), |r| r.steps.to_string()),
+                result.as_ref().map_or("-".into(), |r| (r.usage.input_tokens + r.usage.output_tokens).to_string()),
+                format!("{reason} ({attempts} attempts)"),
+            ),
+            TaskStatus::Skipped { reason } | TaskStatus::Stopped { reason } => ("-".into(), "-".into(), reason.clone()),
+        };
+        out.push_str(&format!(
+            "{:<16} {:<8} {steps:>5} {tokens:>12} {:>7.1}s  {note}\n",
+            t.id,
+            t.status.label(),
+            t.duration_ms as f64 / 1000.0
+        ));
+    }
+    out.push_str(&format!(
+        "{} done, {} failed, {} skipped, {} stopped in {:.1}s\n",
+        result.count("done"),
+        result.count("failed"),
+        result.count("skipped"),
+        result.count("stopped"),
+        result.duration_ms as f64 / 1000.0
+    ));
+    out
+}
