@@ -1,6 +1,6 @@
 //! Benchmarks, measured side by side in one process so machine noise hits
 //! every contender alike. Run with
-//! `cargo run --release -p clix-bench [-- engine|jail|sandbox|bigfile|hub|memory|policy [N]]`
+//! `cargo run --release -p clix-bench [-- engine|jail|sandbox|bigfile|hub|memory|policy|plan [N]]`
 //! (no argument runs them all); each prints a markdown table.
 //!
 //! - `engine`: warm per-call latency of `cat f | grep x | wc -l` on a 10 KB
@@ -19,6 +19,9 @@
 //!   brute-force cosine over the same vectors as the baseline.
 //! - `policy` (issue 14): the built-in rules vs no policy on the same line,
 //!   and on a loop of 200 commands that each meet the gate.
+//! - `plan` (issue 15): a plan of 20 tasks whose agents answer at once,
+//!   `-j 8`: wall time against the sum of the tasks' own, and the per-task
+//!   start cost (namespace, confined engine with the OS tier).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // benchmarks stop loudly on a broken set-up
 
@@ -31,6 +34,7 @@ use clix_engine::{Engine, EngineConfig, PresentOptions, ShellLimits};
 mod hub;
 mod jail;
 mod memory;
+mod plan;
 mod policy;
 mod sandbox;
 
@@ -60,6 +64,9 @@ fn main() {
     }
     if matches!(which.as_str(), "all" | "memory") {
         memory::memory(n.unwrap_or(100_000));
+    }
+    if matches!(which.as_str(), "all" | "plan") {
+        plan::plan(n.unwrap_or(10));
     }
 }
 

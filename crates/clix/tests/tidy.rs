@@ -61,9 +61,11 @@ const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
     (
         "clix-bench",
         &[
+            "clix-agent",
             "clix-engine",
             "clix-hub",
             "clix-memory",
+            "clix-plan",
             "clix-policy",
             "clix-present",
             "clix-sandbox",
