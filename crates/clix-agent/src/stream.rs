@@ -113,6 +113,9 @@ pub struct RunResult {
     pub duration_ms: u64,
     /// Files created, changed or removed in the agent's namespace.
     pub artifacts: Vec<Artifact>,
+    /// The run's trajectory id (`clix replay <id>`), when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
 }
 
 /// Token counts in a `result`.
@@ -135,6 +138,7 @@ impl RunResult {
             usage: ResultUsage { input_tokens: summary.usage.input_tokens, output_tokens: summary.usage.output_tokens },
             duration_ms,
             artifacts,
+            run_id: summary.run_id.clone(),
         }
     }
 }

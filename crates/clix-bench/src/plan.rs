@@ -47,6 +47,7 @@ impl AgentRunner for AnswersAtOnce {
                 usage: ResultUsage { input_tokens: 0, output_tokens: 0 },
                 duration_ms: started.elapsed().as_millis() as u64,
                 artifacts: watch.finish(),
+                run_id: None,
             };
             let mut stream = job.stream;
             emit(stream.result(&result));

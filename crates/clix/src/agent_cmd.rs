@@ -462,8 +462,12 @@ pub(crate) fn runs(paths: &Paths, json: bool) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `clix replay <id>`: pretty, `--jsonl`, or `--html FILE`.
+/// `clix replay <id>`: pretty, `--jsonl`, or `--html FILE`; a plan's
+/// `plan-result.json` shows every agent's run (`--html`: a lane each).
 pub(crate) fn replay(paths: &Paths, id: &str, jsonl: bool, html: Option<&Path>) -> Result<ExitCode> {
+    if id.ends_with("plan-result.json") {
+        return replay_plan(paths, Path::new(id), jsonl, html);
+    }
     // A trajectory file named by its path (an eval attempt's) or a run id.
     let file = Path::new(id);
     let (dir, id) = match (file.extension().is_some_and(|e| e == "jsonl"), file.parent(), file.file_stem()) {
@@ -500,6 +504,45 @@ pub(crate) fn replay(paths: &Paths, id: &str, jsonl: bool, html: Option<&Path>) 
                 "# {stop_reason} after {steps} steps; {input_tokens} in / {output_tokens} out tokens"
             ))?,
             other => render.event(other),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A plan's agents, from its `plan-result.json`: each task's trajectory.
+fn replay_plan(paths: &Paths, file: &Path, jsonl: bool, html: Option<&Path>) -> Result<ExitCode> {
+    let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let result: clix_plan::PlanResult =
+        serde_json::from_str(&text).with_context(|| format!("{} is not a plan-result.json", file.display()))?;
+    let mut lanes = Vec::new();
+    for task in &result.tasks {
+        let run_id = match &task.status {
+            clix_plan::TaskStatus::Done { result, .. } => result.run_id.clone(),
+            clix_plan::TaskStatus::Failed { result, .. } => result.as_ref().and_then(|r| r.run_id.clone()),
+            _ => None,
+        };
+        let records = match run_id {
+            Some(id) => read_run(&runs_dir(paths), &id).unwrap_or_default(),
+            None => Vec::new(),
+        };
+        lanes.push(crate::replay_html::Lane { task: task.id.clone(), status: task.status.label().into(), records });
+    }
+    if let Some(out) = html {
+        std::fs::write(out, crate::replay_html::render_plan(&result.plan, &lanes))
+            .with_context(|| format!("cannot write {}", out.display()))?;
+        outln(format_args!("wrote {}", out.display()))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for lane in &lanes {
+        outln(format_args!("## {} ({})", lane.task, lane.status))?;
+        for r in &lane.records {
+            if jsonl {
+                outln(serde_json::to_string(r)?)?;
+            } else if let Event::ToolCall { command, .. } = &r.event {
+                outln(format_args!("▸ {command}"))?;
+            } else if let Event::Done { stop_reason, answer, .. } = &r.event {
+                outln(format_args!("# {stop_reason}: {answer}"))?;
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -1,11 +1,55 @@
-//! `clix replay <id> --html`: one self-contained page per run, images inline.
+//! `clix replay <id> --html`: one self-contained page per run, images
+//! inline; for a plan (`clix replay .clix/plan-result.json --html`), one
+//! page with a lane per agent.
 
 use clix_agent::Event;
 use clix_agent::trajectory::Record;
 
 pub(crate) fn render(id: &str, records: &[Record]) -> String {
     let mut body = String::new();
-    for r in records {
+    for item in records.iter().filter_map(item) {
+        body.push_str(&item);
+        body.push('\n');
+    }
+    page(&format!("clix run {id}"), "max-width:960px", &body)
+}
+
+/// One agent of a plan: its task id, how it ended, and its trajectory.
+pub(crate) struct Lane {
+    pub task: String,
+    pub status: String,
+    pub records: Vec<Record>,
+}
+
+/// A plan as one page: a lane per agent, side by side, each event marked
+/// with its time since the plan's first event so lanes can be compared.
+pub(crate) fn render_plan(plan: &str, lanes: &[Lane]) -> String {
+    let start = lanes.iter().filter_map(|l| l.records.first()).map(|r| r.ts_ms).min().unwrap_or(0);
+    let mut body = String::from("<div class=lanes>");
+    for lane in lanes {
+        body.push_str(&format!(
+            "<section class=lane><h2>{} <small>{}</small></h2>",
+            esc(&lane.task),
+            esc(&lane.status)
+        ));
+        for r in &lane.records {
+            if let Some(item) = item(r) {
+                let at = r.ts_ms.saturating_sub(start) as f64 / 1000.0;
+                body.push_str(&format!("<small>+{at:.1}s</small>{item}\n"));
+            }
+        }
+        if lane.records.is_empty() {
+            body.push_str("<p><small>no trajectory (not run)</small></p>");
+        }
+        body.push_str("</section>");
+    }
+    body.push_str("</div>");
+    page(&format!("clix plan {plan}"), "margin:1em", &body)
+}
+
+/// One trajectory record as HTML, or `None` for what a page does not show.
+fn item(r: &Record) -> Option<String> {
+    {
         let item = match &r.event {
             Event::Start { task, model, provider, workspace, .. } => format!(
                 "<div class=start><b>Task</b><pre>{}</pre><small>{} · {} · {}</small></div>",
@@ -59,21 +103,26 @@ pub(crate) fn render(id: &str, records: &[Record]) -> String {
                 esc(stop_reason),
                 esc(answer)
             ),
-            _ => continue,
+            _ => return None,
         };
-        body.push_str(&item);
-        body.push('\n');
+        Some(item)
     }
+}
+
+fn page(title: &str, body_style: &str, body: &str) -> String {
     format!(
-        "<!doctype html><html><head><meta charset=utf-8><title>clix run {id}</title><style>\
-         body{{font:14px system-ui,sans-serif;max-width:960px;margin:2em auto;color:#222}}\
+        "<!doctype html><html><head><meta charset=utf-8><title>{title}</title><style>\
+         body{{font:14px system-ui,sans-serif;{body_style};margin-left:auto;margin-right:auto;color:#222}}\
+         .lanes{{display:flex;gap:1em;align-items:flex-start;overflow-x:auto}}\
+         .lane{{flex:1 0 320px;max-width:480px}}.lane h2{{font-size:16px}}\
          div,details{{border-left:4px solid #ccc;padding:.3em .8em;margin:.6em 0}}\
          pre{{white-space:pre-wrap;margin:.3em 0;font:13px ui-monospace,monospace}}\
          .start{{border-color:#36c}}.model{{border-color:#7a4}}.call{{border-color:#888;background:#f6f6f6}}\
          .result{{border-color:#bbb}}.failed{{border-color:#c33}}.done{{border-color:#36c;background:#eef3ff}}\
          img{{max-width:100%;border:1px solid #ddd}}small{{color:#777}}\
-         </style></head><body><h1>clix run {}</h1>\n{body}</body></html>\n",
-        esc(id)
+         </style></head><body><h1>{}</h1>\n{body}</body></html>\n",
+        esc(title),
+        title = esc(title)
     )
 }
 

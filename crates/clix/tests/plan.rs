@@ -166,6 +166,13 @@ async fn a_diamond_runs_its_middle_at_once_and_joins_the_results() {
     let b_start = lines.iter().position(|l| l["type"] == "task_start" && l["content"]["task"] == "b").unwrap();
     assert!(b_start < first_end && c_start < first_end, "b and c did not run at the same time");
     assert_eq!(ends.len(), 4);
+    // The plan as one replay page, a lane per agent with its commands.
+    let page = h.ws.path().join("plan.html");
+    let o = h.output(&server, &["replay", ".clix/plan-result.json", "--html", page.to_str().unwrap()]).await;
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("<section class=lane>").count(), 4, "{html}");
+    assert!(html.contains("$ cat ../a/a.txt &gt; b.txt") && html.contains("D done"), "{html}");
     // Without --jsonl: a summary table and where the result is.
     let o = h.output(&server, &["plan", "run", "PLAN.toml"]).await;
     let out = text(&o.stdout);
