@@ -1,7 +1,7 @@
 //! `clix plan`: a DAG of agents against a scripted model server that
 //! answers each agent by the id in its task. Scheduling, failures,
 //! retries, `--resume` after a kill, namespaces, validation, the
-//! coordinator, and ten agents at once sharing one memory store.
+//! coordinator, and ten agents at once sharing one memory store and audit log.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
@@ -409,14 +409,15 @@ async fn the_coordinator_only_schedules_and_fixes_its_plan_from_the_errors() {
 }
 
 #[tokio::test]
-async fn ten_agents_at_once_share_one_memory_store_without_losing_anything() {
+async fn ten_agents_at_once_share_one_memory_store_and_audit_log_without_losing_anything() {
     let mut plan = String::new();
     for i in 0..10 {
         plan.push_str(&format!("[[task]]\nid = \"t{i}\"\nprompt = \"remember\"\n"));
     }
     let server = start_fn(|body| {
         let (id, results) = who(body);
-        agent(Some(&format!("memory store 'fact from {id}'")), "stored", results, Duration::ZERO)
+        // A store, then a command the policy denies: one audit line each.
+        agent(Some(&format!("memory store 'fact from {id}' && rm -rf /")), "stored", results, Duration::ZERO)
     })
     .await;
     let h = Home::new(&plan);
@@ -430,7 +431,15 @@ async fn ten_agents_at_once_share_one_memory_store_without_losing_anything() {
         .filter(|l| l["type"] == "tool_result")
         .collect();
     assert_eq!(results.len(), 10);
-    assert!(results.iter().all(|r| r["content"]["exit_code"] == 0), "{results:?}");
+    assert!(results.iter().all(|r| r["content"]["exit_code"] == 126), "{results:?}");
+    // Ten appends to one audit log, none lost or torn.
+    let audit = std::fs::read_to_string(h.home.path().join("state/audit.jsonl")).unwrap();
+    let denials: Vec<Value> = audit
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["kind"] == "policy" && l["decision"] == "deny")
+        .collect();
+    assert_eq!(denials.len(), 10, "{audit}");
     let mut cmd = common::clix(h.home.path(), h.ws.path(), &["memory", "recent", "-n", "50", "--json"]);
     let listed = text(&cmd.output().unwrap().stdout);
     for i in 0..10 {
