@@ -353,6 +353,13 @@ async fn plan_check_lists_every_problem_with_its_fix() {
     assert!(err.contains("`foo` is not a task field") && err.contains("names `ghost`, which is not a task"), "{err}");
     assert!(server.requests.lock().unwrap().is_empty(), "a model was called for an invalid plan");
     std::fs::write(h.ws.path().join("PLAN.toml"), DIAMOND).unwrap();
+    // The depth limit: a plan's agent (its programs run with CLIX_PLAN_AGENT) starts no plan.
+    let mut nested = h.clix(&server, &["plan", "run", "PLAN.toml"]);
+    nested.env("CLIX_PLAN_AGENT", "1");
+    let o = tokio::task::spawn_blocking(move || nested.output().unwrap()).await.unwrap();
+    assert_ne!(o.status.code(), Some(0));
+    assert!(text(&o.stderr).contains("agents inside a plan cannot start plans"), "{}", text(&o.stderr));
+    assert!(server.requests.lock().unwrap().is_empty());
     let o = h.output(&server, &["plan", "check", "PLAN.toml"]).await;
     assert_eq!(text(&o.stdout), "PLAN.toml: 4 tasks in 3 layers\n1 a\n2 b ← a\n2 c ← a\n3 d ← b, c\n");
     let o = h.output(&server, &["plan", "check", "PLAN.toml", "--dot"]).await;
