@@ -20,10 +20,8 @@ async fn run(script: Vec<Reply>, settings: AgentSettings) -> (clix_agent::RunSum
     (summary, server.requests(), events)
 }
 
-/// The look-first note costs one more call on a tool-less first answer; its
-/// own test turns it on.
 fn settings() -> AgentSettings {
-    AgentSettings { look_first: false, model_call_tries: 3, ..AgentSettings::default() }
+    AgentSettings { model_call_tries: 3, ..AgentSettings::default() }
 }
 
 #[tokio::test]

@@ -33,10 +33,8 @@ fn store(dir: &std::path::Path) -> Store {
     s
 }
 
-/// The look-first note costs one more call on a tool-less first answer; its
-/// own test turns it on.
 fn settings() -> AgentSettings {
-    AgentSettings { look_first: false, model_call_tries: 1, model_call_secs: 10, ..AgentSettings::default() }
+    AgentSettings { model_call_tries: 1, model_call_secs: 10, ..AgentSettings::default() }
 }
 
 async fn session(

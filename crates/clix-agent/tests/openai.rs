@@ -20,10 +20,8 @@ struct Outcome {
     _ws: tempfile::TempDir,
 }
 
-/// The look-first note costs one more call on a tool-less first answer; its
-/// own test turns it on.
 fn settings() -> AgentSettings {
-    AgentSettings { look_first: false, model_call_tries: 3, model_call_secs: 10, ..AgentSettings::default() }
+    AgentSettings { model_call_tries: 3, model_call_secs: 10, ..AgentSettings::default() }
 }
 
 async fn run(script: Vec<Reply>, settings: AgentSettings, task: &str) -> Outcome {
@@ -310,7 +308,7 @@ async fn a_first_answer_without_looking_is_sent_back_once() {
     // Nothing to check: the same answer again ends the run, with no third call.
     let o = run(vec![openai_text("Hello!", 1, 1), openai_text("Hello!", 1, 1)], look, "hi").await;
     assert_eq!((o.summary.answer.as_str(), o.requests.len()), ("Hello!", 2));
-    // Turned off (as `settings()` has it), the first answer is the answer.
+    // Off (the default), the first answer is the answer.
     let o = run(vec![openai_text("3", 1, 1)], settings(), "how many lines?").await;
     assert_eq!((o.summary.answer.as_str(), o.requests.len()), ("3", 1));
 }

@@ -123,8 +123,7 @@ async fn a_scripted_model_solves_one_task_and_fails_another_in_every_design() {
             assert_eq!(tool, ["run", "bash", "shell"][Design::ALL.iter().position(|d| *d == r.design).unwrap()]);
         } else {
             assert!(!r.passed && r.tool_calls == 0, "{what}");
-            // Its guess is sent back once (look first), and it guesses again: two calls.
-            assert_eq!((r.steps, r.input_tokens, r.output_tokens), (2, Some(100), Some(6)), "{what}");
+            assert_eq!((r.input_tokens, r.output_tokens), (Some(50), Some(3)), "{what}");
             // Every attempt has its own workspace: another attempt's count.txt is never seen.
             assert!(!check(r, "file_exists").passed, "{what} saw another attempt's file");
             assert_eq!(check(r, "answer_contains").detail, "`0` not in the answer", "{what}");

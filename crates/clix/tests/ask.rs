@@ -28,9 +28,8 @@ impl Home {
 
     fn clix(&self, server: Option<&Server>, args: &[&str]) -> Command {
         let mut cmd = common::clix(self.home.path(), self.ws.path(), args);
-        // Session summaries and the look-first note cost one more model
-        // call; their own tests turn them on.
-        cmd.env("CLIX_SANDBOX_MODE", "off").env("CLIX_MEMORY_SUMMARIES", "false").env("CLIX_AGENT_LOOK_FIRST", "false");
+        // Session summaries cost one more model call; the memory tests turn them on.
+        cmd.env("CLIX_SANDBOX_MODE", "off").env("CLIX_MEMORY_SUMMARIES", "false");
         if let Some(s) = server {
             cmd.env("AGENT_BASE_URL", format!("{}/v1", s.url)).env("AGENT_MODEL", "scripted");
         }

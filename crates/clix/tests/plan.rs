@@ -33,7 +33,6 @@ impl Home {
         let mut cmd = common::clix(self.home.path(), self.ws.path(), args);
         cmd.env("CLIX_SANDBOX_MODE", "off")
             .env("CLIX_MEMORY_SUMMARIES", "false")
-            .env("CLIX_AGENT_LOOK_FIRST", "false")
             .env("CLIX_AGENT_MODEL_CALL_TRIES", "1")
             .env("AGENT_BASE_URL", format!("{}/v1", server.url))
             .env("AGENT_MODEL", "scripted");

@@ -104,7 +104,6 @@ async fn ask_sends_the_key_it_took_out_of_its_environment() {
     let mut cmd = common::clix(home.path(), ws.path(), &["ask", "say done"]);
     with_canaries(&mut cmd)
         .env("CLIX_MEMORY_SUMMARIES", "false")
-        .env("CLIX_AGENT_LOOK_FIRST", "false")
         .env("AGENT_BASE_URL", format!("{}/v1", server.url))
         .env("AGENT_MODEL", "scripted")
         .stdout(Stdio::piped())
