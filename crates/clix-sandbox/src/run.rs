@@ -159,7 +159,7 @@ impl Sandbox {
     pub fn confined(mut self, writable: &[PathBuf]) -> Result<Self, String> {
         if self.settings.mode == SandboxMode::Host {
             return Err("sandbox.mode = \"host\" runs programs unconfined; a plan's namespaces need the sandbox \
-                        (sandbox.mode = \"auto\")"
+                        (sandbox.mode = \"bwrap\")"
                 .into());
         }
         let ws = self.workspace.clone();

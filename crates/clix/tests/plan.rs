@@ -452,3 +452,47 @@ async fn ten_agents_at_once_share_one_memory_store_and_audit_log_without_losing_
         assert!(listed.contains(&format!("fact from t{i}")), "t{i} lost: {listed}");
     }
 }
+
+#[tokio::test]
+async fn ten_agents_at_once_share_one_hub_rate_limit() {
+    let bwrap_runs = Command::new("bwrap").args(["--ro-bind", "/", "/", "true"]).status().is_ok_and(|s| s.success());
+    if !bwrap_runs {
+        clix_testkit::skip_missing("plan: hub rate limits across agents", "bubblewrap cannot start here");
+        return;
+    }
+    let mut plan = String::new();
+    for i in 0..10 {
+        plan.push_str(&format!("[[task]]\nid = \"t{i}\"\nprompt = \"call the tool\"\n"));
+    }
+    let h = Home::new(&plan);
+    // A user hub tool allowing 5 calls a minute, for the whole user, across processes and agents.
+    let hub = h.home.path().join("tools");
+    let tool = hub.join("limited");
+    std::fs::create_dir_all(&tool).unwrap();
+    let manifest = json!({"name": "limited", "version": "1.0.0", "description": "a limited tool", "command": "./run",
+                          "self_test": false, "version_args": false, "rate_limit": 5});
+    std::fs::write(tool.join("manifest.json"), manifest.to_string()).unwrap();
+    std::fs::write(tool.join("run"), "#!/bin/sh\necho '{}'\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(tool.join("run"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let server = start_fn(|body| {
+        let (_, results) = who(body);
+        agent(Some("limited"), "called", results, Duration::ZERO)
+    })
+    .await;
+    let mut cmd = h.clix(&server, &["plan", "run", "PLAN.toml", "-j", "10", "--jsonl"]);
+    cmd.env("CLIX_SANDBOX_MODE", "bwrap").env("CLIX_HUB_PATH", &hub);
+    let o = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let stream = text(&o.stdout);
+    assert!(!stream.contains("locked"), "{stream}");
+    let codes: Vec<i64> = stream
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["type"] == "tool_result")
+        .map(|l| l["content"]["exit_code"].as_i64().unwrap())
+        .collect();
+    assert_eq!(codes.len(), 10);
+    assert_eq!(codes.iter().filter(|c| **c == 0).count(), 5, "{codes:?}: five calls allowed");
+    assert_eq!(codes.iter().filter(|c| **c == 75).count(), 5, "{codes:?}: five refused as rate-limited");
+}
