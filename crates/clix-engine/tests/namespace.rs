@@ -15,6 +15,10 @@ struct Fixture {
 }
 
 async fn fixture() -> Fixture {
+    fixture_with(SandboxSettings::default()).await.unwrap()
+}
+
+async fn fixture_with(settings: SandboxSettings) -> Result<Fixture, clix_engine::EngineError> {
     let ws = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
     for dir in ["agents/a", "agents/b", "shared", "out"] {
@@ -32,7 +36,7 @@ async fn fixture() -> Fixture {
         hub: None,
         policy: None,
         os: Some(OsTier {
-            settings: SandboxSettings::default(),
+            settings,
             clix_config_dir: None,
             audit_log: Some(state.path().join("audit.jsonl")),
             session_id: "namespace-test".into(),
@@ -40,8 +44,8 @@ async fn fixture() -> Fixture {
     };
     let namespace =
         Namespace { home: PathBuf::from("agents/a"), writable: vec![PathBuf::from("agents/a"), PathBuf::from("out")] };
-    let engine = Engine::confined(config, namespace).await.unwrap();
-    Fixture { ws, _state: state, engine }
+    let engine = Engine::confined(config, namespace).await?;
+    Ok(Fixture { ws, _state: state, engine })
 }
 
 async fn raw(f: &mut Fixture, line: &str) -> (String, String, i32) {
@@ -117,4 +121,16 @@ async fn real_programs_in_the_sandbox_write_only_in_the_namespace() {
     assert_eq!(std::fs::read_to_string(f.ws.path().join("agents/a/mine.txt")).unwrap(), "ok");
     let (out, _, _) = raw(&mut f, "python3 -c 'import os; print(os.environ.get(\"CLIX_PLAN_AGENT\"))'").await;
     assert_eq!(out.trim(), "1", "a plan's programs know they are one");
+    // A read-only folder of the workspace is still a place to run programs from.
+    let (out, err, code) =
+        raw(&mut f, "cd ../../shared && python3 -c 'print(open(\"input.txt\").read().strip())'").await;
+    assert_eq!((out.trim(), code), ("shared input", 0), "{err}");
+}
+
+#[tokio::test]
+async fn an_extra_read_write_mount_over_the_workspace_is_refused() {
+    // Every agent could write through it, whatever its namespace.
+    let settings = SandboxSettings { extra_rw: vec![std::env::temp_dir()], ..SandboxSettings::default() };
+    let refused = fixture_with(settings).await.err().expect("a confined engine with extra_rw over the workspace");
+    assert!(refused.to_string().contains("overlaps the workspace"), "{refused}");
 }

@@ -331,9 +331,15 @@ fn read_task(index: usize, value: &Value, problems: &mut Vec<String>) -> Option<
     let inputs = strings("inputs");
     let domain = strings("domain");
     let writes_raw = strings("writes");
-    let mut writes = Vec::new();
+    let mut writes: Vec<PathBuf> = Vec::new();
     for w in writes_raw {
         match writable_path(&w) {
+            // One folder inside another of the same task would be bound by
+            // name inside a folder the agent can rewrite (a symlink there
+            // would be mounted read-write at the next program's start).
+            Ok(p) if writes.iter().any(|q| q.starts_with(&p) || p.starts_with(q)) => {
+                problem(format!("writes `{w}` overlaps another of its writes; list only the outer folder"))
+            }
             Ok(p) => writes.push(p),
             Err(why) => problem(format!("writes `{w}`: {why}")),
         }
@@ -475,6 +481,7 @@ retries = 2
                 "add `a` to its depends_on",
             ),
             ("[[task]]\nid = \"a\"\nprompt = \"x\"\nwrites = [\"../up\"]", "no `..`"),
+            ("[[task]]\nid = \"a\"\nprompt = \"x\"\nwrites = [\"src\", \"src/gen\"]", "overlaps another of its writes"),
             ("[[task]]\nid = \"a\"\nprompt = \"x\"\nwrites = [\"shared\"]", "`shared/` is the runtime's"),
             ("[[task]]\nid = \"a b\"\nprompt = \"x\"", "must be letters, digits"),
             ("[[task]]\nid = \"a\"", "no `prompt`"),

@@ -163,6 +163,25 @@ impl Sandbox {
                 .into());
         }
         let ws = self.workspace.clone();
+        if let Some(bad) = writable
+            .iter()
+            .find(|w| w.as_os_str().is_empty() || !w.components().all(|c| matches!(c, std::path::Component::Normal(_))))
+        {
+            return Err(format!(
+                "{}: a writable place must be a plain folder path inside the workspace",
+                bad.display()
+            ));
+        }
+        // An extra read-write mount over or inside the workspace would be
+        // writable by every agent, whatever its namespace.
+        if let Some(overlap) =
+            self.layout.read_write.iter().find(|p| **p != ws && (ws.starts_with(p) || p.starts_with(&ws)))
+        {
+            return Err(format!(
+                "sandbox.extra_rw {} overlaps the workspace, so a plan's namespaces cannot be enforced; remove it",
+                overlap.display()
+            ));
+        }
         self.layout.read_write.retain(|p| p != &ws);
         self.layout.read_only.push(ws.clone());
         let places: Vec<PathBuf> = writable.iter().map(|w| ws.join(w)).collect();
@@ -391,7 +410,9 @@ impl Sandbox {
                 dir.display()
             ));
         }
-        let visible = self.layout.read_write.iter().chain(req.read_only);
+        // A confined sandbox mounts the workspace read-only: still a place to start in.
+        let confined_workspace = self.writable.is_some().then_some(&self.workspace);
+        let visible = self.layout.read_write.iter().chain(req.read_only).chain(confined_workspace);
         if !visible.into_iter().any(|dir| req.cwd.starts_with(dir)) {
             return Err(format!(
                 "the current folder {} is outside the workspace; cd into {} first",

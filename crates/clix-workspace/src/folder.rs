@@ -142,6 +142,12 @@ impl Folder {
         let mut handles = Vec::new();
         for path in writable {
             let rel = self.relative(path)?;
+            if rel == Path::new(".") {
+                return Err(io::Error::new(
+                    ErrorKind::InvalidInput,
+                    format!("{}: the whole folder cannot be a writable place of a confined one", path.display()),
+                ));
+            }
             let mut walked = PathBuf::new();
             for part in rel.components() {
                 walked.push(part);

@@ -222,5 +222,7 @@ fn a_confined_folder_writes_only_in_its_places() {
     symlink("shared", tmp.path().join("link")).unwrap();
     assert!(ws.confined(&[PathBuf::from("link")]).is_err());
     assert!(ws.confined(&[PathBuf::from("shared/data.txt")]).is_err());
+    // The whole folder is no place: "confined" to it would mean nothing.
+    assert!(ws.confined(&[PathBuf::from(".")]).is_err());
     assert_eq!(a.writable(), Some(vec![PathBuf::from("agents/a"), PathBuf::from("out/gen")]));
 }
