@@ -128,6 +128,11 @@ pub struct ResultUsage {
 }
 
 impl RunResult {
+    /// Its artifacts as a model reads them, one `- path (change, N bytes)` line each.
+    pub fn artifact_lines(&self) -> String {
+        self.artifacts.iter().map(|a| format!("- {} ({}, {} bytes)\n", a.path, a.change, a.bytes)).collect()
+    }
+
     /// The result of a run as its summary tells it.
     pub fn new(summary: &RunSummary, duration_ms: u64, artifacts: Vec<Artifact>) -> RunResult {
         RunResult {
@@ -273,9 +278,7 @@ impl Upstream {
             format!("An upstream agent ({}) finished before you. Its answer:\n{}\n", self.agent_id, self.result.answer);
         if !self.result.artifacts.is_empty() {
             out.push_str("\nFiles it created or changed:\n");
-            for a in &self.result.artifacts {
-                out.push_str(&format!("- {} ({}, {} bytes)\n", a.path, a.change, a.bytes));
-            }
+            out.push_str(&self.result.artifact_lines());
         }
         if all_events {
             out.push_str("\nWhat it did, in order:\n");

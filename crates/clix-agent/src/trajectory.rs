@@ -43,7 +43,7 @@ impl Trajectory {
     /// Runs started in the same second by one process (the eval harness's
     /// parallel attempts) get `-2`, `-3`, … after the id.
     pub fn create(runs_dir: &Path) -> std::io::Result<Self> {
-        Self::create_named(runs_dir, &format!("{}-{}", timestamp_id(now_ms() / 1000), std::process::id()))
+        Self::create_named(runs_dir, &process_stamp())
     }
 
     /// A new run file named after `stem` (`<stem>.jsonl`, else
@@ -192,6 +192,13 @@ pub fn read_run(runs_dir: &Path, id: &str) -> std::io::Result<Vec<Record>> {
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+/// `20261130-034512-4242`: now, and this process's id; names a run (and a
+/// plan, or a stream with no run) that sorts by time and never collides
+/// with another clix started in the same second.
+pub fn process_stamp() -> String {
+    format!("{}-{}", timestamp_id(now_ms() / 1000), std::process::id())
 }
 
 /// `20261130-034512` (UTC) from Unix seconds: run ids and other names that sort by time.

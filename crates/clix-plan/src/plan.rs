@@ -139,9 +139,10 @@ impl Plan {
             ));
             return problems;
         }
+        let before: BTreeMap<&str, BTreeSet<&str>> =
+            self.tasks.iter().map(|t| (t.id.as_str(), self.ancestors(&t.id))).collect();
         for t in &self.tasks {
-            let before = self.ancestors(&t.id);
-            for input in t.inputs.iter().filter(|i| !before.contains(i.as_str())) {
+            for input in t.inputs.iter().filter(|i| !before[t.id.as_str()].contains(i.as_str())) {
                 problems.push(format!(
                     "task `{}` takes the inputs of `{input}` but does not depend on it, so they may not exist yet; \
                      add `{input}` to its depends_on",
@@ -151,7 +152,7 @@ impl Plan {
         }
         for (i, a) in self.tasks.iter().enumerate() {
             for b in &self.tasks[i + 1..] {
-                if self.ancestors(&a.id).contains(b.id.as_str()) || self.ancestors(&b.id).contains(a.id.as_str()) {
+                if before[a.id.as_str()].contains(b.id.as_str()) || before[b.id.as_str()].contains(a.id.as_str()) {
                     continue;
                 }
                 for wa in &a.writes {
@@ -228,11 +229,6 @@ impl Plan {
             }
         }
         found
-    }
-
-    /// Every task that waits for `id`, directly or not.
-    pub fn dependents(&self, id: &str) -> BTreeSet<&str> {
-        self.tasks.iter().filter(|t| self.ancestors(&t.id).contains(id)).map(|t| t.id.as_str()).collect()
     }
 
     /// The tasks in layers: each after every task it depends on.
@@ -452,7 +448,6 @@ retries = 2
         assert_eq!(plan.render(), "1 a\n2 b ← a  (writes out/b/)\n2 c ← a\n3 d ← b, c\n");
         assert!(plan.dot().contains("\"b\" -> \"d\";"), "{}", plan.dot());
         assert_eq!(plan.ancestors("d"), BTreeSet::from(["a", "b", "c"]));
-        assert_eq!(plan.dependents("a"), BTreeSet::from(["b", "c", "d"]));
         assert_eq!(plan.task("d").unwrap().retries, 2);
     }
 

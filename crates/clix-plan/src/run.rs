@@ -2,7 +2,7 @@
 //! up to `jobs` at a time, each agent in its own namespace; a failed task's
 //! dependents are skipped; finished tasks are checkpointed as they finish.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
@@ -201,7 +201,9 @@ pub async fn run_plan(
     let mut own = StreamWriter::new(options.plan_id.clone(), None);
     let ids: Vec<&str> = plan.tasks.iter().map(|t| t.id.as_str()).collect();
     emit(own.line("plan_start".into(), json!({ "plan": plan_name, "tasks": ids })));
+    // Finished tasks (and skipped ones); `started` holds every task begun.
     let mut status: BTreeMap<String, TaskStatus> = BTreeMap::new();
+    let mut started_tasks: BTreeSet<String> = BTreeSet::new();
     let mut durations: BTreeMap<String, u64> = BTreeMap::new();
     for (id, result) in checkpoint.done() {
         if plan.task(&id).is_some() {
@@ -221,8 +223,8 @@ pub async fn run_plan(
             emit(own.line("task_end".into(), json!({ "task": id, "status": "skipped", "reason": reason })));
         }
         if stop_reason.is_none() {
-            for task in ready(plan, &status, running.len(), options.jobs) {
-                status.insert(task.id.clone(), TaskStatus::Stopped { reason: "running".into() });
+            for task in ready(plan, &status, &started_tasks, running.len(), options.jobs) {
+                started_tasks.insert(task.id.clone());
                 emit(own.line("task_start".into(), json!({ "task": task.id, "attempt": 1 })));
                 running.push(attempt_task(task, workspace, runner, options, &status, stopping.clone(), emit));
             }
@@ -261,13 +263,7 @@ pub async fn run_plan(
         .tasks
         .iter()
         .map(|t| {
-            let status = match status.remove(&t.id) {
-                Some(TaskStatus::Stopped { reason: r }) if r == "running" => {
-                    TaskStatus::Stopped { reason: reason.clone() }
-                }
-                Some(s) => s,
-                None => TaskStatus::Stopped { reason: reason.clone() },
-            };
+            let status = status.remove(&t.id).unwrap_or_else(|| TaskStatus::Stopped { reason: reason.clone() });
             TaskReport { id: t.id.clone(), status, duration_ms: durations.get(&t.id).copied().unwrap_or(0) }
         })
         .collect();
@@ -303,11 +299,17 @@ pub fn save_result(workspace: &Path, result: &PlanResult) -> Result<PathBuf, Str
 }
 
 /// Tasks not yet started whose dependencies are all done, as many as there is room for.
-fn ready<'p>(plan: &'p Plan, status: &BTreeMap<String, TaskStatus>, running: usize, jobs: usize) -> Vec<&'p Task> {
+fn ready<'p>(
+    plan: &'p Plan,
+    status: &BTreeMap<String, TaskStatus>,
+    started: &BTreeSet<String>,
+    running: usize,
+    jobs: usize,
+) -> Vec<&'p Task> {
     let done = |id: &str| matches!(status.get(id), Some(TaskStatus::Done { .. }));
     plan.tasks
         .iter()
-        .filter(|t| !status.contains_key(&t.id) && t.depends_on.iter().all(|d| done(d)))
+        .filter(|t| !status.contains_key(&t.id) && !started.contains(&t.id) && t.depends_on.iter().all(|d| done(d)))
         .take(jobs.max(1).saturating_sub(running))
         .collect()
 }
@@ -447,9 +449,7 @@ fn prompt_for(task: &Task, namespace: &Namespace, inputs: &[(String, RunResult)]
         ));
         if !result.artifacts.is_empty() {
             out.push_str("Its files:\n");
-            for a in &result.artifacts {
-                out.push_str(&format!("- {} ({}, {} bytes)\n", a.path, a.change, a.bytes));
-            }
+            out.push_str(&result.artifact_lines());
         }
     }
     out.push_str(&format!("\nYour task:\n{}", task.prompt));
