@@ -9,18 +9,21 @@
 //! dependents of a failed task skipped; `--on-failure stop`), the
 //! namespaces (`agents/<id>/` made here, then enforced by the workspace
 //! handle and the sandbox's mounts through `clix_engine::Engine::confined`),
-//! checkpoints for `--resume`, `plan-result.json`, and the coordinator's
-//! one tool, `propose_plan`.
+//! checkpoints for `--resume`, `plan-result.json`, the plan files a
+//! person names (read and written through the workspace handle when they
+//! lie in it), and the coordinator's one tool, `propose_plan`.
 //!
 //! It must not build engines or providers itself, nor print: the binary
 //! gives it an [`AgentRunner`] and renders the stream lines it emits.
 
 mod checkpoint;
+mod files;
 mod plan;
 mod propose;
 mod run;
 
 pub use checkpoint::Checkpoint;
+pub use files::{read_named, write_named};
 pub use plan::{Plan, PlanError, RESERVED, Task};
 pub use propose::{ProposePlan, plan_toml};
 pub use run::{

@@ -198,12 +198,7 @@ fn upstream(piped: Option<&[u8]>) -> Result<Upstream, String> {
 fn upstream_failed(args: &AgentArgs, why: &str, started: std::time::Instant) -> ExitCode {
     eprintln!("clix: not started: {why}");
     if args.jsonl {
-        let id = format!(
-            "{}-{}",
-            clix_agent::trajectory::timestamp_id(clix_agent::trajectory::now_ms() / 1000),
-            std::process::id()
-        );
-        let mut writer = StreamWriter::new(id, None);
+        let mut writer = StreamWriter::new(clix_agent::trajectory::process_stamp(), None);
         let summary = RunSummary {
             run_id: None,
             stop_reason: StopReason::Error(format!("upstream: {why}")),
@@ -511,7 +506,8 @@ pub(crate) fn replay(paths: &Paths, id: &str, jsonl: bool, html: Option<&Path>) 
 
 /// A plan's agents, from its `plan-result.json`: each task's trajectory.
 fn replay_plan(paths: &Paths, file: &Path, jsonl: bool, html: Option<&Path>) -> Result<ExitCode> {
-    let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let workspace = crate::cli::workspace_or_cwd(None)?;
+    let text = clix_plan::read_named(&workspace, file).map_err(anyhow::Error::msg)?;
     let result: clix_plan::PlanResult =
         serde_json::from_str(&text).with_context(|| format!("{} is not a plan-result.json", file.display()))?;
     let mut lanes = Vec::new();

@@ -120,19 +120,25 @@ fn refuse_inside_a_plan() -> Result<()> {
     Ok(())
 }
 
-fn read_plan(path: &Path) -> Result<(Plan, String)> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read the plan {}", path.display()))?;
-    let plan = Plan::parse(&text, &path.display().to_string()).map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok((plan, text))
+/// The plan at `path` and its text; `Err` is the exit code after its
+/// problems were printed (an invalid plan is 1, not a usage error).
+fn read_plan(workspace: &Path, path: &Path) -> Result<(Plan, String), ExitCode> {
+    let read = clix_plan::read_named(workspace, path)
+        .map_err(|e| format!("cannot read the plan {}: {e}", path.display()))
+        .and_then(|text| {
+            Plan::parse(&text, &path.display().to_string()).map(|plan| (plan, text)).map_err(|e| e.to_string())
+        });
+    read.map_err(|e| {
+        eprintln!("{e}");
+        ExitCode::from(1)
+    })
 }
 
 fn check(path: &Path, dot: bool) -> Result<ExitCode> {
-    let (plan, _) = match read_plan(path) {
+    let workspace = crate::cli::workspace_or_cwd(None)?;
+    let (plan, _) = match read_plan(&workspace, path) {
         Ok(read) => read,
-        Err(e) => {
-            eprintln!("{e:#}");
-            return Ok(ExitCode::from(1));
-        }
+        Err(code) => return Ok(code),
     };
     if dot {
         outln(plan.dot())?;
@@ -153,7 +159,7 @@ fn load_settings(paths: &Paths, flags: &ModelFlags) -> Result<(Settings, PathBuf
 async fn make(paths: &Paths, goal: &str, output: &Path, flags: &ModelFlags) -> Result<PathBuf> {
     let (settings, workspace) = load_settings(paths, flags)?;
     let provider = crate::agent_cmd::provider_for(&settings, flags.model.as_deref(), flags.provider.as_deref())?;
-    let mut tools = ProposePlan::new(workspace);
+    let mut tools = ProposePlan::new(workspace.clone());
     let trajectory = Trajectory::create(&crate::agent_cmd::runs_dir(paths)).context("cannot create the trajectory")?;
     let saved = trajectory.path.clone();
     let mut agent = Agent::new(&mut tools, provider, settings.agent.clone(), Some(trajectory));
@@ -166,7 +172,7 @@ async fn make(paths: &Paths, goal: &str, output: &Path, flags: &ModelFlags) -> R
         "# Written by `clix plan make` for: {}\n# Check it with `clix plan check`, then `clix plan run`.\n\n",
         one_line(goal)
     );
-    std::fs::write(output, format!("{header}{text}")).with_context(|| format!("cannot write {}", output.display()))?;
+    clix_plan::write_named(&workspace, output, &format!("{header}{text}")).map_err(anyhow::Error::msg)?;
     eprintln!("clix: wrote {} ({})", output.display(), summary.answer.trim());
     Ok(output.to_path_buf())
 }
@@ -184,24 +190,17 @@ async fn run_cmd(paths: &Paths, args: RunPlanArgs) -> Result<ExitCode> {
         (None, Some(plan)) => plan.clone(),
         (None, None) => bail!("name a plan file, or --goal"),
     };
-    let (plan, text) = match read_plan(&plan_path) {
-        Ok(read) => read,
-        Err(e) => {
-            eprintln!("{e:#}");
-            return Ok(ExitCode::from(1));
-        }
-    };
     let (mut settings, workspace) = load_settings(paths, &args.model)?;
+    let (plan, text) = match read_plan(&workspace, &plan_path) {
+        Ok(read) => read,
+        Err(code) => return Ok(code),
+    };
     // The agents' questions have no one to answer them: a machine runs the plan.
     settings.person_answers = false;
     let absolute = std::fs::canonicalize(&plan_path).unwrap_or(plan_path.clone());
     let mut checkpoint =
         Checkpoint::open(&clix_plan::checkpoint_path(&paths.state_dir, &absolute, &text), args.resume)?;
-    let plan_id = format!(
-        "plan-{}-{}",
-        clix_agent::trajectory::timestamp_id(clix_agent::trajectory::now_ms() / 1000),
-        std::process::id()
-    );
+    let plan_id = format!("plan-{}", clix_agent::trajectory::process_stamp());
     let options = RunOptions {
         jobs: args.jobs.max(1),
         on_failure: match args.on_failure {
