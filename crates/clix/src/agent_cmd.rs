@@ -477,10 +477,7 @@ pub(crate) fn replay(paths: &Paths, id: &str, jsonl: bool, html: Option<&Path>) 
         bail!("run {id} has no events");
     }
     if let Some(out) = html {
-        std::fs::write(out, crate::replay_html::render(id, &records))
-            .with_context(|| format!("cannot write {}", out.display()))?;
-        outln(format_args!("wrote {}", out.display()))?;
-        return Ok(ExitCode::SUCCESS);
+        return write_page(out, &crate::replay_html::render(id, &records));
     }
     if jsonl {
         for r in &records {
@@ -524,10 +521,7 @@ fn replay_plan(paths: &Paths, file: &Path, jsonl: bool, html: Option<&Path>) -> 
         lanes.push(crate::replay_html::Lane { task: task.id.clone(), status: task.status.label().into(), records });
     }
     if let Some(out) = html {
-        std::fs::write(out, crate::replay_html::render_plan(&result.plan, &lanes))
-            .with_context(|| format!("cannot write {}", out.display()))?;
-        outln(format_args!("wrote {}", out.display()))?;
-        return Ok(ExitCode::SUCCESS);
+        return write_page(out, &crate::replay_html::render_plan(&result.plan, &lanes));
     }
     for lane in &lanes {
         outln(format_args!("## {} ({})", lane.task, lane.status))?;
@@ -541,5 +535,14 @@ fn replay_plan(paths: &Paths, file: &Path, jsonl: bool, html: Option<&Path>) -> 
             }
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A replay page written where the person said; inside the current
+/// workspace through its handle, so a symlink planted there is not followed.
+fn write_page(out: &Path, page: &str) -> Result<ExitCode> {
+    let workspace = crate::cli::workspace_or_cwd(None)?;
+    clix_plan::write_named(&workspace, out, page).map_err(anyhow::Error::msg)?;
+    outln(format_args!("wrote {}", out.display()))?;
     Ok(ExitCode::SUCCESS)
 }
