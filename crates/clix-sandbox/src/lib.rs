@@ -32,7 +32,10 @@
 //!   clix processes removed by the first sandbox of a process;
 //! - process-group teardown (SIGTERM, then SIGKILL), bounded output capture
 //!   with exact counts, the availability probe and the audit log of every
-//!   OS execution.
+//!   OS execution;
+//! - long-lived programs (the browser) in the same sandbox: [`Service`],
+//!   with pipes at fixed descriptors, ended with its process group when
+//!   dropped (and by bwrap's `--die-with-parent` when clix dies).
 //!
 //! It must not run anything on the host outside bubblewrap unless the
 //! configuration explicitly says `mode = "host"` (then none of the above
@@ -47,6 +50,7 @@ mod mounts;
 mod probe;
 mod run;
 mod seccomp;
+mod service;
 mod settings;
 
 pub use audit::{AuditLog, AuditRecord, redact_argv};
@@ -54,4 +58,5 @@ pub use env::{is_secret_name, sandbox_env};
 pub use mounts::SYSTEM_DIRS;
 pub use probe::{Availability, probe};
 pub use run::{HostEnv, Outcome, Request, Sandbox, SandboxError};
+pub use service::{Service, ServiceRequest};
 pub use settings::{SandboxMode, SandboxSettings};

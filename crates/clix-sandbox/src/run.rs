@@ -27,6 +27,14 @@ const TIMEOUT_EXIT: i32 = clix_common::exit::TIMEOUT;
 /// child's stdio set-up (fds 0-2) can never land on them.
 const HIGH_FD: i32 = 10;
 
+/// What [`Sandbox::parts`] hands a service: bwrap's path (`None` in host
+/// mode), the mount layout and the allowed environment.
+pub(crate) struct ServiceParts<'a> {
+    pub(crate) bwrap: Option<PathBuf>,
+    pub(crate) layout: &'a Layout,
+    pub(crate) env: &'a BTreeMap<String, String>,
+}
+
 /// Why a program did not start; each message says what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
@@ -222,6 +230,12 @@ impl Sandbox {
             home,
             writable: None,
         }
+    }
+
+    /// What a service started by [`service`](crate::service) needs of this
+    /// sandbox: bwrap (or host mode), the layout, the environment, the settings.
+    pub(crate) fn parts(&self) -> Result<ServiceParts<'_>, SandboxError> {
+        Ok(ServiceParts { bwrap: self.ready()?, layout: &self.layout, env: &self.env })
     }
 
     fn holds_clix_config(&self, dir: &Path) -> bool {
@@ -508,20 +522,20 @@ impl Drop for PendingAudit<'_> {
 /// The two pipes bwrap is given: it writes `{"child-pid": N}` to the info
 /// pipe once the sandbox is set up, and reads the syscall filter from the
 /// seccomp pipe. The child's ends are closed here once it has started.
-struct BwrapPipes {
+pub(crate) struct BwrapPipes {
     info_read: OwnedFd,
     info_write: OwnedFd,
     seccomp_read: OwnedFd,
 }
 
-enum PipeError {
+pub(crate) enum PipeError {
     /// The seccomp filter could not be built: the sandbox cannot be trusted.
     Filter(String),
     Io(std::io::Error),
 }
 
 impl BwrapPipes {
-    fn open() -> Result<Self, PipeError> {
+    pub(crate) fn open() -> Result<Self, PipeError> {
         let filter = seccomp::program_bytes().map_err(PipeError::Filter)?;
         tracing::debug!(
             instructions = filter.len() / 8,
@@ -534,13 +548,13 @@ impl BwrapPipes {
     }
 
     /// The fds the child inherits: `[info, seccomp]`.
-    fn child_fds(&self) -> [i32; 2] {
+    pub(crate) fn child_fds(&self) -> [i32; 2] {
         [self.info_write.as_raw_fd(), self.seccomp_read.as_raw_fd()]
     }
 
     /// Closes the child's ends (so the info pipe ends when bwrap does) and
     /// waits for the sandboxed program's pid; `None` if bwrap failed first.
-    async fn child_pid(self) -> Option<i32> {
+    pub(crate) async fn child_pid(self) -> Option<i32> {
         let BwrapPipes { info_read, info_write, seccomp_read } = self;
         drop(info_write);
         drop(seccomp_read);
@@ -682,7 +696,7 @@ fn log_limits(s: &SandboxSettings, cgroups: &RunCgroups) {
     );
 }
 
-fn unavailable(reason: &str) -> SandboxError {
+pub(crate) fn unavailable(reason: &str) -> SandboxError {
     SandboxError::Unavailable(format!(
         "{reason}. Fix: apt-get install bubblewrap (and allow unprivileged user namespaces), \
          or set sandbox.mode = \"host\" in config.toml to run programs UNSANDBOXED"
@@ -700,7 +714,7 @@ fn exit_code_of(status: std::process::ExitStatus) -> i32 {
 }
 
 /// Resource limits applied in the child between fork and exec.
-struct ChildLimits {
+pub(crate) struct ChildLimits {
     rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
     procs_files: Vec<CString>,
     /// Fds bwrap is told about: kept open across exec.
@@ -708,7 +722,7 @@ struct ChildLimits {
 }
 
 impl ChildLimits {
-    fn new(s: &SandboxSettings, cgroups: &RunCgroups, inherited: Vec<i32>) -> Self {
+    pub(crate) fn new(s: &SandboxSettings, cgroups: &RunCgroups, inherited: Vec<i32>) -> Self {
         let mut rlimits = vec![
             (libc::RLIMIT_FSIZE, s.max_file_size_mb << 20),
             (libc::RLIMIT_NOFILE, s.max_open_files),
@@ -723,8 +737,16 @@ impl ChildLimits {
         ChildLimits { rlimits, procs_files: cgroups.procs_files.clone(), inherited }
     }
 
+    /// The same limits without RLIMIT_AS, for a program that reserves far
+    /// more address space than it uses (a browser); the cgroup's memory
+    /// limit still applies where there is one.
+    pub(crate) fn without_address_limit(mut self) -> Self {
+        self.rlimits.retain(|(resource, _)| *resource != libc::RLIMIT_AS);
+        self
+    }
+
     /// Runs in the forked child: only async-signal-safe calls.
-    fn apply(&self) -> std::io::Result<()> {
+    pub(crate) fn apply(&self) -> std::io::Result<()> {
         for procs in &self.procs_files {
             // SAFETY: a valid NUL-terminated path; open/write/close are async-signal-safe.
             unsafe {
@@ -753,7 +775,7 @@ impl ChildLimits {
 }
 
 /// A close-on-exec pipe (read end, write end), both at fds >= `HIGH_FD`.
-fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+pub(crate) fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];
     // SAFETY: pipe2 fills two fds we then own.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -765,7 +787,7 @@ fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
 }
 
 /// `fd` moved to a number >= `HIGH_FD` (close-on-exec).
-fn high(fd: OwnedFd) -> std::io::Result<OwnedFd> {
+pub(crate) fn high(fd: OwnedFd) -> std::io::Result<OwnedFd> {
     if fd.as_raw_fd() >= HIGH_FD {
         return Ok(fd);
     }
@@ -808,22 +830,22 @@ async fn read_child_pid(fd: OwnedFd) -> Option<i32> {
 
 /// Kills what is still running when a run ends early (timeout, or the
 /// caller dropped the future): SIGTERM now, SIGKILL after the grace period.
-struct KillGuard {
-    bwrap_pid: i32,
+pub(crate) struct KillGuard {
+    pub(crate) bwrap_pid: i32,
     /// The sandboxed program, a session leader of its own (bwrap --new-session).
-    child_pid: Option<i32>,
-    armed: bool,
+    pub(crate) child_pid: Option<i32>,
+    pub(crate) armed: bool,
 }
 
 impl KillGuard {
-    fn terminate(&self) {
+    pub(crate) fn terminate(&self) {
         // The program's own group gets SIGTERM first, so it can clean up;
         // bwrap is left alive, because its death SIGKILLs the sandbox.
         let target = self.child_pid.unwrap_or(self.bwrap_pid);
         signal_group(target, libc::SIGTERM);
     }
 
-    fn kill(&self) {
+    pub(crate) fn kill(&self) {
         for pid in self.child_pid.into_iter().chain([self.bwrap_pid]) {
             signal_group(pid, libc::SIGKILL);
         }

@@ -1,0 +1,43 @@
+//! A web browser as a command: one headless Chromium per engine session,
+//! started lazily inside the OS tier's sandbox and driven over the Chrome
+//! DevTools Protocol.
+//!
+//! This crate owns:
+//!
+//! - finding Chromium (`[browser] executable`, else PATH) and the error
+//!   that says what to install;
+//! - starting it in bubblewrap through `clix-sandbox`'s [`clix_sandbox::Service`]
+//!   (system folders read-only, the workspace read-write for downloads,
+//!   an empty HOME, a private `/tmp`, `--disable-dev-shm-usage`), ended
+//!   with its whole process group when the [`Browser`] is closed or dropped,
+//!   and by bwrap's `--die-with-parent` when clix itself dies;
+//! - the network allowance: the browser shares the host's network so that
+//!   loopback pages work, and Chromium's resolver rules make every other
+//!   host (names and IP literals alike) fail to resolve unless
+//!   `[browser] allow` names it or the sandbox's network is on;
+//! - a small CDP client over `--remote-debugging-pipe` (no TCP port for any
+//!   other local process to take over);
+//! - snapshots of the accessibility tree as indented lines with refs
+//!   (`- button "Submit" [ref=e2]`), refs stable while a document lives and
+//!   never reused, so a stale one is an error and never another element;
+//! - the actions (open, click, fill, type, press, select, check, hover,
+//!   scroll, wait, get, screenshot, history, tabs, eval) and what each
+//!   changed on the page.
+//!
+//! It must not present results (the `browser` command in `clix-engine`
+//! prints them and Layer 2 caps them), write workspace files (the command
+//! writes screenshots through the workspace handle), or start Chromium
+//! outside `clix-sandbox`.
+
+mod browser;
+mod cdp;
+mod keys;
+mod settings;
+mod snapshot;
+
+pub use browser::{
+    Browser, BrowserError, CANDIDATES, Change, Property, Snapshot, TabInfo, WaitFor, find_executable, normalize_url,
+    url_matches,
+};
+pub use settings::{BrowserSettings, HostRules};
+pub use snapshot::{Rendered, SnapshotOptions, render};

@@ -1,0 +1,179 @@
+//! A long-lived program in the sandbox (the browser): started with the same
+//! layout, environment, filter and limits as a run, talked to over pipes at
+//! fixed descriptors, and ended when its [`Service`] is dropped or stopped.
+//!
+//! Unlike a run it has no time limit and no captured stdout: the caller
+//! owns its pipes. Its stderr is kept as a short tail, for the error that
+//! explains why it died.
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+
+use tokio::io::AsyncReadExt;
+
+use crate::cgroup::RunCgroups;
+use crate::mounts::bwrap_args;
+use crate::run::{BwrapPipes, ChildLimits, KillGuard, PipeError, Sandbox, SandboxError, high};
+
+/// The end of the program's stderr kept for error messages.
+const STDERR_TAIL: usize = 4096;
+
+/// One program to keep running.
+#[derive(Debug)]
+pub struct ServiceRequest<'a> {
+    /// The program and its arguments (an absolute path, or a name on the sandbox's PATH).
+    pub argv: &'a [String],
+    /// Working directory, inside the workspace.
+    pub cwd: &'a Path,
+    /// Extra host folders visible read-only (fonts, the program's own folder).
+    pub read_only: &'a [PathBuf],
+    /// Share the host's network namespace. The caller then restricts the
+    /// program itself (the browser's resolver rules); `false` gives it none.
+    pub share_network: bool,
+    /// Pipe ends handed to the program at fixed descriptor numbers (CDP
+    /// reads fd 3 and writes fd 4); each number must be 3..=9.
+    pub fds: Vec<(i32, OwnedFd)>,
+}
+
+/// A running service; dropping it ends the program and everything it
+/// started (its process group, and the sandbox's pid namespace with it).
+pub struct Service {
+    child: tokio::process::Child,
+    guard: KillGuard,
+    _cgroups: RunCgroups,
+    stderr: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Sandbox {
+    /// Starts `req` in the sandbox and returns once the sandbox is set up.
+    pub async fn start_service(&self, req: ServiceRequest<'_>) -> Result<Service, SandboxError> {
+        let program = req.argv.first().cloned().unwrap_or_default();
+        let spawn_error = |reason: String| SandboxError::Spawn { program: program.clone(), reason };
+        if let Some((n, _)) = req.fds.iter().find(|(n, _)| !(3..=9).contains(n)) {
+            return Err(spawn_error(format!("descriptor {n} cannot be handed on; use 3 to 9")));
+        }
+        let crate::run::ServiceParts { bwrap, layout, env } = self.parts()?;
+        let settings = self.settings();
+        let cgroups = RunCgroups::create(settings.max_processes, settings.memory_mb << 20);
+        let pipes = match &bwrap {
+            Some(_) => Some(BwrapPipes::open().map_err(|e| match e {
+                PipeError::Filter(reason) => SandboxError::Unavailable(reason),
+                PipeError::Io(e) => spawn_error(e.to_string()),
+            })?),
+            None => None,
+        };
+        let mut cmd = match (&bwrap, &pipes) {
+            (Some(bwrap), Some(pipes)) => {
+                let mut c = tokio::process::Command::new(bwrap);
+                c.args(bwrap_args(layout, req.read_only, req.cwd, req.share_network));
+                let [info, seccomp] = pipes.child_fds();
+                c.arg("--info-fd").arg(info.to_string()).arg("--seccomp").arg(seccomp.to_string());
+                c.arg("--").args(req.argv);
+                c
+            }
+            _ => {
+                let mut c = tokio::process::Command::new(&program);
+                c.args(req.argv.get(1..).unwrap_or_default()).current_dir(req.cwd);
+                c
+            }
+        };
+        cmd.env_clear().envs(env).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).process_group(0);
+        // Moved above the fixed numbers first, so placing one never closes another.
+        let mut handed = Vec::new();
+        for (n, fd) in req.fds {
+            handed.push((n, high(fd).map_err(|e| spawn_error(e.to_string()))?));
+        }
+        let map: Vec<(i32, i32)> = handed.iter().map(|(n, fd)| (fd.as_raw_fd(), *n)).collect();
+        let inherited = pipes.as_ref().map(|p| p.child_fds().to_vec()).unwrap_or_default();
+        // A browser reserves far more address space than it uses, so the
+        // memory limit is the cgroup's or none, never RLIMIT_AS.
+        let limits = ChildLimits::new(settings, &cgroups, inherited).without_address_limit();
+        // SAFETY: the closure only calls async-signal-safe libc functions
+        // (dup2, open, write, setrlimit, fcntl) on memory prepared before the fork.
+        unsafe {
+            cmd.pre_exec(move || {
+                for &(from, to) in &map {
+                    if libc::dup2(from, to) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                limits.apply()
+            });
+        }
+        tracing::debug!(argv = ?req.argv, share_network = req.share_network, sandboxed = bwrap.is_some(), "sandbox: starting a service");
+        let mut child = cmd.spawn().map_err(|e| spawn_error(e.to_string()))?;
+        drop(handed);
+        let pid = child.id().unwrap_or(0) as i32;
+        let mut guard = KillGuard { bwrap_pid: pid, child_pid: None, armed: true };
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        if let Some(pipe) = child.stderr.take() {
+            tokio::spawn(keep_tail(pipe, Arc::clone(&stderr)));
+        }
+        if let Some(pipes) = pipes {
+            guard.child_pid = pipes.child_pid().await;
+            if guard.child_pid.is_none() {
+                let _ = child.wait().await;
+                guard.armed = false;
+                let reason = tail_text(&stderr);
+                return Err(crate::run::unavailable(&format!("bwrap cannot create the sandbox here: {reason}")));
+            }
+        }
+        Ok(Service { child, guard, _cgroups: cgroups, stderr })
+    }
+}
+
+impl Service {
+    /// The exit code if the program has ended (it crashed, or was killed).
+    pub fn exited(&mut self) -> Option<i32> {
+        use std::os::unix::process::ExitStatusExt;
+        let status = self.child.try_wait().ok()??;
+        Some(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+    }
+
+    /// The last lines the program wrote to stderr, for an error message.
+    pub fn stderr_tail(&self) -> String {
+        tail_text(&self.stderr)
+    }
+
+    /// Ends the program (SIGTERM, then SIGKILL after a grace period) and
+    /// waits until bubblewrap is gone.
+    pub async fn stop(mut self) {
+        self.guard.terminate();
+        if tokio::time::timeout(std::time::Duration::from_secs(2), self.child.wait()).await.is_err() {
+            self.guard.kill();
+            let _ = self.child.wait().await;
+        }
+        self.guard.armed = false;
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        // Not stopped politely: the kill guard ends the group now, and
+        // bwrap's death takes the whole pid namespace with it.
+        if self.guard.armed {
+            self.guard.kill();
+            self.guard.armed = false;
+        }
+    }
+}
+
+async fn keep_tail(mut pipe: tokio::process::ChildStderr, tail: Arc<Mutex<Vec<u8>>>) {
+    let mut buf = vec![0u8; 8192];
+    while let Ok(n) = pipe.read(&mut buf).await {
+        if n == 0 {
+            return;
+        }
+        let mut kept = tail.lock().unwrap_or_else(|p| p.into_inner());
+        kept.extend_from_slice(&buf[..n]);
+        let excess = kept.len().saturating_sub(STDERR_TAIL);
+        kept.drain(..excess);
+    }
+}
+
+fn tail_text(tail: &Mutex<Vec<u8>>) -> String {
+    let kept = tail.lock().unwrap_or_else(|p| p.into_inner());
+    String::from_utf8_lossy(&kept).trim().to_string()
+}
