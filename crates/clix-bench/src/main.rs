@@ -146,6 +146,7 @@ async fn interleaved(ws: &Path, n: usize, expected: &[u8]) -> (Stats, Stats, Sta
     let mut bash = bashkit::Bash::builder().cwd(&canonical).session_limits(bashkit::SessionLimits::unlimited()).build();
     bash.mount(&canonical, std::sync::Arc::new(bashkit::PosixFs::new(real))).expect("mount");
     let config = EngineConfig {
+        browser: None,
         workspace: ws.to_path_buf(),
         limits: ShellLimits::default(),
         present: PresentOptions::default(),
@@ -164,7 +165,7 @@ async fn interleaved(ws: &Path, n: usize, expected: &[u8]) -> (Stats, Stats, Sta
         audit_log: Some(state.path().join("audit.jsonl")),
         session_id: "bench".into(),
     };
-    let mut with_os = Engine::new(EngineConfig { os: Some(os), ..config }).await.expect("engine");
+    let mut with_os = Engine::new(EngineConfig { browser: None, os: Some(os), ..config }).await.expect("engine");
 
     let mut samples = [Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n)];
     for _ in 0..n {

@@ -23,6 +23,7 @@ impl AgentRunner for AnswersAtOnce {
         Box::pin(async move {
             let started = Instant::now();
             let config = EngineConfig {
+                browser: None,
                 workspace: self.workspace.clone(),
                 limits: ShellLimits::default(),
                 present: PresentOptions::default(),

@@ -18,6 +18,7 @@ pub(crate) fn policy(iterations: usize) {
     let rows = runtime.block_on(async {
         let state = tempfile::tempdir().expect("state");
         let config = |policy| EngineConfig {
+            browser: None,
             workspace: ws.path().to_path_buf(),
             limits: ShellLimits::default(),
             present: PresentOptions::default(),

@@ -80,6 +80,7 @@ pub(crate) fn big_file(n: usize) {
 
 async fn warm_engine(ws: &Path, state: &Path) -> clix_engine::Engine {
     let config = clix_engine::EngineConfig {
+        browser: None,
         workspace: ws.to_path_buf(),
         limits: clix_engine::ShellLimits::default(),
         present: clix_engine::PresentOptions::default(),

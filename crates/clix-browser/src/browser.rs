@@ -218,6 +218,8 @@ pub struct Browser {
     next_ref: u64,
     refs: HashMap<String, RefTarget>,
     by_node: HashMap<(String, String, i64), String>,
+    /// The profile folder, as Chromium's command line names it.
+    profile: PathBuf,
     /// A profile folder on the host (host mode only), removed at close.
     host_profile: Option<PathBuf>,
     /// When it was started, for the benchmark's cold start.
@@ -259,12 +261,13 @@ impl Browser {
         let exe = find_executable(settings, std::env::var("PATH").ok().as_deref())?;
         let rules = HostRules { open: sandbox.settings().network, allow: settings.allow.clone() };
         let sandboxed = sandbox.settings().mode != clix_sandbox::SandboxMode::Host;
-        let host_profile = (!sandboxed).then(|| {
-            static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-            let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            std::env::temp_dir().join(format!("clix-browser-{}-{n}", std::process::id()))
-        });
-        let profile = host_profile.clone().unwrap_or_else(|| PathBuf::from("/tmp/clix-browser-profile"));
+        // Named after this process, so a person (and a test) can tell whose browser a Chromium is.
+        static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("clix-browser-{}-{n}", std::process::id());
+        // In the sandbox /tmp is private; on the host it is shared, and the folder is removed at close.
+        let profile = if sandboxed { Path::new("/tmp").join(&name) } else { std::env::temp_dir().join(&name) };
+        let host_profile = (!sandboxed).then(|| profile.clone());
         let argv = chromium_argv(&exe, settings, &rules, &profile);
         let mut read_only: Vec<PathBuf> = ["/etc/fonts"].iter().map(PathBuf::from).filter(|p| p.exists()).collect();
         // A Chromium outside the system folders (/opt/google/chrome) needs its own folder.
@@ -303,6 +306,7 @@ impl Browser {
             next_ref: 1,
             refs: HashMap::new(),
             by_node: HashMap::new(),
+            profile,
             host_profile,
             started,
         };
@@ -326,6 +330,11 @@ impl Browser {
         }
         tracing::debug!(executable = %exe.display(), ms = started.elapsed().as_millis() as u64, "browser: started");
         Ok(browser)
+    }
+
+    /// The profile folder Chromium was started with (its command line names it).
+    pub fn profile(&self) -> &Path {
+        &self.profile
     }
 
     /// Whether the browser process is still there.

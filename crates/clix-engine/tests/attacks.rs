@@ -36,6 +36,7 @@ fn fixture() -> Fixture {
 impl Fixture {
     async fn engine(&self, limits: ShellLimits) -> Engine {
         Engine::new(EngineConfig {
+            browser: None,
             workspace: self.ws.clone(),
             limits,
             present: PresentOptions::default(),
@@ -123,6 +124,7 @@ async fn the_big_file_probe_never_looks_outside() {
     std::fs::write(&big, vec![b'y'; 2 << 20]).unwrap();
     let settings = SandboxSettings { big_file_mb: 1, ..SandboxSettings::default() };
     let engine = Engine::new(EngineConfig {
+        browser: None,
         workspace: f.ws.clone(),
         limits: ShellLimits::default(),
         present: PresentOptions::default(),

@@ -42,6 +42,7 @@ async fn fixture() -> Fixture {
         session_id: "flags-test".into(),
     };
     let engine = Engine::new(EngineConfig {
+        browser: None,
         workspace: ws.path().to_path_buf(),
         limits: ShellLimits::default(),
         present: PresentOptions::default(),

@@ -44,6 +44,7 @@ impl Memories {
             ..Default::default()
         };
         let engine = Engine::new(EngineConfig {
+            browser: None,
             workspace: ws.path().to_path_buf(),
             limits: ShellLimits::default(),
             present: PresentOptions::default(),

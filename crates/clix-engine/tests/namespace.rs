@@ -29,6 +29,7 @@ async fn fixture_with(settings: SandboxSettings) -> Result<Fixture, clix_engine:
     // Planted before the agent starts: a symlink in shared/ into b's folder.
     std::os::unix::fs::symlink("../agents/b", ws.path().join("shared/to-b")).unwrap();
     let config = EngineConfig {
+        browser: None,
         workspace: ws.path().to_path_buf(),
         limits: ShellLimits::default(),
         present: PresentOptions::default(),

@@ -20,6 +20,7 @@ async fn fixture_with(settings: SandboxSettings, limits: ShellLimits) -> Fixture
     std::fs::write(ws.path().join("gen.py"), "for i in range(100):\n    print('x' if i % 4 == 0 else 'y', i)\n")
         .unwrap();
     let engine = Engine::new(EngineConfig {
+        browser: None,
         workspace: ws.path().to_path_buf(),
         limits,
         present: PresentOptions::default(),

@@ -125,6 +125,7 @@ async fn fixture(policy: PolicyConfig) -> Fixture {
     let audit = state.path().join("audit.jsonl");
     let policy = PolicyConfig { audit_log: Some(audit.clone()), session_id: "policy-test".into(), ..policy };
     let engine = Engine::new(EngineConfig {
+        browser: None,
         workspace: ws.path().to_path_buf(),
         limits: ShellLimits::default(),
         present: PresentOptions::default(),
@@ -390,6 +391,7 @@ async fn engine_on(ws: &Path, policy: PolicyConfig) -> Engine {
 
 fn config_on(ws: &Path, policy: PolicyConfig) -> EngineConfig {
     EngineConfig {
+        browser: None,
         workspace: ws.to_path_buf(),
         limits: ShellLimits::default(),
         present: PresentOptions::default(),

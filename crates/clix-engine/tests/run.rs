@@ -16,6 +16,7 @@ async fn fixture_with(limits: ShellLimits) -> Fixture {
     std::fs::write(ws.path().join("photo.png"), png).unwrap();
     std::fs::write(ws.path().join("blob.zip"), b"PK\x03\x04\x14\0\0\0\x08\0\0\0!\0").unwrap();
     let engine = Engine::new(EngineConfig {
+        browser: None,
         workspace: ws.path().to_path_buf(),
         limits,
         present: PresentOptions::default(),
@@ -343,6 +344,7 @@ async fn memory_command_levels_of_help_store_search_forget() {
 async fn memory_fixture(memory: clix_engine::MemoryConfig) -> Fixture {
     let ws = tempfile::tempdir().unwrap();
     let engine = Engine::new(EngineConfig {
+        browser: None,
         workspace: ws.path().to_path_buf(),
         limits: ShellLimits::default(),
         present: PresentOptions::default(),

@@ -296,6 +296,7 @@ impl Attempt {
             }
         });
         EngineConfig {
+            browser: None,
             workspace: self.workspace.root().to_path_buf(),
             limits: self.options.limits.clone(),
             present: self.options.present.clone(),

@@ -555,6 +555,7 @@ pub(crate) fn engine_config(paths: &Paths, workspace: &Path, settings: &Settings
     // A session's topic is its workspace's name, unless --topic / memory.topic says otherwise.
     let memory = settings::memory_config(paths, workspace, settings, session.clone());
     Ok(EngineConfig {
+        browser: Some(settings.browser.clone()),
         workspace: workspace.to_path_buf(),
         limits: settings.limits.clone(),
         present: settings.present.clone(),

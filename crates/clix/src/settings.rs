@@ -28,6 +28,8 @@ pub(crate) struct Settings {
     pub hub: clix_hub::HubSettings,
     /// Which commands may run: the built-in rules, rules of your own, `allow` prefixes.
     pub policy: clix_policy::PolicySettings,
+    /// The `browser` command: which Chromium, idle time, hosts pages may reach, `eval`.
+    pub browser: clix_browser::BrowserSettings,
     /// A person at this terminal answers the policy's `ask` (run, ask and
     /// chat on a terminal; never MCP or `--jsonl`). Not a config key.
     #[serde(skip)]

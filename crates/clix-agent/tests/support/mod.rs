@@ -18,6 +18,7 @@ pub(crate) const RED_PNG: &[u8] = b"\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00
 /// An engine on `ws` with only the in-process commands.
 pub(crate) async fn engine(ws: &std::path::Path) -> Engine {
     Engine::new(EngineConfig {
+        browser: None,
         workspace: ws.to_path_buf(),
         limits: ShellLimits::default(),
         present: PresentOptions::default(),

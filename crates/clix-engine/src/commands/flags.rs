@@ -259,6 +259,11 @@ impl Parsed {
         self.options.iter().any(|(name, value)| *name == long && *value == Value::On)
     }
 
+    /// Whether `long` was given at all, with or without a value.
+    pub(crate) fn has(&self, long: &str) -> bool {
+        self.options.iter().any(|(name, _)| *name == long)
+    }
+
     /// The text given to `long`, the last one when given twice.
     pub(crate) fn text(&self, long: &str) -> Option<&str> {
         self.options.iter().rev().find_map(|(name, value)| match value {

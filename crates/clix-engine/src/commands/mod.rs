@@ -1,5 +1,6 @@
 //! Our agent commands. Each is a small [`clix_shell::AgentCommand`].
 
+mod browser;
 mod cat;
 mod flags;
 mod help;
@@ -11,6 +12,7 @@ mod see;
 mod unknown;
 mod write;
 
+pub(crate) use browser::BrowserCommand;
 pub(crate) use cat::Cat;
 pub(crate) use help::Help;
 pub(crate) use hub::{CallTime, HubCommand, HubTool};

@@ -109,7 +109,7 @@ impl AgentCommand for See {
 }
 
 /// Checks that `bytes` are an image we can show, and scales it down if needed.
-fn decode(path: &str, bytes: &[u8]) -> Result<SeenImage, String> {
+pub(crate) fn decode(path: &str, bytes: &[u8]) -> Result<SeenImage, String> {
     let not_image = || format!("[error] not an image file: {path} (use cat to read text files)\n");
     let kind = infer::get(bytes).filter(|k| k.matcher_type() == infer::MatcherType::Image).ok_or_else(not_image)?;
     let format = image::ImageFormat::from_mime_type(kind.mime_type()).ok_or_else(|| {

@@ -12,7 +12,7 @@ use clix_shell::{
 };
 
 use crate::catalog::{Catalog, SharedCatalog};
-use crate::commands::{CallTime, Deadline, MemoryConfig, SeenImage, SeenImages, run_program};
+use crate::commands::{BrowserCommand, CallTime, Deadline, MemoryConfig, SeenImage, SeenImages, run_program};
 use crate::policy::{PolicyConfig, ShellGate};
 use crate::spill::SpillDir;
 
@@ -39,6 +39,9 @@ pub struct EngineConfig {
     /// Rules on which commands may run (`[policy]`, policy files); `None`
     /// runs every command (the built-in rules are in `PolicyConfig::default()`).
     pub policy: Option<PolicyConfig>,
+    /// The `browser` command (`[browser]`); `None` leaves it out. It runs
+    /// Chromium in the OS tier's sandbox, and says so when there is none.
+    pub browser: Option<clix_browser::BrowserSettings>,
 }
 
 /// Why an engine could not start.
@@ -140,6 +143,16 @@ impl Engine {
         let deadline = Deadline::default();
         let time = CallTime { deadline: deadline.clone(), limit: config.limits.timeout() };
         let resolver = setup::resolver(&mut registry, sandbox.as_ref(), &time, &shared);
+        if let Some(settings) = config.browser {
+            let root = workspace.root().to_path_buf();
+            registry.register(Arc::new(BrowserCommand::new(
+                settings,
+                sandbox.clone(),
+                root,
+                seen.clone(),
+                time.clone(),
+            )));
+        }
         let hub = match config.hub {
             Some(hub) => setup::register_hub(&mut registry, hub, sandbox.clone(), &workspace, &time).await,
             None => setup::HubPart::default(),

@@ -1,0 +1,203 @@
+//! A real Chromium in real bubblewrap against pages served on 127.0.0.1.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::routing::{get, post};
+use clix_browser::{Browser, BrowserError, BrowserSettings, Property, SnapshotOptions, WaitFor};
+use clix_sandbox::{Sandbox, SandboxSettings};
+
+const LIMIT: Duration = Duration::from_secs(20);
+
+const FORM: &str = r#"<!doctype html><title>Sign up</title><h1>Sign up</h1>
+<form method="post" action="/submit">
+<label>Name <input name="name"></label>
+<label>Email <input name="email" type="email"></label>
+<label>Colour <select name="colour"><option value="r">Red</option><option value="g">Green</option></select></label>
+<label><input type="checkbox" name="news" value="yes"> Newsletter</label>
+<button type="submit">Send</button>
+</form><a href="/other">Other page</a> <a href="/other" target="_blank">Other in a tab</a>"#;
+
+/// A page server: the form, what it received, a second page, one that never loads.
+async fn serve() -> (String, Arc<Mutex<Vec<String>>>) {
+    let received: Arc<Mutex<Vec<String>>> = Arc::default();
+    let store = Arc::clone(&received);
+    let app = Router::new()
+        .route("/form", get(|| async { axum::response::Html(FORM) }))
+        .route(
+            "/submit",
+            post(move |body: String| {
+                let store = Arc::clone(&store);
+                async move {
+                    store.lock().unwrap().push(body.clone());
+                    axum::response::Html(format!("<title>Done</title><p>Thanks, received {body}</p>"))
+                }
+            }),
+        )
+        .route("/other", get(|| async { axum::response::Html("<title>Other</title><h2>The other page</h2>") }))
+        .route(
+            "/slow",
+            get(|| async {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+                "never"
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (format!("http://{addr}"), received)
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    ws: std::path::PathBuf,
+    sandbox: Sandbox,
+}
+
+fn fixture(settings: SandboxSettings) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(ws.join(".clix/downloads")).unwrap();
+    let sandbox = Sandbox::new(settings, &ws, None, None, "browser-test".into());
+    Fixture { _dir: dir, ws, sandbox }
+}
+
+async fn launch(f: &Fixture, settings: &BrowserSettings) -> Browser {
+    Browser::launch(settings, &f.sandbox, &f.ws, &f.ws.join(".clix/downloads")).await.unwrap()
+}
+
+fn ref_of(lines: &[String], needle: &str) -> String {
+    let line = lines.iter().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no {needle} in {lines:#?}"));
+    let at = line.find("[ref=").unwrap() + 5;
+    format!("@{}", &line[at..at + line[at..].find(']').unwrap()])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fill_a_form_submit_it_and_read_the_result() {
+    let (base, received) = serve().await;
+    let f = fixture(SandboxSettings::default());
+    let mut b = launch(&f, &BrowserSettings::default()).await;
+    let opened = b.open(&format!("{base}/form"), &f.ws, LIMIT).await.unwrap();
+    assert!(opened.navigated);
+    assert_eq!(opened.title, "Sign up");
+    let snap = b.snapshot(SnapshotOptions { interactive: true, ..Default::default() }, None).await.unwrap();
+    assert!(snap.lines.iter().all(|l| l.contains("[ref=e")), "{:#?}", snap.lines);
+    let name = ref_of(&snap.lines, "textbox \"Name\"");
+    let email = ref_of(&snap.lines, "textbox \"Email\"");
+    let colour = ref_of(&snap.lines, "combobox \"Colour\"");
+    let news = ref_of(&snap.lines, "checkbox \"Newsletter\"");
+    let send = ref_of(&snap.lines, "button \"Send\"");
+
+    let filled = b.fill(&name, "Ada Lovelace", LIMIT).await.unwrap();
+    assert!(!filled.navigated);
+    assert!(filled.added.iter().any(|l| l.contains("Ada Lovelace")), "{filled:#?}");
+    b.fill(&email, "ada@example.org", LIMIT).await.unwrap();
+    b.select(&colour, "Green", LIMIT).await.unwrap();
+    let checked = b.check(&news, true, LIMIT).await.unwrap();
+    assert!(checked.added.iter().any(|l| l.contains("Newsletter") && l.contains("[checked]")), "{checked:#?}");
+    assert_eq!(b.get(Property::Value, Some(&name)).await.unwrap(), "Ada Lovelace");
+
+    let sent = b.click(&send, LIMIT).await.unwrap();
+    assert!(sent.navigated, "{sent:#?}");
+    assert_eq!(sent.title, "Done");
+    b.wait(&WaitFor::Text("Thanks".into()), LIMIT).await.unwrap();
+    let text = b.get(Property::Text, None).await.unwrap();
+    assert!(text.contains("Thanks"), "{text}");
+    assert_eq!(received.lock().unwrap().as_slice(), ["name=Ada+Lovelace&email=ada%40example.org&colour=g&news=yes"]);
+
+    // The old form's refs are stale now, and say so.
+    let stale = b.click(&send, LIMIT).await.unwrap_err();
+    assert!(stale.to_string().contains("stale"), "{stale}");
+    let unknown = b.click("@e999", LIMIT).await.unwrap_err();
+    assert!(unknown.to_string().contains("browser snapshot"), "{unknown}");
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn navigation_history_tabs_and_errors() {
+    let (base, _) = serve().await;
+    let f = fixture(SandboxSettings::default());
+    let mut b = launch(&f, &BrowserSettings { load_timeout_secs: 2, ..BrowserSettings::default() }).await;
+    b.open(&format!("{base}/form"), &f.ws, LIMIT).await.unwrap();
+    let snap = b.snapshot(SnapshotOptions::default(), None).await.unwrap();
+    let other = ref_of(&snap.lines, "link \"Other page\"");
+    let went = b.click(&other, LIMIT).await.unwrap();
+    assert!(went.navigated && went.url.ends_with("/other"), "{went:#?}");
+    let back = b.history(-1, LIMIT).await.unwrap();
+    assert!(back.url.ends_with("/form"), "{back:#?}");
+    let forward = b.history(1, LIMIT).await.unwrap();
+    assert!(forward.url.ends_with("/other"), "{forward:#?}");
+    assert!(b.history(1, LIMIT).await.unwrap_err().to_string().contains("no page to go forward"));
+
+    // A link that opens a second tab.
+    b.history(-1, LIMIT).await.unwrap();
+    let snap = b.snapshot(SnapshotOptions::default(), None).await.unwrap();
+    let in_tab = ref_of(&snap.lines, "link \"Other in a tab\"");
+    let opened = b.click(&in_tab, LIMIT).await.unwrap();
+    assert_eq!(opened.new_tabs, [2], "{opened:#?}");
+    b.switch_tab(2).await.unwrap();
+    b.wait(&WaitFor::Text("The other page".into()), LIMIT).await.unwrap();
+    let tabs = b.tabs().await.unwrap();
+    assert_eq!(tabs.len(), 2);
+    assert!(tabs[1].current && tabs[1].url.ends_with("/other"), "{tabs:#?}");
+    // A ref of tab 1 used on tab 2 names its tab.
+    let wrong = b.click(&in_tab, LIMIT).await.unwrap_err();
+    assert!(wrong.to_string().contains("tabs switch 1"), "{wrong}");
+    b.close_tab(2).await.unwrap();
+    assert_eq!(b.tabs().await.unwrap().len(), 1);
+
+    // A missing element, a page that never loads, a host not allowed, nothing listening.
+    let missing = b.snapshot(SnapshotOptions::default(), Some("#nope")).await.unwrap_err();
+    assert!(missing.to_string().contains("nothing on the page matches"), "{missing}");
+    let slow = b.open(&format!("{base}/slow"), &f.ws, LIMIT).await.unwrap_err();
+    assert!(matches!(slow, BrowserError::Timeout { .. }), "{slow}");
+    assert_eq!(slow.exit_code(), 124);
+    let blocked = b.open("http://example.com/", &f.ws, LIMIT).await.unwrap_err();
+    assert!(blocked.to_string().contains("[browser] allow"), "{blocked}");
+    // An IP literal is refused by Chromium itself, not only by our check.
+    let literal = b.open("http://127.0.0.2:9/", &f.ws, LIMIT).await.unwrap_err();
+    assert!(literal.to_string().contains("not allowed"), "{literal}");
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn file_pages_screenshots_and_no_browser_left_behind() {
+    let f = fixture(SandboxSettings::default());
+    std::fs::write(f.ws.join("page.html"), "<title>Local</title><h1>From the workspace</h1>").unwrap();
+    let mut b = launch(&f, &BrowserSettings { window: "640x480".into(), ..BrowserSettings::default() }).await;
+    let opened = b.open("page.html", &f.ws, LIMIT).await.unwrap();
+    assert_eq!(opened.title, "Local");
+    let png = b.screenshot(false).await.unwrap();
+    assert_eq!(&png[1..4], b"PNG");
+    let (w, h) =
+        (u32::from_be_bytes(png[16..20].try_into().unwrap()), u32::from_be_bytes(png[20..24].try_into().unwrap()));
+    assert_eq!((w, h), (640, 480));
+    let profile = b.profile().display().to_string();
+    assert!(!chromium_processes(&profile).is_empty());
+    b.close().await;
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(chromium_processes(&profile), Vec::<u32>::new(), "still running");
+
+    // Dropped without closing (the session ended): gone too.
+    let b = launch(&f, &BrowserSettings::default()).await;
+    let profile = b.profile().display().to_string();
+    assert!(!chromium_processes(&profile).is_empty());
+    drop(b);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(chromium_processes(&profile), Vec::<u32>::new(), "still running after drop");
+}
+
+/// Pids of Chromium processes started with this profile.
+fn chromium_processes(profile: &str) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline).contains(&format!("--user-data-dir={profile}\0")) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
