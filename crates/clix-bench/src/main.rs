@@ -1,6 +1,6 @@
 //! Benchmarks, measured side by side in one process so machine noise hits
 //! every contender alike. Run with
-//! `cargo run --release -p clix-bench [-- engine|jail|sandbox|bigfile|hub|memory|policy|plan [N]]`
+//! `cargo run --release -p clix-bench [-- engine|jail|sandbox|bigfile|hub|memory|policy|plan|browser [N]]`
 //! (no argument runs them all); each prints a markdown table.
 //!
 //! - `engine`: warm per-call latency of `cat f | grep x | wc -l` on a 10 KB
@@ -22,6 +22,10 @@
 //! - `plan` (issue 15): a plan of 20 tasks whose agents answer at once,
 //!   `-j 8`: wall time against the sum of the tasks' own, and the per-task
 //!   start cost (namespace, confined engine with the OS tier).
+//! - `browser` (issue 16): warm `browser open` / `snapshot -i` / `click` /
+//!   `get text` through `run` on a local page, the cold start of Chromium
+//!   in bubblewrap, and snapshot bytes of three real-world-sized pages
+//!   against the whole accessibility tree.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // benchmarks stop loudly on a broken set-up
 
@@ -31,6 +35,7 @@ use std::time::{Duration, Instant};
 
 use clix_engine::{Engine, EngineConfig, PresentOptions, ShellLimits};
 
+mod browser;
 mod hub;
 mod jail;
 mod memory;
@@ -67,6 +72,9 @@ fn main() {
     }
     if matches!(which.as_str(), "all" | "plan") {
         plan::plan(n.unwrap_or(10));
+    }
+    if matches!(which.as_str(), "all" | "browser") {
+        browser::browser(n.unwrap_or(30));
     }
 }
 

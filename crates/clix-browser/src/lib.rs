@@ -31,13 +31,14 @@
 
 mod browser;
 mod cdp;
+mod error;
 mod keys;
 mod settings;
 mod snapshot;
 
 pub use browser::{
-    Browser, BrowserError, CANDIDATES, Change, Property, Snapshot, TabInfo, WaitFor, find_executable, normalize_url,
-    url_matches,
+    Browser, CANDIDATES, Change, Property, Snapshot, TabInfo, WaitFor, find_executable, normalize_url, url_matches,
 };
+pub use error::BrowserError;
 pub use settings::{BrowserSettings, HostRules};
 pub use snapshot::{Rendered, SnapshotOptions, render};

@@ -49,7 +49,9 @@ fn chromiums_of(pid: u32) -> usize {
         .unwrap()
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
-        .filter(|e| String::from_utf8_lossy(&std::fs::read(e.path().join("cmdline")).unwrap_or_default()).contains(&marker))
+        .filter(|e| {
+            String::from_utf8_lossy(&std::fs::read(e.path().join("cmdline")).unwrap_or_default()).contains(&marker)
+        })
         .count()
 }
 

@@ -21,9 +21,12 @@ const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
     ("clix-policy", &[]),
     ("clix-sandbox", &["clix-common", "clix-workspace"]),
     ("clix-hub", &["clix-common", "clix-sandbox", "clix-workspace"]),
+    // The browser: Chromium started through the sandbox, driven over CDP; it prints nothing.
+    ("clix-browser", &["clix-sandbox"]),
     (
         "clix-engine",
         &[
+            "clix-browser",
             "clix-common",
             "clix-hub",
             "clix-memory",
@@ -42,6 +45,7 @@ const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
         "clix",
         &[
             "clix-agent",
+            "clix-browser",
             "clix-common",
             "clix-config",
             "clix-engine",
@@ -62,6 +66,7 @@ const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
         "clix-bench",
         &[
             "clix-agent",
+            "clix-browser",
             "clix-engine",
             "clix-hub",
             "clix-memory",

@@ -1,0 +1,488 @@
+//! One headless Chromium in the sandbox, its tabs, and what an action
+//! changed on the page. Starting it is `launch`, the `browser` command's
+//! actions are `actions`, the addresses the agent types are `address`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use clix_sandbox::Service;
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+
+use crate::cdp::{Cdp, CdpError, Event};
+use crate::error::{BrowserError, Result};
+use crate::settings::{BrowserSettings, HostRules};
+use crate::snapshot::{Rendered, SnapshotOptions, render};
+
+mod actions;
+mod address;
+mod launch;
+
+pub use address::{normalize_url, url_matches};
+pub use launch::{CANDIDATES, find_executable};
+
+/// A single protocol call that is not a page load: answered in well under this.
+const CALL_LIMIT: Duration = Duration::from_secs(10);
+/// How long an action waits for a navigation it may have started.
+const SETTLE: Duration = Duration::from_millis(25);
+/// Lines of a new page shown after an action navigated.
+const NAVIGATED_LINES: usize = 25;
+/// Changed lines shown after an action, each way.
+const CHANGED_LINES: usize = 20;
+/// How often `wait` looks again.
+const POLL: Duration = Duration::from_millis(50);
+
+/// Where a page element a ref names lives.
+#[derive(Debug, Clone)]
+struct RefTarget {
+    target: String,
+    document: String,
+    backend: i64,
+}
+
+/// One tab: its target and protocol session, and its last snapshot (what
+/// an action's result is compared with).
+#[derive(Debug, Clone)]
+struct Tab {
+    target: String,
+    session: String,
+    last: Vec<String>,
+}
+
+/// What an action did to the page.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Change {
+    /// The page navigated to a new document.
+    pub navigated: bool,
+    /// The page's address and title after the action.
+    pub url: String,
+    /// The title after the action.
+    pub title: String,
+    /// Lines that appeared (or, after a navigation, the start of the new page).
+    pub added: Vec<String>,
+    /// Lines that went away (empty after a navigation).
+    pub removed: Vec<String>,
+    /// Lines left out of `added` and `removed` to keep the result short.
+    pub more: usize,
+    /// Tabs the action opened, by number.
+    pub new_tabs: Vec<usize>,
+}
+
+/// A snapshot: the text and the refs in it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Snapshot {
+    /// The page's address.
+    pub url: String,
+    /// Its title.
+    pub title: String,
+    /// The lines.
+    pub lines: Vec<String>,
+    /// Refs and what they are, in order.
+    pub refs: Vec<String>,
+}
+
+/// A tab as `browser tabs` lists it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TabInfo {
+    /// 1-based number, as `tabs switch N` takes it.
+    pub number: usize,
+    /// The tab being acted on.
+    pub current: bool,
+    /// Its address.
+    pub url: String,
+    /// Its title.
+    pub title: String,
+}
+
+/// What `wait` waits for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WaitFor {
+    /// Text somewhere on the page.
+    Text(String),
+    /// The address matching a pattern (`*` any characters; otherwise a substring).
+    Url(String),
+    /// The page finished loading.
+    Load,
+    /// A fixed time.
+    Ms(u64),
+}
+
+/// What `get` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Property {
+    /// Visible text.
+    Text,
+    /// HTML.
+    Html,
+    /// A form field's value.
+    Value,
+    /// The address.
+    Url,
+    /// The title.
+    Title,
+}
+
+/// The browser of one engine session.
+pub struct Browser {
+    service: Option<Service>,
+    cdp: Cdp,
+    tabs: Vec<Tab>,
+    current: usize,
+    rules: HostRules,
+    settings: BrowserSettings,
+    next_ref: u64,
+    refs: HashMap<String, RefTarget>,
+    by_node: HashMap<(String, String, i64), String>,
+    /// The profile folder, as Chromium's command line names it.
+    profile: PathBuf,
+    /// A profile folder on the host (host mode only), removed at close.
+    host_profile: Option<PathBuf>,
+    /// When it was started, for the benchmark's cold start.
+    pub started: Instant,
+}
+
+impl Browser {
+    /// The profile folder Chromium was started with (its command line names it).
+    pub fn profile(&self) -> &Path {
+        &self.profile
+    }
+
+    /// Whether the browser process is still there.
+    pub fn alive(&mut self) -> bool {
+        self.service.as_mut().is_some_and(|s| s.exited().is_none())
+    }
+
+    /// Ends the browser and everything it started.
+    pub async fn close(mut self) {
+        if let Some(service) = self.service.take() {
+            service.stop().await;
+        }
+        if let Some(dir) = self.host_profile.take() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+
+    async fn call(&self, session: Option<&str>, method: &str, params: Value) -> Result<Value> {
+        Ok(self.cdp.call(session, method, params, CALL_LIMIT).await?)
+    }
+
+    fn tab(&self) -> Result<&Tab> {
+        self.tabs.get(self.current).ok_or_else(|| BrowserError::Protocol("no tab is open; browser tabs new".into()))
+    }
+
+    async fn on_page(&self, method: &str, params: Value) -> Result<Value> {
+        let session = self.tab()?.session.clone();
+        self.call(Some(&session), method, params).await
+    }
+
+    /// `(target id, url, title)` of every page, in the browser's order.
+    async fn page_targets(&self) -> Result<Vec<(String, String, String)>> {
+        let answer = self.call(None, "Target.getTargets", json!({})).await?;
+        let infos = answer.get("targetInfos").and_then(Value::as_array).cloned().unwrap_or_default();
+        Ok(infos
+            .iter()
+            .filter(|t| t.get("type").and_then(Value::as_str) == Some("page"))
+            .map(|t| {
+                let field = |k: &str| t.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+                (field("targetId"), field("url"), field("title"))
+            })
+            .collect())
+    }
+
+    async fn attach(&self, target: &str) -> Result<Tab> {
+        let answer = self.call(None, "Target.attachToTarget", json!({"targetId": target, "flatten": true})).await?;
+        let session = answer.get("sessionId").and_then(Value::as_str).unwrap_or_default().to_string();
+        for method in ["Page.enable", "Runtime.enable", "Accessibility.enable"] {
+            self.call(Some(&session), method, json!({})).await?;
+        }
+        Ok(Tab { target: target.to_string(), session, last: Vec::new() })
+    }
+
+    /// Tabs the page opened itself (`target=_blank`, `window.open`), attached at the end.
+    async fn adopt_new_tabs(&mut self) -> Result<Vec<usize>> {
+        let mut opened = Vec::new();
+        for (target, _, _) in self.page_targets().await? {
+            if !self.tabs.iter().any(|t| t.target == target) {
+                let tab = self.attach(&target).await?;
+                self.tabs.push(tab);
+                opened.push(self.tabs.len());
+            }
+        }
+        Ok(opened)
+    }
+
+    /// The current document of the current tab (its loader id).
+    async fn document(&self) -> Result<String> {
+        let tree = self.on_page("Page.getFrameTree", json!({})).await?;
+        Ok(tree.pointer("/frameTree/frame/loaderId").and_then(Value::as_str).unwrap_or_default().to_string())
+    }
+
+    async fn eval(&self, expression: &str) -> Result<Value> {
+        let answer = self
+            .on_page("Runtime.evaluate", json!({"expression": expression, "returnByValue": true, "awaitPromise": true}))
+            .await?;
+        if let Some(exception) = answer.get("exceptionDetails") {
+            let text = exception
+                .pointer("/exception/description")
+                .or_else(|| exception.get("text"))
+                .and_then(Value::as_str)
+                .unwrap_or("an exception");
+            return Err(BrowserError::Element(format!("the script threw: {text}")));
+        }
+        Ok(answer.pointer("/result/value").cloned().unwrap_or(Value::Null))
+    }
+
+    async fn url_and_title(&self) -> Result<(String, String)> {
+        let v = self.eval("[location.href, document.title]").await?;
+        let part = |i: usize| v.get(i).and_then(Value::as_str).unwrap_or_default().to_string();
+        Ok((part(0), part(1)))
+    }
+
+    /// The limit for a page load: the setting, capped by the caller's.
+    fn load_limit(&self, limit: Duration) -> Duration {
+        Duration::from_secs(self.settings.load_timeout_secs).min(limit)
+    }
+
+    async fn wait_for_load(
+        &self,
+        events: &mut broadcast::Receiver<Event>,
+        session: &str,
+        limit: Duration,
+        what: &str,
+    ) -> Result<()> {
+        let end = Instant::now() + limit;
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            match tokio::time::timeout(left, events.recv()).await {
+                Err(_) => {
+                    return Err(BrowserError::Timeout {
+                        what: format!(
+                            "{what}; the page may still be loading: browser wait --load, or browser snapshot to see what is there"
+                        ),
+                        ms: limit.as_millis(),
+                    });
+                }
+                Ok(Ok(e)) if e.method == "Page.loadEventFired" && e.session.as_deref() == Some(session) => {
+                    return Ok(());
+                }
+                Ok(Err(broadcast::error::RecvError::Closed)) => return Err(CdpError::Closed.into()),
+                Ok(_) => {}
+            }
+        }
+    }
+
+    /// After an action: waits briefly for a navigation it started (and then
+    /// for the load), takes a snapshot and tells what changed.
+    async fn settle(
+        &mut self,
+        mut events: broadcast::Receiver<Event>,
+        before: String,
+        limit: Duration,
+    ) -> Result<Change> {
+        let session = self.tab()?.session.clone();
+        let end = Instant::now() + SETTLE;
+        let mut navigating = false;
+        while let Ok(Ok(e)) = tokio::time::timeout(end.saturating_duration_since(Instant::now()), events.recv()).await {
+            let main_frame = e.params.get("frameId").is_some() && e.params.pointer("/frame/parentId").is_none();
+            if e.session.as_deref() == Some(session.as_str())
+                && main_frame
+                && matches!(
+                    e.method.as_str(),
+                    "Page.frameRequestedNavigation" | "Page.frameStartedLoading" | "Page.frameNavigated"
+                )
+            {
+                navigating = true;
+                break;
+            }
+        }
+        if navigating {
+            self.wait_for_load(&mut events, &session, self.load_limit(limit), "waiting for the page it opened to load")
+                .await?;
+        }
+        let navigated = self.document().await? != before;
+        if navigated {
+            self.tabs[self.current].last.clear();
+        }
+        let mut change = self.observe(navigated).await?;
+        change.new_tabs = self.adopt_new_tabs().await?;
+        Ok(change)
+    }
+
+    /// Takes the compact snapshot and compares it with the tab's last.
+    async fn observe(&mut self, navigated: bool) -> Result<Change> {
+        let (url, title) = self.url_and_title().await?;
+        let rendered = self.rendered(SnapshotOptions { compact: true, ..Default::default() }, None).await?;
+        let tab = &mut self.tabs[self.current];
+        let before = std::mem::replace(&mut tab.last, rendered.lines.clone());
+        let mut change =
+            Change { navigated, url, title, added: Vec::new(), removed: Vec::new(), more: 0, new_tabs: Vec::new() };
+        if navigated || before.is_empty() {
+            change.more = rendered.lines.len().saturating_sub(NAVIGATED_LINES);
+            change.added = rendered.lines.into_iter().take(NAVIGATED_LINES).collect();
+            change.navigated = true;
+            return Ok(change);
+        }
+        let (added, removed) = line_diff(&before, &rendered.lines);
+        change.more = added.len().saturating_sub(CHANGED_LINES) + removed.len().saturating_sub(CHANGED_LINES);
+        change.added = added.into_iter().take(CHANGED_LINES).collect();
+        change.removed = removed.into_iter().take(CHANGED_LINES).collect();
+        Ok(change)
+    }
+
+    async fn rendered(&mut self, options: SnapshotOptions, root: Option<i64>) -> Result<Rendered> {
+        let tree = self.on_page("Accessibility.getFullAXTree", json!({})).await?;
+        let nodes = tree.get("nodes").and_then(Value::as_array).cloned().unwrap_or_default();
+        let document = self.document().await?;
+        let target = self.tab()?.target.clone();
+        let (refs, by_node, next) = (&mut self.refs, &mut self.by_node, &mut self.next_ref);
+        let mut ref_for = |backend: i64| {
+            by_node
+                .entry((target.clone(), document.clone(), backend))
+                .or_insert_with(|| {
+                    let name = format!("e{next}");
+                    *next += 1;
+                    refs.insert(
+                        name.clone(),
+                        RefTarget { target: target.clone(), document: document.clone(), backend },
+                    );
+                    name
+                })
+                .clone()
+        };
+        Ok(render(&nodes, options, root, &mut ref_for))
+    }
+
+    /// `browser snapshot`: the page as lines with refs; `selector` scopes it.
+    pub async fn snapshot(&mut self, options: SnapshotOptions, selector: Option<&str>) -> Result<Snapshot> {
+        let root = match selector {
+            Some(selector) => Some(self.query(selector).await?),
+            None => None,
+        };
+        let rendered = self.rendered(options, root).await?;
+        if root.is_none() {
+            // What the next action is compared with.
+            let compact = self.rendered(SnapshotOptions { compact: true, ..Default::default() }, None).await?;
+            self.tabs[self.current].last = compact.lines;
+        }
+        let (url, title) = self.url_and_title().await?;
+        Ok(Snapshot { url, title, lines: rendered.lines, refs: rendered.refs.into_iter().map(|(r, _)| r).collect() })
+    }
+
+    /// The whole accessibility tree as Chromium sends it (for measuring).
+    pub async fn full_tree_bytes(&self) -> Result<usize> {
+        let tree = self.on_page("Accessibility.getFullAXTree", json!({})).await?;
+        Ok(tree.to_string().len())
+    }
+
+    /// The DOM node a CSS selector names.
+    async fn query(&self, selector: &str) -> Result<i64> {
+        let document = self.on_page("DOM.getDocument", json!({"depth": 0})).await?;
+        let root = document.pointer("/root/nodeId").cloned().unwrap_or(json!(0));
+        let found = self
+            .on_page("DOM.querySelector", json!({"nodeId": root, "selector": selector}))
+            .await
+            .map_err(|e| BrowserError::Usage(format!("bad selector {selector:?}: {e}")))?;
+        let node = found.get("nodeId").and_then(Value::as_i64).unwrap_or(0);
+        if node == 0 {
+            return Err(BrowserError::Element(format!("nothing on the page matches {selector:?}")));
+        }
+        let described = self.on_page("DOM.describeNode", json!({"nodeId": node})).await?;
+        described
+            .pointer("/node/backendNodeId")
+            .and_then(Value::as_i64)
+            .ok_or_else(|| BrowserError::Element(format!("{selector:?} has no node")))
+    }
+
+    /// The DOM node of `@eN` on the current page, or why there is none.
+    async fn element(&self, reference: &str) -> Result<i64> {
+        let name = reference.trim_start_matches('@');
+        let target = self.refs.get(name).ok_or_else(|| {
+            BrowserError::Ref(format!(
+                "no element {reference}: refs come from the last snapshot; take one: browser snapshot -i"
+            ))
+        })?;
+        let tab = self.tab()?;
+        if target.target != tab.target {
+            let number = self.tabs.iter().position(|t| t.target == target.target).map(|i| i + 1);
+            return Err(BrowserError::Ref(match number {
+                Some(n) => format!("{reference} is on tab {n}: browser tabs switch {n}"),
+                None => format!("{reference} was on a tab that is closed; take a new snapshot: browser snapshot -i"),
+            }));
+        }
+        if target.document != self.document().await? {
+            return Err(BrowserError::Ref(format!(
+                "{reference} is stale: the page navigated since that snapshot; take a new one: browser snapshot -i"
+            )));
+        }
+        Ok(target.backend)
+    }
+
+    /// Runs `function` (a JS function source) with `this` = the element.
+    async fn on_element(&self, backend: i64, function: &str, args: &[Value]) -> Result<Value> {
+        let resolved = self.on_page("DOM.resolveNode", json!({"backendNodeId": backend})).await.map_err(|_| {
+            BrowserError::Ref(
+                "that element is gone from the page (it changed); take a new snapshot: browser snapshot -i".into(),
+            )
+        })?;
+        let object = resolved.pointer("/object/objectId").cloned().unwrap_or(Value::Null);
+        let arguments: Vec<Value> = args.iter().map(|a| json!({"value": a})).collect();
+        let answer = self
+            .on_page(
+                "Runtime.callFunctionOn",
+                json!({"objectId": object, "functionDeclaration": function, "arguments": arguments,
+                       "returnByValue": true, "awaitPromise": true}),
+            )
+            .await?;
+        if let Some(exception) = answer.get("exceptionDetails") {
+            let text = exception.pointer("/exception/description").and_then(Value::as_str).unwrap_or("an exception");
+            return Err(BrowserError::Element(text.lines().next().unwrap_or(text).to_string()));
+        }
+        Ok(answer.pointer("/result/value").cloned().unwrap_or(Value::Null))
+    }
+}
+
+fn text_of(value: Value) -> String {
+    match value {
+        Value::String(s) => s,
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// Lines of `after` not in `before`, and of `before` not in `after`,
+/// counted as multisets and kept in page order.
+fn line_diff(before: &[String], after: &[String]) -> (Vec<String>, Vec<String>) {
+    (only_in(after, before), only_in(before, after))
+}
+
+/// Lines of `from` left once each line of `other` has cancelled one equal line.
+fn only_in(from: &[String], other: &[String]) -> Vec<String> {
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for line in other {
+        *counts.entry(line.as_str()).or_default() += 1;
+    }
+    from.iter()
+        .filter(|l| match counts.get_mut(l.as_str()) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                false
+            }
+            _ => true,
+        })
+        .map(|l| l.trim_start().to_string())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diffs_count_repeated_lines() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let (added, removed) = line_diff(&s(&["a", "b", "b"]), &s(&["a", "b", "  c"]));
+        assert_eq!(added, ["c"]);
+        assert_eq!(removed, ["b"]);
+    }
+}
