@@ -16,21 +16,23 @@ const FORM: &str = r#"<!doctype html><title>Order</title><h1>Order</h1>
 <label>Count <input name="count"></label>
 <label>Size <select name="size"><option>S</option><option>M</option><option>L</option></select></label>
 <label><input type="checkbox" name="gift" value="on"> Gift wrap</label>
-<button>Order it</button></form>"#;
+<button>Order it</button></form><a href="/report.csv">Report</a>"#;
 
 async fn serve() -> (String, Arc<Mutex<Vec<String>>>) {
     let received: Arc<Mutex<Vec<String>>> = Arc::default();
     let store = Arc::clone(&received);
-    let app = Router::new().route("/", get(|| async { axum::response::Html(FORM) })).route(
-        "/order",
-        post(move |body: String| {
-            let store = Arc::clone(&store);
-            async move {
-                store.lock().unwrap().push(body);
-                axum::response::Html("<title>Ordered</title><p>Order accepted</p>")
-            }
-        }),
-    );
+    let report = || async { ([("content-disposition", "attachment; filename=\"report.csv\"")], "a,b\n1,2\n") };
+    let app =
+        Router::new().route("/", get(|| async { axum::response::Html(FORM) })).route("/report.csv", get(report)).route(
+            "/order",
+            post(move |body: String| {
+                let store = Arc::clone(&store);
+                async move {
+                    store.lock().unwrap().push(body);
+                    axum::response::Html("<title>Ordered</title><p>Order accepted</p>")
+                }
+            }),
+        );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
@@ -140,6 +142,24 @@ async fn an_agent_orders_through_a_form_and_nothing_is_left_running() {
     assert!(stale.text.contains("stale") && stale.text.contains("browser snapshot -i"), "{}", stale.text);
     let json = run(&mut f, "browser get title --json | jq -r .title").await;
     assert_eq!(String::from_utf8_lossy(&json.raw.stdout), "Ordered\n");
+    let eval = run(&mut f, "browser eval 6*7").await;
+    assert_eq!(eval.raw.exit_code, 2);
+    assert!(eval.text.contains("[browser] eval = true"), "{}", eval.text);
+
+    // A download lands in .clix/downloads/.
+    let back = run(&mut f, "browser back && browser snapshot").await;
+    let report = ref_of(&back.text, "link \"Report\"");
+    let clicked = run(&mut f, &format!("browser click {report}")).await;
+    assert_eq!(clicked.raw.exit_code, 0, "{}", clicked.text);
+    assert!(clicked.text.contains("downloaded ") && clicked.text.contains("report.csv (8 bytes)"), "{}", clicked.text);
+    let downloaded = f.ws.path().join(".clix/downloads/report.csv");
+    for _ in 0..100 {
+        if std::fs::read(&downloaded).is_ok_and(|b| b == b"a,b\n1,2\n") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(std::fs::read_to_string(&downloaded).unwrap(), "a,b\n1,2\n");
 
     // A screenshot is a PNG in the workspace, attached like `see`.
     let shot = run(&mut f, "browser screenshot shots/page.png").await;

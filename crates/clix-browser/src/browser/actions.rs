@@ -7,7 +7,7 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
-use super::{Browser, Change, POLL, Property, TabInfo, WaitFor, normalize_url, text_of, url_matches};
+use super::{Browser, Change, Loaded, POLL, Property, TabInfo, WaitFor, normalize_url, text_of, url_matches};
 use crate::cdp::Event;
 use crate::error::{BrowserError, Result};
 use crate::keys::key_event;
@@ -22,12 +22,25 @@ impl Browser {
         }
         let mut events = self.cdp.subscribe();
         let answer = self.on_page("Page.navigate", json!({"url": url})).await?;
-        if let Some(reason) = answer.get("errorText").and_then(Value::as_str) {
-            return Err(self.load_error(&url, reason));
-        }
         let session = self.tab()?.session.clone();
-        self.wait_for_load(&mut events, &session, self.load_limit(limit), &format!("waiting for {url} to load"))
-            .await?;
+        let what = format!("waiting for {url} to load");
+        let loaded = match answer.get("errorText").and_then(Value::as_str) {
+            // A file to save aborts the navigation; the download tells the rest.
+            Some(reason) if reason.contains("ERR_ABORTED") => {
+                match self.wait_for_load(&mut events, &session, Duration::from_millis(500), &what).await {
+                    Ok(loaded) => loaded,
+                    Err(_) => return Err(self.load_error(&url, reason)),
+                }
+            }
+            Some(reason) => return Err(self.load_error(&url, reason)),
+            None => self.wait_for_load(&mut events, &session, self.load_limit(limit), &what).await?,
+        };
+        if let Loaded::Download { guid, name } = loaded {
+            let saved = self.finish_download(&mut events, &guid, &name, limit).await?;
+            let mut change = self.observe(false).await?;
+            change.download = Some(saved);
+            return Ok(change);
+        }
         self.tabs[self.current].last.clear();
         self.observe(true).await
     }

@@ -96,6 +96,7 @@ impl Browser {
             refs: HashMap::new(),
             by_node: HashMap::new(),
             profile,
+            downloads: downloads.to_path_buf(),
             host_profile,
             started,
         };

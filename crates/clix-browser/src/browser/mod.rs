@@ -67,6 +67,14 @@ pub struct Change {
     pub more: usize,
     /// Tabs the action opened, by number.
     pub new_tabs: Vec<usize>,
+    /// A file the action downloaded: its path and size.
+    pub download: Option<String>,
+}
+
+/// How a navigation ended: a page loaded, or a file began to download.
+enum Loaded {
+    Page,
+    Download { guid: String, name: String },
 }
 
 /// A snapshot: the text and the refs in it.
@@ -136,6 +144,8 @@ pub struct Browser {
     by_node: HashMap<(String, String, i64), String>,
     /// The profile folder, as Chromium's command line names it.
     profile: PathBuf,
+    /// Where downloads go (the workspace's `.clix/downloads`).
+    downloads: PathBuf,
     /// A profile folder on the host (host mode only), removed at close.
     host_profile: Option<PathBuf>,
     /// When it was started, for the benchmark's cold start.
@@ -250,7 +260,7 @@ impl Browser {
         session: &str,
         limit: Duration,
         what: &str,
-    ) -> Result<()> {
+    ) -> Result<Loaded> {
         let end = Instant::now() + limit;
         loop {
             let left = end.saturating_duration_since(Instant::now());
@@ -264,10 +274,55 @@ impl Browser {
                     });
                 }
                 Ok(Ok(e)) if e.method == "Page.loadEventFired" && e.session.as_deref() == Some(session) => {
-                    return Ok(());
+                    return Ok(Loaded::Page);
+                }
+                // The address was a file to save, not a page: no load follows.
+                Ok(Ok(e)) if e.method == "Browser.downloadWillBegin" => {
+                    let field = |k: &str| e.params.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+                    return Ok(Loaded::Download { guid: field("guid"), name: field("suggestedFilename") });
                 }
                 Ok(Err(broadcast::error::RecvError::Closed)) => return Err(CdpError::Closed.into()),
                 Ok(_) => {}
+            }
+        }
+    }
+
+    /// Waits for a download to finish; its path and size, as the result says it.
+    async fn finish_download(
+        &self,
+        events: &mut broadcast::Receiver<Event>,
+        guid: &str,
+        name: &str,
+        limit: Duration,
+    ) -> Result<String> {
+        let end = Instant::now() + limit;
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            let event = match tokio::time::timeout(left, events.recv()).await {
+                Err(_) => {
+                    return Err(BrowserError::Timeout {
+                        what: format!("waiting for the download of {name} to finish; it goes on in the background"),
+                        ms: limit.as_millis(),
+                    });
+                }
+                Ok(Err(broadcast::error::RecvError::Closed)) => return Err(CdpError::Closed.into()),
+                Ok(Err(_)) => continue,
+                Ok(Ok(e)) => e,
+            };
+            if event.method != "Browser.downloadProgress"
+                || event.params.get("guid").and_then(Value::as_str) != Some(guid)
+            {
+                continue;
+            }
+            match event.params.get("state").and_then(Value::as_str) {
+                Some("completed") => {
+                    let bytes = event.params.get("receivedBytes").and_then(Value::as_f64).unwrap_or(0.0) as u64;
+                    return Ok(format!("{} ({bytes} bytes)", self.downloads.join(name).display()));
+                }
+                Some("canceled") => {
+                    return Err(BrowserError::Load { url: name.into(), reason: "the download was cancelled".into() });
+                }
+                _ => {}
             }
         }
     }
@@ -296,9 +351,14 @@ impl Browser {
                 break;
             }
         }
+        let mut download = None;
         if navigating {
-            self.wait_for_load(&mut events, &session, self.load_limit(limit), "waiting for the page it opened to load")
-                .await?;
+            let what = "waiting for the page it opened to load";
+            if let Loaded::Download { guid, name } =
+                self.wait_for_load(&mut events, &session, self.load_limit(limit), what).await?
+            {
+                download = Some(self.finish_download(&mut events, &guid, &name, limit).await?);
+            }
         }
         let navigated = self.document().await? != before;
         if navigated {
@@ -306,6 +366,7 @@ impl Browser {
         }
         let mut change = self.observe(navigated).await?;
         change.new_tabs = self.adopt_new_tabs().await?;
+        change.download = download;
         Ok(change)
     }
 
@@ -315,8 +376,16 @@ impl Browser {
         let rendered = self.rendered(SnapshotOptions { compact: true, ..Default::default() }, None).await?;
         let tab = &mut self.tabs[self.current];
         let before = std::mem::replace(&mut tab.last, rendered.lines.clone());
-        let mut change =
-            Change { navigated, url, title, added: Vec::new(), removed: Vec::new(), more: 0, new_tabs: Vec::new() };
+        let mut change = Change {
+            navigated,
+            url,
+            title,
+            added: Vec::new(),
+            removed: Vec::new(),
+            more: 0,
+            new_tabs: Vec::new(),
+            download: None,
+        };
         if navigated || before.is_empty() {
             change.more = rendered.lines.len().saturating_sub(NAVIGATED_LINES);
             change.added = rendered.lines.into_iter().take(NAVIGATED_LINES).collect();

@@ -381,6 +381,9 @@ fn describe(change: &Change) -> String {
     if change.more > 0 {
         text.push_str(&format!("… {} more lines: browser snapshot\n", change.more));
     }
+    if let Some(saved) = &change.download {
+        text.push_str(&format!("downloaded {saved}\n"));
+    }
     for tab in &change.new_tabs {
         text.push_str(&format!("it opened tab {tab}: browser tabs switch {tab}\n"));
     }
