@@ -24,8 +24,9 @@ pub use launch::{CANDIDATES, find_executable};
 
 /// A single protocol call that is not a page load: answered in well under this.
 const CALL_LIMIT: Duration = Duration::from_secs(10);
-/// How long an action waits for a navigation it may have started.
-const SETTLE: Duration = Duration::from_millis(25);
+/// How long an action still waits for a navigation it may have started,
+/// after a round trip to the page has flushed what the page already sent.
+const SETTLE: Duration = Duration::from_millis(10);
 /// Lines of a new page shown after an action navigated.
 const NAVIGATED_LINES: usize = 25;
 /// Changed lines shown after an action, each way.
@@ -336,9 +337,17 @@ impl Browser {
         limit: Duration,
     ) -> Result<Change> {
         let session = self.tab()?.session.clone();
+        // A round trip through the page: what it sent before (a navigation it
+        // started) is in `events` by the time the answer is.
+        self.eval("0").await?;
         let end = Instant::now() + SETTLE;
         let mut navigating = false;
+        let mut opened_tab = false;
         while let Ok(Ok(e)) = tokio::time::timeout(end.saturating_duration_since(Instant::now()), events.recv()).await {
+            if e.method == "Target.targetCreated" {
+                opened_tab = true;
+                continue;
+            }
             let main_frame = e.params.get("frameId").is_some() && e.params.pointer("/frame/parentId").is_none();
             if e.session.as_deref() == Some(session.as_str())
                 && main_frame
@@ -365,7 +374,13 @@ impl Browser {
             self.tabs[self.current].last.clear();
         }
         let mut change = self.observe(navigated).await?;
-        change.new_tabs = self.adopt_new_tabs().await?;
+        // Asking for the targets costs a round trip: only when one was made.
+        while let Ok(e) = events.try_recv() {
+            opened_tab |= e.method == "Target.targetCreated";
+        }
+        if opened_tab {
+            change.new_tabs = self.adopt_new_tabs().await?;
+        }
         change.download = download;
         Ok(change)
     }
