@@ -10,11 +10,11 @@ use std::time::{Duration, Instant};
 
 use clix_browser::{Browser, BrowserError, BrowserSettings, Change, Property, SnapshotOptions, WaitFor};
 use clix_sandbox::Sandbox;
-use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, USAGE_EXIT, async_trait, fail};
+use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail};
 use tokio::sync::Mutex;
 
 use super::flags::common::JSON;
-use super::flags::{Arity, Item, Misuse, Operand, Opt, Parsed, Syntax, Takes};
+use super::flags::{Arity, Item, Misuse, Operand, Opt, Parsed, Picked, Syntax, Takes, pick};
 use super::hub::CallTime;
 use super::see::{SeenImages, decode};
 use super::{fs_reason, resolve};
@@ -129,6 +129,7 @@ pub(crate) struct BrowserCommand {
     seen: SeenImages,
     time: CallTime,
     state: Arc<Mutex<State>>,
+    syntaxes: Vec<&'static Syntax>,
 }
 
 impl BrowserCommand {
@@ -157,7 +158,8 @@ impl BrowserCommand {
             needs_args: true,
         };
         let state = Arc::new(Mutex::new(State { browser: None, last_used: Instant::now(), screenshots: 0 }));
-        BrowserCommand { spec, settings, sandbox, workspace, seen, time, state }
+        let syntaxes = SUBCOMMANDS.iter().map(|(syntax, _)| *syntax).collect();
+        BrowserCommand { spec, settings, sandbox, workspace, seen, time, state, syntaxes }
     }
 
     /// The running browser, started now if there is none (or it died).
@@ -401,21 +403,18 @@ impl AgentCommand for BrowserCommand {
     }
 
     async fn run(&self, io: CommandIo<'_>) -> bashkit::Result<CommandStatus> {
-        let (sub, rest) = match self.spec.pick_subcommand(io.args) {
-            Ok(picked) => picked,
-            Err(line) => return fail(&io, &line, USAGE_EXIT).await,
-        };
-        let Some((syntax, summary)) = SUBCOMMANDS.iter().find(|(s, _)| s.subcommand() == sub.name) else {
-            return fail(&io, &format!("[error] browser: no subcommand {}\n", sub.name), USAGE_EXIT).await;
+        let (syntax, sub, rest) = match pick(&io, &self.spec, &self.syntaxes).await? {
+            Picked::Sub { syntax, spec, rest } => (syntax, spec, rest),
+            Picked::Refused(status) => return Ok(status),
         };
         let parsed = match syntax.parse(rest) {
             Ok(parsed) => parsed,
-            Err(misuse) => return syntax.report(&io, summary, misuse).await,
+            Err(misuse) => return syntax.report(&io, &sub.summary, misuse).await,
         };
         if syntax.subcommand() == "wait"
             && ["--text", "--url", "--load", "--ms"].iter().filter(|o| parsed.has(o)).count() != 1
         {
-            return syntax.report(&io, summary, Misuse::Said("say what to wait for, once".into())).await;
+            return syntax.report(&io, &sub.summary, Misuse::Said("say what to wait for, once".into())).await;
         }
         let mut state = self.state.lock().await;
         state.last_used = Instant::now();

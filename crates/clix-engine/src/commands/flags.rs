@@ -20,7 +20,34 @@
 
 use std::fmt::Write as _;
 
-use clix_shell::{CommandIo, CommandStatus, SubcommandSpec, USAGE_EXIT, fail, usage_error};
+use clix_shell::{CommandIo, CommandSpec, CommandStatus, SubcommandSpec, USAGE_EXIT, fail, usage_error};
+
+/// What a command's first word picked: a subcommand's syntax with the
+/// words after it, or a usage error already written (its status).
+pub(crate) enum Picked<'a> {
+    Sub { syntax: &'static Syntax, spec: &'a SubcommandSpec, rest: &'a [String] },
+    Refused(CommandStatus),
+}
+
+/// The subcommand of `spec` that `io.args` starts with, among `syntaxes`;
+/// a missing or unknown one is the usage error every command gives.
+pub(crate) async fn pick<'a>(
+    io: &CommandIo<'a>,
+    spec: &'a CommandSpec,
+    syntaxes: &[&'static Syntax],
+) -> bashkit::Result<Picked<'a>> {
+    let (sub, rest) = match spec.pick_subcommand(io.args) {
+        Ok(picked) => picked,
+        Err(line) => return fail(io, &line, USAGE_EXIT).await.map(Picked::Refused),
+    };
+    match Syntax::of(syntaxes, sub) {
+        Some(syntax) => Ok(Picked::Sub { syntax, spec: sub, rest }),
+        None => {
+            let line = format!("[error] {}: no subcommand {}\n", spec.name, sub.name);
+            fail(io, &line, USAGE_EXIT).await.map(Picked::Refused)
+        }
+    }
+}
 
 /// How one subcommand is called.
 #[derive(Debug)]
@@ -158,7 +185,7 @@ impl Syntax {
     }
 
     /// The syntax among `syntaxes` that `sub` picks.
-    pub(crate) fn of<'s>(syntaxes: &[&'s Syntax], sub: &SubcommandSpec) -> Option<&'s Syntax> {
+    fn of<'s>(syntaxes: &[&'s Syntax], sub: &SubcommandSpec) -> Option<&'s Syntax> {
         syntaxes.iter().copied().find(|s| s.subcommand() == sub.name)
     }
 

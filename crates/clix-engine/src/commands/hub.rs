@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use super::Deadline;
 use super::flags::common::{JSON, limit};
-use super::flags::{Arity, Item, Misuse, Operand, Opt, Parsed, Syntax, Takes};
+use super::flags::{Arity, Item, Misuse, Operand, Opt, Parsed, Picked, Syntax, Takes, pick};
 
 const LIST: Syntax = Syntax {
     name: "hub list",
@@ -165,12 +165,9 @@ impl AgentCommand for HubCommand {
     }
 
     async fn run(&self, io: CommandIo<'_>) -> bashkit::Result<CommandStatus> {
-        let (sub, rest) = match self.spec.pick_subcommand(io.args) {
-            Ok(picked) => picked,
-            Err(line) => return fail(&io, &line, USAGE_EXIT).await,
-        };
-        let Some(syntax) = Syntax::of(&SYNTAXES, sub) else {
-            return fail(&io, &format!("[error] hub: no subcommand {}\n", sub.name), USAGE_EXIT).await;
+        let (syntax, sub, rest) = match pick(&io, &self.spec, &SYNTAXES).await? {
+            Picked::Sub { syntax, spec, rest } => (syntax, spec, rest),
+            Picked::Refused(status) => return Ok(status),
         };
         let args = match syntax.parse(rest) {
             Ok(args) => args,

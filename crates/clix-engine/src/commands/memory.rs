@@ -4,10 +4,10 @@
 use std::sync::{Arc, Mutex};
 
 use clix_memory::{EmbedError, Filter, GLOBAL_TOPIC, Hit, Memory, MemorySettings, Progress, Store};
-use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, USAGE_EXIT, async_trait, fail, read_stdin};
+use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail, read_stdin};
 
 use super::flags::common::{JSON, KEYWORD, TOPIC, limit};
-use super::flags::{Arity, Item, Misuse, Operand, Opt, Parsed, Syntax, Takes, count};
+use super::flags::{Arity, Item, Misuse, Operand, Opt, Parsed, Picked, Syntax, Takes, count, pick};
 
 /// `--global`: the topic every session reads (`-t global`).
 const GLOBAL: Opt = Opt { short: None, long: "--global", takes: Takes::Nothing };
@@ -277,12 +277,9 @@ impl AgentCommand for MemoryCommand {
     }
 
     async fn run(&self, io: CommandIo<'_>) -> bashkit::Result<CommandStatus> {
-        let (picked, rest) = match self.spec.pick_subcommand(io.args) {
-            Ok(picked) => picked,
-            Err(line) => return fail(&io, &line, USAGE_EXIT).await,
-        };
-        let Some(syntax) = Syntax::of(&self.syntaxes, picked) else {
-            return fail(&io, &format!("[error] memory: no subcommand {}\n", picked.name), USAGE_EXIT).await;
+        let (syntax, picked, rest) = match pick(&io, &self.spec, &self.syntaxes).await? {
+            Picked::Sub { syntax, spec, rest } => (syntax, spec, rest),
+            Picked::Refused(status) => return Ok(status),
         };
         let sub = syntax.subcommand();
         let who = syntax.name;

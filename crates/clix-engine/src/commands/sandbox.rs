@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clix_sandbox::Sandbox;
-use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, USAGE_EXIT, async_trait, fail, read_stdin};
+use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, read_stdin};
 
-use super::flags::{Arity, Misuse, Operand, Syntax};
+use super::flags::{Arity, Misuse, Operand, Picked, Syntax, pick};
 use super::os::{Deadline, run_program};
 
 /// A program and its own arguments: the words after the program are its
@@ -71,12 +71,9 @@ impl AgentCommand for SandboxCommand {
     }
 
     async fn run(&self, io: CommandIo<'_>) -> bashkit::Result<CommandStatus> {
-        let (sub, rest) = match self.spec.pick_subcommand(io.args) {
-            Ok(picked) => picked,
-            Err(line) => return fail(&io, &line, USAGE_EXIT).await,
-        };
-        let Some(syntax) = Syntax::of(&SYNTAXES, sub) else {
-            return fail(&io, &format!("[error] sandbox: no subcommand {}\n", sub.name), USAGE_EXIT).await;
+        let (syntax, sub, rest) = match pick(&io, &self.spec, &SYNTAXES).await? {
+            Picked::Sub { syntax, spec, rest } => (syntax, spec, rest),
+            Picked::Refused(status) => return Ok(status),
         };
         let operands = match syntax.parse(rest) {
             Ok(parsed) => parsed.operands,
