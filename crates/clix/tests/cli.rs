@@ -173,7 +173,7 @@ fn tool_def_in_every_format_and_commands_list() {
     let o = env.run(&["commands", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let agent: Vec<&str> = v["agent"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
-    assert_eq!(agent, ["cat", "help", "memory", "sandbox", "see", "write"]);
+    assert_eq!(agent, ["browser", "cat", "help", "memory", "sandbox", "see", "write"]);
     assert!(v["standard"].as_array().unwrap().iter().any(|n| n == "grep"));
 }
 
