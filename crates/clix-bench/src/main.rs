@@ -152,6 +152,7 @@ async fn interleaved(ws: &Path, n: usize, expected: &[u8]) -> (Stats, Stats, Sta
         memory: None,
         hub: None,
         policy: None,
+        clip: None,
         os: None,
     };
     let mut layer1 = Engine::new(config.clone()).await.expect("engine");

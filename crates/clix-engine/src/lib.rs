@@ -31,6 +31,7 @@ pub use report::RunReport;
 pub use spill::SpillDir;
 pub use tooldef::{ToolFormat, description as tool_description, tool_definition};
 
+pub use clix_clip::{ClipConfig, ClipEntry};
 pub use clix_present::PresentOptions;
 pub use clix_sandbox::{SandboxMode, SandboxSettings, is_secret_name};
 pub use clix_shell::{CancelHandle, RawResult, SessionError, ShellLimits};

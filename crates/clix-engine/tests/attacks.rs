@@ -42,6 +42,7 @@ impl Fixture {
             memory: None,
             hub: None,
             policy: None,
+            clip: None,
             os: Some(OsTier {
                 settings: SandboxSettings::default(),
                 clix_config_dir: None,
@@ -129,6 +130,7 @@ async fn the_big_file_probe_never_looks_outside() {
         memory: None,
         hub: None,
         policy: None,
+        clip: None,
         os: Some(OsTier {
             settings,
             clix_config_dir: None,

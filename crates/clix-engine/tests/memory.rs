@@ -51,6 +51,7 @@ impl Memories {
             memory: Some(memory),
             hub: None,
             policy: None,
+            clip: None,
         })
         .await
         .unwrap();

@@ -28,6 +28,10 @@ pub(crate) struct Settings {
     pub hub: clix_hub::HubSettings,
     /// Which commands may run: the built-in rules, rules of your own, `allow` prefixes.
     pub policy: clix_policy::PolicySettings,
+    /// Other machines as commands: `[[clip]]` entries (name, description,
+    /// kind = ssh | container | kubernetes | local, and the kind's fields).
+    /// Only this file declares them; a workspace never can.
+    pub clip: Vec<clix_clip::ClipEntry>,
     /// A person at this terminal answers the policy's `ask` (run, ask and
     /// chat on a terminal; never MCP or `--jsonl`). Not a config key.
     #[serde(skip)]

@@ -21,9 +21,12 @@ const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
     ("clix-policy", &[]),
     ("clix-sandbox", &["clix-common", "clix-workspace"]),
     ("clix-hub", &["clix-common", "clix-sandbox", "clix-workspace"]),
+    // Other machines as commands: host children (ssh, docker, kubectl), the local kind through the sandbox.
+    ("clix-clip", &["clix-common", "clix-sandbox", "clix-workspace"]),
     (
         "clix-engine",
         &[
+            "clix-clip",
             "clix-common",
             "clix-hub",
             "clix-memory",
@@ -42,6 +45,7 @@ const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
         "clix",
         &[
             "clix-agent",
+            "clix-clip",
             "clix-common",
             "clix-config",
             "clix-engine",
@@ -62,6 +66,7 @@ const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
         "clix-bench",
         &[
             "clix-agent",
+            "clix-clip",
             "clix-engine",
             "clix-hub",
             "clix-memory",

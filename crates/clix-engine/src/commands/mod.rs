@@ -1,6 +1,7 @@
 //! Our agent commands. Each is a small [`clix_shell::AgentCommand`].
 
 mod cat;
+mod clip;
 mod flags;
 mod help;
 mod hub;
@@ -12,6 +13,7 @@ mod unknown;
 mod write;
 
 pub(crate) use cat::Cat;
+pub(crate) use clip::ClipCommand;
 pub(crate) use help::Help;
 pub(crate) use hub::{CallTime, HubCommand, HubTool};
 pub(crate) use memory::MemoryCommand;
