@@ -36,8 +36,11 @@ pub fn remote_seconds(limit: Duration) -> String {
 
 /// The ssh options every call shares: batch mode first (ssh keeps the first
 /// value it is given, so the person's `options` cannot turn it off), then
-/// the person's options, then connection sharing, which theirs may override.
-pub fn ssh_options(ssh: &Ssh, sockets: &Path, connect_timeout: Option<u64>) -> Vec<String> {
+/// the person's options, then connection sharing through `socket`, which
+/// theirs may override. A call uses the master connection when one is up
+/// (`ControlMaster=no`: else it connects by itself); the master is started
+/// apart ([`ssh_master`]), so no call's output pipes are held by it.
+pub fn ssh_options(ssh: &Ssh, socket: &Path, connect_timeout: Option<u64>, master: bool) -> Vec<String> {
     let mut argv = vec!["-o".to_string(), "BatchMode=yes".to_string()];
     for option in &ssh.options {
         argv.push("-o".into());
@@ -47,11 +50,12 @@ pub fn ssh_options(ssh: &Ssh, sockets: &Path, connect_timeout: Option<u64>) -> V
         argv.push("-o".into());
         argv.push(format!("ConnectTimeout={secs}"));
     }
-    for option in [
-        "ControlMaster=auto".to_string(),
-        format!("ControlPath={}/%C", sockets.display()),
-        format!("ControlPersist={CONTROL_PERSIST}"),
-    ] {
+    let sharing = if master {
+        vec!["ControlMaster=yes".to_string(), format!("ControlPersist={CONTROL_PERSIST}")]
+    } else {
+        vec!["ControlMaster=no".to_string()]
+    };
+    for option in sharing.into_iter().chain([format!("ControlPath={}", socket.display())]) {
         argv.push("-o".into());
         argv.push(option);
     }
@@ -62,19 +66,38 @@ pub fn ssh_options(ssh: &Ssh, sockets: &Path, connect_timeout: Option<u64>) -> V
     argv
 }
 
-/// `ssh … -- host '<wrapped line>'`: the line run by the remote shell under
-/// a remote `timeout`, so the remote command ends with the time limit even
-/// when only the local client is killed.
-pub fn ssh_run(ssh: &Ssh, sockets: &Path, shell: Shell, line: &str, limit: Duration) -> Vec<String> {
-    let mut argv = vec!["ssh".to_string()];
-    argv.extend(ssh_options(ssh, sockets, Some(10)));
+/// `-p PORT -l USER -- HOST`.
+fn ssh_destination(ssh: &Ssh) -> Vec<String> {
+    let mut argv = Vec::new();
     if let Some(port) = ssh.port {
         argv.extend(["-p".to_string(), port.to_string()]);
     }
     if let Some(user) = &ssh.user {
         argv.extend(["-l".to_string(), user.clone()]);
     }
-    argv.extend(["--".to_string(), ssh.host.clone(), ssh_remote_line(shell, line, limit)]);
+    argv.extend(["--".to_string(), ssh.host.clone()]);
+    argv
+}
+
+/// `ssh -E LOG … ControlMaster=yes ControlPersist=300 … -f -N -- host`:
+/// the shared connection, started on its own; it goes to the background
+/// once authenticated, and its errors go to `log`.
+pub fn ssh_master(ssh: &Ssh, socket: &Path, log: &Path, connect_timeout: u64) -> Vec<String> {
+    let mut argv = vec!["ssh".to_string(), "-E".to_string(), log.display().to_string()];
+    argv.extend(ssh_options(ssh, socket, Some(connect_timeout), true));
+    argv.extend(["-f".to_string(), "-N".to_string()]);
+    argv.extend(ssh_destination(ssh));
+    argv
+}
+
+/// `ssh … -- host '<wrapped line>'`: the line run by the remote shell under
+/// a remote `timeout`, so the remote command ends with the time limit even
+/// when only the local client is killed.
+pub fn ssh_run(ssh: &Ssh, socket: &Path, shell: Shell, line: &str, limit: Duration) -> Vec<String> {
+    let mut argv = vec!["ssh".to_string()];
+    argv.extend(ssh_options(ssh, socket, Some(10), false));
+    argv.extend(ssh_destination(ssh));
+    argv.push(ssh_remote_line(shell, line, limit));
     argv
 }
 
@@ -88,16 +111,11 @@ pub fn ssh_remote_line(shell: Shell, line: &str, limit: Duration) -> String {
 }
 
 /// `ssh … -- host true`: the reachability probe, with a short connect time-out.
-pub fn ssh_probe(ssh: &Ssh, sockets: &Path, connect_timeout: u64) -> Vec<String> {
+pub fn ssh_probe(ssh: &Ssh, socket: &Path, connect_timeout: u64) -> Vec<String> {
     let mut argv = vec!["ssh".to_string()];
-    argv.extend(ssh_options(ssh, sockets, Some(connect_timeout)));
-    if let Some(port) = ssh.port {
-        argv.extend(["-p".to_string(), port.to_string()]);
-    }
-    if let Some(user) = &ssh.user {
-        argv.extend(["-l".to_string(), user.clone()]);
-    }
-    argv.extend(["--".to_string(), ssh.host.clone(), "true".to_string()]);
+    argv.extend(ssh_options(ssh, socket, Some(connect_timeout), false));
+    argv.extend(ssh_destination(ssh));
+    argv.push("true".into());
     argv
 }
 
@@ -110,9 +128,9 @@ fn scp_remote(ssh: &Ssh, path: &str) -> String {
     }
 }
 
-fn scp_base(ssh: &Ssh, sockets: &Path) -> Vec<String> {
+fn scp_base(ssh: &Ssh, socket: &Path) -> Vec<String> {
     let mut argv = vec!["scp".to_string(), "-q".to_string(), "-r".to_string(), "-p".to_string()];
-    argv.extend(ssh_options(ssh, sockets, Some(10)));
+    argv.extend(ssh_options(ssh, socket, Some(10), false));
     if let Some(port) = ssh.port {
         argv.extend(["-P".to_string(), port.to_string()]);
     }
@@ -121,15 +139,15 @@ fn scp_base(ssh: &Ssh, sockets: &Path) -> Vec<String> {
 }
 
 /// `scp -q -r -p … -- [user@]host:REMOTE LOCAL`.
-pub fn scp_pull(ssh: &Ssh, sockets: &Path, remote: &str, local: &Path) -> Vec<String> {
-    let mut argv = scp_base(ssh, sockets);
+pub fn scp_pull(ssh: &Ssh, socket: &Path, remote: &str, local: &Path) -> Vec<String> {
+    let mut argv = scp_base(ssh, socket);
     argv.extend([scp_remote(ssh, remote), local.display().to_string()]);
     argv
 }
 
 /// `scp -q -r -p … -- LOCAL [user@]host:REMOTE`.
-pub fn scp_push(ssh: &Ssh, sockets: &Path, local: &Path, remote: &str) -> Vec<String> {
-    let mut argv = scp_base(ssh, sockets);
+pub fn scp_push(ssh: &Ssh, socket: &Path, local: &Path, remote: &str) -> Vec<String> {
+    let mut argv = scp_base(ssh, socket);
     argv.extend([local.display().to_string(), scp_remote(ssh, remote)]);
     argv
 }
@@ -267,7 +285,7 @@ mod tests {
 
     #[test]
     fn ssh_argv_is_batch_mode_shared_and_one_remote_word() {
-        let argv = ssh_run(&ssh(), Path::new("/s"), Shell::Bash, "echo 'hi' | wc -c", Duration::from_millis(29_850));
+        let argv = ssh_run(&ssh(), Path::new("/s/box-1"), Shell::Bash, "echo 'hi' | wc -c", Duration::from_millis(29_850));
         let want = [
             "ssh",
             "-o",
@@ -277,11 +295,9 @@ mod tests {
             "-o",
             "ConnectTimeout=10",
             "-o",
-            "ControlMaster=auto",
+            "ControlMaster=no",
             "-o",
-            "ControlPath=/s/%C",
-            "-o",
-            "ControlPersist=300",
+            "ControlPath=/s/box-1",
             "-i",
             "/k/id",
             "-p",
@@ -298,7 +314,12 @@ mod tests {
             "if command -v timeout >/dev/null 2>&1; then exec timeout -k 2 30 bash -c 'echo '\\''hi'\\'' | wc -c'; \
              else exec bash -c 'echo '\\''hi'\\'' | wc -c'; fi"
         );
-        let pull = scp_pull(&ssh(), Path::new("/s"), "/var/log/x y", Path::new("/t/x y"));
+        let master = ssh_master(&ssh(), Path::new("/s/box-1"), Path::new("/s/box-1.log"), 3);
+        let shared = ["ControlMaster=yes", "-o", "ControlPersist=300", "-o", "ControlPath=/s/box-1"];
+        assert!(master.windows(shared.len()).any(|w| w == shared), "{master:?}");
+        assert_eq!(&master[..3], ["ssh", "-E", "/s/box-1.log"]);
+        assert_eq!(&master[master.len() - 8..], ["-f", "-N", "-p", "2222", "-l", "deploy", "--", "h.example"]);
+        let pull = scp_pull(&ssh(), Path::new("/s/box-1"), "/var/log/x y", Path::new("/t/x y"));
         assert_eq!(&pull[..4], ["scp", "-q", "-r", "-p"]);
         assert_eq!(&pull[pull.len() - 4..], ["2222", "--", "deploy@h.example:/var/log/x y", "/t/x y"]);
     }

@@ -4,16 +4,20 @@
 //! process group.
 
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clix_sandbox::{Outcome, is_secret_name};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 /// Time between SIGTERM and SIGKILL.
-const KILL_GRACE: Duration = Duration::from_secs(1);
+const KILL_GRACE: Duration = Duration::from_millis(500);
 /// How long output is still read after the child ended: a process it left
 /// behind holding the pipe must not hang the call.
 const DRAIN_LIMIT: Duration = Duration::from_millis(500);
+/// The same after a kill at the time limit: ssh's master connection holds
+/// a killed client's pipes until the remote command ends.
+const DRAIN_AFTER_KILL: Duration = Duration::from_millis(50);
 
 /// Why a child did not start.
 #[derive(Debug)]
@@ -68,8 +72,9 @@ pub(crate) async fn run(
         }
         _ => None,
     };
-    let stdout = tokio::spawn(capture(child.stdout.take(), cap));
-    let stderr = tokio::spawn(capture(child.stderr.take(), cap));
+    let (out_buf, err_buf) = (Arc::new(Mutex::new(Captured::default())), Arc::new(Mutex::new(Captured::default())));
+    let stdout = tokio::spawn(capture(child.stdout.take(), cap, Arc::clone(&out_buf)));
+    let stderr = tokio::spawn(capture(child.stderr.take(), cap, Arc::clone(&err_buf)));
     let (status, timed_out) = tokio::select! {
         status = child.wait() => (status.ok(), None),
         () = tokio::time::sleep(timeout) => {
@@ -90,7 +95,8 @@ pub(crate) async fn run(
     if let Some(task) = stdin_task {
         task.abort();
     }
-    let (stdout, stderr) = (drain(stdout).await, drain(stderr).await);
+    let limit = if timed_out.is_some() { DRAIN_AFTER_KILL } else { DRAIN_LIMIT };
+    let (stdout, stderr) = (drain(stdout, &out_buf, limit).await, drain(stderr, &err_buf, limit).await);
     let exit_code = match (timed_out, status) {
         (Some(_), _) => clix_common::exit::TIMEOUT,
         (None, Some(s)) => exit_code_of(s),
@@ -143,15 +149,17 @@ struct Captured {
     lines: u64,
 }
 
-async fn capture(stream: Option<impl AsyncRead + Unpin>, cap: usize) -> Captured {
-    let mut c = Captured::default();
-    let Some(mut stream) = stream else { return c };
+/// Reads `stream` to its end into `into`, which keeps what was read even
+/// if the reading is abandoned.
+async fn capture(stream: Option<impl AsyncRead + Unpin>, cap: usize, into: Arc<Mutex<Captured>>) {
+    let Some(mut stream) = stream else { return };
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         match stream.read(&mut buf).await {
-            Ok(0) | Err(_) => return c,
+            Ok(0) | Err(_) => return,
             Ok(n) => {
                 let chunk = &buf[..n];
+                let mut c = into.lock().unwrap_or_else(|p| p.into_inner());
                 c.total += n as u64;
                 c.lines += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
                 let room = cap.saturating_sub(c.kept.len());
@@ -161,13 +169,43 @@ async fn capture(stream: Option<impl AsyncRead + Unpin>, cap: usize) -> Captured
     }
 }
 
-async fn drain(task: tokio::task::JoinHandle<Captured>) -> Captured {
+/// Waits for a capture to end, at most `limit`, and takes what it read.
+async fn drain(task: tokio::task::JoinHandle<()>, buf: &Mutex<Captured>, limit: Duration) -> Captured {
     let abort = task.abort_handle();
-    match tokio::time::timeout(DRAIN_LIMIT, task).await {
-        Ok(Ok(c)) => c,
-        _ => {
-            abort.abort();
-            Captured::default()
-        }
+    if tokio::time::timeout(limit, task).await.is_err() {
+        abort.abort();
     }
+    std::mem::take(&mut *buf.lock().unwrap_or_else(|p| p.into_inner()))
+}
+
+/// Runs `argv` with no stdin and its output thrown away, within `timeout`:
+/// for a program that leaves a process in the background (ssh's master
+/// connection), which would otherwise hold the output pipes open. Its
+/// exit code, or `None` when the time ran out.
+pub(crate) async fn run_detached(argv: &[String], timeout: Duration) -> Result<Option<i32>, SpawnError> {
+    let Some((program, args)) = argv.split_first() else {
+        return Err(SpawnError::Other("nothing to run".into()));
+    };
+    let mut child = tokio::process::Command::new(program)
+        .args(args)
+        .env_clear()
+        .envs(child_env())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => SpawnError::Missing(program.clone()),
+            _ => SpawnError::Other(format!("cannot start {program}: {e}")),
+        })?;
+    let mut guard = GroupGuard { pid: child.id().map_or(0, |p| p as i32), armed: true };
+    let code = match tokio::time::timeout(timeout, child.wait()).await {
+        Ok(status) => Some(status.map(exit_code_of).unwrap_or(1)),
+        Err(_) => None,
+    };
+    // Ended by itself: what it left in the background is meant to stay.
+    guard.armed = code.is_none();
+    Ok(code)
 }

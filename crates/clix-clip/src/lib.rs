@@ -60,8 +60,9 @@ pub const UNREACHABLE_EXIT: i32 = 255;
 pub const PROBE_TTL: Duration = Duration::from_secs(30);
 /// How long a probe may take.
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
-/// A unix socket path must fit in 108 bytes; ssh's `%C` adds 41.
-const MAX_SOCKET_DIR: usize = 60;
+/// A unix socket path must fit in 107 bytes; ssh adds a suffix of 17 while
+/// it binds, and a socket's name is 16 hex digits after a `/`.
+const MAX_SOCKET_DIR: usize = 107 - 17 - 17;
 
 /// What a [`Clip`] is built from.
 #[derive(Debug, Clone, Default)]
@@ -213,8 +214,8 @@ impl Clip {
         let argv = match &env.target {
             Target::Local(_) => return self.run_local(env, line, stdin, limit).await,
             Target::Ssh(ssh) => {
-                self.ensure_sockets()?;
-                argv::ssh_run(ssh, &self.sockets, env.shell, line, limit)
+                let socket = self.master(env, ssh, limit).await?;
+                argv::ssh_run(ssh, &socket, env.shell, line, limit.saturating_sub(started.elapsed()))
             }
             Target::Container(c) => argv::container_run(c, env.shell, line, limit),
             Target::Kubernetes(k) => {
@@ -435,10 +436,7 @@ impl Clip {
         limit: Duration,
     ) -> Result<Vec<String>, ClipError> {
         Ok(match &env.target {
-            Target::Ssh(ssh) => {
-                self.ensure_sockets()?;
-                argv::scp_pull(ssh, &self.sockets, remote, staged)
-            }
+            Target::Ssh(ssh) => argv::scp_pull(ssh, &self.master(env, ssh, limit).await?, remote, staged),
             Target::Container(c) => argv::container_pull(c, remote, staged),
             Target::Kubernetes(k) => argv::kubectl_pull(k, &self.pod(env, k, limit).await?, remote, staged),
             Target::Local(_) => return Err(ClipError::Failed("a local environment copies directly".into())),
@@ -453,10 +451,7 @@ impl Clip {
         limit: Duration,
     ) -> Result<Vec<String>, ClipError> {
         Ok(match &env.target {
-            Target::Ssh(ssh) => {
-                self.ensure_sockets()?;
-                argv::scp_push(ssh, &self.sockets, staged, remote)
-            }
+            Target::Ssh(ssh) => argv::scp_push(ssh, &self.master(env, ssh, limit).await?, staged, remote),
             Target::Container(c) => argv::container_push(c, staged, remote),
             Target::Kubernetes(k) => argv::kubectl_push(k, &self.pod(env, k, limit).await?, staged, remote),
             Target::Local(_) => return Err(ClipError::Failed("a local environment copies directly".into())),
@@ -492,10 +487,53 @@ impl Clip {
             .map_err(|e| ClipError::Failed(format!("cannot make a staging folder in {}: {e}", dir.display())))
     }
 
-    fn ensure_sockets(&self) -> Result<(), ClipError> {
+    /// The shared connection of an ssh environment: its socket, with a
+    /// master connection listening on it. A master is started when none
+    /// answers (one at a time per environment, across processes too); a
+    /// connection failure is told here, before any command is sent.
+    async fn master(&self, env: &Environment, ssh: &Ssh, limit: Duration) -> Result<PathBuf, ClipError> {
         private_dir(&self.sockets).map_err(|e| {
             ClipError::Failed(format!("cannot make the ssh socket folder {}: {e}", self.sockets.display()))
-        })
+        })?;
+        // Named by the environment and its target: a changed entry gets a new connection.
+        let stem = format!("{:016x}", fnv(format!("{}|{ssh:?}", env.name).as_bytes()));
+        let socket = self.sockets.join(&stem);
+        if std::os::unix::net::UnixStream::connect(&socket).is_ok() {
+            return Ok(socket);
+        }
+        let lock = self.sockets.join(format!("{stem}.lock"));
+        let _held = tokio::task::spawn_blocking(move || FileLock::exclusive(&lock))
+            .await
+            .map_err(|e| ClipError::Failed(e.to_string()))?
+            .map_err(|e| ClipError::Failed(format!("cannot lock the ssh socket folder: {e}")))?;
+        // Another call may have started it while this one waited.
+        if std::os::unix::net::UnixStream::connect(&socket).is_ok() {
+            return Ok(socket);
+        }
+        let _ = std::fs::remove_file(&socket);
+        let log = self.sockets.join(format!("{stem}.log"));
+        let _ = std::fs::write(&log, b"");
+        let connect = limit.as_secs().clamp(1, 10);
+        let argv = argv::ssh_master(ssh, &socket, &log, connect);
+        let started = Instant::now();
+        let code = match child::run_detached(&argv, limit).await {
+            Ok(code) => code,
+            Err(child::SpawnError::Missing(program)) => {
+                return Err(unreachable(env, Failure::NoClient(program.clone()), &format!("{program}: not found")));
+            }
+            Err(child::SpawnError::Other(why)) => return Err(ClipError::Failed(why)),
+        };
+        tracing::debug!(environment = %env.name, ?code, ms = started.elapsed().as_millis() as u64, "clip: ssh master");
+        let said = std::fs::read_to_string(&log).unwrap_or_default();
+        match code {
+            Some(0) => Ok(socket),
+            None => Err(unreachable(env, Failure::Timeout, &said)),
+            Some(code) => match Failure::classify(env, code, &said) {
+                Some(failure) => Err(unreachable(env, failure, &said)),
+                // Not a connection failure: the call itself will say what is wrong.
+                None => Ok(socket),
+            },
+        }
     }
 
     /// Whether `env` answers now: a short probe, its answer reused for
@@ -539,8 +577,8 @@ impl Clip {
                 };
             }
             Target::Ssh(ssh) => {
-                self.ensure_sockets()?;
-                argv::ssh_probe(ssh, &self.sockets, PROBE_TIMEOUT.as_secs().saturating_sub(2).max(1))
+                let socket = self.master(env, ssh, PROBE_TIMEOUT).await?;
+                argv::ssh_probe(ssh, &socket, PROBE_TIMEOUT.as_secs().saturating_sub(2).max(1))
             }
             Target::Container(c) => argv::container_probe(c),
             Target::Kubernetes(k) => argv::kubectl_probe(k, &self.pod(env, k, PROBE_TIMEOUT).await?),
@@ -748,11 +786,41 @@ fn socket_dir(preferred: &Path) -> PathBuf {
     // SAFETY: geteuid has no preconditions.
     let uid = unsafe { libc::geteuid() };
     // Distinct per state folder, so two clix homes do not share sockets.
+    let hash = fnv(preferred.as_os_str().as_encoded_bytes());
+    std::env::temp_dir().join(format!("clix-{uid}-ssh-{:08x}", hash as u32))
+}
+
+/// An exclusive `flock`, released when dropped.
+struct FileLock(std::fs::File);
+
+impl FileLock {
+    fn exclusive(path: &Path) -> std::io::Result<FileLock> {
+        use std::os::fd::AsRawFd;
+        let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path)?;
+        // SAFETY: flock on an fd this process owns.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(FileLock(file))
+    }
+}
+
+impl Drop for FileLock {
+    fn drop(&mut self) {
+        use std::os::fd::AsRawFd;
+        // SAFETY: unlocking an fd this process owns.
+        unsafe {
+            libc::flock(self.0.as_raw_fd(), libc::LOCK_UN);
+        }
+    }
+}
+
+fn fnv(bytes: &[u8]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in preferred.as_os_str().as_encoded_bytes() {
+    for byte in bytes {
         hash = (hash ^ u64::from(*byte)).wrapping_mul(0x100_0000_01b3);
     }
-    std::env::temp_dir().join(format!("clix-{uid}-ssh-{:08x}", hash as u32))
+    hash
 }
 
 /// Awaits every future, concurrently, in order.

@@ -214,7 +214,10 @@ impl ClipCommand {
                         .as_bytes(),
                     );
                 }
-                if o.timed_out.is_some() {
+                // The remote `timeout` may end it a moment before the local kill.
+                let remote_timeout = o.exit_code == clix_common::exit::TIMEOUT
+                    && o.duration + std::time::Duration::from_secs(1) >= limit;
+                if o.timed_out.is_some() || remote_timeout {
                     stderr.extend_from_slice(format!("{}\n", clix_present::timeout_line(self.time.limit)).as_bytes());
                 }
                 io.stderr.write_all(&stderr).await?;
