@@ -56,28 +56,31 @@ impl Failure {
                     return None;
                 })
             }
+            // Only the client's own wording counts: the command's stderr
+            // may well say "connection refused" about something else.
             Target::Container(_) => {
-                if has(&["no such container", "is not running", "no such object"]) {
+                let daemon = has(&["error response from daemon", "error: no such object", "error: no such container"]);
+                if daemon && has(&["no such container", "is not running", "no such object"]) {
                     Some(Failure::NotRunning)
-                } else if has(&["cannot connect to the docker daemon", "cannot connect to podman", "connection refused"])
-                {
+                } else if has(&["cannot connect to the docker daemon", "cannot connect to podman"]) {
                     Some(Failure::Refused)
-                } else if has(&["permission denied"]) && low.contains("socket") {
+                } else if has(&["permission denied while trying to connect to the docker daemon"]) {
                     Some(Failure::Auth)
                 } else {
                     None
                 }
             }
             Target::Kubernetes(_) => {
-                if has(&["notfound", "not found", "container not found"]) && low.contains("error") {
+                let server = has(&["unable to connect to the server", "the connection to the server"]);
+                if has(&["error from server (notfound)", "container not found", "unable to upgrade connection"]) {
                     Some(Failure::NotRunning)
-                } else if has(&["no such host"]) {
+                } else if server && has(&["no such host"]) {
                     Some(Failure::Dns)
-                } else if has(&["connection refused", "was refused"]) {
-                    Some(Failure::Refused)
-                } else if has(&["i/o timeout", "timed out", "deadline exceeded"]) {
+                } else if server && has(&["i/o timeout", "timed out", "deadline exceeded"]) {
                     Some(Failure::Timeout)
-                } else if has(&["unauthorized", "forbidden", "must be logged in"]) {
+                } else if server {
+                    Some(Failure::Refused)
+                } else if has(&["error from server (forbidden)", "(unauthorized)", "you must be logged in"]) {
                     Some(Failure::Auth)
                 } else {
                     None

@@ -349,6 +349,7 @@ impl Clip {
         let started = Instant::now();
         let name = base_name(remote).unwrap_or_else(|| "pulled".into());
         let dest = match workspace.metadata(target) {
+            Ok(e) if e.kind == clix_workspace::Kind::Dir && target == Path::new(".") => PathBuf::from(&name),
             Ok(e) if e.kind == clix_workspace::Kind::Dir => target.join(&name),
             _ => target.to_path_buf(),
         };
