@@ -211,7 +211,11 @@ pub(crate) fn clip_vs_ssh(n: usize) {
     println!("| warm `clip` (Engine::run_raw, shared connection, {n} calls) | {} | {} |", fmt(wc.p50), fmt(wc.p95));
     println!("| warm `clip` with Layer 2 (Engine::run) | {} | {} |", fmt(l2.p50), fmt(l2.p95));
     println!("| plain `ssh` over the same shared connection | {} | {} |", fmt(ws_.p50), fmt(ws_.p95));
-    println!("| cold `clip`: a session's first call (starts the connection, 10 sessions) | {} | {} |", fmt(cc.p50), fmt(cc.p95));
+    println!(
+        "| cold `clip`: a session's first call (starts the connection, 10 sessions) | {} | {} |",
+        fmt(cc.p50),
+        fmt(cc.p95)
+    );
     println!("| plain `ssh` connecting by itself (no sharing) | {} | {} |", fmt(cs.p50), fmt(cs.p95));
     println!("| `clip list` probing (fresh session) | {} | - |", fmt(list_cold));
     println!("| `clip list` answered from the probe cache | {} | - |", fmt(list_cached));

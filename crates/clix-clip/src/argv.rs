@@ -101,22 +101,20 @@ pub fn ssh_run(ssh: &Ssh, socket: &Path, shell: Shell, line: &str, limit: Durati
     argv
 }
 
-/// The one string the remote login shell is given.
+/// The one string the remote login shell is given. bash runs with
+/// `--norc`: started under sshd it would read `~/.bashrc` again, which the
+/// login shell that runs this string has already done (on the test machine
+/// that second read cost 300 ms a call).
 pub fn ssh_remote_line(shell: Shell, line: &str, limit: Duration) -> String {
-    let (program, quoted, secs) = (shell.program(), shell_quote(line), remote_seconds(limit));
+    let program = match shell {
+        Shell::Bash => "bash --norc",
+        Shell::Sh => "sh",
+    };
+    let (quoted, secs) = (shell_quote(line), remote_seconds(limit));
     format!(
         "if command -v timeout >/dev/null 2>&1; then exec timeout -k {REMOTE_KILL_AFTER} {secs} {program} -c {quoted}; \
          else exec {program} -c {quoted}; fi"
     )
-}
-
-/// `ssh … -- host true`: the reachability probe, with a short connect time-out.
-pub fn ssh_probe(ssh: &Ssh, socket: &Path, connect_timeout: u64) -> Vec<String> {
-    let mut argv = vec!["ssh".to_string()];
-    argv.extend(ssh_options(ssh, socket, Some(connect_timeout), false));
-    argv.extend(ssh_destination(ssh));
-    argv.push("true".into());
-    argv
 }
 
 /// `[user@]host:path` for scp.
@@ -285,7 +283,8 @@ mod tests {
 
     #[test]
     fn ssh_argv_is_batch_mode_shared_and_one_remote_word() {
-        let argv = ssh_run(&ssh(), Path::new("/s/box-1"), Shell::Bash, "echo 'hi' | wc -c", Duration::from_millis(29_850));
+        let argv =
+            ssh_run(&ssh(), Path::new("/s/box-1"), Shell::Bash, "echo 'hi' | wc -c", Duration::from_millis(29_850));
         let want = [
             "ssh",
             "-o",
@@ -311,8 +310,8 @@ mod tests {
         assert_eq!(argv.len(), want.len() + 1, "the remote line is one argument");
         assert_eq!(
             argv[want.len()],
-            "if command -v timeout >/dev/null 2>&1; then exec timeout -k 2 30 bash -c 'echo '\\''hi'\\'' | wc -c'; \
-             else exec bash -c 'echo '\\''hi'\\'' | wc -c'; fi"
+            "if command -v timeout >/dev/null 2>&1; then exec timeout -k 2 30 bash --norc -c 'echo '\\''hi'\\'' | wc -c'; \
+             else exec bash --norc -c 'echo '\\''hi'\\'' | wc -c'; fi"
         );
         let master = ssh_master(&ssh(), Path::new("/s/box-1"), Path::new("/s/box-1.log"), 3);
         let shared = ["ControlMaster=yes", "-o", "ControlPersist=300", "-o", "ControlPath=/s/box-1"];

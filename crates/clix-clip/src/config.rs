@@ -419,7 +419,10 @@ mod tests {
     #[test]
     fn bad_entries_say_what_to_fix() {
         let rows = [
-            ("name = \"x\"\nkind = \"vm\"", "kind = \"vm\" is not a kind; use one of ssh, container, kubernetes, local"),
+            (
+                "name = \"x\"\nkind = \"vm\"",
+                "kind = \"vm\" is not a kind; use one of ssh, container, kubernetes, local",
+            ),
             ("name = \"x\"\nkind = \"ssh\"", "kind ssh needs `host`"),
             ("name = \"x\"\nkind = \"ssh\"\nhost = \"h\"\ncontainer = \"c\"", "`container` is not a field of kind ssh"),
             ("name = \"list\"\nkind = \"local\"\npath = \"/srv\"", "`list` is a word of `clip` itself"),

@@ -38,23 +38,32 @@ impl Failure {
                 if exit_code != 255 {
                     return None;
                 }
-                Some(if has(&["could not resolve hostname", "name or service not known", "temporary failure in name"])
-                {
-                    Failure::Dns
-                } else if has(&["connection refused"]) {
-                    Failure::Refused
-                } else if has(&["timed out", "no route to host", "network is unreachable"]) {
-                    Failure::Timeout
-                } else if has(&["host key verification failed", "remote host identification has changed"]) {
-                    Failure::HostKey
-                } else if has(&["permission denied", "too many authentication failures", "no supported authentication"])
-                {
-                    Failure::Auth
-                } else if has(&["connection closed", "connection reset", "kex_exchange_identification", "broken pipe"]) {
-                    Failure::Other(first_line(stderr))
-                } else {
-                    return None;
-                })
+                Some(
+                    if has(&["could not resolve hostname", "name or service not known", "temporary failure in name"]) {
+                        Failure::Dns
+                    } else if has(&["connection refused"]) {
+                        Failure::Refused
+                    } else if has(&["timed out", "no route to host", "network is unreachable"]) {
+                        Failure::Timeout
+                    } else if has(&["host key verification failed", "remote host identification has changed"]) {
+                        Failure::HostKey
+                    } else if has(&[
+                        "permission denied",
+                        "too many authentication failures",
+                        "no supported authentication",
+                    ]) {
+                        Failure::Auth
+                    } else if has(&[
+                        "connection closed",
+                        "connection reset",
+                        "kex_exchange_identification",
+                        "broken pipe",
+                    ]) {
+                        Failure::Other(first_line(stderr))
+                    } else {
+                        return None;
+                    },
+                )
             }
             // Only the client's own wording counts: the command's stderr
             // may well say "connection refused" about something else.

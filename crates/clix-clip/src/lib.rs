@@ -353,7 +353,8 @@ impl Clip {
             Ok(e) if e.kind == clix_workspace::Kind::Dir => target.join(&name),
             _ => target.to_path_buf(),
         };
-        let failed = |e: std::io::Error| ClipError::Failed(format!("cannot write {} in the workspace: {e}", dest.display()));
+        let failed =
+            |e: std::io::Error| ClipError::Failed(format!("cannot write {} in the workspace: {e}", dest.display()));
         if let Target::Local(_) = &env.target {
             let (_, folder) = self.local_sandbox(env)?;
             let from = folder.relative(Path::new(remote)).map_err(|_| outside_local(env, remote, folder.root()))?;
@@ -577,9 +578,15 @@ impl Clip {
                     clix_sandbox::Availability::Unavailable(why) => Err(unreachable(env, Failure::Local(why), "")),
                 };
             }
+            // A master connection up means the host answered and took the key;
+            // no remote command is needed (a login shell may take long to start).
             Target::Ssh(ssh) => {
                 let socket = self.master(env, ssh, PROBE_TIMEOUT).await?;
-                argv::ssh_probe(ssh, &socket, PROBE_TIMEOUT.as_secs().saturating_sub(2).max(1))
+                if std::os::unix::net::UnixStream::connect(&socket).is_ok() {
+                    return Ok(());
+                }
+                let said = std::fs::read_to_string(socket.with_extension("log")).unwrap_or_default();
+                return Err(unreachable(env, Failure::Other(first(&said)), &said));
             }
             Target::Container(c) => argv::container_probe(c),
             Target::Kubernetes(k) => argv::kubectl_probe(k, &self.pod(env, k, PROBE_TIMEOUT).await?),

@@ -75,7 +75,8 @@ impl Catalog {
             return String::new();
         }
         let width = self.environments.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
-        let mut text = String::from("Environments (clip <name> '<line>' runs there; clip <name> pull|push moves files):\n");
+        let mut text =
+            String::from("Environments (clip <name> '<line>' runs there; clip <name> pull|push moves files):\n");
         for (name, description) in &self.environments {
             text.push_str(&format!("  {name:width$}  {description}\n"));
         }

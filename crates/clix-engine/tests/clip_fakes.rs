@@ -182,13 +182,18 @@ async fn containers_get_the_exact_argv_exit_codes_stdin_and_copies() {
         return;
     }
     let (ws, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let entries = vec![container("web", "docker", "web"), container("pod-man", "podman", "web"), container("gone", "docker", "gone")];
+    let entries = vec![
+        container("web", "docker", "web"),
+        container("pod-man", "podman", "web"),
+        container("gone", "docker", "gone"),
+    ];
     let mut e = engine(ws.path(), home.path(), entries).await;
     calls();
 
     let (out, err, code) = raw(&mut e, "clip web 'echo hi; echo oops >&2; exit 4'").await;
     assert_eq!((out.as_str(), err.as_str(), code), ("hi\n", "oops\n", 4));
-    let want = strings(&["exec", "-i", "web", "sh", "-c", WRAPPER, "30", "bash", "-c", "echo hi; echo oops >&2; exit 4"]);
+    let want =
+        strings(&["exec", "-i", "web", "sh", "-c", WRAPPER, "30", "bash", "-c", "echo hi; echo oops >&2; exit 4"]);
     assert_eq!(calls(), [("docker".to_string(), want)]);
 
     // stdin from the pipeline reaches the command in the container.
@@ -260,7 +265,12 @@ async fn pods_get_the_exact_argv_a_selectors_ready_pod_stdin_and_copies() {
         shell: Some("sh".into()),
         ..ClipEntry::default()
     };
-    let ghost = ClipEntry { name: "ghost".into(), kind: "kubernetes".into(), pod: Some("ghost-0".into()), ..ClipEntry::default() };
+    let ghost = ClipEntry {
+        name: "ghost".into(),
+        kind: "kubernetes".into(),
+        pod: Some("ghost-0".into()),
+        ..ClipEntry::default()
+    };
     let mut e = engine(ws.path(), home.path(), vec![api, ghost]).await;
     calls();
 

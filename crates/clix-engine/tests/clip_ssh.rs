@@ -29,7 +29,10 @@ impl Sshd {
     /// Starts one, or `None` (with a visible skip) where sshd is missing.
     fn start(test: &str) -> Option<Sshd> {
         if !Path::new("/usr/sbin/sshd").exists() || which("ssh-keygen").is_none() {
-            clix_testkit::skip_missing(test, "openssh-server / openssh-client are not installed (.ci/run installs them)");
+            clix_testkit::skip_missing(
+                test,
+                "openssh-server / openssh-client are not installed (.ci/run installs them)",
+            );
             return None;
         }
         // sshd's privilege separation folder, which the package makes at boot.
@@ -153,7 +156,8 @@ async fn lines_pipelines_failures_and_long_output_over_real_ssh() {
     let mut s = session(vec![sshd.entry("box")], 30, None).await;
 
     // A line, run by bash on the other side: its pipes run there.
-    let (out, err, code) = raw(&mut s, "clip box 'echo hi from $(hostname) | tr a-z A-Z; echo $BASH_VERSION | cut -c1'", None).await;
+    let (out, err, code) =
+        raw(&mut s, "clip box 'echo hi from $(hostname) | tr a-z A-Z; echo $BASH_VERSION | cut -c1'", None).await;
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("HI FROM "), "{out}");
     assert!(out.ends_with("\n5\n") || out.ends_with("\n4\n"), "bash ran it: {out}");
@@ -241,7 +245,8 @@ async fn pull_and_push_files_and_folders_inside_the_workspace_only() {
     assert!(out.contains("pulled box:") && out.contains("1 file, 8 bytes"), "{out}");
     assert_eq!(std::fs::read_to_string(s.ws.path().join("in/one.txt")).unwrap(), "just me\n");
     // A folder, into the current folder under its own name.
-    let (out, err, code) = raw(&mut s, &format!("mkdir -p sub && cd sub && clip box pull {}/logs", r.display()), None).await;
+    let (out, err, code) =
+        raw(&mut s, &format!("mkdir -p sub && cd sub && clip box pull {}/logs", r.display()), None).await;
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("2 files, 13 bytes"), "{out}");
     assert_eq!(std::fs::read_to_string(s.ws.path().join("sub/logs/old/app.1.log")).unwrap(), "zero\n");
@@ -363,7 +368,8 @@ async fn the_policy_checks_the_line_sent_there_like_a_local_line() {
     let (_, err, code) = raw(&mut s, "clip prod 'rm -rf /'", None).await;
     assert_eq!(code, 126, "{err}");
     assert!(err.contains("refused by the policy"), "{err}");
-    let (_, err, code) = raw(&mut s, &format!("clip prod 'ls / && rm -rf / ; touch {}/ran'", marker.path().display()), None).await;
+    let (_, err, code) =
+        raw(&mut s, &format!("clip prod 'ls / && rm -rf / ; touch {}/ran'", marker.path().display()), None).await;
     assert_eq!(code, 126, "{err}");
     assert!(!marker.path().join("ran").exists(), "nothing of a refused line runs");
     let (out, err, code) = raw(&mut s, "clip prod 'echo allowed'", None).await;

@@ -74,7 +74,10 @@ fn a_wrong_entry_is_a_clear_error_naming_what_to_fix() {
     let rows = [
         ("[[clip]]\nname = \"b\"\nkind = \"ssh\"\n", "[[clip]] b: kind ssh needs `host`"),
         ("[[clip]]\nname = \"b\"\nkind = \"ssh\"\nhots = \"x\"\n", "unknown field `hots`"),
-        ("[[clip]]\nname = \"b\"\nkind = \"docker\"\ncontainer = \"c\"\n", "use one of ssh, container, kubernetes, local"),
+        (
+            "[[clip]]\nname = \"b\"\nkind = \"docker\"\ncontainer = \"c\"\n",
+            "use one of ssh, container, kubernetes, local",
+        ),
     ];
     for (config, want) in rows {
         std::fs::write(home.path().join("config.toml"), config).unwrap();

@@ -121,7 +121,10 @@ impl ClipCommand {
         let suggestion = clix_common::names::did_you_mean(name, names.iter().copied())
             .map(|s| format!(" Did you mean {s}?"))
             .unwrap_or_default();
-        format!("[error] clip: no environment named {name}.{suggestion}\nAvailable: {}\nhint: clip list\n", names.join(", "))
+        format!(
+            "[error] clip: no environment named {name}.{suggestion}\nAvailable: {}\nhint: clip list\n",
+            names.join(", ")
+        )
     }
 
     async fn list(&self, io: &CommandIo<'_>, as_json: bool) -> bashkit::Result<CommandStatus> {
@@ -163,13 +166,15 @@ impl ClipCommand {
     async fn info(&self, io: &CommandIo<'_>, env: &Environment) -> bashkit::Result<CommandStatus> {
         let probe = self.clip.probe(env).await;
         let name = &env.name;
-        let mut text = format!("{name} - {}\n", if env.description.is_empty() { "(no description)" } else { &env.description });
+        let mut text =
+            format!("{name} - {}\n", if env.description.is_empty() { "(no description)" } else { &env.description });
         let _ = writeln!(text, "kind:    {}", env.kind());
         let _ = writeln!(text, "target:  {}", env.target_text());
         let _ = writeln!(text, "shell:   {}", env.shell.program());
         match &probe.reason {
             None => {
-                let how = if probe.cached { "answered a moment ago".to_string() } else { format!("{} ms", probe.probe_ms) };
+                let how =
+                    if probe.cached { "answered a moment ago".to_string() } else { format!("{} ms", probe.probe_ms) };
                 let _ = writeln!(text, "status:  reachable ({how})");
             }
             Some(reason) => {
@@ -185,7 +190,12 @@ impl ClipCommand {
         Ok(CommandStatus::success())
     }
 
-    async fn run_line(&self, io: &CommandIo<'_>, env: &Environment, words: &[String]) -> bashkit::Result<CommandStatus> {
+    async fn run_line(
+        &self,
+        io: &CommandIo<'_>,
+        env: &Environment,
+        words: &[String],
+    ) -> bashkit::Result<CommandStatus> {
         if words.is_empty() {
             let msg = format!("[error] clip {}: usage: clip {} [--] <command…>\n", env.name, env.name);
             return fail(io, &msg, clix_shell::USAGE_EXIT).await;

@@ -10,8 +10,8 @@ use clix_shell::{CommandRegistry, CommandResolver, CommandSpec, Session, Workspa
 use super::OsTier;
 use crate::catalog::{Catalog, HUB_SHOWN, SharedCatalog};
 use crate::commands::{
-    CallTime, Cat, ClipCommand, Help, HubCommand, HubTool, MemoryCommand, MemoryConfig, OsResolver, SandboxCommand, See, SeenImages,
-    UnknownCommands, Write,
+    CallTime, Cat, ClipCommand, Help, HubCommand, HubTool, MemoryCommand, MemoryConfig, OsResolver, SandboxCommand,
+    See, SeenImages, UnknownCommands, Write,
 };
 
 /// The commands every engine has: `help`, `write`, `cat`, `see`, and
