@@ -1,7 +1,8 @@
 //! The `run` tool: our command set over Layer 1, shown through Layer 2.
 //!
 //! This crate owns the agent commands (`help`, `write`, `cat -b`, `see`,
-//! `memory`, `sandbox`, `hub` and each ready hub tool as a command), the
+//! `memory`, `sandbox`, `hub` and each ready hub tool as a command, `clip`
+//! over `clix-clip`, whose lines the policy judges as local ones), the
 //! OS resolver and the unknown-command fallback, the spill folder for long
 //! outputs, the generated `run` tool definition, the session's policy gate
 //! (rules from `clix-policy`, the workspace's `.clix/policy.toml` read

@@ -338,9 +338,12 @@ async fn the_second_call_shares_the_first_ones_connection() {
     let Some(sshd) = Sshd::start("the_second_call_shares_the_first_ones_connection") else { return };
     let mut s = session(vec![sshd.entry("box")], 30, None).await;
     let t = Instant::now();
-    let (out, err, _) = raw(&mut s, "clip box 'echo hi'", None).await;
+    let (out, err, _) = raw(&mut s, "clip box 'echo hi; echo first >&2'", None).await;
     let cold = t.elapsed();
     assert_eq!(out, "hi\n", "{err}");
+    // The first call's stderr is its own: the shared connection, started
+    // for it, does not hold its pipes.
+    assert_eq!(err, "first\n");
     let mut warm = Duration::MAX;
     for _ in 0..3 {
         let t = Instant::now();
