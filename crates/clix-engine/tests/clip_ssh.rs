@@ -112,6 +112,24 @@ struct Session {
     engine: Engine,
 }
 
+/// The shared connections a session started outlive it by design
+/// (`ControlPersist`); a test's are ended with it.
+impl Drop for Session {
+    fn drop(&mut self) {
+        let Ok(entries) = std::fs::read_dir(self.home.path().join("state/clip/ssh")) else { return };
+        for entry in entries.filter_map(Result::ok) {
+            if std::os::unix::fs::FileTypeExt::is_socket(&entry.file_type().unwrap()) {
+                let control = format!("ControlPath={}", entry.path().display());
+                // Only PATH: this runs in the secrets test's child too, whose ssh records its environment.
+                let path = std::env::var_os("PATH").unwrap_or_default();
+                let mut stop = Command::new("ssh");
+                stop.args(["-o", &control, "-O", "exit", "x"]).env_clear().env("PATH", path);
+                let _ = stop.stderr(Stdio::null()).status();
+            }
+        }
+    }
+}
+
 async fn session(entries: Vec<ClipEntry>, timeout_secs: u64, policy: Option<PolicyConfig>) -> Session {
     let ws = tempfile::tempdir().unwrap();
     // Stands for CLIX_HOME: the state folder (sockets, audit) lives here.
