@@ -181,10 +181,14 @@ impl ClipCommand {
                 let _ = writeln!(text, "status:  NOT reachable: {}", reason.replace('\n', "\n         "));
             }
         }
+        let (pull, push) = match env.kind() {
+            "local" => ("out/result.txt", "src/ src"),
+            _ => ("/var/log/syslog logs/", "build/ /tmp/build"),
+        };
         let _ = write!(
             text,
             "examples:\n  clip {name} 'uname -a; df -h .'\n  cat notes.txt | clip {name} 'wc -l'\n  \
-             clip {name} pull /var/log/syslog logs/\n  clip {name} push build/ /tmp/build\n"
+             clip {name} pull {pull}\n  clip {name} push {push}\n"
         );
         io.stdout.write_all(text.as_bytes()).await?;
         Ok(CommandStatus::success())
