@@ -25,6 +25,7 @@ pub(crate) fn browser(rounds: usize) {
 
 async fn engine(ws: &Path) -> Engine {
     Engine::new(EngineConfig {
+        clip: None,
         browser: Some(BrowserSettings::default()),
         workspace: ws.to_path_buf(),
         limits: ShellLimits::default(),

@@ -1,6 +1,6 @@
 //! Benchmarks, measured side by side in one process so machine noise hits
 //! every contender alike. Run with
-//! `cargo run --release -p clix-bench [-- engine|jail|sandbox|bigfile|hub|memory|policy|plan|browser [N]]`
+//! `cargo run --release -p clix-bench [-- engine|jail|sandbox|bigfile|hub|memory|policy|plan|browser|clip [N]]`
 //! (no argument runs them all); each prints a markdown table.
 //!
 //! - `engine`: warm per-call latency of `cat f | grep x | wc -l` on a 10 KB
@@ -19,6 +19,9 @@
 //!   brute-force cosine over the same vectors as the baseline.
 //! - `policy` (issue 14): the built-in rules vs no policy on the same line,
 //!   and on a loop of 200 commands that each meet the gate.
+//! - `clip` (issue 17): `clip <ssh env> 'echo hi'` warm (shared
+//!   connection) vs plain `ssh` with the same options over a real sshd on
+//!   127.0.0.1, and the cold first call vs a plain ssh connecting by itself.
 //! - `plan` (issue 15): a plan of 20 tasks whose agents answer at once,
 //!   `-j 8`: wall time against the sum of the tasks' own, and the per-task
 //!   start cost (namespace, confined engine with the OS tier).
@@ -36,6 +39,7 @@ use std::time::{Duration, Instant};
 use clix_engine::{Engine, EngineConfig, PresentOptions, ShellLimits};
 
 mod browser;
+mod clip;
 mod hub;
 mod jail;
 mod memory;
@@ -75,6 +79,9 @@ fn main() {
     }
     if matches!(which.as_str(), "all" | "browser") {
         browser::browser(n.unwrap_or(30));
+    }
+    if matches!(which.as_str(), "all" | "clip") {
+        clip::clip_vs_ssh(n.unwrap_or(100));
     }
 }
 
@@ -161,6 +168,7 @@ async fn interleaved(ws: &Path, n: usize, expected: &[u8]) -> (Stats, Stats, Sta
         memory: None,
         hub: None,
         policy: None,
+        clip: None,
         os: None,
     };
     let mut layer1 = Engine::new(config.clone()).await.expect("engine");

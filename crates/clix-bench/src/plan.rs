@@ -30,6 +30,7 @@ impl AgentRunner for AnswersAtOnce {
                 memory: None,
                 hub: None,
                 policy: None,
+                clip: None,
                 os: Some(OsTier {
                     settings: SandboxSettings::default(),
                     clix_config_dir: None,

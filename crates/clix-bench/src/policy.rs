@@ -25,6 +25,7 @@ pub(crate) fn policy(iterations: usize) {
             memory: None,
             hub: None,
             policy,
+            clip: None,
             os: Some(OsTier {
                 settings: SandboxSettings::default(),
                 clix_config_dir: None,

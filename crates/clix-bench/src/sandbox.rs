@@ -87,6 +87,7 @@ async fn warm_engine(ws: &Path, state: &Path) -> clix_engine::Engine {
         memory: None,
         hub: None,
         policy: None,
+        clip: None,
         os: Some(clix_engine::OsTier {
             settings: SandboxSettings::default(),
             clix_config_dir: None,

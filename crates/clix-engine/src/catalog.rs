@@ -22,6 +22,8 @@ pub struct Catalog {
     pub hub_not_ready: Vec<(String, String)>,
     /// Manifests that did not load (`hub check` lists them).
     pub hub_problems: usize,
+    /// The `[[clip]]` environments: name and description, in the config's order.
+    pub environments: Vec<(String, String)>,
 }
 
 /// How many hub tools the `run` description and `help` list by name (seed
@@ -60,6 +62,23 @@ impl Catalog {
                 "  … {} more, the most used are listed: find the right one with hub search <what you need>\n",
                 self.hub.len() - shown.len()
             ));
+        }
+        text
+    }
+}
+
+impl Catalog {
+    /// The environments section of the `run` description and of `help`,
+    /// empty without environments.
+    pub fn clip_section(&self) -> String {
+        if self.environments.is_empty() {
+            return String::new();
+        }
+        let width = self.environments.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+        let mut text =
+            String::from("Environments (clip <name> '<line>' runs there; clip <name> pull|push moves files):\n");
+        for (name, description) in &self.environments {
+            text.push_str(&format!("  {name:width$}  {description}\n"));
         }
         text
     }

@@ -1,7 +1,8 @@
 //! The `run` tool: our command set over Layer 1, shown through Layer 2.
 //!
 //! This crate owns the agent commands (`help`, `write`, `cat -b`, `see`,
-//! `memory`, `sandbox`, `hub` and each ready hub tool as a command), the
+//! `memory`, `sandbox`, `hub` and each ready hub tool as a command, `clip`
+//! over `clix-clip`, whose lines the policy judges as local ones), the
 //! OS resolver and the unknown-command fallback, the spill folder for long
 //! outputs, the generated `run` tool definition, the session's policy gate
 //! (rules from `clix-policy`, the workspace's `.clix/policy.toml` read
@@ -31,6 +32,7 @@ pub use report::RunReport;
 pub use spill::SpillDir;
 pub use tooldef::{ToolFormat, description as tool_description, tool_definition};
 
+pub use clix_clip::{ClipConfig, ClipEntry};
 pub use clix_present::PresentOptions;
 pub use clix_sandbox::{SandboxMode, SandboxSettings, is_secret_name};
 pub use clix_shell::{CancelHandle, RawResult, SessionError, ShellLimits};

@@ -34,6 +34,7 @@ pub fn description(catalog: &Catalog) -> String {
         text.push_str(&format!("  {:width$}  {}\n", spec.name, spec.summary));
     }
     text.push_str(&catalog.hub_section());
+    text.push_str(&catalog.clip_section());
     text.push_str("Standard commands: ");
     text.push_str(&catalog.standard.join(" "));
     text.push_str(

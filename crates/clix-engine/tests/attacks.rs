@@ -43,6 +43,7 @@ impl Fixture {
             memory: None,
             hub: None,
             policy: None,
+            clip: None,
             os: Some(OsTier {
                 settings: SandboxSettings::default(),
                 clix_config_dir: None,
@@ -131,6 +132,7 @@ async fn the_big_file_probe_never_looks_outside() {
         memory: None,
         hub: None,
         policy: None,
+        clip: None,
         os: Some(OsTier {
             settings,
             clix_config_dir: None,

@@ -57,6 +57,7 @@ async fn fixture(browser: clix_browser::BrowserSettings) -> Fixture {
     let ws = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
     let engine = Engine::new(EngineConfig {
+        clip: None,
         browser: Some(browser),
         workspace: ws.path().to_path_buf(),
         limits: ShellLimits::default(),

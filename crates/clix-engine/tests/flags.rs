@@ -50,6 +50,7 @@ async fn fixture() -> Fixture {
         memory: Some(memory),
         hub: Some(hub),
         policy: None,
+        clip: None,
     })
     .await
     .unwrap();

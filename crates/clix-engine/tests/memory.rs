@@ -52,6 +52,7 @@ impl Memories {
             memory: Some(memory),
             hub: None,
             policy: None,
+            clip: None,
         })
         .await
         .unwrap();

@@ -36,6 +36,7 @@ async fn fixture_with(settings: SandboxSettings) -> Result<Fixture, clix_engine:
         memory: None,
         hub: None,
         policy: None,
+        clip: None,
         os: Some(OsTier {
             settings,
             clix_config_dir: None,

@@ -27,6 +27,7 @@ async fn fixture_with(settings: SandboxSettings, limits: ShellLimits) -> Fixture
         memory: None,
         hub: None,
         policy: None,
+        clip: None,
         os: Some(OsTier {
             settings,
             clix_config_dir: None,

@@ -132,6 +132,7 @@ async fn fixture(policy: PolicyConfig) -> Fixture {
         memory: None,
         hub: None,
         policy: Some(policy),
+        clip: None,
         os: Some(OsTier {
             settings: SandboxSettings::default(),
             clix_config_dir: None,
@@ -398,6 +399,7 @@ fn config_on(ws: &Path, policy: PolicyConfig) -> EngineConfig {
         memory: None,
         hub: None,
         policy: Some(policy),
+        clip: None,
         os: Some(OsTier {
             settings: SandboxSettings::default(),
             clix_config_dir: None,

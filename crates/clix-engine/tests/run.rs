@@ -23,6 +23,7 @@ async fn fixture_with(limits: ShellLimits) -> Fixture {
         memory: None,
         hub: None,
         policy: None,
+        clip: None,
         os: None,
     })
     .await
@@ -352,6 +353,7 @@ async fn memory_fixture(memory: clix_engine::MemoryConfig) -> Fixture {
         memory: Some(memory),
         hub: None,
         policy: None,
+        clip: None,
     })
     .await
     .unwrap();

@@ -305,6 +305,7 @@ impl Attempt {
             hub,
             // The built-in rules, as `clix ask` has them; no one answers an ask.
             policy: Some(clix_engine::PolicyConfig::default()),
+            clip: None,
         }
     }
 

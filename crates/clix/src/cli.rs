@@ -562,8 +562,23 @@ pub(crate) fn engine_config(paths: &Paths, workspace: &Path, settings: &Settings
         os,
         memory: Some(memory),
         hub: Some(hub_config(paths, workspace, settings, session.clone())),
-        policy: Some(crate::policy_cmd::policy_config(paths, settings, session)?),
+        policy: Some(crate::policy_cmd::policy_config(paths, settings, session.clone())?),
+        clip: Some(clip_config(paths, settings, session)),
     })
+}
+
+/// The `clip` environments of a session: the person's `[[clip]]` entries
+/// (their config file only), the `local` kind in the session's sandbox.
+fn clip_config(paths: &Paths, settings: &Settings, session: String) -> clix_engine::ClipConfig {
+    clix_engine::ClipConfig {
+        environments: settings.clip.clone(),
+        state_dir: paths.state_dir.clone(),
+        audit_log: Some(paths.state_dir.join("audit.jsonl")),
+        session_id: session,
+        sandbox: (settings.sandbox.mode != SandboxMode::Off).then(|| settings.sandbox.clone()),
+        clix_config_dir: Some(paths.config_dir.clone()),
+        output_cap_bytes: usize::try_from(settings.sandbox.output_cap_mb << 20).unwrap_or(usize::MAX),
+    }
 }
 
 /// The hub of a session: the config folder's `hub/`, `hub.dirs` (or

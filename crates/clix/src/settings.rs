@@ -30,6 +30,10 @@ pub(crate) struct Settings {
     pub policy: clix_policy::PolicySettings,
     /// The `browser` command: which Chromium, idle time, hosts pages may reach, `eval`.
     pub browser: clix_browser::BrowserSettings,
+    /// Other machines as commands: `[[clip]]` entries (name, description,
+    /// kind = ssh | container | kubernetes | local, and the kind's fields).
+    /// Only this file declares them; a workspace never can.
+    pub clip: Vec<clix_clip::ClipEntry>,
     /// A person at this terminal answers the policy's `ask` (run, ask and
     /// chat on a terminal; never MCP or `--jsonl`). Not a config key.
     #[serde(skip)]

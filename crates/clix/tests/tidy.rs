@@ -23,10 +23,13 @@ const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
     ("clix-hub", &["clix-common", "clix-sandbox", "clix-workspace"]),
     // The browser: Chromium started through the sandbox, driven over CDP; it prints nothing.
     ("clix-browser", &["clix-sandbox"]),
+    // Other machines as commands: host children (ssh, docker, kubectl), the local kind through the sandbox.
+    ("clix-clip", &["clix-common", "clix-sandbox", "clix-workspace"]),
     (
         "clix-engine",
         &[
             "clix-browser",
+            "clix-clip",
             "clix-common",
             "clix-hub",
             "clix-memory",
@@ -46,6 +49,7 @@ const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
         &[
             "clix-agent",
             "clix-browser",
+            "clix-clip",
             "clix-common",
             "clix-config",
             "clix-engine",
@@ -67,6 +71,7 @@ const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
         &[
             "clix-agent",
             "clix-browser",
+            "clix-clip",
             "clix-engine",
             "clix-hub",
             "clix-memory",

@@ -25,6 +25,7 @@ pub(crate) async fn engine(ws: &std::path::Path) -> Engine {
         memory: None,
         hub: None,
         policy: None,
+        clip: None,
         os: None,
     })
     .await

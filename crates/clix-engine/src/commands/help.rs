@@ -37,6 +37,11 @@ impl Help {
             text.push('\n');
             text.push_str(&hub);
         }
+        let environments = catalog.clip_section();
+        if !environments.is_empty() {
+            text.push('\n');
+            text.push_str(&environments);
+        }
         text.push_str("\nStandard commands (bash builtins and Unix tools):\n");
         text.push_str(&wrap(&catalog.standard.join(", "), 78, "  "));
         text.push_str("\nMore: help <command>, or <command> --help\n");

@@ -71,7 +71,7 @@ pub(crate) struct CallTime {
 }
 
 impl CallTime {
-    fn remaining(&self) -> Duration {
+    pub(crate) fn remaining(&self) -> Duration {
         self.deadline.remaining(self.limit)
     }
 }

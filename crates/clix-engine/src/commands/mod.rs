@@ -2,6 +2,7 @@
 
 mod browser;
 mod cat;
+mod clip;
 mod flags;
 mod help;
 mod hub;
@@ -14,6 +15,7 @@ mod write;
 
 pub(crate) use browser::BrowserCommand;
 pub(crate) use cat::Cat;
+pub(crate) use clip::ClipCommand;
 pub(crate) use help::Help;
 pub(crate) use hub::{CallTime, HubCommand, HubTool};
 pub(crate) use memory::MemoryCommand;

@@ -42,6 +42,9 @@ pub struct EngineConfig {
     /// The `browser` command (`[browser]`); `None` leaves it out. It runs
     /// Chromium in the OS tier's sandbox, and says so when there is none.
     pub browser: Option<clix_browser::BrowserSettings>,
+    /// Other machines as commands (`[[clip]]` of the person's config);
+    /// `None` leaves the `clip` command out.
+    pub clip: Option<clix_clip::ClipConfig>,
 }
 
 /// Why an engine could not start.
@@ -53,6 +56,9 @@ pub enum EngineError {
     /// A policy file is wrong: every problem, with its file and rule.
     #[error(transparent)]
     Policy(#[from] clix_policy::LoadError),
+    /// A `[[clip]]` entry is wrong: every problem, with what to fix.
+    #[error("{0}")]
+    Clip(String),
     /// A plan agent's namespace cannot be set up.
     #[error("the agent's namespace: {0}")]
     Namespace(String),
@@ -161,6 +167,10 @@ impl Engine {
             Some(policy) => Some(crate::policy::gate(crate::policy::load(policy, &workspace)?, policy, &workspace)),
             None => None,
         };
+        let environments = match config.clip {
+            Some(clip) => setup::register_clip(&mut registry, clip, &workspace, gate.clone(), &time)?,
+            None => Vec::new(),
+        };
         let session = Session::new(SessionConfig {
             workspace,
             limits: config.limits,
@@ -170,7 +180,7 @@ impl Engine {
             start_in: namespace.as_ref().map(|ns| ns.home.clone()),
         })
         .await?;
-        let catalog = setup::catalog(&registry, &session, &hub);
+        let catalog = setup::catalog(&registry, &session, &hub, environments);
         // Set exactly once, here, before any command can read it.
         let _ = shared.set(catalog.clone());
         let spill = match &namespace {

@@ -10,8 +10,8 @@ use clix_shell::{CommandRegistry, CommandResolver, CommandSpec, Session, Workspa
 use super::OsTier;
 use crate::catalog::{Catalog, HUB_SHOWN, SharedCatalog};
 use crate::commands::{
-    CallTime, Cat, Help, HubCommand, HubTool, MemoryCommand, MemoryConfig, OsResolver, SandboxCommand, See, SeenImages,
-    UnknownCommands, Write,
+    CallTime, Cat, ClipCommand, Help, HubCommand, HubTool, MemoryCommand, MemoryConfig, OsResolver, SandboxCommand,
+    See, SeenImages, UnknownCommands, Write,
 };
 
 /// The commands every engine has: `help`, `write`, `cat`, `see`, and
@@ -113,16 +113,42 @@ fn refuse_taken_names(hub: &mut HubRuntime, registry: &CommandRegistry) {
     }
 }
 
+/// Checks the person's `[[clip]]` entries and registers `clip`; returns
+/// each environment's name and description for the catalog.
+pub(super) fn register_clip(
+    registry: &mut CommandRegistry,
+    config: clix_clip::ClipConfig,
+    workspace: &Workspace,
+    gate: Option<Arc<clix_policy::Gate>>,
+    time: &CallTime,
+) -> Result<Vec<(String, String)>, super::EngineError> {
+    let clip = Arc::new(clix_clip::Clip::new(config).map_err(super::EngineError::Clip)?);
+    let environments = clip.environments().iter().map(|e| (e.name.clone(), e.description.clone())).collect();
+    registry.register(Arc::new(ClipCommand::new(clip, workspace.clone(), gate, time.clone())));
+    Ok(environments)
+}
+
 /// What models and `help` are told the session can run.
-pub(super) fn catalog(registry: &CommandRegistry, session: &Session, hub: &HubPart) -> Catalog {
+pub(super) fn catalog(
+    registry: &CommandRegistry,
+    session: &Session,
+    hub: &HubPart,
+    environments: Vec<(String, String)>,
+) -> Catalog {
     // `hub` stays callable without ready tools (people run `clix hub check`),
     // but is not advertised to the model then: there is nothing to find.
-    let advertised = |s: &&CommandSpec| !hub.tools.contains(&s.name) && (s.name != "hub" || !hub.tools.is_empty());
+    // Nor is `clip` without environments.
+    let advertised = |s: &&CommandSpec| {
+        !hub.tools.contains(&s.name)
+            && (s.name != "hub" || !hub.tools.is_empty())
+            && (s.name != "clip" || !environments.is_empty())
+    };
     Catalog {
         agent: registry.specs().filter(advertised).cloned().collect(),
         standard: session.command_names().into_iter().filter(|name| registry.get(name).is_none()).collect(),
         hub: hub.tools.iter().filter_map(|name| registry.get(name)).map(|c| c.spec().clone()).collect(),
         hub_not_ready: hub.not_ready.clone(),
         hub_problems: hub.problems,
+        environments,
     }
 }

@@ -1,0 +1,229 @@
+//! Issue 17: `clip <ssh env> 'echo hi'` against plain `ssh host echo hi`
+//! with the same options, over a real sshd on 127.0.0.1 (keys generated in
+//! a temp folder). Warm: both over the shared connection, call by call in
+//! turn. Cold: a session's first call (it starts the shared connection)
+//! against a plain ssh that connects by itself.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use clix_engine::{ClipConfig, ClipEntry, Engine, EngineConfig, PresentOptions, ShellLimits};
+
+use crate::{fmt, stats};
+
+struct Sshd {
+    dir: tempfile::TempDir,
+    port: u16,
+    child: Child,
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_sshd() -> Sshd {
+    let _ = std::fs::create_dir_all("/run/sshd");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let p = dir.path();
+    for key in ["host_key", "id"] {
+        let ok = Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+            .arg(p.join(key))
+            .status()
+            .expect("ssh-keygen (apt-get install openssh-client)");
+        assert!(ok.success());
+    }
+    std::fs::copy(p.join("id.pub"), p.join("authorized_keys")).expect("authorized_keys");
+    let port = TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port();
+    let config = format!(
+        "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nPidFile {d}/sshd.pid\n\
+         AuthorizedKeysFile {d}/authorized_keys\nStrictModes no\nUsePAM no\nPermitRootLogin prohibit-password\n\
+         PasswordAuthentication no\nMaxSessions 50\nMaxStartups 50\nLogLevel ERROR\n",
+        d = p.display()
+    );
+    std::fs::write(p.join("sshd_config"), config).expect("sshd_config");
+    let child = Command::new("/usr/sbin/sshd")
+        .args(["-D", "-e", "-f"])
+        .arg(p.join("sshd_config"))
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("sshd (apt-get install openssh-server)");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "sshd did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Sshd { dir, port, child }
+}
+
+fn user() -> String {
+    String::from_utf8(Command::new("id").arg("-un").output().expect("id").stdout).expect("utf-8").trim().to_string()
+}
+
+/// The person's options for this host: known hosts and key in the temp folder.
+fn options(sshd: &Sshd) -> Vec<String> {
+    vec![
+        format!("UserKnownHostsFile={}", sshd.dir.path().join("known_hosts").display()),
+        "GlobalKnownHostsFile=/dev/null".into(),
+        "StrictHostKeyChecking=accept-new".into(),
+        "IdentitiesOnly=yes".into(),
+    ]
+}
+
+fn entry(sshd: &Sshd) -> ClipEntry {
+    ClipEntry {
+        name: "box".into(),
+        kind: "ssh".into(),
+        host: Some("127.0.0.1".into()),
+        port: Some(sshd.port),
+        user: Some(user()),
+        identity_file: Some(sshd.dir.path().join("id")),
+        options: options(sshd),
+        ..ClipEntry::default()
+    }
+}
+
+async fn engine(ws: &Path, state: &Path, sshd: &Sshd) -> Engine {
+    Engine::new(EngineConfig {
+        browser: None,
+        workspace: ws.to_path_buf(),
+        limits: ShellLimits::default(),
+        present: PresentOptions::default(),
+        os: None,
+        memory: None,
+        hub: None,
+        policy: Some(clix_engine::PolicyConfig::default()),
+        clip: Some(ClipConfig {
+            environments: vec![entry(sshd)],
+            state_dir: state.to_path_buf(),
+            audit_log: Some(state.join("audit.jsonl")),
+            session_id: "bench".into(),
+            sandbox: None,
+            clix_config_dir: None,
+            output_cap_bytes: 64 << 20,
+        }),
+    })
+    .await
+    .expect("engine")
+}
+
+/// `ssh` with the person's options, BatchMode, and `extra`, to `echo hi`.
+fn plain_ssh(sshd: &Sshd, extra: &[String]) -> Duration {
+    let mut cmd = Command::new("ssh");
+    cmd.args(["-o", "BatchMode=yes"]);
+    for o in options(sshd).iter().chain(extra) {
+        cmd.args(["-o", o]);
+    }
+    cmd.arg("-i").arg(sshd.dir.path().join("id"));
+    cmd.args(["-p", &sshd.port.to_string(), "-l", &user(), "--", "127.0.0.1", "echo hi"]);
+    let t = Instant::now();
+    let out = cmd.stdin(Stdio::null()).output().expect("ssh");
+    let elapsed = t.elapsed();
+    assert_eq!(out.stdout, b"hi\n", "{}", String::from_utf8_lossy(&out.stderr));
+    elapsed
+}
+
+/// The master sockets under `state`.
+fn sockets(state: &Path) -> Vec<PathBuf> {
+    let dir = state.join("clip/ssh");
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter(|e| std::os::unix::fs::FileTypeExt::is_socket(&e.file_type().expect("type")))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn stop_master(socket: &Path) {
+    let _ = Command::new("ssh")
+        .args(["-o", &format!("ControlPath={}", socket.display()), "-O", "exit", "x"])
+        .stderr(Stdio::null())
+        .status();
+}
+
+pub(crate) fn clip_vs_ssh(n: usize) {
+    let sshd = start_sshd();
+    let ws = tempfile::tempdir().expect("ws");
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let line = "clip box 'echo hi'";
+
+    // Cold: each session's first call starts its shared connection.
+    let (mut cold_clip, mut cold_ssh) = (Vec::new(), Vec::new());
+    for _ in 0..10 {
+        let state = tempfile::tempdir().expect("state");
+        let mut e = runtime.block_on(engine(ws.path(), state.path(), &sshd));
+        let t = Instant::now();
+        let raw = runtime.block_on(e.run_raw(line, None));
+        cold_clip.push(t.elapsed());
+        assert_eq!(raw.stdout, b"hi\n", "{}", String::from_utf8_lossy(&raw.stderr));
+        for socket in sockets(state.path()) {
+            stop_master(&socket);
+        }
+        cold_ssh.push(plain_ssh(&sshd, &[]));
+    }
+
+    // Warm: one session, its connection up; plain ssh over the same socket.
+    let state = tempfile::tempdir().expect("state");
+    let mut e = runtime.block_on(engine(ws.path(), state.path(), &sshd));
+    let raw = runtime.block_on(e.run_raw(line, None));
+    assert_eq!(raw.stdout, b"hi\n");
+    let socket = sockets(state.path()).pop().expect("a master socket");
+    let shared = [format!("ControlPath={}", socket.display()), "ControlMaster=no".to_string()];
+    let (mut warm_clip, mut warm_ssh, mut layer2) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..n {
+        let t = Instant::now();
+        let raw = runtime.block_on(e.run_raw(line, None));
+        warm_clip.push(t.elapsed());
+        assert_eq!(raw.stdout, b"hi\n");
+        warm_ssh.push(plain_ssh(&sshd, &shared));
+        let t = Instant::now();
+        let shown = runtime.block_on(e.run(line, None));
+        layer2.push(t.elapsed());
+        assert!(shown.text.starts_with("hi\n"), "{}", shown.text);
+    }
+    stop_master(&socket);
+    let audit = std::fs::read_to_string(state.path().join("audit.jsonl")).expect("audit");
+    let audit_bytes = audit.len() / audit.lines().count().max(1);
+
+    // `clip list`: a fresh session probes (and starts the connection); the next answer is cached.
+    let state = tempfile::tempdir().expect("state");
+    let mut e = runtime.block_on(engine(ws.path(), state.path(), &sshd));
+    let t = Instant::now();
+    let listed = runtime.block_on(e.run_raw("clip list", None));
+    let list_cold = t.elapsed();
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("yes"), "{}", String::from_utf8_lossy(&listed.stdout));
+    let t = Instant::now();
+    runtime.block_on(e.run_raw("clip list", None));
+    let list_cached = t.elapsed();
+    for socket in sockets(state.path()) {
+        stop_master(&socket);
+    }
+    let (wc, ws_, l2, cc, cs) = (stats(warm_clip), stats(warm_ssh), stats(layer2), stats(cold_clip), stats(cold_ssh));
+    println!("\nclip over ssh: `{line}` vs `ssh … 127.0.0.1 'echo hi'` (sshd on 127.0.0.1, ed25519 keys)\n");
+    println!("| contender | p50 | p95 |\n|---|---|---|");
+    println!("| warm `clip` (Engine::run_raw, shared connection, {n} calls) | {} | {} |", fmt(wc.p50), fmt(wc.p95));
+    println!("| warm `clip` with Layer 2 (Engine::run) | {} | {} |", fmt(l2.p50), fmt(l2.p95));
+    println!("| plain `ssh` over the same shared connection | {} | {} |", fmt(ws_.p50), fmt(ws_.p95));
+    println!(
+        "| cold `clip`: a session's first call (starts the connection, 10 sessions) | {} | {} |",
+        fmt(cc.p50),
+        fmt(cc.p95)
+    );
+    println!("| plain `ssh` connecting by itself (no sharing) | {} | {} |", fmt(cs.p50), fmt(cs.p95));
+    println!("| `clip list` probing (fresh session) | {} | - |", fmt(list_cold));
+    println!("| `clip list` answered from the probe cache | {} | - |", fmt(list_cached));
+    println!("\naudit: {audit_bytes} bytes per `clip` call on average");
+    println!(
+        "\nwarm ratio clip / plain ssh (p50): {:.2}; warm clip vs a fresh connection: {:.2}x faster",
+        wc.p50.as_secs_f64() / ws_.p50.as_secs_f64(),
+        cs.p50.as_secs_f64() / wc.p50.as_secs_f64()
+    );
+}
