@@ -147,10 +147,10 @@ impl Failure {
             (Failure::NotRunning, Target::Kubernetes(_)) => {
                 format!("check `pod`/`selector`, `namespace` and `container` of [[clip]] {name}: kubectl get pods")
             }
+            (Failure::NoClient(program), _) => format!("install {program} on this machine (it runs on the host)"),
             (_, Target::Kubernetes(_)) => {
                 format!("check the cluster and `context` of [[clip]] {name}: kubectl cluster-info")
             }
-            (Failure::NoClient(program), _) => format!("install {program} on this machine (it runs on the host)"),
             (Failure::Local(_), Target::Local(_)) => {
                 format!("check `path` of [[clip]] {name}, and that the sandbox works: clix run 'sandbox status'")
             }

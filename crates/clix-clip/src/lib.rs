@@ -211,10 +211,13 @@ impl Clip {
         limit: Duration,
     ) -> Result<Outcome, ClipError> {
         let started = Instant::now();
+        // The shared ssh connection a call went through, to tell its 255 from the command's.
+        let mut shared: Option<PathBuf> = None;
         let argv = match &env.target {
             Target::Local(_) => return self.run_local(env, line, stdin, limit).await,
             Target::Ssh(ssh) => {
                 let socket = self.master(env, ssh, limit).await?;
+                shared = Some(socket.clone());
                 argv::ssh_run(ssh, &socket, env.shell, line, limit.saturating_sub(started.elapsed()))
             }
             Target::Container(c) => argv::container_run(c, env.shell, line, limit),
@@ -230,8 +233,12 @@ impl Clip {
             // A container or pod that is gone fails the same way every time;
             // ssh's 255 with a connection error never reached the command.
             let stderr = String::from_utf8_lossy(&outcome.stderr);
-            let connection_error = matches!(env.target, Target::Ssh(_))
-                || stderr.lines().count() <= 3 && outcome.stdout_total == 0 && outcome.exit_code != 0;
+            // Through a shared connection that still answers, a 255 is the
+            // remote command's own (an inner ssh, say), never a lost connection.
+            let connection_error = match &shared {
+                Some(socket) => std::os::unix::net::UnixStream::connect(socket).is_err(),
+                None => stderr.lines().count() <= 3 && outcome.stdout_total == 0 && outcome.exit_code != 0,
+            };
             if connection_error {
                 return Err(unreachable(env, failure, &stderr));
             }

@@ -117,6 +117,10 @@ async fn pull_and_push_between_the_tree_and_the_workspace() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("2 files, 6 bytes"), "{out}");
     assert_eq!(std::fs::read_to_string(s.ws.path().join("got/logs/run.log")).unwrap(), "ok\n");
+    // A local path ending in / is a folder, made when missing.
+    let (_, err, code) = raw(&mut s, "clip tree pull out/result.txt saved/").await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read_to_string(s.ws.path().join("saved/result.txt")).unwrap(), "42\n");
 
     std::fs::create_dir_all(s.ws.path().join("src/lib")).unwrap();
     std::fs::write(s.ws.path().join("src/main.py"), "print(1)\n").unwrap();

@@ -405,7 +405,8 @@ async fn secrets_stay_out_of_the_ssh_child() {
     let bin = tempfile::tempdir().unwrap();
     let record = bin.path().join("env.txt");
     let real = which("ssh").unwrap();
-    let wrapper = format!("#!/bin/sh\nenv > {}\nexec {} \"$@\"\n", record.display(), real.display());
+    // Every call appends its environment, one record per call.
+    let wrapper = format!("#!/bin/sh\n{{ env; echo ----; }} >> {}\nexec {} \"$@\"\n", record.display(), real.display());
     std::fs::write(bin.path().join("ssh"), wrapper).unwrap();
     std::fs::set_permissions(bin.path().join("ssh"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let script = format!(
@@ -415,17 +416,21 @@ async fn secrets_stay_out_of_the_ssh_child() {
     );
     // Environment changes are made in a child process of this test binary,
     // so no other test's threads see them.
-    let status = Command::new("sh")
+    let probe = Command::new("sh")
         .args(["-c", &script, std::env::current_exe().unwrap().to_str().unwrap()])
         .env("CLIX_TEST_SSH_PORT", sshd.port.to_string())
         .env("CLIX_TEST_SSH_DIR", sshd.dir.path())
-        .status()
+        .output()
         .unwrap();
-    assert!(status.success());
+    let report = String::from_utf8_lossy(&probe.stdout);
+    assert!(probe.status.success() && report.contains("1 passed"), "the probe did not run:\n{report}");
     let seen = std::fs::read_to_string(&record).unwrap();
-    assert!(seen.contains("PATH="), "{seen}");
+    let calls: Vec<&str> = seen.split("----\n").filter(|c| !c.trim().is_empty()).collect();
+    // clix's own ssh children carry the person's environment (HOME among
+    // it); the test's clean-up ssh gets only PATH, so it cannot stand in for them.
+    assert!(calls.iter().any(|c| c.contains("HOME=")), "clix's ssh calls were not recorded:\n{seen}");
     for secret in ["AGENT_API_KEY", "OPENAI_API_KEY", "sk-agent-secret", "sk-openai-secret"] {
-        assert!(!seen.contains(secret), "{secret} reached the ssh child");
+        assert!(!seen.contains(secret), "{secret} reached an ssh child:\n{seen}");
     }
 }
 

@@ -273,6 +273,14 @@ impl ClipCommand {
                 return fail(io, &msg, clix_shell::USAGE_EXIT).await;
             }
         };
+        // `logs/` names a folder, made if it is not there yet (as scp and cp do with one that is).
+        if let Some(folder) = local.filter(|l| l.ends_with('/')) {
+            let made = io.fs.mkdir(&super::resolve(io.cwd, folder), true).await;
+            if let Err(e) = made {
+                let msg = format!("[error] clip {} pull: {folder}: {}\n", env.name, super::fs_reason(&e));
+                return fail(io, &msg, 1).await;
+            }
+        }
         let target = match self.workspace_path(io, local.unwrap_or("."), "pull") {
             Ok(path) => path,
             Err(why) => return fail(io, &format!("[error] clip {} pull: {why}\n", env.name), 1).await,
