@@ -424,7 +424,17 @@ impl Browser {
     pub async fn close_tab(&mut self, number: usize) -> Result<()> {
         let index = self.tab_index(number)?;
         let tab = self.tabs.remove(index);
+        let mut events = self.cdp.subscribe();
         self.call(None, "Target.closeTarget", json!({"targetId": tab.target})).await?;
+        // Closing answers before the tab is gone; until it is, the browser still lists it.
+        let end = Instant::now() + Duration::from_secs(2);
+        while let Ok(Ok(e)) = tokio::time::timeout(end.saturating_duration_since(Instant::now()), events.recv()).await {
+            if e.method == "Target.targetDestroyed"
+                && e.params.get("targetId").and_then(Value::as_str) == Some(&tab.target)
+            {
+                break;
+            }
+        }
         self.refs.retain(|_, r| r.target != tab.target);
         self.by_node.retain(|(target, _, _), _| *target != tab.target);
         if self.tabs.is_empty() {

@@ -214,10 +214,16 @@ impl Browser {
     async fn adopt_new_tabs(&mut self) -> Result<Vec<usize>> {
         let mut opened = Vec::new();
         for (target, _, _) in self.page_targets().await? {
-            if !self.tabs.iter().any(|t| t.target == target) {
-                let tab = self.attach(&target).await?;
-                self.tabs.push(tab);
-                opened.push(self.tabs.len());
+            if self.tabs.iter().any(|t| t.target == target) {
+                continue;
+            }
+            // A tab listed a moment ago may be gone already (closed by its page or by us).
+            match self.attach(&target).await {
+                Ok(tab) => {
+                    self.tabs.push(tab);
+                    opened.push(self.tabs.len());
+                }
+                Err(e) => tracing::debug!(%target, error = %e, "browser: a listed tab could not be attached"),
             }
         }
         Ok(opened)
