@@ -191,13 +191,5 @@ async fn file_pages_screenshots_and_no_browser_left_behind() {
 
 /// Pids of Chromium processes started with this profile.
 fn chromium_processes(profile: &str) -> Vec<u32> {
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        if String::from_utf8_lossy(&cmdline).contains(&format!("--user-data-dir={profile}\0")) {
-            pids.push(pid);
-        }
-    }
-    pids
+    clix_testkit::pids_with_cmdline(&format!("--user-data-dir={profile}\0"))
 }

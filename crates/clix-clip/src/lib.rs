@@ -336,12 +336,7 @@ impl Clip {
     ) -> Result<Transfer, ClipError> {
         let mut audit = self.audit_start(env, "pull", remote);
         let result = self.pull_inner(env, remote, workspace, target, limit).await;
-        let (code, bytes) = match &result {
-            Ok(t) => (0, t.moved.bytes),
-            Err(ClipError::Unreachable { .. }) => (UNREACHABLE_EXIT, 0),
-            Err(ClipError::Failed(_)) => (1, 0),
-        };
-        audit.finish(code, 0, 0, Some(bytes), if code == 0 { "exit" } else { "failed" });
+        audit.finish_transfer(&result);
         result
     }
 
@@ -394,12 +389,7 @@ impl Clip {
     ) -> Result<Transfer, ClipError> {
         let mut audit = self.audit_start(env, "push", remote);
         let result = self.push_inner(env, workspace, local, remote, limit).await;
-        let (code, bytes) = match &result {
-            Ok(t) => (0, t.moved.bytes),
-            Err(ClipError::Unreachable { .. }) => (UNREACHABLE_EXIT, 0),
-            Err(ClipError::Failed(_)) => (1, 0),
-        };
-        audit.finish(code, 0, 0, Some(bytes), if code == 0 { "exit" } else { "failed" });
+        audit.finish_transfer(&result);
         result
     }
 
@@ -726,6 +716,16 @@ struct PendingAudit<'a> {
 }
 
 impl PendingAudit<'_> {
+    /// A pull's or push's line: its exit code and the bytes it moved.
+    fn finish_transfer(&mut self, result: &Result<Transfer, ClipError>) {
+        let (code, bytes) = match result {
+            Ok(t) => (0, t.moved.bytes),
+            Err(ClipError::Unreachable { .. }) => (UNREACHABLE_EXIT, 0),
+            Err(ClipError::Failed(_)) => (1, 0),
+        };
+        self.finish(code, 0, 0, Some(bytes), if code == 0 { "exit" } else { "failed" });
+    }
+
     fn finish(&mut self, exit_code: i32, stdout: u64, stderr: u64, moved: Option<u64>, ended: &'static str) {
         self.record.exit_code = exit_code;
         self.record.stdout_bytes = stdout;

@@ -90,15 +90,7 @@ fn ref_of(text: &str, needle: &str) -> String {
 
 /// Chromium processes this test process started (their profile names it).
 fn our_chromiums() -> usize {
-    let marker = format!("--user-data-dir=/tmp/clix-browser-{}-", std::process::id());
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
-        .filter(|e| {
-            String::from_utf8_lossy(&std::fs::read(e.path().join("cmdline")).unwrap_or_default()).contains(&marker)
-        })
-        .count()
+    clix_testkit::chromiums_of(std::process::id()).len()
 }
 
 // One test, in order: the browsers of the process are counted, so no other

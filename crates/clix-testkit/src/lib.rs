@@ -1,7 +1,7 @@
 //! What the test suites of several clix crates share, written once: how a
 //! test says it was skipped, the canary folder of the attack tests and
-//! their symlink-swapping race, and the real small model the end-to-end
-//! tests serve (`llm`).
+//! their symlink-swapping race, the real small model the end-to-end
+//! tests serve (`llm`), and which processes are still alive (`procs`).
 //!
 //! It is a dev-dependency only. It must not hold assertions about clix's
 //! behaviour (those belong to each crate's own tests), only the harness
@@ -9,9 +9,11 @@
 
 mod canary;
 pub mod llm;
+mod procs;
 mod skip;
 mod swapper;
 
 pub use canary::Canary;
+pub use procs::{chromiums_of, pids_with_cmdline};
 pub use skip::{skip_host_limit, skip_missing};
 pub use swapper::Swapper;

@@ -44,15 +44,7 @@ impl Env {
 
 /// How many Chromium processes the clix process `pid` started are alive.
 fn chromiums_of(pid: u32) -> usize {
-    let marker = format!("--user-data-dir=/tmp/clix-browser-{pid}-");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
-        .filter(|e| {
-            String::from_utf8_lossy(&std::fs::read(e.path().join("cmdline")).unwrap_or_default()).contains(&marker)
-        })
-        .count()
+    clix_testkit::chromiums_of(pid).len()
 }
 
 fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
