@@ -39,11 +39,16 @@ impl Default for BrowserSettings {
 }
 
 impl BrowserSettings {
-    /// The window size, or the default when the setting is malformed.
-    pub(crate) fn window_size(&self) -> (u32, u32) {
+    /// The window size, or what is wrong with the setting.
+    pub(crate) fn window_size(&self) -> Result<(u32, u32), String> {
         let parsed =
             self.window.split_once('x').and_then(|(w, h)| Some((w.trim().parse().ok()?, h.trim().parse().ok()?)));
-        parsed.filter(|&(w, h): &(u32, u32)| w > 0 && h > 0 && w <= 8192 && h <= 8192).unwrap_or((1280, 800))
+        parsed.filter(|&(w, h): &(u32, u32)| (1..=8192).contains(&w) && (1..=8192).contains(&h)).ok_or_else(|| {
+            format!(
+                "[browser] window = {:?} is not a size; give WIDTHxHEIGHT in pixels, each 1 to 8192, e.g. \"1280x800\"",
+                self.window
+            )
+        })
     }
 }
 
@@ -154,10 +159,13 @@ mod tests {
     }
 
     #[test]
-    fn window_sizes_parse_or_fall_back() {
+    fn window_sizes_parse_or_say_what_is_wrong() {
         let with = |w: &str| BrowserSettings { window: w.into(), ..BrowserSettings::default() }.window_size();
-        assert_eq!(with("800x600"), (800, 600));
-        assert_eq!(with("huge"), (1280, 800));
-        assert_eq!(with("0x5"), (1280, 800));
+        assert_eq!(with("800x600"), Ok((800, 600)));
+        assert_eq!(BrowserSettings::default().window_size(), Ok((1280, 800)));
+        for bad in ["huge", "0x5", "800x", "99999x10"] {
+            let err = with(bad).unwrap_err();
+            assert!(err.contains("[browser] window") && err.contains("WIDTHxHEIGHT"), "{bad}: {err}");
+        }
     }
 }

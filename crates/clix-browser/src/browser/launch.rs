@@ -57,7 +57,7 @@ impl Browser {
         // In the sandbox /tmp is private; on the host it is shared, and the folder is removed at close.
         let profile = if sandboxed { Path::new("/tmp").join(&name) } else { std::env::temp_dir().join(&name) };
         let host_profile = (!sandboxed).then(|| profile.clone());
-        let argv = chromium_argv(&exe, settings, &rules, &profile);
+        let argv = chromium_argv(&exe, settings, &rules, &profile)?;
         let mut read_only: Vec<PathBuf> = ["/etc/fonts"].iter().map(PathBuf::from).filter(|p| p.exists()).collect();
         // A Chromium outside the system folders (/opt/google/chrome) needs its own folder.
         if let Ok(real) = std::fs::canonicalize(&exe)
@@ -125,8 +125,8 @@ impl Browser {
 
 /// The Chromium command line: headless, no GPU, `/dev/shm` unused, no
 /// background traffic, the network confined by resolver rules.
-fn chromium_argv(exe: &Path, settings: &BrowserSettings, rules: &HostRules, profile: &Path) -> Vec<String> {
-    let (w, h) = settings.window_size();
+fn chromium_argv(exe: &Path, settings: &BrowserSettings, rules: &HostRules, profile: &Path) -> Result<Vec<String>> {
+    let (w, h) = settings.window_size().map_err(BrowserError::Usage)?;
     let mut argv = vec![
         exe.display().to_string(),
         "--headless=new".into(),
@@ -152,7 +152,7 @@ fn chromium_argv(exe: &Path, settings: &BrowserSettings, rules: &HostRules, prof
         argv.push(format!("--host-resolver-rules={rules}"));
     }
     argv.push("about:blank".into());
-    argv
+    Ok(argv)
 }
 
 #[cfg(test)]
