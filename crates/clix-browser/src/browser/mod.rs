@@ -31,6 +31,8 @@ const SETTLE: Duration = Duration::from_millis(10);
 const NAVIGATED_LINES: usize = 25;
 /// Changed lines shown after an action, each way.
 const CHANGED_LINES: usize = 20;
+/// The view an action's result is compared with: the compact snapshot.
+const COMPARED: SnapshotOptions = SnapshotOptions { interactive: false, compact: true, depth: None };
 /// How often `wait` looks again.
 const POLL: Duration = Duration::from_millis(50);
 
@@ -394,7 +396,7 @@ impl Browser {
     /// Takes the compact snapshot and compares it with the tab's last.
     async fn observe(&mut self, navigated: bool) -> Result<Change> {
         let (url, title) = self.url_and_title().await?;
-        let rendered = self.rendered(SnapshotOptions { compact: true, ..Default::default() }, None).await?;
+        let rendered = self.rendered(&[(COMPARED, None)]).await?.pop().unwrap_or_default();
         let tab = &mut self.tabs[self.current];
         let before = std::mem::replace(&mut tab.last, rendered.lines.clone());
         let mut change = Change {
@@ -420,7 +422,9 @@ impl Browser {
         Ok(change)
     }
 
-    async fn rendered(&mut self, options: SnapshotOptions, root: Option<i64>) -> Result<Rendered> {
+    /// The current tab's tree, fetched once and rendered once per view
+    /// (options, and the DOM node to start from).
+    async fn rendered(&mut self, views: &[(SnapshotOptions, Option<i64>)]) -> Result<Vec<Rendered>> {
         let tree = self.on_page("Accessibility.getFullAXTree", json!({})).await?;
         let nodes = tree.get("nodes").and_then(Value::as_array).cloned().unwrap_or_default();
         let document = self.document().await?;
@@ -440,7 +444,7 @@ impl Browser {
                 })
                 .clone()
         };
-        Ok(render(&nodes, options, root, &mut ref_for))
+        Ok(views.iter().map(|&(options, root)| render(&nodes, options, root, &mut ref_for)).collect())
     }
 
     /// `browser snapshot`: the page as lines with refs; `selector` scopes it.
@@ -449,11 +453,15 @@ impl Browser {
             Some(selector) => Some(self.query(selector).await?),
             None => None,
         };
-        let rendered = self.rendered(options, root).await?;
+        // A whole-page snapshot also renders what the next action is compared with.
+        let mut views = vec![(options, root)];
         if root.is_none() {
-            // What the next action is compared with.
-            let compact = self.rendered(SnapshotOptions { compact: true, ..Default::default() }, None).await?;
-            self.tabs[self.current].last = compact.lines;
+            views.push((COMPARED, None));
+        }
+        let mut rendered = self.rendered(&views).await?.into_iter();
+        let (rendered, compared) = (rendered.next().unwrap_or_default(), rendered.next());
+        if let Some(compared) = compared {
+            self.tabs[self.current].last = compared.lines;
         }
         let (url, title) = self.url_and_title().await?;
         Ok(Snapshot { url, title, lines: rendered.lines, refs: rendered.refs.into_iter().map(|(r, _)| r).collect() })
