@@ -159,15 +159,3 @@ fn dispatch(bytes: &[u8], pending: &Pending, events: &broadcast::Sender<Event>) 
         let _ = events.send(event);
     }
 }
-
-/// A pipe as (read end, write end), both close-on-exec.
-pub(crate) fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
-    use std::os::fd::FromRawFd;
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 fills two fds we then own.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: both fds were just created and are owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
-}

@@ -57,6 +57,6 @@ pub use audit::{AuditLog, AuditRecord, redact_argv};
 pub use env::{is_secret_name, sandbox_env};
 pub use mounts::SYSTEM_DIRS;
 pub use probe::{Availability, probe};
-pub use run::{HostEnv, Outcome, Request, Sandbox, SandboxError};
+pub use run::{HostEnv, Outcome, Request, Sandbox, SandboxError, pipe};
 pub use service::{Service, ServiceRequest};
 pub use settings::{SandboxMode, SandboxSettings};

@@ -27,14 +27,6 @@ const TIMEOUT_EXIT: i32 = clix_common::exit::TIMEOUT;
 /// child's stdio set-up (fds 0-2) can never land on them.
 const HIGH_FD: i32 = 10;
 
-/// What [`Sandbox::parts`] hands a service: bwrap's path (`None` in host
-/// mode), the mount layout and the allowed environment.
-pub(crate) struct ServiceParts<'a> {
-    pub(crate) bwrap: Option<PathBuf>,
-    pub(crate) layout: &'a Layout,
-    pub(crate) env: &'a BTreeMap<String, String>,
-}
-
 /// Why a program did not start; each message says what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
@@ -232,12 +224,6 @@ impl Sandbox {
         }
     }
 
-    /// What a service started by [`service`](crate::service) needs of this
-    /// sandbox: bwrap (or host mode), the layout, the environment, the settings.
-    pub(crate) fn parts(&self) -> Result<ServiceParts<'_>, SandboxError> {
-        Ok(ServiceParts { bwrap: self.ready()?, layout: &self.layout, env: &self.env })
-    }
-
     fn holds_clix_config(&self, dir: &Path) -> bool {
         self.clix_config.as_deref().is_some_and(|c| c.starts_with(dir))
     }
@@ -265,7 +251,7 @@ impl Sandbox {
     /// fix a missing sandbox. Whether namespaces work is learnt from the
     /// real run (bwrap reports no child when it cannot set up), so no
     /// separate trial run is paid for on every clix start.
-    fn ready(&self) -> Result<Option<PathBuf>, SandboxError> {
+    pub(crate) fn ready(&self) -> Result<Option<PathBuf>, SandboxError> {
         match self.settings.mode {
             SandboxMode::Host => Ok(None),
             SandboxMode::Bwrap => match bwrap_path() {
@@ -357,13 +343,7 @@ impl Sandbox {
         // (dropped after the kill guard, so a given-up run's are removed once it is killed).
         let cgroups = RunCgroups::create(self.settings.max_processes, self.settings.memory_mb << 20);
         log_limits(&self.settings, &cgroups);
-        let pipes = match bwrap {
-            Some(_) => Some(BwrapPipes::open().map_err(|e| match e {
-                PipeError::Filter(reason) => SandboxError::Unavailable(reason),
-                PipeError::Io(e) => spawn_error(e.to_string()),
-            })?),
-            None => None,
-        };
+        let pipes = BwrapPipes::when(bwrap.as_deref(), &program)?;
         let mut cmd = self.command(&req, bwrap.as_deref(), pipes.as_ref());
         let inherited = pipes.as_ref().map(|p| p.child_fds().to_vec()).unwrap_or_default();
         let limits = ChildLimits::new(&self.settings, &cgroups, inherited);
@@ -441,30 +421,47 @@ impl Sandbox {
     /// program itself in host mode. Only the allowed variables are set.
     fn command(&self, req: &Request<'_>, bwrap: Option<&Path>, pipes: Option<&BwrapPipes>) -> tokio::process::Command {
         let network = req.network.unwrap_or(self.settings.network);
+        let mut cmd = self.launcher(req.argv, req.cwd, req.read_only, network, bwrap, pipes);
+        cmd.envs(req.env.iter().map(|(k, v)| (k, v)));
+        cmd.stdin(if req.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        cmd
+    }
+
+    /// bwrap with this sandbox's layout around `argv` (or, in host mode,
+    /// `argv` itself started in `cwd`), in a process group of its own, with
+    /// exactly the allowed variables; the caller sets up stdio. A run and a
+    /// [`Service`](crate::Service) both start this way.
+    pub(crate) fn launcher(
+        &self,
+        argv: &[String],
+        cwd: &Path,
+        read_only: &[PathBuf],
+        network: bool,
+        bwrap: Option<&Path>,
+        pipes: Option<&BwrapPipes>,
+    ) -> tokio::process::Command {
         let mut cmd = match (bwrap, pipes) {
             (Some(bwrap), Some(pipes)) => {
                 let mut c = tokio::process::Command::new(bwrap);
-                c.args(bwrap_args(&self.layout, req.read_only, req.cwd, network));
+                c.args(bwrap_args(&self.layout, read_only, cwd, network));
                 let [info, seccomp] = pipes.child_fds();
                 c.arg("--info-fd").arg(info.to_string());
                 c.arg("--seccomp").arg(seccomp.to_string());
-                c.arg("--").args(req.argv);
+                c.arg("--").args(argv);
                 c
             }
             _ => {
-                let program = req.argv.first().map(String::as_str).unwrap_or_default();
+                let program = argv.first().map(String::as_str).unwrap_or_default();
                 let mut c = tokio::process::Command::new(program);
-                c.args(req.argv.get(1..).unwrap_or_default()).current_dir(req.cwd);
+                c.args(argv.get(1..).unwrap_or_default()).current_dir(cwd);
                 c
             }
         };
         // Not even bwrap itself sees clix's environment: only the allowed
         // variables, which it hands on to the program.
-        cmd.env_clear().envs(&self.env).envs(req.env.iter().map(|(k, v)| (k, v)));
-        cmd.stdin(if req.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
+        cmd.env_clear().envs(&self.env).process_group(0);
         cmd
     }
 
@@ -528,14 +525,25 @@ pub(crate) struct BwrapPipes {
     seccomp_read: OwnedFd,
 }
 
-pub(crate) enum PipeError {
+enum PipeError {
     /// The seccomp filter could not be built: the sandbox cannot be trusted.
     Filter(String),
     Io(std::io::Error),
 }
 
 impl BwrapPipes {
-    pub(crate) fn open() -> Result<Self, PipeError> {
+    /// The pipes of one start when it goes through bwrap (`None` in host mode).
+    pub(crate) fn when(bwrap: Option<&Path>, program: &str) -> Result<Option<Self>, SandboxError> {
+        if bwrap.is_none() {
+            return Ok(None);
+        }
+        Self::open().map(Some).map_err(|e| match e {
+            PipeError::Filter(reason) => SandboxError::Unavailable(reason),
+            PipeError::Io(e) => SandboxError::Spawn { program: program.to_string(), reason: e.to_string() },
+        })
+    }
+
+    fn open() -> Result<Self, PipeError> {
         let filter = seccomp::program_bytes().map_err(PipeError::Filter)?;
         tracing::debug!(
             instructions = filter.len() / 8,
@@ -774,8 +782,9 @@ impl ChildLimits {
     }
 }
 
-/// A close-on-exec pipe (read end, write end), both at fds >= `HIGH_FD`.
-pub(crate) fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+/// A close-on-exec pipe (read end, write end), both at fds >= `HIGH_FD`:
+/// what bwrap's pipes and a [`Service`](crate::Service)'s fds are made from.
+pub fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];
     // SAFETY: pipe2 fills two fds we then own.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {

@@ -14,8 +14,7 @@ use std::sync::{Arc, Mutex};
 use tokio::io::AsyncReadExt;
 
 use crate::cgroup::RunCgroups;
-use crate::mounts::bwrap_args;
-use crate::run::{BwrapPipes, ChildLimits, KillGuard, PipeError, Sandbox, SandboxError, high};
+use crate::run::{BwrapPipes, ChildLimits, KillGuard, Sandbox, SandboxError, high};
 
 /// The end of the program's stderr kept for error messages.
 const STDERR_TAIL: usize = 4096;
@@ -54,32 +53,13 @@ impl Sandbox {
         if let Some((n, _)) = req.fds.iter().find(|(n, _)| !(3..=9).contains(n)) {
             return Err(spawn_error(format!("descriptor {n} cannot be handed on; use 3 to 9")));
         }
-        let crate::run::ServiceParts { bwrap, layout, env } = self.parts()?;
+        let bwrap = self.ready()?;
         let settings = self.settings();
         let cgroups = RunCgroups::create(settings.max_processes, settings.memory_mb << 20);
-        let pipes = match &bwrap {
-            Some(_) => Some(BwrapPipes::open().map_err(|e| match e {
-                PipeError::Filter(reason) => SandboxError::Unavailable(reason),
-                PipeError::Io(e) => spawn_error(e.to_string()),
-            })?),
-            None => None,
-        };
-        let mut cmd = match (&bwrap, &pipes) {
-            (Some(bwrap), Some(pipes)) => {
-                let mut c = tokio::process::Command::new(bwrap);
-                c.args(bwrap_args(layout, req.read_only, req.cwd, req.share_network));
-                let [info, seccomp] = pipes.child_fds();
-                c.arg("--info-fd").arg(info.to_string()).arg("--seccomp").arg(seccomp.to_string());
-                c.arg("--").args(req.argv);
-                c
-            }
-            _ => {
-                let mut c = tokio::process::Command::new(&program);
-                c.args(req.argv.get(1..).unwrap_or_default()).current_dir(req.cwd);
-                c
-            }
-        };
-        cmd.env_clear().envs(env).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).process_group(0);
+        let pipes = BwrapPipes::when(bwrap.as_deref(), &program)?;
+        let mut cmd =
+            self.launcher(req.argv, req.cwd, req.read_only, req.share_network, bwrap.as_deref(), pipes.as_ref());
+        cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
         // Moved above the fixed numbers first, so placing one never closes another.
         let mut handed = Vec::new();
         for (n, fd) in req.fds {

@@ -4,11 +4,11 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use clix_sandbox::{Sandbox, ServiceRequest};
+use clix_sandbox::{Sandbox, ServiceRequest, pipe};
 use serde_json::json;
 
 use super::{Browser, CALL_LIMIT};
-use crate::cdp::{Cdp, pipe};
+use crate::cdp::Cdp;
 use crate::error::{BrowserError, Result};
 use crate::settings::{BrowserSettings, HostRules};
 
