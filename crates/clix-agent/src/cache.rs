@@ -72,7 +72,12 @@ impl ReplyCache {
             h.update(tool.description.as_bytes());
             h.update(tool.parameters.to_string().as_bytes());
         }
-        h.update([u8::from(req.tool_choice == ToolChoice::Auto)]);
+        // Auto and None keep the bytes older caches were keyed with.
+        h.update([match req.tool_choice {
+            ToolChoice::None => 0,
+            ToolChoice::Auto => 1,
+            ToolChoice::Required => 2,
+        }]);
         h.update(req.max_output_tokens.to_le_bytes());
         h.finalize().iter().map(|b| format!("{b:02x}")).collect()
     }

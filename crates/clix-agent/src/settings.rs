@@ -55,11 +55,9 @@ pub struct AgentSettings {
     /// Messages always kept verbatim at the end of the conversation.
     pub keep_last_messages: usize,
     /// A first answer given before any tool ran in the conversation is
-    /// sent back once, asking the model to check with a command first (or
-    /// repeat the answer when nothing needs checking): one more model call
-    /// on such answers. Off by default: with Qwen2.5-Coder-1.5B the note
-    /// fired 8 times over 40 eval attempts and the model ran a tool after
-    /// none of them (docs/eval.md).
+    /// asked again, once, with a tool call required (`tool_choice:
+    /// required`), so the model looks instead of guessing: one more model
+    /// call on such answers, the guess left out of the conversation.
     pub look_first: bool,
 }
 

@@ -85,3 +85,18 @@ async fn overload_mid_stream_is_retried_and_budgets_end_with_tool_choice_none() 
     assert_eq!(summary.answer, "Stopped after two steps.");
     assert_eq!(requests.last().unwrap().body["tool_choice"], json!({"type": "none"}));
 }
+
+#[tokio::test]
+async fn an_answer_without_looking_is_asked_again_with_tool_choice_any() {
+    let script = vec![
+        anthropic_reply("It is blue.", &[], 10, 1),
+        anthropic_reply("", &[("t1", &run_call("see red.png"))], 10, 1),
+        anthropic_reply("It is red.", &[], 10, 1),
+    ];
+    let (summary, requests, _) = run(script, AgentSettings { look_first: true, ..settings() }).await;
+    assert_eq!(summary.answer, "It is red.");
+    let choices: Vec<&Value> = requests.iter().map(|r| &r.body["tool_choice"]["type"]).collect();
+    assert_eq!(choices, ["auto", "any", "auto"]);
+    let asked_again = requests[1].body["messages"].as_array().unwrap();
+    assert_eq!(asked_again.len(), 1, "the guess is not kept: {asked_again:?}");
+}

@@ -258,8 +258,13 @@ async fn a_call_written_as_text_in_a_fence_is_run_as_a_call() {
     assert_eq!(second.last().unwrap()["role"], "tool");
 }
 
+/// The messages' texts of a request, after the system prompt.
+fn texts(r: &Recorded) -> Vec<&str> {
+    messages(r).iter().skip(1).map(|m| m["content"].as_str().unwrap_or_default()).collect()
+}
+
 #[tokio::test]
-async fn a_command_shown_but_never_run_is_sent_back_once() {
+async fn a_command_shown_but_never_run_is_asked_again_with_a_tool_call_required() {
     let shown = "Use this:\n```bash\nwc -l notes.txt\n```";
     let o = run(
         vec![
@@ -275,9 +280,12 @@ async fn a_command_shown_but_never_run_is_sent_back_once() {
         (o.summary.stop_reason.clone(), o.summary.answer.as_str(), o.summary.steps),
         (StopReason::Answered, "2 lines", 3)
     );
-    let second = messages(&o.requests[1]);
-    let told = second.last().unwrap()["content"].as_str().unwrap();
-    assert!(told.starts_with("You showed a command but did not run it"), "{told}");
+    let choices: Vec<&Value> = o.requests.iter().map(|r| &r.body["tool_choice"]).collect();
+    assert_eq!(choices, ["auto", "required", "auto"]);
+    // Asked again, the model sees the task alone, not the script it showed.
+    assert_eq!(texts(&o.requests[1]), ["count"]);
+    // The trajectory still has the reply that was asked again.
+    assert!(o.trajectory.iter().any(|e| matches!(e, Event::Response { text, .. } if text == shown)));
     // After a call has run, a command in the answer is the answer.
     let o = run(
         vec![openai_calls(&[("run", &run_call("wc -l notes.txt"))], 1, 1), openai_text(shown, 1, 1)],
@@ -289,8 +297,8 @@ async fn a_command_shown_but_never_run_is_sent_back_once() {
 }
 
 #[tokio::test]
-async fn a_first_answer_without_looking_is_sent_back_once() {
-    // Asked about a file, the model guesses; told to look, it looks.
+async fn a_first_answer_without_looking_is_asked_again_with_a_tool_call_required() {
+    // Asked about a file, the model guesses; asked again, it must look.
     let look = AgentSettings { look_first: true, ..settings() };
     let o = run(
         vec![
@@ -303,11 +311,28 @@ async fn a_first_answer_without_looking_is_sent_back_once() {
     )
     .await;
     assert_eq!((o.summary.answer.as_str(), o.summary.steps), ("2", 3));
-    let told = messages(&o.requests[1]).last().unwrap()["content"].as_str().unwrap().to_string();
-    assert!(told.starts_with("You answered without running anything"), "{told}");
-    // Nothing to check: the same answer again ends the run, with no third call.
-    let o = run(vec![openai_text("Hello!", 1, 1), openai_text("Hello!", 1, 1)], look, "hi").await;
+    assert_eq!(
+        (&o.requests[0].body["tool_choice"], &o.requests[1].body["tool_choice"]),
+        (&"auto".into(), &"required".into())
+    );
+    assert_eq!(texts(&o.requests[1]), ["how many lines has notes.txt?"], "the guess is not kept");
+    // A server that ignores the requirement and answers again: that answer
+    // ends the run, with no third call.
+    let o = run(vec![openai_text("Hello!", 1, 1), openai_text("Hello!", 1, 1)], look.clone(), "hi").await;
     assert_eq!((o.summary.answer.as_str(), o.requests.len()), ("Hello!", 2));
+    // A server that refuses `required`: the first answer stands, and the refusal is told.
+    let refused =
+        Reply::Status(400, vec![], r#"{"error":{"message":"tool_choice 'required' is not supported"}}"#.into());
+    let o = run(vec![openai_text("3", 1, 1), refused], look.clone(), "how many lines?").await;
+    assert_eq!((o.summary.stop_reason.clone(), o.summary.answer.as_str()), (StopReason::Answered, "3"));
+    assert!(
+        o.events.iter().any(|e| matches!(e, Event::Error { message } if message.contains("the first answer stands") && message.contains("not supported"))),
+        "{:?}",
+        o.events
+    );
+    // With one step left, the step is not spent on asking again.
+    let o = run(vec![openai_text("3", 1, 1)], AgentSettings { max_steps: 1, ..look }, "how many lines?").await;
+    assert_eq!((o.summary.answer.as_str(), o.requests.len()), ("3", 1));
     // Off (the default), the first answer is the answer.
     let o = run(vec![openai_text("3", 1, 1)], settings(), "how many lines?").await;
     assert_eq!((o.summary.answer.as_str(), o.requests.len()), ("3", 1));

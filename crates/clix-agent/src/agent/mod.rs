@@ -145,8 +145,11 @@ struct Progress {
     last_input_tokens: u64,
     /// Replies of this run that called a tool.
     calling_steps: u32,
-    /// The model was told once to run what it showed, or to look first.
-    told_to_run: bool,
+    /// A first answer was already asked again (once per run).
+    asked_again: bool,
+    /// The answer given without looking, while it is asked again with a
+    /// tool call required: it stands if that call fails.
+    unlooked_answer: Option<String>,
 }
 
 impl Progress {
@@ -357,9 +360,21 @@ impl<'e, T: Tools> Agent<'e, T> {
     async fn step(&mut self, progress: &mut Progress, on_event: &mut dyn FnMut(&Event)) -> Option<StopReason> {
         progress.steps += 1;
         self.compact_if_needed(progress.last_input_tokens, on_event).await;
-        let mut reply = match self.call_model(progress.steps, ToolChoice::Auto, on_event).await {
-            Ok(reply) => reply,
-            Err(stop) => return Some(stop),
+        let unlooked = progress.unlooked_answer.take();
+        let choice = if unlooked.is_some() { ToolChoice::Required } else { ToolChoice::Auto };
+        let mut reply = match (self.call_model(progress.steps, choice, on_event).await, unlooked) {
+            (Ok(reply), _) => reply,
+            (Err(StopReason::Error(e)), Some(answer)) => {
+                // A provider may refuse `tool_choice: required`: the answer
+                // it gave first is still an answer, and is not lost.
+                let message = format!(
+                    "asked again with a tool call required, the model call failed ({e}); the first answer stands"
+                );
+                self.emit(on_event, Event::Error { message });
+                progress.answer = answer;
+                return Some(StopReason::Answered);
+            }
+            (Err(stop), _) => return Some(stop),
         };
         if reply.tool_calls.is_empty()
             && let Some(call) = text_calls::call_in_text(&reply.text, &self.tools, progress.steps)
@@ -378,9 +393,12 @@ impl<'e, T: Tools> Agent<'e, T> {
             self.run_tool_calls(progress.steps, &reply.tool_calls, on_event).await;
             return None;
         }
-        if let Some(note) = self.note_for_answer_without_tools(progress, &reply.text) {
-            progress.told_to_run = true;
-            self.messages.push(Message::new(Role::User, note));
+        if self.should_ask_again(progress, &reply.text) {
+            // The reply leaves the conversation: asked again, the model
+            // would otherwise copy its guess, or the script it showed.
+            self.messages.pop();
+            progress.asked_again = true;
+            progress.unlooked_answer = Some(reply.text);
             return None;
         }
         if reply.text.trim().is_empty() {
@@ -394,26 +412,33 @@ impl<'e, T: Tools> Agent<'e, T> {
         Some(StopReason::Answered)
     }
 
-    /// What the model is told, once, when it answers before anything has
-    /// run in the whole conversation. Small models answer with the script
-    /// they should have run, or guess what a file holds (asked how many
-    /// ERROR lines a log has, Qwen2.5-Coder-1.5B said "2" without looking;
-    /// there were 3). A conversation that has run a tool is trusted.
-    fn note_for_answer_without_tools(&self, progress: &Progress, text: &str) -> Option<&'static str> {
-        if progress.calling_steps > 0 || progress.told_to_run || self.tools.is_empty() {
-            return None;
-        }
-        if self.messages.iter().any(|m| m.role == Role::Tool) {
-            return None;
+    /// Whether a reply without a tool call is asked again, once, with a
+    /// tool call required (`tool_choice: required`), because nothing has
+    /// run in the whole conversation yet and the reply shows a command
+    /// instead of running it, or (with `agent.look_first`) answers without
+    /// looking. Small models do both: Qwen2.5-Coder-1.5B answered the
+    /// script it should have run, and asked how many ERROR lines a log has
+    /// said "2" without looking (there were 3). A note asking it to look
+    /// was ignored in all 8 attempts it was sent (docs/eval.md); a required
+    /// call cannot be. A conversation that has run a tool is trusted, and
+    /// the last step of the budget is not spent on it.
+    fn should_ask_again(&self, progress: &Progress, text: &str) -> bool {
+        if progress.calling_steps > 0
+            || progress.asked_again
+            || self.tools.is_empty()
+            || progress.steps >= self.settings.budgets().max_steps
+            || self.messages.iter().any(|m| m.role == Role::Tool)
+        {
+            return false;
         }
         if text_calls::shows_a_command(text) {
-            tracing::debug!("the model showed a command without running anything; it is told to run it");
-            Some(text_calls::RUN_IT_NOTE)
+            tracing::debug!("the model showed a command without running anything; asked again, a tool call required");
+            true
         } else if self.settings.look_first && !text.trim().is_empty() {
-            tracing::debug!("the model answered without looking; it is asked to check first");
-            Some(text_calls::LOOK_FIRST_NOTE)
+            tracing::debug!("the model answered without looking; asked again, a tool call required");
+            true
         } else {
-            None
+            false
         }
     }
 

@@ -70,17 +70,6 @@ fn parse(body: &str, tools: &[ToolSpec]) -> Option<(String, Value)> {
     arguments.is_object().then(|| (name.to_string(), arguments))
 }
 
-/// What the model is told when it answered with a command or script it did
-/// not run, having run nothing yet.
-pub(super) const RUN_IT_NOTE: &str = "You showed a command but did not run it, and nothing has run yet. Call the \
-     tool to run it yourself (a tool call, not text), then answer from what it prints.";
-
-/// What the model is told when its first answer came without running
-/// anything. It may repeat the answer: a greeting needs no command.
-pub(super) const LOOK_FIRST_NOTE: &str = "You answered without running anything. If the answer depends on files, data \
-     or programs here, do not guess: call the tool to look, then answer from what it prints. If nothing here needs \
-     checking, give the same answer again.";
-
 /// Whether `text` shows a shell command or script: a fenced block marked
 /// bash, sh, shell or console, or one whose first line is a `$ ` prompt.
 pub(super) fn shows_a_command(text: &str) -> bool {

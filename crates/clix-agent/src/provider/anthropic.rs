@@ -6,7 +6,7 @@ use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
-use super::{ChatRequest, ChatResponse, Provider, ProviderError, ToolChoice, http_error};
+use super::{ChatRequest, ChatResponse, Provider, ProviderError, http_error};
 use crate::message::{Message, Role, ToolCall, ToolSpec};
 
 const API_VERSION: &str = "2023-06-01";
@@ -30,7 +30,7 @@ pub(super) async fn complete(
         "system": system.join("\n\n"),
         "messages": messages(req.messages),
         "tools": tools,
-        "tool_choice": {"type": match req.tool_choice { ToolChoice::Auto => "auto", ToolChoice::None => "none" }},
+        "tool_choice": {"type": req.tool_choice.anthropic()},
         "stream": true,
     });
     let mut request =

@@ -23,6 +23,29 @@ pub enum ToolChoice {
     Auto,
     /// A last call after a budget ran out: the model must answer in text.
     None,
+    /// The model must call a tool: asked again after a first answer given
+    /// without looking (`agent.look_first`) or a command shown, not run.
+    Required,
+}
+
+impl ToolChoice {
+    /// The OpenAI Chat Completions name (`tool_choice`).
+    pub(crate) fn openai(self) -> &'static str {
+        match self {
+            ToolChoice::Auto => "auto",
+            ToolChoice::None => "none",
+            ToolChoice::Required => "required",
+        }
+    }
+
+    /// The Anthropic Messages name (`tool_choice.type`).
+    pub(crate) fn anthropic(self) -> &'static str {
+        match self {
+            ToolChoice::Auto => "auto",
+            ToolChoice::None => "none",
+            ToolChoice::Required => "any",
+        }
+    }
 }
 
 /// One model call.

@@ -6,7 +6,7 @@ use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
-use super::{ChatRequest, ChatResponse, Provider, ProviderError, ToolChoice, Usage, http_error};
+use super::{ChatRequest, ChatResponse, Provider, ProviderError, Usage, http_error};
 use crate::message::{Message, Role, ToolCall, ToolSpec};
 
 pub(super) async fn complete(
@@ -50,7 +50,7 @@ fn body(p: &Provider, req: &ChatRequest<'_>, stream: bool) -> Value {
         "model": p.model,
         "messages": messages(req.messages),
         "tools": tools,
-        "tool_choice": match req.tool_choice { ToolChoice::Auto => "auto", ToolChoice::None => "none" },
+        "tool_choice": req.tool_choice.openai(),
         "max_tokens": req.max_output_tokens,
         "stream": stream,
     });
