@@ -264,28 +264,24 @@ fn texts(r: &Recorded) -> Vec<&str> {
 }
 
 #[tokio::test]
-async fn a_command_shown_but_never_run_is_asked_again_with_a_tool_call_required() {
+async fn a_script_shown_before_anything_ran_is_run_as_the_call() {
     let shown = "Use this:\n```bash\nwc -l notes.txt\n```";
-    let o = run(
-        vec![
-            openai_text(shown, 1, 1),
-            openai_calls(&[("run", &run_call("wc -l notes.txt"))], 1, 1),
-            openai_text("2 lines", 1, 1),
-        ],
-        settings(),
-        "count",
-    )
-    .await;
+    let o = run(vec![openai_text(shown, 1, 1), openai_text("2 lines", 1, 1)], settings(), "count").await;
     assert_eq!(
         (o.summary.stop_reason.clone(), o.summary.answer.as_str(), o.summary.steps),
-        (StopReason::Answered, "2 lines", 3)
+        (StopReason::Answered, "2 lines", 2)
     );
-    let choices: Vec<&Value> = o.requests.iter().map(|r| &r.body["tool_choice"]).collect();
-    assert_eq!(choices, ["auto", "required", "auto"]);
-    // Asked again, the model sees the task alone, not the script it showed.
-    assert_eq!(texts(&o.requests[1]), ["count"]);
-    // The trajectory still has the reply that was asked again.
-    assert!(o.trajectory.iter().any(|e| matches!(e, Event::Response { text, .. } if text == shown)));
+    let result = o.events.iter().find_map(|e| match e {
+        Event::ToolResult { text, .. } => Some(text.clone()),
+        _ => None,
+    });
+    assert!(result.as_deref().is_some_and(|t| t.starts_with("2 notes.txt")), "{result:?}");
+    // The model sees its reply as the call it ran, then the result.
+    let second = messages(&o.requests[1]);
+    let call = &second[second.len() - 2];
+    assert_eq!(call["content"], shown);
+    assert_eq!(call["tool_calls"][0]["function"]["arguments"], run_call("wc -l notes.txt"));
+    assert_eq!(second.last().unwrap()["role"], "tool");
     // After a call has run, a command in the answer is the answer.
     let o = run(
         vec![openai_calls(&[("run", &run_call("wc -l notes.txt"))], 1, 1), openai_text(shown, 1, 1)],

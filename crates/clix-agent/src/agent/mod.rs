@@ -27,7 +27,7 @@ use tokio::sync::Notify;
 use crate::cache::ReplyCache;
 use crate::events::Event;
 use crate::memory::AgentMemory;
-use crate::message::{Message, Role, ToolSpec};
+use crate::message::{Message, Role, ToolCall, ToolSpec};
 use crate::provider::{ChatResponse, Provider, ToolChoice, Usage};
 use crate::settings::AgentSettings;
 use crate::tools::Tools;
@@ -377,9 +377,8 @@ impl<'e, T: Tools> Agent<'e, T> {
             (Err(stop), _) => return Some(stop),
         };
         if reply.tool_calls.is_empty()
-            && let Some(call) = text_calls::call_in_text(&reply.text, &self.tools, progress.steps)
+            && let Some(call) = self.call_meant_by(&reply.text, progress)
         {
-            tracing::debug!(tool = %call.name, "the model wrote its tool call as text; it is run as a call");
             reply.tool_calls.push(call);
         }
         for call in &mut reply.tool_calls {
@@ -395,7 +394,7 @@ impl<'e, T: Tools> Agent<'e, T> {
         }
         if self.should_ask_again(progress, &reply.text) {
             // The reply leaves the conversation: asked again, the model
-            // would otherwise copy its guess, or the script it showed.
+            // would otherwise repeat its guess.
             self.messages.pop();
             progress.asked_again = true;
             progress.unlooked_answer = Some(reply.text);
@@ -412,34 +411,43 @@ impl<'e, T: Tools> Agent<'e, T> {
         Some(StopReason::Answered)
     }
 
+    /// The call a reply without one meant: a call written as text, or,
+    /// when nothing has run yet, the script it showed instead of running.
+    fn call_meant_by(&self, text: &str, progress: &Progress) -> Option<ToolCall> {
+        if let Some(call) = text_calls::call_in_text(text, &self.tools, progress.steps) {
+            tracing::debug!(tool = %call.name, "the model wrote its tool call as text; it is run as a call");
+            return Some(call);
+        }
+        let call =
+            text_calls::shown_script_call(text, &self.tools, progress.steps).filter(|_| self.nothing_ran(progress))?;
+        tracing::debug!(tool = %call.name, "the model showed a script without running anything; it is run as a call");
+        Some(call)
+    }
+
+    /// Whether no tool has run in the whole conversation.
+    fn nothing_ran(&self, progress: &Progress) -> bool {
+        progress.calling_steps == 0 && !self.messages.iter().any(|m| m.role == Role::Tool)
+    }
+
     /// Whether a reply without a tool call is asked again, once, with a
-    /// tool call required (`tool_choice: required`), because nothing has
-    /// run in the whole conversation yet and the reply shows a command
-    /// instead of running it, or (with `agent.look_first`) answers without
-    /// looking. Small models do both: Qwen2.5-Coder-1.5B answered the
-    /// script it should have run, and asked how many ERROR lines a log has
-    /// said "2" without looking (there were 3). A note asking it to look
-    /// was ignored in all 8 attempts it was sent (docs/eval.md); a required
-    /// call cannot be. A conversation that has run a tool is trusted, and
-    /// the last step of the budget is not spent on it.
+    /// tool call required (`tool_choice: required`): with `agent.look_first`,
+    /// an answer given before anything has run in the whole conversation.
+    /// Small models guess: asked how many ERROR lines a log has,
+    /// Qwen2.5-Coder-1.5B said "2" without looking (there were 3), and a
+    /// note asking it to look was ignored in all 8 attempts it was sent
+    /// (docs/eval.md); a required call cannot be. The last step of the
+    /// budget is not spent on it.
     fn should_ask_again(&self, progress: &Progress, text: &str) -> bool {
-        if progress.calling_steps > 0
-            || progress.asked_again
-            || self.tools.is_empty()
-            || progress.steps >= self.settings.budgets().max_steps
-            || self.messages.iter().any(|m| m.role == Role::Tool)
-        {
-            return false;
-        }
-        if text_calls::shows_a_command(text) {
-            tracing::debug!("the model showed a command without running anything; asked again, a tool call required");
-            true
-        } else if self.settings.look_first && !text.trim().is_empty() {
+        let ask = self.settings.look_first
+            && !progress.asked_again
+            && !self.tools.is_empty()
+            && !text.trim().is_empty()
+            && progress.steps < self.settings.budgets().max_steps
+            && self.nothing_ran(progress);
+        if ask {
             tracing::debug!("the model answered without looking; asked again, a tool call required");
-            true
-        } else {
-            false
         }
+        ask
     }
 
     /// After a budget stop, one last text-only call so the model reports

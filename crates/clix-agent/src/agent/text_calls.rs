@@ -7,6 +7,11 @@
 //! text as the "answer". When the whole call is there (a tool offered, its
 //! arguments an object), it is run as the call it was meant to be.
 //!
+//! A script shown instead of run. Asked to do something, small models
+//! answer with the script in a ```bash fence and stop; when nothing has
+//! run yet, the loop runs what the fences show as the call it should have
+//! been (the policy gate and the sandbox apply as to any call).
+//!
 //! A command line sent to a tool named after its program: Qwen2.5-Coder-1.5B
 //! calls `grep` with `{"command": "grep -c ERROR app.log"}` when the only
 //! tool is `run`. When exactly one offered tool takes a `command`, the call
@@ -70,15 +75,57 @@ fn parse(body: &str, tools: &[ToolSpec]) -> Option<(String, Value)> {
     arguments.is_object().then(|| (name.to_string(), arguments))
 }
 
-/// Whether `text` shows a shell command or script: a fenced block marked
-/// bash, sh, shell or console, or one whose first line is a `$ ` prompt.
-pub(super) fn shows_a_command(text: &str) -> bool {
-    between(text, "```", "```").any(|body| {
-        let (tag, rest) = body.split_once('\n').unwrap_or((body, ""));
-        let tag = tag.trim().to_ascii_lowercase();
-        ["bash", "sh", "shell", "console", "zsh"].contains(&tag.as_str())
-            || (tag.is_empty() && rest.trim_start().starts_with("$ "))
+/// The call that runs the shell commands `text` shows, for the one offered
+/// tool that takes a `command`: every fenced block marked bash, sh, shell or
+/// zsh whole, and the `$ `-prompted lines of a console or untagged block,
+/// in order. A last fence the reply never closed counts to its end.
+pub(super) fn shown_script_call(text: &str, tools: &[ToolSpec], step: u32) -> Option<ToolCall> {
+    let lines: Vec<&str> = fences(text).flat_map(shell_lines).collect();
+    if lines.iter().all(|l| l.trim().is_empty()) {
+        return None;
+    }
+    let shell = shell_tool(tools)?;
+    let arguments = serde_json::json!({"command": lines.join("\n").trim()});
+    Some(ToolCall { id: format!("shown_{step}"), name: shell.name.clone(), arguments: arguments.to_string() })
+}
+
+/// The bodies of the fenced blocks of `text`, the last one to the end of
+/// the text when it is never closed.
+fn fences(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = Some(text);
+    std::iter::from_fn(move || {
+        let current = rest?;
+        let start = current.find("```")? + 3;
+        match current[start..].find("```") {
+            Some(len) => {
+                rest = Some(&current[start + len + 3..]);
+                Some(&current[start..start + len])
+            }
+            None => {
+                rest = None;
+                Some(&current[start..])
+            }
+        }
     })
+}
+
+/// The shell lines of one fence's body (its first line is the language tag).
+fn shell_lines(body: &str) -> Vec<&str> {
+    let (tag, rest) = body.split_once('\n').unwrap_or((body, ""));
+    match tag.trim().to_ascii_lowercase().as_str() {
+        "bash" | "sh" | "shell" | "zsh" => rest.lines().collect(),
+        "console" | "" => rest.lines().filter_map(|l| l.strip_prefix("$ ")).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The one offered tool that takes a `command`, if exactly one does.
+fn shell_tool(tools: &[ToolSpec]) -> Option<&ToolSpec> {
+    let mut shells = tools.iter().filter(|t| t.parameters.pointer("/properties/command").is_some());
+    match (shells.next(), shells.next()) {
+        (Some(shell), None) => Some(shell),
+        _ => None,
+    }
 }
 
 /// Renames `call` to the one offered tool that takes a `command` when the
@@ -89,8 +136,7 @@ pub(super) fn route_command_call(call: &mut ToolCall, tools: &[ToolSpec]) {
     }
     let has_command = serde_json::from_str::<Value>(&call.arguments)
         .is_ok_and(|args| args.get("command").and_then(Value::as_str).is_some_and(|c| !c.trim().is_empty()));
-    let mut shells = tools.iter().filter(|t| t.parameters.pointer("/properties/command").is_some());
-    if let (true, Some(shell), None) = (has_command, shells.next(), shells.next()) {
+    if has_command && let Some(shell) = shell_tool(tools) {
         tracing::debug!(called = %call.name, tool = %shell.name, "a command line sent to a tool that is not offered");
         call.name = shell.name.clone();
     }
@@ -111,20 +157,38 @@ mod tests {
     }
 
     #[test]
-    fn commands_shown_in_fences_are_noticed() {
+    fn scripts_shown_in_fences_become_the_call() {
+        let cases = [
+            ("Run this:\n```bash\ngrep -c ERROR app.log\n```", "grep -c ERROR app.log"),
+            ("```sh\nls\n```", "ls"),
+            ("```\n$ wc -l app.log\n  42 app.log\n```", "wc -l app.log"),
+            ("```console\n$ cd src\n$ ls\nmain.rs\n```", "cd src\nls"),
+            ("```Shell\nfor i in 1 2; do\n  echo $i\ndone\n```", "for i in 1 2; do\n  echo $i\ndone"),
+            ("First:\n```bash\nmkdir out\n```\nthen:\n```zsh\ntouch out/a\n```", "mkdir out\ntouch out/a"),
+            // Never closed: the reply ended inside the fence.
+            ("```bash\n#!/bin/bash\necho hi\n", "#!/bin/bash\necho hi"),
+            // Only the shell fences of a reply with others.
+            ("```python\nprint(1)\n```\n```bash\npython3 x.py\n```", "python3 x.py"),
+        ];
+        for (text, command) in cases {
+            let call = shown_script_call(text, &tools(), 2).unwrap_or_else(|| panic!("no call in {text:?}"));
+            assert_eq!((call.name.as_str(), call.id.as_str()), ("run", "shown_2"), "{text:?}");
+            let args: Value = serde_json::from_str(&call.arguments).unwrap();
+            assert_eq!(args, json!({"command": command}), "{text:?}");
+        }
         for text in [
-            "Run this:\n```bash\ngrep -c ERROR app.log\n```",
-            "```sh\nls\n```",
-            "```\n$ wc -l app.log\n```",
-            "```Shell\nfor i in 1 2; do echo $i; done\n```",
+            "There are 3.",
+            "```json\n{\"a\": 1}\n```",
+            "```python\nprint(1)\n```",
+            "`ls` lists files",
+            "```bash\n```",
+            "```\nplain output\n```",
         ] {
-            assert!(shows_a_command(text), "{text:?}");
+            assert_eq!(shown_script_call(text, &tools(), 1), None, "{text:?}");
         }
-        for text in
-            ["There are 3.", "```json\n{\"a\": 1}\n```", "```python\nprint(1)\n```", "`ls` lists files", "```bash"]
-        {
-            assert!(!shows_a_command(text), "{text:?}");
-        }
+        // No single tool to run it with.
+        let two_shells = [tools(), tools()].concat();
+        assert_eq!(shown_script_call("```sh\nls\n```", &two_shells, 1), None);
     }
 
     #[test]
