@@ -190,6 +190,16 @@ async fn a_500_storm_exhausts_the_retries_and_says_why() {
 }
 
 #[tokio::test]
+async fn after_a_server_error_a_streamed_call_is_tried_unstreamed() {
+    let invalid =
+        Reply::Status(500, vec![], r#"{"error":{"message":"Invalid diff: now finding less tool calls!"}}"#.into());
+    let o = run(vec![invalid, support::openai_json("fine")], settings(), "hi").await;
+    assert_eq!((o.summary.stop_reason, o.summary.answer.as_str()), (StopReason::Answered, "fine"));
+    let streamed: Vec<&Value> = o.requests.iter().map(|r| &r.body["stream"]).collect();
+    assert_eq!(streamed, [true, false]);
+}
+
+#[tokio::test]
 async fn a_4xx_is_shown_not_retried() {
     let bad = Reply::Status(400, vec![], r#"{"error":{"message":"model 'x' not found"}}"#.into());
     let o = run(vec![bad], settings(), "hi").await;

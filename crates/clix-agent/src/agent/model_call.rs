@@ -27,11 +27,20 @@ impl<T: Tools> Agent<'_, T> {
             max_delay: Duration::from_secs(30),
         };
         let mut attempt = 1;
+        let mut stream = true;
         loop {
-            let error = match self.try_model(choice, on_event).await? {
+            let error = match self.try_model(choice, stream, on_event).await? {
                 Ok(reply) => return Ok(reply),
                 Err(error) => error,
             };
+            // llama.cpp's streaming tool-call parser fails on replies its
+            // unstreamed path returns whole (HTTP 500 "Invalid diff: now
+            // finding less tool calls!", every try alike under greedy
+            // decoding): after a server error the call's later tries go
+            // unstreamed.
+            if matches!(error, ProviderError::Http { status, .. } if status >= 500) {
+                stream = false;
+            }
             let wait = retry_wait(&policy, attempt, &error)?;
             self.emit(on_event, Event::Retry { attempt, wait_ms: wait.as_millis() as u64, error: error.to_string() });
             tokio::select! {
@@ -43,10 +52,12 @@ impl<T: Tools> Agent<'_, T> {
     }
 
     /// One try: the reply cache, else the provider within the call's time
-    /// limit, its text passed on as it streams. `Err` only for the interrupt.
+    /// limit (streamed when `stream` and the provider streams), its text
+    /// passed on as it streams. `Err` only for the interrupt.
     async fn try_model(
         &mut self,
         choice: ToolChoice,
+        stream: bool,
         on_event: &mut dyn FnMut(&Event),
     ) -> Result<Result<ChatResponse, ProviderError>, StopReason> {
         let limit = self.settings.budgets().model_call;
@@ -67,11 +78,18 @@ impl<T: Tools> Agent<'_, T> {
             }
             return Ok(Ok(reply));
         }
+        let unstreamed;
+        let provider = if stream {
+            &self.provider
+        } else {
+            unstreamed = self.provider.unstreamed();
+            &unstreamed
+        };
         let mut streamed = Vec::new();
         let result = {
             let mut on_text = |t: &str| streamed.push(t.to_string());
             tokio::select! {
-                r = tokio::time::timeout(limit, self.provider.complete(&request, &mut on_text)) => {
+                r = tokio::time::timeout(limit, provider.complete(&request, &mut on_text)) => {
                     r.unwrap_or(Err(ProviderError::Timeout(limit)))
                 }
                 () = self.interrupt.wait() => return Err(StopReason::Interrupted),

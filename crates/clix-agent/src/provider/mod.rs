@@ -180,6 +180,12 @@ impl Provider {
         self.kind
     }
 
+    /// The same endpoint, asked without streaming (an OpenAI-compatible
+    /// one; Anthropic replies always stream).
+    pub(crate) fn unstreamed(&self) -> Provider {
+        Provider { stream: false, ..self.clone() }
+    }
+
     /// One call, with text deltas passed to `on_text` as they stream in.
     pub async fn complete(
         &self,
