@@ -236,7 +236,7 @@ async fn bad_arguments_and_unknown_tools_become_messages_for_the_model() {
     let results: Vec<&str> =
         second.iter().filter(|m| m["role"] == "tool").map(|m| m["content"].as_str().unwrap()).collect();
     assert!(results[0].contains("not valid JSON"), "{}", results[0]);
-    assert!(results[1].contains("unknown tool: \"bash\". The only tool is run"), "{}", results[1]);
+    assert!(results[1].contains("unknown tool \"bash\". The tools are: run(command, stdin?)."), "{}", results[1]);
     assert!(results[2].contains("needs a non-empty \"command\""), "{}", results[2]);
 }
 

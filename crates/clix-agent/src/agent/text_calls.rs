@@ -119,6 +119,45 @@ fn shell_lines(body: &str) -> Vec<&str> {
     }
 }
 
+/// What the model is told when it calls a tool that is not offered: the
+/// tools there are, with their arguments, and, when one of them takes a
+/// command line, how to run the command it named through it. Small models
+/// call commands as tools: Qwen2.5-Coder-1.5B called `csv`, `write` and
+/// `help` with arguments of their own, and stopped at a bare "unknown tool".
+pub(crate) fn unknown_tool_text(name: &str, tools: &[ToolSpec]) -> String {
+    let offered: Vec<String> = tools.iter().map(signature).collect();
+    let mut text = format!("[error] unknown tool {name:?}. The tools are: {}.", offered.join(", "));
+    let a_word = !name.is_empty()
+        && name.len() <= 40
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if let (true, Some(shell)) = (a_word, shell_tool(tools)) {
+        let example = serde_json::json!({"command": format!("{name} --help")});
+        text.push_str(&format!(
+            " {name} is not a tool; if it is a command, run it through {} with the whole command line, e.g. {example}.",
+            shell.name
+        ));
+    }
+    text
+}
+
+/// `run(command, stdin?)`: a tool's name and arguments, the optional ones
+/// last and marked.
+fn signature(tool: &ToolSpec) -> String {
+    let required: Vec<&str> = tool
+        .parameters
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let names = tool.parameters.get("properties").and_then(Value::as_object).into_iter().flat_map(|p| p.keys());
+    let (needed, optional): (Vec<&String>, Vec<&String>) = names.partition(|n| required.contains(&n.as_str()));
+    let args: Vec<String> =
+        needed.into_iter().map(String::clone).chain(optional.into_iter().map(|n| format!("{n}?"))).collect();
+    format!("{}({})", tool.name, args.join(", "))
+}
+
 /// The one offered tool that takes a `command`, if exactly one does.
 fn shell_tool(tools: &[ToolSpec]) -> Option<&ToolSpec> {
     let mut shells = tools.iter().filter(|t| t.parameters.pointer("/properties/command").is_some());
@@ -189,6 +228,24 @@ mod tests {
         // No single tool to run it with.
         let two_shells = [tools(), tools()].concat();
         assert_eq!(shown_script_call("```sh\nls\n```", &two_shells, 1), None);
+    }
+
+    #[test]
+    fn an_unknown_tool_is_answered_with_the_tools_and_how_to_run_a_command() {
+        let mut tools = tools();
+        tools[0].parameters = json!({"properties": {"stdin": {}, "command": {}}, "required": ["command"]});
+        tools[1].parameters = json!({"properties": {"path": {}, "limit": {}, "offset": {}}, "required": ["path"]});
+        let text = unknown_tool_text("csv", &tools);
+        assert_eq!(
+            text,
+            "[error] unknown tool \"csv\". The tools are: run(command, stdin?), read_file(path, limit?, offset?). \
+             csv is not a tool; if it is a command, run it through run with the whole command line, e.g. \
+             {\"command\":\"csv --help\"}."
+        );
+        // No example for a name that is not a word, nor without one shell tool.
+        assert!(!unknown_tool_text("rm -rf /; x", &tools).contains("e.g."));
+        assert!(!unknown_tool_text("csv", &tools[1..]).contains("e.g."));
+        assert!(unknown_tool_text("csv", &tools[1..]).ends_with("The tools are: read_file(path, limit?, offset?)."));
     }
 
     #[test]

@@ -7,7 +7,7 @@
 use base64::Engine as _;
 use serde_json::Value;
 
-use super::{Agent, TOOL};
+use super::{Agent, TOOL, text_calls};
 use crate::events::Event;
 use crate::message::{Image, Message, Role, ToolCall};
 use crate::tools::{Tools, call_arguments};
@@ -26,7 +26,12 @@ impl<T: Tools> Agent<'_, T> {
                 self.messages.push(Message::tool_result(&call.id, "[error] interrupted before this call ran", true));
                 continue;
             }
-            let invocation = match self.engine.prepare(call) {
+            let prepared = if self.tools.iter().any(|t| t.name == call.name) {
+                self.engine.prepare(call)
+            } else {
+                Err(text_calls::unknown_tool_text(&call.name, &self.tools))
+            };
+            let invocation = match prepared {
                 Ok(invocation) => invocation,
                 Err(message) => {
                     let result = Event::ToolResult {
