@@ -1,9 +1,9 @@
 //! The single `run` tool, described from the catalog.
 //!
 //! The description is paid for on every model call, so it stays compact: a
-//! line per agent command, one line of standard command names, the output
-//! conventions, and where to get more. Its order is stable (sorted), so a
-//! provider's prompt cache keeps hitting.
+//! line per agent command, one line on the standard commands (a few named,
+//! `help` lists them all), the output conventions, and where to get more.
+//! Its order is stable (sorted), so a provider's prompt cache keeps hitting.
 
 use serde_json::{Value, json};
 
@@ -35,8 +35,7 @@ pub fn description(catalog: &Catalog) -> String {
     }
     text.push_str(&catalog.hub_section());
     text.push_str(&catalog.clip_section());
-    text.push_str("Standard commands: ");
-    text.push_str(&catalog.standard.join(" "));
+    text.push_str(&standard_line(&catalog.standard));
     text.push_str(
         "\n\nOutput: stdout, then stderr as [stderr] lines, then a last line \
          [exit:N | duration] (0 ok, 1 error, 2 usage, 124 timed out, 127 unknown command). \
@@ -46,6 +45,29 @@ pub fn description(catalog: &Catalog) -> String {
          More: help, help <command>, <command> --help.",
     );
     text
+}
+
+/// Standard commands every model expects of a shell: named as examples.
+const USUAL: &[&str] =
+    &["grep", "sed", "awk", "find", "sort", "uniq", "cut", "tr", "head", "tail", "wc", "xargs", "diff", "tar"];
+
+/// Standard commands a model would not assume a shell has: named outright.
+const NOTABLE: &[&str] =
+    &["jq", "yq", "tomlq", "csv", "json", "rg", "parallel", "retry", "template", "semver", "dotenv", "envsubst"];
+
+/// The standard commands in one short line: a few usual ones as examples,
+/// the unusual ones by name, and that `help` lists them all. The whole list (215
+/// names, 1.5 KB) was a third of every model call's tool definition, and
+/// led Qwen2.5-Coder-1.5B to call `csv` as a tool of its own (docs/eval.md).
+fn standard_line(standard: &[String]) -> String {
+    let present = |names: &[&'static str]| -> Vec<&'static str> {
+        names.iter().copied().filter(|n| standard.iter().any(|s| s == n)).collect()
+    };
+    format!(
+        "Standard commands: bash builtins and the usual Unix tools ({} …), also {}; `help` lists them all.",
+        present(USUAL).join(" "),
+        present(NOTABLE).join(" ")
+    )
 }
 
 fn input_schema() -> Value {

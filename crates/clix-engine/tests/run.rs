@@ -274,8 +274,17 @@ async fn tool_definition_is_compact_stable_and_complete() {
     let b = tool_definition(fixture().await.engine.catalog(), ToolFormat::OpenAi);
     assert_eq!(a, b, "same registry, same bytes: prompt caches keep hitting");
     let description = a["function"]["description"].as_str().unwrap();
-    assert!(description.len() <= 6 * 1024, "{} bytes", description.len());
-    for needle in ["  write  ", "  help   ", "[exit:N | duration]", "200 lines or 50KB", " jq ", "help <command>"] {
+    assert!(description.len() <= 2 * 1024, "{} bytes", description.len());
+    for needle in [
+        "  write  ",
+        "  help   ",
+        "[exit:N | duration]",
+        "200 lines or 50KB",
+        " jq ",
+        "help <command>",
+        " grep ",
+        "`help` lists them all",
+    ] {
         assert!(description.contains(needle), "missing {needle:?}");
     }
     assert_eq!(a["function"]["parameters"]["required"], serde_json::json!(["command"]));
