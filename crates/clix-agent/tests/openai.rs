@@ -292,6 +292,31 @@ async fn a_script_shown_before_anything_ran_is_run_as_the_call() {
     assert_eq!(call["content"], shown);
     assert_eq!(call["tool_calls"][0]["function"]["arguments"], run_call("wc -l notes.txt"));
     assert_eq!(second.last().unwrap()["role"], "tool");
+    // A call refused as an unknown tool ran nothing: the script shown next still runs.
+    let o = run(
+        vec![
+            openai_calls(&[("log", r#"{"file": "notes.txt"}"#)], 1, 1),
+            openai_text(shown, 1, 1),
+            openai_text("2 lines", 1, 1),
+        ],
+        settings(),
+        "count",
+    )
+    .await;
+    let results: Vec<String> = o
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolResult { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(
+        results[0].starts_with("[error] unknown tool \"log\"") && results[1].starts_with("2 notes.txt"),
+        "{results:?}"
+    );
+    assert_eq!(o.summary.answer, "2 lines");
     // After a call has run, a command in the answer is the answer.
     let o = run(
         vec![openai_calls(&[("run", &run_call("wc -l notes.txt"))], 1, 1), openai_text(shown, 1, 1)],

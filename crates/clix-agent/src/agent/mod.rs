@@ -143,8 +143,6 @@ struct Progress {
     /// The last call's input tokens as the provider counted them: the
     /// conversation's size, which compaction trusts over its own estimate.
     last_input_tokens: u64,
-    /// Replies of this run that called a tool.
-    calling_steps: u32,
     /// A first answer was already asked again (once per run).
     asked_again: bool,
     /// The answer given without looking, while it is asked again with a
@@ -180,6 +178,9 @@ pub struct Agent<'e, T: Tools = Engine> {
     worked: bool,
     /// The calls of the last step, to notice the same call made again.
     last_calls: Vec<(String, serde_json::Value)>,
+    /// A call of this conversation reached the tools (one refused as an
+    /// unknown tool or for bad arguments did not).
+    ran_a_call: bool,
 }
 
 impl<'e, T: Tools> Agent<'e, T> {
@@ -210,6 +211,7 @@ impl<'e, T: Tools> Agent<'e, T> {
             memory: None,
             worked: false,
             last_calls: Vec::new(),
+            ran_a_call: false,
         }
     }
 
@@ -388,7 +390,6 @@ impl<'e, T: Tools> Agent<'e, T> {
         progress.last_input_tokens = reply.usage.input_tokens;
         self.record_reply(progress.steps, &reply, progress.usage, on_event);
         if !reply.tool_calls.is_empty() {
-            progress.calling_steps += 1;
             self.run_tool_calls(progress.steps, &reply.tool_calls, on_event).await;
             return None;
         }
@@ -412,26 +413,22 @@ impl<'e, T: Tools> Agent<'e, T> {
     }
 
     /// The call a reply without one meant: a call written as text, or,
-    /// when nothing has run yet, the script it showed instead of running.
+    /// when no call has run in the conversation yet (a refused one, to a
+    /// tool that is not offered, does not count), the script it showed
+    /// instead of running.
     fn call_meant_by(&self, text: &str, progress: &Progress) -> Option<ToolCall> {
         if let Some(call) = text_calls::call_in_text(text, &self.tools, progress.steps) {
             tracing::debug!(tool = %call.name, "the model wrote its tool call as text; it is run as a call");
             return Some(call);
         }
-        let call =
-            text_calls::shown_script_call(text, &self.tools, progress.steps).filter(|_| self.nothing_ran(progress))?;
+        let call = text_calls::shown_script_call(text, &self.tools, progress.steps).filter(|_| !self.ran_a_call)?;
         tracing::debug!(tool = %call.name, "the model showed a script without running anything; it is run as a call");
         Some(call)
     }
 
-    /// Whether no tool has run in the whole conversation.
-    fn nothing_ran(&self, progress: &Progress) -> bool {
-        progress.calling_steps == 0 && !self.messages.iter().any(|m| m.role == Role::Tool)
-    }
-
     /// Whether a reply without a tool call is asked again, once, with a
     /// tool call required (`tool_choice: required`): with `agent.look_first`,
-    /// an answer given before anything has run in the whole conversation.
+    /// an answer given before any call has run in the whole conversation.
     /// Small models guess: asked how many ERROR lines a log has,
     /// Qwen2.5-Coder-1.5B said "2" without looking (there were 3), and a
     /// note asking it to look was ignored in all 8 attempts it was sent
@@ -443,7 +440,7 @@ impl<'e, T: Tools> Agent<'e, T> {
             && !self.tools.is_empty()
             && !text.trim().is_empty()
             && progress.steps < self.settings.budgets().max_steps
-            && self.nothing_ran(progress);
+            && !self.ran_a_call;
         if ask {
             tracing::debug!("the model answered without looking; asked again, a tool call required");
         }

@@ -55,6 +55,7 @@ impl<T: Tools> Agent<'_, T> {
                 stdin: invocation.stdin.clone(),
             };
             self.emit(on_event, tool_call);
+            self.ran_a_call = true;
             let mut out = self.engine.run(&invocation).await;
             let key = (invocation.tool.clone(), invocation.arguments.clone());
             if previous.contains(&key) {
