@@ -25,7 +25,7 @@ pub mod stream;
 mod tools;
 pub mod trajectory;
 
-pub use agent::{Agent, Interrupt, RunSummary, StopReason};
+pub use agent::{Agent, Interrupt, RunSummary, StopReason, unknown_tool_text};
 pub use cache::ReplyCache;
 pub use events::Event;
 pub use memory::AgentMemory;

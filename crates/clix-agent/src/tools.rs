@@ -118,6 +118,9 @@ impl Tools for Engine {
     }
 
     fn prepare(&self, call: &ToolCall) -> Result<Invocation, String> {
+        if call.name != crate::agent::TOOL {
+            return Err(crate::unknown_tool_text(&call.name, &self.specs()));
+        }
         let (command, stdin) = crate::agent::tool_calls::parse_call(call)?;
         let arguments = serde_json::json!({ "command": command, "stdin": stdin });
         Ok(Invocation { tool: call.name.clone(), arguments, command, stdin })

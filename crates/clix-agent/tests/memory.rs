@@ -34,7 +34,8 @@ fn store(dir: &std::path::Path) -> Store {
 }
 
 fn settings() -> AgentSettings {
-    AgentSettings { model_call_tries: 1, model_call_secs: 10, ..AgentSettings::default() }
+    // One reply answers each task: a first answer is not asked again here.
+    AgentSettings { model_call_tries: 1, model_call_secs: 10, look_first: false, ..AgentSettings::default() }
 }
 
 async fn session(

@@ -20,8 +20,10 @@ struct Outcome {
     _ws: tempfile::TempDir,
 }
 
+/// The scripts answer a task in one reply, so a first answer is not asked
+/// again here; `a_first_answer_without_looking_…` tests that default.
 fn settings() -> AgentSettings {
-    AgentSettings { model_call_tries: 3, model_call_secs: 10, ..AgentSettings::default() }
+    AgentSettings { model_call_tries: 3, model_call_secs: 10, look_first: false, ..AgentSettings::default() }
 }
 
 async fn run(script: Vec<Reply>, settings: AgentSettings, task: &str) -> Outcome {
@@ -364,7 +366,8 @@ async fn a_first_answer_without_looking_is_asked_again_with_a_tool_call_required
     // With one step left, the step is not spent on asking again.
     let o = run(vec![openai_text("3", 1, 1)], AgentSettings { max_steps: 1, ..look }, "how many lines?").await;
     assert_eq!((o.summary.answer.as_str(), o.requests.len()), ("3", 1));
-    // Off (the default), the first answer is the answer.
+    // On by default; off, the first answer is the answer.
+    assert!(AgentSettings::default().look_first);
     let o = run(vec![openai_text("3", 1, 1)], settings(), "how many lines?").await;
     assert_eq!((o.summary.answer.as_str(), o.requests.len()), ("3", 1));
 }

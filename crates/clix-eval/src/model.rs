@@ -313,6 +313,10 @@ impl Tools for EvalTools {
     }
 
     fn prepare(&self, call: &clix_agent::ToolCall) -> Result<Invocation, String> {
+        let tools = self.executor.tools();
+        if !tools.iter().any(|t| t.name == call.name) {
+            return Err(clix_agent::unknown_tool_text(&call.name, &tools));
+        }
         Ok(Invocation::of(&call.name, call_arguments(call)?))
     }
 

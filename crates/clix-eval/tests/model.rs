@@ -86,7 +86,8 @@ fn run(url: &str, designs: Vec<Design>, repeat: u32, jobs: usize, runs: &Path) -
             model: "scripted".into(),
             stream: true,
         },
-        agent: AgentSettings { model_call_tries: 1, ..AgentSettings::default() },
+        // The scripted model answers some tasks without a call: taken as the answer.
+        agent: AgentSettings { model_call_tries: 1, look_first: false, ..AgentSettings::default() },
         repeat,
         jobs,
         runs_dir: runs.to_path_buf(),

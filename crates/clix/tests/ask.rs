@@ -48,6 +48,29 @@ impl Home {
 }
 
 #[tokio::test]
+async fn a_guess_before_looking_is_asked_again_with_a_tool_call_required() {
+    // The issue's example: asked how many ERROR lines app.log has, the
+    // 1.5B model answered "2" without running anything (there are 3).
+    let server = start(vec![
+        openai_text("2", 10, 1),
+        openai_calls(&[("run", &run_call("grep -c ERROR app.log"))], 10, 5),
+        openai_text("3", 20, 1),
+    ])
+    .await;
+    let h = Home::new();
+    std::fs::write(h.ws.path().join("app.log"), "ERROR a\nINFO b\nERROR c\nERROR d\n").unwrap();
+    let task = "How many ERROR lines are in app.log? Answer with just the number.";
+    let o = h.output(Some(&server), &["ask", task]).await;
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).ends_with("3\n"), "{}", text(&o.stdout));
+    let requests = server.requests();
+    let choices: Vec<&serde_json::Value> = requests.iter().map(|r| &r.body["tool_choice"]).collect();
+    assert_eq!(choices, ["auto", "required", "auto"], "on by default");
+    let tool = requests[2].body["messages"].as_array().unwrap().iter().find(|m| m["role"] == "tool").cloned();
+    assert!(tool.is_some_and(|t| t["content"].as_str().unwrap().starts_with("3\n[exit:0")));
+}
+
+#[tokio::test]
 async fn ask_streams_the_answer_and_saves_a_run_that_replays() {
     let server = start(vec![
         openai_calls(&[("run", &run_call("wc -l < notes.txt")), ("run", &run_call("see red.png"))], 10, 5),
@@ -162,6 +185,7 @@ async fn jsonl_gives_one_event_per_line_and_stdin_joins_the_task() {
     let server = start(vec![openai_text("ok", 1, 1)]).await;
     let h = Home::new();
     let mut cmd = h.clix(Some(&server), &["ask", "--jsonl", "summarize this"]);
+    cmd.env("CLIX_AGENT_LOOK_FIRST", "false"); // the one scripted reply is the answer
     cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     use std::io::Write;
@@ -269,7 +293,9 @@ fn chat_in_a_terminal(h: &Home, inner: Command) -> std::process::Child {
 async fn chat_keeps_one_conversation_across_turns() {
     let server = start(vec![openai_text("first answer", 1, 1), openai_text("second answer", 1, 1)]).await;
     let h = Home::new();
-    let mut child = chat_in_a_terminal(&h, h.clix(Some(&server), &["chat"]));
+    let mut chat = h.clix(Some(&server), &["chat"]);
+    chat.env("CLIX_AGENT_LOOK_FIRST", "false"); // each scripted reply is the answer
+    let mut child = chat_in_a_terminal(&h, chat);
     use std::io::Write;
     let mut keys = child.stdin.take().unwrap();
     keys.write_all(b"first task\r").unwrap();
@@ -394,6 +420,7 @@ async fn chat_stores_one_summary_when_the_session_ends() {
     let server = start_with_summarizer(vec![openai_text("first answer", 1, 1)], "Chatted about one task.").await;
     let h = Home::new();
     let mut inner = h.clix(Some(&server), &["chat"]);
+    inner.env("CLIX_AGENT_LOOK_FIRST", "false"); // each scripted reply is the answer
     inner.env("CLIX_MEMORY_SUMMARIES", "true");
     let mut child = chat_in_a_terminal(&h, inner);
     use std::io::Write;

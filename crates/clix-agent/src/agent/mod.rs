@@ -14,6 +14,8 @@ mod compaction;
 mod model_call;
 mod session_summary;
 mod text_calls;
+
+pub use text_calls::unknown_tool_text;
 pub(crate) mod tool_calls;
 
 use std::sync::Arc;

@@ -124,7 +124,7 @@ fn shell_lines(body: &str) -> Vec<&str> {
 /// command line, how to run the command it named through it. Small models
 /// call commands as tools: Qwen2.5-Coder-1.5B called `csv`, `write` and
 /// `help` with arguments of their own, and stopped at a bare "unknown tool".
-pub(crate) fn unknown_tool_text(name: &str, tools: &[ToolSpec]) -> String {
+pub fn unknown_tool_text(name: &str, tools: &[ToolSpec]) -> String {
     let offered: Vec<String> = tools.iter().map(signature).collect();
     let mut text = format!("[error] unknown tool {name:?}. The tools are: {}.", offered.join(", "));
     let a_word = !name.is_empty()

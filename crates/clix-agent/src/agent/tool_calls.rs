@@ -7,7 +7,7 @@
 use base64::Engine as _;
 use serde_json::Value;
 
-use super::{Agent, TOOL, text_calls};
+use super::Agent;
 use crate::events::Event;
 use crate::message::{Image, Message, Role, ToolCall};
 use crate::tools::{Tools, call_arguments};
@@ -26,12 +26,7 @@ impl<T: Tools> Agent<'_, T> {
                 self.messages.push(Message::tool_result(&call.id, "[error] interrupted before this call ran", true));
                 continue;
             }
-            let prepared = if self.tools.iter().any(|t| t.name == call.name) {
-                self.engine.prepare(call)
-            } else {
-                Err(text_calls::unknown_tool_text(&call.name, &self.tools))
-            };
-            let invocation = match prepared {
+            let invocation = match self.engine.prepare(call) {
                 Ok(invocation) => invocation,
                 Err(message) => {
                     let result = Event::ToolResult {
@@ -97,14 +92,9 @@ impl<T: Tools> Agent<'_, T> {
     }
 }
 
-/// The command and stdin of a `run` call, or the error the model gets back.
+/// The command and stdin of a `run` call's arguments, or the error the
+/// model gets back (the tool's name is the caller's to check).
 pub(crate) fn parse_call(call: &ToolCall) -> Result<(String, Option<String>), String> {
-    if call.name != TOOL {
-        return Err(format!(
-            "[error] unknown tool: {:?}. The only tool is run(command, stdin?); call it with {{\"command\": \"ls -la\"}}.",
-            call.name
-        ));
-    }
     let args = call_arguments(call)?;
     let command = args.get("command").and_then(Value::as_str).map(str::trim).unwrap_or_default();
     if command.is_empty() {
@@ -182,7 +172,6 @@ mod tests {
             Ok(("wc -l".into(), Some("a\n".into())))
         );
         let cases = [
-            (call("bash", r#"{"command":"ls"}"#), "unknown tool: \"bash\""),
             (call("run", r#"{"command": "ls"#), "not valid JSON"),
             (call("run", r#"{"cmd":"ls"}"#), "needs a non-empty \"command\""),
             (call("run", ""), "needs a non-empty \"command\""),
