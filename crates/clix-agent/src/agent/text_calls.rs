@@ -153,8 +153,7 @@ fn signature(tool: &ToolSpec) -> String {
         .collect();
     let names = tool.parameters.get("properties").and_then(Value::as_object).into_iter().flat_map(|p| p.keys());
     let (needed, optional): (Vec<&String>, Vec<&String>) = names.partition(|n| required.contains(&n.as_str()));
-    let args: Vec<String> =
-        needed.into_iter().map(String::clone).chain(optional.into_iter().map(|n| format!("{n}?"))).collect();
+    let args: Vec<String> = needed.into_iter().cloned().chain(optional.into_iter().map(|n| format!("{n}?"))).collect();
     format!("{}({})", tool.name, args.join(", "))
 }
 
