@@ -101,6 +101,11 @@ pub const MISSING_PROGRAMS: &[MissingProgram] = &[
     entry("ag", SEARCH),
     entry("ack", SEARCH),
     entry("bat", "not available; use cat -n FILE"),
+    // Small models put the tool's own name first: run(command="run grep …").
+    entry(
+        "run",
+        "there is no run command: this line already runs in the run tool; send the command itself, e.g. grep -c ERROR app.log",
+    ),
 ];
 
 /// What to do instead of `name`, one line (`name: …`), when it is in the table.
