@@ -48,6 +48,17 @@ async fn run_on(server: &Server, settings: AgentSettings, task: &str) -> Outcome
     Outcome { summary, events, requests: server.requests(), trajectory, _ws: ws }
 }
 
+/// The texts of the run's tool results, in order.
+fn tool_results(o: &Outcome) -> Vec<String> {
+    o.events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolResult { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 fn messages(r: &Recorded) -> &Vec<Value> {
     r.body["messages"].as_array().unwrap()
 }
@@ -283,11 +294,8 @@ async fn a_script_shown_before_anything_ran_is_run_as_the_call() {
         (o.summary.stop_reason.clone(), o.summary.answer.as_str(), o.summary.steps),
         (StopReason::Answered, "2 lines", 2)
     );
-    let result = o.events.iter().find_map(|e| match e {
-        Event::ToolResult { text, .. } => Some(text.clone()),
-        _ => None,
-    });
-    assert!(result.as_deref().is_some_and(|t| t.starts_with("2 notes.txt")), "{result:?}");
+    let results = tool_results(&o);
+    assert!(results.len() == 1 && results[0].starts_with("2 notes.txt"), "{results:?}");
     // The model sees its reply as the call it ran, then the result.
     let second = messages(&o.requests[1]);
     let call = &second[second.len() - 2];
@@ -305,14 +313,7 @@ async fn a_script_shown_before_anything_ran_is_run_as_the_call() {
         "count",
     )
     .await;
-    let results: Vec<String> = o
-        .events
-        .iter()
-        .filter_map(|e| match e {
-            Event::ToolResult { text, .. } => Some(text.clone()),
-            _ => None,
-        })
-        .collect();
+    let results = tool_results(&o);
     assert_eq!(results.len(), 2, "{results:?}");
     assert!(
         results[0].starts_with("[error] unknown tool \"log\"") && results[1].starts_with("2 notes.txt"),
@@ -377,14 +378,7 @@ async fn the_same_call_as_the_step_before_gets_a_note() {
     let same = || openai_calls(&[("run", &run_call("cat notes.txt"))], 1, 1);
     let other = openai_calls(&[("run", &run_call("wc -l notes.txt"))], 1, 1);
     let o = run(vec![same(), same(), other, openai_text("done", 1, 1)], settings(), "read").await;
-    let results: Vec<String> = o
-        .events
-        .iter()
-        .filter_map(|e| match e {
-            Event::ToolResult { text, .. } => Some(text.clone()),
-            _ => None,
-        })
-        .collect();
+    let results = tool_results(&o);
     assert_eq!(results.len(), 3);
     let noted: Vec<bool> =
         results.iter().map(|t| t.contains("You made this same call in your previous step")).collect();

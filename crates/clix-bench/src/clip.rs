@@ -4,86 +4,24 @@
 //! turn. Cold: a session's first call (it starts the shared connection)
 //! against a plain ssh that connects by itself.
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use clix_engine::{ClipConfig, ClipEntry, Engine, EngineConfig, PresentOptions, ShellLimits};
+use clix_testkit::{Sshd, whoami};
 
 use crate::{fmt, stats};
-
-struct Sshd {
-    dir: tempfile::TempDir,
-    port: u16,
-    child: Child,
-}
-
-impl Drop for Sshd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_sshd() -> Sshd {
-    let _ = std::fs::create_dir_all("/run/sshd");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let p = dir.path();
-    for key in ["host_key", "id"] {
-        let ok = Command::new("ssh-keygen")
-            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-            .arg(p.join(key))
-            .status()
-            .expect("ssh-keygen (apt-get install openssh-client)");
-        assert!(ok.success());
-    }
-    std::fs::copy(p.join("id.pub"), p.join("authorized_keys")).expect("authorized_keys");
-    let port = TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port();
-    let config = format!(
-        "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nPidFile {d}/sshd.pid\n\
-         AuthorizedKeysFile {d}/authorized_keys\nStrictModes no\nUsePAM no\nPermitRootLogin prohibit-password\n\
-         PasswordAuthentication no\nMaxSessions 50\nMaxStartups 50\nLogLevel ERROR\n",
-        d = p.display()
-    );
-    std::fs::write(p.join("sshd_config"), config).expect("sshd_config");
-    let child = Command::new("/usr/sbin/sshd")
-        .args(["-D", "-e", "-f"])
-        .arg(p.join("sshd_config"))
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("sshd (apt-get install openssh-server)");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "sshd did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Sshd { dir, port, child }
-}
-
-fn user() -> String {
-    String::from_utf8(Command::new("id").arg("-un").output().expect("id").stdout).expect("utf-8").trim().to_string()
-}
-
-/// The person's options for this host: known hosts and key in the temp folder.
-fn options(sshd: &Sshd) -> Vec<String> {
-    vec![
-        format!("UserKnownHostsFile={}", sshd.dir.path().join("known_hosts").display()),
-        "GlobalKnownHostsFile=/dev/null".into(),
-        "StrictHostKeyChecking=accept-new".into(),
-        "IdentitiesOnly=yes".into(),
-    ]
-}
 
 fn entry(sshd: &Sshd) -> ClipEntry {
     ClipEntry {
         name: "box".into(),
         kind: "ssh".into(),
         host: Some("127.0.0.1".into()),
-        port: Some(sshd.port),
-        user: Some(user()),
-        identity_file: Some(sshd.dir.path().join("id")),
-        options: options(sshd),
+        port: Some(sshd.port()),
+        user: Some(whoami()),
+        identity_file: Some(sshd.identity()),
+        options: sshd.client_options(),
         ..ClipEntry::default()
     }
 }
@@ -116,11 +54,11 @@ async fn engine(ws: &Path, state: &Path, sshd: &Sshd) -> Engine {
 fn plain_ssh(sshd: &Sshd, extra: &[String]) -> Duration {
     let mut cmd = Command::new("ssh");
     cmd.args(["-o", "BatchMode=yes"]);
-    for o in options(sshd).iter().chain(extra) {
+    for o in sshd.client_options().iter().chain(extra) {
         cmd.args(["-o", o]);
     }
-    cmd.arg("-i").arg(sshd.dir.path().join("id"));
-    cmd.args(["-p", &sshd.port.to_string(), "-l", &user(), "--", "127.0.0.1", "echo hi"]);
+    cmd.arg("-i").arg(sshd.identity());
+    cmd.args(["-p", &sshd.port().to_string(), "-l", &whoami(), "--", "127.0.0.1", "echo hi"]);
     let t = Instant::now();
     let out = cmd.stdin(Stdio::null()).output().expect("ssh");
     let elapsed = t.elapsed();
@@ -150,7 +88,7 @@ fn stop_master(socket: &Path) {
 }
 
 pub(crate) fn clip_vs_ssh(n: usize) {
-    let sshd = start_sshd();
+    let sshd = Sshd::start();
     let ws = tempfile::tempdir().expect("ws");
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let line = "clip box 'echo hi'";

@@ -4,106 +4,35 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use clix_engine::{ClipConfig, ClipEntry, Engine, EngineConfig, PolicyConfig, PresentOptions, ShellLimits};
+use clix_testkit::{Sshd, free_port, which, whoami};
 
-/// A private sshd and the keys that reach it.
-struct Sshd {
-    dir: tempfile::TempDir,
-    port: u16,
-    child: Child,
-}
-
-impl Drop for Sshd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+/// A private sshd, or `None` (with a visible skip) where sshd is missing.
+fn start_sshd(test: &str) -> Option<Sshd> {
+    if !Sshd::installed() {
+        clix_testkit::skip_missing(test, "openssh-server / openssh-client are not installed (.ci/run installs them)");
+        return None;
     }
+    Some(Sshd::start())
 }
 
-impl Sshd {
-    /// Starts one, or `None` (with a visible skip) where sshd is missing.
-    fn start(test: &str) -> Option<Sshd> {
-        if !Path::new("/usr/sbin/sshd").exists() || which("ssh-keygen").is_none() {
-            clix_testkit::skip_missing(
-                test,
-                "openssh-server / openssh-client are not installed (.ci/run installs them)",
-            );
-            return None;
-        }
-        // sshd's privilege separation folder, which the package makes at boot.
-        let _ = std::fs::create_dir_all("/run/sshd");
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path();
-        for key in ["host_key", "id", "other"] {
-            let status = Command::new("ssh-keygen")
-                .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-                .arg(p.join(key))
-                .status()
-                .unwrap();
-            assert!(status.success());
-        }
-        std::fs::copy(p.join("id.pub"), p.join("authorized_keys")).unwrap();
-        let port = free_port();
-        let config = format!(
-            "Port {port}\nListenAddress 127.0.0.1\nHostKey {dir}/host_key\nPidFile {dir}/sshd.pid\n\
-             AuthorizedKeysFile {dir}/authorized_keys\nStrictModes no\nUsePAM no\nPermitRootLogin prohibit-password\n\
-             PasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n\
-             MaxSessions 50\nMaxStartups 50\nLogLevel ERROR\nSubsystem sftp internal-sftp\n",
-            dir = p.display()
-        );
-        std::fs::write(p.join("sshd_config"), config).unwrap();
-        let child = Command::new("/usr/sbin/sshd")
-            .args(["-D", "-e", "-f"])
-            .arg(p.join("sshd_config"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "sshd did not start listening on {port}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Some(Sshd { dir, port, child })
+/// The `[[clip]]` entry that reaches `sshd`.
+fn entry(sshd: &Sshd, name: &str) -> ClipEntry {
+    ClipEntry {
+        name: name.into(),
+        description: "a test host over real ssh".into(),
+        kind: "ssh".into(),
+        host: Some("127.0.0.1".into()),
+        port: Some(sshd.port()),
+        user: Some(whoami()),
+        identity_file: Some(sshd.identity()),
+        options: sshd.client_options(),
+        ..ClipEntry::default()
     }
-
-    /// The `[[clip]]` entry that reaches this sshd.
-    fn entry(&self, name: &str) -> ClipEntry {
-        let p = self.dir.path();
-        ClipEntry {
-            name: name.into(),
-            description: "a test host over real ssh".into(),
-            kind: "ssh".into(),
-            host: Some("127.0.0.1".into()),
-            port: Some(self.port),
-            user: Some(whoami()),
-            identity_file: Some(p.join("id")),
-            options: vec![
-                format!("UserKnownHostsFile={}", p.join("known_hosts").display()),
-                "GlobalKnownHostsFile=/dev/null".into(),
-                "StrictHostKeyChecking=accept-new".into(),
-                "IdentitiesOnly=yes".into(),
-            ],
-            ..ClipEntry::default()
-        }
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-fn which(program: &str) -> Option<PathBuf> {
-    std::env::var("PATH").ok()?.split(':').map(|d| Path::new(d).join(program)).find(|p| p.exists())
-}
-
-fn whoami() -> String {
-    String::from_utf8(Command::new("id").arg("-un").output().unwrap().stdout).unwrap().trim().to_string()
 }
 
 struct Session {
@@ -171,8 +100,8 @@ fn audit_lines(s: &Session) -> Vec<serde_json::Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lines_pipelines_failures_and_long_output_over_real_ssh() {
-    let Some(sshd) = Sshd::start("lines_pipelines_failures_and_long_output_over_real_ssh") else { return };
-    let mut s = session(vec![sshd.entry("box")], 30, None).await;
+    let Some(sshd) = start_sshd("lines_pipelines_failures_and_long_output_over_real_ssh") else { return };
+    let mut s = session(vec![entry(&sshd, "box")], 30, None).await;
 
     // A line, run by bash on the other side: its pipes run there.
     let (out, err, code) =
@@ -222,10 +151,10 @@ async fn lines_pipelines_failures_and_long_output_over_real_ssh() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_time_out_ends_the_local_client_and_the_remote_command() {
-    let Some(sshd) = Sshd::start("a_time_out_ends_the_local_client_and_the_remote_command") else { return };
-    let mut s = session(vec![sshd.entry("box")], 2, None).await;
+    let Some(sshd) = start_sshd("a_time_out_ends_the_local_client_and_the_remote_command") else { return };
+    let mut s = session(vec![entry(&sshd, "box")], 2, None).await;
     // A marker no other process has, to find the remote command by.
-    let marker = format!("{}", 100_000 + u32::from(sshd.port));
+    let marker = format!("{}", 100_000 + u32::from(sshd.port()));
     let started = Instant::now();
     let shown = s.engine.run(&format!("clip box 'sleep {marker}; echo never'"), None).await;
     assert_eq!(shown.raw.exit_code, 124, "{}", shown.text);
@@ -249,8 +178,8 @@ async fn a_time_out_ends_the_local_client_and_the_remote_command() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pull_and_push_files_and_folders_inside_the_workspace_only() {
-    let Some(sshd) = Sshd::start("pull_and_push_files_and_folders_inside_the_workspace_only") else { return };
-    let mut s = session(vec![sshd.entry("box")], 30, None).await;
+    let Some(sshd) = start_sshd("pull_and_push_files_and_folders_inside_the_workspace_only") else { return };
+    let mut s = session(vec![entry(&sshd, "box")], 30, None).await;
     let remote = tempfile::tempdir().unwrap();
     let r = remote.path();
     std::fs::create_dir_all(r.join("logs/old")).unwrap();
@@ -309,15 +238,15 @@ async fn pull_and_push_files_and_folders_inside_the_workspace_only() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unreachable_hosts_say_what_failed_and_what_to_check() {
-    let Some(sshd) = Sshd::start("unreachable_hosts_say_what_failed_and_what_to_check") else { return };
-    let mut closed = sshd.entry("closed");
+    let Some(sshd) = start_sshd("unreachable_hosts_say_what_failed_and_what_to_check") else { return };
+    let mut closed = entry(&sshd, "closed");
     closed.port = Some(free_port());
-    let mut nowhere = sshd.entry("nowhere");
+    let mut nowhere = entry(&sshd, "nowhere");
     nowhere.host = Some("no-such-host.invalid".into());
     // A key the host does not know.
-    let mut stranger = sshd.entry("stranger");
-    stranger.identity_file = Some(sshd.dir.path().join("other"));
-    let mut s = session(vec![sshd.entry("box"), closed, nowhere, stranger], 30, None).await;
+    let mut stranger = entry(&sshd, "stranger");
+    stranger.identity_file = Some(sshd.stranger_identity());
+    let mut s = session(vec![entry(&sshd, "box"), closed, nowhere, stranger], 30, None).await;
 
     let (_, err, code) = raw(&mut s, "clip closed 'echo hi'", None).await;
     assert_eq!(code, 255, "{err}");
@@ -343,7 +272,7 @@ async fn unreachable_hosts_say_what_failed_and_what_to_check() {
     // What it is, where, and an example.
     let (out, _, code) = raw(&mut s, "clip box", None).await;
     assert_eq!(code, 0);
-    assert!(out.contains("kind:    ssh") && out.contains(&format!("127.0.0.1:{}", sshd.port)), "{out}");
+    assert!(out.contains("kind:    ssh") && out.contains(&format!("127.0.0.1:{}", sshd.port())), "{out}");
     assert!(out.contains("status:  reachable") && out.contains("clip box 'uname -a"), "{out}");
     // An unknown name navigates.
     let (_, err, code) = raw(&mut s, "clip bx 'ls'", None).await;
@@ -354,8 +283,8 @@ async fn unreachable_hosts_say_what_failed_and_what_to_check() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_second_call_shares_the_first_ones_connection() {
-    let Some(sshd) = Sshd::start("the_second_call_shares_the_first_ones_connection") else { return };
-    let mut s = session(vec![sshd.entry("box")], 30, None).await;
+    let Some(sshd) = start_sshd("the_second_call_shares_the_first_ones_connection") else { return };
+    let mut s = session(vec![entry(&sshd, "box")], 30, None).await;
     let t = Instant::now();
     let (out, err, _) = raw(&mut s, "clip box 'echo hi; echo first >&2'", None).await;
     let cold = t.elapsed();
@@ -384,8 +313,8 @@ async fn the_second_call_shares_the_first_ones_connection() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_policy_checks_the_line_sent_there_like_a_local_line() {
-    let Some(sshd) = Sshd::start("the_policy_checks_the_line_sent_there_like_a_local_line") else { return };
-    let mut s = session(vec![sshd.entry("prod")], 30, Some(PolicyConfig::default())).await;
+    let Some(sshd) = start_sshd("the_policy_checks_the_line_sent_there_like_a_local_line") else { return };
+    let mut s = session(vec![entry(&sshd, "prod")], 30, Some(PolicyConfig::default())).await;
     let marker = tempfile::tempdir().unwrap();
     let (_, err, code) = raw(&mut s, "clip prod 'rm -rf /'", None).await;
     assert_eq!(code, 126, "{err}");
@@ -400,7 +329,7 @@ async fn the_policy_checks_the_line_sent_there_like_a_local_line() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn secrets_stay_out_of_the_ssh_child() {
-    let Some(sshd) = Sshd::start("secrets_stay_out_of_the_ssh_child") else { return };
+    let Some(sshd) = start_sshd("secrets_stay_out_of_the_ssh_child") else { return };
     // The ssh client is pointed at a wrapper that records its own environment.
     let bin = tempfile::tempdir().unwrap();
     let record = bin.path().join("env.txt");
@@ -418,8 +347,8 @@ async fn secrets_stay_out_of_the_ssh_child() {
     // so no other test's threads see them.
     let probe = Command::new("sh")
         .args(["-c", &script, std::env::current_exe().unwrap().to_str().unwrap()])
-        .env("CLIX_TEST_SSH_PORT", sshd.port.to_string())
-        .env("CLIX_TEST_SSH_DIR", sshd.dir.path())
+        .env("CLIX_TEST_SSH_PORT", sshd.port().to_string())
+        .env("CLIX_TEST_SSH_DIR", sshd.dir())
         .output()
         .unwrap();
     let report = String::from_utf8_lossy(&probe.stdout);

@@ -1,9 +1,11 @@
 //! What the test suites of several clix crates share, written once: how a
 //! test says it was skipped, the canary folder of the attack tests and
 //! their symlink-swapping race, the real small model the end-to-end
-//! tests serve (`llm`), and which processes are still alive (`procs`).
+//! tests serve (`llm`), which processes are still alive (`procs`), and a
+//! private sshd for the `clip` tests (`sshd`).
 //!
-//! It is a dev-dependency only. It must not hold assertions about clix's
+//! It is a dev-dependency only (and a dependency of the benchmark, which is
+//! not shipped and reaches the same sshd). It must not hold assertions about clix's
 //! behaviour (those belong to each crate's own tests), only the harness
 //! around them.
 
@@ -11,9 +13,11 @@ mod canary;
 pub mod llm;
 mod procs;
 mod skip;
+mod sshd;
 mod swapper;
 
 pub use canary::Canary;
 pub use procs::{chromiums_of, pids_with_cmdline};
 pub use skip::{skip_host_limit, skip_missing};
+pub use sshd::{Sshd, free_port, which, whoami};
 pub use swapper::Swapper;

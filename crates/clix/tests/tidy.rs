@@ -63,9 +63,10 @@ const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
     ),
     // The eval harness.
     ("clix-eval", &["clix-agent", "clix-engine", "clix-hub", "clix-memory", "clix-sandbox", "clix-workspace"]),
-    // Test support, a dev-dependency only: no crate may need it to build.
+    // Test support, a dev-dependency only (and the unshipped bench's): no
+    // shipped crate may need it to build.
     ("clix-testkit", &[]),
-    // Not shipped: it measures the others side by side.
+    // Not shipped: it measures the others side by side (with the tests' sshd).
     (
         "clix-bench",
         &[
@@ -80,6 +81,7 @@ const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
             "clix-present",
             "clix-sandbox",
             "clix-shell",
+            "clix-testkit",
             "clix-workspace",
         ],
     ),
