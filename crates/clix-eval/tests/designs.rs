@@ -52,7 +52,14 @@ async fn run_sends_layer_two_and_keeps_the_raw_stdout() {
     let call = tools.call("run", &json!({"command": "cat missing.txt"})).await;
     assert!(call.failed() && call.text.contains("[exit:1"), "{}", call.text);
     let call = tools.call("bash", &json!({"command": "ls"})).await;
-    assert_eq!((call.text.as_str(), call.exit_code), ("unknown tool `bash`; the tools are: run", 2));
+    assert_eq!(
+        (call.text.as_str(), call.exit_code),
+        (
+            "[error] unknown tool \"bash\". The tools are: run(command, stdin?). bash is not a tool; if it is a \
+             command, run it through run with the whole command line, e.g. {\"command\":\"bash --help\"}.",
+            2
+        )
+    );
     let call = tools.call("run", &json!({"cmd": "ls"})).await;
     assert!(call.text.contains("missing argument `command`") && call.failed(), "{}", call.text);
 }

@@ -29,6 +29,10 @@ const GUESS: &str = r#"{"id":"guess","category":"text","description":"d",
     "files":{"/data/app.log":"ERROR a\nINFO b\n"},
     "expectations":[{"check":"file_exists:/data/count.txt"},{"check":"answer_contains:0"}]}"#;
 
+const UNKNOWN: &str = r#"{"id":"unknown","category":"text","description":"d",
+    "prompt":"Convert /data/users.csv to JSON.","files":{"/data/users.csv":"a,b\n1,2\n"},
+    "expectations":[{"check":"stdout_contains:1"}]}"#;
+
 const SLOW: &str = r#"{"id":"slow","category":"text","description":"d","prompt":"Say hi.","timeout_secs":1,
     "files":{},"expectations":[{"check":"answer_contains:hi"}]}"#;
 
@@ -68,6 +72,15 @@ fn scripted(body: &Value) -> Reply {
             return openai_calls(&[(shell, &json!({ "command": command }).to_string())], 100, 10);
         }
         return openai_text("There are 3 ERROR lines.", 150, 5);
+    }
+    if prompt.starts_with("Convert") {
+        // A command called as a tool, as small models do; then a script
+        // shown, not run (run for it: the refused call ran nothing); then it gives up.
+        return match results {
+            0 => openai_calls(&[("csv", r#"{"file": "users.csv"}"#)], 10, 1),
+            1 => openai_text("Try:\n```bash\nls\n```", 10, 1),
+            _ => openai_text("I could not.", 10, 1),
+        };
     }
     if prompt.starts_with("How many WARN") {
         return openai_text("7", 50, 3);
@@ -186,4 +199,29 @@ async fn an_unreachable_provider_is_an_error_record_not_a_crash() {
     let r = &results.attempts[0];
     assert_eq!((r.passed, r.stop_reason), (false, StopReason::Error));
     assert!(r.error.as_deref().unwrap().contains("127.0.0.1"), "{:?}", r.error);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_to_a_tool_the_design_lacks_is_a_failed_call_that_says_what_to_do() {
+    if !sandbox_ready("a_call_to_a_tool_the_design_lacks_is_a_failed_call_that_says_what_to_do") {
+        return;
+    }
+    let server = support::start_fn(model).await;
+    let out = tempfile::tempdir().unwrap();
+    let run = run(&server.url, vec![Design::Run], 1, 1, &out.path().join("runs"));
+    let results = run_model(&[task(UNKNOWN)], &[], &run, &mut |_| {}).await;
+    let r = &results.attempts[0];
+    assert_eq!((r.steps, r.tool_calls, r.failed_calls), (3, 2, 1), "{:?}", r.calls);
+    let tools: Vec<&str> = r.calls.iter().map(|c| c.tool.as_str()).collect();
+    assert_eq!(tools, ["csv", "run"], "the shown script ran after the refused call");
+    // What the model was answered, as the trajectory keeps it.
+    let trajectory = std::fs::read_to_string(r.trajectory.as_ref().unwrap()).unwrap();
+    let answered = trajectory
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["type"] == "tool_result")
+        .and_then(|e| e["text"].as_str().map(str::to_string))
+        .expect("a tool_result record");
+    assert!(answered.starts_with("[error] unknown tool \"csv\". The tools are: run(command, stdin?)."), "{answered}");
+    assert!(answered.contains(r#"{"command":"csv --help"}"#), "{answered}");
 }

@@ -50,7 +50,9 @@ impl<T: Tools> Agent<'_, T> {
                 stdin: invocation.stdin.clone(),
             };
             self.emit(on_event, tool_call);
-            self.ran_a_call = true;
+            // A tool set may answer a tool it lacks itself (the eval's do):
+            // such a call ran nothing.
+            self.ran_a_call |= self.tools.iter().any(|t| t.name == call.name);
             let mut out = self.engine.run(&invocation).await;
             let key = (invocation.tool.clone(), invocation.arguments.clone());
             if previous.contains(&key) {

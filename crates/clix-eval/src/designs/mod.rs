@@ -137,10 +137,7 @@ impl Executor {
             Executor::Run(t) if tool == "run" => t.call(arguments).await,
             Executor::Bash(t) if tool == "bash" => t.call("bash", arguments).await,
             Executor::Typed(t) if typed::TOOL_NAMES.contains(&tool) => t.call(tool, arguments).await,
-            _ => {
-                let names = self.design().tool_names().join(", ");
-                ToolCall::refused(tool, arguments, format!("unknown tool `{tool}`; the tools are: {names}"))
-            }
+            _ => ToolCall::refused(tool, arguments, clix_agent::unknown_tool_text(tool, &self.tools())),
         }
     }
 
