@@ -20,10 +20,17 @@ struct Outcome {
     _ws: tempfile::TempDir,
 }
 
-/// The scripts answer a task in one reply, so a first answer is not asked
-/// again here; `a_first_answer_without_looking_…` tests that default.
+/// The scripts answer a task in one reply, so an answer is not asked
+/// again here; `a_first_answer_without_looking_…` and
+/// `an_answer_right_after_a_failed_call_…` test those defaults.
 fn settings() -> AgentSettings {
-    AgentSettings { model_call_tries: 3, model_call_secs: 10, look_first: false, ..AgentSettings::default() }
+    AgentSettings {
+        model_call_tries: 3,
+        model_call_secs: 10,
+        look_first: false,
+        retry_failed: false,
+        ..AgentSettings::default()
+    }
 }
 
 async fn run(script: Vec<Reply>, settings: AgentSettings, task: &str) -> Outcome {
@@ -371,6 +378,75 @@ async fn a_first_answer_without_looking_is_asked_again_with_a_tool_call_required
     assert!(AgentSettings::default().look_first);
     let o = run(vec![openai_text("3", 1, 1)], settings(), "how many lines?").await;
     assert_eq!((o.summary.answer.as_str(), o.requests.len()), ("3", 1));
+}
+
+#[tokio::test]
+async fn an_answer_right_after_a_failed_call_is_asked_again_once_with_a_tool_call_required() {
+    let retry = AgentSettings { retry_failed: true, ..settings() };
+    let failing = || openai_calls(&[("run", &run_call("wc -l note.txt"))], 1, 1);
+    let gave_up = "The file note.txt does not exist; check the name.";
+    let o = run(
+        vec![
+            failing(),
+            openai_text(gave_up, 1, 1),
+            openai_calls(&[("run", &run_call("wc -l notes.txt"))], 1, 1),
+            openai_text("2", 1, 1),
+        ],
+        retry.clone(),
+        "how many lines has notes.txt?",
+    )
+    .await;
+    assert_eq!((o.summary.answer.as_str(), o.summary.steps), ("2", 4));
+    let choices: Vec<&Value> = o.requests.iter().map(|r| &r.body["tool_choice"]).collect();
+    assert_eq!(choices, [&Value::from("auto"), &"auto".into(), &"required".into(), &"auto".into()]);
+    assert!(!texts(&o.requests[2]).contains(&gave_up), "the give-up is not kept: {:?}", texts(&o.requests[2]));
+    // Once a run: a second give-up after another failure is the answer.
+    let o = run(
+        vec![failing(), openai_text(gave_up, 1, 1), failing(), openai_text(gave_up, 1, 1)],
+        retry.clone(),
+        "how many lines?",
+    )
+    .await;
+    assert_eq!((o.summary.answer.as_str(), o.requests.len()), (gave_up, 4));
+    // An answer after a call that worked is the answer.
+    let o = run(
+        vec![openai_calls(&[("run", &run_call("wc -l notes.txt"))], 1, 1), openai_text("2", 1, 1)],
+        retry.clone(),
+        "how many lines?",
+    )
+    .await;
+    assert_eq!((o.summary.answer.as_str(), o.requests.len()), ("2", 2));
+    // A refused call (an unknown tool) is a failed call too.
+    let o = run(
+        vec![
+            openai_calls(&[("run", &run_call("wc -l notes.txt"))], 1, 1),
+            openai_calls(&[("count", r#"{"file": "notes.txt"}"#)], 1, 1),
+            openai_text("I cannot count it.", 1, 1),
+            openai_text("2", 1, 1),
+        ],
+        retry.clone(),
+        "how many lines?",
+    )
+    .await;
+    assert_eq!(o.requests[3].body["tool_choice"], "required");
+    // With one step left, the step is not spent on asking again.
+    let o = run(vec![failing(), openai_text(gave_up, 1, 1)], AgentSettings { max_steps: 2, ..retry }, "n?").await;
+    assert_eq!((o.summary.answer.as_str(), o.requests.len()), (gave_up, 2));
+    assert!(AgentSettings::default().retry_failed, "on by default");
+}
+
+#[tokio::test]
+async fn a_corrected_command_shown_after_a_failed_call_is_run() {
+    let failing = || openai_calls(&[("run", &run_call("wc -l note.txt"))], 1, 1);
+    let corrected = "The file is notes.txt. Run:\n```bash\nwc -l notes.txt\n```";
+    let o = run(vec![failing(), openai_text(corrected, 1, 1), openai_text("2", 1, 1)], settings(), "count").await;
+    assert_eq!((o.summary.answer.as_str(), o.summary.steps), ("2", 3));
+    let results = tool_results(&o);
+    assert!(results.len() == 2 && results[1].starts_with("2 notes.txt"), "{results:?}");
+    // The failed command shown again is not run again: it is the answer.
+    let same = "Run:\n```bash\nwc -l note.txt\n```";
+    let o = run(vec![failing(), openai_text(same, 1, 1)], settings(), "count").await;
+    assert_eq!((o.summary.answer.as_str(), tool_results(&o).len()), (same, 1));
 }
 
 #[tokio::test]

@@ -145,11 +145,20 @@ struct Progress {
     /// The last call's input tokens as the provider counted them: the
     /// conversation's size, which compaction trusts over its own estimate.
     last_input_tokens: u64,
-    /// A first answer was already asked again (once per run).
-    asked_again: bool,
+    /// The reasons an answer was already asked again for (each once per run).
+    asked_again: Vec<AskAgain>,
     /// The answer given without looking, while it is asked again with a
     /// tool call required: it stands if that call fails.
     unlooked_answer: Option<String>,
+}
+
+/// Why an answer is asked again with a tool call required.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AskAgain {
+    /// Given before any call ran (`agent.look_first`).
+    Unlooked,
+    /// Given right after a call that failed (`agent.retry_failed`).
+    AfterFailure,
 }
 
 impl Progress {
@@ -183,6 +192,9 @@ pub struct Agent<'e, T: Tools = Engine> {
     /// A call of this conversation reached the tools (one refused as an
     /// unknown tool or for bad arguments did not).
     ran_a_call: bool,
+    /// The command of the conversation's last call, when that call failed
+    /// (a non-zero exit, or refused: then its raw arguments).
+    last_failed_call: Option<String>,
 }
 
 impl<'e, T: Tools> Agent<'e, T> {
@@ -214,6 +226,7 @@ impl<'e, T: Tools> Agent<'e, T> {
             worked: false,
             last_calls: Vec::new(),
             ran_a_call: false,
+            last_failed_call: None,
         }
     }
 
@@ -395,11 +408,11 @@ impl<'e, T: Tools> Agent<'e, T> {
             self.run_tool_calls(progress.steps, &reply.tool_calls, on_event).await;
             return None;
         }
-        if self.should_ask_again(progress, &reply.text) {
+        if let Some(reason) = self.ask_again_for(progress, &reply.text) {
             // The reply leaves the conversation: asked again, the model
             // would otherwise repeat its guess.
             self.messages.pop();
-            progress.asked_again = true;
+            progress.asked_again.push(reason);
             progress.unlooked_answer = Some(reply.text);
             return None;
         }
@@ -414,39 +427,54 @@ impl<'e, T: Tools> Agent<'e, T> {
         Some(StopReason::Answered)
     }
 
-    /// The call a reply without one meant: a call written as text, or,
-    /// when no call has run in the conversation yet (a refused one, to a
-    /// tool that is not offered, does not count), the script it showed
-    /// instead of running.
+    /// The call a reply without one meant: a call written as text, or the
+    /// script it showed instead of running, when no call has run in the
+    /// conversation yet (a refused one, to a tool that is not offered, does
+    /// not count) or the last call failed and the script is not that call
+    /// again: after an error, small models show "the corrected command" and
+    /// stop (Qwen2.5-Coder-1.5B did in 4 of the 11 runs of bashkit-eval it
+    /// gave up on after an error, docs/eval.md).
     fn call_meant_by(&self, text: &str, progress: &Progress) -> Option<ToolCall> {
         if let Some(call) = text_calls::call_in_text(text, &self.tools, progress.steps) {
             tracing::debug!(tool = %call.name, "the model wrote its tool call as text; it is run as a call");
             return Some(call);
         }
-        let call = text_calls::shown_script_call(text, &self.tools, progress.steps).filter(|_| !self.ran_a_call)?;
-        tracing::debug!(tool = %call.name, "the model showed a script without running anything; it is run as a call");
+        let call = text_calls::shown_script_call(text, &self.tools, progress.steps)?;
+        let command = text_calls::command_of(&call);
+        let fixes_a_failure = self.last_failed_call.as_deref().is_some_and(|failed| failed.trim() != command.trim());
+        if self.ran_a_call && !fixes_a_failure {
+            return None;
+        }
+        tracing::debug!(tool = %call.name, "the model showed a script instead of running it; it is run as a call");
         Some(call)
     }
 
-    /// Whether a reply without a tool call is asked again, once, with a
-    /// tool call required (`tool_choice: required`): with `agent.look_first`,
-    /// an answer given before any call has run in the whole conversation.
-    /// Small models guess: asked how many ERROR lines a log has,
-    /// Qwen2.5-Coder-1.5B said "2" without looking (there were 3), and a
-    /// note asking it to look was ignored in all 8 attempts it was sent
-    /// (docs/eval.md); a required call cannot be. The last step of the
-    /// budget is not spent on it.
-    fn should_ask_again(&self, progress: &Progress, text: &str) -> bool {
-        let ask = self.settings.look_first
-            && !progress.asked_again
-            && !self.tools.is_empty()
-            && !text.trim().is_empty()
-            && progress.steps < self.settings.budgets().max_steps
-            && !self.ran_a_call;
-        if ask {
-            tracing::debug!("the model answered without looking; asked again, a tool call required");
+    /// Why a reply without a tool call is asked again, once for each
+    /// reason, with a tool call required (`tool_choice: required`), if it
+    /// is: with `agent.look_first`, an answer given before any call has
+    /// run in the whole conversation; with `agent.retry_failed`, an answer
+    /// given right after a call that failed. Small models guess: asked how
+    /// many ERROR lines a log has, Qwen2.5-Coder-1.5B said "2" without
+    /// looking (there were 3), and a note asking it to look was ignored in
+    /// all 8 attempts it was sent (docs/eval.md); a required call cannot
+    /// be. After an error the same model mostly explains the error to the
+    /// user and stops (11 of the 34 bashkit-eval runs it failed). The last
+    /// step of the budget is not spent on it.
+    fn ask_again_for(&self, progress: &Progress, text: &str) -> Option<AskAgain> {
+        let room =
+            !self.tools.is_empty() && !text.trim().is_empty() && progress.steps < self.settings.budgets().max_steps;
+        let reason = if !room {
+            return None;
+        } else if !self.ran_a_call {
+            self.settings.look_first.then_some(AskAgain::Unlooked)
+        } else {
+            (self.settings.retry_failed && self.last_failed_call.is_some()).then_some(AskAgain::AfterFailure)
+        }?;
+        if progress.asked_again.contains(&reason) {
+            return None;
         }
-        ask
+        tracing::debug!(?reason, "the model answered without a look at a result; asked again, a tool call required");
+        Some(reason)
     }
 
     /// After a budget stop, one last text-only call so the model reports

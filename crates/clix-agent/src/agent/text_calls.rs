@@ -89,6 +89,12 @@ pub(super) fn shown_script_call(text: &str, tools: &[ToolSpec], step: u32) -> Op
     Some(ToolCall { id: format!("shown_{step}"), name: shell.name.clone(), arguments: arguments.to_string() })
 }
 
+/// The command line of a call made by [`shown_script_call`].
+pub(super) fn command_of(call: &ToolCall) -> String {
+    let arguments: Value = serde_json::from_str(&call.arguments).unwrap_or_default();
+    arguments.get("command").and_then(Value::as_str).unwrap_or_default().to_string()
+}
+
 /// The bodies of the fenced blocks of `text`, the last one to the end of
 /// the text when it is never closed.
 fn fences(text: &str) -> impl Iterator<Item = &str> {

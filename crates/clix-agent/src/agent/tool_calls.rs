@@ -39,6 +39,7 @@ impl<T: Tools> Agent<'_, T> {
                     };
                     self.emit(on_event, result);
                     self.messages.push(Message::tool_result(&call.id, message, true));
+                    self.last_failed_call = Some(call.arguments.clone());
                     continue;
                 }
             };
@@ -79,6 +80,7 @@ impl<T: Tools> Agent<'_, T> {
                 images: seen.iter().map(|(_, i)| i.clone()).collect(),
             };
             self.emit(on_event, result);
+            self.last_failed_call = (out.exit_code != 0).then(|| invocation.command.clone());
             self.messages.push(Message::tool_result(&call.id, out.text, out.exit_code != 0));
             images.extend(seen);
         }
