@@ -10,8 +10,10 @@ use serde::{Deserialize, Serialize};
 #[serde(default, deny_unknown_fields)]
 pub struct BrowserSettings {
     /// The Chromium to run; empty looks for `chromium-headless-shell`,
-    /// `chromium`, `chromium-browser` and `google-chrome` on PATH.
-    pub executable: Option<PathBuf>,
+    /// `chromium`, `chromium-browser` and `google-chrome` on PATH. (Not an
+    /// `Option`: the config file knows its keys from the defaults, and a
+    /// `None` has no key there.)
+    pub executable: PathBuf,
     /// Seconds without a `browser` command before the browser is closed.
     pub idle_secs: u64,
     /// Hosts pages may reach besides loopback and `file://` (`example.com`,
@@ -28,7 +30,7 @@ pub struct BrowserSettings {
 impl Default for BrowserSettings {
     fn default() -> Self {
         BrowserSettings {
-            executable: None,
+            executable: PathBuf::new(),
             idle_secs: 600,
             allow: Vec::new(),
             eval: false,

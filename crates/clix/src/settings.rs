@@ -109,3 +109,25 @@ fn progress_bar() -> Progress {
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The config file knows its keys from the defaults (`clix_config`), and
+    /// TOML has no null: a setting whose default is `None` could never be set
+    /// from the file (`[browser] executable` once could not).
+    #[test]
+    fn every_setting_has_a_key_in_the_defaults() {
+        fn nulls(prefix: &str, v: &serde_json::Value, out: &mut Vec<String>) {
+            match v {
+                serde_json::Value::Null => out.push(prefix.to_string()),
+                serde_json::Value::Object(m) => m.iter().for_each(|(k, v)| nulls(&format!("{prefix}.{k}"), v, out)),
+                _ => {}
+            }
+        }
+        let mut found = Vec::new();
+        nulls("", &serde_json::to_value(Settings::default()).unwrap(), &mut found);
+        assert!(found.is_empty(), "settings without a default value: {found:?}");
+    }
+}

@@ -152,6 +152,12 @@ fn config_lives_under_clix_home_and_shows_its_sources() {
     assert_eq!(v["limits.timeout_secs"]["value"], 9);
     assert_eq!(v["limits.timeout_secs"]["source"], "env CLIX_LIMITS_TIMEOUT_SECS");
     assert_eq!(v["present.tail_lines"]["source"], "default");
+    // A setting empty by default is still a key the file may set.
+    std::fs::write(env.home.path().join("config.toml"), "[browser]\nexecutable = \"/opt/chrome\"\n").unwrap();
+    let o = env.run(&["config", "show", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{}", stderr(&o)));
+    assert_eq!(v["browser.executable"]["value"], "/opt/chrome");
+    std::fs::write(env.home.path().join("config.toml"), "[present]\nmax_lines = 10\n").unwrap();
 
     // The file's threshold is in force for `run`.
     let o = env.run(&["run", "seq 1 11"]);

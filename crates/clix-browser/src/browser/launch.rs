@@ -17,7 +17,8 @@ pub const CANDIDATES: &[&str] = &["chromium-headless-shell", "chromium", "chromi
 
 /// The Chromium `settings` names, or the first candidate on PATH.
 pub fn find_executable(settings: &BrowserSettings, path_var: Option<&str>) -> Result<PathBuf> {
-    if let Some(exe) = &settings.executable {
+    let exe = &settings.executable;
+    if !exe.as_os_str().is_empty() {
         return if is_executable(exe) {
             Ok(exe.clone())
         } else {
@@ -165,7 +166,7 @@ mod tests {
         let err = find_executable(&settings, Some("/nonexistent")).unwrap_err();
         assert!(err.to_string().contains("apt-get install chromium-headless-shell"), "{err}");
         assert_eq!(err.exit_code(), 127);
-        let named = BrowserSettings { executable: Some("/no/chrome".into()), ..BrowserSettings::default() };
+        let named = BrowserSettings { executable: "/no/chrome".into(), ..BrowserSettings::default() };
         assert!(find_executable(&named, None).unwrap_err().to_string().contains("/no/chrome"));
     }
 }
