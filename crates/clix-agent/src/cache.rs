@@ -54,7 +54,7 @@ impl ReplyCache {
     /// A hash of everything that decides the reply: endpoint, model and
     /// request, with the durations in tool-result footers left out (they
     /// differ on every run, and would make a replay never hit).
-    pub(crate) fn key(endpoint: &str, model: &str, req: &ChatRequest<'_>) -> String {
+    pub(crate) fn key(endpoint: &str, model: &str, temperature: Option<f64>, req: &ChatRequest<'_>) -> String {
         let mut h = Sha256::new();
         h.update(endpoint.as_bytes());
         h.update([0]);
@@ -79,6 +79,10 @@ impl ReplyCache {
             ToolChoice::Required => 2,
         }]);
         h.update(req.max_output_tokens.to_le_bytes());
+        // Unset, the bytes of older caches.
+        if let Some(t) = temperature {
+            h.update(t.to_le_bytes());
+        }
         h.finalize().iter().map(|b| format!("{b:02x}")).collect()
     }
 
@@ -118,5 +122,21 @@ impl ReplyCache {
                 i64::try_from(reply.usage.output_tokens).unwrap_or(i64::MAX)
             ],
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::Message;
+
+    #[test]
+    fn a_temperature_is_part_of_the_key_only_when_sent() {
+        let messages = [Message::new(Role::User, "hi")];
+        let req = ChatRequest { messages: &messages, tools: &[], tool_choice: ToolChoice::Auto, max_output_tokens: 8 };
+        let key = |t| ReplyCache::key("http://m/v1", "m", t, &req);
+        assert_ne!(key(None), key(Some(0.0)));
+        assert_ne!(key(Some(0.0)), key(Some(0.7)));
+        assert_eq!(key(Some(0.7)), key(Some(0.7)));
     }
 }

@@ -69,6 +69,13 @@ pub struct AgentSettings {
     /// bashkit-eval runs it failed, docs/eval.md). On by default; one more
     /// model call when the failure was the answer.
     pub retry_failed: bool,
+    /// The sampling temperature sent with every model call; negative (the
+    /// default, -1) sends none, so the provider's own default holds
+    /// (llama.cpp's server: 0.8). 0 makes a local model's replies
+    /// repeatable, which `clix eval` needs to compare two versions
+    /// attempt by attempt. (A number, not an `Option`: the config file
+    /// knows its keys from the defaults.)
+    pub temperature: f64,
 }
 
 impl Default for AgentSettings {
@@ -90,6 +97,7 @@ impl Default for AgentSettings {
             keep_last_messages: 8,
             look_first: true,
             retry_failed: true,
+            temperature: -1.0,
         }
     }
 }
@@ -108,6 +116,11 @@ pub struct Budgets {
 }
 
 impl AgentSettings {
+    /// The temperature to send, if any (`agent.temperature` when not negative).
+    pub fn temperature(&self) -> Option<f64> {
+        (self.temperature >= 0.0).then_some(self.temperature)
+    }
+
     /// The limits of one run.
     pub fn budgets(&self) -> Budgets {
         Budgets {
@@ -120,7 +133,7 @@ impl AgentSettings {
 }
 
 /// Where the model calls go.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ResolvedProvider {
     /// Which API the endpoint speaks.
     pub kind: ProviderKind,
@@ -133,6 +146,8 @@ pub struct ResolvedProvider {
     pub model: String,
     /// Stream replies (OpenAI-compatible).
     pub stream: bool,
+    /// The sampling temperature to send; `None` leaves the provider's default.
+    pub temperature: Option<f64>,
 }
 
 /// Flags beat the environment, which beats the file: `AGENT_*` (seed 003),
@@ -184,7 +199,7 @@ pub fn resolve_provider(
                 (ProviderKind::OpenAi, _) => "qwen2.5-coder:7b".into(),
             }
         });
-    Ok(ResolvedProvider { kind, base_url, api_key, model, stream: s.stream })
+    Ok(ResolvedProvider { kind, base_url, api_key, model, stream: s.stream, temperature: s.temperature() })
 }
 
 #[cfg(test)]

@@ -4,16 +4,23 @@
 
 mod support;
 
-use clix_agent::{Agent, AgentSettings, Event, ProviderKind, StopReason};
+use clix_agent::{Agent, AgentSettings, Event, Provider, StopReason, resolve_provider};
 use serde_json::{Value, json};
-use support::{RED_PNG, Recorded, Reply, anthropic_reply, engine, provider, run_call, start};
+use support::{RED_PNG, Recorded, Reply, anthropic_reply, engine, run_call, start};
 
 async fn run(script: Vec<Reply>, settings: AgentSettings) -> (clix_agent::RunSummary, Vec<Recorded>, Vec<Event>) {
     let server = start(script).await;
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(ws.path().join("red.png"), RED_PNG).unwrap();
     let mut engine = engine(ws.path()).await;
-    let provider = provider(ProviderKind::Anthropic, server.url.clone(), Some("ant-key"), "claude-scripted", true);
+    let configured = AgentSettings {
+        provider: "anthropic".into(),
+        base_url: server.url.clone(),
+        model: "claude-scripted".into(),
+        api_key: "ant-key".into(),
+        ..settings.clone()
+    };
+    let provider = Provider::new(&resolve_provider(&configured, |_| None, None, None).unwrap());
     let mut agent = Agent::new(&mut engine, provider, settings, None);
     let mut events = Vec::new();
     let summary = agent.run("look at red.png and count", &mut |e| events.push(e.clone())).await;
@@ -93,8 +100,9 @@ async fn an_answer_without_looking_is_asked_again_with_tool_choice_any() {
         anthropic_reply("", &[("t1", &run_call("see red.png"))], 10, 1),
         anthropic_reply("It is red.", &[], 10, 1),
     ];
-    let (summary, requests, _) = run(script, AgentSettings { look_first: true, ..settings() }).await;
+    let (summary, requests, _) = run(script, AgentSettings { look_first: true, temperature: 0.5, ..settings() }).await;
     assert_eq!(summary.answer, "It is red.");
+    assert!(requests.iter().all(|r| r.body["temperature"] == 0.5), "agent.temperature is sent");
     let choices: Vec<&Value> = requests.iter().map(|r| &r.body["tool_choice"]["type"]).collect();
     assert_eq!(choices, ["auto", "any", "auto"]);
     let asked_again = requests[1].body["messages"].as_array().unwrap();

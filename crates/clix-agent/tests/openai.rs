@@ -6,7 +6,9 @@ mod support;
 
 use std::time::Duration;
 
-use clix_agent::{Agent, AgentSettings, Event, ProviderKind, RunSummary, StopReason, Trajectory, read_run};
+use clix_agent::{
+    Agent, AgentSettings, Event, Provider, ProviderKind, RunSummary, StopReason, Trajectory, read_run, resolve_provider,
+};
 use serde_json::Value;
 use support::{
     RED_PNG, Recorded, Reply, Server, engine, openai_calls, openai_json, openai_text, provider, run_call, start,
@@ -44,8 +46,15 @@ async fn run_on(server: &Server, settings: AgentSettings, task: &str) -> Outcome
     std::fs::write(ws.path().join("red.png"), RED_PNG).unwrap();
     let runs = ws.path().join(".runs");
     let mut engine = engine(ws.path()).await;
-    let provider =
-        provider(ProviderKind::OpenAi, format!("{}/v1", server.url), Some("test-key"), "scripted", settings.stream);
+    // Resolved from the settings, as clix does: their temperature is sent.
+    let configured = AgentSettings {
+        provider: "openai".into(),
+        base_url: format!("{}/v1", server.url),
+        model: "scripted".into(),
+        api_key: "test-key".into(),
+        ..settings.clone()
+    };
+    let provider = Provider::new(&resolve_provider(&configured, |_| None, None, None).unwrap());
     let trajectory = Trajectory::create(&runs).unwrap();
     let id = trajectory.id.clone();
     let mut agent = Agent::new(&mut engine, provider, settings, Some(trajectory));
@@ -447,6 +456,14 @@ async fn a_corrected_command_shown_after_a_failed_call_is_run() {
     let same = "Run:\n```bash\nwc -l note.txt\n```";
     let o = run(vec![failing(), openai_text(same, 1, 1)], settings(), "count").await;
     assert_eq!((o.summary.answer.as_str(), tool_results(&o).len()), (same, 1));
+}
+
+#[tokio::test]
+async fn a_temperature_is_sent_only_when_set() {
+    let o = run(vec![openai_text("hi", 1, 1)], settings(), "hi").await;
+    assert_eq!(o.requests[0].body.get("temperature"), None, "the provider's default holds");
+    let o = run(vec![openai_text("hi", 1, 1)], AgentSettings { temperature: 0.0, ..settings() }, "hi").await;
+    assert_eq!(o.requests[0].body["temperature"], 0.0);
 }
 
 #[tokio::test]

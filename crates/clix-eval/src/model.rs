@@ -106,6 +106,7 @@ pub async fn run_model(
         schema_version: crate::report::SCHEMA_VERSION,
         mode: Mode::Model,
         model: Some(run.provider.model.clone()),
+        temperature: run.provider.temperature,
         finished_unix,
         suites: suites.to_vec(),
         designs: run.designs.clone(),

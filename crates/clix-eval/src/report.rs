@@ -284,6 +284,11 @@ pub struct Results {
     pub mode: Mode,
     /// The model, when one ran.
     pub model: Option<String>,
+    /// The sampling temperature sent (`agent.temperature`); none when the
+    /// provider's default held, which is sampled for llama.cpp (0.8), so
+    /// two runs differ by chance and are not comparable attempt by attempt.
+    #[serde(default)]
+    pub temperature: Option<f64>,
     /// When the run ended, in seconds since 1970.
     pub finished_unix: u64,
     /// The suites given.
@@ -471,6 +476,7 @@ pub(crate) mod tests {
             schema_version: SCHEMA_VERSION,
             mode: Mode::Model,
             model: Some("m".into()),
+            temperature: None,
             finished_unix: 1,
             suites: vec![PathBuf::from("evals/core.jsonl")],
             designs,
@@ -550,6 +556,7 @@ pub(crate) mod tests {
             schema_version: SCHEMA_VERSION,
             mode: Mode::Solution,
             model: None,
+            temperature: None,
             finished_unix: 1,
             suites: vec![PathBuf::from("evals/core.jsonl")],
             designs: vec![Design::Run, Design::Bash],

@@ -73,6 +73,7 @@ pub async fn run_solutions(tasks: &[Task], suites: &[std::path::PathBuf], run: &
         schema_version: crate::report::SCHEMA_VERSION,
         mode: Mode::Solution,
         model: None,
+        temperature: None,
         finished_unix,
         suites: suites.to_vec(),
         designs: run.designs.clone(),

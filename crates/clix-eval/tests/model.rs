@@ -98,6 +98,7 @@ fn run(url: &str, designs: Vec<Design>, repeat: u32, jobs: usize, runs: &Path) -
             api_key: None,
             model: "scripted".into(),
             stream: true,
+            temperature: None,
         },
         // The scripted model answers some tasks without a call: taken as the answer.
         agent: AgentSettings { model_call_tries: 1, look_first: false, ..AgentSettings::default() },

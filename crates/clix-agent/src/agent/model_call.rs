@@ -67,8 +67,9 @@ impl<T: Tools> Agent<'_, T> {
             tool_choice: choice,
             max_output_tokens: self.settings.max_output_tokens,
         };
-        let key =
-            self.cache.as_ref().map(|_| ReplyCache::key(self.provider.base_url(), &self.provider.model, &request));
+        let key = self.cache.as_ref().map(|_| {
+            ReplyCache::key(self.provider.base_url(), &self.provider.model, self.provider.temperature(), &request)
+        });
         if let (Some(cache), Some(key)) = (&self.cache, &key)
             && let Some(reply) = cache.get(key)
         {

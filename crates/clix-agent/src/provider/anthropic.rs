@@ -24,7 +24,7 @@ pub(super) async fn complete(
         })
         .collect();
     let system: Vec<&str> = req.messages.iter().filter(|m| m.role == Role::System).map(|m| m.text.as_str()).collect();
-    let body = json!({
+    let mut body = json!({
         "model": p.model,
         "max_tokens": req.max_output_tokens,
         "system": system.join("\n\n"),
@@ -33,6 +33,9 @@ pub(super) async fn complete(
         "tool_choice": {"type": req.tool_choice.anthropic()},
         "stream": true,
     });
+    if let Some(t) = p.temperature() {
+        body["temperature"] = json!(t);
+    }
     let mut request =
         p.client.post(format!("{}/v1/messages", p.base_url)).header("anthropic-version", API_VERSION).json(&body);
     if let Some(key) = &p.api_key {

@@ -139,6 +139,7 @@ pub struct Provider {
     /// The model's name as the provider knows it.
     pub model: String,
     stream: bool,
+    temperature: Option<f64>,
     client: reqwest::Client,
 }
 
@@ -161,6 +162,7 @@ impl Provider {
             api_key: resolved.api_key.clone(),
             model: resolved.model.clone(),
             stream: resolved.stream,
+            temperature: resolved.temperature,
             client,
         }
     }
@@ -173,6 +175,11 @@ impl Provider {
     /// The endpoint, without a trailing `/`.
     pub fn base_url(&self) -> &str {
         &self.base_url
+    }
+
+    /// The sampling temperature sent, when one is.
+    pub(crate) fn temperature(&self) -> Option<f64> {
+        self.temperature
     }
 
     /// Which API it speaks.

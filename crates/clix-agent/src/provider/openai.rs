@@ -57,6 +57,9 @@ fn body(p: &Provider, req: &ChatRequest<'_>, stream: bool) -> Value {
     if stream {
         body["stream_options"] = json!({"include_usage": true});
     }
+    if let Some(t) = p.temperature() {
+        body["temperature"] = json!(t);
+    }
     body
 }
 

@@ -40,7 +40,15 @@ pub(crate) fn provider(
     model: &str,
     stream: bool,
 ) -> Provider {
-    Provider::new(&ResolvedProvider { kind, base_url, api_key: api_key.map(Into::into), model: model.into(), stream })
+    let resolved = ResolvedProvider {
+        kind,
+        base_url,
+        api_key: api_key.map(Into::into),
+        model: model.into(),
+        stream,
+        temperature: None,
+    };
+    Provider::new(&resolved)
 }
 
 /// One prepared answer.
