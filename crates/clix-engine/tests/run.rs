@@ -123,6 +123,9 @@ async fn cat_options_match_gnu_and_b_is_base64() {
     assert_eq!(code, 1);
     assert!(text.starts_with("alpha\n"), "{text}");
     assert!(text.contains("[stderr] cat: missing.txt: No such file or directory\n"), "{text}");
+    assert!(text.contains("try: find . -name 'missing.txt' (no missing.txt here)\n"), "{text}");
+    let (text, _) = run(&mut f, "echo 'a,b' | jq .").await;
+    assert!(text.contains("try: jq reads JSON only; for CSV use csv"), "{text}");
     let (text, code) = run(&mut f, "cat -z notes.txt").await;
     assert_eq!(code, 1);
     assert!(text.contains("cat: invalid option -- 'z'") && text.contains("try: cat --help"), "{text}");

@@ -88,13 +88,63 @@ fn nearest<'a>(name: &str, candidates: &[&'a str], preferred: &[&str]) -> Vec<&'
     nearest
 }
 
-/// `try: grep --help` when a failed command's stderr reads like a usage error.
-pub(crate) fn usage_error_hint(command: &str, exit_code: i32, stderr: &str) -> Option<String> {
-    if exit_code == 0 || command.is_empty() {
+/// The next thing to try after a failed command, from its stderr: the
+/// command's `--help` for a usage error, where a missing file is for a
+/// path that does not exist, and how to read the input for jq's two
+/// commonest mistakes (JSON it is not, an array indexed as an object).
+/// Qwen2.5-Coder-1.5B stopped at each of these in the eval's runs instead
+/// of trying again (docs/eval.md).
+pub(crate) fn failure_hint(command: Option<&str>, exit_code: i32, stderr: &str) -> Option<String> {
+    if exit_code == 0 {
         return None;
     }
     let lower = stderr.to_lowercase();
-    USAGE_PHRASES.iter().any(|p| lower.contains(p)).then(|| format!("try: {command} --help"))
+    if let Some(command) = command.filter(|c| !c.is_empty())
+        && USAGE_PHRASES.iter().any(|p| lower.contains(p))
+    {
+        return Some(format!("try: {command} --help"));
+    }
+    if let Some(hint) = missing_path(stderr).and_then(|path| find_hint(&path)) {
+        return Some(hint);
+    }
+    if lower.contains("jq: ") {
+        if lower.contains("invalid json") || lower.contains("parse error") {
+            return Some("try: jq reads JSON only; for CSV use csv (csv --help), for plain lines jq -R".into());
+        }
+        if lower.contains("cannot index array with") {
+            return Some(
+                "try: the input is an array; iterate with .[] (e.g. '.[] | .name') or pick one with .[0]".into(),
+            );
+        }
+    }
+    None
+}
+
+/// The path a "No such file or directory" line names: its last `: `
+/// field before the phrase, the quoted part when quoted, else its last word
+/// (`cat: x: …`, `cp: cannot stat 'x': …`, `jq: error: Could not open file x: …`).
+fn missing_path(stderr: &str) -> Option<String> {
+    let line = stderr.lines().find(|l| l.contains("No such file or directory"))?;
+    let before = line.split("No such file or directory").next()?;
+    // Python: "can't open file 'x': [Errno 2] No such file …".
+    let before = before.trim_end().trim_end_matches(|c: char| c == ']' || c.is_ascii_digit() || c == ' ');
+    let before = before.strip_suffix("[Errno").unwrap_or(before).trim_end().trim_end_matches(':');
+    let field = before.rsplit(": ").next()?.trim();
+    // The last quoted part: "can't open file 'x'" has an apostrophe before it.
+    let quoted = ['\'', '"'].iter().find_map(|q| {
+        let end = field.rfind(*q)?;
+        let start = field[..end].rfind(*q)? + 1;
+        Some(&field[start..end])
+    });
+    let path = quoted.or_else(|| field.split_whitespace().last())?;
+    (!path.is_empty()).then(|| path.to_string())
+}
+
+/// `try: find . -name 'x'` for a missing `path`, when its name can be quoted plainly.
+fn find_hint(path: &str) -> Option<String> {
+    let name = path.trim_end_matches('/').rsplit('/').next()?;
+    let plain = !name.is_empty() && !name.contains(['\'', '*', '?', '[']);
+    plain.then(|| format!("try: find . -name '{name}' (no {path} here)"))
 }
 
 #[cfg(test)]
@@ -182,16 +232,60 @@ mod tests {
     }
 
     #[test]
-    fn usage_hint_table() {
+    fn failure_hint_table() {
         let cases = [
-            ("grep", 2, "grep: usage: grep [OPTION]... PATTERNS\n", Some("try: grep --help")),
-            ("cp", 1, "cp: missing file operand\n", Some("try: cp --help")),
-            ("ls", 2, "ls: invalid option -- 'z'\n", Some("try: ls --help")),
-            ("cat", 1, "cat: nope.txt: No such file or directory\n", None),
-            ("grep", 0, "usage: whatever\n", None),
+            (Some("grep"), 2, "grep: usage: grep [OPTION]... PATTERNS\n", Some("try: grep --help")),
+            (Some("cp"), 1, "cp: missing file operand\n", Some("try: cp --help")),
+            (Some("ls"), 2, "ls: invalid option -- 'z'\n", Some("try: ls --help")),
+            (Some("grep"), 0, "usage: whatever\n", None),
+            (None, 2, "usage: whatever\n", None),
+            (
+                Some("cat"),
+                1,
+                "cat: nope.txt: No such file or directory\n",
+                Some("try: find . -name 'nope.txt' (no nope.txt here)"),
+            ),
+            (
+                Some("bash"),
+                127,
+                "bash: line 28: ./compute_stats.sh: No such file or directory\n",
+                Some("try: find . -name 'compute_stats.sh' (no ./compute_stats.sh here)"),
+            ),
+            (
+                Some("cp"),
+                1,
+                "cp: cannot copy 'src/main.c': No such file or directory\n",
+                Some("try: find . -name 'main.c' (no src/main.c here)"),
+            ),
+            (
+                Some("jq"),
+                2,
+                "jq: error: Could not open file response.json: No such file or directory\n",
+                Some("try: find . -name 'response.json' (no response.json here)"),
+            ),
+            (
+                Some("python3"),
+                2,
+                "python3: can't open file '/w/chek.py': [Errno 2] No such file or directory\n",
+                Some("try: find . -name 'chek.py' (no /w/chek.py here)"),
+            ),
+            (Some("cat"), 1, "cat: 'it*': No such file or directory\n", None),
+            (
+                Some("jq"),
+                5,
+                "jq: invalid JSON: expected ident at line 1 column 2\n",
+                Some("try: jq reads JSON only; for CSV use csv (csv --help), for plain lines jq -R"),
+            ),
+            (
+                Some("jq"),
+                5,
+                "jq: error (at <stdin>:0): Cannot index array with string \"items\"\n",
+                Some("try: the input is an array; iterate with .[] (e.g. '.[] | .name') or pick one with .[0]"),
+            ),
+            (Some("jq"), 5, "jq: error: sum/0 is not defined\n", None),
         ];
         for (cmd, code, stderr, want) in cases {
-            assert_eq!(usage_error_hint(cmd, code, stderr).as_deref(), want, "{stderr}");
+            assert_eq!(failure_hint(cmd, code, stderr).as_deref(), want, "{stderr}");
         }
     }
 }
