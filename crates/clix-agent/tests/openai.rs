@@ -456,6 +456,11 @@ async fn a_corrected_command_shown_after_a_failed_call_is_run() {
     let same = "Run:\n```bash\nwc -l note.txt\n```";
     let o = run(vec![failing(), openai_text(same, 1, 1)], settings(), "count").await;
     assert_eq!((o.summary.answer.as_str(), tool_results(&o).len()), (same, 1));
+    // Once a run: a second shown fix after another failure is the answer.
+    let install = "Maybe:\n```bash\nwc -l notes.md\n```";
+    let again = "Then:\n```bash\nwc -l notes.rst\n```";
+    let o = run(vec![failing(), openai_text(install, 1, 1), openai_text(again, 1, 1)], settings(), "count").await;
+    assert_eq!((o.summary.answer.as_str(), tool_results(&o).len()), (again, 2));
 }
 
 #[tokio::test]

@@ -94,7 +94,7 @@ fn nearest<'a>(name: &str, candidates: &[&'a str], preferred: &[&str]) -> Vec<&'
 /// commonest mistakes (JSON it is not, an array indexed as an object).
 /// Qwen2.5-Coder-1.5B stopped at each of these in the eval's runs instead
 /// of trying again (docs/eval.md).
-pub(crate) fn failure_hint(command: Option<&str>, exit_code: i32, stderr: &str) -> Option<String> {
+pub(crate) fn next_step_hint(command: Option<&str>, exit_code: i32, stderr: &str) -> Option<String> {
     if exit_code == 0 {
         return None;
     }
@@ -232,7 +232,7 @@ mod tests {
     }
 
     #[test]
-    fn failure_hint_table() {
+    fn next_step_hint_table() {
         let cases = [
             (Some("grep"), 2, "grep: usage: grep [OPTION]... PATTERNS\n", Some("try: grep --help")),
             (Some("cp"), 1, "cp: missing file operand\n", Some("try: cp --help")),
@@ -285,7 +285,7 @@ mod tests {
             (Some("jq"), 5, "jq: error: sum/0 is not defined\n", None),
         ];
         for (cmd, code, stderr, want) in cases {
-            assert_eq!(failure_hint(cmd, code, stderr).as_deref(), want, "{stderr}");
+            assert_eq!(next_step_hint(cmd, code, stderr).as_deref(), want, "{stderr}");
         }
     }
 }

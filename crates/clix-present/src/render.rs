@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::binary::{BinaryKind, classify};
 use crate::footer::{footer, format_duration};
-use crate::hints::failure_hint;
+use crate::hints::next_step_hint;
 use crate::overflow::{TextStats, preview};
 
 /// Thresholds of the overflow rule (seed mechanism B); all configurable.
@@ -148,7 +148,7 @@ pub fn present(
             None
         } else {
             let stderr_text = String::from_utf8_lossy(out.stderr);
-            failure_hint(origin.command.as_deref(), out.exit_code, &stderr_text)
+            next_step_hint(origin.command.as_deref(), out.exit_code, &stderr_text)
         };
         if let Some(hint) = hint {
             text.push_str(&hint);

@@ -145,6 +145,11 @@ struct Progress {
     /// The last call's input tokens as the provider counted them: the
     /// conversation's size, which compaction trusts over its own estimate.
     last_input_tokens: u64,
+    /// A script shown after a failed call was run as the call (once per
+    /// run: a model that answers every error with another shown script,
+    /// `sudo apt-get install …` after `sudo apt-get install …`, would
+    /// otherwise never make a call of its own).
+    ran_shown_fix: bool,
     /// The reasons an answer was already asked again for (each once per run).
     asked_again: Vec<AskAgain>,
     /// The answer given without looking, while it is asked again with a
@@ -396,6 +401,7 @@ impl<'e, T: Tools> Agent<'e, T> {
         if reply.tool_calls.is_empty()
             && let Some(call) = self.call_meant_by(&reply.text, progress)
         {
+            progress.ran_shown_fix |= self.ran_a_call;
             reply.tool_calls.push(call);
         }
         for call in &mut reply.tool_calls {
@@ -430,10 +436,10 @@ impl<'e, T: Tools> Agent<'e, T> {
     /// The call a reply without one meant: a call written as text, or the
     /// script it showed instead of running, when no call has run in the
     /// conversation yet (a refused one, to a tool that is not offered, does
-    /// not count) or the last call failed and the script is not that call
-    /// again: after an error, small models show "the corrected command" and
-    /// stop (Qwen2.5-Coder-1.5B did in 4 of the 11 runs of bashkit-eval it
-    /// gave up on after an error, docs/eval.md).
+    /// not count), or, once a run, when the last call failed and the script
+    /// is not that call again: after an error, small models show "the
+    /// corrected command" and stop (Qwen2.5-Coder-1.5B in 4 of the 11
+    /// bashkit-eval attempts it gave up on after an error, docs/eval.md).
     fn call_meant_by(&self, text: &str, progress: &Progress) -> Option<ToolCall> {
         if let Some(call) = text_calls::call_in_text(text, &self.tools, progress.steps) {
             tracing::debug!(tool = %call.name, "the model wrote its tool call as text; it is run as a call");
@@ -441,7 +447,8 @@ impl<'e, T: Tools> Agent<'e, T> {
         }
         let call = text_calls::shown_script_call(text, &self.tools, progress.steps)?;
         let command = text_calls::command_of(&call);
-        let fixes_a_failure = self.last_failed_call.as_deref().is_some_and(|failed| failed.trim() != command.trim());
+        let fixes_a_failure = !progress.ran_shown_fix
+            && self.last_failed_call.as_deref().is_some_and(|failed| failed.trim() != command.trim());
         if self.ran_a_call && !fixes_a_failure {
             return None;
         }
