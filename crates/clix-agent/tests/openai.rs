@@ -226,6 +226,14 @@ async fn after_a_server_error_a_streamed_call_is_tried_unstreamed() {
     assert_eq!((o.summary.stop_reason, o.summary.answer.as_str()), (StopReason::Answered, "fine"));
     let streamed: Vec<&Value> = o.requests.iter().map(|r| &r.body["stream"]).collect();
     assert_eq!(streamed, [true, false]);
+    // llama.cpp sends the same 500 inside a stream it has begun, after its 200.
+    let in_stream = Reply::Sse(vec![
+        "data: {\"error\":{\"code\":500,\"message\":\"Invalid diff: now finding less tool calls!\",\"type\":\"server_error\"}}\n\n".into(),
+    ]);
+    let o = run(vec![in_stream, support::openai_json("fine")], settings(), "hi").await;
+    assert_eq!((o.summary.stop_reason, o.summary.answer.as_str()), (StopReason::Answered, "fine"));
+    let streamed: Vec<&Value> = o.requests.iter().map(|r| &r.body["stream"]).collect();
+    assert_eq!(streamed, [true, false]);
 }
 
 #[tokio::test]

@@ -135,7 +135,7 @@ async fn streamed(
         let chunk: Value = serde_json::from_str(&event.data)
             .map_err(|e| fail(format!("malformed stream chunk ({e}): {}", clip(&event.data))))?;
         if let Some(error) = chunk.get("error") {
-            return Err(fail(format!("error in stream: {error}")));
+            return Err(stream_error(error));
         }
         if let Some(usage) = chunk.get("usage").filter(|u| !u.is_null()) {
             reply.usage = usage_of(usage);
@@ -165,6 +165,22 @@ async fn streamed(
     }
     reply.tool_calls = calls.into_values().enumerate().map(|(i, c)| with_id(c, i)).collect();
     Ok(reply)
+}
+
+/// An error the server sent inside the stream, after its 200. One with an
+/// HTTP status in its `code` is that status's error: llama.cpp's server
+/// sends `{"code": 500, "message": "Invalid diff: …"}` so once the reply has
+/// begun, and a server error is retried unstreamed (`model_call`).
+fn stream_error(error: &Value) -> Streamed {
+    let status = error.get("code").and_then(Value::as_u64).and_then(|c| u16::try_from(c).ok());
+    match status.filter(|s| (400..600).contains(s)) {
+        Some(status) => Streamed::Failed(ProviderError::Http {
+            status,
+            message: error.get("message").and_then(Value::as_str).unwrap_or("error in stream").to_string(),
+            retry_after: None,
+        }),
+        None => Streamed::Failed(ProviderError::Protocol(format!("error in stream: {error}"))),
+    }
 }
 
 async fn unstreamed(p: &Provider, req: &ChatRequest<'_>) -> Result<ChatResponse, ProviderError> {
