@@ -1,7 +1,8 @@
 //! One attempt's world: a fresh workspace and its own CLIX_HOME, the task's
 //! files and setup, the tools of a design, and the scoring at the end.
 //!
-//! Attempts never see each other: each has its own temporary folder holding
+//! Attempts never see each other: each has its own folder (`clix-eval-N`,
+//! the same name run after run, see [`crate::attempt_dir`]) holding
 //! `ws/` (the workspace) and `home/` (config, data with the memory store,
 //! state with the audit log and the hub cache). Setup lines and `command:`
 //! checks run through clix's shell with its sandbox (and the task's hub, if
@@ -18,6 +19,7 @@ use clix_hub::{HubConfig, HubSettings, LoadOptions, hub_sources};
 use clix_sandbox::{AuditLog, Availability, Sandbox};
 use clix_workspace::Workspace;
 
+use crate::attempt_dir::AttemptDir;
 use crate::checks::{Check, CheckResult, Score, command_verdict};
 use crate::designs::{BashTools, Design, Executor, RunTools, TypedTools};
 use crate::paths::PathMap;
@@ -92,7 +94,7 @@ pub enum AttemptError {
 
 /// A prepared attempt of one task.
 pub struct Attempt {
-    _guard: Option<tempfile::TempDir>,
+    _dir: AttemptDir,
     root: PathBuf,
     workspace: Workspace,
     home: PathBuf,
@@ -112,20 +114,9 @@ impl Attempt {
     /// mapped) and runs its setup lines.
     pub async fn prepare(task: &Task, options: &AttemptOptions) -> Result<Attempt, AttemptError> {
         let fail = |what: &str, e: &dyn std::fmt::Display| AttemptError::Prepare(format!("{what}: {e}"));
-        let mut builder = tempfile::Builder::new();
-        builder.prefix("clix-eval-");
-        let dir = match &options.parent {
-            Some(parent) => builder.tempdir_in(parent),
-            None => builder.tempdir(),
-        }
-        .map_err(|e| fail("temporary folder", &e))?;
-        let (guard, root) = if options.keep {
-            let root = dir.keep();
-            (None, root)
-        } else {
-            let root = dir.path().to_path_buf();
-            (Some(dir), root)
-        };
+        let parent = options.parent.clone().unwrap_or_else(std::env::temp_dir);
+        let dir = AttemptDir::create(&parent, options.keep).map_err(|e| fail("attempt folder", &e))?;
+        let root = dir.path().to_path_buf();
         let home = root.join("home");
         for sub in ["ws", "home/data", "home/state", "home/cache"] {
             std::fs::create_dir_all(root.join(sub)).map_err(|e| fail(sub, &e))?;
@@ -145,7 +136,7 @@ impl Attempt {
             workspace.write(&path, map.apply(content).as_bytes()).map_err(|e| fail("task file", &e))?;
         }
         let attempt = Attempt {
-            _guard: guard,
+            _dir: dir,
             home,
             map: map.clone(),
             prompt: map.apply(&task.prompt),

@@ -31,6 +31,7 @@
 //! the host.
 
 mod attempt;
+mod attempt_dir;
 mod checks;
 mod compare;
 mod designs;
