@@ -191,6 +191,40 @@ async fn an_image_from_see_rides_with_the_next_call() {
 }
 
 #[tokio::test]
+async fn a_model_that_refuses_images_gets_the_conversation_without_them() {
+    let refused = || {
+        Reply::Status(
+            500,
+            vec![],
+            r#"{"error":{"code":500,"message":"image input is not supported - hint: you may need to provide the mmproj"}}"#
+                .into(),
+        )
+    };
+    let see = || openai_calls(&[("run", &run_call("see red.png"))], 10, 10);
+    let o = run(
+        vec![see(), refused(), see(), openai_text("2x1", 10, 1)],
+        AgentSettings { model_call_tries: 1, ..settings() },
+        "how big is red.png?",
+    )
+    .await;
+    assert_eq!((o.summary.stop_reason.clone(), o.summary.answer.as_str()), (StopReason::Answered, "2x1"));
+    // Asked again at once without the image, though one try was allowed.
+    let second = messages(&o.requests[2]);
+    let last = second.last().unwrap();
+    assert_eq!(
+        last["content"],
+        "[images from see: red.png] [not shown: this model takes no images; what see printed above is what there is to read]"
+    );
+    // A later see goes as text alone.
+    let third = messages(&o.requests[3]);
+    assert!(third.iter().all(|m| m["content"].is_string() || m["content"].is_null()), "{third:?}");
+    assert!(third.last().unwrap()["content"].as_str().unwrap().contains("[not shown: this model takes no images"));
+    // A refusal that is not about images, or with no image to leave out, stays an error.
+    let o = run(vec![refused()], AgentSettings { model_call_tries: 1, ..settings() }, "hi").await;
+    assert!(matches!(o.summary.stop_reason, StopReason::Error(ref e) if e.contains("image input is not supported")));
+}
+
+#[tokio::test]
 async fn rate_limit_then_success() {
     let limited =
         Reply::Status(429, vec![("retry-after", "0.2".into())], r#"{"error":{"message":"slow down"}}"#.into());

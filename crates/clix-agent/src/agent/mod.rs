@@ -200,6 +200,8 @@ pub struct Agent<'e, T: Tools = Engine> {
     /// The command of the conversation's last call, when that call failed
     /// (a non-zero exit, or refused: then its raw arguments).
     last_failed_call: Option<String>,
+    /// The model refused images: `see` results go as text alone.
+    images_refused: bool,
 }
 
 impl<'e, T: Tools> Agent<'e, T> {
@@ -232,6 +234,7 @@ impl<'e, T: Tools> Agent<'e, T> {
             last_calls: Vec::new(),
             ran_a_call: false,
             last_failed_call: None,
+            images_refused: false,
         }
     }
 

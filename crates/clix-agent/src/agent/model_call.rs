@@ -33,6 +33,10 @@ impl<T: Tools> Agent<'_, T> {
                 Ok(reply) => return Ok(reply),
                 Err(error) => error,
             };
+            if self.leave_out_refused_images(attempt, &error, on_event) {
+                // The same call without them, not counted as a try.
+                continue;
+            }
             // llama.cpp's streaming tool-call parser fails on replies its
             // unstreamed path returns whole (HTTP 500 "Invalid diff: now
             // finding less tool calls!", every try alike under greedy
@@ -108,6 +112,40 @@ impl<T: Tools> Agent<'_, T> {
 
 /// The wait before try `attempt + 1` after `error`, or the stop reason when
 /// there is none: the error is not worth another try, or no try is left.
+/// Said in place of an image a model refused.
+pub(super) const IMAGE_LEFT_OUT: &str =
+    "[not shown: this model takes no images; what see printed above is what there is to read]";
+
+impl<T: Tools> Agent<'_, T> {
+    /// A model that takes no images refuses the whole conversation once a
+    /// `see` result is in it (a text-only llama.cpp server answers HTTP 500
+    /// "image input is not supported", every try alike, and the run ended
+    /// there). When the refusal names images and the conversation has
+    /// some, they leave it, each message saying so, and later `see`
+    /// results go as text alone. `false` when there was nothing to leave out.
+    fn leave_out_refused_images(
+        &mut self,
+        attempt: u32,
+        error: &ProviderError,
+        on_event: &mut dyn FnMut(&Event),
+    ) -> bool {
+        let about_images = matches!(error, ProviderError::Http { status, message, .. }
+            if *status >= 400 && message.to_lowercase().contains("image"));
+        if !about_images || self.messages.iter().all(|m| m.images.is_empty()) {
+            return false;
+        }
+        for message in self.messages.iter_mut().filter(|m| !m.images.is_empty()) {
+            message.images.clear();
+            message.text.push(' ');
+            message.text.push_str(IMAGE_LEFT_OUT);
+        }
+        self.images_refused = true;
+        let message = format!("the model refused images ({error}); they are left out of the conversation");
+        self.emit(on_event, Event::Retry { attempt, wait_ms: 0, error: message });
+        true
+    }
+}
+
 fn retry_wait(policy: &RetryPolicy, attempt: u32, error: &ProviderError) -> Result<Duration, StopReason> {
     if !error.is_retryable() || attempt >= policy.tries {
         let why = if error.is_retryable() { "no tries left (agent.model_call_tries)" } else { "not worth another try" };

@@ -87,7 +87,13 @@ impl<T: Tools> Agent<'_, T> {
         if !images.is_empty() {
             // Tool results cannot carry images everywhere; the next user turn can.
             let names: Vec<&str> = images.iter().map(|(p, _)| p.as_str()).collect();
-            let text = format!("[images from see: {}]", names.join(", "));
+            let mut text = format!("[images from see: {}]", names.join(", "));
+            if self.images_refused {
+                text.push(' ');
+                text.push_str(super::model_call::IMAGE_LEFT_OUT);
+                self.messages.push(Message::new(Role::User, text));
+                return;
+            }
             self.messages.push(Message {
                 images: images.into_iter().map(|(_, i)| i).collect(),
                 ..Message::new(Role::User, text)
