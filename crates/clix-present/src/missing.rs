@@ -47,6 +47,8 @@ const NETWORK_SETTINGS: &str =
     "not available; programs here share the host's network as it is, check a host with curl -sSI URL";
 const REMOTE: &str = "not available; there is no remote login from here, fetch files over HTTP with curl -sSLO URL";
 const SEARCH: &str = "not available; use grep -rn PATTERN . (or rg PATTERN)";
+const IMAGES: &str = "not available (no ImageMagick); use see FILE, which prints an image's type and size and \
+                      shows it to you";
 
 /// The table: one entry per program, in no particular order. Names bashkit
 /// runs itself are not in it: its `sudo` runs the command, its `less` and
@@ -101,6 +103,10 @@ pub const MISSING_PROGRAMS: &[MissingProgram] = &[
     entry("ag", SEARCH),
     entry("ack", SEARCH),
     entry("bat", "not available; use cat -n FILE"),
+    // Qwen2.5-Coder-1.5B asked `identify swatch.png` three times for a colour.
+    entry("identify", IMAGES),
+    entry("convert", IMAGES),
+    entry("magick", IMAGES),
     // Small models put the tool's own name first: run(command="run grep …").
     entry(
         "run",
@@ -173,6 +179,11 @@ mod tests {
         assert_eq!(missing_program("curl", true).unwrap(), "curl: not available; use wget -qO- URL");
         assert_eq!(missing_program("python", false), missing_program("python", true));
         assert_eq!(missing_program("grep", false), None);
+        assert!(
+            missing_program("identify", false)
+                .unwrap()
+                .starts_with("identify: not available (no ImageMagick); use see FILE")
+        );
     }
 
     #[test]
