@@ -124,6 +124,10 @@ async fn cat_options_match_gnu_and_b_is_base64() {
     assert!(text.starts_with("alpha\n"), "{text}");
     assert!(text.contains("[stderr] cat: missing.txt: No such file or directory\n"), "{text}");
     assert!(text.contains("try: find . -name 'missing.txt' (no missing.txt here)\n"), "{text}");
+    // A pipe's exit is its last command's: the hint follows stderr.
+    let (text, code) = run(&mut f, "cat nope.txt | wc -l").await;
+    assert_eq!(code, 0);
+    assert!(text.contains("try: find . -name 'nope.txt'"), "{text}");
     let (text, _) = run(&mut f, "echo 'a,b' | jq .").await;
     assert!(text.contains("try: jq reads JSON only; for CSV use csv"), "{text}");
     let (text, code) = run(&mut f, "cat -z notes.txt").await;

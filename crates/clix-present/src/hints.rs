@@ -92,14 +92,14 @@ fn nearest<'a>(name: &str, candidates: &[&'a str], preferred: &[&str]) -> Vec<&'
 /// command's `--help` for a usage error, where a missing file is for a
 /// path that does not exist, and how to read the input for jq's two
 /// commonest mistakes (JSON it is not, an array indexed as an object).
+/// The usage hint needs a failed line; the others read stderr alone, since
+/// a pipe's last command decides the exit (`jq … | awk …` exits 0).
 /// Qwen2.5-Coder-1.5B stopped at each of these in the eval's runs instead
 /// of trying again (docs/eval.md).
 pub(crate) fn next_step_hint(command: Option<&str>, exit_code: i32, stderr: &str) -> Option<String> {
-    if exit_code == 0 {
-        return None;
-    }
     let lower = stderr.to_lowercase();
-    if let Some(command) = command.filter(|c| !c.is_empty())
+    if exit_code != 0
+        && let Some(command) = command.filter(|c| !c.is_empty())
         && USAGE_PHRASES.iter().any(|p| lower.contains(p))
     {
         return Some(format!("try: {command} --help"));
@@ -283,6 +283,12 @@ mod tests {
                 Some("try: the input is an array; iterate with .[] (e.g. '.[] | .name') or pick one with .[0]"),
             ),
             (Some("jq"), 5, "jq: error: sum/0 is not defined\n", None),
+            (
+                None,
+                0,
+                "jq: error (at orders.json:1): Cannot index array with string \"orders\"\n",
+                Some("try: the input is an array; iterate with .[] (e.g. '.[] | .name') or pick one with .[0]"),
+            ),
         ];
         for (cmd, code, stderr, want) in cases {
             assert_eq!(next_step_hint(cmd, code, stderr).as_deref(), want, "{stderr}");

@@ -142,13 +142,16 @@ pub fn present(
             text.push_str("[stderr] ");
         }
         text.push_str(&section);
-        // Checked before `origin`, which is only worked out for failures.
-        // Our own `[error]` lines already carry their usage.
-        let hint = if out.exit_code == 0 || section.starts_with("[error]") {
+        // Our own `[error]` lines already carry their usage. A line that
+        // exits 0 may still hide an error mid-pipe (`jq … | awk …`), so the
+        // hints read stderr whatever the exit; `origin`, worked out only
+        // for failures, serves the usage hint alone.
+        let hint = if section.starts_with("[error]") {
             None
         } else {
             let stderr_text = String::from_utf8_lossy(out.stderr);
-            next_step_hint(origin.command.as_deref(), out.exit_code, &stderr_text)
+            let command = if out.exit_code == 0 { None } else { origin.command.as_deref() };
+            next_step_hint(command, out.exit_code, &stderr_text)
         };
         if let Some(hint) = hint {
             text.push_str(&hint);
