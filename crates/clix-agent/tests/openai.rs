@@ -503,6 +503,16 @@ async fn a_corrected_command_shown_after_a_failed_call_is_run() {
     let again = "Then:\n```bash\nwc -l notes.rst\n```";
     let o = run(vec![failing(), openai_text(install, 1, 1), openai_text(again, 1, 1)], settings(), "count").await;
     assert_eq!((o.summary.answer.as_str(), tool_results(&o).len()), (again, 2));
+    // A call written as text is not a shown fix: it does not use up the one.
+    let written = r#"{"name": "run", "arguments": {"command": "wc -l notes.md"}}"#;
+    let o = run(
+        vec![failing(), openai_text(written, 1, 1), openai_text(corrected, 1, 1), openai_text("2", 1, 1)],
+        settings(),
+        "count",
+    )
+    .await;
+    let results = tool_results(&o);
+    assert!(results.len() == 3 && results[2].starts_with("2 notes.txt"), "{results:?}");
 }
 
 #[tokio::test]

@@ -404,7 +404,6 @@ impl<'e, T: Tools> Agent<'e, T> {
         if reply.tool_calls.is_empty()
             && let Some(call) = self.call_meant_by(&reply.text, progress)
         {
-            progress.ran_shown_fix |= self.ran_a_call;
             reply.tool_calls.push(call);
         }
         for call in &mut reply.tool_calls {
@@ -443,18 +442,19 @@ impl<'e, T: Tools> Agent<'e, T> {
     /// is not that call again: after an error, small models show "the
     /// corrected command" and stop (Qwen2.5-Coder-1.5B in 4 of the 11
     /// bashkit-eval attempts it gave up on after an error, docs/eval.md).
-    fn call_meant_by(&self, text: &str, progress: &Progress) -> Option<ToolCall> {
+    fn call_meant_by(&self, text: &str, progress: &mut Progress) -> Option<ToolCall> {
         if let Some(call) = text_calls::call_in_text(text, &self.tools, progress.steps) {
             tracing::debug!(tool = %call.name, "the model wrote its tool call as text; it is run as a call");
             return Some(call);
         }
-        let call = text_calls::shown_script_call(text, &self.tools, progress.steps)?;
-        let command = text_calls::command_of(&call);
-        let fixes_a_failure = !progress.ran_shown_fix
-            && self.last_failed_call.as_deref().is_some_and(|failed| failed.trim() != command.trim());
+        let script = text_calls::shown_script(text)?;
+        let fixes_a_failure =
+            !progress.ran_shown_fix && self.last_failed_call.as_deref().is_some_and(|failed| failed.trim() != script);
         if self.ran_a_call && !fixes_a_failure {
             return None;
         }
+        let call = text_calls::script_call(&script, &self.tools, progress.steps)?;
+        progress.ran_shown_fix |= self.ran_a_call;
         tracing::debug!(tool = %call.name, "the model showed a script instead of running it; it is run as a call");
         Some(call)
     }
@@ -473,9 +473,10 @@ impl<'e, T: Tools> Agent<'e, T> {
     fn ask_again_for(&self, progress: &Progress, text: &str) -> Option<AskAgain> {
         let room =
             !self.tools.is_empty() && !text.trim().is_empty() && progress.steps < self.settings.budgets().max_steps;
-        let reason = if !room {
+        if !room {
             return None;
-        } else if !self.ran_a_call {
+        }
+        let reason = if !self.ran_a_call {
             self.settings.look_first.then_some(AskAgain::Unlooked)
         } else {
             (self.settings.retry_failed && self.last_failed_call.is_some()).then_some(AskAgain::AfterFailure)

@@ -10,6 +10,10 @@ use crate::message::{Message, Role};
 use crate::provider::{ChatRequest, ChatResponse, ProviderError, RetryPolicy, ToolChoice};
 use crate::tools::Tools;
 
+/// Said in place of an image a model refused.
+pub(super) const IMAGE_LEFT_OUT: &str =
+    "[not shown: this model takes no images; what see printed above is what there is to read]";
+
 impl<T: Tools> Agent<'_, T> {
     /// Sends the conversation (step `step`, recorded as a `request`),
     /// retrying what is worth retrying; a failure that stays (or the
@@ -108,15 +112,7 @@ impl<T: Tools> Agent<'_, T> {
         }
         Ok(result)
     }
-}
 
-/// The wait before try `attempt + 1` after `error`, or the stop reason when
-/// there is none: the error is not worth another try, or no try is left.
-/// Said in place of an image a model refused.
-pub(super) const IMAGE_LEFT_OUT: &str =
-    "[not shown: this model takes no images; what see printed above is what there is to read]";
-
-impl<T: Tools> Agent<'_, T> {
     /// A model that takes no images refuses the whole conversation once a
     /// `see` result is in it (a text-only llama.cpp server answers HTTP 500
     /// "image input is not supported", every try alike, and the run ended
@@ -146,6 +142,8 @@ impl<T: Tools> Agent<'_, T> {
     }
 }
 
+/// The wait before try `attempt + 1` after `error`, or the stop reason when
+/// there is none: the error is not worth another try, or no try is left.
 fn retry_wait(policy: &RetryPolicy, attempt: u32, error: &ProviderError) -> Result<Duration, StopReason> {
     if !error.is_retryable() || attempt >= policy.tries {
         let why = if error.is_retryable() { "no tries left (agent.model_call_tries)" } else { "not worth another try" };

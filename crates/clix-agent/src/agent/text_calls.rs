@@ -75,24 +75,20 @@ fn parse(body: &str, tools: &[ToolSpec]) -> Option<(String, Value)> {
     arguments.is_object().then(|| (name.to_string(), arguments))
 }
 
-/// The call that runs the shell commands `text` shows, for the one offered
-/// tool that takes a `command`: every fenced block marked bash, sh, shell or
-/// zsh whole, and the `$ `-prompted lines of a console or untagged block,
-/// in order. A last fence the reply never closed counts to its end.
-pub(super) fn shown_script_call(text: &str, tools: &[ToolSpec], step: u32) -> Option<ToolCall> {
+/// The shell commands `text` shows: every fenced block marked bash, sh,
+/// shell or zsh whole, and the `$ `-prompted lines of a console or untagged
+/// block, in order. A last fence the reply never closed counts to its end.
+pub(super) fn shown_script(text: &str) -> Option<String> {
     let lines: Vec<&str> = fences(text).flat_map(shell_lines).collect();
-    if lines.iter().all(|l| l.trim().is_empty()) {
-        return None;
-    }
-    let shell = shell_tool(tools)?;
-    let arguments = serde_json::json!({"command": lines.join("\n").trim()});
-    Some(ToolCall { id: format!("shown_{step}"), name: shell.name.clone(), arguments: arguments.to_string() })
+    let script = lines.join("\n").trim().to_string();
+    (!script.is_empty()).then_some(script)
 }
 
-/// The command line of a call made by [`shown_script_call`].
-pub(super) fn command_of(call: &ToolCall) -> String {
-    let arguments: Value = serde_json::from_str(&call.arguments).unwrap_or_default();
-    arguments.get("command").and_then(Value::as_str).unwrap_or_default().to_string()
+/// The call that runs `script` through the one offered tool that takes a `command`.
+pub(super) fn script_call(script: &str, tools: &[ToolSpec], step: u32) -> Option<ToolCall> {
+    let shell = shell_tool(tools)?;
+    let arguments = serde_json::json!({"command": script});
+    Some(ToolCall { id: format!("shown_{step}"), name: shell.name.clone(), arguments: arguments.to_string() })
 }
 
 /// The bodies of the fenced blocks of `text`, the last one to the end of
@@ -215,7 +211,8 @@ mod tests {
             ("```python\nprint(1)\n```\n```bash\npython3 x.py\n```", "python3 x.py"),
         ];
         for (text, command) in cases {
-            let call = shown_script_call(text, &tools(), 2).unwrap_or_else(|| panic!("no call in {text:?}"));
+            let script = shown_script(text).unwrap_or_else(|| panic!("no script in {text:?}"));
+            let call = script_call(&script, &tools(), 2).unwrap_or_else(|| panic!("no call for {text:?}"));
             assert_eq!((call.name.as_str(), call.id.as_str()), ("run", "shown_2"), "{text:?}");
             let args: Value = serde_json::from_str(&call.arguments).unwrap();
             assert_eq!(args, json!({"command": command}), "{text:?}");
@@ -228,11 +225,11 @@ mod tests {
             "```bash\n```",
             "```\nplain output\n```",
         ] {
-            assert_eq!(shown_script_call(text, &tools(), 1), None, "{text:?}");
+            assert_eq!(shown_script(text), None, "{text:?}");
         }
         // No single tool to run it with.
         let two_shells = [tools(), tools()].concat();
-        assert_eq!(shown_script_call("```sh\nls\n```", &two_shells, 1), None);
+        assert_eq!(script_call("ls", &two_shells, 1), None);
     }
 
     #[test]

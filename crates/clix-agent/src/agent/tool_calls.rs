@@ -88,16 +88,14 @@ impl<T: Tools> Agent<'_, T> {
             // Tool results cannot carry images everywhere; the next user turn can.
             let names: Vec<&str> = images.iter().map(|(p, _)| p.as_str()).collect();
             let mut text = format!("[images from see: {}]", names.join(", "));
-            if self.images_refused {
+            let images = if self.images_refused {
                 text.push(' ');
                 text.push_str(super::model_call::IMAGE_LEFT_OUT);
-                self.messages.push(Message::new(Role::User, text));
-                return;
-            }
-            self.messages.push(Message {
-                images: images.into_iter().map(|(_, i)| i).collect(),
-                ..Message::new(Role::User, text)
-            });
+                Vec::new()
+            } else {
+                images.into_iter().map(|(_, i)| i).collect()
+            };
+            self.messages.push(Message { images, ..Message::new(Role::User, text) });
         }
     }
 }
