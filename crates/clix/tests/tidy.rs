@@ -131,6 +131,49 @@ fn no_crate_depends_on_one_it_must_not() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
+/// Each package of a `cargo tree` and the feature sets it is built with (one
+/// for the target and one for build scripts and proc macros, if they differ).
+fn resolved_features(selection: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
+    let out = Command::new(env!("CARGO"))
+        .arg("tree")
+        .args(selection)
+        .args(["--prefix", "none", "--format", "{p}|{f}", "--locked", "--offline"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo tree runs");
+    assert!(out.status.success(), "cargo tree: {}", String::from_utf8_lossy(&out.stderr));
+    let mut features: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (package, set) in String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| line.trim_end_matches(" (*)").split_once('|'))
+    {
+        features.entry(package.to_string()).or_default().insert(set.to_string());
+    }
+    features
+}
+
+/// The README's first command builds `-p clix`; `.ci/run` then tests the
+/// workspace. A shared dependency resolved with other features in the second
+/// build is compiled again, with everything above it (a test-only feature on
+/// libc once rebuilt ~445 crates), so each must resolve alike in both.
+#[test]
+fn the_binary_and_the_tests_build_every_shared_crate_alike() {
+    let binary = resolved_features(&["-p", "clix", "--edges", "normal,build"]);
+    let tests = resolved_features(&["--workspace"]);
+    let differ: Vec<String> = binary
+        .iter()
+        .filter_map(|(package, features)| {
+            let in_tests = tests.get(package)?;
+            (in_tests != features).then(|| format!("{package}: binary {features:?}, tests {in_tests:?}"))
+        })
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "these crates would be compiled twice; give the workspace dependency the tests' features:\n{}",
+        differ.join("\n")
+    );
+}
+
 #[test]
 fn every_crate_is_on_the_architecture_map() {
     let map = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../ARCHITECTURE.md")).expect("the map");
