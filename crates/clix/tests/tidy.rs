@@ -143,9 +143,8 @@ fn resolved_features(selection: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
         .expect("cargo tree runs");
     assert!(out.status.success(), "cargo tree: {}", String::from_utf8_lossy(&out.stderr));
     let mut features: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for (package, set) in String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|line| line.trim_end_matches(" (*)").split_once('|'))
+    for (package, set) in
+        String::from_utf8_lossy(&out.stdout).lines().filter_map(|line| line.trim_end_matches(" (*)").split_once('|'))
     {
         features.entry(package.to_string()).or_default().insert(set.to_string());
     }
