@@ -77,6 +77,26 @@ impl BrowserError {
     }
 }
 
+/// Chromium's answers to a call whose page, or tab, went away while it was
+/// answered: the document navigated (its execution context destroyed) or
+/// the target closed. For an action these are its result, not its failure.
+const LOST_TO_NAVIGATION: &[&str] = &[
+    "Inspected target navigated or closed",
+    "Execution context was destroyed",
+    "Cannot find context with specified id",
+    "Cannot find default execution context",
+    "Session with given id not found",
+    "No target with given id found",
+    "Target closed",
+];
+
+impl BrowserError {
+    /// Whether the call's answer was lost to a navigation or to its tab closing.
+    pub(crate) fn lost_to_navigation(&self) -> bool {
+        matches!(self, BrowserError::Protocol(m) if LOST_TO_NAVIGATION.iter().any(|lost| m.contains(lost)))
+    }
+}
+
 impl From<CdpError> for BrowserError {
     fn from(e: CdpError) -> Self {
         match e {

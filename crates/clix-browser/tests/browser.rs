@@ -9,7 +9,9 @@ use axum::routing::{get, post};
 use clix_browser::{Browser, BrowserError, BrowserSettings, Property, SnapshotOptions, WaitFor};
 use clix_sandbox::{Sandbox, SandboxSettings};
 
-const LIMIT: Duration = Duration::from_secs(20);
+/// The limit of a step that must succeed: a safety net, generous for a
+/// busy machine (a step ends as soon as it is done).
+const LIMIT: Duration = Duration::from_secs(60);
 
 const FORM: &str = r#"<!doctype html><title>Sign up</title><h1>Sign up</h1>
 <form method="post" action="/submit">
@@ -119,7 +121,9 @@ async fn fill_a_form_submit_it_and_read_the_result() {
 async fn navigation_history_tabs_and_errors() {
     let (base, _) = serve().await;
     let f = fixture(SandboxSettings::default());
-    let mut b = launch(&f, &BrowserSettings { load_timeout_secs: 2, ..BrowserSettings::default() }).await;
+    // The default load time-out: the pages that must load get it (the one
+    // that never loads is given a short limit of its own below).
+    let mut b = launch(&f, &BrowserSettings::default()).await;
     b.open(&format!("{base}/form"), &f.ws, LIMIT).await.unwrap();
     let snap = b.snapshot(SnapshotOptions::default(), None).await.unwrap();
     let other = ref_of(&snap.lines, "link \"Other page\"");
@@ -151,7 +155,7 @@ async fn navigation_history_tabs_and_errors() {
     // A missing element, a page that never loads, a host not allowed, nothing listening.
     let missing = b.snapshot(SnapshotOptions::default(), Some("#nope")).await.unwrap_err();
     assert!(missing.to_string().contains("nothing on the page matches"), "{missing}");
-    let slow = b.open(&format!("{base}/slow"), &f.ws, LIMIT).await.unwrap_err();
+    let slow = b.open(&format!("{base}/slow"), &f.ws, Duration::from_secs(2)).await.unwrap_err();
     assert!(matches!(slow, BrowserError::Timeout { .. }), "{slow}");
     assert_eq!(slow.exit_code(), 124);
     let blocked = b.open("http://example.com/", &f.ws, LIMIT).await.unwrap_err();
@@ -177,19 +181,109 @@ async fn file_pages_screenshots_and_no_browser_left_behind() {
     let profile = b.profile().display().to_string();
     assert!(!chromium_processes(&profile).is_empty());
     b.close().await;
-    std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(chromium_processes(&profile), Vec::<u32>::new(), "still running");
+    assert_eq!(wait_for_none(&profile), Vec::<u32>::new(), "still running");
 
     // Dropped without closing (the session ended): gone too.
     let b = launch(&f, &BrowserSettings::default()).await;
     let profile = b.profile().display().to_string();
     assert!(!chromium_processes(&profile).is_empty());
     drop(b);
-    std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(chromium_processes(&profile), Vec::<u32>::new(), "still running after drop");
+    assert_eq!(wait_for_none(&profile), Vec::<u32>::new(), "still running after drop");
+}
+
+/// The Chromium processes of `profile` once none is left, or those still
+/// running after 60 s (a safety net: the wait ends when the last is gone).
+fn wait_for_none(profile: &str) -> Vec<u32> {
+    let started = std::time::Instant::now();
+    loop {
+        let left = chromium_processes(profile);
+        if left.is_empty() || started.elapsed() > Duration::from_secs(60) {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// Pids of Chromium processes started with this profile.
 fn chromium_processes(profile: &str) -> Vec<u32> {
     clix_testkit::pids_with_cmdline(&format!("--user-data-dir={profile}\0"))
+}
+
+/// Pages whose actions navigate at a given moment: a button that goes to
+/// `/landed` `ms` after the click, a drop-down that submits on change, and
+/// a field whose Enter submits.
+async fn serve_late() -> String {
+    let late = |ms: u64| {
+        format!(
+            r#"<!doctype html><title>Late {ms}</title>
+<button onclick="setTimeout(() => location.href = '/landed', {ms})">Go</button>
+<button onclick="location.href = location.href.replace('127.0.0.1', 'localhost').replace(/late.*/, 'landed'); const t = Date.now(); while (Date.now() - t < 1500) {{}}">Away</button>
+<form action="/landed"><select name="pick" onchange="this.form.submit()"><option>a</option><option>b</option></select>
+<input name="q" aria-label="Query"></form>"#
+        )
+    };
+    let app = Router::new()
+        .route(
+            "/late/{ms}",
+            get(move |axum::extract::Path(ms): axum::extract::Path<u64>| async move { axum::response::Html(late(ms)) }),
+        )
+        .route("/landed", get(|| async { axum::response::Html("<title>Landed</title><h1>Landed here</h1>") }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    format!("http://{addr}")
+}
+
+/// Issue 27: a submit click failed with "Inspected target navigated or
+/// closed" when its navigation won the race with the click's answer. Every
+/// action that may navigate, at every moment the navigation may come,
+/// either reports it or finishes before it: never an error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn actions_whose_page_navigates_at_any_moment_never_fail_for_it() {
+    let base = serve_late().await;
+    let f = fixture(SandboxSettings::default());
+    let mut b = launch(&f, &BrowserSettings::default()).await;
+    let landed = WaitFor::Url("*/landed*".into());
+    for ms in [0, 1, 2, 3, 5, 8, 12, 20, 30, 50, 80, 120, 200] {
+        b.open(&format!("{base}/late/{ms}"), &f.ws, LIMIT).await.unwrap();
+        let snap = b.snapshot(SnapshotOptions { interactive: true, ..Default::default() }, None).await.unwrap();
+        let go = ref_of(&snap.lines, "button \"Go\"");
+        let change = b.click(&go, LIMIT).await.unwrap_or_else(|e| panic!("a click navigating {ms} ms later: {e}"));
+        if change.navigated {
+            assert_eq!(change.title, "Landed", "{ms} ms: {change:#?}");
+        }
+        b.wait(&landed, LIMIT).await.unwrap();
+    }
+
+    // To another site: the new page commits in a new renderer while the old
+    // one is still busy in the click's handler, so the click's own answer
+    // is lost to the navigation every time.
+    for _ in 0..3 {
+        b.open(&format!("{base}/late/0"), &f.ws, LIMIT).await.unwrap();
+        let snap = b.snapshot(SnapshotOptions { interactive: true, ..Default::default() }, None).await.unwrap();
+        let away = ref_of(&snap.lines, "button \"Away\"");
+        let change = b.click(&away, LIMIT).await.unwrap_or_else(|e| panic!("a click navigating to another site: {e}"));
+        assert!(change.navigated && change.url.contains("localhost"), "{change:#?}");
+    }
+
+    b.open(&format!("{base}/late/0"), &f.ws, LIMIT).await.unwrap();
+    let snap = b.snapshot(SnapshotOptions { interactive: true, ..Default::default() }, None).await.unwrap();
+    let pick = ref_of(&snap.lines, "combobox");
+    let picked = b.select(&pick, "b", LIMIT).await.unwrap();
+    assert!(picked.navigated && picked.url.contains("/landed?pick=b"), "{picked:#?}");
+
+    b.open(&format!("{base}/late/0"), &f.ws, LIMIT).await.unwrap();
+    let snap = b.snapshot(SnapshotOptions { interactive: true, ..Default::default() }, None).await.unwrap();
+    let query = ref_of(&snap.lines, "textbox \"Query\"");
+    b.fill(&query, "cats", LIMIT).await.unwrap();
+    let entered = b.press("Enter", LIMIT).await.unwrap();
+    assert!(entered.navigated && entered.url.contains("q=cats"), "{entered:#?}");
+
+    let reloaded = b.reload(LIMIT).await.unwrap();
+    assert!(reloaded.navigated && reloaded.title == "Landed", "{reloaded:#?}");
+    let back = b.history(-1, LIMIT).await.unwrap();
+    assert!(back.url.contains("/late/0"), "{back:#?}");
+    let forward = b.history(1, LIMIT).await.unwrap();
+    assert!(forward.url.contains("q=cats"), "{forward:#?}");
+    b.close().await;
 }

@@ -7,7 +7,7 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
-use super::{Browser, Change, Loaded, POLL, Property, TabInfo, WaitFor, normalize_url, text_of, url_matches};
+use super::{Browser, Change, Loaded, POLL, Property, Seen, TabInfo, WaitFor, normalize_url, text_of, url_matches};
 use crate::cdp::Event;
 use crate::error::{BrowserError, Result};
 use crate::keys::key_event;
@@ -20,29 +20,27 @@ impl Browser {
         if !self.rules.allows(&url) {
             return Err(self.blocked(&url));
         }
-        let mut events = self.cdp.subscribe();
+        let (mut events, before) = self.begin().await?;
         let answer = self.on_page("Page.navigate", json!({"url": url})).await?;
-        let session = self.tab()?.session.clone();
-        let what = format!("waiting for {url} to load");
-        let loaded = match answer.get("errorText").and_then(Value::as_str) {
+        if let Some(reason) = answer.get("errorText").and_then(Value::as_str) {
             // A file to save aborts the navigation; the download tells the rest.
-            Some(reason) if reason.contains("ERR_ABORTED") => {
-                match self.wait_for_load(&mut events, &session, Duration::from_millis(500), &what).await {
-                    Ok(loaded) => loaded,
-                    Err(_) => return Err(self.load_error(&url, reason)),
-                }
+            if !reason.contains("ERR_ABORTED") {
+                return Err(self.load_error(&url, reason));
             }
-            Some(reason) => return Err(self.load_error(&url, reason)),
-            None => self.wait_for_load(&mut events, &session, self.load_limit(limit), &what).await?,
-        };
-        if let Loaded::Download { guid, name } = loaded {
+            let session = self.tab()?.session.clone();
+            let what = format!("waiting for {url} to download");
+            let Ok(Loaded::Download { guid, name }) =
+                self.wait_for_load(&mut events, &session, Duration::from_millis(500), &what).await
+            else {
+                return Err(self.load_error(&url, reason));
+            };
             let saved = self.finish_download(&mut events, &guid, &name, limit).await?;
             let mut change = self.observe(false).await?;
             change.download = Some(saved);
             return Ok(change);
         }
         self.tabs[self.current].last.clear();
-        self.observe(true).await
+        self.follow(events, &before, true, Seen::default(), limit).await
     }
 
     fn blocked(&self, url: &str) -> BrowserError {
@@ -86,7 +84,7 @@ impl Browser {
 
     async fn mouse(&self, kind: &str, (x, y): (f64, f64), clicks: u32) -> Result<()> {
         let button = if kind == "mouseMoved" { "none" } else { "left" };
-        self.on_page(
+        self.act(
             "Input.dispatchMouseEvent",
             json!({"type": kind, "x": x, "y": y, "button": button, "clickCount": clicks}),
         )
@@ -105,9 +103,9 @@ impl Browser {
         let backend = self.element(reference).await?;
         let at = self.centre(reference, backend).await?;
         let (events, before) = self.begin().await?;
-        self.mouse("mouseMoved", at, 0).await?;
-        self.mouse("mousePressed", at, 1).await?;
-        self.mouse("mouseReleased", at, 1).await?;
+        for (kind, clicks) in [("mouseMoved", 0), ("mousePressed", 1), ("mouseReleased", 1)] {
+            self.mouse(kind, at, clicks).await?;
+        }
         self.settle(events, before, limit).await
     }
 
@@ -125,8 +123,8 @@ impl Browser {
         let backend = self.element(reference).await?;
         self.focus_field(reference, backend, true).await?;
         let (events, before) = self.begin().await?;
-        self.on_page("Input.insertText", json!({"text": text})).await?;
-        self.on_element(backend, "function() { this.dispatchEvent(new Event('change', {bubbles: true})); }", &[])
+        self.act("Input.insertText", json!({"text": text})).await?;
+        self.act_on_element(backend, "function() { this.dispatchEvent(new Event('change', {bubbles: true})); }", &[])
             .await?;
         self.settle(events, before, limit).await
     }
@@ -138,8 +136,8 @@ impl Browser {
         let (events, before) = self.begin().await?;
         for ch in text.chars() {
             let s = ch.to_string();
-            self.on_page("Input.dispatchKeyEvent", json!({"type": "keyDown", "text": s, "key": s})).await?;
-            self.on_page("Input.dispatchKeyEvent", json!({"type": "keyUp", "key": s})).await?;
+            self.act("Input.dispatchKeyEvent", json!({"type": "keyDown", "text": s, "key": s})).await?;
+            self.act("Input.dispatchKeyEvent", json!({"type": "keyUp", "key": s})).await?;
         }
         self.settle(events, before, limit).await
     }
@@ -179,8 +177,8 @@ impl Browser {
             ))
         })?;
         let (events, before) = self.begin().await?;
-        self.on_page("Input.dispatchKeyEvent", down).await?;
-        self.on_page("Input.dispatchKeyEvent", up).await?;
+        self.act("Input.dispatchKeyEvent", down).await?;
+        self.act("Input.dispatchKeyEvent", up).await?;
         self.settle(events, before, limit).await
     }
 
@@ -189,7 +187,7 @@ impl Browser {
         let backend = self.element(reference).await?;
         let (events, before) = self.begin().await?;
         let outcome = self
-            .on_element(
+            .act_on_element(
                 backend,
                 "function(v) { if (this.tagName !== 'SELECT') return {error: 'not'}; \
                    const o = [...this.options].find(o => o.value === v) || [...this.options].find(o => o.text.trim() === v); \
@@ -262,18 +260,16 @@ impl Browser {
             return Err(BrowserError::Usage(format!("there is no page to go {way} to in this tab")));
         };
         let (events, before) = self.begin().await?;
-        self.on_page("Page.navigateToHistoryEntry", json!({"entryId": id})).await?;
+        self.act("Page.navigateToHistoryEntry", json!({"entryId": id})).await?;
         self.settle(events, before, limit).await
     }
 
     /// `browser reload`.
     pub async fn reload(&mut self, limit: Duration) -> Result<Change> {
-        let mut events = self.cdp.subscribe();
-        self.on_page("Page.reload", json!({})).await?;
-        let session = self.tab()?.session.clone();
-        self.wait_for_load(&mut events, &session, self.load_limit(limit), "waiting for the page to reload").await?;
+        let (events, before) = self.begin().await?;
+        self.act("Page.reload", json!({})).await?;
         self.tabs[self.current].last.clear();
-        self.observe(true).await
+        self.follow(events, &before, true, Seen::default(), limit).await
     }
 
     /// `browser wait …`: polls until the condition holds or `limit`.

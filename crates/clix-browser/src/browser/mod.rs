@@ -18,6 +18,8 @@ use crate::snapshot::{Rendered, SnapshotOptions, render};
 mod actions;
 mod address;
 mod launch;
+#[cfg(test)]
+mod races;
 
 pub use address::{normalize_url, url_matches};
 pub use launch::{CANDIDATES, find_executable};
@@ -35,6 +37,9 @@ const CHANGED_LINES: usize = 20;
 const COMPARED: SnapshotOptions = SnapshotOptions { interactive: false, compact: true, depth: None };
 /// How often `wait` looks again.
 const POLL: Duration = Duration::from_millis(50);
+/// How many times an action's page is read again because it navigated
+/// during the read (a redirect chain); the last read is what is shown.
+const REREADS: usize = 5;
 
 /// Where a page element a ref names lives.
 #[derive(Debug, Clone)]
@@ -72,12 +77,46 @@ pub struct Change {
     pub new_tabs: Vec<usize>,
     /// A file the action downloaded: its path and size.
     pub download: Option<String>,
+    /// The action closed its own tab, which had this number; the tab now
+    /// current is the one shown.
+    pub closed_tab: Option<usize>,
 }
 
-/// How a navigation ended: a page loaded, or a file began to download.
+/// What the events after an action said about its tab.
+#[derive(Default)]
+struct Seen {
+    opened_tab: bool,
+    closed: bool,
+}
+
+impl Seen {
+    /// Notes `e`; true when it begins a navigation of the tab's main frame
+    /// (whose frame id is the tab's target id) or closes the tab.
+    fn note(&mut self, e: &Event, session: &str, target: &str) -> bool {
+        let field = |path: &str| e.params.pointer(path).and_then(Value::as_str);
+        match e.method.as_str() {
+            "Target.targetCreated" => {
+                self.opened_tab = true;
+                false
+            }
+            "Target.targetDestroyed" | "Target.detachedFromTarget" if field("/targetId") == Some(target) => {
+                self.closed = true;
+                true
+            }
+            "Page.frameRequestedNavigation" | "Page.frameStartedLoading" => {
+                e.session.as_deref() == Some(session) && field("/frameId") == Some(target)
+            }
+            "Page.frameNavigated" => e.session.as_deref() == Some(session) && field("/frame/id") == Some(target),
+            _ => false,
+        }
+    }
+}
+
+/// How a navigation ended: a page loaded, a file began to download, or the tab closed.
 enum Loaded {
     Page,
     Download { guid: String, name: String },
+    Closed,
 }
 
 /// A snapshot: the text and the refs in it.
@@ -270,6 +309,8 @@ impl Browser {
         limit: Duration,
         what: &str,
     ) -> Result<Loaded> {
+        // A page's main frame has its tab's target id.
+        let target = self.tab()?.target.clone();
         let end = Instant::now() + limit;
         loop {
             let left = end.saturating_duration_since(Instant::now());
@@ -284,6 +325,22 @@ impl Browser {
                 }
                 Ok(Ok(e)) if e.method == "Page.loadEventFired" && e.session.as_deref() == Some(session) => {
                     return Ok(Loaded::Page);
+                }
+                // A navigation within the document (a #fragment, pushState)
+                // has no load, nor has one that stopped without a new page
+                // (a 204 answer, a cancelled request).
+                Ok(Ok(e))
+                    if matches!(e.method.as_str(), "Page.navigatedWithinDocument" | "Page.frameStoppedLoading")
+                        && e.session.as_deref() == Some(session)
+                        && e.params.get("frameId").and_then(Value::as_str) == Some(target.as_str()) =>
+                {
+                    return Ok(Loaded::Page);
+                }
+                Ok(Ok(e))
+                    if matches!(e.method.as_str(), "Target.targetDestroyed" | "Target.detachedFromTarget")
+                        && e.params.get("targetId").and_then(Value::as_str) == Some(target.as_str()) =>
+                {
+                    return Ok(Loaded::Closed);
                 }
                 // The address was a file to save, not a page: no load follows.
                 Ok(Ok(e)) if e.method == "Browser.downloadWillBegin" => {
@@ -336,60 +393,140 @@ impl Browser {
         }
     }
 
-    /// After an action: waits briefly for a navigation it started (and then
-    /// for the load), takes a snapshot and tells what changed.
+    /// An action's own protocol call. Its answer may be lost to the very
+    /// navigation the action caused (a submit click answered "Inspected
+    /// target navigated or closed" on a busy machine): that is the action's
+    /// effect, which `settle` then follows, so it is not an error here.
+    async fn act(&self, method: &str, params: Value) -> Result<Value> {
+        match self.on_page(method, params).await {
+            Err(e) if e.lost_to_navigation() => Ok(Value::Null),
+            answer => answer,
+        }
+    }
+
+    /// After an action: waits briefly for a navigation it started, follows
+    /// each navigation to its load, takes a snapshot and tells what changed.
+    /// A navigation may begin at any moment, even while the page is being
+    /// read: a read lost to one, or one that began during the read, means
+    /// the page is read again once the new one has loaded.
     async fn settle(
         &mut self,
         mut events: broadcast::Receiver<Event>,
         before: String,
         limit: Duration,
     ) -> Result<Change> {
-        let session = self.tab()?.session.clone();
+        let (session, target) = {
+            let tab = self.tab()?;
+            (tab.session.clone(), tab.target.clone())
+        };
         // A round trip through the page: what it sent before (a navigation it
         // started) is in `events` by the time the answer is.
-        self.eval("0").await?;
-        let end = Instant::now() + SETTLE;
-        let mut navigating = false;
-        let mut opened_tab = false;
-        while let Ok(Ok(e)) = tokio::time::timeout(end.saturating_duration_since(Instant::now()), events.recv()).await {
-            if e.method == "Target.targetCreated" {
-                opened_tab = true;
-                continue;
-            }
-            let main_frame = e.params.get("frameId").is_some() && e.params.pointer("/frame/parentId").is_none();
-            if e.session.as_deref() == Some(session.as_str())
-                && main_frame
-                && matches!(
-                    e.method.as_str(),
-                    "Page.frameRequestedNavigation" | "Page.frameStartedLoading" | "Page.frameNavigated"
-                )
+        let mut navigating = match self.eval("0").await {
+            Ok(_) => false,
+            Err(e) if e.lost_to_navigation() => true,
+            Err(e) => return Err(e),
+        };
+        let mut seen = Seen::default();
+        if !navigating {
+            let window = Instant::now() + SETTLE;
+            while let Ok(Ok(e)) =
+                tokio::time::timeout(window.saturating_duration_since(Instant::now()), events.recv()).await
             {
-                navigating = true;
-                break;
+                if seen.note(&e, &session, &target) {
+                    navigating = true;
+                    break;
+                }
             }
         }
+        self.follow(events, &before, navigating, seen, limit).await
+    }
+
+    /// Follows a navigation (when `navigating`) to its load, then reads the
+    /// page, again while it keeps navigating during the read.
+    async fn follow(
+        &mut self,
+        mut events: broadcast::Receiver<Event>,
+        before: &str,
+        mut navigating: bool,
+        mut seen: Seen,
+        limit: Duration,
+    ) -> Result<Change> {
+        let (session, target) = {
+            let tab = self.tab()?;
+            (tab.session.clone(), tab.target.clone())
+        };
+        let end = Instant::now() + limit;
         let mut download = None;
-        if navigating {
-            let what = "waiting for the page it opened to load";
-            if let Loaded::Download { guid, name } =
-                self.wait_for_load(&mut events, &session, self.load_limit(limit), what).await?
-            {
-                download = Some(self.finish_download(&mut events, &guid, &name, limit).await?);
+        let mut read = 0;
+        loop {
+            if navigating && !seen.closed {
+                let left = self.load_limit(end.saturating_duration_since(Instant::now()));
+                let what = "waiting for the page it opened to load";
+                match self.wait_for_load(&mut events, &session, left, what).await? {
+                    Loaded::Page => {}
+                    Loaded::Closed => seen.closed = true,
+                    Loaded::Download { guid, name } => {
+                        download = Some(self.finish_download(&mut events, &guid, &name, limit).await?);
+                    }
+                }
             }
+            if seen.closed {
+                return self.after_closing(&target).await;
+            }
+            let change = self.read_change(before).await;
+            // What arrived during the read; a navigation's later events (its
+            // load) stay queued for the next wait.
+            let mut again = false;
+            loop {
+                match events.try_recv() {
+                    Ok(e) if seen.note(&e, &session, &target) => {
+                        again = true;
+                        break;
+                    }
+                    Ok(_) | Err(broadcast::error::TryRecvError::Lagged(_)) => {}
+                    Err(_) => break,
+                }
+            }
+            let last = read == REREADS;
+            match change {
+                Ok(mut change) if !again || last => {
+                    if seen.opened_tab {
+                        change.new_tabs = self.adopt_new_tabs().await?;
+                    }
+                    change.download = download;
+                    return Ok(change);
+                }
+                Err(e) if !e.lost_to_navigation() || (last && !seen.closed) => return Err(e),
+                _ => navigating = true,
+            }
+            read += 1;
         }
+    }
+
+    /// Whether the current document differs from `before`, and the snapshot.
+    async fn read_change(&mut self, before: &str) -> Result<Change> {
         let navigated = self.document().await? != before;
         if navigated {
             self.tabs[self.current].last.clear();
         }
-        let mut change = self.observe(navigated).await?;
-        // Asking for the targets costs a round trip: only when one was made.
-        while let Ok(e) = events.try_recv() {
-            opened_tab |= e.method == "Target.targetCreated";
+        self.observe(navigated).await
+    }
+
+    /// The action closed its own tab (`window.close()`): the tab before it
+    /// becomes current (a blank one if none is left), shown as after a navigation.
+    async fn after_closing(&mut self, target: &str) -> Result<Change> {
+        let Some(index) = self.tabs.iter().position(|t| t.target == target) else {
+            return self.observe(true).await;
+        };
+        self.tabs.remove(index);
+        self.refs.retain(|_, r| r.target != target);
+        self.by_node.retain(|(t, _, _), _| t != target);
+        if self.tabs.is_empty() {
+            self.new_tab().await?;
         }
-        if opened_tab {
-            change.new_tabs = self.adopt_new_tabs().await?;
-        }
-        change.download = download;
+        self.current = index.saturating_sub(1).min(self.tabs.len() - 1);
+        let mut change = self.observe(true).await?;
+        change.closed_tab = Some(index + 1);
         Ok(change)
     }
 
@@ -408,6 +545,7 @@ impl Browser {
             more: 0,
             new_tabs: Vec::new(),
             download: None,
+            closed_tab: None,
         };
         if navigated || before.is_empty() {
             change.more = rendered.lines.len().saturating_sub(NAVIGATED_LINES);
@@ -514,6 +652,15 @@ impl Browser {
             )));
         }
         Ok(target.backend)
+    }
+
+    /// `on_element` as an action's own call (see `act`): an answer lost to
+    /// the navigation it caused is `Null`.
+    async fn act_on_element(&self, backend: i64, function: &str, args: &[Value]) -> Result<Value> {
+        match self.on_element(backend, function, args).await {
+            Err(e) if e.lost_to_navigation() => Ok(Value::Null),
+            answer => answer,
+        }
     }
 
     /// Runs `function` (a JS function source) with `this` = the element.

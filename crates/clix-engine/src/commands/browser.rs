@@ -366,7 +366,9 @@ impl Output {
 
 /// What an action did, as the model reads it.
 fn describe(change: &Change) -> String {
-    let mut text = if change.navigated {
+    let mut text = if let Some(closed) = change.closed_tab {
+        format!("it closed its tab ({closed}); now on {} — \"{}\"\n", change.url, change.title)
+    } else if change.navigated {
         format!("navigated to {} — \"{}\"\n", change.url, change.title)
     } else if change.added.is_empty() && change.removed.is_empty() {
         "done; nothing visible changed on the page\n".to_string()
