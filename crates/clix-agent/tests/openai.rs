@@ -584,9 +584,11 @@ async fn the_wall_time_budget_ends_the_run() {
 
 #[tokio::test]
 async fn a_slow_model_call_times_out_and_is_retried() {
-    let slow = Reply::Delay(Duration::from_secs(3), Box::new(openai_text("late", 1, 1)));
+    // The limit must also let the second, prompt reply through on a busy
+    // machine: 5 s, against a first reply that never comes in time.
+    let slow = Reply::Delay(Duration::from_secs(600), Box::new(openai_text("late", 1, 1)));
     let o =
-        run(vec![slow, openai_text("on time", 1, 1)], AgentSettings { model_call_secs: 1, ..settings() }, "t").await;
+        run(vec![slow, openai_text("on time", 1, 1)], AgentSettings { model_call_secs: 5, ..settings() }, "t").await;
     assert_eq!(o.summary.answer, "on time");
     assert!(o.events.iter().any(|e| matches!(e, Event::Retry { error, .. } if error.contains("took longer than"))));
 }
@@ -778,8 +780,12 @@ async fn an_interrupt_during_a_model_call_does_not_cancel_the_next_task() {
     let provider = provider(ProviderKind::OpenAi, format!("{}/v1", server.url), Some("k"), "scripted", true);
     let mut agent = Agent::new(&mut engine, provider, settings(), None);
     let interrupt = agent.interrupt_handle();
+    let requests = std::sync::Arc::clone(&server.requests);
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        // Lands while the model is thinking: once the server has the request.
+        while requests.lock().unwrap().is_empty() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         interrupt.interrupt();
     });
     let first = agent.run("think slowly", &mut |_| {}).await;

@@ -215,11 +215,11 @@ fn chromium_processes(profile: &str) -> Vec<u32> {
 async fn serve_late() -> String {
     let late = |ms: u64| {
         format!(
-            r#"<!doctype html><title>Late {ms}</title>
+            r##"<!doctype html><title>Late {ms}</title>
 <button onclick="setTimeout(() => location.href = '/landed', {ms})">Go</button>
 <button onclick="location.href = location.href.replace('127.0.0.1', 'localhost').replace(/late.*/, 'landed'); const t = Date.now(); while (Date.now() - t < 1500) {{}}">Away</button>
 <form action="/landed"><select name="pick" onchange="this.form.submit()"><option>a</option><option>b</option></select>
-<input name="q" aria-label="Query"></form>"#
+<input name="q" aria-label="Query"></form><a href="#below">Below</a><h2 id="below">Below</h2>"##
         )
     };
     let app = Router::new()
@@ -279,11 +279,21 @@ async fn actions_whose_page_navigates_at_any_moment_never_fail_for_it() {
     let entered = b.press("Enter", LIMIT).await.unwrap();
     assert!(entered.navigated && entered.url.contains("q=cats"), "{entered:#?}");
 
+    // A link within the page navigates with no load to wait for.
+    b.open(&format!("{base}/late/0"), &f.ws, LIMIT).await.unwrap();
+    let snap = b.snapshot(SnapshotOptions { interactive: true, ..Default::default() }, None).await.unwrap();
+    let below = ref_of(&snap.lines, "link \"Below\"");
+    let moved = b.click(&below, Duration::from_secs(5)).await.unwrap();
+    assert!(moved.url.ends_with("#below"), "{moved:#?}");
+    b.history(1, LIMIT).await.unwrap_err();
+    b.history(-1, LIMIT).await.unwrap();
+    b.history(1, LIMIT).await.unwrap();
+
     let reloaded = b.reload(LIMIT).await.unwrap();
-    assert!(reloaded.navigated && reloaded.title == "Landed", "{reloaded:#?}");
+    assert!(reloaded.navigated && reloaded.url.ends_with("/late/0#below"), "{reloaded:#?}");
     let back = b.history(-1, LIMIT).await.unwrap();
-    assert!(back.url.contains("/late/0"), "{back:#?}");
+    assert!(back.url.ends_with("/late/0"), "{back:#?}");
     let forward = b.history(1, LIMIT).await.unwrap();
-    assert!(forward.url.contains("q=cats"), "{forward:#?}");
+    assert!(forward.url.ends_with("#below"), "{forward:#?}");
     b.close().await;
 }

@@ -93,6 +93,16 @@ fn our_chromiums() -> usize {
     clix_testkit::chromiums_of(std::process::id()).len()
 }
 
+/// Waits until `done`, or fails saying `what` after 60 s (a safety net: the
+/// wait ends as soon as it holds, however slow the machine).
+async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let started = std::time::Instant::now();
+    while !done() {
+        assert!(started.elapsed() < Duration::from_secs(60), "{what} after 60 s");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 // One test, in order: the browsers of the process are counted, so no other
 // test of this file may run one at the same time.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -101,7 +111,9 @@ async fn an_agent_orders_through_a_form_and_nothing_is_left_running() {
         return;
     }
     let (url, received) = serve().await;
-    let mut f = fixture(clix_browser::BrowserSettings { idle_secs: 2, ..Default::default() }).await;
+    // The default idle time: a slow step between two browser commands
+    // must not close the browser under the test (idle is tested below).
+    let mut f = fixture(clix_browser::BrowserSettings::default()).await;
 
     // Progressive help.
     let bare = run(&mut f, "browser").await;
@@ -146,13 +158,7 @@ async fn an_agent_orders_through_a_form_and_nothing_is_left_running() {
     assert_eq!(clicked.raw.exit_code, 0, "{}", clicked.text);
     assert!(clicked.text.contains("downloaded ") && clicked.text.contains("report.csv (8 bytes)"), "{}", clicked.text);
     let downloaded = f.ws.path().join(".clix/downloads/report.csv");
-    for _ in 0..100 {
-        if std::fs::read(&downloaded).is_ok_and(|b| b == b"a,b\n1,2\n") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(std::fs::read_to_string(&downloaded).unwrap(), "a,b\n1,2\n");
+    wait_until("no complete download", || std::fs::read(&downloaded).is_ok_and(|b| b == b"a,b\n1,2\n")).await;
 
     // A screenshot is a PNG in the workspace, attached like `see`.
     let shot = run(&mut f, "browser screenshot shots/page.png").await;
@@ -179,22 +185,25 @@ async fn an_agent_orders_through_a_form_and_nothing_is_left_running() {
     assert_eq!(blocked.raw.exit_code, 1);
     assert!(blocked.text.contains("[browser] allow"), "{}", blocked.text);
 
-    // `browser close` ends it; the next command starts a new one; idle ends that one.
+    // `browser close` ends it; the next command starts a new one.
     assert!(our_chromiums() > 0);
     let closed = run(&mut f, "browser close").await;
     assert!(closed.text.contains("browser closed"));
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(our_chromiums(), 0, "running after browser close");
-    run(&mut f, "browser open table.html").await;
-    assert!(our_chromiums() > 0);
-    tokio::time::sleep(Duration::from_millis(4500)).await;
-    assert_eq!(our_chromiums(), 0, "running after the idle time");
-
-    // The session ends: the engine is dropped with a browser open.
+    wait_until("running after browser close", || our_chromiums() == 0).await;
     let reopened = run(&mut f, "browser open table.html").await;
     assert_eq!(reopened.raw.exit_code, 0, "{}", reopened.text);
     assert!(our_chromiums() > 0);
+
+    // The session ends: the engine is dropped with a browser open.
     drop(f);
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(our_chromiums(), 0, "running after the session ended");
+    wait_until("running after the session ended", || our_chromiums() == 0).await;
+
+    // Idle ends a browser: a session of its own with a short idle time
+    // (long enough that the browser is still seen right after the open).
+    let mut idle = fixture(clix_browser::BrowserSettings { idle_secs: 5, ..Default::default() }).await;
+    let opened = run(&mut idle, &format!("browser open {url}")).await;
+    assert_eq!(opened.raw.exit_code, 0, "{}", opened.text);
+    assert!(our_chromiums() > 0);
+    wait_until("running after the idle time", || our_chromiums() == 0).await;
+    drop(idle);
 }

@@ -96,10 +96,11 @@ async fn lines_stdin_failures_and_long_output_in_the_sandboxed_tree() {
 async fn a_time_out_stops_the_sandboxed_line() {
     let Some(mut s) = session("a_time_out_stops_the_sandboxed_line", 2).await else { return };
     let started = Instant::now();
-    let shown = s.engine.run("clip tree 'sleep 30; echo never'", None).await;
+    let shown = s.engine.run("clip tree 'sleep 120; echo never'", None).await;
     assert_eq!(shown.raw.exit_code, 124, "{}", shown.text);
     assert!(shown.text.contains("timed out after 2s"), "{}", shown.text);
-    assert!(started.elapsed() < Duration::from_secs(6));
+    // Cut at the limit, not run to its end: a generous bound, far below 120 s.
+    assert!(started.elapsed() < Duration::from_secs(60));
 }
 
 #[tokio::test]

@@ -160,10 +160,12 @@ async fn a_time_out_ends_the_local_client_and_the_remote_command() {
     assert_eq!(shown.raw.exit_code, 124, "{}", shown.text);
     assert!(shown.text.contains("timed out after 2s"), "{}", shown.text);
     assert!(!shown.text.contains("never"), "{}", shown.text);
-    assert!(started.elapsed() < Duration::from_secs(6), "{:?}", started.elapsed());
+    // Cut at the limit, not run to its end (the marker's 100,000+ s).
+    assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
     // The local client was killed; the remote `timeout` ends the remote
     // command too, within its grace (both name the marker in their argv).
-    let deadline = Instant::now() + Duration::from_secs(8);
+    // A safety net: the loop ends as soon as it is gone.
+    let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let alive = Command::new("pgrep").args(["-f", &format!("sleep {marker}")]).output().unwrap();
         if !alive.status.success() {
@@ -285,22 +287,18 @@ async fn unreachable_hosts_say_what_failed_and_what_to_check() {
 async fn the_second_call_shares_the_first_ones_connection() {
     let Some(sshd) = start_sshd("the_second_call_shares_the_first_ones_connection") else { return };
     let mut s = session(vec![entry(&sshd, "box")], 30, None).await;
-    let t = Instant::now();
     let (out, err, _) = raw(&mut s, "clip box 'echo hi; echo first >&2'", None).await;
-    let cold = t.elapsed();
     assert_eq!(out, "hi\n", "{err}");
     // The first call's stderr is its own: the shared connection, started
     // for it, does not hold its pipes.
     assert_eq!(err, "first\n");
-    let mut warm = Duration::MAX;
+    // That warm calls are faster than the cold one is a figure, measured
+    // by the `clip` benchmark (clix-bench); here, that they share the one
+    // connection (the master socket below).
     for _ in 0..3 {
-        let t = Instant::now();
         let (out, _, _) = raw(&mut s, "clip box 'echo hi'", None).await;
-        warm = warm.min(t.elapsed());
         assert_eq!(out, "hi\n");
     }
-    eprintln!("cold {cold:?}, warm {warm:?}");
-    assert!(warm < cold, "cold {cold:?}, warm {warm:?}");
     // The shared connection's socket is in clix's private state folder.
     let sockets = s.home.path().join("state/clip/ssh");
     assert!(sockets.as_os_str().len() <= 60, "short enough for a socket path: {}", sockets.display());

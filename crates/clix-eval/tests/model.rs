@@ -10,6 +10,8 @@ mod common;
 mod support;
 
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use clix_agent::{AgentSettings, Event, ProviderKind, ResolvedProvider, read_run};
@@ -47,18 +49,22 @@ fn first(body: &Value, role: &str) -> String {
     message["content"].as_str().unwrap_or_default().to_string()
 }
 
-/// The scripted model: for `count`, one call of the design's shell tool
-/// (its command built from the mapped path in the prompt), then the answer;
-/// for `guess`, a guess without looking; for anything else, a slow hello.
-/// Each reply takes a moment, as a model's does, so parallel attempts overlap.
-fn model(body: &Value) -> Reply {
-    match scripted(body) {
-        slow @ Reply::Delay(..) => slow,
-        reply => Reply::Delay(Duration::from_millis(200), Box::new(reply)),
+/// For attempts run at once: each reply waits until a second request has
+/// arrived (at most `support::WHEN_LIMIT`), so the attempts are seen to
+/// overlap however fast the machine is, and not only when they happen to.
+fn overlapping(answer: fn(&Value) -> Reply) -> impl Fn(&Value) -> Reply + Send + Sync + 'static {
+    let arrived = Arc::new(AtomicUsize::new(0));
+    move |body| {
+        arrived.fetch_add(1, Ordering::SeqCst);
+        let arrived = Arc::clone(&arrived);
+        support::when(move || arrived.load(Ordering::SeqCst) >= 2, answer(body))
     }
 }
 
-fn scripted(body: &Value) -> Reply {
+/// The scripted model: for `count`, one call of the design's shell tool
+/// (its command built from the mapped path in the prompt), then the answer;
+/// for `guess`, a guess without looking; for anything else, a slow hello.
+fn model(body: &Value) -> Reply {
     let prompt = first(body, "user");
     let tools: Vec<String> =
         body["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap().to_string()).collect();
@@ -117,7 +123,7 @@ async fn a_scripted_model_solves_one_task_and_fails_another_in_every_design() {
     if !sandbox_ready("a_scripted_model_solves_one_task_and_fails_another_in_every_design") {
         return;
     }
-    let server = support::start_fn(model).await;
+    let server = support::start_fn(overlapping(model)).await;
     let out = tempfile::tempdir().unwrap();
     let tasks = [task(COUNT), task(GUESS)];
     let run = run(&server.url, Design::ALL.to_vec(), 2, 4, &out.path().join("runs"));

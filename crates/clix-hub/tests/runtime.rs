@@ -87,8 +87,10 @@ fn args(v: Value) -> Map<String, Value> {
     v.as_object().unwrap().clone()
 }
 
+/// A call with a generous limit (a safety net for a busy machine: a call
+/// ends when its program does); a tool's own `timeout_ms` is shorter.
 async fn call(hub: &HubRuntime, ws: &Path, tool: &str, a: Value) -> CallResult {
-    hub.call(tool, &args(a), None, ws, Duration::from_secs(20)).await
+    hub.call(tool, &args(a), None, ws, Duration::from_secs(60)).await
 }
 
 fn stdout_json(r: &CallResult) -> Value {
@@ -155,7 +157,7 @@ exit 1"#,
     );
     f.tool("denied", json!({}), r#"echo '{"error_code": "FORBIDDEN", "message": "no access"}' >&2; exit 3"#);
     f.tool("crashes", json!({}), "echo 'Traceback: boom' >&2; exit 9");
-    f.tool("slow", json!({"timeout_ms": 300}), "sleep 30");
+    f.tool("slow", json!({"timeout_ms": 300}), "sleep 120");
     // "数据库连接超时，请稍后重试" in GBK, as an older Chinese CLI prints it.
     let gbk =
         r"\xca\xfd\xbe\xdd\xbf\xe2\xc1\xac\xbd\xd3\xb3\xac\xca\xb1\xa3\xac\xc7\xeb\xc9\xd4\xba\xf3\xd6\xd8\xca\xd4";
@@ -198,7 +200,9 @@ exit 1"#,
     let r = call(&hub, ws, "slow", json!({})).await;
     assert_eq!(r.exit_code, 124, "{r:?}");
     assert!(r.stderr.contains("[error] slow: TIMEOUT: no result within 300 ms"), "{}", r.stderr);
-    assert!(started.elapsed() < Duration::from_secs(5));
+    // Cut at its 300 ms, not at the call's 60 s nor the sleep's 120 s: a
+    // generous bound, far below either.
+    assert!(started.elapsed() < Duration::from_secs(30));
 
     let r = call(&hub, ws, "gbk", json!({})).await;
     assert_eq!(
@@ -287,13 +291,19 @@ async fn version_drift_is_a_warning_not_a_failure() {
     assert_eq!(hub.entry("same").unwrap().readiness.drift, None);
 }
 
-/// Two calls at once of a tool that logs when it starts and ends.
-async fn overlapping_calls(serialize: bool) -> bool {
+/// Two calls at once of a tool that logs when it starts and ends. Each call
+/// waits for the other to have started before it ends (up to `partner_secs`):
+/// calls that may overlap are seen to, however slow the machine. Serialized,
+/// the first waits in vain and ends; the second finds both starts at once.
+async fn overlapping_calls(serialize: bool, partner_secs: u32) -> bool {
     let f = Fixture::new();
     let log = f.ws.join("spans");
     let script = format!(
-        "echo \"start $(date +%s%N)\" >> {0}; sleep 0.8; echo \"end $(date +%s%N)\" >> {0}; echo '{{}}'",
-        log.display()
+        "echo \"start $(date +%s%N)\" >> {0}; i=0; \
+         while [ \"$(grep -c start {0})\" -lt 2 ] && [ $i -lt {1} ]; do sleep 0.05; i=$((i+1)); done; \
+         echo \"end $(date +%s%N)\" >> {0}; echo '{{}}'",
+        log.display(),
+        partner_secs * 20
     );
     f.tool("single", json!({"serialize": serialize}), &script);
     let hub = f.load().await;
@@ -306,8 +316,11 @@ async fn overlapping_calls(serialize: bool) -> bool {
 
 #[tokio::test]
 async fn serialized_tools_run_one_call_at_a_time() {
-    assert!(!overlapping_calls(true).await, "serialize: the second call waits for the first");
-    assert!(overlapping_calls(false).await, "without serialize the calls overlap (the check can fail)");
+    // Serialized, the first call waits 2 s for a partner that cannot come.
+    assert!(!overlapping_calls(true, 2).await, "serialize: the second call waits for the first");
+    // Not serialized, each waits for the other (a safety net of 20 s, under
+    // the tool's default 30 s limit).
+    assert!(overlapping_calls(false, 20).await, "without serialize the calls overlap");
 }
 
 #[tokio::test]

@@ -219,9 +219,9 @@ fn a_fifo_manifest_is_a_problem_not_a_hang() {
     // The user's own folder is read the same way.
     mkfifo(&s.user_hub.join("mine.yaml"));
     let (ws_hub, user_hub) = (s.ws_hub(), s.user_hub.clone());
-    let started = Instant::now();
-    let hub = within(Duration::from_secs(10), move || s.load(&[HubSource::explicit(&s.user_hub)]));
-    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    // A FIFO opened for reading blocks until a writer comes, which none
+    // does: the load must end at all (60 s, a safety net), not be quick.
+    let hub = within(Duration::from_secs(60), move || s.load(&[HubSource::explicit(&s.user_hub)]));
     for file in [ws_hub.join("evil.json"), ws_hub.join("t/manifest.toml"), user_hub.join("mine.yaml")] {
         let p = problem_of(&hub, &file);
         assert!(p.contains("is a FIFO, not a regular file"), "{p}");

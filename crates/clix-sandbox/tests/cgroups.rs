@@ -75,33 +75,48 @@ async fn every_run_removes_its_cgroups_however_it_ends() {
     let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<String>>();
 
     // A normal end: the run's cgroups exist while it runs, and are gone after.
-    let sleeper = argv(&["sleep", "0.5"]);
-    let run = sb.run(Request::new(&sleeper, ws.path(), None, Duration::from_secs(30)));
+    // The program ends once the test has seen them (it makes `go`).
+    let waiter = argv(&["bash", "-c", "until [ -e go ]; do sleep 0.05; done"]);
+    let run = sb.run(Request::new(&waiter, ws.path(), None, Duration::from_secs(120)));
     let look = async {
-        tokio::time::sleep(Duration::from_millis(250)).await;
-        ours(&dirs)
+        let started = Instant::now();
+        let mut during = ours(&dirs);
+        while during.len() < dirs.len() && started.elapsed() < Duration::from_secs(60) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            during = ours(&dirs);
+        }
+        std::fs::write(ws.path().join("go"), "").unwrap();
+        during
     };
     let (outcome, during) = tokio::join!(run, look);
     assert_eq!(outcome.unwrap().exit_code, 0);
     assert_eq!(during.len(), dirs.len(), "one cgroup per controller during the run: {during:?}");
     assert_eq!(ours(&dirs), Vec::<PathBuf>::new(), "left after a normal end");
 
-    // A time-out (the program ignores SIGTERM, so it is SIGKILLed).
-    let stubborn = argv(&["bash", "-c", "trap '' TERM; sleep 100"]);
+    // A time-out (the program ignores SIGTERM, so it is SIGKILLed). It
+    // makes `started` once it runs (for the next case).
+    let stubborn = argv(&["bash", "-c", "trap '' TERM; touch started; sleep 100"]);
     let o = sb.run(Request::new(&stubborn, ws.path(), None, Duration::from_secs(1))).await.unwrap();
     assert_eq!(o.exit_code, 124);
-    assert_eq!(wait_until_none(&dirs, Duration::from_secs(2)).await, Vec::<PathBuf>::new(), "left after a time-out");
+    // The waits below are safety nets: each ends as soon as the cgroups go.
+    assert_eq!(wait_until_none(&dirs, Duration::from_secs(60)).await, Vec::<PathBuf>::new(), "left after a time-out");
 
-    // A caller that gives up: the run's future is dropped mid-run; its
-    // processes get SIGTERM, then SIGKILL after the grace period, and then
-    // the cgroups go.
-    let given_up = tokio::time::timeout(
-        Duration::from_millis(500),
-        sb.run(Request::new(&stubborn, ws.path(), None, Duration::from_secs(60))),
-    )
-    .await;
-    assert!(given_up.is_err(), "the caller gave up");
+    // A caller that gives up once the program runs: the run's future is
+    // dropped mid-run; its processes get SIGTERM, then SIGKILL after the
+    // grace period, and then the cgroups go.
+    let _ = std::fs::remove_file(ws.path().join("started"));
+    let runs = async {
+        let started = Instant::now();
+        while !ws.path().join("started").exists() && started.elapsed() < Duration::from_secs(60) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    let gave_up = tokio::select! {
+        _ = sb.run(Request::new(&stubborn, ws.path(), None, Duration::from_secs(120))) => false,
+        () = runs => true,
+    };
+    assert!(gave_up, "the run ended before the caller gave up");
     assert!(!ours(&dirs).is_empty(), "the killed run's cgroups wait for its processes to die");
-    assert_eq!(wait_until_none(&dirs, Duration::from_secs(8)).await, Vec::<PathBuf>::new(), "left after a kill");
+    assert_eq!(wait_until_none(&dirs, Duration::from_secs(60)).await, Vec::<PathBuf>::new(), "left after a kill");
     drop(sb);
 }

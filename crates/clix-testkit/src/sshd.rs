@@ -61,7 +61,8 @@ impl Sshd {
             .stderr(Stdio::null())
             .spawn()
             .expect("sshd starts (apt-get install openssh-server)");
-        let deadline = Instant::now() + Duration::from_secs(10);
+        // A safety net for a busy machine: the wait ends once it listens.
+        let deadline = Instant::now() + Duration::from_secs(60);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(Instant::now() < deadline, "sshd did not start listening on {port}");
             std::thread::sleep(Duration::from_millis(20));

@@ -7,7 +7,7 @@ use std::ffi::CString;
 use std::io;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clix_workspace::{Folder, Kind};
 
@@ -80,13 +80,21 @@ fn fifos_and_devices_are_refused_without_blocking() {
     let root = f.folder.root().to_path_buf();
     mkfifo(&root.join("ff"));
     symlink("/dev/zero", root.join("zero")).unwrap();
-    let started = Instant::now();
-    let err = f.folder.read(Path::new("ff"), 1 << 20).unwrap_err().to_string();
-    assert!(err.contains("FIFO"), "{err}");
-    let err = f.folder.write(Path::new("ff"), b"x").unwrap_err().to_string();
-    assert!(err.contains("FIFO"), "{err}");
-    assert!(f.folder.read(Path::new("zero"), 1 << 20).is_err());
-    assert!(started.elapsed() < Duration::from_secs(5), "a FIFO blocked the caller");
+    // On another thread: a FIFO open that blocks never returns, so the test
+    // waits for the calls to end (60 s at most, a safety net), not for a time.
+    let (done, ended) = std::sync::mpsc::channel();
+    let calls = std::thread::spawn(move || {
+        let err = f.folder.read(Path::new("ff"), 1 << 20).unwrap_err().to_string();
+        assert!(err.contains("FIFO"), "{err}");
+        let err = f.folder.write(Path::new("ff"), b"x").unwrap_err().to_string();
+        assert!(err.contains("FIFO"), "{err}");
+        assert!(f.folder.read(Path::new("zero"), 1 << 20).is_err());
+        let _ = done.send(());
+    });
+    if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = ended.recv_timeout(Duration::from_secs(60)) {
+        panic!("a FIFO blocked the caller");
+    }
+    calls.join().unwrap();
 }
 
 #[test]

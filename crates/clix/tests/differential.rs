@@ -370,7 +370,9 @@ const CASES: &[Case] = &[
     same("pushd src >/dev/null; pwd; popd >/dev/null; pwd"),
     same("trap 'echo bye' EXIT; echo hi"),
     same("trap 'echo caught' ERR; false; echo after"),
-    same("(sleep 0.2; echo bg) & echo fg; wait"),
+    // The job prints once `fg` is out (it waits for the file): the order
+    // holds however the two are scheduled, not only after 0.2 s of sleep.
+    same("(while [ ! -e fg.done ]; do sleep 0.05; done; echo bg) & echo fg; touch fg.done; wait"),
     same("sleep 0.1 & wait $!; echo done $?"),
     same("cmd='ls src'; eval \"$cmd\""),
     same("echo 'echo sourced $1' > s.sh && source s.sh a && . ./s.sh b"),

@@ -179,12 +179,24 @@ async fn cancel_stops_the_line_and_progress_is_reported() {
     // notifications/cancelled stops `sleep 30` at once; the next call runs right after.
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(call("sleep 30")));
     let handle = client.send_cancellable_request(request, PeerRequestOptions::no_options()).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Cancel once the line runs: its first progress notification (a token
+    // the first call's did not have) says so.
+    let reported = || {
+        let all = progress.0.lock().unwrap();
+        all.iter().any(|p| seen.iter().all(|s| s.progress_token != p.progress_token))
+    };
+    let waiting = Instant::now();
+    while !reported() {
+        assert!(waiting.elapsed() < Duration::from_secs(60), "`sleep 30` never reported progress");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let started = Instant::now();
     handle.cancel(Some("test".into())).await.unwrap();
     let r = client.call_tool(call("echo next")).await.unwrap();
     assert_eq!(body(&r), "next");
-    assert!(started.elapsed() < Duration::from_secs(3), "cancel took {:?}", started.elapsed());
+    // An ignored cancel would hold `echo next` behind `sleep 30` for most
+    // of its 30 s; a generous bound well under that.
+    assert!(started.elapsed() < Duration::from_secs(15), "cancel took {:?}", started.elapsed());
     client.cancel().await.unwrap();
 }
 
@@ -220,7 +232,7 @@ fn stdout_carries_only_mcp_and_stdin_eof_ends_the_server() {
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
-        assert!(started.elapsed() < Duration::from_secs(10), "the server did not exit on stdin EOF");
+        assert!(started.elapsed() < Duration::from_secs(60), "the server did not exit on stdin EOF");
         std::thread::sleep(Duration::from_millis(20));
     };
     assert!(status.success(), "{status}");
@@ -334,7 +346,9 @@ async fn http_client(url: &str) -> RunningService<RoleClient, ()> {
 #[tokio::test]
 async fn http_sessions_are_separate_and_expire_when_idle() {
     let env = Env::new();
-    let server = HttpServer::start(&env, &["--idle-timeout", "1"]);
+    // Long enough that `a` stays alive while `b` connects and calls on a
+    // busy machine; the wait below is three times as long.
+    let server = HttpServer::start(&env, &["--idle-timeout", "5"]);
     let a = http_client(&server.url).await;
     let b = http_client(&server.url).await;
     a.call_tool(call("mkdir -p only-a && cd only-a && X=a")).await.unwrap();
@@ -344,8 +358,9 @@ async fn http_sessions_are_separate_and_expire_when_idle() {
     let ra = a.call_tool(call("pwd; echo \"[$X]\"")).await.unwrap();
     assert_eq!(body(&ra), format!("{}/only-a\n[a]", ws.display()));
 
-    // Idle past --idle-timeout: the session and its shell are gone.
-    tokio::time::sleep(Duration::from_millis(2500)).await;
+    // Idle past --idle-timeout: the session and its shell are gone. A fixed
+    // wait: any probe of `a` would itself be activity that keeps it alive.
+    tokio::time::sleep(Duration::from_secs(15)).await;
     match a.call_tool(call("pwd")).await {
         Err(_) => {}
         Ok(r) => assert!(!body(&r).ends_with("/only-a"), "an expired session kept its shell: {}", text(&r)),

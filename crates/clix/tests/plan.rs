@@ -11,6 +11,8 @@ mod support;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::text;
@@ -105,15 +107,30 @@ inputs = ["b", "c"]
 
 #[tokio::test]
 async fn a_diamond_runs_its_middle_at_once_and_joins_the_results() {
-    let server = start_fn(|body| {
+    let called: Arc<Mutex<Vec<String>>> = Arc::default();
+    let server = start_fn(move |body| {
         let (id, results) = who(body);
-        let slow = Duration::from_millis(if id == "b" || id == "c" { 600 } else { 0 });
-        match id.as_str() {
-            "a" => agent(Some("echo A-data > a.txt"), "A done: data in a.txt", results, slow),
-            "b" => agent(Some("cat ../a/a.txt > b.txt"), "B done", results, slow),
-            "c" => agent(Some("echo C > c.txt"), "C done", results, slow),
-            _ => agent(Some("cat ../b/b.txt ../c/c.txt"), "D done", results, slow),
+        called.lock().unwrap().push(id.clone());
+        let reply = match id.as_str() {
+            "a" => agent(Some("echo A-data > a.txt"), "A done: data in a.txt", results, Duration::ZERO),
+            "b" => agent(Some("cat ../a/a.txt > b.txt"), "B done", results, Duration::ZERO),
+            "c" => agent(Some("echo C > c.txt"), "C done", results, Duration::ZERO),
+            _ => agent(Some("cat ../b/b.txt ../c/c.txt"), "D done", results, Duration::ZERO),
+        };
+        if id != "b" && id != "c" {
+            return reply;
         }
+        // b and c are answered only once both have called: run at once,
+        // they overlap however fast the machine is (a fixed delay only
+        // made it likely).
+        let called = Arc::clone(&called);
+        support::when(
+            move || {
+                let called = called.lock().unwrap();
+                ["b", "c"].iter().all(|want| called.iter().any(|c| c.as_str() == *want))
+            },
+            reply,
+        )
     })
     .await;
     let h = Home::new(DIAMOND);
@@ -199,12 +216,13 @@ prompt = "after slow"
 depends_on = ["slow"]
 "#;
 
-fn failing_server() -> impl Fn(&Value) -> Reply + Send + Sync + 'static {
-    |body| {
+/// `slow` answers after `slow_for`.
+fn failing_server(slow_for: Duration) -> impl Fn(&Value) -> Reply + Send + Sync + 'static {
+    move |body| {
         let (id, results) = who(body);
         match id.as_str() {
             "a" => Reply::Status(400, vec![], "{\"error\": {\"message\": \"bad request\"}}".into()),
-            "slow" => agent(None, "slow done", results, Duration::from_secs(4)),
+            "slow" => agent(None, "slow done", results, slow_for),
             _ => agent(None, &format!("{id} done"), results, Duration::ZERO),
         }
     }
@@ -212,7 +230,7 @@ fn failing_server() -> impl Fn(&Value) -> Reply + Send + Sync + 'static {
 
 #[tokio::test]
 async fn a_failed_task_skips_its_dependents_and_its_siblings_finish() {
-    let server = start_fn(failing_server()).await;
+    let server = start_fn(failing_server(Duration::from_secs(4))).await;
     let h = Home::new(FAILING);
     let o = h.output(&server, &["plan", "run", "PLAN.toml", "--retry-backoff-ms", "10"]).await;
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
@@ -232,11 +250,13 @@ async fn a_failed_task_skips_its_dependents_and_its_siblings_finish() {
 
 #[tokio::test]
 async fn on_failure_stop_ends_running_agents_and_starts_nothing() {
-    let server = start_fn(failing_server()).await;
+    // The slow agent's model would answer after 120 s (its 60 s call limit
+    // ends it before): ending well before either, the plan stopped it.
+    let server = start_fn(failing_server(Duration::from_secs(120))).await;
     let h = Home::new(FAILING);
     let started = Instant::now();
     let o = h.output(&server, &["plan", "run", "PLAN.toml", "--on-failure", "stop", "--retry-backoff-ms", "10"]).await;
-    assert!(started.elapsed() < Duration::from_secs(4), "the slow agent was not stopped: {:?}", started.elapsed());
+    assert!(started.elapsed() < Duration::from_secs(30), "the slow agent was not stopped: {:?}", started.elapsed());
     assert_eq!(o.status.code(), Some(1));
     let result = h.result();
     let by_id = |id: &str| result["tasks"].as_array().unwrap().iter().find(|t| t["id"] == id).unwrap().clone();
@@ -475,9 +495,19 @@ async fn ten_agents_at_once_share_one_hub_rate_limit() {
     std::fs::write(tool.join("run"), "#!/bin/sh\necho '{}'\n").unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(tool.join("run"), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let server = start_fn(|body| {
+    // Each agent is told to call only once all ten have asked: the ten calls
+    // then fall within seconds of each other, inside the limit's minute,
+    // however slowly a busy machine starts the agents.
+    let asked = Arc::new(AtomicUsize::new(0));
+    let server = start_fn(move |body| {
         let (_, results) = who(body);
-        agent(Some("limited"), "called", results, Duration::ZERO)
+        let reply = agent(Some("limited"), "called", results, Duration::ZERO);
+        if results > 0 {
+            return reply;
+        }
+        asked.fetch_add(1, Ordering::SeqCst);
+        let asked = Arc::clone(&asked);
+        support::when(move || asked.load(Ordering::SeqCst) >= 10, reply)
     })
     .await;
     let mut cmd = h.clix(&server, &["plan", "run", "PLAN.toml", "-j", "10", "--jsonl"]);

@@ -147,13 +147,18 @@ fn run_in_a_terminal(env: &Env, line: &str, answer: &str) -> String {
         .stderr(Stdio::piped())
         .spawn()
         .expect("script (util-linux) runs");
+    let screen = common::Screen::watch(&mut child);
     let mut keys = child.stdin.take().unwrap();
-    // The question comes before the answer is read: wait for it.
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // The question comes before the answer is read: wait until it is shown.
+    let started = std::time::Instant::now();
+    while !screen.text().contains("run it? [y] once") {
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "never asked:\n{}", screen.text());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     keys.write_all(answer.as_bytes()).unwrap();
-    let o = child.wait_with_output().unwrap();
+    child.wait_with_output().unwrap();
     drop(keys);
-    common::text(&o.stdout)
+    screen.finish()
 }
 
 #[test]

@@ -12,12 +12,14 @@ mod support;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use common::mcp_http::HttpServer;
 use common::text;
 use serde_json::json;
-use support::{Reply, openai_text};
+use support::openai_text;
 
 const OPENAI_CANARY: &str = "canary-openai-5b1e9d";
 const TOKEN_CANARY: &str = "canary-token-77c2a0";
@@ -97,9 +99,15 @@ fn the_http_server_takes_its_token_from_the_environment_and_keeps_none() {
 
 #[tokio::test]
 async fn ask_sends_the_key_it_took_out_of_its_environment() {
-    // The model answers after a while: long enough to read the environment
-    // of a clix that has already sent its key.
-    let server = support::start(vec![Reply::Delay(Duration::from_secs(2), Box::new(openai_text("done", 1, 1)))]).await;
+    // The model answers only once the test has read the environment of a
+    // clix that has already sent its key: clix is still running then,
+    // however slow the machine (a fixed delay could run out first).
+    let looked = Arc::new(AtomicBool::new(false));
+    let answer = {
+        let looked = Arc::clone(&looked);
+        support::when(move || looked.load(Ordering::SeqCst), openai_text("done", 1, 1))
+    };
+    let server = support::start(vec![answer]).await;
     let (home, ws) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let mut cmd = common::clix(home.path(), ws.path(), &["ask", "say done"]);
     with_canaries(&mut cmd)
@@ -112,10 +120,12 @@ async fn ask_sends_the_key_it_took_out_of_its_environment() {
 
     let started = Instant::now();
     while server.requests().is_empty() {
-        assert!(started.elapsed() < Duration::from_secs(30), "clix never called the model");
+        assert!(started.elapsed() < Duration::from_secs(60), "clix never called the model");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert_no_canary(&environ(&child));
+    let seen = environ(&child);
+    looked.store(true, Ordering::SeqCst);
+    assert_no_canary(&seen);
 
     let o = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));

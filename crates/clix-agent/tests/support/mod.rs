@@ -60,7 +60,21 @@ pub(crate) enum Reply {
     Status(u16, Vec<(&'static str, String)>, String),
     /// Wait, then answer with the inner reply.
     Delay(Duration, Box<Reply>),
+    /// Wait until the test's condition holds (an event it waits for: a
+    /// second request arrived, it has looked at the client), then answer
+    /// with the inner reply. See [`when`].
+    When(Arc<dyn Fn() -> bool + Send + Sync>, Box<Reply>),
 }
+
+/// `reply`, held until `ready()`: polled, and at most [`WHEN_LIMIT`], so a
+/// test whose event never comes fails on its own assertion instead of
+/// hanging (and before a client's 60 s model-call limit).
+pub(crate) fn when(ready: impl Fn() -> bool + Send + Sync + 'static, reply: Reply) -> Reply {
+    Reply::When(Arc::new(ready), Box::new(reply))
+}
+
+/// The longest a [`Reply::When`] waits for its condition.
+pub(crate) const WHEN_LIMIT: Duration = Duration::from_secs(30);
 
 #[derive(Debug, Clone)]
 pub(crate) struct Recorded {
@@ -202,6 +216,13 @@ async fn write_reply(socket: &mut tokio::net::TcpStream, reply: Reply) {
     let (status, headers, body, content_type) = match reply {
         Reply::Delay(wait, inner) => {
             tokio::time::sleep(wait).await;
+            return Box::pin(write_reply(socket, *inner)).await;
+        }
+        Reply::When(ready, inner) => {
+            let end = tokio::time::Instant::now() + WHEN_LIMIT;
+            while !ready() && tokio::time::Instant::now() < end {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
             return Box::pin(write_reply(socket, *inner)).await;
         }
         Reply::Sse(frames) => (200, vec![], frames.concat(), "text/event-stream"),

@@ -327,10 +327,11 @@ impl Browser {
                     return Ok(Loaded::Page);
                 }
                 // A navigation within the document (a #fragment, pushState)
-                // has no load, nor has one that stopped without a new page
-                // (a 204 answer, a cancelled request).
+                // has no load. (Nor has one that turns into a download, but
+                // its frame stops loading before the download is announced,
+                // so a stop does not end the wait.)
                 Ok(Ok(e))
-                    if matches!(e.method.as_str(), "Page.navigatedWithinDocument" | "Page.frameStoppedLoading")
+                    if e.method == "Page.navigatedWithinDocument"
                         && e.session.as_deref() == Some(session)
                         && e.params.get("frameId").and_then(Value::as_str) == Some(target.as_str()) =>
                 {

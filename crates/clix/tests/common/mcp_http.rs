@@ -46,7 +46,9 @@ impl HttpServer {
             body.len()
         );
         let mut stream = TcpStream::connect(addr).unwrap();
-        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        // A safety net, not a figure: the answer ends the wait (a session is
+        // made for it, which a busy machine may take a while to do).
+        stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
         stream.write_all(request.as_bytes()).unwrap();
         let mut reader = BufReader::new(stream);
         let mut status = String::new();

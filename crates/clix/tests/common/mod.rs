@@ -4,8 +4,10 @@
 
 pub(crate) mod mcp_http;
 
+use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 
 /// `clix args…` in `ws`, with only PATH and `CLIX_HOME` set and stdin closed.
 pub(crate) fn clix(home: &Path, ws: &Path, args: &[&str]) -> Command {
@@ -21,4 +23,43 @@ pub(crate) fn clix(home: &Path, ws: &Path, args: &[&str]) -> Command {
 
 pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A child's stdout read as it comes (a terminal session under `script`):
+/// a test that must type only after something is shown waits for it to
+/// show, not for a fixed time.
+pub(crate) struct Screen {
+    seen: Arc<Mutex<Vec<u8>>>,
+    reader: std::thread::JoinHandle<()>,
+}
+
+impl Screen {
+    /// Takes `child`'s stdout (it must be piped) and reads it until it closes.
+    pub(crate) fn watch(child: &mut Child) -> Screen {
+        let mut out = child.stdout.take().expect("a piped stdout");
+        let seen: Arc<Mutex<Vec<u8>>> = Arc::default();
+        let store = Arc::clone(&seen);
+        let reader = std::thread::spawn(move || {
+            let mut chunk = [0u8; 4096];
+            while let Ok(n) = out.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                store.lock().unwrap().extend_from_slice(&chunk[..n]);
+            }
+        });
+        Screen { seen, reader }
+    }
+
+    /// What was shown so far.
+    pub(crate) fn text(&self) -> String {
+        text(&self.seen.lock().unwrap())
+    }
+
+    /// All that was shown, once the child has ended.
+    pub(crate) fn finish(self) -> String {
+        let Screen { seen, reader } = self;
+        reader.join().unwrap();
+        text(&seen.lock().unwrap())
+    }
 }
