@@ -67,19 +67,50 @@ pub(crate) struct Layout {
 /// Host facts the layout depends on, gathered once.
 pub(crate) struct Host<'a> {
     pub path: &'a str,
-    /// clix's own config folder: holds API keys, never mounted.
-    pub clix_config: Option<&'a Path>,
+    /// The folders no mount may reach.
+    pub private: &'a Private,
+}
+
+/// What no mount may reach: clix's own folders (config with API keys, data
+/// with every topic's memory, state with the audit log, cache), neither
+/// holding them nor inside them, and the home folder, which no mount may
+/// hold (a toolchain inside it, `~/.cargo`, is fine).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Private {
+    pub clix: Vec<PathBuf>,
+    pub home: Option<PathBuf>,
+}
+
+impl Private {
+    /// Whether mounting `p` would show one of these: it holds one, or lies
+    /// inside one of clix's.
+    pub(crate) fn reached_by(&self, p: &Path) -> bool {
+        self.any_form(p, |p| self.holds(p) || self.clix.iter().any(|c| p.starts_with(c)))
+    }
+
+    /// Whether `p` holds one of these (a hub tool's own folder may lie in
+    /// clix's config folder, but no mount may hold that folder).
+    pub(crate) fn holds(&self, p: &Path) -> bool {
+        self.any_form(p, |p| {
+            self.clix.iter().any(|c| c.starts_with(p)) || self.home.as_deref().is_some_and(|h| h.starts_with(p))
+        })
+    }
+
+    /// `test` on `p` as written and as resolved (a symlinked PATH folder).
+    fn any_form(&self, p: &Path, test: impl Fn(&Path) -> bool) -> bool {
+        test(p) || std::fs::canonicalize(p).is_ok_and(|resolved| test(&resolved))
+    }
 }
 
 /// Whether mounting `p` would show a secret store: it is one, lies inside
-/// one, or holds one (a whole home folder), or it is clix's config.
+/// one, or holds one (a whole home folder), or it reaches a [`Private`] folder.
 /// A store only partly inside `p` (`.cargo/credentials.toml` for a mounted
 /// `~/.cargo`) does not hide `p`: [`masks`] covers it.
-pub(crate) fn exposes_secret(p: &Path, clix_config: Option<&Path>) -> bool {
+pub(crate) fn exposes_secret(p: &Path, private: &Private) -> bool {
     stores().any(|store| {
         let store: Vec<&str> = store.split('/').collect();
         p.ancestors().any(|a| ends_with(a, &store)) || !expand(p, &store).is_empty()
-    }) || clix_config.is_some_and(|c| c.starts_with(p) || p.starts_with(c))
+    }) || private.reached_by(p)
 }
 
 /// Whether `p`'s last components match `pattern` (`*` matches any one name).
@@ -185,8 +216,12 @@ pub(crate) fn layout(workspace: &Path, settings: &SandboxSettings, host: &Host<'
         if !dir.is_dir() || path_dirs.contains(&dir) {
             continue;
         }
-        let root = toolchain_root(&dir);
-        if exposes_secret(&root, host.clix_config) {
+        // A toolchain's root that would hold clix's folders or the home
+        // (`~/.local` for `~/.local/bin`, the home for `~/bin`) gives way to
+        // the PATH folder itself.
+        let root =
+            Some(toolchain_root(&dir)).filter(|root| !host.private.reached_by(root)).unwrap_or_else(|| dir.clone());
+        if exposes_secret(&root, host.private) {
             l.hidden.push((root, "would expose a secret store"));
             continue;
         }
@@ -210,7 +245,7 @@ pub(crate) fn layout(workspace: &Path, settings: &SandboxSettings, host: &Host<'
     }
     candidates.extend(settings.extra_ro.iter().cloned());
     for p in candidates {
-        if exposes_secret(&p, host.clix_config) {
+        if exposes_secret(&p, host.private) {
             l.hidden.push((p, "would expose a secret store"));
         } else if p.exists() && !l.read_only.contains(&p) {
             l.read_only.push(p);
@@ -218,7 +253,7 @@ pub(crate) fn layout(workspace: &Path, settings: &SandboxSettings, host: &Host<'
     }
     l.read_write.push(workspace.to_path_buf());
     for extra in &settings.extra_rw {
-        if exposes_secret(extra, host.clix_config) {
+        if exposes_secret(extra, host.private) {
             l.hidden.push((extra.clone(), "would expose a secret store"));
         } else if extra.exists() {
             l.read_write.push(extra.clone());
@@ -331,7 +366,8 @@ mod tests {
             extra_ro: vec![h.join(".config/clix"), h.to_path_buf(), h.join("tools")],
             ..SandboxSettings::default()
         };
-        let l = layout(ws.path(), &settings, &Host { path: &path, clix_config: Some(&h.join(".config/clix")) });
+        let private = Private { clix: vec![h.join(".config/clix")], home: None };
+        let l = layout(ws.path(), &settings, &Host { path: &path, private: &private });
         assert_eq!(l.read_only, vec![h.join(".pyenv"), h.join(".rustup"), h.join(".cargo"), h.join("tools")]);
         assert_eq!(l.read_write, vec![ws.path().to_path_buf()]);
         assert!(l.toolchain_vars.contains(&("PYENV_ROOT".into(), h.join(".pyenv").display().to_string())));
@@ -411,7 +447,7 @@ mod tests {
             extra.push(h.to_path_buf());
             let settings =
                 SandboxSettings { extra_ro: extra.clone(), extra_rw: extra.clone(), ..SandboxSettings::default() };
-            let l = layout(ws.path(), &settings, &Host { path: &path, clix_config: None });
+            let l = layout(ws.path(), &settings, &Host { path: &path, private: &Private::default() });
             assert!(l.read_only.contains(&h.join(".cargo")), "toolchains are still mounted: {:?}", l.read_only);
             let args = bwrap_args(&l, &extra, ws.path(), false);
             for store in &all {
@@ -441,6 +477,34 @@ mod tests {
             vec![Mask { path: cargo.join("stash/creds"), dir: false }],
             "a link out of the mounts is unreachable"
         );
+    }
+
+    /// Issue 28, finding 2: with `~/.local/bin` on PATH (Ubuntu's default)
+    /// `~/.local` was mounted, and with it every topic's memory and the audit
+    /// log; with `~/bin`, the whole home.
+    #[test]
+    fn clix_own_folders_and_the_home_are_never_mounted_for_a_path_folder() {
+        let home = tempfile::tempdir().unwrap();
+        let h = home.path().canonicalize().unwrap();
+        let clix: Vec<PathBuf> = [".config/clix", ".local/share/clix", ".local/state/clix", ".cache/clix"]
+            .iter()
+            .map(|d| h.join(d))
+            .collect();
+        for d in clix.iter().chain(&[h.join(".local/bin"), h.join("bin"), h.join(".local/share/clix/bin")]) {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::fs::write(h.join(".local/share/clix/memory.sqlite"), "every topic").unwrap();
+        let path = format!("{0}/.local/bin:{0}/bin:{0}/.local/share/clix/bin:/usr/bin", h.display());
+        let private = Private { clix, home: Some(h.clone()) };
+        let ws = tempfile::tempdir().unwrap();
+        let settings = SandboxSettings { extra_ro: vec![h.join(".local"), h.clone()], ..SandboxSettings::default() };
+        let l = layout(ws.path(), &settings, &Host { path: &path, private: &private });
+        assert_eq!(l.read_only, vec![h.join(".local/bin"), h.join("bin")], "{l:#?}");
+        let hidden: Vec<&Path> = l.hidden.iter().map(|(p, _)| p.as_path()).collect();
+        for refused in [h.join(".local/share/clix/bin"), h.join(".local"), h.clone()] {
+            assert!(hidden.contains(&refused.as_path()), "{} is not refused: {l:#?}", refused.display());
+        }
+        assert!(!l.path.contains(".local/share/clix"), "{}", l.path);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use crate::audit::{AuditLog, AuditRecord, redact_argv};
 use crate::cgroup::{self, RunCgroups};
 use crate::env::sandbox_env;
-use crate::mounts::{Host, Layout, SANDBOX_HOME, bwrap_args, exposes_secret, layout};
+use crate::mounts::{Host, Layout, Private, SANDBOX_HOME, bwrap_args, exposes_secret, layout};
 use crate::probe::{Availability, bwrap_path, bwrap_version, is_executable, probe};
 use crate::seccomp;
 use crate::settings::{SandboxMode, SandboxSettings};
@@ -132,8 +132,7 @@ pub struct Sandbox {
     env: BTreeMap<String, String>,
     audit: Option<AuditLog>,
     session: String,
-    clix_config: Option<PathBuf>,
-    home: Option<PathBuf>,
+    private: Private,
     /// Set by [`Sandbox::confined`]: the only workspace places programs may write.
     writable: Option<Vec<PathBuf>>,
 }
@@ -203,7 +202,10 @@ impl Sandbox {
     ) -> Self {
         cgroup::sweep_stale_once();
         let HostEnv { path: host_path, home } = host_env;
-        let host = Host { path: &host_path, clix_config };
+        let mut clix: Vec<PathBuf> = clix_workspace::clix_folders().into_iter().map(|(p, _)| p).collect();
+        clix.extend(clix_config.map(Path::to_path_buf));
+        let private = Private { clix, home: home.clone() };
+        let host = Host { path: &host_path, private: &private };
         let layout = layout(workspace, &settings, &host);
         let (path, home_var) = match settings.mode {
             SandboxMode::Host => (host_path.clone(), home.as_deref().unwrap_or(Path::new("/")).display().to_string()),
@@ -211,21 +213,7 @@ impl Sandbox {
         };
         let env = sandbox_env(|k| std::env::var(k).ok(), &path, &home_var, &settings.env, &layout.toolchain_vars);
         log_layout(&settings, workspace, &layout, &env);
-        Sandbox {
-            settings,
-            workspace: workspace.to_path_buf(),
-            layout,
-            env,
-            audit,
-            session,
-            clix_config: clix_config.map(Path::to_path_buf),
-            home,
-            writable: None,
-        }
-    }
-
-    fn holds_clix_config(&self, dir: &Path) -> bool {
-        self.clix_config.as_deref().is_some_and(|c| c.starts_with(dir))
+        Sandbox { settings, workspace: workspace.to_path_buf(), layout, env, audit, session, private, writable: None }
     }
 
     /// The settings this sandbox was made with.
@@ -395,12 +383,11 @@ impl Sandbox {
     /// Refuses extra read-only folders that would expose a secret, the home
     /// folder or clix's config, and a current folder the sandbox cannot see.
     fn check_request(&self, req: &Request<'_>) -> Result<(), String> {
-        let holds_home = |d: &Path| self.home.as_deref().is_some_and(|h| h.starts_with(d));
         if let Some(dir) =
-            req.read_only.iter().find(|d| exposes_secret(d, None) || self.holds_clix_config(d) || holds_home(d))
+            req.read_only.iter().find(|d| exposes_secret(d, &Private::default()) || self.private.holds(d))
         {
             return Err(format!(
-                "{} would expose a secret store or clix's config; move the tool to its own folder",
+                "{} would expose a secret store, clix's own folders or the home folder; move the tool to its own folder",
                 dir.display()
             ));
         }

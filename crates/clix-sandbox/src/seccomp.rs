@@ -19,7 +19,10 @@
 //! program's memory) or that run other calls out of its sight answer
 //! `ENOSYS`, so libc and programs fall back to the calls above: `openat2`
 //! (→ `openat`), `clone3` (→ `clone`), and `io_uring_setup`/`_enter`/`_register`
-//! (io_uring's own `openat` would skip the filter).
+//! (io_uring's own `openat` would skip the filter). The kernel keyring calls
+//! `add_key`, `request_key` and `keyctl` answer `ENOSYS` too: keyrings are not
+//! namespaced, so the login's session keyring would be readable and writable
+//! from the sandbox (programs treat a missing keyring facility as "no keys").
 //!
 //! On x86_64 the x32 numbers of the same calls are covered too, and calls of
 //! another ABI (32-bit `int 0x80`) kill the process: the filter only knows
@@ -180,7 +183,19 @@ type Table = Option<(Vec<Denied>, Vec<i64>)>;
 /// This build's refused calls (with their rules) and the calls answered
 /// `ENOSYS`; `None` on an architecture the filter does not know.
 fn syscalls() -> Result<Table, seccompiler::BackendError> {
-    let missing = vec![SYS_OPENAT2, SYS_CLONE3, SYS_IO_URING_SETUP, SYS_IO_URING_ENTER, SYS_IO_URING_REGISTER];
+    let missing = vec![
+        SYS_OPENAT2,
+        SYS_CLONE3,
+        SYS_IO_URING_SETUP,
+        SYS_IO_URING_ENTER,
+        SYS_IO_URING_REGISTER,
+        // The kernel keyrings are not namespaced: the login's session keyring
+        // (Kerberos tickets, ecryptfs keys, cached passwords) would be read
+        // and written through them. Flatpak refuses them the same way.
+        libc::SYS_add_key,
+        libc::SYS_request_key,
+        libc::SYS_keyctl,
+    ];
     #[cfg(target_arch = "x86_64")]
     {
         let denied: Vec<Denied> = vec![
@@ -307,6 +322,9 @@ mod tests {
             ("x32 openat2", x32(SYS_OPENAT2), [3, 0, 0, 24, 0, 0], ENOSYS),
             ("clone3", SYS_CLONE3, [0, 88, 0, 0, 0, 0], ENOSYS),
             ("io_uring_setup", SYS_IO_URING_SETUP, [8, 0, 0, 0, 0, 0], ENOSYS),
+            ("keyctl read of the session keyring", libc::SYS_keyctl, [11, (-3i64) as u64, 0, 0, 0, 0], ENOSYS),
+            ("add_key", libc::SYS_add_key, [0, 0, 0, 0, (-3i64) as u64, 0], ENOSYS),
+            ("request_key", libc::SYS_request_key, [0, 0, 0, 0, 0, 0], ENOSYS),
             ("read", libc::SYS_read, [0, 0, 0, 0, 0, 0], ALLOW),
             ("execve", libc::SYS_execve, [0, 0, 0, 0, 0, 0], ALLOW),
         ] {

@@ -67,20 +67,28 @@ impl Workspace {
     }
 }
 
-/// The folders a workspace may neither be nor contain: the home folder and
-/// clix's config, data, state and cache folders, with what each is.
-fn private_folders() -> Vec<(PathBuf, &'static str)> {
+/// clix's own config, data, state and cache folders (memory, audit log,
+/// keys), resolved: no workspace may hold them and no sandbox may mount them.
+pub fn clix_folders() -> Vec<(PathBuf, &'static str)> {
     let paths = clix_config::Paths::from_env(None);
-    let mut folders = vec![
+    let folders = [
         (paths.config_dir, "clix's config folder"),
         (paths.data_dir, "clix's data folder"),
         (paths.state_dir, "clix's state folder"),
         (paths.cache_dir, "clix's cache folder"),
     ];
-    if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-        folders.push((PathBuf::from(home), "your home folder"));
-    }
     folders.into_iter().map(|(p, what)| (std::fs::canonicalize(&p).unwrap_or(p), what)).collect()
+}
+
+/// The folders a workspace may neither be nor contain: the home folder and
+/// clix's own folders, with what each is.
+fn private_folders() -> Vec<(PathBuf, &'static str)> {
+    let mut folders = clix_folders();
+    if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        let home = PathBuf::from(home);
+        folders.push((std::fs::canonicalize(&home).unwrap_or(home), "your home folder"));
+    }
+    folders
 }
 
 /// Why `canonical` may not be a workspace, judged from its path alone.

@@ -20,7 +20,7 @@ mod snapshot;
 
 pub use secrets::SECRET_STORES;
 
-pub use check::{Workspace, WorkspaceError};
+pub use check::{Workspace, WorkspaceError, clix_folders};
 pub use folder::{Entry, Folder, Kind, normalize};
 pub use snapshot::{Change, Snapshot};
 

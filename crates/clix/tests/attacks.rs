@@ -58,6 +58,40 @@ fn workspaces_that_hold_clix_files_or_secrets_are_refused() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
 
+/// Issue 28, finding 2: with `~/.local/bin` on PATH (Ubuntu's default
+/// `~/.profile`) and no CLIX_HOME, `~/.local` was mounted, and with it
+/// `~/.local/share/clix/memory.sqlite` and `~/.local/state/clix/audit.jsonl`;
+/// with `~/bin` on PATH, the whole home.
+#[test]
+fn clix_own_folders_and_the_home_are_never_mounted_for_a_path_folder() {
+    let root = tempfile::tempdir().unwrap();
+    let home = root.path().canonicalize().unwrap().join("home");
+    let ws = root.path().canonicalize().unwrap().join("ws");
+    for dir in [home.join(".local/bin"), home.join("bin"), home.join(".local/share/clix"), ws.clone()] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    let path = format!("{0}/.local/bin:{0}/bin:{1}", home.display(), std::env::var("PATH").unwrap_or_default());
+    let out = Command::new(env!("CARGO_BIN_EXE_clix"))
+        .args(["run", "sandbox status"])
+        .current_dir(&ws)
+        .env_clear()
+        .env("HOME", &home)
+        .env("PATH", &path)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let status = text(&out.stdout);
+    let read_only = status.lines().find(|l| l.starts_with("read-only:")).unwrap_or_else(|| panic!("{status}"));
+    let mounts: Vec<&str> = read_only.trim_start_matches("read-only:").split_whitespace().collect();
+    let (local, local_bin, bin) = (home.join(".local"), home.join(".local/bin"), home.join("bin"));
+    for refused in [&local, &home] {
+        assert!(!mounts.contains(&refused.to_str().unwrap()), "{} is mounted: {status}", refused.display());
+    }
+    for mounted in [&local_bin, &bin] {
+        assert!(mounts.contains(&mounted.to_str().unwrap()), "{} is not mounted: {status}", mounted.display());
+    }
+}
+
 /// Who runs clix: this process's user, or `nobody` (only a root test
 /// process can switch to it, with util-linux's setpriv).
 struct Runner {
@@ -284,11 +318,75 @@ fn setuid_files(r: &Runner) {
     }
 }
 
+/// The kernel keyring calls, by architecture, for the Python helpers below.
+const KEYCTL_PY: &str = r#"
+import ctypes, platform, sys
+libc = ctypes.CDLL(None, use_errno=True)
+ADD_KEY, KEYCTL = {"x86_64": (248, 250), "aarch64": (217, 219), "riscv64": (217, 219)}[platform.machine()]
+SESSION = -3
+def add(desc, payload):
+    data = payload.encode()
+    return libc.syscall(ADD_KEY, b"user", desc.encode(), data, len(data), SESSION)
+def search(desc):
+    return libc.syscall(KEYCTL, 10, SESSION, b"user", desc.encode(), 0)
+def read(serial):
+    buf = ctypes.create_string_buffer(256)
+    n = libc.syscall(KEYCTL, 11, serial, buf, 256)
+    return buf.raw[:n].decode() if n >= 0 else "ERR%d" % ctypes.get_errno()
+"#;
+
+/// Issue 28, finding 1: a login's session keyring (Kerberos tickets,
+/// ecryptfs keys) was readable and writable from the sandbox. clix starts
+/// in a session keyring holding a canary key; a sandboxed program must
+/// neither read it nor leave a key of its own behind.
+fn keyring(r: &Runner) {
+    let c = r.fixture();
+    let wrapper = c.ws.join("..").join("keyring-wrapper.py");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "{KEYCTL_PY}
+import subprocess
+libc.syscall(KEYCTL, 1, b\"clix-test\")  # a fresh session keyring, joined
+if add(\"clix-canary\", \"{CANARY}-keyring\") < 0:
+    print(\"NO-KEYRING\", ctypes.get_errno(), file=sys.stderr); sys.exit(0)
+code = subprocess.call(sys.argv[1:])
+print(\"PLANTED-FOUND\" if search(\"planted\") >= 0 else \"PLANTED-NONE\", file=sys.stderr)
+sys.exit(code)
+"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        c.ws.join("probe.py"),
+        format!(
+            "{KEYCTL_PY}
+serial = search(\"clix-canary\")
+print(\"READ\", read(serial) if serial >= 0 else \"ERR%d\" % ctypes.get_errno())
+print(\"ADDED\" if add(\"planted\", \"x\") >= 0 else \"ADD-ERR%d\" % ctypes.get_errno())
+"
+        ),
+    )
+    .unwrap();
+    let wrapper = wrapper.display().to_string();
+    // The system's python3: a toolchain's under /root is not for `nobody`.
+    let out = r.clix(&c.home, &c.ws, &["/usr/bin/python3", &wrapper], &["run", "python3 probe.py"]).output().unwrap();
+    let all = all_text(&out);
+    if all.contains("NO-KEYRING") {
+        clix_testkit::skip_host_limit("the attack corpus's keyring case", "this kernel gives no session keyring");
+        return;
+    }
+    assert!(!all.contains(&format!("{CANARY}-keyring")), "the sandbox read the login's keyring: {all}");
+    assert!(all.contains("PLANTED-NONE"), "the sandbox left a key in the login's keyring: {all}");
+    assert!(all.contains("READ ERR") && all.contains("ADD-ERR"), "the probe did not run: {all}");
+}
+
 fn corpus(r: &Runner) {
     symlink_race(r);
     hub_manifests(r);
     spill_symlink(r);
     setuid_files(r);
+    keyring(r);
 }
 
 fn is_root() -> bool {
