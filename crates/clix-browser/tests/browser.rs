@@ -266,7 +266,16 @@ async fn actions_whose_page_navigates_at_any_moment_never_fail_for_it() {
         assert!(change.navigated && change.url.contains("localhost"), "{change:#?}");
     }
 
+    // Issue 28, finding 7: a javascript: address ran a script in the page
+    // (read its cookie) with browser eval off.
     b.open(&format!("{base}/late/0"), &f.ws, LIMIT).await.unwrap();
+    for script in ["javascript://x%0Avoid(document.title='pwned')", " JavaScript://x%0Avoid(document.title='pwned')"] {
+        let refused = b.open(script, &f.ws, LIMIT).await.unwrap_err();
+        assert_eq!(refused.exit_code(), 2, "{refused}");
+        assert!(refused.to_string().contains("[browser] eval = true"), "{refused}");
+    }
+    assert_eq!(b.get(Property::Title, None).await.unwrap(), "Late 0");
+
     let snap = b.snapshot(SnapshotOptions { interactive: true, ..Default::default() }, None).await.unwrap();
     let pick = ref_of(&snap.lines, "combobox");
     let picked = b.select(&pick, "b", LIMIT).await.unwrap();

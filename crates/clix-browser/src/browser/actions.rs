@@ -7,6 +7,7 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
+use super::address::runs_script;
 use super::{Browser, Change, Loaded, POLL, Property, Seen, TabInfo, WaitFor, normalize_url, text_of, url_matches};
 use crate::cdp::Event;
 use crate::error::{BrowserError, Result};
@@ -17,6 +18,13 @@ impl Browser {
     /// `browser open URL`: loads it in the current tab and waits for the load.
     pub async fn open(&mut self, url: &str, cwd: &Path, limit: Duration) -> Result<Change> {
         let url = normalize_url(url, cwd);
+        if runs_script(&url) && !self.settings.eval {
+            return Err(BrowserError::Usage(
+                "a javascript: address runs a script in the page, as browser eval does, and that is off; \
+                 use browser click/fill/get, or a person can turn scripts on with [browser] eval = true in config.toml"
+                    .into(),
+            ));
+        }
         if !self.rules.allows(&url) {
             return Err(self.blocked(&url));
         }

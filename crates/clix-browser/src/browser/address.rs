@@ -23,6 +23,14 @@ pub fn url_matches(pattern: &str, url: &str) -> bool {
     true
 }
 
+/// Whether opening `url` would run a script in the current page, as
+/// `browser eval` does: a `javascript:` address, however spelled (URL parsers
+/// drop whitespace and control characters and ignore the scheme's case).
+pub(crate) fn runs_script(url: &str) -> bool {
+    let bare: String = url.chars().filter(|c| !c.is_whitespace() && !c.is_control()).collect();
+    bare.to_ascii_lowercase().starts_with("javascript:")
+}
+
 /// What the agent typed as an address: a scheme is kept; a workspace path
 /// becomes `file://`; `host:port/...` gets `http://`.
 pub fn normalize_url(url: &str, cwd: &Path) -> String {
@@ -47,6 +55,22 @@ pub fn normalize_url(url: &str, cwd: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn javascript_addresses_however_spelled() {
+        for (url, script) in [
+            ("javascript://x%0Avoid(document.title=document.cookie)", true),
+            ("JavaScript:alert(1)", true),
+            ("  java\tscript:alert(1)", true),
+            ("java\nscript:void(0)", true),
+            ("\u{1}javascript:1", true),
+            ("http://javascript.example/", false),
+            ("data:text/html,<p>hi", false),
+            ("about:blank", false),
+        ] {
+            assert_eq!(runs_script(url), script, "{url:?}");
+        }
+    }
 
     #[test]
     fn addresses_the_agent_types() {
