@@ -76,11 +76,7 @@ impl Approver for Terminal {
         let Ok(mut tty) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty") else {
             return Answer::No;
         };
-        let prompt = format!(
-            "\nclix policy asks before running:\n  {}\n  why: {}\n  ({})\nrun it? [y] once, [a] always this session, [n] no: ",
-            request.command, request.why, request.place
-        );
-        if tty.write_all(prompt.as_bytes()).is_err() {
+        if tty.write_all(prompt(request).as_bytes()).is_err() {
             return Answer::No;
         }
         let mut answer = String::new();
@@ -93,6 +89,25 @@ impl Approver for Terminal {
             _ => Answer::No,
         }
     }
+}
+
+/// The question put to the person. Every control and text-direction
+/// character is shown escaped: an argument holding `\r\x1b[2K\x1b[1A` would
+/// otherwise rewrite the terminal and hide the real command and its reason.
+fn prompt(request: &Approval) -> String {
+    format!(
+        "\nclix policy asks before running:\n  {}\n  why: {}\n  ({})\nrun it? [y] once, [a] always this session, [n] no: ",
+        escaped(&request.command),
+        escaped(&request.why),
+        escaped(&request.place)
+    )
+}
+
+fn escaped(text: &str) -> String {
+    let hides = |c: char| {
+        c.is_control() || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    text.chars().map(|c| if hides(c) { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
 
 /// `clix policy …`.
@@ -177,4 +192,24 @@ fn list(policy: &clix_policy::Policy, json: bool) -> Result<ExitCode> {
         outln(format!("warning: {warning}"))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 28, finding 8: a line could erase itself from the question.
+    #[test]
+    fn the_question_shows_control_characters_escaped() {
+        let request = Approval {
+            command: "rm -rf /srv/data \r\u{1b}[2K\u{1b}[1Aecho harmless\u{1b}[8m".into(),
+            why: "deletes \u{202e}txt.exe".into(),
+            place: "rule `x` in defaults".into(),
+        };
+        let shown = prompt(&request);
+        assert!(shown.contains("rm -rf /srv/data \\r\\u{1b}[2K\\u{1b}[1Aecho harmless\\u{1b}[8m"), "{shown}");
+        assert!(shown.contains("deletes \\u{202e}txt.exe"), "{shown}");
+        let raw: Vec<char> = shown.chars().filter(|c| c.is_control() && *c != '\n').collect();
+        assert!(raw.is_empty(), "raw control characters left: {raw:?}");
+    }
 }
