@@ -13,6 +13,11 @@ use super::{fs_reason, resolve};
 /// vision models work at, and what keeps a request small).
 pub const MAX_IMAGE_SIDE: u32 = 1568;
 
+/// The most pixels `see` decodes (50 megapixels, ~200 MB as RGBA): a small
+/// file can declare a huge image (a 470 KB PNG of 22000x22000 took clix to
+/// 1 GB), so the header's size is checked before anything is decoded.
+pub(crate) const MAX_IMAGE_PIXELS: u64 = 50_000_000;
+
 /// An image `see` accepted, ready to send.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SeenImage {
@@ -86,14 +91,20 @@ impl AgentCommand for See {
                     continue;
                 }
             };
-            match decode(path, &bytes) {
+            // Decoding is CPU-bound work of up to seconds: off the async threads,
+            // so other sessions' lines go on meanwhile.
+            let (owned, size) = (path.to_string(), bytes.len());
+            let decoded = tokio::task::spawn_blocking(move || decode(&owned, &bytes))
+                .await
+                .unwrap_or_else(|e| Err(format!("[error] see: {path}: the decoder failed: {e}\n")));
+            match decoded {
                 Ok(image) => {
                     let line = format!(
                         "{path}: {} image, {}x{}, {} bytes; attached for viewing\n",
                         image.mime.trim_start_matches("image/").to_uppercase(),
                         image.width,
                         image.height,
-                        bytes.len()
+                        size
                     );
                     self.seen.lock().unwrap_or_else(|p| p.into_inner()).push(image);
                     io.stdout.write_all(line.as_bytes()).await?;
@@ -115,8 +126,19 @@ pub(crate) fn decode(path: &str, bytes: &[u8]) -> Result<SeenImage, String> {
     let format = image::ImageFormat::from_mime_type(kind.mime_type()).ok_or_else(|| {
         format!("[error] see: {path}: {} images are not supported; convert it to PNG\n", kind.extension())
     })?;
-    let decoded = image::load_from_memory_with_format(bytes, format)
-        .map_err(|e| format!("[error] see: {path}: cannot decode the image: {e}\n"))?;
+    let cannot = |e: image::ImageError| format!("[error] see: {path}: cannot decode the image: {e}\n");
+    let reader = || image::ImageReader::with_format(Cursor::new(bytes), format);
+    let (width, height) = reader().into_dimensions().map_err(cannot)?;
+    let pixels = u64::from(width) * u64::from(height);
+    if pixels > MAX_IMAGE_PIXELS {
+        return Err(format!(
+            "[error] see: {path}: {width}x{height} is {} megapixels, more than the {} see decodes; \
+             make a smaller copy first (e.g. python3 with Pillow: Image.open(p).reduce(8).save('small.png'))\n",
+            pixels / 1_000_000,
+            MAX_IMAGE_PIXELS / 1_000_000
+        ));
+    }
+    let decoded = reader().decode().map_err(cannot)?;
     let (width, height) = (decoded.width(), decoded.height());
     if width.max(height) <= MAX_IMAGE_SIDE {
         return Ok(SeenImage { path: path.into(), mime: kind.mime_type().into(), data: bytes.to_vec(), width, height });
