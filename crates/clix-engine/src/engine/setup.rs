@@ -80,8 +80,8 @@ pub(super) async fn register_hub(
     workspace: &Workspace,
     time: &CallTime,
 ) -> HubPart {
-    let mut hub = HubRuntime::load(config, sandbox, Some(workspace)).await;
-    refuse_taken_names(&mut hub, registry);
+    let mut hub = HubRuntime::load(config, sandbox.clone(), Some(workspace)).await;
+    refuse_taken_names(&mut hub, registry, sandbox.as_deref());
     let not_ready = hub
         .entries()
         .iter()
@@ -102,14 +102,31 @@ pub(super) async fn register_hub(
 }
 
 /// A tool named like one of our commands, a shell builtin or `hub` itself
-/// would be shadowed or shadow it: it is not ready, and says why.
-fn refuse_taken_names(hub: &mut HubRuntime, registry: &CommandRegistry) {
+/// would be shadowed or shadow it: it is not ready, and says why. So is a
+/// workspace's tool named like a program on the sandbox's PATH: a cloned
+/// repository's `.clix/hub/git` would otherwise answer the model's `git push`.
+fn refuse_taken_names(hub: &mut HubRuntime, registry: &CommandRegistry, sandbox: Option<&Sandbox>) {
     let taken = |name: &str| {
         name == "hub" || registry.get(name).is_some() || clix_shell::builtin_names().iter().any(|b| b == name)
     };
-    let clashes: Vec<String> = hub.ready().map(|t| t.manifest.name.clone()).filter(|name| taken(name)).collect();
-    for name in clashes {
-        hub.set_not_ready(&name, format!("its name is taken by the built-in command `{name}`; rename the tool"));
+    let mut clashes: Vec<(String, String)> = Vec::new();
+    for tool in hub.ready() {
+        let name = &tool.manifest.name;
+        if taken(name) {
+            clashes
+                .push((name.clone(), format!("its name is taken by the built-in command `{name}`; rename the tool")));
+        } else if let Some(program) = sandbox.filter(|_| !tool.trusted).and_then(|s| s.program_path(name)) {
+            clashes.push((
+                name.clone(),
+                format!(
+                    "a workspace's tool may not take the name of the program {}; rename the tool",
+                    program.display()
+                ),
+            ));
+        }
+    }
+    for (name, reason) in clashes {
+        hub.set_not_ready(&name, reason);
     }
 }
 
