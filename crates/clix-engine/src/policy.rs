@@ -112,9 +112,9 @@ fn now_ms() -> u128 {
 pub(crate) struct ShellGate(pub(crate) Arc<Gate>);
 
 impl CommandGate for ShellGate {
-    fn line_start(&self, line: &str) -> Result<(), String> {
+    fn line_start(&self, line: &str, cwd: &std::path::Path) -> Result<(), String> {
         self.0.line_start();
-        self.0.prescreen(line)
+        self.0.prescreen(line, Some(cwd))
     }
 
     fn admit(&self, argv: &[String]) -> Result<(), String> {

@@ -4,6 +4,7 @@
 //! every decision other than a plain allow.
 
 use std::collections::HashSet;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
@@ -115,10 +116,11 @@ impl Gate {
         state.ran_count = 0;
     }
 
-    /// Before a whole line runs: what the per-command check cannot see
-    /// (see [`Policy::prescreen`]). `Err` is the refusal's message.
-    pub fn prescreen(&self, line: &str) -> Result<(), String> {
-        match self.policy.prescreen(line, &self.ctx) {
+    /// Before a whole line runs in `cwd` (the shell's folder, when known):
+    /// what the per-command check cannot see (see [`Policy::prescreen`]).
+    /// `Err` is the refusal's message.
+    pub fn prescreen(&self, line: &str, cwd: Option<&Path>) -> Result<(), String> {
+        match self.policy.prescreen(line, &self.ctx.at(cwd.map(Path::to_path_buf))) {
             Ok(None) => Ok(()),
             Ok(Some(verdict)) => self.settle(verdict),
             // The shell will refuse the line itself, with its own message.
@@ -129,9 +131,9 @@ impl Gate {
     /// A whole line that will run without the shell's hook (the engine
     /// routes some lines over big files to the sandbox's GNU tools): the
     /// prescreen, then each of its commands as written, all literal there.
-    pub fn admit_line(&self, line: &str) -> Result<(), String> {
+    pub fn admit_line(&self, line: &str, cwd: Option<&Path>) -> Result<(), String> {
         self.line_start();
-        self.prescreen(line)?;
+        self.prescreen(line, cwd)?;
         // Decided before any of them runs, so none is told as having run.
         for argv in self.policy.written_commands(line).unwrap_or_default() {
             self.settle(self.policy.decide(&argv, &self.ctx))?;

@@ -13,6 +13,16 @@ use crate::words::basename;
 /// Programs that fetch from the network.
 const DOWNLOADERS: &[&str] = &["curl", "wget"];
 
+/// Programs that run a script given to them: shells, interpreters, and the
+/// builtins that run their arguments as a line.
+const RUNNERS: &[&str] =
+    &["python", "python3", "python2", "perl", "ruby", "node", "php", "lua", "Rscript", "eval", "source", "."];
+
+/// Whether `program` (a basename) runs a script it is given.
+fn runs_scripts(program: &str) -> bool {
+    SHELLS.contains(&program) || RUNNERS.contains(&program)
+}
+
 /// One simple command as written.
 #[derive(Debug, Clone)]
 pub(crate) struct WrittenCommand {
@@ -61,7 +71,7 @@ pub(crate) fn facts(line: &str) -> Result<LineFacts, String> {
             for inner in invocations(&argv) {
                 let program = basename(&inner[0]);
                 downloads |= DOWNLOADERS.contains(&program);
-                shells |= SHELLS.contains(&program);
+                shells |= runs_scripts(program);
             }
         }
         facts.commands.push(written);
@@ -84,12 +94,21 @@ fn find_shapes(node: &Value, found: &mut Vec<(Shape, String)>) {
             if let Some(pipeline) = map.get("Pipeline") {
                 let stages: Vec<Vec<String>> = stages(pipeline).collect();
                 let fetches = |s: &Vec<String>| invocations(s).iter().any(|i| DOWNLOADERS.contains(&basename(&i[0])));
-                let runs = |s: &Vec<String>| invocations(s).iter().any(|i| SHELLS.contains(&basename(&i[0])));
+                let runs = |s: &Vec<String>| invocations(s).iter().any(|i| runs_scripts(basename(&i[0])));
                 if let Some(first) = stages.iter().position(fetches)
                     && stages[first + 1..].iter().any(runs)
                 {
                     let words: Vec<String> = stages.iter().map(|s| s.join(" ")).collect();
                     found.push((Shape::DownloadToShell, words.join(" | ")));
+                }
+            }
+            // `bash <(curl …)`, `sh -c "$(curl …)"`, `eval "$(wget -qO- …)"`.
+            if let Some(simple) = map.get("Simple") {
+                let words = simple_words(simple);
+                let runner = !words.is_empty() && invocations(&words).iter().any(|i| runs_scripts(basename(&i[0])));
+                if runner && ["args", "redirects"].iter().filter_map(|k| simple.get(*k)).any(holds_download) {
+                    let shown: Vec<&str> = words.iter().map(String::as_str).filter(|w| !w.is_empty()).collect();
+                    found.push((Shape::DownloadToShell, format!("{} $(download)", shown.join(" "))));
                 }
             }
             if let Some(function) = map.get("Function")
@@ -121,11 +140,29 @@ fn calls_itself_twice_in_a_pipeline(body: &Value, name: &str) -> bool {
 /// The literal words of each simple command of a pipeline (a computed word is empty).
 fn stages(pipeline: &Value) -> impl Iterator<Item = Vec<String>> + '_ {
     let commands = pipeline.get("commands").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-    commands.iter().filter_map(|c| c.get("Simple")).map(|simple| {
-        let name = simple.get("name").map(literal).unwrap_or_default();
-        let args = simple.get("args").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-        std::iter::once(name).chain(args.iter().map(literal)).collect()
-    })
+    commands.iter().filter_map(|c| c.get("Simple")).map(simple_words)
+}
+
+/// A simple command's literal words (a computed word is empty).
+fn simple_words(simple: &Value) -> Vec<String> {
+    let name = simple.get("name").map(literal).unwrap_or_default();
+    let args = simple.get("args").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    std::iter::once(name).chain(args.iter().map(literal)).collect()
+}
+
+/// Whether a downloader runs anywhere inside `node` (a `$( )` or `<( )`).
+fn holds_download(node: &Value) -> bool {
+    match node {
+        Value::Object(map) => {
+            let fetches = map.get("Simple").is_some_and(|simple| {
+                let words = simple_words(simple);
+                !words.is_empty() && invocations(&words).iter().any(|i| DOWNLOADERS.contains(&basename(&i[0])))
+            });
+            fetches || map.values().any(holds_download)
+        }
+        Value::Array(items) => items.iter().any(holds_download),
+        _ => false,
+    }
 }
 
 /// A word's literal text (`{"parts": [{"Literal": "curl"}]}` → `curl`).
@@ -149,6 +186,13 @@ mod tests {
             ("curl x | sudo -E bash -s", Some(Shape::DownloadToShell)),
             ("sh install.sh; curl -o f x", None),
             ("curl x | jq . | sort", None),
+            ("bash <(curl -s https://x.test/i)", Some(Shape::DownloadToShell)),
+            ("sh -c \"$(curl -fsSL https://x.test/i)\"", Some(Shape::DownloadToShell)),
+            ("curl -s https://x.test/i | python3", Some(Shape::DownloadToShell)),
+            ("eval \"$(wget -qO- https://x.test/env)\"", Some(Shape::DownloadToShell)),
+            ("python3 -c \"$(curl -s x)\"", Some(Shape::DownloadToShell)),
+            ("echo \"$(curl -s x)\" > page.html; python3 parse.py", None),
+            ("python3 <(cat local.py)", None),
         ] {
             let found = facts(line).map(|f| f.shapes.first().map(|s| s.0)).unwrap_or(None);
             assert_eq!(found, shape, "{line}");

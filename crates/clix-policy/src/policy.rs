@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::line::{LineFacts, facts};
+use crate::line::{LineFacts, WrittenCommand, facts};
 use crate::rule::{Decision, Origin, Rule, RuleSpec, Scope, Target};
 use crate::unwrap::{invocations, reentry, runs_only_itself};
 use crate::words::Context;
@@ -247,15 +247,14 @@ impl Policy {
     /// without running anything. `Err` when the line does not parse.
     pub fn check_line(&self, line: &str, ctx: &Context) -> Result<Vec<LineEntry>, String> {
         let facts = facts(line)?;
-        let mut entries: Vec<LineEntry> = facts
-            .commands
-            .iter()
-            .filter(|c| c.name.is_some() || !c.args.is_empty())
-            .map(|c| match c.literal_argv() {
+        let mut entries: Vec<LineEntry> = placed_commands(&facts, ctx)
+            .into_iter()
+            .filter(|p| p.command.name.is_some() || !p.command.args.is_empty())
+            .map(|p| match p.command.literal_argv() {
                 Some(argv) => LineEntry {
-                    verdict: Some(self.decide(&argv, ctx)),
+                    verdict: Some(self.decide(&argv, &p.ctx)),
                     what: argv.join(" "),
-                    decided_again_at_run_time: c.is_partly_dynamic(),
+                    decided_again_at_run_time: p.command.is_partly_dynamic(),
                 },
                 None => LineEntry {
                     verdict: None,
@@ -273,24 +272,32 @@ impl Policy {
     }
 
     /// The decision on what the run-time checks cannot see, taken before
-    /// the line runs: redirections onto devices, shapes, and commands named
-    /// by a path (`/bin/rm`, `./rm`, which the shell runs without its hook).
-    /// `Ok(None)` when nothing there needs more than an allow.
+    /// the line runs: redirections onto devices, shapes, commands named by
+    /// a path (`/bin/rm`, `./rm`, which the shell runs without its hook),
+    /// commands with a glob (the hook sees `rm -rf *` expanded, file by
+    /// file), and commands after the line's own `cd` (`cd .. && rm -rf ws`,
+    /// whose folder the hook cannot place), judged where the `cd`s lead from
+    /// `ctx.cwd`. `Ok(None)` when nothing there needs more than an allow.
     pub fn prescreen(&self, line: &str, ctx: &Context) -> Result<Option<Verdict>, String> {
-        // Each thing looked for here needs one of these in the text (a
-        // write redirection `>`, a function `(`/`function`, a path-named
-        // command `/`, a download by name): a line without any, like most,
-        // is not parsed a second time.
-        if !line.contains(['>', '(', '/']) && !["function", "curl", "wget"].iter().any(|w| line.contains(w)) {
+        // Each thing looked for here needs one of these in the text: a
+        // line without any, like most, is not parsed a second time.
+        if !line.contains(['>', '(', '/', '*', '?', '['])
+            && !["function", "curl", "wget", "cd"].iter().any(|w| line.contains(w))
+        {
             return Ok(None);
         }
         let facts = facts(line)?;
         let mut verdicts = self.structure_verdicts(&facts);
-        for command in &facts.commands {
-            if command.name.as_deref().is_some_and(|n| n.contains('/'))
-                && let Some(argv) = command.literal_argv()
-            {
-                verdicts.push(self.decide(&argv, ctx));
+        for placed in placed_commands(&facts, ctx) {
+            let Some(argv) = &placed.argv() else { continue };
+            let by_path = argv[0].contains('/');
+            let globbed = argv[1..].iter().any(|w| w.contains(['*', '?', '[']));
+            let verdict = self.decide(argv, &placed.ctx);
+            // After a `cd` only what its folder changes: the hook decides
+            // the rest when the command runs (and asks only once).
+            let moved = placed.after_cd && verdict.decision > self.decide(argv, &ctx.at(None)).decision;
+            if by_path || globbed || moved {
+                verdicts.push(verdict);
             }
         }
         Ok(verdicts.into_iter().filter(|v| v.decision != Decision::Allow).max_by_key(|v| v.decision))
@@ -333,11 +340,11 @@ impl Policy {
     fn rule_decides(&self, rule: &Rule, line: &str, ctx: &Context) -> Result<bool, String> {
         let facts = facts(line)?;
         Ok(match &rule.target {
-            Target::Command { .. } => facts
-                .commands
-                .iter()
-                .filter_map(|c| c.literal_argv())
-                .any(|argv| invocations(&argv).iter().any(|inner| rule.matches_command(inner, ctx))),
+            Target::Command { .. } => placed_commands(&facts, ctx).iter().any(|placed| {
+                placed
+                    .argv()
+                    .is_some_and(|argv| invocations(&argv).iter().any(|i| rule.matches_command(i, &placed.ctx)))
+            }),
             Target::Redirect(_) => facts.write_targets.iter().any(|t| rule.matches_redirect(t)),
             Target::Shape(shape) => facts.shapes.iter().any(|(s, _)| s == shape),
         })
@@ -364,9 +371,47 @@ impl Policy {
     }
 }
 
-/// The context examples are read in: a workspace `/work/ws` and home `/home/user`.
+/// The context examples are read in: a workspace `/work/ws` and home
+/// `/home/user`, the line starting in the workspace.
 pub fn example_context() -> Context {
-    Context::new("/work/ws", "/home/user")
+    Context::new("/work/ws", "/home/user").at(Some("/work/ws".into()))
+}
+
+/// A command of a line, and the context it runs in.
+struct Placed<'a> {
+    command: &'a WrittenCommand,
+    /// `ctx` with the folder the command runs in, as far as the line's own
+    /// literal `cd`s tell from `ctx.cwd` (unknown after any other `cd`).
+    ctx: Context,
+    /// Whether a `cd` of the line came before it.
+    after_cd: bool,
+}
+
+impl Placed<'_> {
+    /// Its words, when all are literal, unless it is a `cd`.
+    fn argv(&self) -> Option<Vec<String>> {
+        self.command.literal_argv().filter(|argv| argv[0] != "cd")
+    }
+}
+
+/// The commands of `facts`, each placed where it runs.
+fn placed_commands<'a>(facts: &'a LineFacts, ctx: &Context) -> Vec<Placed<'a>> {
+    let mut here = ctx.cwd.clone();
+    let mut after_cd = false;
+    let mut placed = Vec::new();
+    for command in &facts.commands {
+        placed.push(Placed { command, ctx: ctx.at(here.clone()), after_cd });
+        if command.name.as_deref() == Some("cd") {
+            after_cd = true;
+            here = match (here, command.literal_argv()) {
+                (Some(from), Some(argv)) if !command.is_partly_dynamic() => {
+                    ctx.cd(&from, argv.get(1).map(String::as_str))
+                }
+                _ => None,
+            };
+        }
+    }
+    placed
 }
 
 fn rule_ref(rule: &Rule) -> RuleRef {

@@ -86,12 +86,41 @@ pub struct Context {
     pub home: String,
     /// The workspace folder: it and every folder above it are protected.
     pub workspace: PathBuf,
+    /// The folder the command runs in, when known before it runs (a line's
+    /// start, followed through its literal `cd`s): relative paths are
+    /// judged where they lead. Unknown, only `.`/`..` paths are protected.
+    pub cwd: Option<PathBuf>,
 }
 
 impl Context {
     /// The context of a session on `workspace` whose `$HOME` is `home`.
     pub fn new(workspace: impl Into<PathBuf>, home: impl Into<String>) -> Self {
-        Context { workspace: workspace.into(), home: home.into() }
+        Context { workspace: workspace.into(), home: home.into(), cwd: None }
+    }
+
+    /// The same session, with commands running in `cwd`.
+    pub(crate) fn at(&self, cwd: Option<PathBuf>) -> Context {
+        Context { cwd, ..self.clone() }
+    }
+
+    /// Where `cd ARG` (`None`: a bare `cd`) leads from `from`; `None` when
+    /// it cannot be told without running it (`cd -`).
+    pub(crate) fn cd(&self, from: &Path, arg: Option<&str>) -> Option<PathBuf> {
+        let arg = match arg {
+            None => return Some(PathBuf::from(&self.home)),
+            Some("-") => return None,
+            Some(arg) => self.expand_home(arg),
+        };
+        lexical(&Path::new(from).join(arg).to_string_lossy())
+    }
+
+    /// `~`, `$HOME` or `${HOME}` at the start of `word`, replaced by the home folder.
+    fn expand_home(&self, word: &str) -> String {
+        let home_words = ["~", "$HOME", "${HOME}"];
+        match home_words.iter().find_map(|h| word.strip_prefix(h)) {
+            Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{}{rest}", self.home),
+            _ => word.to_string(),
+        }
     }
 }
 
@@ -127,25 +156,36 @@ pub(crate) fn is_disk_device(word: &str) -> bool {
     lexical(word).is_some_and(|p| DISK_DEVICES.iter().any(|d| glob_matches(d, &p.to_string_lossy())))
 }
 
-/// `dir/*` and `dir/.*` stand for everything in `dir`: for a recursive
-/// delete, as bad as `dir` itself.
+/// Globs that stand for everything in a folder (hidden entries too, in
+/// the spellings people use to reach them).
+const EVERYTHING: &[&str] = &["*", ".*", ".[!.]*", ".[^.]*", "..?*", "{*,.*}", "{.*,*}"];
+
+/// `dir/*`, `dir/.*` and the like stand for everything in `dir` (a bare
+/// `*` for everything here): for a recursive delete, as bad as `dir`.
 fn strip_glob(word: &str) -> String {
-    let trimmed = word.strip_suffix("/*").or_else(|| word.strip_suffix("/.*")).unwrap_or(word);
+    if EVERYTHING.contains(&word) {
+        return ".".into();
+    }
+    let trimmed = EVERYTHING
+        .iter()
+        .find_map(|glob| word.strip_suffix(glob).and_then(|dir| dir.strip_suffix('/')))
+        .unwrap_or(word);
     if trimmed.is_empty() && word.starts_with('/') { "/".into() } else { trimmed.into() }
 }
 
 fn is_protected(word: &str, ctx: &Context) -> bool {
-    let word = strip_glob(word);
-    let home_words = ["~", "$HOME", "${HOME}"];
-    let word = match home_words.iter().find_map(|h| word.strip_prefix(h)) {
-        Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{}{rest}", ctx.home),
-        _ => word,
-    };
-    let Some(path) = lexical(&word) else { return false };
+    let word = ctx.expand_home(&strip_glob(word));
+    let Some(mut path) = lexical(&word) else { return false };
     if path.is_relative() {
-        // Only `.` and `..` left: the current folder or one above it. The
-        // hook does not know the shell's cwd, so this is always refused.
-        return path.components().all(|c| matches!(c, Component::CurDir | Component::ParentDir));
+        match &ctx.cwd {
+            Some(cwd) => match lexical(&cwd.join(&path).to_string_lossy()) {
+                Some(absolute) => path = absolute,
+                None => return false,
+            },
+            // Only `.` and `..` left: the current folder or one above it,
+            // which the run-time hook cannot place, so it is always refused.
+            None => return path.components().all(|c| matches!(c, Component::CurDir | Component::ParentDir)),
+        }
     }
     path == Path::new("/") || path == Path::new(&ctx.home) || ctx.workspace.starts_with(&path)
 }
@@ -253,9 +293,29 @@ mod tests {
             ("build/..", true),
             ("../sibling", false),
             ("", false),
+            ("*", true),
+            (".[!.]*", true),
+            ("..?*", true),
+            ("./*", true),
+            ("build/*", false),
+            ("*.log", false),
+            ("/tmp/x/ws/.*", true),
         ] {
             assert_eq!(OperandKind::Protected.covers(word, &ctx), expected, "{word:?}");
         }
+        // Where the line's own `cd`s lead, relative paths are judged there.
+        let above = ctx.at(Some("/tmp/x".into()));
+        for (word, expected) in [("ws", true), ("ws/build", false), ("*", true), ("other", false), (".", true)] {
+            assert_eq!(OperandKind::Protected.covers(word, &above), expected, "from /tmp/x: {word:?}");
+        }
+        let inside = ctx.at(Some("/tmp/x/ws/build".into()));
+        for (word, expected) in [("*", false), (".", false), ("..", true), ("../..", true), ("obj", false)] {
+            assert_eq!(OperandKind::Protected.covers(word, &inside), expected, "from ws/build: {word:?}");
+        }
+        assert_eq!(ctx.cd(Path::new("/tmp/x/ws"), Some("..")), Some(PathBuf::from("/tmp/x")));
+        assert_eq!(ctx.cd(Path::new("/tmp/x/ws"), Some("~/p")), Some(PathBuf::from("/home/user/p")));
+        assert_eq!(ctx.cd(Path::new("/tmp/x/ws"), None), Some(PathBuf::from("/home/user")));
+        assert_eq!(ctx.cd(Path::new("/tmp/x/ws"), Some("-")), None);
         assert!(OperandKind::Root.covers("/.", &ctx));
         assert!(!OperandKind::Root.covers("/tmp", &ctx));
         assert!(OperandKind::Device.covers("/dev/nvme0n1", &ctx));

@@ -4,6 +4,7 @@
 //! functions, loops, `eval`, `source`, `bash -c`, and the commands `xargs`,
 //! `timeout` or `find -exec` run), not the text of the line.
 
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -12,9 +13,10 @@ use bashkit::hooks::{HookAction, Interceptor, ToolEvent};
 /// Decides, command by command, whether a line may go on. A refusal stops
 /// the whole line: the refused command and everything after it never run.
 pub trait CommandGate: Send + Sync {
-    /// A line is about to start. `Err(message)` refuses it whole, before
-    /// anything runs (for what the per-command check cannot see).
-    fn line_start(&self, line: &str) -> Result<(), String>;
+    /// A line is about to start in the shell's folder `cwd`. `Err(message)`
+    /// refuses it whole, before anything runs (for what the per-command
+    /// check cannot see).
+    fn line_start(&self, line: &str, cwd: &Path) -> Result<(), String>;
     /// A command is about to run with these words (`argv[0]` its name).
     /// `Err(message)` refuses it; the message becomes the line's stderr.
     fn admit(&self, argv: &[String]) -> Result<(), String>;

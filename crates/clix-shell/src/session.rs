@@ -206,7 +206,7 @@ impl Session {
         let started = Instant::now();
         if let Some(gate) = &self.gate {
             self.stop.reset();
-            if let Err(message) = gate.line_start(line) {
+            if let Err(message) = gate.line_start(line, &self.cwd()) {
                 return RawResult::refused(Vec::new(), Vec::new(), &message, started.elapsed());
             }
         }

@@ -91,7 +91,8 @@ fn rules_come_from_config_policy_toml_and_the_workspace_and_list_says_where() {
         "{text}"
     );
     assert!(text.contains("ask-python") && text.contains("policy.toml"), "{text}");
-    assert!(!text.contains("git-push-force"), "disabled: {text}");
+    let listed = |id: &str| text.split(|c: char| c.is_whitespace() || c == '`').any(|word| word == id);
+    assert!(!listed("git-push-force") && listed("git-push-force-refspec"), "disabled: {text}");
     assert!(text.contains("warning:") && text.contains("`open-all` ignored"), "{text}");
 
     let o = env.run(&["run", "python3 -c 'print(1)'"]);

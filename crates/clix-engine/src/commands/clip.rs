@@ -245,7 +245,8 @@ impl ClipCommand {
     /// the same line run here.
     fn admit(&self, line: &str) -> Result<(), String> {
         let Some(gate) = &self.gate else { return Ok(()) };
-        gate.prescreen(line)?;
+        // A remote folder: relative paths are judged as the hook judges them.
+        gate.prescreen(line, None)?;
         match gate.policy().written_commands(line) {
             Ok(commands) => commands.iter().try_for_each(|argv| gate.admit(argv)),
             // A line bashkit cannot parse is judged as the script it is.

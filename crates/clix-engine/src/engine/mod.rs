@@ -241,7 +241,7 @@ impl Engine {
         {
             // The shell's hook never sees this line: the gate reads it whole.
             if let Some(gate) = &self.gate
-                && let Err(message) = gate.admit_line(line)
+                && let Err(message) = gate.admit_line(line, Some(&self.session.cwd()))
             {
                 return (RawResult::refused(Vec::new(), Vec::new(), &message, Duration::ZERO), Capture::Complete);
             }
