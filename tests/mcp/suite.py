@@ -55,11 +55,12 @@ class Server:
         self.token: str | None = None
 
     def start_http(self, token: str | None = None) -> None:
+        """Serves with CLIX_MCP_TOKEN=token, or with the token clix makes and prints."""
         argv = [self.args.clix, "mcp", "--workspace", str(self.workspace), "--http", "127.0.0.1:0"]
-        if token:
-            argv += ["--token", token]
-        self.token = token
         env = dict(self.env, HOME=str(self.home))
+        if token:
+            env["CLIX_MCP_TOKEN"] = token
+        self.token = token
         self.proc = subprocess.Popen(
             argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
@@ -71,6 +72,12 @@ class Server:
             m = re.search(r"serving (http://\S+/mcp)", line)
             if m:
                 self.url = m.group(1)
+                told = self.proc.stderr.readline()
+                if not token:
+                    made = re.search(r"Bearer ([0-9a-f]{64})`", told)
+                    if not made:
+                        raise RuntimeError(f"clix mcp --http did not print the token it made: {told!r}")
+                    self.token = made.group(1)
                 return
         raise RuntimeError("clix mcp --http did not report its address")
 
@@ -287,7 +294,7 @@ CHECKS = [
 
 
 async def t_http_token(srv: Server) -> None:
-    """--token: a request without the bearer token is refused; with it, the suite's client works."""
+    """CLIX_MCP_TOKEN: a request without the bearer token is refused; with it, the suite's client works."""
     import httpx2
 
     body = {"jsonrpc": "2.0", "id": 1, "method": "initialize",

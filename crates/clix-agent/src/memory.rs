@@ -94,7 +94,7 @@ impl AgentMemory {
             "You have a memory that lasts across sessions, reached with the `memory` command: \
              `memory search <words>`, `memory store <text> [--kind fact]`, `memory facts`. This session's \
              topic is {:?}.",
-            self.topic
+            clix_memory::topic_name(&self.topic)
         );
         // The store is confined: this topic's facts and the global ones.
         let read = self.store().facts("");

@@ -17,7 +17,7 @@ use clix_engine::{Engine, EngineConfig, MemoryAccess, MemoryConfig, OsTier, Pres
 use clix_engine::{SandboxSettings, ShellLimits};
 use clix_hub::{HubConfig, HubSettings, LoadOptions, hub_sources};
 use clix_sandbox::{AuditLog, Availability, Sandbox};
-use clix_workspace::Workspace;
+use clix_workspace::{Kind, Workspace};
 
 use crate::attempt_dir::AttemptDir;
 use crate::checks::{Check, CheckResult, Score, command_verdict};
@@ -92,6 +92,36 @@ pub enum AttemptError {
     },
 }
 
+/// Most bytes of one file of a task's hub folder.
+const MAX_HUB_FILE: u64 = 16 << 20;
+
+/// A suite is untrusted input (a cloned repository's `evals/`), so its hub
+/// folder is what a workspace's is: it is copied into the attempt's
+/// workspace as `.clix/hub`, whose tools get no `[hub.env]` values, no
+/// network and no program outside the workspace and system folders. Read
+/// through a handle on the folder: a symlink in it (to `~/.ssh`, say) is
+/// skipped, never followed, as are FIFOs and devices.
+fn copy_hub(from: &Path, workspace: &Workspace) -> std::io::Result<()> {
+    let source = clix_workspace::Folder::open(from)?;
+    copy_tree(&source, Path::new(""), workspace, &Path::new(".clix").join("hub"))
+}
+
+fn copy_tree(source: &clix_workspace::Folder, rel: &Path, workspace: &Workspace, to: &Path) -> std::io::Result<()> {
+    workspace.create_dir(&to.join(rel), true)?;
+    for (name, entry) in source.read_dir(rel)? {
+        let path = rel.join(&name);
+        match entry.kind {
+            Kind::Dir => copy_tree(source, &path, workspace, to)?,
+            Kind::File => {
+                workspace.write(&to.join(&path), &source.read(&path, MAX_HUB_FILE)?)?;
+                workspace.chmod(&to.join(&path), entry.mode & 0o755)?;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// A prepared attempt of one task.
 pub struct Attempt {
     _dir: AttemptDir,
@@ -102,7 +132,8 @@ pub struct Attempt {
     prompt: String,
     system: Option<String>,
     checks: Vec<(String, f64)>,
-    hub: Option<PathBuf>,
+    /// Whether the task has a hub (copied into the workspace's `.clix/hub`).
+    hub: bool,
     options: AttemptOptions,
     session: String,
     timeout: Duration,
@@ -135,6 +166,9 @@ impl Attempt {
             }
             workspace.write(&path, map.apply(content).as_bytes()).map_err(|e| fail("task file", &e))?;
         }
+        if let Some(hub) = &task.hub {
+            copy_hub(hub, &workspace).map_err(|e| fail(&format!("the task's hub folder {}", hub.display()), &e))?;
+        }
         let attempt = Attempt {
             _dir: dir,
             home,
@@ -142,7 +176,7 @@ impl Attempt {
             prompt: map.apply(&task.prompt),
             system: task.system.as_deref().map(|s| map.apply(s)),
             checks: task.expectations.iter().map(|e| (map.apply(e.check.spec()), e.weight)).collect(),
-            hub: task.hub.clone(),
+            hub: task.hub.is_some(),
             options: options.clone(),
             session: format!("eval-{}-{}", task.id, std::process::id()),
             timeout: task.timeout_secs.map_or(options.timeout, Duration::from_secs),
@@ -158,7 +192,7 @@ impl Attempt {
         if lines.is_empty() {
             return Ok(());
         }
-        let mut engine = Engine::new(self.engine_config(self.hub.is_some()))
+        let mut engine = Engine::new(self.engine_config(self.hub))
             .await
             .map_err(|e| AttemptError::Prepare(format!("the setup shell: {e}")))?;
         for (index, line) in lines.iter().enumerate() {
@@ -274,9 +308,9 @@ impl Attempt {
         let hub = with_hub.then(|| {
             let settings = HubSettings::default();
             let configured = settings.env.clone();
-            let dirs: Vec<PathBuf> = self.hub.iter().cloned().collect();
             HubConfig {
-                sources: hub_sources(Some(self.workspace.root()), &self.home, &dirs, None),
+                // The task's tools are in the workspace's .clix/hub: untrusted.
+                sources: hub_sources(Some(self.workspace.root()), &self.home, &[], None),
                 load: LoadOptions::default(),
                 domains: Vec::new(),
                 state_dir: state.clone(),
@@ -321,7 +355,7 @@ impl Attempt {
             }
         }
         if !commands.is_empty() {
-            let engine = Engine::new(self.engine_config(self.hub.is_some())).await;
+            let engine = Engine::new(self.engine_config(self.hub)).await;
             let mut engine = engine.map_err(|e| format!("the check shell did not start: {e}"));
             for (index, line) in commands {
                 let verdict = match &mut engine {

@@ -1,7 +1,8 @@
 //! Streamable HTTP: the same server at `http://ADDR/mcp`, one engine per MCP
-//! session id, loopback unless a bearer token guards it. Browser requests
-//! from other sites are refused by their `Origin` (DNS rebinding) before
-//! the token or the session is looked at.
+//! session id, every request carrying the bearer token ([`crate::token`]).
+//! Browser requests from other sites are refused by their `Origin` (DNS
+//! rebinding) before the token or the session is looked at, and a new
+//! session past `--max-sessions` gets 503 instead of more memory.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -23,31 +24,27 @@ use crate::{McpConfig, ServeError};
 /// How the HTTP server listens.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
-    /// Where to listen (`--http ADDR`); a non-loopback address needs a token.
+    /// Where to listen (`--http ADDR`).
     pub addr: SocketAddr,
-    /// Bearer token every request must carry; required off loopback.
-    pub token: Option<Secret>,
+    /// Bearer token every request must carry, on every address.
+    pub token: Secret,
     /// A session (and its shell) unused this long is closed.
     pub idle: Duration,
+    /// Most sessions open at once; a new one past it is refused with 503.
+    pub max_sessions: usize,
     /// Browser origins (`scheme://host[:port]`, or `null`) allowed besides
     /// loopback ones; a request with any other `Origin` gets 403.
     pub allowed_origins: Vec<String>,
 }
 
 impl HttpOptions {
-    /// Refuses a bind that would expose an unauthenticated shell.
+    /// Refuses options that would expose an unauthenticated shell, or serve none.
     pub fn check(&self) -> Result<(), ServeError> {
-        if let Some(token) = &self.token
-            && token.expose().trim().is_empty()
-        {
-            return Err(ServeError("--token must not be empty".into()));
+        if self.token.expose().trim().is_empty() {
+            return Err(ServeError("the bearer token must not be empty".into()));
         }
-        if !self.addr.ip().is_loopback() && self.token.is_none() {
-            return Err(ServeError(format!(
-                "refusing to serve a shell on {} without authentication: binding a non-loopback address \
-                 requires --token TOKEN (clients send `Authorization: Bearer TOKEN`)",
-                self.addr
-            )));
+        if self.max_sessions == 0 {
+            return Err(ServeError("--max-sessions must be at least 1".into()));
         }
         for origin in &self.allowed_origins {
             if origin != "null" && Origin::parse(origin).is_none() {
@@ -82,15 +79,19 @@ pub async fn serve_http(
     }
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(options.idle);
+    let sessions = Arc::new(sessions);
     let factory_shared = Arc::clone(&shared);
-    let service =
-        StreamableHttpService::new(move || Ok(ClixServer::new(Arc::clone(&factory_shared))), Arc::new(sessions), http);
+    let service = StreamableHttpService::new(
+        move || Ok(ClixServer::new(Arc::clone(&factory_shared))),
+        Arc::clone(&sessions),
+        http,
+    );
 
-    let mut router = axum::Router::new().nest_service("/mcp", service);
-    if let Some(token) = &options.token {
-        router = router.layer(middleware::from_fn_with_state(Arc::<str>::from(token.expose()), bearer));
-    }
-    // Added last, so it runs first: before the token and the session.
+    // Layers run from the last added: origin, then token, then the cap.
+    let cap = Arc::new(SessionCap { sessions, max: options.max_sessions });
+    let mut router =
+        axum::Router::new().nest_service("/mcp", service).layer(middleware::from_fn_with_state(cap, limit_sessions));
+    router = router.layer(middleware::from_fn_with_state(Arc::<str>::from(options.token.expose()), bearer));
     let origins = Arc::new(OriginPolicy::new(&options.allowed_origins));
     router = router.layer(middleware::from_fn_with_state(origins, check_origin));
     let listener = tokio::net::TcpListener::bind(options.addr)
@@ -209,8 +210,39 @@ async fn check_origin(State(policy): State<Arc<OriginPolicy>>, request: Request,
         "Forbidden: requests from Origin {shown} are refused (only loopback origins are allowed, against DNS \
          rebinding); to allow this one, start the server with clix mcp --allow-origin {shown}"
     );
+    json_error(StatusCode::FORBIDDEN, &message)
+}
+
+/// The open sessions, and how many may be.
+struct SessionCap {
+    sessions: Arc<LocalSessionManager>,
+    max: usize,
+}
+
+/// Refuses to start a session past the cap: each holds a shell and its
+/// in-memory files until it ends or idles out, and a server that ran out
+/// of memory would end every session, not just the newest.
+async fn limit_sessions(State(cap): State<Arc<SessionCap>>, request: Request, next: Next) -> Response {
+    let opens_one = request.method() == axum::http::Method::POST && !request.headers().contains_key("mcp-session-id");
+    if opens_one {
+        let open = cap.sessions.sessions.read().await.len();
+        if open >= cap.max {
+            let message = format!(
+                "Service Unavailable: this server already holds {open} sessions (--max-sessions {}). Close one \
+                 (an MCP client's DELETE), wait for idle ones to close (--idle-timeout), or restart the server \
+                 with a higher --max-sessions",
+                cap.max
+            );
+            return json_error(StatusCode::SERVICE_UNAVAILABLE, &message);
+        }
+    }
+    next.run(request).await
+}
+
+/// A JSON-RPC error body (what MCP clients show) with an HTTP status.
+fn json_error(status: StatusCode, message: &str) -> Response {
     let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": message}});
-    (StatusCode::FORBIDDEN, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+    (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
 }
 
 /// Rejects a request without `Authorization: Bearer <token>`.
@@ -284,22 +316,24 @@ mod tests {
         assert!(!authorized(&HeaderMap::new(), "s3cret"));
     }
 
-    #[test]
-    fn non_loopback_requires_a_token() {
-        let open = HttpOptions {
+    fn options(token: &str) -> HttpOptions {
+        HttpOptions {
             addr: "0.0.0.0:8765".parse().unwrap(),
-            token: None,
+            token: token.into(),
             idle: Duration::from_secs(1),
+            max_sessions: 4,
             allowed_origins: Vec::new(),
-        };
-        assert!(open.check().unwrap_err().0.contains("--token"));
-        let guarded = HttpOptions { token: Some("s3cret-token".into()), ..open.clone() };
+        }
+    }
+
+    #[test]
+    fn every_listener_needs_a_token_and_room_for_a_session() {
+        assert!(options("  ").check().unwrap_err().0.contains("token must not be empty"));
+        let guarded = options("s3cret-token");
         assert!(guarded.check().is_ok());
         assert!(!format!("{guarded:?}").contains("s3cret"), "the token never shows: {guarded:?}");
-        let local = HttpOptions { addr: "127.0.0.1:0".parse().unwrap(), ..open.clone() };
-        assert!(local.check().is_ok());
-        let v6 = HttpOptions { addr: "[::1]:0".parse().unwrap(), ..open };
-        assert!(v6.check().is_ok());
+        let none = HttpOptions { max_sessions: 0, ..guarded };
+        assert!(none.check().unwrap_err().0.contains("--max-sessions"));
     }
 
     #[test]
@@ -339,12 +373,7 @@ mod tests {
 
     #[test]
     fn an_allowed_origin_must_be_an_origin() {
-        let options = |origin: &str| HttpOptions {
-            addr: "127.0.0.1:0".parse().unwrap(),
-            token: None,
-            idle: Duration::from_secs(1),
-            allowed_origins: vec![origin.into()],
-        };
+        let options = |origin: &str| HttpOptions { allowed_origins: vec![origin.into()], ..options("t") };
         assert!(options("https://app.example.com").check().is_ok());
         assert!(options("null").check().is_ok());
         for bad in ["app.example.com", "https://app.example.com/", "https://x:99999", "*"] {

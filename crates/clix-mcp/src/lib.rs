@@ -25,9 +25,11 @@
 
 mod http;
 mod server;
+mod token;
 
 pub use http::{HttpOptions, serve_http};
 pub use server::{ClixServer, Shared, serve_stdio};
+pub use token::{TOKEN_FILE, Token, TokenOrigin};
 
 use clix_engine::{EngineConfig, SandboxMode};
 

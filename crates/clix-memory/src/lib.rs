@@ -18,7 +18,8 @@
 //! lost (the file stays consistent).
 //!
 //! Topics keep projects apart: a memory belongs to one topic (a session's
-//! is its workspace's name), a store can be confined to some topics
+//! is its workspace's canonical path, shown by the folder's name: see
+//! [`topic_name`]), a store can be confined to some topics
 //! ([`Store::confine_to`]), and [`GLOBAL_TOPIC`] holds what a person
 //! marked as true everywhere: every session may read it, only a person
 //! writes it (the `memory` command enforces who may do what).
@@ -40,6 +41,16 @@ pub use vectors::{COARSE_MIN, COARSE_PER_RESULT};
 /// reads them beside its own topic's; inside `run` they are read-only, and
 /// only `clix memory store --global` (or `-t global`) writes them.
 pub const GLOBAL_TOPIC: &str = "global";
+
+/// How a topic is named to people and models: a workspace's topic (its
+/// canonical path, so that two folders called `backend` never share one)
+/// by the folder's name; any other topic as it is.
+pub fn topic_name(topic: &str) -> &str {
+    if !topic.starts_with('/') {
+        return topic;
+    }
+    std::path::Path::new(topic).file_name().and_then(|n| n.to_str()).unwrap_or(topic)
+}
 
 /// Reciprocal Rank Fusion's constant: a document at rank r (from 1) of a
 /// list adds 1 / (RRF_K + r) to its score.

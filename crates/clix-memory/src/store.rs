@@ -367,6 +367,35 @@ impl Store {
         rows.collect()
     }
 
+    /// Moves every memory of topic `from` to topic `to` (a person adopting
+    /// an old topic's memories); returns how many moved. Their vectors are
+    /// embedded again under the new topic on the next store or search.
+    /// Not confined: the caller decides who may do this.
+    pub fn retopic(&mut self, from: &str, to: &str) -> Result<usize, MemoryError> {
+        let moved = (|| {
+            let tx = self.db.transaction()?;
+            crate::vectors::forget_vectors_of(&tx, from)?;
+            let moved = tx.execute("UPDATE memories SET topic = ?2 WHERE topic = ?1", params![from, to])?;
+            tx.commit()?;
+            Ok(moved)
+        })()
+        .map_err(|e| self.fail(e))?;
+        if let Some(vectors) = &mut self.vectors {
+            vectors.unsynced();
+        }
+        self.fill_missing();
+        Ok(moved)
+    }
+
+    /// How many memories topic `topic` holds (unconfined: for telling a
+    /// person about an old topic).
+    pub fn count(&self, topic: &str) -> Result<usize, MemoryError> {
+        self.db
+            .query_row("SELECT count(*) FROM memories WHERE topic = ?1", [topic], |r| r.get::<_, i64>(0))
+            .map(|n| n as usize)
+            .map_err(|e| self.fail(e))
+    }
+
     /// The newest `limit` memories, of one topic or all.
     pub fn recent(&self, limit: usize, topic: &str) -> Result<Vec<Memory>, MemoryError> {
         self.list("(?1 = '' OR topic = ?1)", topic, limit)

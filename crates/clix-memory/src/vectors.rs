@@ -10,6 +10,36 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use crate::embed::{EmbedError, Embedder};
 use crate::store::Filter;
 
+/// The vec0 table of the space with this id.
+fn table_of(id: i64) -> String {
+    format!("memories_vec_{id}")
+}
+
+/// Drops every space's vector of the memories of `topic` and the record
+/// that they were embedded (inside the caller's transaction), so the next
+/// fill embeds them again: a vector's topic is its table's partition key.
+pub(crate) fn forget_vectors_of(db: &Connection, topic: &str) -> rusqlite::Result<()> {
+    let spaces: Vec<i64> =
+        db.prepare("SELECT id FROM embedders")?.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    for space in spaces {
+        let table = table_of(space);
+        let exists: bool =
+            db.query_row("SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = ?1", [&table], |r| {
+                r.get(0)
+            })?;
+        if exists {
+            db.execute(
+                &format!("DELETE FROM {table} WHERE rowid IN (SELECT id FROM memories WHERE topic = ?1)"),
+                [topic],
+            )?;
+        }
+    }
+    for record in ["embedded", "embed_failed"] {
+        db.execute(&format!("DELETE FROM {record} WHERE id IN (SELECT id FROM memories WHERE topic = ?1)"), [topic])?;
+    }
+    Ok(())
+}
+
 /// One vector space: its row in `embedders` and its `vec0` table.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Space {
@@ -19,7 +49,7 @@ pub(crate) struct Space {
 
 impl Space {
     fn table(&self) -> String {
-        format!("memories_vec_{}", self.id)
+        table_of(self.id)
     }
 
     /// Spaces whose dimension is a multiple of 8 index each vector's sign

@@ -172,11 +172,16 @@ struct McpArgs {
     /// Serve streamable HTTP at http://ADDR/mcp instead of stdio (default address 127.0.0.1:8765).
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8765")]
     http: Option<SocketAddr>,
-    /// Bearer token HTTP clients must send (with --http); required to bind a non-loopback address.
-    // CLIX_MCP_TOKEN has left the environment before clap runs (`env` here
-    // only shows it in --help): `mcp` reads it from the secret store.
-    #[arg(long, value_name = "TOKEN", env = "CLIX_MCP_TOKEN", hide_env_values = true)]
+    /// Refused: a token on the command line is readable by every local user (/proc/PID/cmdline).
+    #[arg(long, value_name = "TOKEN", hide = true)]
     token: Option<String>,
+    /// A file (mode 0600) holding the bearer token HTTP clients must send. Without it or CLIX_MCP_TOKEN,
+    /// clix makes one and keeps it in its state folder's mcp-token.
+    #[arg(long, value_name = "FILE", requires = "http")]
+    token_file: Option<PathBuf>,
+    /// Most HTTP sessions open at once; a new one past it gets 503.
+    #[arg(long, value_name = "N", default_value_t = 16, requires = "http")]
+    max_sessions: usize,
     /// Close an HTTP session (and its shell) after this many idle seconds.
     #[arg(long, value_name = "SECS", default_value_t = 1800, requires = "http")]
     idle_timeout: u64,
@@ -416,24 +421,43 @@ async fn mcp(paths: Paths, args: McpArgs) -> Result<ExitCode> {
     let workspace = workspace_or_cwd(args.session.workspace)?;
     let engine = engine_config(&paths, &workspace, &settings, "mcp")?;
     let config = clix_mcp::McpConfig { engine };
-    let http = args.http.map(|addr| clix_mcp::HttpOptions {
-        addr,
-        token: args
-            .token
-            .or_else(|| clix_config::secrets::var("CLIX_MCP_TOKEN").filter(|t| !t.is_empty()))
-            .map(clix_config::Secret::from),
-        idle: std::time::Duration::from_secs(args.idle_timeout.max(1)),
-        allowed_origins: args.allow_origins,
-    });
-    if let Some(options) = &http {
-        options.check()?;
+    if args.token.is_some() {
+        anyhow::bail!(
+            "--token is refused: a token on the command line can be read by every local user in \
+             /proc/PID/cmdline. Put it in CLIX_MCP_TOKEN, or in a file only you can read passed as \
+             --token-file FILE, or give neither and clix makes one (printed, and kept in {})",
+            paths.state_dir.join(clix_mcp::TOKEN_FILE).display()
+        );
     }
+    let mut announcement = None;
+    let http = match args.http {
+        Some(addr) => {
+            // CLIX_MCP_TOKEN left the environment at start, into the secret store.
+            let env = clix_config::secrets::var("CLIX_MCP_TOKEN");
+            let token = clix_mcp::Token::resolve(env, args.token_file.as_deref(), &paths.state_dir)?;
+            announcement = Some(token.announcement());
+            let options = clix_mcp::HttpOptions {
+                addr,
+                token: token.secret,
+                idle: std::time::Duration::from_secs(args.idle_timeout.max(1)),
+                max_sessions: args.max_sessions,
+                allowed_origins: args.allow_origins,
+            };
+            options.check()?;
+            Some(options)
+        }
+        None => None,
+    };
     // Sessions run in parallel over HTTP, and a busy line must not hold up
     // reading a cancel over stdio: serve on a multi-threaded runtime.
     let served = on_multi_thread(async move {
         match http {
             Some(options) => {
-                clix_mcp::serve_http(config, options, |addr| eprintln!("clix mcp: serving http://{addr}/mcp")).await
+                clix_mcp::serve_http(config, options, |addr| {
+                    eprintln!("clix mcp: serving http://{addr}/mcp");
+                    eprintln!("{}", announcement.unwrap_or_default());
+                })
+                .await
             }
             None => clix_mcp::serve_stdio(config).await,
         }
@@ -484,12 +508,58 @@ pub(crate) fn load_with_flags(paths: &Paths, session: &SessionFlags, network: bo
 async fn memory(paths: &Paths, workspace: Option<PathBuf>, args: &[String]) -> Result<ExitCode> {
     let settings = settings::load(paths, &[])?.value;
     let workspace = workspace_or_cwd(workspace)?;
+    if args.first().is_some_and(|a| a == "adopt") {
+        return adopt_topic(paths, &workspace, &settings, &args[1..]);
+    }
     let mut config = engine_config(paths, &workspace, &settings, "cli")?;
+    let mut old_topic = None;
     if let Some(memory) = config.memory.as_mut() {
         memory.access = clix_engine::MemoryAccess::Full;
+        old_topic = settings.memory.topic.is_empty().then(|| (memory.path.clone(), memory.topic.clone()));
     }
     let mut engine = Engine::new(config).await?;
-    run_for_person(&mut engine, "memory", args).await
+    let code = run_for_person(&mut engine, "memory", args).await?;
+    if let Some((store, topic)) = old_topic {
+        tell_of_old_topic(&store, &topic);
+    }
+    Ok(code)
+}
+
+/// `clix memory adopt OLD`: a person moves the memories of topic OLD (a
+/// folder's name, as topics were before they were keyed by path) into this
+/// folder's topic. Only a person can: a session never claims another
+/// topic's memories, or a cloned folder of the same name would.
+fn adopt_topic(paths: &Paths, workspace: &Path, settings: &Settings, args: &[String]) -> Result<ExitCode> {
+    let [old] = args else {
+        bail!("usage: clix memory adopt OLD_TOPIC  (moves OLD_TOPIC's memories into this folder's topic)");
+    };
+    let topic = settings::memory_config(paths, workspace, settings, String::new()).topic;
+    if old == &topic || old == clix_memory::GLOBAL_TOPIC {
+        bail!("memory adopt: {old:?} cannot be adopted (it is this folder's topic, or the global one)");
+    }
+    let mut store = clix_memory::Store::open(&paths.data_dir.join("memory.sqlite"))?;
+    match store.retopic(old, &topic)? {
+        0 => {
+            bail!("memory adopt: the topic {old:?} holds no memories; see clix memory recent for the topics there are")
+        }
+        moved => outln(format!("moved {moved} memories of topic {old:?} to this folder's topic ({topic})"))?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Before topics were keyed by the workspace's path, a folder's memories
+/// were under its name; they stay there, where no session reads them, until
+/// the person says they are this folder's.
+fn tell_of_old_topic(store: &Path, topic: &str) {
+    let name = clix_memory::topic_name(topic);
+    let Ok(count) = clix_memory::Store::open(store).and_then(|s| s.count(name)) else { return };
+    if count > 0 && name != topic {
+        eprintln!(
+            "[note] memory: {count} memories are under the topic {name:?}, a folder's name, which every folder called \
+             {name} shared before topics were keyed by path ({topic}); sessions here no longer read them. If they are \
+             this project's: clix memory adopt {name}"
+        );
+    }
 }
 
 /// Runs one of the agent's commands for a person: each argument quoted

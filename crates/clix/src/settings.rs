@@ -56,15 +56,11 @@ pub(crate) fn default_file() -> String {
 }
 
 /// The memory of a session on `workspace`: the store under the data dir,
-/// the topic (`memory.topic` / `--topic`, else the workspace's name), the
+/// the topic (`memory.topic` / `--topic`, else the workspace's path), the
 /// embedder settings, and a progress bar on a terminal while re-embedding.
 pub(crate) fn memory_config(paths: &Paths, workspace: &Path, settings: &Settings, session: String) -> MemoryConfig {
-    let topic = if settings.memory.topic.is_empty() {
-        let canonical = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
-        canonical.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "default".into())
-    } else {
-        settings.memory.topic.clone()
-    };
+    let topic =
+        if settings.memory.topic.is_empty() { workspace_topic(workspace) } else { settings.memory.topic.clone() };
     // The embedder's key falls back to OPENAI_API_KEY, which left the
     // environment at start: put it in the settings, where the engine's
     // `memory` command looks first (CLIX_MEMORY_API_KEY is already there, as
@@ -86,6 +82,14 @@ pub(crate) fn memory_config(paths: &Paths, workspace: &Path, settings: &Settings
         // Inside run: the session's topic and the global one; `clix memory` asks for more.
         access: clix_engine::MemoryAccess::Session,
     }
+}
+
+/// A workspace's own memory topic: its canonical path. Its name alone was
+/// shared by every folder of that name, so a cloned `backend` read (and
+/// planted facts in) another project's memories.
+pub(crate) fn workspace_topic(workspace: &Path) -> String {
+    let canonical = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+    canonical.to_string_lossy().into_owned()
 }
 
 /// An indicatif bar on stderr, shown from the first report, gone at the last.

@@ -9,6 +9,7 @@
 mod common;
 
 use std::ffi::OsString;
+use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -90,6 +91,58 @@ fn clix_own_folders_and_the_home_are_never_mounted_for_a_path_folder() {
     for mounted in [&local_bin, &bin] {
         assert!(mounts.contains(&mounted.to_str().unwrap()), "{} is not mounted: {status}", mounted.display());
     }
+}
+
+/// Issue 28, finding 9: an eval suite's `hub` folder was loaded like the
+/// person's own, though a suite is untrusted input (a cloned repository's
+/// `evals/`): a task's tool with `network: true` reached a host listener
+/// with the sandbox's network off. Now it is the attempt's workspace hub:
+/// such a tool is not ready (with the reason), and a symlink in the folder
+/// is not followed.
+#[test]
+fn an_eval_suites_hub_is_a_workspaces_hub() {
+    let root = tempfile::tempdir().unwrap();
+    let (home, suite) = (root.path().join("home"), root.path().join("suite"));
+    let tool = suite.join("hub/probe");
+    std::fs::create_dir_all(&tool).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::fs::write(
+        tool.join("manifest.toml"),
+        "name = \"probe\"\nversion = \"1.0.0\"\ndescription = \"tries the host\"\ncommand = \"./probe\"\nnetwork = true\n",
+    )
+    .unwrap();
+    let probe = format!(
+        "#!/usr/bin/env python3\nimport socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=5)\n    \
+         print('REACHED')\nexcept OSError:\n    print('BLOCKED')\n"
+    );
+    std::fs::write(tool.join("probe"), probe).unwrap();
+    std::fs::set_permissions(tool.join("probe"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let canary = root.path().join("canary.txt");
+    std::fs::write(&canary, CANARY).unwrap();
+    std::os::unix::fs::symlink(&canary, tool.join("leak")).unwrap();
+    let task = serde_json::json!({
+        "id": "hub_probe", "category": "hub", "description": "a suite's tool asks for the network",
+        "prompt": "Run the probe tool.", "hub": "hub", "tags": ["run-only", "hub"],
+        "solution": ["probe; cat .clix/hub/probe/leak"],
+        "expectations": [
+            {"check": "command:probe 2>&1 | grep -q 'cannot have network: true'"},
+            {"check": "command:test ! -e .clix/hub/probe/leak"},
+        ],
+    });
+    std::fs::write(suite.join("suite.jsonl"), format!("{task}\n")).unwrap();
+    let out = clix(&home, &suite, &["eval", "suite.jsonl", "--solution", "--tools", "run", "--json"]).output().unwrap();
+    let all = all_text(&out);
+    assert!(!all.contains("REACHED"), "a suite's hub tool reached a host listener: {all}");
+    assert!(!all.contains(CANARY), "a suite's hub folder's symlink was followed: {all}");
+    let results: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {all}"));
+    let attempt = &results["attempts"][0];
+    assert_eq!(attempt["passed"], true, "{all}");
+    // The oracle: nothing knocked on the host's listener.
+    listener.set_nonblocking(true).unwrap();
+    let knocked = listener.accept();
+    assert!(knocked.is_err(), "a suite's hub tool reached a host listener: {knocked:?}");
 }
 
 /// Who runs clix: this process's user, or `nobody` (only a root test
@@ -381,12 +434,76 @@ print(\"ADDED\" if add(\"planted\", \"x\") >= 0 else \"ADD-ERR%d\" % ctypes.get_
     assert!(all.contains("READ ERR") && all.contains("ADD-ERR"), "the probe did not run: {all}");
 }
 
+/// An MCP `initialize` to `url` from another user (uid 65533, when the
+/// tests run as root; else this user, without the server's token), and
+/// that user's try at the token file: `STATUS <http code> FILE <ok|error>`.
+const MCP_PROBE_PY: &str = r#"
+import sys, urllib.request, urllib.error
+url, token_file, auth = sys.argv[1], sys.argv[2], sys.argv[3]
+body = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"0"}}}'
+headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+if auth:
+    headers["Authorization"] = "Bearer " + auth
+try:
+    code = urllib.request.urlopen(urllib.request.Request(url, data=body, headers=headers), timeout=60).status
+except urllib.error.HTTPError as e:
+    code = e.code
+try:
+    open(token_file).read(); readable = "ok"
+except OSError:
+    readable = "error"
+print("STATUS", code, "FILE", readable)
+"#;
+
+/// Issue 28, findings 4 and 12: `clix mcp --http` on loopback served any
+/// local user (another user's MCP client read a 0600 file through it), and
+/// the only guard was a token on argv, in `/proc/PID/cmdline` for all.
+/// Now every listener has a token, made and kept 0600 when none is given.
+fn mcp_listener(r: &Runner) {
+    let c = r.fixture();
+    let mut server = r.clix(&c.home, &c.ws, &[], &["mcp", "--http", "127.0.0.1:0"]);
+    let mut child = server.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let (mut serving, mut told) = (String::new(), String::new());
+    stderr.read_line(&mut serving).unwrap();
+    stderr.read_line(&mut told).unwrap();
+    let url = serving.trim().strip_prefix("clix mcp: serving ").unwrap_or_else(|| panic!("{serving}{told}")).to_owned();
+    let token = told.split("Bearer ").nth(1).and_then(|t| t.split('`').next()).unwrap_or_else(|| panic!("{told}"));
+    let token_file = c.home.join("state").join("mcp-token");
+    assert_eq!(std::fs::read_to_string(&token_file).unwrap().trim(), token, "{told}");
+    let mode = std::fs::metadata(&token_file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "the token file is private");
+
+    let probe = |auth: &str| {
+        let mut argv: Vec<String> = Vec::new();
+        if is_root() {
+            // Neither root nor the server's own user (nobody, in the second run).
+            argv.extend(["setpriv", "--reuid=65533", "--regid=65533", "--clear-groups", "--"].map(String::from));
+        }
+        argv.extend(
+            ["/usr/bin/python3", "-c", MCP_PROBE_PY, &url, token_file.to_str().unwrap(), auth].map(String::from),
+        );
+        let out = Command::new(&argv[0]).args(&argv[1..]).stdin(Stdio::null()).output().unwrap();
+        all_text(&out)
+    };
+    let stranger = probe("");
+    assert!(stranger.contains("STATUS 401"), "a local client without the token was served: {stranger}");
+    if is_root() {
+        assert!(stranger.contains("FILE error"), "another user read the token file: {stranger}");
+    }
+    let owner = probe(token);
+    assert!(owner.contains("STATUS 200"), "the printed token did not let its holder in: {owner}");
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 fn corpus(r: &Runner) {
     symlink_race(r);
     hub_manifests(r);
     spill_symlink(r);
     setuid_files(r);
     keyring(r);
+    mcp_listener(r);
 }
 
 fn is_root() -> bool {

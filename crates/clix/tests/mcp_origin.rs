@@ -8,7 +8,7 @@ mod common;
 
 use std::process::{Command, Stdio};
 
-use common::mcp_http::HttpServer;
+use common::mcp_http::{AUTHORIZATION, HttpServer};
 
 /// `clix mcp --http 127.0.0.1:0 extra…` on a fresh home and workspace.
 struct Server {
@@ -25,9 +25,11 @@ impl Server {
         Server { http: HttpServer::start(&mut cmd), _home: home, _ws: ws }
     }
 
-    /// An `initialize` with `origin` (if any): the status code and, for an error, the body.
+    /// An `initialize` with the token and `origin` (if any): the status
+    /// code and, for an error, the body.
     fn initialize(&self, origin: Option<&str>) -> (u16, String) {
-        let headers: Vec<(&str, &str)> = origin.map(|o| ("Origin", o)).into_iter().collect();
+        let mut headers = vec![AUTHORIZATION];
+        headers.extend(origin.map(|o| ("Origin", o)));
         self.http.initialize(&headers)
     }
 }
@@ -61,10 +63,11 @@ fn allow_origin_lets_a_listed_site_in() {
 
 #[test]
 fn the_origin_is_checked_before_the_token() {
-    let server = Server::start(&["--token", "s3cret"]);
+    let server = Server::start(&[]);
     // Without the token: a browser from elsewhere learns only that its origin is refused.
-    assert_eq!(server.initialize(Some("http://evil.example")).0, 403);
-    assert_eq!(server.initialize(Some("http://localhost:1234")).0, 401);
+    assert_eq!(server.http.initialize(&[("Origin", "http://evil.example")]).0, 403);
+    assert_eq!(server.http.initialize(&[("Origin", "http://localhost:1234")]).0, 401);
+    assert_eq!(server.http.initialize(&[]).0, 401, "loopback is not a credential");
 }
 
 #[test]

@@ -16,9 +16,14 @@ use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, ProgressNotificationParam, ProtocolVersion,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
 use serde_json::{Value, json};
+
+mod common;
+
+use common::mcp_http::{AUTHORIZATION, HttpServer, TOKEN};
 
 struct Env {
     home: tempfile::TempDir,
@@ -270,9 +275,12 @@ fn bad_flags_fail_before_serving() {
     let o = env.std_command(&["--hub", "/no/such/hub"]).stdin(Stdio::null()).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "a missing hub folder is a hub problem, not a failed start");
 
-    let o = env.std_command(&["--http", "0.0.0.0:0"]).stdin(Stdio::null()).output().unwrap();
+    // A token on argv is in /proc/PID/cmdline for every local user.
+    let o = env.std_command(&["--http", "127.0.0.1:0", "--token", "s3cret"]).stdin(Stdio::null()).output().unwrap();
     assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("requires --token"), "{}", String::from_utf8_lossy(&o.stderr));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("--token is refused") && stderr.contains("CLIX_MCP_TOKEN"), "{stderr}");
+    assert!(stderr.contains("--token-file"), "{stderr}");
 
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_clix"));
     let o = cmd
@@ -295,52 +303,27 @@ fn stdio_exits_cleanly_when_the_client_leaves_at_once() {
     assert!(o.stdout.is_empty());
 }
 
-/// An HTTP server child; killed on drop.
-struct HttpServer {
-    child: std::process::Child,
-    url: String,
+/// `clix mcp --http 127.0.0.1:0 extra…` on `env`.
+fn http_server(env: &Env, extra: &[&str]) -> HttpServer {
+    HttpServer::start(&mut env.std_command(&[&["--http", "127.0.0.1:0"], extra].concat()))
 }
 
-impl HttpServer {
-    fn start(env: &Env, extra: &[&str]) -> Self {
-        let mut child = env
-            .std_command(&[&["--http", "127.0.0.1:0"], extra].concat())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
-        let url = line.trim().strip_prefix("clix mcp: serving ").unwrap_or_else(|| panic!("{line:?}")).to_owned();
-        // Keep draining stderr so the server never blocks on it.
-        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-        HttpServer { child, url }
-    }
-
-    fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap()
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// The server's resident memory, in KiB.
+fn rss_kib(server: &HttpServer) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.child.id())).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
 }
 
 async fn http_client(url: &str) -> RunningService<RoleClient, ()> {
     // The workspace builds reqwest with rustls but no default crypto provider
     // (clix-agent brings its own); plain http still needs one installed.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    ().serve(StreamableHttpClientTransport::from_uri(url.to_owned())).await.expect("http handshake")
+    let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(TOKEN);
+    ().serve(StreamableHttpClientTransport::from_config(config)).await.expect("http handshake")
 }
 
 #[tokio::test]
@@ -348,7 +331,7 @@ async fn http_sessions_are_separate_and_expire_when_idle() {
     let env = Env::new();
     // Long enough that `a` stays alive while `b` connects and calls on a
     // busy machine; the wait below is three times as long.
-    let server = HttpServer::start(&env, &["--idle-timeout", "5"]);
+    let server = http_server(&env, &["--idle-timeout", "5"]);
     let a = http_client(&server.url).await;
     let b = http_client(&server.url).await;
     a.call_tool(call("mkdir -p only-a && cd only-a && X=a")).await.unwrap();
@@ -367,6 +350,31 @@ async fn http_sessions_are_separate_and_expire_when_idle() {
     }
 }
 
+/// Issue 28, finding 5: sessions were unlimited, and each idle one kept
+/// its shell and in-memory files for the idle time; enough of them took
+/// the server down for everyone. Past `--max-sessions` a new one gets 503
+/// and the open ones go on.
+#[tokio::test]
+async fn sessions_past_the_cap_are_refused_and_the_open_ones_go_on() {
+    let env = Env::new();
+    let server = http_server(&env, &["--max-sessions", "2"]);
+    let a = http_client(&server.url).await;
+    let b = http_client(&server.url).await;
+    let (code, refusal) = server.initialize(&[AUTHORIZATION]);
+    assert_eq!(code, 503, "{refusal}");
+    assert!(refusal.contains("--max-sessions 2") && refusal.contains("holds 2 sessions"), "{refusal}");
+    for client in [&a, &b] {
+        let r = client.call_tool(call("echo still-here")).await.unwrap();
+        assert_eq!(body(&r), "still-here");
+    }
+    // A session that ends makes room for a new one.
+    a.cancel().await.unwrap();
+    let c = http_client(&server.url).await;
+    assert_eq!(body(&c.call_tool(call("echo room")).await.unwrap()), "room");
+    b.cancel().await.unwrap();
+    c.cancel().await.unwrap();
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
@@ -379,7 +387,7 @@ async fn load_8_clients_x_1000_calls() {
     // CLIX_MCP_LOAD_CALLS=5000 makes it a longer soak (e.g. to watch RSS).
     let calls: usize = std::env::var("CLIX_MCP_LOAD_CALLS").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
     let env = Env::new();
-    let server = HttpServer::start(&env, &[]);
+    let server = http_server(&env, &[]);
     let mut clients = Vec::new();
     for i in 0..CLIENTS {
         let client = http_client(&server.url).await;
@@ -387,7 +395,7 @@ async fn load_8_clients_x_1000_calls() {
         client.call_tool(call(&format!("mkdir -p c{i} && cd c{i}"))).await.unwrap();
         clients.push(client);
     }
-    let before = server.rss_kib();
+    let before = rss_kib(&server);
     let started = Instant::now();
     let tasks: Vec<_> = clients
         .into_iter()
@@ -427,7 +435,7 @@ async fn load_8_clients_x_1000_calls() {
         times.extend(t);
     }
     let wall = started.elapsed();
-    let after = server.rss_kib();
+    let after = rss_kib(&server);
     times.sort();
     println!(
         "load: {CLIENTS} clients x {calls} calls in {:.2}s ({:.0} calls/s), errors {errors}, \

@@ -85,8 +85,8 @@ fn a_serving_mcp_process_has_no_key_in_its_environ() {
 #[test]
 fn the_http_server_takes_its_token_from_the_environment_and_keeps_none() {
     let (home, ws) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    // A non-loopback address needs a token: the server starts only if it
-    // found CLIX_MCP_TOKEN after taking it out of the environment.
+    // The canary lets a client in only if the server found CLIX_MCP_TOKEN
+    // after taking it out of the environment (else it makes a token).
     let mut cmd = common::clix(home.path(), ws.path(), &["mcp", "--http", "0.0.0.0:0"]);
     let server = HttpServer::start(with_canaries(&mut cmd).env("CLIX_MCP_TOKEN", MCP_CANARY));
 

@@ -79,7 +79,9 @@ pub enum MemoryAccess {
 pub struct MemoryConfig {
     /// The SQLite file of the store (`<data>/memory.sqlite`).
     pub path: std::path::PathBuf,
-    /// Topic of what this session stores (default: the workspace's name).
+    /// Topic of what this session stores: by default the workspace's
+    /// canonical path, so two folders of the same name never share one
+    /// (shown by the folder's name, see [`MemoryConfig::shown`]).
     pub topic: String,
     /// Identifies this session in each memory it stores.
     pub session: String,
@@ -115,6 +117,22 @@ pub struct OpenedStore {
 }
 
 impl MemoryConfig {
+    /// How a topic is shown: the session's own, when it is a folder's path,
+    /// by the folder's name; any other as it is stored (two folders of the
+    /// same name are told apart by their paths).
+    pub fn shown<'a>(&self, topic: &'a str) -> &'a str {
+        if topic == self.topic { clix_memory::topic_name(topic) } else { topic }
+    }
+
+    /// The topic `-t NAME` means: the session's own topic is also named by
+    /// how it is shown.
+    fn named(&self, given: &str) -> String {
+        if !given.is_empty() && given != self.topic && given == self.shown(&self.topic) {
+            return self.topic.clone();
+        }
+        given.to_string()
+    }
+
     /// Whether this caller may name topics other than the session's.
     fn cross_topic(&self) -> bool {
         self.access == MemoryAccess::Full || self.settings.cross_topic
@@ -142,7 +160,7 @@ impl MemoryConfig {
              session's own topic and the {GLOBAL_TOPIC} one, so one project cannot read, plant or forget \
              another's memories. Use `clix memory ... -t {topic}` from a terminal, or allow it for every \
              session with memory.cross_topic = true in config.toml (CLIX_MEMORY_CROSS_TOPIC=true)",
-            self.topic
+            self.shown(&self.topic)
         ))
     }
 
@@ -193,7 +211,7 @@ impl MemoryCommand {
                     "Topics default to this folder's topic ({}) when storing; searches cover every topic\n\
                      unless -t is given. -k keeps only memories containing the keyword. --global (-t {GLOBAL_TOPIC})\n\
                      stores what every session should see; inside run those memories are read-only.",
-                    config.topic
+                    config.shown(&config.topic)
                 ),
             )
         } else if config.settings.cross_topic {
@@ -203,7 +221,7 @@ impl MemoryCommand {
                     "Topics default to this session's topic ({}) when storing; searches cover every topic\n\
                      unless -t is given (memory.cross_topic is on). -k keeps only memories containing the\n\
                      keyword. Topic {GLOBAL_TOPIC} is read-only.",
-                    config.topic
+                    config.shown(&config.topic)
                 ),
             )
         } else {
@@ -213,7 +231,7 @@ impl MemoryCommand {
                     "Memories are this session's topic ({}) plus the read-only topic {GLOBAL_TOPIC} (what a person\n\
                      marked as true everywhere); searches, recent and facts cover both. -k keeps only memories\n\
                      containing the keyword.",
-                    config.topic
+                    config.shown(&config.topic)
                 ),
             )
         };
@@ -239,7 +257,7 @@ impl MemoryCommand {
 }
 
 /// What a subcommand was asked, from its parsed words.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Args {
     topic: String,
     keyword: String,
@@ -349,6 +367,8 @@ impl AgentCommand for MemoryCommand {
 /// One subcommand against the store; the text to print, or the error line.
 fn execute(config: &MemoryConfig, store: &mut Store, sub: &str, args: &Args) -> Result<String, String> {
     let who = format!("memory {sub}");
+    let named = Args { topic: config.named(&args.topic), ..args.clone() };
+    let args = &named;
     let failed = |e: clix_memory::MemoryError| format!("[error] {who}: {e}\n");
     let refused = |why: String| format!("[error] {who}: {why}\n");
     // What a store writes to is its topic, the session's by default.
@@ -361,21 +381,21 @@ fn execute(config: &MemoryConfig, store: &mut Store, sub: &str, args: &Args) -> 
         "search" => {
             let filter = Filter { topic: &args.topic, keyword: &args.keyword };
             let hits = store.search(&args.words.join(" "), &filter, args.limit.unwrap_or(5)).map_err(failed)?;
-            Ok(show_hits(&hits, args.json))
+            Ok(show_hits(config, &hits, args.json))
         }
         "recent" => {
             let memories = store.recent(args.limit.unwrap_or(10), &args.topic).map_err(failed)?;
-            Ok(show_memories(&memories, args.json, "(no memories yet; memory store <text> adds one)"))
+            Ok(show_memories(config, &memories, args.json, "(no memories yet; memory store <text> adds one)"))
         }
         "facts" => {
             let facts = store.facts(&args.topic).map_err(failed)?;
-            Ok(show_memories(&facts, args.json, "(no facts yet; memory store --kind fact <text> adds one)"))
+            Ok(show_memories(config, &facts, args.json, "(no facts yet; memory store --kind fact <text> adds one)"))
         }
         "store" => {
             let topic = store_topic;
             let kind = args.kind.as_deref().unwrap_or("note");
             let id = store.store(&args.words.join(" "), topic, kind, &config.session).map_err(failed)?;
-            Ok(format!("stored #{id} ({kind}, topic {topic})\n"))
+            Ok(format!("stored #{id} ({kind}, topic {})\n", config.shown(topic)))
         }
         _ => {
             let id = args
@@ -396,7 +416,7 @@ fn execute(config: &MemoryConfig, store: &mut Store, sub: &str, args: &Args) -> 
                         return Err(refused(format!(
                             "no memory #{id} in this session's topic ({:?}); inside run, forget reaches only the \
                              session's own memories (see memory recent)",
-                            config.topic
+                            config.shown(&config.topic)
                         )));
                     }
                     None => {}
@@ -411,7 +431,7 @@ fn execute(config: &MemoryConfig, store: &mut Store, sub: &str, args: &Args) -> 
     }
 }
 
-fn show_hits(hits: &[Hit], json: bool) -> String {
+fn show_hits(config: &MemoryConfig, hits: &[Hit], json: bool) -> String {
     if json {
         return serde_json::to_string(hits).unwrap_or_default() + "\n";
     }
@@ -421,20 +441,24 @@ fn show_hits(hits: &[Hit], json: bool) -> String {
     hits.iter()
         .map(|h| {
             let m = &h.memory;
-            format!("#{} [{} · {} · {}] score {:.2}: {}\n", m.id, m.topic, m.kind, m.date, h.score, h.snippet)
+            let topic = config.shown(&m.topic);
+            format!("#{} [{} · {} · {}] score {:.2}: {}\n", m.id, topic, m.kind, m.date, h.score, h.snippet)
         })
         .collect()
 }
 
 /// The memories one per line (or as JSON); `none` when there are none.
-fn show_memories(memories: &[Memory], json: bool, none: &str) -> String {
+fn show_memories(config: &MemoryConfig, memories: &[Memory], json: bool, none: &str) -> String {
     if json {
         return serde_json::to_string(memories).unwrap_or_default() + "\n";
     }
     if memories.is_empty() {
         return format!("{none}\n");
     }
-    memories.iter().map(|m| format!("#{} [{} · {} · {}] {}\n", m.id, m.topic, m.kind, m.date, m.text)).collect()
+    memories
+        .iter()
+        .map(|m| format!("#{} [{} · {} · {}] {}\n", m.id, config.shown(&m.topic), m.kind, m.date, m.text))
+        .collect()
 }
 
 #[cfg(test)]

@@ -6,6 +6,11 @@ use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+/// The token of every test server whose test gives none (CLIX_MCP_TOKEN).
+pub(crate) const TOKEN: &str = "test-token-7c41";
+/// The header that carries [`TOKEN`].
+pub(crate) const AUTHORIZATION: (&str, &str) = ("Authorization", "Bearer test-token-7c41");
+
 /// A running `clix mcp --http …`; killed on drop.
 pub(crate) struct HttpServer {
     pub(crate) child: Child,
@@ -14,10 +19,14 @@ pub(crate) struct HttpServer {
 }
 
 impl HttpServer {
-    /// Spawns `cmd` (already `mcp --http ADDR …`) and reads the URL from
-    /// its first stderr line; the rest of stderr is drained. Panics with
-    /// what it said when it did not serve.
+    /// Spawns `cmd` (already `mcp --http ADDR …`, with [`TOKEN`] unless it
+    /// sets CLIX_MCP_TOKEN) and reads the URL from its first stderr line;
+    /// the rest of stderr is drained. Panics with what it said when it did
+    /// not serve.
     pub(crate) fn start(cmd: &mut Command) -> HttpServer {
+        if !cmd.get_envs().any(|(name, _)| name == "CLIX_MCP_TOKEN") {
+            cmd.env("CLIX_MCP_TOKEN", TOKEN);
+        }
         let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
         let mut line = String::new();
