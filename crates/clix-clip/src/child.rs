@@ -36,12 +36,14 @@ pub(crate) fn child_env() -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
 }
 
 /// Runs `argv` on the host within `timeout`, keeping at most `cap` bytes
-/// of each stream.
+/// of each stream; with `max_file`, no file it writes grows past that
+/// many bytes (RLIMIT_FSIZE: a copy client that would is stopped).
 pub(crate) async fn run(
     argv: &[String],
     stdin: Option<&[u8]>,
     timeout: Duration,
     cap: usize,
+    max_file: Option<u64>,
 ) -> Result<Outcome, SpawnError> {
     let Some((program, args)) = argv.split_first() else {
         return Err(SpawnError::Other("nothing to run".into()));
@@ -55,6 +57,20 @@ pub(crate) async fn run(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    if let Some(bytes) = max_file {
+        let limit = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
+        // SAFETY: between fork and exec only async-signal-safe calls are
+        // allowed; setrlimit is one, and `limit` was made before the fork.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            });
+        }
+    }
     let started = Instant::now();
     let mut child = cmd.spawn().map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => SpawnError::Missing(program.clone()),

@@ -254,8 +254,20 @@ impl Clip {
         stdin: Option<&[u8]>,
         limit: Duration,
     ) -> Result<Outcome, ClipError> {
+        self.host_capped(env, argv, stdin, limit, None).await
+    }
+
+    /// [`Self::host`], no file the child writes growing past `max_file`.
+    async fn host_capped(
+        &self,
+        env: &Environment,
+        argv: &[String],
+        stdin: Option<&[u8]>,
+        limit: Duration,
+        max_file: Option<u64>,
+    ) -> Result<Outcome, ClipError> {
         tracing::debug!(environment = %env.name, argv = ?redact_argv(argv), "clip: starting");
-        match child::run(argv, stdin, limit, self.cap()).await {
+        match child::run(argv, stdin, limit, self.cap(), max_file).await {
             Ok(outcome) => Ok(outcome),
             Err(child::SpawnError::Missing(program)) => {
                 Err(unreachable(env, Failure::NoClient(program.clone()), &format!("{program}: not found on PATH")))
@@ -457,13 +469,22 @@ impl Clip {
         })
     }
 
-    /// Runs a copy child; a failure is classified, or told in the client's words.
+    /// Runs a copy child, no file it stages growing past the transfer cap;
+    /// a failure is classified, or told in the client's words.
     async fn transfer(&self, env: &Environment, argv: &[String], limit: Duration) -> Result<(), ClipError> {
-        let outcome = self.host(env, argv, None, limit).await?;
+        let outcome = self.host_capped(env, argv, None, limit, Some(MAX_FILE_BYTES)).await?;
         if outcome.exit_code == 0 {
             return Ok(());
         }
         let stderr = String::from_utf8_lossy(&outcome.stderr).into_owned();
+        if outcome.exit_code == 128 + libc::SIGXFSZ || stderr.contains("File too large") {
+            return Err(ClipError::Failed(format!(
+                "{}: a file of the copy is larger than clip's cap of {} MiB per transfer, and nothing was copied \
+                 into the workspace; copy a smaller part (compress it or split it where it is)",
+                env.name,
+                MAX_FILE_BYTES >> 20
+            )));
+        }
         if outcome.timed_out.is_some() {
             return Err(ClipError::Failed(format!("{}: the copy timed out after {:?}", env.name, limit)));
         }

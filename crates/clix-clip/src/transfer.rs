@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use clix_workspace::{Folder, Kind};
 
-/// The largest single file a transfer copies (it is read whole).
+/// The most a transfer copies: per file, and in all. Files are streamed
+/// (memory stays flat); the cap keeps a pull from filling the disk.
 pub const MAX_FILE_BYTES: u64 = 1 << 30;
 
 /// What a copy moved.
@@ -33,7 +34,7 @@ pub fn copy_tree(src: &Folder, from: &Path, dst: &Folder, to: &Path) -> io::Resu
             if let Some(parent) = to.parent().filter(|p| !p.as_os_str().is_empty()) {
                 dst.create_dir(parent, true)?;
             }
-            copy_file(src, from, dst, to, entry.mode, &mut moved)?;
+            copy_file(src, from, dst, to, &mut moved)?;
         }
         Kind::Dir => copy_dir(src, from, dst, to, &mut moved)?,
         other => {
@@ -61,7 +62,7 @@ fn copy_dir(src: &Folder, from: &Path, dst: &Folder, to: &Path, moved: &mut Move
     for (name, entry) in src.read_dir(from)? {
         let (from, to) = (from.join(&name), to.join(&name));
         match entry.kind {
-            Kind::File => copy_file(src, &from, dst, &to, entry.mode, moved)?,
+            Kind::File => copy_file(src, &from, dst, &to, moved)?,
             Kind::Dir => copy_dir(src, &from, dst, &to, moved)?,
             _ => moved.skipped.push(from),
         }
@@ -69,12 +70,25 @@ fn copy_dir(src: &Folder, from: &Path, dst: &Folder, to: &Path, moved: &mut Move
     Ok(())
 }
 
-fn copy_file(src: &Folder, from: &Path, dst: &Folder, to: &Path, mode: u32, moved: &mut Moved) -> io::Result<()> {
-    let content = src.read(from, MAX_FILE_BYTES)?;
-    dst.write(to, &content)?;
-    dst.chmod(to, mode)?;
+fn copy_file(src: &Folder, from: &Path, dst: &Folder, to: &Path, moved: &mut Moved) -> io::Result<()> {
+    let left = MAX_FILE_BYTES.saturating_sub(moved.bytes);
+    let copied = src.copy_to(from, dst, to, left).map_err(|e| {
+        if e.kind() != io::ErrorKind::FileTooLarge {
+            return e;
+        }
+        io::Error::new(
+            io::ErrorKind::FileTooLarge,
+            format!(
+                "{}: the copy would pass clip's cap of {} MiB per transfer ({} MiB copied before it); copy a \
+                 smaller part (compress it or split it where it is), or fetch it another way",
+                from.display(),
+                MAX_FILE_BYTES >> 20,
+                moved.bytes >> 20
+            ),
+        )
+    })?;
     moved.files += 1;
-    moved.bytes += content.len() as u64;
+    moved.bytes += copied;
     Ok(())
 }
 

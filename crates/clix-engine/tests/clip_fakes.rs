@@ -315,3 +315,27 @@ async fn pods_get_the_exact_argv_a_selectors_ready_pod_stdin_and_copies() {
     assert!(out.contains("kind:    kubernetes") && out.contains("status:  reachable"), "{out}");
     assert!(out.contains("first ready pod of app=api, container app in namespace prod (context kind-test)"), "{out}");
 }
+
+/// Issue 28, finding 13: a pull staged whatever the copy client wrote, with
+/// no cap (an 858 MB remote file was staged, then read whole into memory).
+/// Now no staged file grows past clip's cap (RLIMIT_FSIZE on the client),
+/// and the pull says so, with nothing left in the workspace.
+#[tokio::test]
+async fn a_pull_past_the_transfer_cap_stops_with_the_cap_and_leaves_nothing() {
+    if !with_fakes("a_pull_past_the_transfer_cap_stops_with_the_cap_and_leaves_nothing") {
+        return;
+    }
+    let (ws, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut e = engine(ws.path(), home.path(), vec![container("web", "docker", "web")]).await;
+    std::fs::create_dir_all(state().join("root/data")).unwrap();
+    // Sparse: it costs no disk until the fake client copies it.
+    let big = std::fs::File::create(state().join("root/data/big.bin")).unwrap();
+    big.set_len(clix_clip::MAX_FILE_BYTES + (1 << 20)).unwrap();
+    let (out, err, code) = raw(&mut e, "clip web pull /data/big.bin").await;
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("larger than clip's cap of 1024 MiB per transfer"), "{err}");
+    assert!(!ws.path().join("big.bin").exists(), "nothing reaches the workspace");
+    let staging = home.path().join("state/clip");
+    let left: Vec<_> = std::fs::read_dir(&staging).map(|d| d.flatten().collect()).unwrap_or_default();
+    assert!(left.is_empty(), "the staging folder is cleared: {left:?}");
+}

@@ -377,10 +377,34 @@ impl Folder {
     /// Copies the regular file `from` to `to`, with its permission bits
     /// (never setuid or setgid).
     pub fn copy(&self, from: &Path, to: &Path, limit: u64) -> io::Result<()> {
-        let content = self.read(from, limit)?;
-        let mode = self.symlink_metadata(from)?.mode;
-        self.write(to, &content)?;
-        self.chmod(to, mode)
+        self.copy_to(from, self, to, limit).map(|_| ())
+    }
+
+    /// Copies the regular file `from` to `to` beneath `dst` (another folder
+    /// or this one), with its permission bits (never setuid or setgid),
+    /// streamed: memory stays flat whatever the size. A file bigger than
+    /// `limit` is an error that gives its size, and nothing is written.
+    /// Returns the bytes copied.
+    pub fn copy_to(&self, from: &Path, dst: &Folder, to: &Path, limit: u64) -> io::Result<u64> {
+        let rel = self.relative(from)?;
+        let mut options = OpenOptions::new();
+        options.read(true);
+        let source = self.open_regular(&rel, from, &options)?;
+        let meta = source.metadata()?;
+        if meta.len() > limit {
+            return Err(io::Error::new(
+                ErrorKind::FileTooLarge,
+                format!("{}: {} bytes is more than the {limit} clix copies", from.display(), meta.len()),
+            ));
+        }
+        let (folder, rel_to) = dst.for_write(to)?;
+        let mut options = OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        let mut target = folder.open_regular(&rel_to, to, &options)?.into_std();
+        // A file that grows while being copied still stops at the limit.
+        let copied = io::copy(&mut source.into_std().take(limit), &mut target)?;
+        dst.chmod(to, meta.mode() & 0o7777)?;
+        Ok(copied)
     }
 
     /// Creates a symlink at `link`. The target is stored as given; an
