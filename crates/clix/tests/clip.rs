@@ -99,12 +99,14 @@ fn a_pull_streams_the_file_and_memory_stays_flat() {
     std::fs::write(home.path().join("config.toml"), config).unwrap();
     const SIZE: u64 = 384 << 20;
     std::fs::File::create(tree.path().join("big.bin")).unwrap().set_len(SIZE).unwrap();
+    // Reaped by wait4 below, which gives this child's own peak resident set
+    // (ru_maxrss, KiB); std's wait cannot.
+    #[allow(clippy::zombie_processes)]
     let child = clix(home.path(), ws.path(), &["run", "--raw", "clip scratch pull big.bin"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // wait4 gives this child's own peak resident set (ru_maxrss, KiB).
     let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
     let waited = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
     assert_eq!(waited, child.id() as i32);
