@@ -335,9 +335,15 @@ impl Home {
         text(&o.stdout)
     }
 
+    /// The workspace's topic as people and models see it: the folder's name.
     fn topic(&self) -> String {
         let ws = std::fs::canonicalize(self.ws.path()).unwrap();
         ws.file_name().unwrap().to_string_lossy().into_owned()
+    }
+
+    /// The workspace's topic as stored: its canonical path.
+    fn topic_key(&self) -> String {
+        std::fs::canonicalize(self.ws.path()).unwrap().display().to_string()
     }
 }
 
@@ -384,7 +390,7 @@ async fn ask_puts_facts_and_recall_before_the_model_and_stores_a_summary() {
 
     let recent: serde_json::Value = serde_json::from_str(&h.memory(&["recent", "1", "--json"])).unwrap();
     assert_eq!(recent[0]["kind"], "summary");
-    assert_eq!(recent[0]["topic"], h.topic());
+    assert_eq!(recent[0]["topic"], h.topic_key());
     assert_eq!(recent[0]["text"], "Explained the staging deploy: VPN on, then make deploy.");
     let runs = h.runs();
     assert_eq!(recent[0]["session"], runs[0]["id"], "the summary points at its run");
