@@ -242,15 +242,21 @@ async fn limit_sessions(State(cap): State<Arc<SessionCap>>, request: Request, ne
 /// A JSON-RPC error body (what MCP clients show) with an HTTP status.
 fn json_error(status: StatusCode, message: &str) -> Response {
     let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": message}});
-    (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+    let headers = [(header::CONTENT_TYPE, "application/json"), CLOSE];
+    (status, headers, body.to_string()).into_response()
 }
+
+/// On a refusal, whose request body is never read: the server then closes
+/// the connection, and a client that reused it for its next request would
+/// see it drop without an answer. Saying so makes it open a new one.
+const CLOSE: (header::HeaderName, &str) = (header::CONNECTION, "close");
 
 /// Rejects a request without `Authorization: Bearer <token>`.
 async fn bearer(State(token): State<Arc<str>>, request: Request, next: Next) -> Response {
     if authorized(request.headers(), &token) {
         next.run(request).await
     } else {
-        (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, "Bearer")], "missing or wrong bearer token\n")
+        (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, "Bearer"), CLOSE], "missing or wrong bearer token\n")
             .into_response()
     }
 }

@@ -45,13 +45,24 @@ impl HttpServer {
     /// POSTs an MCP `initialize` with these extra headers; the status code
     /// and, unless it is 200 (an event stream), the body.
     pub(crate) fn initialize(&self, headers: &[(&str, &str)]) -> (u16, String) {
+        let (code, _, body) = self.exchange(headers);
+        (code, body)
+    }
+
+    /// The same request: the status code, the response's header lines
+    /// (lowercased) and, unless it is 200, the body (read to the end of the
+    /// connection, which the request closes unless `headers` say otherwise).
+    pub(crate) fn exchange(&self, headers: &[(&str, &str)]) -> (u16, String, String) {
         let rest = self.url.strip_prefix("http://").unwrap();
         let (addr, path) = rest.split_once('/').unwrap();
         let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"http-test","version":"0"}}}"#;
-        let headers: String = headers.iter().map(|(k, v)| format!("{k}: {v}\r\n")).collect();
+        let mut lines: String = headers.iter().map(|(k, v)| format!("{k}: {v}\r\n")).collect();
+        if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("connection")) {
+            lines.push_str("Connection: close\r\n");
+        }
         let request = format!(
-            "POST /{path} HTTP/1.1\r\nHost: {addr}\r\n{headers}Content-Type: application/json\r\n\
-             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            "POST /{path} HTTP/1.1\r\nHost: {addr}\r\n{lines}Content-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
             body.len()
         );
         let mut stream = TcpStream::connect(addr).unwrap();
@@ -63,13 +74,20 @@ impl HttpServer {
         let mut status = String::new();
         reader.read_line(&mut status).unwrap();
         let code: u16 = status.split_whitespace().nth(1).unwrap_or_else(|| panic!("{status:?}")).parse().unwrap();
-        if code == 200 {
-            return (code, String::new());
+        let mut head = String::new();
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap() == 0 || line == "\r\n" {
+                break;
+            }
+            head.push_str(&line.to_ascii_lowercase());
         }
-        let mut rest = String::new();
-        let _ = reader.read_to_string(&mut rest);
-        let body = rest.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
-        (code, body)
+        if code == 200 {
+            return (code, head, String::new());
+        }
+        let mut body = String::new();
+        let _ = reader.read_to_string(&mut body);
+        (code, head, body)
     }
 }
 
