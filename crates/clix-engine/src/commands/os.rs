@@ -226,20 +226,22 @@ pub(crate) fn exported_env(env: &std::collections::HashMap<String, String>) -> V
 }
 
 fn to_exec_result(name: &str, o: Outcome, limit: Duration) -> ExecResult {
-    let mut stderr = o.stderr.clone();
-    if o.stdout_dropped() > 0 {
+    let dropped = o.stdout_dropped();
+    // Moved, never copied: a program's output may be many megabytes.
+    let Outcome { stdout, mut stderr, exit_code, timed_out, stdout_total, stdout_lines_total, .. } = o;
+    if dropped > 0 {
         stderr.extend_from_slice(
             format!(
                 "clix: {name}: output capped: kept {} of {} bytes ({} lines in all); narrow it with grep/head or redirect it to a file\n",
-                o.stdout.len(),
-                o.stdout_total,
-                o.stdout_lines_total
+                stdout.len(),
+                stdout_total,
+                stdout_lines_total
             )
             .as_bytes(),
         );
     }
-    if o.timed_out.is_some() {
+    if timed_out.is_some() {
         stderr.extend_from_slice(format!("{}\n", clix_present::timeout_line(limit)).as_bytes());
     }
-    ExecResult { stderr: stderr.into(), exit_code: o.exit_code, ..ExecResult::ok_bytes(o.stdout) }
+    ExecResult { stderr: stderr.into(), exit_code, ..ExecResult::ok_bytes(stdout) }
 }
