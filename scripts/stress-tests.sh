@@ -41,7 +41,7 @@ printf '%-4s %-6s %8s  %s\n' run result seconds log
 for ((run = 1; run <= runs; run++)); do
     log="$logs/run-$run.log"
     start=$(date +%s)
-    if cargo test --workspace --locked >"$log" 2>&1; then
+    if cargo test --workspace --locked --no-fail-fast >"$log" 2>&1; then
         result=pass
     else
         result=FAIL
