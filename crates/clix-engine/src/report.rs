@@ -20,7 +20,7 @@ pub struct RunReport {
     /// Wall time of the command line in milliseconds.
     pub duration_ms: u64,
     /// Whether the presentation shows only part of the output: a preview of
-    /// a long one, or output past the capture cap (`limits.max_output_bytes`).
+    /// a long one, or output past the capture cap (`limits.max_memory_bytes`).
     pub truncated: bool,
     /// The file holding the full output when it was too long to show, as the
     /// next command line can open it: relative to the workspace when the

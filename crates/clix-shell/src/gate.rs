@@ -5,10 +5,11 @@
 //! `timeout` or `find -exec` run), not the text of the line.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use bashkit::hooks::{HookAction, Interceptor, ToolEvent};
+
+use crate::stop::LineStop;
 
 /// Decides, command by command, whether a line may go on. A refusal stops
 /// the whole line: the refused command and everything after it never run.
@@ -22,66 +23,24 @@ pub trait CommandGate: Send + Sync {
     fn admit(&self, argv: &[String]) -> Result<(), String>;
 }
 
-/// What stops a line once a command was refused: the refusal's message,
-/// and bashkit's cancellation flag, which ends the line at the next
-/// command boundary. Every later command is refused too, in case a
-/// boundary is not checked before it.
-#[derive(Default)]
-pub(crate) struct LineStop {
-    refusal: Mutex<Option<String>>,
-    token: OnceLock<Arc<AtomicBool>>,
-}
-
-impl LineStop {
-    /// Binds the engine's cancellation flag (known only once it is built).
-    pub(crate) fn bind(&self, token: Arc<AtomicBool>) {
-        let _ = self.token.set(token);
-    }
-
-    /// A new line: nothing refused, the flag down.
-    pub(crate) fn reset(&self) {
-        let _ = self.take();
-    }
-
-    /// The refusal of the line that just ended, if any (the flag goes down).
-    pub(crate) fn take(&self) -> Option<String> {
-        let refusal = self.slot().take();
-        if let Some(token) = self.token.get() {
-            token.store(false, Ordering::SeqCst);
+/// The `before_tool` hook asking `gate` about every command; a refusal
+/// stops the line through `stop`.
+pub(crate) fn hook(stop: &Arc<LineStop>, gate: Arc<dyn CommandGate>) -> Interceptor<ToolEvent> {
+    let stop = Arc::clone(stop);
+    Box::new(move |event: ToolEvent| {
+        if stop.is_stopped() {
+            return HookAction::Cancel("the line was stopped".into());
         }
-        refusal
-    }
-
-    fn refuse(&self, message: String) {
-        self.slot().get_or_insert(message);
-        if let Some(token) = self.token.get() {
-            token.store(true, Ordering::SeqCst);
+        let argv: Vec<String> = std::iter::once(event.name.clone()).chain(event.args.iter().cloned()).collect();
+        match gate.admit(&argv) {
+            Ok(()) => HookAction::Continue(event),
+            Err(message) => {
+                stop.halt(message, clix_common::exit::CANNOT_RUN);
+                HookAction::Cancel("refused by the policy".into())
+            }
         }
-    }
-
-    fn slot(&self) -> std::sync::MutexGuard<'_, Option<String>> {
-        self.refusal.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// The `before_tool` hook asking `gate` about every command.
-    pub(crate) fn hook(self: &Arc<Self>, gate: Arc<dyn CommandGate>) -> Interceptor<ToolEvent> {
-        let stop = Arc::clone(self);
-        Box::new(move |event: ToolEvent| {
-            if stop.slot().is_some() {
-                return HookAction::Cancel("the line was stopped by the policy".into());
-            }
-            let argv: Vec<String> = std::iter::once(event.name.clone()).chain(event.args.iter().cloned()).collect();
-            match gate.admit(&argv) {
-                Ok(()) => HookAction::Continue(event),
-                Err(message) => {
-                    stop.refuse(message);
-                    HookAction::Cancel("refused by the policy".into())
-                }
-            }
-        })
-    }
+    })
 }
-
 /// bashkit's own note for a cancelled command, dropped from a refused
 /// line's stderr (the refusal says it better).
 pub(crate) fn without_hook_notes(stderr: &[u8]) -> Vec<u8> {

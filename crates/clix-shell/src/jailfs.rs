@@ -12,23 +12,29 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use bashkit::{DirEntry, FileType, FsBackend, Metadata};
 use clix_workspace::{Entry, Folder, Kind};
 
-/// Largest file the shell reads whole. bashkit holds files in memory; its
-/// own input limits stop a line long before this.
-const SHELL_READ_LIMIT: u64 = 1 << 30;
+use crate::limits::{LIMIT_EXIT, ShellLimits, Stop, stop_message};
+use crate::stop::LineStop;
 
 /// bashkit's storage backend for the workspace mount.
 pub(crate) struct JailFs {
     folder: Folder,
+    /// bashkit reads a file whole, into memory: a file bigger than the
+    /// line's memory limit stops the line, as reaching the limit any other
+    /// way does, rather than failing one stage whose empty output the next
+    /// stage would take for the answer.
+    limits: ShellLimits,
+    stop: Arc<LineStop>,
 }
 
 impl JailFs {
-    pub(crate) fn new(folder: Folder) -> Self {
-        JailFs { folder }
+    pub(crate) fn new(folder: Folder, limits: &ShellLimits, stop: Arc<LineStop>) -> Self {
+        JailFs { folder, limits: limits.clone(), stop }
     }
 
     /// Runs one handle operation off the async threads, with the mount's
@@ -68,7 +74,15 @@ fn metadata(entry: &Entry) -> Metadata {
 #[bashkit::async_trait]
 impl FsBackend for JailFs {
     async fn read(&self, path: &Path) -> bashkit::Result<Vec<u8>> {
-        self.on(path, |f, p| f.read(p, SHELL_READ_LIMIT)).await
+        let limit = self.limits.max_memory_bytes as u64;
+        let read = self.on(path, move |f, p| f.read(p, limit)).await;
+        if let Err(bashkit::Error::Io(e)) = &read
+            && e.kind() == io::ErrorKind::FileTooLarge
+        {
+            let what = format!("the file {}", mount_relative(path).display());
+            self.stop.halt(stop_message(&Stop::Memory(what), &self.limits), LIMIT_EXIT);
+        }
+        read
     }
 
     async fn write(&self, path: &Path, content: &[u8]) -> bashkit::Result<()> {
@@ -111,8 +125,9 @@ impl FsBackend for JailFs {
     }
 
     async fn copy(&self, from: &Path, to: &Path) -> bashkit::Result<()> {
+        // A copy streams through a small buffer: the disk bounds it, not memory.
         let to = mount_relative(to);
-        self.on(from, move |f, p| f.copy(p, &to, SHELL_READ_LIMIT)).await
+        self.on(from, move |f, p| f.copy(p, &to, u64::MAX)).await
     }
 
     async fn symlink(&self, target: &Path, link: &Path) -> bashkit::Result<()> {

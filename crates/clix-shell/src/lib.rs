@@ -15,6 +15,7 @@ mod gate;
 mod jailfs;
 mod limits;
 mod session;
+mod stop;
 
 pub use bashkit::{
     BuiltinContext, CommandResolver, CommandStatus, ExecResult, FileSystem, ScriptAnalysis, StreamData, async_trait,

@@ -1,48 +1,72 @@
 //! The engine's limits, chosen on purpose rather than inherited.
+//!
+//! A line is bounded by two things only: the time it may take and the memory
+//! it may hold. bashkit's own bounds are counts (commands, loop iterations,
+//! bytes read, fixed caps per builtin), sized for a sandbox that distrusts
+//! its scripts; on a real repository they cut ordinary work short (`find`
+//! over 30,000 files, `seq 1 300000`), so each is set from these two here,
+//! and the counts are there only for a person who asks for them.
 
 use std::time::Duration;
 
+use bashkit::{ExecutionBudgetExceeded, LimitExceeded};
 use serde::{Deserialize, Serialize};
 
+/// A count limit nobody set: out of reach within any time limit (a line
+/// runs a few million commands a second at most), yet far from overflow in
+/// bashkit's arithmetic.
+const NO_COUNT: usize = 1 << 40;
+
+/// Most elements of one brace range (`{1..N}`): bashkit expands a word into
+/// at most 10 MiB, so a range is refused before running past this many
+/// rather than cut while expanding.
+const BRACE_ELEMENTS: usize = 1_000_000;
+
 /// Limits applied to every command line a [`crate::Session`] runs.
-///
-/// The defaults suit an agent: generous enough for real work on a project
-/// (a `for` loop over a few thousand files, tens of MB of output), bounded
-/// enough that a runaway loop or a flood of output ends with a clear error.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ShellLimits {
     /// Wall-clock time of one command line, in seconds (default 30).
     pub timeout_secs: u64,
-    /// Commands one command line may run (default 100,000).
-    pub max_commands: usize,
-    /// Iterations of a single loop (default 100,000).
-    pub max_loop_iterations: usize,
-    /// Iterations of all loops of one line together (default 1,000,000).
-    pub max_total_loop_iterations: usize,
-    /// Bytes of stdout and of stderr kept per line (default 64 MiB each);
-    /// Layer 2 spills long outputs to a file, so this is a memory bound only.
-    pub max_output_bytes: usize,
-    /// Bytes all commands of one line may read together (default 100 MB).
-    pub max_input_bytes: u64,
+    /// Bytes one line may hold in memory (default 1 GiB): what one command
+    /// builds before handing it on (`find`'s list, `seq > file`, awk's
+    /// output), the data between stages, variables, and the line's own
+    /// stdout and stderr. Output streamed from one stage to the next is not
+    /// held. Reaching it stops the line with an error, never a shorter
+    /// answer. (`max_output_bytes`, its older name, is read as this.)
+    #[serde(alias = "max_output_bytes")]
+    pub max_memory_bytes: usize,
+    /// Commands one command line may run (default: no count).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_commands: Option<usize>,
+    /// Iterations of a single loop (default: no count).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_loop_iterations: Option<usize>,
+    /// Iterations of all loops of one line together (default: no count).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_total_loop_iterations: Option<usize>,
+    /// Bytes all commands of one line may read together (default: no count).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_input_bytes: Option<u64>,
     /// Calls one session may make (default 1,000,000). bashkit's own default
     /// of 1,000 would end a long agent conversation or MCP connection.
     pub max_session_calls: u64,
-    /// Commands one session may run over all its calls (default 100,000,000).
-    pub max_session_commands: u64,
+    /// Commands one session may run over all its calls (default: no count).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_session_commands: Option<u64>,
 }
 
 impl Default for ShellLimits {
     fn default() -> Self {
         ShellLimits {
             timeout_secs: 30,
-            max_commands: 100_000,
-            max_loop_iterations: 100_000,
-            max_total_loop_iterations: 1_000_000,
-            max_output_bytes: 64 * 1024 * 1024,
-            max_input_bytes: 100_000_000,
+            max_memory_bytes: 1 << 30,
+            max_commands: None,
+            max_loop_iterations: None,
+            max_total_loop_iterations: None,
+            max_input_bytes: None,
             max_session_calls: 1_000_000,
-            max_session_commands: 100_000_000,
+            max_session_commands: None,
         }
     }
 }
@@ -54,19 +78,114 @@ impl ShellLimits {
     }
 
     pub(crate) fn to_bashkit(&self) -> bashkit::ExecutionLimits {
+        let memory = self.max_memory_bytes;
         bashkit::ExecutionLimits::new()
             .timeout(self.timeout())
-            .max_commands(self.max_commands)
-            .max_loop_iterations(self.max_loop_iterations)
-            .max_total_loop_iterations(self.max_total_loop_iterations)
-            .max_stdout_bytes(self.max_output_bytes)
-            .max_stderr_bytes(self.max_output_bytes)
-            .max_aggregate_input_bytes(self.max_input_bytes)
+            .max_commands(self.max_commands.unwrap_or(NO_COUNT))
+            .max_loop_iterations(self.max_loop_iterations.unwrap_or(NO_COUNT))
+            .max_total_loop_iterations(self.max_total_loop_iterations.unwrap_or(NO_COUNT))
+            .max_aggregate_input_bytes(self.max_input_bytes.unwrap_or(NO_COUNT as u64))
+            // Work units count what builtins do; time bounds that already.
+            .max_work_units(NO_COUNT as u64)
+            .max_live_intermediate_bytes(memory as u64)
+            .max_stdout_bytes(memory)
+            .max_stderr_bytes(memory)
+            .max_builtin_output_bytes(memory)
+            .max_word_split_bytes(memory)
+            .max_word_split_fields(NO_COUNT)
+            .max_brace_expansion(BRACE_ELEMENTS)
+    }
+
+    /// Variables and arrays: held in memory like the rest.
+    pub(crate) fn to_bashkit_memory(&self) -> bashkit::MemoryLimits {
+        bashkit::MemoryLimits::new().max_total_variable_bytes(self.max_memory_bytes).max_array_entries(NO_COUNT)
     }
 
     pub(crate) fn to_bashkit_session(&self) -> bashkit::SessionLimits {
         bashkit::SessionLimits::new()
             .max_exec_calls(self.max_session_calls)
-            .max_total_commands(self.max_session_commands)
+            .max_total_commands(self.max_session_commands.unwrap_or(NO_COUNT as u64))
+    }
+}
+
+/// Exit code of a line stopped by one of its limits (not the time limit):
+/// never 0, whatever the last stage's status would have been.
+pub(crate) const LIMIT_EXIT: i32 = 1;
+
+/// Which bound stopped a line, for [`stop_message`].
+pub(crate) enum Stop {
+    /// The memory a line may hold; what passed it ("find's output").
+    Memory(String),
+    /// A count a person set in `[limits]`: its setting and value.
+    Count(&'static str, String),
+    /// Anything else bashkit stops at, in its own words.
+    Other(String),
+}
+
+impl Stop {
+    pub(crate) fn of(limit: &LimitExceeded) -> Stop {
+        use ExecutionBudgetExceeded as Budget;
+        match limit {
+            LimitExceeded::BuiltinOutput { command, .. } => Stop::Memory(format!("{command}'s output")),
+            LimitExceeded::ExecutionBudget(Budget::LiveBytes { .. }) | LimitExceeded::Memory(_) => {
+                Stop::Memory("the data the line holds".into())
+            }
+            LimitExceeded::ExecutionBudget(Budget::InputBytes { limit, .. }) => {
+                Stop::Count("max_input_bytes", format!("{limit} bytes read"))
+            }
+            LimitExceeded::MaxCommands(n) => Stop::Count("max_commands", format!("{n} commands")),
+            LimitExceeded::MaxLoopIterations(n) => Stop::Count("max_loop_iterations", format!("{n} iterations")),
+            LimitExceeded::MaxTotalLoopIterations(n) => {
+                Stop::Count("max_total_loop_iterations", format!("{n} iterations"))
+            }
+            LimitExceeded::SessionMaxCommands(n) => Stop::Count("max_session_commands", format!("{n} commands")),
+            LimitExceeded::SessionMaxExecCalls(n) => Stop::Count("max_session_calls", format!("{n} calls")),
+            other => Stop::Other(other.to_string()),
+        }
+    }
+}
+
+/// The one `[error]` line of a line stopped by a limit: which limit, its
+/// value, the setting that raises it, and another way to do the job.
+pub(crate) fn stop_message(stop: &Stop, limits: &ShellLimits) -> String {
+    match stop {
+        Stop::Memory(what) => format!(
+            "[error] stopped: {what} passed the memory one line may hold ({}, [limits] max_memory_bytes). \
+             Raise the limit, or run the line in the sandbox's GNU bash, which streams: sandbox bash '<line>'\n",
+            binary_size(limits.max_memory_bytes)
+        ),
+        Stop::Count(setting, value) => format!(
+            "[error] stopped: the line reached its {value} ([limits] {setting}). Raise or remove {setting}, \
+             or narrow the line (fewer files, smaller loops)\n"
+        ),
+        Stop::Other(what) => {
+            format!(
+                "[error] stopped: {what}. Narrow the line, or run it in the sandbox's GNU bash: sandbox bash '<line>'\n"
+            )
+        }
+    }
+}
+
+/// `1 GiB`, `512 MiB`, `64 KiB`, `100 bytes`: a limit as a person set it.
+fn binary_size(bytes: usize) -> String {
+    const UNITS: [(usize, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+    match UNITS.iter().find(|(unit, _)| bytes >= *unit) {
+        Some((unit, name)) if bytes % unit == 0 => format!("{} {name}", bytes / unit),
+        Some((unit, name)) => format!("{:.1} {name}", bytes as f64 / *unit as f64),
+        None => format!("{bytes} bytes"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::binary_size;
+
+    #[test]
+    fn sizes_read_as_a_person_wrote_them() {
+        for (bytes, shown) in
+            [(1 << 30, "1 GiB"), (512 << 20, "512 MiB"), (65536, "64 KiB"), (1536, "1.5 KiB"), (100, "100 bytes")]
+        {
+            assert_eq!(binary_size(bytes), shown);
+        }
     }
 }

@@ -6,13 +6,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bashkit::{Bash, CommandResolver, Error, ExecOptions, LimitExceeded, PosixFs, ScriptAnalysis, StreamData};
+use bashkit::{
+    Bash, CommandResolver, Error, ExecOptions, ExecutionBudgetExceeded, LimitExceeded, PosixFs, ScriptAnalysis,
+    StreamData,
+};
+
+use crate::limits::{LIMIT_EXIT, Stop, stop_message};
 use clix_workspace::Workspace;
 
 use crate::command::CommandRegistry;
-use crate::gate::{CommandGate, LineStop, without_hook_notes};
+use crate::gate::{self, CommandGate, without_hook_notes};
 use crate::jailfs::JailFs;
 use crate::limits::ShellLimits;
+use crate::stop::LineStop;
 
 /// Exit code of a line stopped by its time limit, as GNU `timeout` uses.
 pub(crate) const TIMEOUT_EXIT: i32 = clix_common::exit::TIMEOUT;
@@ -126,6 +132,7 @@ impl Session {
             .cwd(&cwd)
             .builtin_filter(kept_builtin)
             .limits(config.limits.to_bashkit())
+            .memory_limits(config.limits.to_bashkit_memory())
             .session_limits(config.limits.to_bashkit_session());
         for (name, command) in config.commands.adapters() {
             builder = builder.command(name, command);
@@ -135,7 +142,7 @@ impl Session {
         }
         let stop = Arc::new(LineStop::default());
         if let Some(gate) = &config.gate {
-            builder = builder.before_tool(stop.hook(Arc::clone(gate)));
+            builder = builder.before_tool(gate::hook(&stop, Arc::clone(gate)));
         }
         let bash = builder.build();
         stop.bind(bash.cancellation_token());
@@ -148,8 +155,8 @@ impl Session {
         }
         // The workspace is reached only through its capability handle (see
         // jailfs.rs), never through bashkit's RealFs.
-        bash.mount(&workspace, Arc::new(PosixFs::new(JailFs::new((*folder).clone()))))
-            .map_err(|e| mount_error(e.to_string()))?;
+        let jail = JailFs::new((*folder).clone(), &config.limits, Arc::clone(&stop));
+        bash.mount(&workspace, Arc::new(PosixFs::new(jail))).map_err(|e| mount_error(e.to_string()))?;
         Ok(Session { bash, folder, limits: config.limits, cancel: CancelHandle::default(), gate: config.gate, stop })
     }
 
@@ -204,8 +211,8 @@ impl Session {
 
     async fn exec_once(&mut self, line: &str, stdin: Option<&[u8]>, short: Option<Duration>) -> RawResult {
         let started = Instant::now();
+        self.stop.reset();
         if let Some(gate) = &self.gate {
-            self.stop.reset();
             if let Err(message) = gate.line_start(line, &self.cwd()) {
                 return RawResult::refused(Vec::new(), Vec::new(), &message, started.elapsed());
             }
@@ -234,26 +241,31 @@ impl Session {
         };
         let outcome = cancel.guard(run).await.unwrap_or(Err(Error::Cancelled));
         let duration = started.elapsed();
-        if let Some(message) = self.stop.take() {
-            // What the line printed before the refusal stays: it already happened.
+        if let Some(halt) = self.stop.take() {
+            // What the line printed before it was stopped stays: it already happened.
             let (stdout, stderr) = match outcome {
                 Ok(r) => (r.stdout.into_bytes(), r.stderr.into_bytes()),
                 Err(_) => std::mem::take(&mut *partial.lock().unwrap_or_else(|p| p.into_inner())),
             };
-            return RawResult::refused(stdout, without_hook_notes(&stderr), &message, duration);
+            return RawResult::stopped(stdout, without_hook_notes(&stderr), &halt.message, halt.exit_code, duration);
         }
         match outcome {
-            Ok(r) => RawResult {
-                capped: r.stdout_truncated || r.stderr_truncated,
-                stdout: r.stdout.into_bytes(),
-                stderr: r.stderr.into_bytes(),
-                exit_code: r.exit_code,
-                duration,
-                timed_out: None,
-            },
+            Ok(r) => {
+                let capped = r.stdout_truncated || r.stderr_truncated;
+                let mut stderr = r.stderr.into_bytes();
+                let mut exit_code = r.exit_code;
+                if capped {
+                    // What was kept is not the answer: say so, and fail.
+                    stderr.extend_from_slice(
+                        stop_message(&Stop::Memory("the line's output".into()), &self.limits).as_bytes(),
+                    );
+                    exit_code = LIMIT_EXIT;
+                }
+                RawResult { capped, stdout: r.stdout.into_bytes(), stderr, exit_code, duration, timed_out: None }
+            }
             Err(error) => {
                 let (stdout, mut stderr) = std::mem::take(&mut *partial.lock().unwrap_or_else(|p| p.into_inner()));
-                let (exit_code, timed_out, message) = describe_failure(&error);
+                let (exit_code, timed_out, message) = describe_failure(&error, &self.limits);
                 if let Some(message) = message {
                     stderr.extend_from_slice(message.as_bytes());
                 }
@@ -317,9 +329,14 @@ impl CancelHandle {
 impl RawResult {
     /// A line stopped by the gate: exit 126 ("cannot run", as bash), its
     /// output so far, then the refusal.
-    pub fn refused(stdout: Vec<u8>, mut stderr: Vec<u8>, message: &str, duration: Duration) -> RawResult {
+    pub fn refused(stdout: Vec<u8>, stderr: Vec<u8>, message: &str, duration: Duration) -> RawResult {
+        RawResult::stopped(stdout, stderr, message, clix_common::exit::CANNOT_RUN, duration)
+    }
+
+    /// A line stopped with `exit_code`: its output so far, then why.
+    fn stopped(stdout: Vec<u8>, mut stderr: Vec<u8>, message: &str, exit_code: i32, duration: Duration) -> RawResult {
         stderr.extend_from_slice(message.as_bytes());
-        RawResult { stdout, stderr, exit_code: clix_common::exit::CANNOT_RUN, duration, timed_out: None, capped: false }
+        RawResult { stdout, stderr, exit_code, duration, timed_out: None, capped: false }
     }
 }
 
@@ -332,18 +349,15 @@ async fn sleep_or_never(limit: Option<Duration>) {
 
 /// Exit code, timeout and stderr line for an engine error, worded like bash
 /// where bash has a word for it.
-fn describe_failure(error: &Error) -> (i32, Option<Duration>, Option<String>) {
+fn describe_failure(error: &Error, limits: &ShellLimits) -> (i32, Option<Duration>, Option<String>) {
     match error {
-        Error::ResourceLimit(LimitExceeded::Timeout(limit)) => (TIMEOUT_EXIT, Some(*limit), None),
+        Error::ResourceLimit(LimitExceeded::Timeout(limit))
+        | Error::ResourceLimit(LimitExceeded::ExecutionBudget(ExecutionBudgetExceeded::Deadline { limit })) => {
+            (TIMEOUT_EXIT, Some(*limit), None)
+        }
         Error::Parse { message, line, .. } => (2, None, Some(format!("bash: line {line}: syntax error: {message}\n"))),
         Error::Cancelled => (CANCELLED_EXIT, None, Some("clix: cancelled\n".into())),
-        Error::ResourceLimit(limit) => (
-            1,
-            None,
-            Some(format!(
-                "clix: stopped: {limit}. Narrow the command (fewer files, smaller loops) or raise the [limits] setting\n"
-            )),
-        ),
+        Error::ResourceLimit(limit) => (LIMIT_EXIT, None, Some(stop_message(&Stop::of(limit), limits))),
         other => (1, None, Some(format!("clix: {other}\n"))),
     }
 }

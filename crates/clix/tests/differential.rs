@@ -9,9 +9,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
+mod common;
+
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Stdio};
+
+use common::differ::{run_bash, run_clix};
 
 enum Expect {
     Same,
@@ -551,49 +554,13 @@ Run `python src/main.py data.csv` to print a summary.
 - config.json: settings
 ";
 
-struct Outcome {
-    stdout: String,
-    code: Option<i32>,
-}
-
-/// Replaces the workspace's absolute path with `$WS`.
-fn outcome(out: std::process::Output, ws: &Path) -> Outcome {
-    let stdout = String::from_utf8_lossy(&out.stdout).replace(ws.to_str().unwrap(), "$WS");
-    Outcome { stdout, code: out.status.code() }
-}
-
-fn run_clix(line: &str, ws: &Path, home: &Path) -> Outcome {
-    let out = Command::new(env!("CARGO_BIN_EXE_clix"))
-        .args(["run", "--raw", "--workspace"])
-        .arg(ws)
-        .arg(line)
-        .env("CLIX_HOME", home)
-        .stdin(Stdio::null())
-        .output()
-        .expect("spawn clix");
-    outcome(out, ws)
-}
-
-fn run_bash(line: &str, ws: &Path) -> Outcome {
-    let out = Command::new("bash")
-        .args(["-c", line])
-        .current_dir(ws)
-        .env("LC_ALL", "C")
-        .env_remove("PWD")
-        .env_remove("BASH_ENV")
-        .stdin(Stdio::null())
-        .output()
-        .expect("spawn bash");
-    outcome(out, ws)
-}
-
 /// Runs `case` on two fresh copies of the fixture; returns a report when it fails.
 fn check(case: &Case, home: &Path) -> Option<String> {
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let (ws_clix, ws_bash) = (a.path().canonicalize().unwrap(), b.path().canonicalize().unwrap());
     write_fixture(&ws_clix);
     write_fixture(&ws_bash);
-    let clix = run_clix(case.line, &ws_clix, home);
+    let clix = run_clix(case.line, &ws_clix, home, &[]);
     let bash = run_bash(case.line, &ws_bash);
     let differ = clix.stdout != bash.stdout || clix.code != bash.code;
     let problem = match case.expect {

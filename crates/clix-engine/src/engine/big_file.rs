@@ -1,6 +1,6 @@
 //! Big-file routing: a line of streaming standard tools over a file too big
 //! for the in-process shell (which reads whole files, up to
-//! `limits.max_input_bytes`) runs whole in the sandbox's GNU tools instead.
+//! `limits.max_memory_bytes`) runs whole in the sandbox's GNU tools instead.
 
 use clix_sandbox::Sandbox;
 use clix_shell::{Kind, Session};
@@ -94,7 +94,7 @@ pub(super) fn big_file_line(session: &Session, sandbox: &Sandbox, line: &str) ->
             bytes,
             threshold_bytes = threshold,
             reason,
-            "big file, but the line stays in the in-process shell, which reads whole files (up to limits.max_input_bytes)"
+            "big file, but the line stays in the in-process shell, which reads whole files (up to limits.max_memory_bytes)"
         );
         return None;
     }

@@ -251,13 +251,10 @@ impl Engine {
         if tracing::enabled!(tracing::Level::DEBUG) {
             self.explain_stages(line);
         }
+        // Output past the shell's memory limit is an error the shell reports
+        // itself (`raw.capped`, a non-zero exit), not a capture cap.
         let raw = self.session.exec_within(line, stdin, Some(limit)).await;
-        let capture = if raw.capped {
-            Capture::Capped { limit: self.session.limits().max_output_bytes as u64, dropped: None }
-        } else {
-            Capture::Complete
-        };
-        (raw, capture)
+        (raw, Capture::Complete)
     }
 
     /// A routed big-file line: `argv` in the sandbox, cancellable like any line.
