@@ -170,7 +170,7 @@ pub(crate) fn stop_message(stop: &Stop, limits: &ShellLimits) -> String {
 fn binary_size(bytes: usize) -> String {
     const UNITS: [(usize, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
     match UNITS.iter().find(|(unit, _)| bytes >= *unit) {
-        Some((unit, name)) if bytes % unit == 0 => format!("{} {name}", bytes / unit),
+        Some((unit, name)) if bytes.is_multiple_of(*unit) => format!("{} {name}", bytes / unit),
         Some((unit, name)) => format!("{:.1} {name}", bytes as f64 / *unit as f64),
         None => format!("{bytes} bytes"),
     }

@@ -212,10 +212,10 @@ impl Session {
     async fn exec_once(&mut self, line: &str, stdin: Option<&[u8]>, short: Option<Duration>) -> RawResult {
         let started = Instant::now();
         self.stop.reset();
-        if let Some(gate) = &self.gate {
-            if let Err(message) = gate.line_start(line, &self.cwd()) {
-                return RawResult::refused(Vec::new(), Vec::new(), &message, started.elapsed());
-            }
+        if let Some(gate) = &self.gate
+            && let Err(message) = gate.line_start(line, &self.cwd())
+        {
+            return RawResult::refused(Vec::new(), Vec::new(), &message, started.elapsed());
         }
         // Output streamed so far: kept so a line stopped by a limit still
         // shows what it printed before.
