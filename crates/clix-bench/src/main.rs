@@ -1,6 +1,6 @@
 //! Benchmarks, measured side by side in one process so machine noise hits
 //! every contender alike. Run with
-//! `cargo run --release -p clix-bench [-- engine|jail|sandbox|bigfile|hub|memory|policy|plan|browser|clip [N]]`
+//! `cargo run --release -p clix-bench [-- engine|jail|sandbox|bigfile|hub|memory|policy|plan|browser|clip|scale [N]]`
 //! (no argument runs them all); each prints a markdown table.
 //!
 //! - `engine`: warm per-call latency of `cat f | grep x | wc -l` on a 10 KB
@@ -29,6 +29,11 @@
 //!   `get text` through `run` on a local page, the cold start of Chromium
 //!   in bubblewrap, and snapshot bytes of three real-world-sized pages
 //!   against the whole accessibility tree.
+//! - `scale` (issue 29): the scale suite's everyday lines over 30,000
+//!   files and 1,000,000-row files, clix's Layer 1 vs `bash -c`, with the
+//!   growth from a tenth of the size.
+//! - `justbash DIR` (not in the default run): just-bash's 778 recorded
+//!   bash comparison cases through Layer 1, the score and what fails.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // benchmarks stop loudly on a broken set-up
 
@@ -42,10 +47,12 @@ mod browser;
 mod clip;
 mod hub;
 mod jail;
+mod justbash;
 mod memory;
 mod plan;
 mod policy;
 mod sandbox;
+mod scale;
 
 const LINE: &str = "cat f | grep x | wc -l";
 
@@ -82,6 +89,14 @@ fn main() {
     }
     if matches!(which.as_str(), "all" | "clip") {
         clip::clip_vs_ssh(n.unwrap_or(100));
+    }
+    if matches!(which.as_str(), "all" | "scale") {
+        scale::scale(n.unwrap_or(3));
+    }
+    // Not in "all": its cases live in just-bash's repository.
+    if which == "justbash" {
+        let dir = std::env::args().nth(2).expect("usage: clix-bench justbash FIXTURES_DIR");
+        justbash::justbash(Path::new(&dir));
     }
 }
 

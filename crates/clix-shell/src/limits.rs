@@ -84,9 +84,12 @@ impl ShellLimits {
             .max_commands(self.max_commands.unwrap_or(NO_COUNT))
             .max_loop_iterations(self.max_loop_iterations.unwrap_or(NO_COUNT))
             .max_total_loop_iterations(self.max_total_loop_iterations.unwrap_or(NO_COUNT))
-            .max_aggregate_input_bytes(self.max_input_bytes.unwrap_or(NO_COUNT as u64))
-            // Work units count what builtins do; time bounds that already.
-            .max_work_units(NO_COUNT as u64)
+            // bashkit charges both for every command's stdin whether it reads
+            // it or not: a `while read` body's commands are each charged the
+            // whole rest of the loop's input, so no fixed count is out of
+            // reach there. Unset, they are off; time bounds the work.
+            .max_aggregate_input_bytes(self.max_input_bytes.unwrap_or(u64::MAX))
+            .max_work_units(u64::MAX)
             .max_live_intermediate_bytes(memory as u64)
             .max_stdout_bytes(memory)
             .max_stderr_bytes(memory)

@@ -65,18 +65,20 @@ impl From<clix_workspace::WorkspaceError> for SessionError {
 /// beyond the engine's own error messages on stderr.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RawResult {
-    /// Everything the line wrote to stdout, up to `max_output_bytes`.
+    /// Everything the line wrote to stdout, up to `max_memory_bytes`.
     pub stdout: Vec<u8>,
-    /// Everything the line wrote to stderr, up to `max_output_bytes`.
+    /// Everything the line wrote to stderr, up to `max_memory_bytes`.
     pub stderr: Vec<u8>,
     /// The exit code of the line as bash gives it (the last stage's), or
-    /// 124 timed out, 130 cancelled, 2 a syntax error.
+    /// 124 timed out, 130 cancelled, 2 a syntax error, 126 refused, 1 stopped
+    /// by the memory limit or a count limit (never 0 when a limit stopped it).
     pub exit_code: i32,
     /// Wall time from the start of the line to its end.
     pub duration: Duration,
     /// The line was stopped at this time limit (exit code 124).
     pub timed_out: Option<Duration>,
-    /// stdout or stderr reached `max_output_bytes` and the rest was not kept.
+    /// stdout or stderr reached `max_memory_bytes`: the rest was not kept, and
+    /// the line failed with the limit's `[error]` line.
     pub capped: bool,
 }
 

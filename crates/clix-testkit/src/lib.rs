@@ -2,7 +2,8 @@
 //! test says it was skipped, the canary folder of the attack tests and
 //! their symlink-swapping race, the real small model the end-to-end
 //! tests serve (`llm`), which processes are still alive (`procs`), and a
-//! private sshd for the `clip` tests (`sshd`).
+//! private sshd for the `clip` tests (`sshd`), and the scale suite's
+//! table and generated workspace (`scale`).
 //!
 //! It is a dev-dependency only (and a dependency of the benchmark, which is
 //! not shipped and reaches the same sshd). It must not hold assertions about clix's
@@ -12,6 +13,7 @@
 mod canary;
 pub mod llm;
 mod procs;
+pub mod scale;
 mod skip;
 mod sshd;
 mod swapper;

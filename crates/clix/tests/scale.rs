@@ -13,86 +13,16 @@
 
 mod common;
 
-use std::fmt::Write as _;
-use std::fs;
 use std::path::Path;
 
+use clix_testkit::scale::{LINES, Scale, write_workspace};
 use common::differ::{Outcome, run_bash, run_clix};
-
-/// Everyday lines over a real repository's sizes. Lines run in this order
-/// on both workspaces, so what one writes the next ones see alike.
-const LINES: &[&str] = &[
-    // Tree walks.
-    "find . -type f | wc -l",
-    "find src -name '*.txt' | sort | tail -3",
-    "find src -type d | wc -l",
-    "find . -type f -name '*.rs' | xargs grep -l 'fn f3()' | wc -l",
-    "grep -rl TODO src | sort | head -3",
-    "grep -rc TODO src | grep -vc ':0$'",
-    "du -a src | wc -l",
-    "ls -R src | wc -l",
-    // Generated streams.
-    "seq 1 300000 | tail -1",
-    "seq 1 300000 > gen.txt; wc -l < gen.txt; tail -1 gen.txt",
-    "yes | head -n 200000 | wc -l",
-    "yes abc | head -c 3000000 | wc -c",
-    "printf '%s\\n' {1..100000} | tail -1",
-    "echo {1..200000} | wc -w",
-    "seq 1 1000000 | awk '{s+=$1} END {printf \"%.0f\\n\", s}'",
-    "awk 'BEGIN {for (i = 0; i < 500000; i++) a[i] = i; for (k in a) n++; print n}'",
-    "for i in $(seq 1 100000); do :; done; echo $i",
-    "seq 1 200000 | xargs -n 1000 echo | wc -l",
-    // Large files.
-    "wc -l big.txt data.csv",
-    "grep -c ERROR big.txt",
-    "sed -n '50000,50003p' big.txt",
-    "sed 's/ok/OK/g' big.txt | grep -c OK",
-    "sort -t, -k3 -n data.csv | tail -3",
-    "cut -d, -f2 data.csv | sort | uniq -c | sort -rn | head -3",
-    "awk -F, 'NR > 1 {s += $3} END {printf \"%.2f\\n\", s}' data.csv",
-    "jq length items.json",
-    "jq '[.[] | .amount] | add' items.json",
-    // Loops over lines.
-    "n=0; while read -r line; do n=$((n+1)); done < big.txt; echo $n",
-    "while read -r a b c rest; do echo \"$c\"; done < big.txt | sort | uniq -c",
-];
-
-/// Files in the generated tree: `DIRS` folders of `FILES_PER_DIR`.
-const DIRS: usize = 200;
-const FILES_PER_DIR: usize = 100;
-/// Lines of `big.txt`, rows of `data.csv`, elements of `items.json`.
-const ROWS: usize = 100_000;
-
-/// Writes the scale workspace into `dir`. Deterministic.
-fn write_workspace(dir: &Path) {
-    for d in 0..DIRS {
-        let folder = dir.join(format!("src/mod{}/pkg{d}", d / 20));
-        fs::create_dir_all(&folder).unwrap();
-        for f in 0..FILES_PER_DIR {
-            let ext = if f % 3 == 0 { "txt" } else { "rs" };
-            let todo = if (d + f) % 7 == 0 { "// TODO fix\n" } else { "" };
-            fs::write(folder.join(format!("f{f}.{ext}")), format!("fn f{f}() {{}}\n{todo}")).unwrap();
-        }
-    }
-    let (mut big, mut csv, mut json) = (String::new(), String::from("id,name,amount\n"), String::from("["));
-    for i in 0..ROWS {
-        let level = if i % 13 == 0 { "ERROR" } else { "ok" };
-        writeln!(big, "line {i} {level} value={}", i * 7 % 1000).unwrap();
-        writeln!(csv, "{i},user{},{}.{:02}", i % 977, i % 1000, i % 100).unwrap();
-        let sep = if i == 0 { "" } else { "," };
-        write!(json, "{sep}{{\"id\":{i},\"amount\":{}}}", i % 1000).unwrap();
-    }
-    json.push_str("]\n");
-    fs::write(dir.join("big.txt"), big).unwrap();
-    fs::write(dir.join("data.csv"), csv).unwrap();
-    fs::write(dir.join("items.json"), json).unwrap();
-}
 
 /// Each line through `run`, in order, on a fresh copy of the workspace.
 fn run_all(run: impl Fn(&str, &Path) -> Outcome) -> Vec<Outcome> {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().canonicalize().unwrap();
-    write_workspace(&ws);
+    write_workspace(&ws, Scale::CI);
     LINES.iter().map(|line| run(line, &ws)).collect()
 }
 

@@ -187,6 +187,10 @@ enum Work {
         root: usize,
         depth: usize,
         ancestors: Option<Arc<Ancestor>>,
+        /// clix patch ("one stat per entry"): the entry's own metadata, from
+        /// its parent's listing (a root's from `lstat`), so visiting it needs
+        /// no `lstat` of its own, as GNU find uses the listing's `d_type`.
+        listed: Metadata,
     },
     /// `-depth`: evaluate a directory after its children.
     Post(Box<Entry>),
@@ -749,16 +753,17 @@ impl FindRun {
     async fn start_root(&mut self, index: usize) {
         let root = self.cfg.roots[index].clone();
         let abs = resolve_path(&self.cwd, &root);
-        if self.cfg.fs.lstat(&abs).await.is_err() {
+        let Ok(listed) = self.cfg.fs.lstat(&abs).await else {
             self.error(format!("find: '{root}': No such file or directory\n"));
             return;
-        }
+        };
         self.stack.push(Work::Visit {
             abs,
             display: root,
             root: index,
             depth: 0,
             ancestors: None,
+            listed,
         });
     }
 
@@ -771,7 +776,7 @@ impl FindRun {
     }
 
     async fn visit(&mut self, work: Work) -> Result<()> {
-        let (abs, display, root, depth, ancestors) = match work {
+        let (abs, display, root, depth, ancestors, listed) = match work {
             Work::Post(entry) => {
                 self.current = Some(Pending {
                     entry: *entry,
@@ -787,16 +792,11 @@ impl FindRun {
                 root,
                 depth,
                 ancestors,
-            } => (abs, display, root, depth, ancestors),
+                listed,
+            } => (abs, display, root, depth, ancestors, listed),
         };
         let fs = self.cfg.fs.clone();
-        let lmeta = match fs.lstat(&abs).await {
-            Ok(m) => m,
-            Err(e) => {
-                self.error(format!("find: '{display}': {e}\n"));
-                return Ok(());
-            }
-        };
+        let lmeta = listed;
         let follow = self.follows(depth);
         let (link_target, fmeta, dir_path) = if lmeta.file_type.is_symlink() {
             let target = fs
@@ -905,6 +905,7 @@ impl FindRun {
                 root: entry.root,
                 depth: entry.depth + 1,
                 ancestors: chain.clone(),
+                listed: child.metadata,
             })
             .collect())
     }
