@@ -64,7 +64,7 @@ fn ratio(a: Duration, b: Duration) -> f64 {
 async fn measure(scale: Scale, runs: usize) -> Vec<Timed> {
     let dir = tempfile::tempdir().expect("workspace");
     let ws = dir.path().canonicalize().expect("canonical");
-    write_workspace(&ws, scale);
+    write_workspace(&ws, scale).expect("the scale workspace");
     let state = tempfile::tempdir().expect("state");
     let os = clix_engine::OsTier {
         settings: clix_engine::SandboxSettings::default(),

@@ -67,15 +67,14 @@ impl Scale {
 const FILES_PER_DIR: usize = 100;
 
 /// Writes the scale workspace into `dir`. Deterministic.
-pub fn write_workspace(dir: &Path, scale: Scale) {
+pub fn write_workspace(dir: &Path, scale: Scale) -> std::io::Result<()> {
     for d in 0..scale.dirs {
         let folder = dir.join(format!("src/mod{}/pkg{d}", d / 20));
-        fs::create_dir_all(&folder).expect("make a folder of the tree");
+        fs::create_dir_all(&folder)?;
         for f in 0..FILES_PER_DIR {
             let ext = if f % 3 == 0 { "txt" } else { "rs" };
             let todo = if (d + f) % 7 == 0 { "// TODO fix\n" } else { "" };
-            fs::write(folder.join(format!("f{f}.{ext}")), format!("fn f{f}() {{}}\n{todo}"))
-                .expect("write a file of the tree");
+            fs::write(folder.join(format!("f{f}.{ext}")), format!("fn f{f}() {{}}\n{todo}"))?;
         }
     }
     let (mut big, mut csv, mut json) = (String::new(), String::from("id,name,amount\n"), String::from("["));
@@ -88,6 +87,7 @@ pub fn write_workspace(dir: &Path, scale: Scale) {
     }
     json.push_str("]\n");
     for (name, body) in [("big.txt", big), ("data.csv", csv), ("items.json", json)] {
-        fs::write(dir.join(name), body).expect("write a data file");
+        fs::write(dir.join(name), body)?;
     }
+    Ok(())
 }

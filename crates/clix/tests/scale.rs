@@ -22,7 +22,7 @@ use common::differ::{Outcome, run_bash, run_clix};
 fn run_all(run: impl Fn(&str, &Path) -> Outcome) -> Vec<Outcome> {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().canonicalize().unwrap();
-    write_workspace(&ws, Scale::CI);
+    write_workspace(&ws, Scale::CI).unwrap();
     LINES.iter().map(|line| run(line, &ws)).collect()
 }
 
