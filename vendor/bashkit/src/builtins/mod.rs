@@ -338,9 +338,20 @@ pub(crate) async fn read_stream_file(
     path: &Path,
     cmd_name: &str,
 ) -> std::result::Result<crate::StreamData, ExecResult> {
-    fs.read_file(path)
+    read_bytes_file(fs, path, cmd_name)
         .await
         .map(crate::StreamData::from)
+}
+
+/// clix patch: [`read_stream_file`] without decoding the bytes as text too,
+/// for a builtin that needs only the bytes (`wc -l`).
+pub(crate) async fn read_bytes_file(
+    fs: &dyn FileSystem,
+    path: &Path,
+    cmd_name: &str,
+) -> std::result::Result<Vec<u8>, ExecResult> {
+    fs.read_file(path)
+        .await
         .map_err(|e| {
             // Never the `Display` of a `crate::Error`: `io error: ` is a Rust
             // enum shape no tool prints. See `error::io_error_reason`.

@@ -281,10 +281,16 @@ fn limfield(line: &str, tab: Option<char>, key: &KeySpec) -> usize {
     ptr
 }
 
+#[cfg(test)]
 fn key_text<'a>(line: &'a str, tab: Option<char>, key: &KeySpec) -> &'a [u8] {
-    let beg = begfield(line, tab, key);
-    let lim = limfield(line, tab, key).max(beg);
+    let (beg, lim) = key_range(line, tab, key);
     &line.as_bytes()[beg..lim]
+}
+
+/// Where `key` lies in `line`, as byte offsets.
+fn key_range(line: &str, tab: Option<char>, key: &KeySpec) -> (usize, usize) {
+    let beg = begfield(line, tab, key);
+    (beg, limfield(line, tab, key).max(beg))
 }
 
 fn skip_blank_bytes(s: &[u8]) -> &[u8] {
@@ -686,11 +692,33 @@ impl SortConfig {
         }
     }
 
+    /// Where each key lies in `line`.
+    fn key_ranges(&self, line: &str) -> Vec<(usize, usize)> {
+        self.keys
+            .iter()
+            .map(|key| key_range(line, self.tab, key))
+            .collect()
+    }
+
     fn compare(&self, a: &str, b: &str) -> Ordering {
+        self.compare_keyed(a, &self.key_ranges(a), b, &self.key_ranges(b))
+    }
+
+    /// [`compare`](Self::compare) with each line's keys found already
+    /// (clix patch: a sort finds them once per line, not at every
+    /// comparison; `sort -t, -k3 -n` on 1,000,000 lines took 7.6× GNU sort
+    /// and grew 21× for 10× the lines).
+    fn compare_keyed(
+        &self,
+        a: &str,
+        a_keys: &[(usize, usize)],
+        b: &str,
+        b_keys: &[(usize, usize)],
+    ) -> Ordering {
         if !self.keys.is_empty() {
-            for key in &self.keys {
-                let ka = key_text(a, self.tab, key);
-                let kb = key_text(b, self.tab, key);
+            for ((key, &(a0, a1)), &(b0, b1)) in self.keys.iter().zip(a_keys).zip(b_keys) {
+                let ka = &a.as_bytes()[a0..a1];
+                let kb = &b.as_bytes()[b0..b1];
                 let d = self.compare_key(ka, kb, &key.opts);
                 let d = if key.opts.reverse { d.reverse() } else { d };
                 if d != Ordering::Equal {
@@ -1048,10 +1076,14 @@ impl Builtin for Sort {
             }
             merged
         } else {
-            let mut v = streams.concat();
+            let v = streams.concat();
             // Stable so `-u` keeps the first input line of each equal run.
-            v.sort_by(|a, b| cfg.compare(a, b));
-            v
+            let mut keyed: Vec<(Vec<(usize, usize)>, String)> = v
+                .into_iter()
+                .map(|line| (cfg.key_ranges(&line), line))
+                .collect();
+            keyed.sort_by(|(ka, a), (kb, b)| cfg.compare_keyed(a, ka, b, kb));
+            keyed.into_iter().map(|(_, line)| line).collect()
         };
 
         if unique {

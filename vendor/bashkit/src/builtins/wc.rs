@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 
-use super::{Builtin, Context, read_stream_file};
+use super::{Builtin, Context, read_bytes_file};
 use crate::error::Result;
 use crate::fs::vfs_join;
 use crate::interpreter::ExecResult;
@@ -132,7 +132,7 @@ impl Builtin for Wc {
         if files.is_empty() {
             // Read from stdin
             if let Some(stdin) = ctx.stdin {
-                let counts = count_data(stdin.as_bytes());
+                let counts = count_data(stdin.as_bytes(), &flags);
                 // Real bash: no padding for single-value stdin, padded for multiple values
                 let width = if flags.active_count() > 1 { 7 } else { 1 };
                 output.push_str(&format_counts(&counts, &flags, None, width));
@@ -152,10 +152,8 @@ impl Builtin for Wc {
                     .stat(&path)
                     .await
                     .is_ok_and(|m| m.file_type.is_file());
-                match read_stream_file(&*ctx.fs, &path, "wc").await {
-                    Ok(data) => {
-                        counted.push((count_data(data.as_bytes()), regular && *file != "-"))
-                    }
+                match read_bytes_file(&*ctx.fs, &path, "wc").await {
+                    Ok(data) => counted.push((count_data(&data, &flags), regular && *file != "-")),
                     Err(e) => return Ok(e),
                 }
             }
@@ -205,16 +203,27 @@ struct TextCounts {
 
 /// Count stream data. Invalid UTF-8 is one character per byte, matching the
 /// byte-oriented C locale instead of inventing Unicode replacement characters.
-fn count_data(bytes: &[u8]) -> TextCounts {
-    let text = String::from_utf8_lossy(bytes);
+///
+/// clix patch: only the counts `flags` prints are computed (and the text
+/// decoded only for words and line lengths): `wc -l` on 60 MB took 30× GNU
+/// wc, decoding and splitting words it never printed.
+fn count_data(bytes: &[u8], flags: &WcFlags) -> TextCounts {
+    let text = (flags.words || flags.max_line_length).then(|| String::from_utf8_lossy(bytes));
     // wc -l counts newline characters, not logical lines
     let lines = bytes.iter().filter(|&&byte| byte == b'\n').count();
-    let words = text.split_whitespace().count();
+    let words = text.as_ref().map_or(0, |t| t.split_whitespace().count());
     let byte_count = bytes.len();
-    let chars = std::str::from_utf8(bytes)
-        .map(|valid| valid.chars().count())
-        .unwrap_or(byte_count);
-    let max_line_length = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    let chars = if flags.chars {
+        std::str::from_utf8(bytes)
+            .map(|valid| valid.chars().count())
+            .unwrap_or(byte_count)
+    } else {
+        0
+    };
+    let max_line_length = text
+        .as_ref()
+        .and_then(|t| t.lines().map(|l| l.chars().count()).max())
+        .unwrap_or(0);
     TextCounts {
         lines,
         words,
