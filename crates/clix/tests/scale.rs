@@ -58,13 +58,13 @@ fn every_line_at_scale_gives_bashs_bytes_and_exit_code() {
     );
 }
 
-/// With 64 KiB of memory per line and one second, every line of the table
+/// With 2 KiB of memory per line and one second, every line of the table
 /// (each needs more of one or the other) stops, and says which limit
 /// stopped it: none passes off a cut output as its answer.
 #[test]
 fn with_small_limits_every_line_fails_and_names_its_limit() {
     let home = tempfile::tempdir().unwrap();
-    let small = [("CLIX_LIMITS_MAX_MEMORY_BYTES", "65536"), ("CLIX_LIMITS_TIMEOUT_SECS", "1")];
+    let small = [("CLIX_LIMITS_MAX_MEMORY_BYTES", "2048"), ("CLIX_LIMITS_TIMEOUT_SECS", "1")];
     let outcomes = run_all(|line, ws| run_clix(line, ws, home.path(), &small));
     let failures: Vec<String> = LINES
         .iter()
