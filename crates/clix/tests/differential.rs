@@ -401,6 +401,7 @@ const CASES: &[Case] = &[
     same("basename src/lib/helpers.js .js; dirname src/lib/helpers.js; basename -s .py src/main.py src/util.py"),
     same("realpath src/main.py; readlink -f src/../data.csv; dirname $(realpath src/lib/helpers.js)"),
     same("seq 1 5; seq 10 -3 1; seq -s, 5; seq -w 1 10 | tail -2; seq 0.5 0.5 2"),
+    same("seq -w 8 11; seq -3 2 5; seq 5 -2 -4; seq 1 2.5; seq -w -5 5; seq 2 1"),
     same("seq 5 | paste -sd+ | bc; echo 'scale=2; 10/3' | bc"),
     same("yes | head -3; echo abcdef | rev; echo abcdefghij | fold -w3"),
     same("expr length abcd; expr substr hello 2 3"),

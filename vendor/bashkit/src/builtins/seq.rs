@@ -6,6 +6,8 @@
 //! format, `-f` goes through the printf formatter, and each value is
 //! computed as FIRST + i*INCREMENT so steps do not accumulate rounding.
 
+use std::fmt::Write as _;
+
 use async_trait::async_trait;
 
 use super::limits::{SEQ_MAX_LINES, SEQ_MAX_OUTPUT_BYTES, cap_exceeded};
@@ -256,6 +258,18 @@ impl Builtin for Seq {
         }
 
         let fixed = default_format(&first, &step, &last, equal_width);
+        // Every value a whole number an f64 holds exactly, printed with no
+        // decimals: the width to pad to.
+        const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+        let whole = |v: f64| v.fract() == 0.0 && v.abs() < EXACT;
+        let integers = match fixed {
+            Some((width, 0))
+                if format.is_none() && whole(first.value) && whole(step.value) && whole(last.value) =>
+            {
+                Some(width)
+            }
+            _ => None,
+        };
         let render = |x: f64| -> std::result::Result<String, String> {
             if let Some(fmt) = &format {
                 let bytes = super::printf::render_printf_bytes(fmt, &[format!("{x}")])?;
@@ -313,9 +327,17 @@ impl Builtin for Seq {
             if i > 0 {
                 output.push_str(&separator);
             }
-            match render(x) {
-                Ok(s) => output.push_str(&s),
-                Err(e) => return Ok(ExecResult::err(e.replacen("printf:", "seq:", 1), 1)),
+            match integers {
+                // clix patch: whole numbers print as integers, straight into
+                // the output (the float formatting made `seq 1 300000` take
+                // ten times GNU seq).
+                Some(width) => {
+                    let _ = write!(output, "{:0width$}", x as i64);
+                }
+                None => match render(x) {
+                    Ok(s) => output.push_str(&s),
+                    Err(e) => return Ok(ExecResult::err(e.replacen("printf:", "seq:", 1), 1)),
+                },
             }
             i += 1;
             if !x.is_finite() {
