@@ -174,8 +174,8 @@ pub struct ExecutionLimits {
     pub capture_final_env: bool,
 
     /// clix patch (docs/bashkit-patches.md, "caps as errors"): when set,
-    /// every builtin's fixed output cap (`find`, `seq`, `yes`, `awk`,
-    /// `numfmt`) is replaced by this many bytes of output *held in memory*
+    /// the fixed output caps of `find`, `seq`, `yes` and `awk` are replaced
+    /// by this many bytes of output *held in memory*
     /// (output streamed to the next pipeline stage is not held, so `yes |
     /// head` runs until `head` has read enough), and reaching it ends the
     /// whole execution with [`LimitExceeded::BuiltinOutput`] instead of a
