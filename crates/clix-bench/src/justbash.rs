@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use clix_engine::{Engine, EngineConfig, PresentOptions, ShellLimits};
+use clix_engine::{Engine, ShellLimits};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -60,18 +60,8 @@ async fn passes(case: &Case) -> bool {
         }
         std::fs::write(path, body).expect("fixture file");
     }
-    let config = EngineConfig {
-        browser: None,
-        workspace: ws,
-        limits: ShellLimits { timeout_secs: 10, ..ShellLimits::default() },
-        present: PresentOptions::default(),
-        memory: None,
-        hub: None,
-        policy: None,
-        clip: None,
-        os: None,
-    };
-    let mut engine = Engine::new(config).await.expect("engine");
+    let limits = ShellLimits { timeout_secs: 10, ..ShellLimits::default() };
+    let mut engine = Engine::new(crate::shell_config(&ws, limits)).await.expect("engine");
     let raw = engine.run_raw(&case.command, None).await;
     raw.stdout == case.stdout.as_bytes() && raw.exit_code == case.exit_code
 }

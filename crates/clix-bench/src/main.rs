@@ -175,28 +175,12 @@ async fn interleaved(ws: &Path, n: usize, expected: &[u8]) -> (Stats, Stats, Sta
     let real = bashkit::RealFs::open(&canonical, bashkit::RealFsMode::ReadWrite).await.expect("realfs");
     let mut bash = bashkit::Bash::builder().cwd(&canonical).session_limits(bashkit::SessionLimits::unlimited()).build();
     bash.mount(&canonical, std::sync::Arc::new(bashkit::PosixFs::new(real))).expect("mount");
-    let config = EngineConfig {
-        browser: None,
-        workspace: ws.to_path_buf(),
-        limits: ShellLimits::default(),
-        present: PresentOptions::default(),
-        memory: None,
-        hub: None,
-        policy: None,
-        clip: None,
-        os: None,
-    };
+    let config = shell_config(ws, ShellLimits::default());
     let mut layer1 = Engine::new(config.clone()).await.expect("engine");
-    let mut layers12 = Engine::new(config.clone()).await.expect("engine");
+    let mut layers12 = Engine::new(config).await.expect("engine");
     // As `clix run` has it: the OS tier on, so each line is also analyzed for big-file routing.
     let state = tempfile::tempdir().expect("state");
-    let os = clix_engine::OsTier {
-        settings: clix_engine::SandboxSettings::default(),
-        clix_config_dir: None,
-        audit_log: Some(state.path().join("audit.jsonl")),
-        session_id: "bench".into(),
-    };
-    let mut with_os = Engine::new(EngineConfig { browser: None, os: Some(os), ..config }).await.expect("engine");
+    let mut with_os = Engine::new(run_config(ws, state.path(), ShellLimits::default())).await.expect("engine");
 
     let mut samples = [Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n)];
     for _ in 0..n {
@@ -256,6 +240,35 @@ fn bench_cold_clix(ws: &Path, n: usize, expected: &[u8]) -> Stats {
         })
         .collect();
     stats(samples)
+}
+
+/// A session of the shell alone (no OS tier, memory, hub, policy or clip)
+/// on `ws`, under `limits`.
+pub(crate) fn shell_config(ws: &Path, limits: ShellLimits) -> EngineConfig {
+    EngineConfig {
+        browser: None,
+        workspace: ws.to_path_buf(),
+        limits,
+        present: PresentOptions::default(),
+        memory: None,
+        hub: None,
+        policy: None,
+        clip: None,
+        os: None,
+    }
+}
+
+/// The session as `clix run` has it for the engine's concerns: the shell and
+/// the OS tier (its audit log in `state`), so every line is also analyzed
+/// for big-file routing.
+pub(crate) fn run_config(ws: &Path, state: &Path, limits: ShellLimits) -> EngineConfig {
+    let os = clix_engine::OsTier {
+        settings: clix_engine::SandboxSettings::default(),
+        clix_config_dir: None,
+        audit_log: Some(state.join("audit.jsonl")),
+        session_id: "bench".into(),
+    };
+    EngineConfig { os: Some(os), ..shell_config(ws, limits) }
 }
 
 /// The `clix` binary built beside this one.

@@ -79,22 +79,7 @@ pub(crate) fn big_file(n: usize) {
 }
 
 async fn warm_engine(ws: &Path, state: &Path) -> clix_engine::Engine {
-    let config = clix_engine::EngineConfig {
-        browser: None,
-        workspace: ws.to_path_buf(),
-        limits: clix_engine::ShellLimits::default(),
-        present: clix_engine::PresentOptions::default(),
-        memory: None,
-        hub: None,
-        policy: None,
-        clip: None,
-        os: Some(clix_engine::OsTier {
-            settings: SandboxSettings::default(),
-            clix_config_dir: None,
-            audit_log: Some(state.join("audit.jsonl")),
-            session_id: "bench".into(),
-        }),
-    };
+    let config = crate::run_config(ws, state, clix_engine::ShellLimits::default());
     clix_engine::Engine::new(config).await.expect("engine")
 }
 

@@ -9,10 +9,10 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use clix_engine::{Engine, EngineConfig, PresentOptions, ShellLimits};
+use clix_engine::{Engine, ShellLimits};
 use clix_testkit::scale::{LINES, Scale, write_workspace};
 
-use crate::fmt;
+use crate::{fmt, stats};
 
 /// One line's medians at one size.
 struct Timed {
@@ -66,26 +66,9 @@ async fn measure(scale: Scale, runs: usize) -> Vec<Timed> {
     let ws = dir.path().canonicalize().expect("canonical");
     write_workspace(&ws, scale).expect("the scale workspace");
     let state = tempfile::tempdir().expect("state");
-    let os = clix_engine::OsTier {
-        settings: clix_engine::SandboxSettings::default(),
-        clix_config_dir: None,
-        audit_log: Some(state.path().join("audit.jsonl")),
-        session_id: "bench".into(),
-    };
     // Long enough for every line at full size: the time is what is measured.
     let limits = ShellLimits { timeout_secs: 600, ..ShellLimits::default() };
-    let config = EngineConfig {
-        browser: None,
-        workspace: ws.clone(),
-        limits,
-        present: PresentOptions::default(),
-        memory: None,
-        hub: None,
-        policy: None,
-        clip: None,
-        os: Some(os),
-    };
-    let mut engine = Engine::new(config).await.expect("engine");
+    let mut engine = Engine::new(crate::run_config(&ws, state.path(), limits)).await.expect("engine");
     let mut timed = Vec::with_capacity(LINES.len());
     for line in LINES {
         let (mut clix, mut bash, mut same) = (Vec::new(), Vec::new(), true);
@@ -104,12 +87,7 @@ async fn measure(scale: Scale, runs: usize) -> Vec<Timed> {
             clix.push(t.elapsed());
             same &= raw.stdout == out.stdout && Some(raw.exit_code) == out.status.code();
         }
-        timed.push(Timed { clix: median(clix), bash: median(bash), same });
+        timed.push(Timed { clix: stats(clix).p50, bash: stats(bash).p50, same });
     }
     timed
-}
-
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort_unstable();
-    samples[samples.len() / 2]
 }

@@ -41,6 +41,7 @@ pub(crate) fn hook(stop: &Arc<LineStop>, gate: Arc<dyn CommandGate>) -> Intercep
         }
     })
 }
+
 /// bashkit's own note for a cancelled command, dropped from a refused
 /// line's stderr (the refusal says it better).
 pub(crate) fn without_hook_notes(stderr: &[u8]) -> Vec<u8> {

@@ -10,14 +10,12 @@ use bashkit::{
     Bash, CommandResolver, Error, ExecOptions, ExecutionBudgetExceeded, LimitExceeded, PosixFs, ScriptAnalysis,
     StreamData,
 };
-
-use crate::limits::{LIMIT_EXIT, Stop, stop_message};
 use clix_workspace::Workspace;
 
 use crate::command::CommandRegistry;
 use crate::gate::{self, CommandGate, without_hook_notes};
 use crate::jailfs::JailFs;
-use crate::limits::ShellLimits;
+use crate::limits::{LIMIT_EXIT, ShellLimits, Stop, stop_message};
 use crate::stop::LineStop;
 
 /// Exit code of a line stopped by its time limit, as GNU `timeout` uses.
