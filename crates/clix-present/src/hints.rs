@@ -3,6 +3,7 @@
 use clix_common::names;
 
 use crate::missing::missing_program;
+use crate::render::human_size;
 
 /// Phrases with which standard tools report a bad command line.
 const USAGE_PHRASES: &[&str] = &[
@@ -91,12 +92,14 @@ fn nearest<'a>(name: &str, candidates: &[&'a str], preferred: &[&str]) -> Vec<&'
 /// The next thing to try after a failed command, from its stderr: the
 /// command's `--help` for a usage error, where a missing file is for a
 /// path that does not exist, and how to read the input for jq's two
-/// commonest mistakes (JSON it is not, an array indexed as an object).
+/// commonest mistakes (JSON it is not, an array indexed as an object), and
+/// where to put a file the in-memory files have no room for.
 /// The usage hint needs a failed line; the others read stderr alone, since
 /// a pipe's last command decides the exit (`jq … | awk …` exits 0).
 /// Qwen2.5-Coder-1.5B stopped at each of these in the eval's runs instead
 /// of trying again (docs/eval.md).
 pub(crate) fn next_step_hint(command: Option<&str>, exit_code: i32, stderr: &str) -> Option<String> {
+    let stderr = last_part(stderr, HINT_WINDOW);
     let lower = stderr.to_lowercase();
     if exit_code != 0
         && let Some(command) = command.filter(|c| !c.is_empty())
@@ -106,6 +109,13 @@ pub(crate) fn next_step_hint(command: Option<&str>, exit_code: i32, stderr: &str
     }
     if let Some(hint) = missing_path(stderr).and_then(|path| find_hint(&path)) {
         return Some(hint);
+    }
+    if let Some(limit) = in_memory_files_limit(stderr) {
+        return Some(format!(
+            "try: files outside the workspace (/tmp, ~) are held in memory, {} in all ([limits] max_tmp_bytes); \
+             write big files inside the workspace",
+            human_size(limit)
+        ));
     }
     if lower.contains("jq: ") {
         if lower.contains("invalid json") || lower.contains("parse error") {
@@ -118,6 +128,27 @@ pub(crate) fn next_step_hint(command: Option<&str>, exit_code: i32, stderr: &str
         }
     }
     None
+}
+
+/// How much of the end of stderr the hints read: what a failing program says
+/// last. A program writing 64 MB to stderr had it copied whole to be read.
+const HINT_WINDOW: usize = 16 * 1024;
+
+/// The last `max` bytes of `text` or fewer, from a character boundary.
+fn last_part(text: &str, max: usize) -> &str {
+    let mut start = text.len().saturating_sub(max);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
+}
+
+/// The size of the in-memory files a write was refused by: bashkit says
+/// "file too large: N bytes exceeds L byte limit" or "filesystem full: N
+/// bytes would exceed L byte limit".
+fn in_memory_files_limit(stderr: &str) -> Option<u64> {
+    let line = stderr.lines().find(|l| l.contains("file too large: ") || l.contains("filesystem full: "))?;
+    line.split(" byte limit").next()?.split_whitespace().last()?.parse().ok()
 }
 
 /// The path a "No such file or directory" line names: its last `: `
@@ -232,6 +263,18 @@ mod tests {
     }
 
     #[test]
+    fn hints_read_the_end_of_a_long_stderr() {
+        let noise = "é".repeat(HINT_WINDOW);
+        let stderr = format!("{noise}\ncat: nope.txt: No such file or directory\n");
+        assert_eq!(
+            next_step_hint(Some("cat"), 1, &stderr).as_deref(),
+            Some("try: find . -name 'nope.txt' (no nope.txt here)")
+        );
+        let early = format!("cat: nope.txt: No such file or directory\n{noise}");
+        assert_eq!(next_step_hint(Some("cat"), 1, &early), None);
+    }
+
+    #[test]
     fn next_step_hint_table() {
         let cases = [
             (Some("grep"), 2, "grep: usage: grep [OPTION]... PATTERNS\n", Some("try: grep --help")),
@@ -283,6 +326,24 @@ mod tests {
                 Some("try: the input is an array; iterate with .[] (e.g. '.[] | .name') or pick one with .[0]"),
             ),
             (Some("jq"), 5, "jq: error: sum/0 is not defined\n", None),
+            (
+                Some("head"),
+                1,
+                "bash: line 1: /tmp/big: file too large: 150000000 bytes exceeds 100000000 byte limit\n",
+                Some(
+                    "try: files outside the workspace (/tmp, ~) are held in memory, 95.4MB in all \
+                     ([limits] max_tmp_bytes); write big files inside the workspace",
+                ),
+            ),
+            (
+                Some("cp"),
+                1,
+                "bash: line 1: /tmp/b: filesystem full: 101000000 bytes would exceed 100000000 byte limit\n",
+                Some(
+                    "try: files outside the workspace (/tmp, ~) are held in memory, 95.4MB in all \
+                     ([limits] max_tmp_bytes); write big files inside the workspace",
+                ),
+            ),
             (
                 None,
                 0,

@@ -269,7 +269,7 @@ fn binary_message(kind: &BinaryKind, size: usize, origin: &Origin) -> String {
 }
 
 /// `812B`, `182KB`, `245.3KB`, `1.5MB`: one decimal, none when it is `.0`.
-fn human_size(bytes: u64) -> String {
+pub(crate) fn human_size(bytes: u64) -> String {
     const KB: f64 = 1024.0;
     let b = bytes as f64;
     let (value, unit) = if b < KB {

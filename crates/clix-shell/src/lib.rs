@@ -14,6 +14,7 @@ mod command;
 mod gate;
 mod jailfs;
 mod limits;
+mod printed;
 mod session;
 mod stop;
 

@@ -36,6 +36,11 @@ pub struct ShellLimits {
     /// answer. (`max_output_bytes`, its older name, is read as this.)
     #[serde(alias = "max_output_bytes")]
     pub max_memory_bytes: usize,
+    /// Bytes of the session's in-memory files (default 100 MB): everything
+    /// written outside the workspace (`/tmp`, `~`). They live as long as the
+    /// session, so this, times the number of sessions, bounds what a
+    /// long-lived server holds in files. One file may fill it.
+    pub max_tmp_bytes: u64,
     /// Commands one command line may run (default: no count).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_commands: Option<usize>,
@@ -61,6 +66,7 @@ impl Default for ShellLimits {
         ShellLimits {
             timeout_secs: 30,
             max_memory_bytes: 1 << 30,
+            max_tmp_bytes: 100_000_000,
             max_commands: None,
             max_loop_iterations: None,
             max_total_loop_iterations: None,
@@ -97,6 +103,12 @@ impl ShellLimits {
             .max_word_split_bytes(memory)
             .max_word_split_fields(NO_COUNT)
             .max_brace_expansion(BRACE_ELEMENTS)
+    }
+
+    /// The in-memory files: bashkit's own bounds on counts and names, with
+    /// the size set here.
+    pub(crate) fn to_bashkit_fs(&self) -> bashkit::FsLimits {
+        bashkit::FsLimits::new().max_total_bytes(self.max_tmp_bytes).max_file_size(self.max_tmp_bytes)
     }
 
     /// Variables and arrays: held in memory like the rest.

@@ -16,6 +16,7 @@ use crate::command::CommandRegistry;
 use crate::gate::{self, CommandGate, without_hook_notes};
 use crate::jailfs::JailFs;
 use crate::limits::{LIMIT_EXIT, ShellLimits, Stop, stop_message};
+use crate::printed::Printed;
 use crate::stop::LineStop;
 
 /// Exit code of a line stopped by its time limit, as GNU `timeout` uses.
@@ -133,6 +134,7 @@ impl Session {
             .builtin_filter(kept_builtin)
             .limits(config.limits.to_bashkit())
             .memory_limits(config.limits.to_bashkit_memory())
+            .filesystem_limits(config.limits.to_bashkit_fs())
             .session_limits(config.limits.to_bashkit_session());
         for (name, command) in config.commands.adapters() {
             builder = builder.command(name, command);
@@ -217,14 +219,11 @@ impl Session {
         {
             return RawResult::refused(Vec::new(), Vec::new(), &message, started.elapsed());
         }
-        // Output streamed so far: kept so a line stopped by a limit still
-        // shows what it printed before.
-        let partial: Arc<Mutex<(Vec<u8>, Vec<u8>)>> = Arc::default();
-        let sink = Arc::clone(&partial);
+        let printed: Arc<Mutex<Printed>> = Arc::default();
+        let sink = Arc::clone(&printed);
         let mut options = ExecOptions::new().streaming(Box::new(move |out, err| {
             if let Ok(mut p) = sink.lock() {
-                p.0.extend_from_slice(out.as_bytes());
-                p.1.extend_from_slice(err.as_bytes());
+                p.push(out, err);
             }
         }));
         if let Some(bytes) = stdin {
@@ -241,16 +240,23 @@ impl Session {
         };
         let outcome = cancel.guard(run).await.unwrap_or(Err(Error::Cancelled));
         let duration = started.elapsed();
+        // Taken now, so that the chunks it shares with the result are let go
+        // before the result's buffers are taken whole.
+        let printed = std::mem::take(&mut *printed.lock().unwrap_or_else(|p| p.into_inner()));
         if let Some(halt) = self.stop.take() {
             // What the line printed before it was stopped stays: it already happened.
             let (stdout, stderr) = match outcome {
-                Ok(r) => (r.stdout.into_bytes(), r.stderr.into_bytes()),
-                Err(_) => std::mem::take(&mut *partial.lock().unwrap_or_else(|p| p.into_inner())),
+                Ok(r) => {
+                    drop(printed);
+                    (r.stdout.into_bytes(), r.stderr.into_bytes())
+                }
+                Err(_) => printed.into_bytes(),
             };
             return RawResult::stopped(stdout, without_hook_notes(&stderr), &halt.message, halt.exit_code, duration);
         }
         match outcome {
             Ok(r) => {
+                drop(printed);
                 let capped = r.stdout_truncated || r.stderr_truncated;
                 let mut stderr = r.stderr.into_bytes();
                 let mut exit_code = r.exit_code;
@@ -264,7 +270,7 @@ impl Session {
                 RawResult { capped, stdout: r.stdout.into_bytes(), stderr, exit_code, duration, timed_out: None }
             }
             Err(error) => {
-                let (stdout, mut stderr) = std::mem::take(&mut *partial.lock().unwrap_or_else(|p| p.into_inner()));
+                let (stdout, mut stderr) = printed.into_bytes();
                 let (exit_code, timed_out, message) = describe_failure(&error, &self.limits);
                 if let Some(message) = message {
                     stderr.extend_from_slice(message.as_bytes());

@@ -430,12 +430,21 @@ async fn mcp(paths: Paths, args: McpArgs) -> Result<ExitCode> {
         );
     }
     let mut announcement = None;
+    let tmp_bytes = config.engine.limits.max_tmp_bytes;
     let http = match args.http {
         Some(addr) => {
             // CLIX_MCP_TOKEN left the environment at start, into the secret store.
             let env = clix_config::secrets::var("CLIX_MCP_TOKEN");
             let token = clix_mcp::Token::resolve(env, args.token_file.as_deref(), &paths.state_dir)?;
-            announcement = Some(token.announcement());
+            // Also what the sessions may hold in files, said once at start.
+            announcement = Some(format!(
+                "{}\nclix mcp: at most {} sessions, each keeping up to {} bytes of in-memory files until idle \
+                 for {} s (--max-sessions, [limits] max_tmp_bytes, --idle-timeout)",
+                token.announcement(),
+                args.max_sessions,
+                tmp_bytes,
+                args.idle_timeout
+            ));
             let options = clix_mcp::HttpOptions {
                 addr,
                 token: token.secret,

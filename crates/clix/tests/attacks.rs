@@ -16,7 +16,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use clix_testkit::Canary;
-use common::{clix, text};
+use common::{clix, peak_rss_mib, text};
 
 const CANARY: &str = "canary-5e2d";
 
@@ -57,6 +57,50 @@ fn workspaces_that_hold_clix_files_or_secrets_are_refused() {
     // A project folder is fine.
     let out = clix(&clix_home, &project, &["run", "echo ok"]).env("HOME", &home).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+/// Issue 28, finding 5: a line whose program wrote 64 MB to stdout and 64 MB
+/// to stderr took clix to about 680 MB (the output was copied five times on
+/// its way through the shell). It is held once now: the peak stays under the
+/// output's size plus 64 MiB. The program writes in 1 MiB pieces, so its own
+/// memory stays small and the peak measured is clix's.
+#[test]
+fn a_programs_output_is_held_once() {
+    let (home, ws) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    const MIB: usize = 64;
+    let line = format!(
+        "python3 -c 'import sys\nfor _ in range({MIB}): sys.stdout.write(\"x\" * (1 << 20)); sys.stderr.write(\"y\" * (1 << 20))'"
+    );
+    let (code, peak_mib) = peak_rss_mib(clix(home.path(), ws.path(), &["run", &line]));
+    assert_eq!(code, Some(0), "clix failed");
+    let spilled: u64 =
+        std::fs::read_dir(ws.path().join(".clix/out")).unwrap().map(|e| e.unwrap().metadata().unwrap().len()).sum();
+    assert!(spilled >= (MIB as u64) << 20, "the output was not kept whole: {spilled} bytes spilled");
+    let bound = 2 * MIB as u64 + 64;
+    assert!(peak_mib < bound, "clix peaked at {peak_mib} MiB for 2 x {MIB} MiB of output (bound {bound})");
+}
+
+/// Issue 28, finding 5: files written outside the workspace live in the
+/// session's memory for as long as the session. They are bounded by
+/// `[limits] max_tmp_bytes`: a write past it fails and says where to write
+/// instead, and what fits is kept whole.
+#[test]
+fn in_memory_files_are_bounded_by_max_tmp_bytes() {
+    let (home, ws) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(home.path().join("config.toml"), "[limits]\nmax_tmp_bytes = 1000000\n").unwrap();
+    let line = "head -c 600000 /dev/zero > /tmp/a; wc -c < /tmp/a; head -c 600000 /dev/zero > /tmp/b; \
+                head -c 2000000 /dev/zero > /tmp/c; ls /tmp";
+    let out = clix(home.path(), ws.path(), &["run", line]).output().unwrap();
+    let shown = text(&out.stdout);
+    assert!(shown.contains("600000\n"), "{shown}");
+    assert!(shown.contains("filesystem full"), "{shown}");
+    assert!(shown.contains("file too large"), "{shown}");
+    assert!(
+        shown.contains("held in memory, 976.6KB in all ([limits] max_tmp_bytes); write big files inside the workspace"),
+        "{shown}"
+    );
+    let listed: Vec<&str> = shown.lines().filter(|l| ["a", "b", "c"].contains(l)).collect();
+    assert_eq!(listed, ["a"], "{shown}");
 }
 
 /// Issue 28, finding 2: with `~/.local/bin` on PATH (Ubuntu's default

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{clix, text};
+use common::{clix, peak_rss_mib, text};
 
 const ENTRY: &str = "[[clip]]\nname = \"scratch\"\ndescription = \"a second sandboxed tree\"\nkind = \"local\"\n";
 
@@ -99,19 +99,8 @@ fn a_pull_streams_the_file_and_memory_stays_flat() {
     std::fs::write(home.path().join("config.toml"), config).unwrap();
     const SIZE: u64 = 384 << 20;
     std::fs::File::create(tree.path().join("big.bin")).unwrap().set_len(SIZE).unwrap();
-    // Reaped by wait4 below, which gives this child's own peak resident set
-    // (ru_maxrss, KiB); std's wait cannot.
-    #[allow(clippy::zombie_processes)]
-    let child = clix(home.path(), ws.path(), &["run", "--raw", "clip scratch pull big.bin"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
-    let waited = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-    assert_eq!(waited, child.id() as i32);
-    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "clix failed: status {status}");
+    let (code, peak_mib) = peak_rss_mib(clix(home.path(), ws.path(), &["run", "--raw", "clip scratch pull big.bin"]));
+    assert_eq!(code, Some(0), "clix failed");
     assert_eq!(std::fs::metadata(ws.path().join("big.bin")).unwrap().len(), SIZE);
-    let peak_mib = usage.ru_maxrss as u64 / 1024;
     assert!(peak_mib < 192, "clix peaked at {peak_mib} MiB pulling a {} MiB file", SIZE >> 20);
 }

@@ -358,6 +358,12 @@ async fn http_sessions_are_separate_and_expire_when_idle() {
 async fn sessions_past_the_cap_are_refused_and_the_open_ones_go_on() {
     let env = Env::new();
     let server = http_server(&env, &["--max-sessions", "2"]);
+    // What they may hold in all is said at start.
+    assert!(
+        server.said.contains("at most 2 sessions, each keeping up to 100000000 bytes of in-memory files until idle"),
+        "{}",
+        server.said
+    );
     let a = http_client(&server.url).await;
     let b = http_client(&server.url).await;
     let (code, refusal) = server.initialize(&[AUTHORIZATION]);

@@ -17,23 +17,50 @@ pub(crate) type StreamStorage = [Option<crate::limits::ExecutionBudgetLease>; 2]
 /// is O(1) and `advance` drops a consumed record in O(record). A `while read`
 /// loop used to copy the rest of its input for every line it read, and every
 /// command of the loop body copied it again as its stdin: quadratic.
+///
+/// clix patch ("one copy of valid UTF-8"): bytes that are valid UTF-8 are
+/// their own text, so they are held once. Only bytes that are not valid UTF-8
+/// keep their lossy decoding beside them. A program printing 64 MB of text
+/// held 128 MB here.
 #[derive(Clone, Default)]
 pub struct StreamData {
-    bytes: Arc<Vec<u8>>,
-    text: Arc<String>,
-    /// The first visible byte of `bytes`.
+    repr: Repr,
+    /// The first visible byte.
     byte_start: usize,
-    /// The first visible byte of `text`: the decoding of the visible bytes.
+    /// The first visible byte of the lossy text (`Repr::Lossy` only; for
+    /// `Repr::Text` the text is the bytes, seen from `byte_start`).
     text_start: usize,
 }
 
+#[derive(Clone, Default)]
+enum Repr {
+    #[default]
+    Empty,
+    /// Valid UTF-8: one buffer is both the bytes and the text.
+    Text(Arc<String>),
+    /// Not valid UTF-8: the bytes, and their lossy decoding beside them.
+    Lossy { bytes: Arc<Vec<u8>>, text: Arc<String> },
+}
+
 impl StreamData {
-    fn from_parts(bytes: Vec<u8>, text: String) -> Self {
-        Self {
-            bytes: Arc::new(bytes),
-            text: Arc::new(text),
-            byte_start: 0,
-            text_start: 0,
+    fn from_text(text: String) -> Self {
+        let repr = if text.is_empty() { Repr::Empty } else { Repr::Text(Arc::new(text)) };
+        Self { repr, byte_start: 0, text_start: 0 }
+    }
+
+    /// `text` is the lossy decoding of `bytes`.
+    fn from_lossy(bytes: Vec<u8>, text: String) -> Self {
+        Self { repr: Repr::Lossy { bytes: Arc::new(bytes), text: Arc::new(text) }, byte_start: 0, text_start: 0 }
+    }
+
+    fn from_bytes(bytes: Vec<u8>) -> Self {
+        match String::from_utf8(bytes) {
+            Ok(text) => Self::from_text(text),
+            Err(invalid) => {
+                let bytes = invalid.into_bytes();
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                Self::from_lossy(bytes, text)
+            }
         }
     }
 
@@ -41,8 +68,15 @@ impl StreamData {
     pub(crate) fn from_admitted_bytes(
         bytes: Vec<u8>,
         budget: &crate::limits::ExecutionBudget,
-    ) -> Result<(Self, Option<crate::limits::ExecutionBudgetLease>), crate::limits::LimitExceeded>
-    {
+    ) -> Result<(Self, Option<crate::limits::ExecutionBudgetLease>), crate::limits::LimitExceeded> {
+        let bytes = match String::from_utf8(bytes) {
+            Ok(text) => {
+                budget.consume_work(1 + text.len().div_ceil(1024) as u64)?;
+                budget.consume_input(text.len())?;
+                return Ok((Self::from_text(text), None));
+            }
+            Err(invalid) => invalid.into_bytes(),
+        };
         let mut text = crate::limits::BudgetedString::new(Some(budget))?;
         for chunk in bytes.utf8_chunks() {
             budget.consume_work(1 + chunk.valid().len().div_ceil(1024) as u64)?;
@@ -54,37 +88,39 @@ impl StreamData {
             }
         }
         let (text, storage) = text.into_parts();
-        Ok((Self::from_parts(bytes, text), storage))
+        Ok((Self::from_lossy(bytes, text), storage))
     }
 
-    /// Copy both representations through the existing capacity-owning builders.
+    /// Copy the visible data through the existing capacity-owning builders.
     pub(crate) fn try_clone_budgeted(
         &self,
         budget: &crate::limits::ExecutionBudget,
     ) -> Result<(Self, StreamStorage), crate::limits::LimitExceeded> {
         budget.consume_work(1 + self.retained_len().div_ceil(1024) as u64)?;
-        let mut bytes = crate::limits::BudgetedBytes::new(Some(budget))?;
         let mut text = crate::limits::BudgetedString::new(Some(budget))?;
-        bytes.try_extend_from_slice(self.as_bytes())?;
         text.try_push_str(self.visible_text())?;
+        if !matches!(self.repr, Repr::Lossy { .. }) {
+            let (text, text_storage) = text.into_parts();
+            return Ok((Self::from_text(text), [None, text_storage]));
+        }
+        let mut bytes = crate::limits::BudgetedBytes::new(Some(budget))?;
+        bytes.try_extend_from_slice(self.as_bytes())?;
         let (bytes, byte_storage) = bytes.into_parts();
         let (text, text_storage) = text.into_parts();
-        Ok((Self::from_parts(bytes, text), [byte_storage, text_storage]))
+        Ok((Self::from_lossy(bytes, text), [byte_storage, text_storage]))
     }
 
-    /// Convert admitted text to the byte/text stream without an uncharged copy.
+    /// Convert admitted text to a stream without an uncharged copy (it is
+    /// valid UTF-8, so it is held once).
     pub(crate) fn from_budgeted_string(
         text: crate::limits::BudgetedString,
         budget: Option<&crate::limits::ExecutionBudget>,
     ) -> Result<(Self, StreamStorage), crate::limits::LimitExceeded> {
-        let mut bytes = crate::limits::BudgetedBytes::new(budget)?;
         if let Some(budget) = budget {
             budget.consume_work(1 + text.len() as u64)?;
         }
-        bytes.try_extend_from_slice(text.as_bytes())?;
-        let (bytes, byte_storage) = bytes.into_parts();
         let (text, text_storage) = text.into_parts();
-        Ok((Self::from_parts(bytes, text), [byte_storage, text_storage]))
+        Ok((Self::from_text(text), [None, text_storage]))
     }
 
     /// Materialize cached text without releasing the byte buffer's lease or
@@ -94,6 +130,14 @@ impl StreamData {
         bytes: crate::limits::BudgetedBytes,
         budget: &crate::limits::ExecutionBudget,
     ) -> Result<(Self, StreamStorage), crate::limits::LimitExceeded> {
+        let (bytes, byte_storage) = bytes.into_parts();
+        let bytes = match String::from_utf8(bytes) {
+            Ok(text) => {
+                budget.consume_work(1 + text.len().div_ceil(1024) as u64)?;
+                return Ok((Self::from_text(text), [byte_storage, None]));
+            }
+            Err(invalid) => invalid.into_bytes(),
+        };
         let mut text = crate::limits::BudgetedString::new(Some(budget))?;
         for chunk in bytes.utf8_chunks() {
             budget.consume_work(1 + chunk.valid().len().div_ceil(1024) as u64)?;
@@ -102,29 +146,44 @@ impl StreamData {
                 text.try_push('\u{fffd}')?;
             }
         }
-        let (bytes, byte_storage) = bytes.into_parts();
         let (text, text_storage) = text.into_parts();
-        Ok((Self::from_parts(bytes, text), [byte_storage, text_storage]))
+        Ok((Self::from_lossy(bytes, text), [byte_storage, text_storage]))
     }
 
     pub fn new() -> Self {
         Self::default()
     }
     pub fn as_bytes(&self) -> &[u8] {
-        &self.bytes[self.byte_start..]
+        match &self.repr {
+            Repr::Empty => b"",
+            Repr::Text(text) => &text.as_bytes()[self.byte_start..],
+            Repr::Lossy { bytes, .. } => &bytes[self.byte_start..],
+        }
     }
     fn visible_text(&self) -> &str {
-        &self.text[self.text_start..]
+        match &self.repr {
+            Repr::Empty => "",
+            Repr::Text(text) => &text[self.byte_start..],
+            Repr::Lossy { text, .. } => &text[self.text_start..],
+        }
     }
     pub fn into_bytes(self) -> Vec<u8> {
-        if self.byte_start == 0 {
-            Arc::try_unwrap(self.bytes).unwrap_or_else(|shared| (*shared).clone())
-        } else {
-            self.as_bytes().to_vec()
+        if self.byte_start > 0 {
+            return self.as_bytes().to_vec();
+        }
+        match self.repr {
+            Repr::Empty => Vec::new(),
+            Repr::Text(text) => {
+                Arc::try_unwrap(text).map(String::into_bytes).unwrap_or_else(|shared| shared.as_bytes().to_vec())
+            }
+            Repr::Lossy { bytes, .. } => Arc::try_unwrap(bytes).unwrap_or_else(|shared| (*shared).clone()),
         }
     }
     pub fn text(&self) -> Result<&str, std::str::Utf8Error> {
-        std::str::from_utf8(self.as_bytes())
+        match &self.repr {
+            Repr::Lossy { .. } => std::str::from_utf8(self.as_bytes()),
+            _ => Ok(self.visible_text()),
+        }
     }
     pub fn text_lossy(&self) -> Cow<'_, str> {
         Cow::Borrowed(self.visible_text())
@@ -133,10 +192,13 @@ impl StreamData {
         self.as_bytes().len()
     }
 
-    /// Live bytes retained by this buffer: the raw bytes plus the decoded
-    /// text kept alongside them.
+    /// Live bytes retained by this buffer: the raw bytes, plus the decoded
+    /// text where it is kept apart from them.
     pub(crate) fn retained_len(&self) -> usize {
-        self.len().saturating_add(self.visible_text().len())
+        match &self.repr {
+            Repr::Lossy { .. } => self.len().saturating_add(self.visible_text().len()),
+            _ => self.len(),
+        }
     }
     pub fn is_empty(&self) -> bool {
         self.as_bytes().is_empty()
@@ -147,33 +209,83 @@ impl StreamData {
     pub(crate) fn advance(&mut self, consumed: usize) {
         let consumed = consumed.min(self.len());
         let visible = self.as_bytes();
-        if lossy_decode_changes_at_boundary(visible, consumed) {
-            // An invalid sequence spans the cut: decode the rest again.
-            *self = Self::from(visible[consumed..].to_vec());
+        let cut_stays_valid = match &self.repr {
+            Repr::Empty => return,
+            Repr::Text(text) => text.is_char_boundary(self.byte_start + consumed),
+            Repr::Lossy { .. } => !lossy_decode_changes_at_boundary(visible, consumed),
+        };
+        if !cut_stays_valid {
+            // A character (or an invalid sequence) spans the cut: decode the
+            // rest again.
+            *self = Self::from_bytes(visible[consumed..].to_vec());
             return;
         }
-        let text_len = String::from_utf8_lossy(&visible[..consumed]).len();
+        if let Repr::Lossy { .. } = self.repr {
+            self.text_start += String::from_utf8_lossy(&visible[..consumed]).len();
+        }
         self.byte_start += consumed;
-        self.text_start += text_len;
     }
 
-    /// The visible bytes and text as owned, unshared buffers, to grow them.
-    fn owned_parts(&mut self) -> (&mut Vec<u8>, &mut String) {
-        if self.byte_start > 0 || self.text_start > 0 {
-            *self = Self::from_parts(self.as_bytes().to_vec(), self.visible_text().to_owned());
+    /// The visible text as an owned, unshared string, when it is valid UTF-8.
+    fn into_text(self) -> Result<String, Self> {
+        let Self { repr, byte_start, text_start } = self;
+        match repr {
+            Repr::Empty => Ok(String::new()),
+            Repr::Text(text) if byte_start > 0 => Ok(text[byte_start..].to_owned()),
+            Repr::Text(text) => Ok(Arc::try_unwrap(text).unwrap_or_else(|shared| (*shared).clone())),
+            repr => Err(Self { repr, byte_start, text_start }),
         }
-        (Arc::make_mut(&mut self.bytes), Arc::make_mut(&mut self.text))
+    }
+
+    /// The visible bytes and their lossy text as owned, unshared buffers.
+    fn into_lossy_parts(self) -> (Vec<u8>, String) {
+        let data = match self.into_text() {
+            Ok(text) => return (text.as_bytes().to_vec(), text),
+            Err(data) => data,
+        };
+        match data.repr {
+            Repr::Lossy { bytes, text } if data.byte_start == 0 => (
+                Arc::try_unwrap(bytes).unwrap_or_else(|shared| (*shared).clone()),
+                Arc::try_unwrap(text).unwrap_or_else(|shared| (*shared).clone()),
+            ),
+            // Seen from an offset (`into_text` took Empty and Text).
+            repr => {
+                let data = Self { repr, ..data };
+                (data.as_bytes().to_vec(), data.visible_text().to_owned())
+            }
+        }
     }
 
     pub(crate) fn append(&mut self, other: &Self) {
-        let (bytes, text) = self.owned_parts();
-        let boundary = bytes.len();
-        bytes.extend_from_slice(other.as_bytes());
-        if lossy_decode_changes_at_boundary(bytes, boundary) {
-            *text = String::from_utf8_lossy(bytes).into_owned();
-        } else {
-            text.push_str(other.visible_text());
+        if other.is_empty() {
+            return;
         }
+        if self.is_empty() {
+            // Shared, not copied: the first output of a line becomes its result.
+            *self = other.clone();
+            return;
+        }
+        let this = std::mem::take(self);
+        *self = match this.into_text() {
+            Ok(mut text) if !matches!(other.repr, Repr::Lossy { .. }) => {
+                text.push_str(other.visible_text());
+                Self::from_text(text)
+            }
+            this => {
+                let (mut bytes, mut text) = match this {
+                    Ok(text) => (text.as_bytes().to_vec(), text),
+                    Err(data) => data.into_lossy_parts(),
+                };
+                let boundary = bytes.len();
+                bytes.extend_from_slice(other.as_bytes());
+                if lossy_decode_changes_at_boundary(&bytes, boundary) {
+                    text = String::from_utf8_lossy(&bytes).into_owned();
+                } else {
+                    text.push_str(other.visible_text());
+                }
+                Self::from_lossy(bytes, text)
+            }
+        };
     }
     pub(crate) fn append_text(&mut self, text: &str) {
         self.append(&Self::from(text));
@@ -184,21 +296,21 @@ impl StreamData {
     pub(crate) fn push_byte(&mut self, byte: u8) {
         self.append(&Self::from(vec![byte]));
     }
+    /// The first `limit` bytes: the same shared buffer when that is all of it.
     pub(crate) fn prefix(&self, limit: usize) -> Self {
-        Self::from(self.as_bytes()[..self.len().min(limit)].to_vec())
+        if limit >= self.len() {
+            return self.clone();
+        }
+        Self::from_bytes(self.as_bytes()[..limit].to_vec())
     }
-    /// The bytes after the first `start`.
+    /// The bytes after the first `start`, without copying them.
     pub(crate) fn suffix_from(&self, start: usize) -> Self {
-        Self::from(self.as_bytes()[self.len().min(start)..].to_vec())
+        let mut rest = self.clone();
+        rest.advance(start);
+        rest
     }
-    /// Shell variables cannot contain NUL. This is the command-substitution text boundary.
     pub(crate) fn command_substitution_text(&self) -> String {
-        let bytes: Vec<u8> = self
-            .as_bytes()
-            .iter()
-            .copied()
-            .filter(|byte| *byte != 0)
-            .collect();
+        let bytes: Vec<u8> = self.as_bytes().iter().copied().filter(|byte| *byte != 0).collect();
         String::from_utf8_lossy(&bytes).into_owned()
     }
 }
@@ -213,10 +325,7 @@ fn lossy_decode_changes_at_boundary(bytes: &[u8], boundary: usize) -> bool {
 
 impl fmt::Debug for StreamData {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("StreamData")
-            .field("bytes", &self.as_bytes())
-            .field("text", &self.visible_text())
-            .finish()
+        f.debug_struct("StreamData").field("bytes", &self.as_bytes()).field("text", &self.visible_text()).finish()
     }
 }
 impl fmt::Display for StreamData {
@@ -231,13 +340,12 @@ impl From<&StreamData> for String {
 }
 impl From<Vec<u8>> for StreamData {
     fn from(bytes: Vec<u8>) -> Self {
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        Self::from_parts(bytes, text)
+        Self::from_bytes(bytes)
     }
 }
 impl From<String> for StreamData {
     fn from(text: String) -> Self {
-        Self::from_parts(text.as_bytes().to_vec(), text)
+        Self::from_text(text)
     }
 }
 impl From<&str> for StreamData {
@@ -329,17 +437,23 @@ mod tests {
 
     #[test]
     fn budgeted_clone_exact_boundary_and_refund() {
-        for (limit, succeeds) in [(3, false), (4, true)] {
+        // Valid UTF-8 is held once; bytes that are not keep their lossy text too.
+        for (source, limit, succeeds) in [
+            (StreamData::from("ab"), 1, false),
+            (StreamData::from("ab"), 2, true),
+            (StreamData::from(b"a\xff".to_vec()), 5, false),
+            (StreamData::from(b"a\xff".to_vec()), 6, true),
+        ] {
             let budget = crate::limits::ExecutionBudget::new(
                 &crate::ExecutionLimits::new().max_live_intermediate_bytes(limit),
                 std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
             );
-            let source = StreamData::from("ab");
             let result = source.try_clone_budgeted(&budget);
             if succeeds {
                 let (copy, storage) = result.unwrap();
                 assert_eq!(copy, source);
-                assert_eq!(budget.live_bytes_for_test(), 4);
+                assert_eq!(copy.text_lossy(), source.text_lossy());
+                assert_eq!(budget.live_bytes_for_test(), limit);
                 drop((copy, storage));
             } else {
                 assert!(result.is_err());
@@ -349,22 +463,17 @@ mod tests {
     }
 
     #[test]
-    fn budgeted_string_stream_admits_both_representations() {
-        for limit in [7, 8] {
+    fn budgeted_string_stream_is_held_once() {
+        for limit in [3, 4] {
             let budget = crate::limits::ExecutionBudget::new(
                 &crate::ExecutionLimits::new().max_live_intermediate_bytes(limit),
                 std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
             );
             let mut text = crate::limits::BudgetedString::new(Some(&budget)).unwrap();
-            text.try_push_str("text").unwrap();
-            let result = StreamData::from_budgeted_string(text, Some(&budget));
-            if limit == 7 {
-                assert!(
-                    result
-                        .unwrap_err()
-                        .to_string()
-                        .contains("live intermediate")
-                );
+            let result = text.try_push_str("text").and_then(|()| StreamData::from_budgeted_string(text, Some(&budget)));
+            if limit == 3 {
+                let error = result.err().unwrap();
+                assert!(error.to_string().contains("live intermediate"), "{error}");
             } else {
                 let (stream, storage) = result.unwrap();
                 assert_eq!(stream.as_bytes(), b"text");
@@ -377,12 +486,7 @@ mod tests {
 
     #[test]
     fn budgeted_text_preserves_bytes_and_lossy_decoding() {
-        for input in [
-            b"plain".as_slice(),
-            "é".as_bytes(),
-            b"a\xff\xc3z\0",
-            b"\xf0\x90\x80",
-        ] {
+        for input in [b"plain".as_slice(), "é".as_bytes(), b"a\xff\xc3z\0", b"\xf0\x90\x80"] {
             let budget = crate::limits::ExecutionBudget::new(
                 &crate::limits::ExecutionLimits::default(),
                 std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
@@ -397,15 +501,40 @@ mod tests {
 
     #[test]
     fn budgeted_text_copy_counts_against_live_memory() {
-        let limits = crate::limits::ExecutionLimits::new().max_live_intermediate_bytes(7);
-        let budget = crate::limits::ExecutionBudget::new(
-            &limits,
-            std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
-        );
-        let mut bytes = crate::limits::BudgetedBytes::new(Some(&budget)).unwrap();
-        bytes.try_extend_from_slice(b"text").unwrap();
-        let error = StreamData::from_budgeted_bytes(bytes, &budget).unwrap_err();
-        assert!(error.to_string().contains("live intermediate"), "{error}");
+        // Bytes that are not UTF-8 keep a decoded copy, and it is counted;
+        // valid UTF-8 is its own text and needs no more room.
+        for (input, fits) in [(b"te\xfft".as_slice(), false), (b"text".as_slice(), true)] {
+            let limits = crate::limits::ExecutionLimits::new().max_live_intermediate_bytes(7);
+            let budget = crate::limits::ExecutionBudget::new(
+                &limits,
+                std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            );
+            let mut bytes = crate::limits::BudgetedBytes::new(Some(&budget)).unwrap();
+            bytes.try_extend_from_slice(input).unwrap();
+            match StreamData::from_budgeted_bytes(bytes, &budget) {
+                Ok((stream, _storage)) => {
+                    assert!(fits);
+                    assert_eq!(stream.as_bytes(), input);
+                }
+                Err(error) => {
+                    assert!(!fits);
+                    assert!(error.to_string().contains("live intermediate"), "{error}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_cut_inside_a_character_decodes_the_rest_again() {
+        let mut stream = StreamData::from("aé");
+        stream.advance(2);
+        assert_eq!(stream.as_bytes(), b"\xa9");
+        assert_eq!(stream.text_lossy(), "\u{fffd}");
+        let mut text = StreamData::from("a\nb");
+        let shared = text.clone();
+        text.advance(2);
+        assert_eq!(text.text_lossy(), "b");
+        assert_eq!(shared.text_lossy(), "a\nb");
     }
 
     #[test]

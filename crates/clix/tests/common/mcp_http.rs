@@ -16,12 +16,15 @@ pub(crate) struct HttpServer {
     pub(crate) child: Child,
     /// `http://127.0.0.1:PORT/mcp`, a wildcard listen address made loopback.
     pub(crate) url: String,
+    /// The two lines said after the URL: how clients authenticate, and what
+    /// the sessions may hold.
+    pub(crate) said: String,
 }
 
 impl HttpServer {
     /// Spawns `cmd` (already `mcp --http ADDR …`, with [`TOKEN`] unless it
-    /// sets CLIX_MCP_TOKEN) and reads the URL from its first stderr line;
-    /// the rest of stderr is drained. Panics with what it said when it did
+    /// sets CLIX_MCP_TOKEN) and reads the URL from its first stderr line and
+    /// the two lines after it; the rest of stderr is drained. Panics with what it said when it did
     /// not serve.
     pub(crate) fn start(cmd: &mut Command) -> HttpServer {
         if !cmd.get_envs().any(|(name, _)| name == "CLIX_MCP_TOKEN") {
@@ -38,8 +41,12 @@ impl HttpServer {
             panic!("did not serve: {line}{rest}");
         };
         let url = url.replace("0.0.0.0", "127.0.0.1");
+        let mut said = String::new();
+        for _ in 0..2 {
+            stderr.read_line(&mut said).unwrap();
+        }
         std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-        HttpServer { child, url }
+        HttpServer { child, url, said }
     }
 
     /// POSTs an MCP `initialize` with these extra headers; the status code

@@ -22,6 +22,21 @@ pub(crate) fn clix(home: &Path, ws: &Path, args: &[&str]) -> Command {
     cmd
 }
 
+/// Runs `cmd` to its end with stdout and stderr thrown away, and returns its
+/// exit code (`None` when a signal ended it) and the peak resident memory, in
+/// MiB, of the process and of the children it waited for (`ru_maxrss` from
+/// `wait4`; std's wait cannot give it).
+pub(crate) fn peak_rss_mib(mut cmd: Command) -> (Option<i32>, u64) {
+    #[allow(clippy::zombie_processes)] // reaped by wait4 below
+    let child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn");
+    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
+    // SAFETY: rusage is plain data; wait4 reaps our own child.
+    let waited = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(waited, child.id() as i32, "wait4 failed");
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    (code, usage.ru_maxrss as u64 / 1024)
+}
+
 pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
