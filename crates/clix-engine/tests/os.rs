@@ -344,3 +344,35 @@ async fn exported_variables_reach_sandboxed_programs_but_secrets_do_not() {
         }
     }
 }
+
+/// Issue 29: a program's output past what the sandbox kept was cut, and
+/// the next stage (or a file) took the rest as whole, with exit 0
+/// (`python3 … | wc -c` printed 67108864 for 73400320 bytes). Now a stage's
+/// output past the line's memory budget stops the whole line, as the
+/// shell's own stages do: nothing after it runs, no partial file is left,
+/// and a routed line stops the same way.
+#[tokio::test]
+async fn output_past_the_memory_budget_stops_the_line() {
+    let limits = ShellLimits { max_memory_bytes: 1 << 20, ..ShellLimits::default() };
+    let mut f = fixture_with(SandboxSettings { big_file_mb: 1, ..SandboxSettings::default() }, limits).await;
+    std::fs::write(f.ws.path().join("big.log"), "line\n".repeat(300_000)).unwrap();
+    let stop = "passed the memory one line may hold (1 MiB, [limits] max_memory_bytes)";
+    for (line, what) in [
+        ("python3 -c 'print(\"x\" * 2000000)' | wc -c; echo after", "python3's output"),
+        ("python3 -c 'import sys; sys.stderr.write(\"e\" * 2000000)' 2>&1 | wc -c", "python3's output"),
+        ("python3 -c 'print(\"x\" * 2000000)' > out.txt", "python3's output"),
+        ("sandbox bash 'head -c 2000000 /dev/zero' | wc -c", "bash's output"),
+        ("cat big.log", "cat's output"),
+    ] {
+        let (out, err, code) = raw(&mut f, line).await;
+        assert_eq!(code, 1, "{line}: {out}{err}");
+        assert!(err.contains(&format!("[error] stopped: {what} {stop}")), "{line}: {err}");
+        assert!(!out.contains("after") && !out.contains("1048576"), "{line}: {out}");
+    }
+    assert!(
+        !f.ws.path().join("out.txt").exists() || std::fs::metadata(f.ws.path().join("out.txt")).unwrap().len() == 0
+    );
+    // Under the budget, the whole output passes.
+    let (out, _, code) = raw(&mut f, "python3 -c 'print(\"x\" * 500000)' | wc -c").await;
+    assert_eq!((out.as_str(), code), ("500001\n", 0));
+}

@@ -66,21 +66,24 @@ pub struct Request<'a> {
     /// Write this run's audit line. A hub call writes its own (with its
     /// parameters redacted by name), so its argv is not logged twice.
     pub audit: bool,
+    /// Bytes of stdout and of stderr kept; `None` follows the settings
+    /// (`output_cap_mb`). A shell stage keeps up to the line's memory budget.
+    pub output_cap: Option<usize>,
 }
 
 impl<'a> Request<'a> {
     /// A run with only the sandbox's own mounts, environment and network.
     pub fn new(argv: &'a [String], cwd: &'a Path, stdin: Option<&'a [u8]>, timeout: Duration) -> Self {
-        Request { argv, cwd, stdin, timeout, read_only: &[], env: &[], network: None, audit: true }
+        Request { argv, cwd, stdin, timeout, read_only: &[], env: &[], network: None, audit: true, output_cap: None }
     }
 }
 
 /// What a program did. Totals are exact even when output was capped.
 #[derive(Debug, Clone, Default)]
 pub struct Outcome {
-    /// Standard output, up to `sandbox.output_cap_mb`.
+    /// Standard output, up to the request's output cap.
     pub stdout: Vec<u8>,
-    /// Standard error, up to `sandbox.output_cap_mb`.
+    /// Standard error, up to the request's output cap.
     pub stderr: Vec<u8>,
     /// The exit code; 128+N for a signal, 124 for the time limit.
     pub exit_code: i32,
@@ -300,7 +303,8 @@ impl Sandbox {
         let mem_limit = if memory { "cgroup memory.limit_in_bytes, per run" } else { "RLIMIT_AS per process" };
         s.push_str(&format!(
             "limits: time as limits.timeout_secs (--timeout); memory {} MiB ({mem_limit}); processes {} ({pid_limit}); \
-             file size {} MiB; open files {}; output kept {} MiB per stream\n",
+             file size {} MiB; open files {}; output kept {} MiB per stream of a hub tool (a line's \
+             programs: limits.max_memory_bytes)\n",
             self.settings.memory_mb,
             self.settings.max_processes,
             self.settings.max_file_size_mb,
@@ -364,7 +368,7 @@ impl Sandbox {
             }
         }
 
-        let cap = (self.settings.output_cap_mb << 20) as usize;
+        let cap = req.output_cap.unwrap_or((self.settings.output_cap_mb << 20) as usize);
         let outcome = supervise(child, &mut guard, req.stdin, req.timeout, cap, started).await;
         cgroups.remove().await;
         audit.finish(&outcome);

@@ -339,6 +339,13 @@ impl RawResult {
         RawResult::stopped(stdout, stderr, message, clix_common::exit::CANNOT_RUN, duration)
     }
 
+    /// A line run outside the shell (routed whole to the sandbox) that
+    /// reached `limit`: the same exit code and `[error]` line as a line the
+    /// shell stopped there.
+    pub fn stopped_by(limit: &LimitExceeded, limits: &ShellLimits, duration: Duration) -> RawResult {
+        RawResult::stopped(Vec::new(), Vec::new(), &stop_message(&Stop::of(limit), limits), LIMIT_EXIT, duration)
+    }
+
     /// A line stopped with `exit_code`: its output so far, then why.
     fn stopped(stdout: Vec<u8>, mut stderr: Vec<u8>, message: &str, exit_code: i32, duration: Duration) -> RawResult {
         stderr.extend_from_slice(message.as_bytes());

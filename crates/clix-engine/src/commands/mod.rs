@@ -20,7 +20,7 @@ pub(crate) use help::Help;
 pub(crate) use hub::{CallTime, HubCommand, HubTool};
 pub(crate) use memory::MemoryCommand;
 pub use memory::{MemoryAccess, MemoryConfig};
-pub(crate) use os::{Deadline, HostChoice, OsResolver, run_program};
+pub(crate) use os::{Deadline, HostChoice, OsResolver, StageRun};
 pub(crate) use sandbox::SandboxCommand;
 pub use see::{MAX_IMAGE_SIDE, SeenImage};
 pub(crate) use see::{See, SeenImages};

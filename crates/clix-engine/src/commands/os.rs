@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bashkit::Builtin;
+use bashkit::{Builtin, LimitExceeded};
 use clix_sandbox::{Outcome, Request, Sandbox};
 use clix_shell::{BuiltinContext, CommandResolver, ExecResult, async_trait};
 
@@ -99,22 +99,20 @@ impl HostChoice {
 /// So do the HTTP clients (`curl`, `wget`, `http`) when the session has no
 /// network: the error says so, and how a person turns it on.
 pub(crate) struct OsResolver {
-    sandbox: Arc<Sandbox>,
-    timeout: Duration,
-    deadline: Deadline,
+    stage: StageRun,
     fallback: UnknownCommands,
     /// PATH lookups, cached: bashkit asks on every unresolved name.
     known: Mutex<HashMap<String, Option<PathBuf>>>,
 }
 
 impl OsResolver {
-    pub(crate) fn new(sandbox: Arc<Sandbox>, timeout: Duration, deadline: Deadline, fallback: UnknownCommands) -> Self {
-        OsResolver { sandbox, timeout, deadline, fallback, known: Mutex::default() }
+    pub(crate) fn new(stage: StageRun, fallback: UnknownCommands) -> Self {
+        OsResolver { stage, fallback, known: Mutex::default() }
     }
 
     fn program_path(&self, name: &str) -> Option<PathBuf> {
         let mut known = self.known.lock().unwrap_or_else(|p| p.into_inner());
-        known.entry(name.to_string()).or_insert_with(|| self.sandbox.program_path(name)).clone()
+        known.entry(name.to_string()).or_insert_with(|| self.stage.sandbox.program_path(name)).clone()
     }
 }
 
@@ -124,7 +122,7 @@ impl CommandResolver for OsResolver {
     /// the line (`$tool x`), which the stage explanation made before the
     /// line ran can only call "decided at run time".
     fn resolve(&self, name: &str) -> Option<Arc<dyn Builtin>> {
-        let network = self.sandbox.settings().network;
+        let network = self.stage.sandbox.settings().network;
         let choice = HostChoice::decide(network, name, || self.program_path(name));
         tracing::debug!(
             command = name,
@@ -136,13 +134,7 @@ impl CommandResolver for OsResolver {
         if choice.program().is_none() {
             return Some(self.fallback.command(name, network));
         }
-        let program = OsProgram {
-            name: name.to_string(),
-            sandbox: Arc::clone(&self.sandbox),
-            timeout: self.timeout,
-            deadline: self.deadline.clone(),
-            network,
-        };
+        let program = OsProgram { name: name.to_string(), stage: self.stage.clone(), network };
         Some(Arc::new(program))
     }
 }
@@ -150,9 +142,7 @@ impl CommandResolver for OsResolver {
 /// One host program, run in the sandbox with the pipeline's stdin and cwd.
 struct OsProgram {
     name: String,
-    sandbox: Arc<Sandbox>,
-    timeout: Duration,
-    deadline: Deadline,
+    stage: StageRun,
     network: bool,
 }
 
@@ -166,7 +156,7 @@ impl Builtin for OsProgram {
         let argv: Vec<String> = std::iter::once(self.name.clone()).chain(ctx.args.iter().cloned()).collect();
         let stdin = ctx.stdin.map(|s| s.as_bytes());
         let env = exported_env(ctx.env);
-        let mut result = run_program(&self.sandbox, &argv, ctx.cwd, stdin, &env, &self.deadline, self.timeout).await;
+        let mut result = self.stage.run(&argv, ctx.cwd, stdin, &env).await.map_err(bashkit::Error::ResourceLimit)?;
         // An installed editor, package manager or network client that failed
         // most likely failed for a reason of this place (no terminal, no
         // network): say what works instead, after the program's own words.
@@ -181,29 +171,48 @@ impl Builtin for OsProgram {
     }
 }
 
-/// Runs `argv` in the sandbox within what is left of the line's `limit`,
-/// and turns the outcome into a shell result. Notes about time-outs and
-/// dropped output go to this stage's stderr, where the model sees them.
-/// They are written here, in Layer 1, because they are about this stage:
-/// in `python3 slow.py | head` only the stage knows it was stopped (the
-/// line's exit code is `head`'s), and its stderr follows the line's
-/// redirections like any program's. A line stopped as a whole is Layer 2's
-/// to say (`RawResult::timed_out`); the wording is one, `clix_present::timeout_line`.
-pub(crate) async fn run_program(
-    sandbox: &Sandbox,
-    argv: &[String],
-    cwd: &std::path::Path,
-    stdin: Option<&[u8]>,
-    env: &[(String, String)],
-    deadline: &Deadline,
-    limit: Duration,
-) -> ExecResult {
-    let name = argv.first().map(String::as_str).unwrap_or("program");
-    let timeout = deadline.remaining(limit);
-    let request = Request { env, ..Request::new(argv, cwd, stdin, timeout) };
-    match sandbox.run(request).await {
-        Ok(outcome) => to_exec_result(name, outcome, limit),
-        Err(e) => ExecResult::err(format!("[error] {e}\n"), CANNOT_RUN_EXIT),
+/// How a sandboxed stage of a line runs: in which sandbox, within what is
+/// left of the line's time limit, and keeping at most the line's memory
+/// budget of each of its output streams.
+#[derive(Clone)]
+pub(crate) struct StageRun {
+    pub(crate) sandbox: Arc<Sandbox>,
+    pub(crate) timeout: Duration,
+    pub(crate) deadline: Deadline,
+    /// Bytes of stdout and of stderr kept: `[limits] max_memory_bytes`.
+    pub(crate) output_cap: usize,
+}
+
+impl StageRun {
+    /// Runs `argv` and turns the outcome into a shell result. A note about
+    /// a time-out goes to this stage's stderr, where the model sees it. It is
+    /// written here, in Layer 1, because it is about this stage: in
+    /// `python3 slow.py | head` only the stage knows it was stopped (the
+    /// line's exit code is `head`'s), and its stderr follows the line's
+    /// redirections like any program's. A line stopped as a whole is Layer
+    /// 2's to say (`RawResult::timed_out`); the wording is one,
+    /// `clix_present::timeout_line`.
+    ///
+    /// Output past the cap is an error that stops the whole line: kept in
+    /// part, it would reach the next stage (or a file) as if whole, with
+    /// exit 0.
+    pub(crate) async fn run(
+        &self,
+        argv: &[String],
+        cwd: &std::path::Path,
+        stdin: Option<&[u8]>,
+        env: &[(String, String)],
+    ) -> Result<ExecResult, LimitExceeded> {
+        let name = argv.first().map(String::as_str).unwrap_or("program");
+        let timeout = self.deadline.remaining(self.timeout);
+        let request = Request { env, output_cap: Some(self.output_cap), ..Request::new(argv, cwd, stdin, timeout) };
+        match self.sandbox.run(request).await {
+            Ok(outcome) if outcome.stdout_dropped() > 0 || outcome.stderr_total > outcome.stderr.len() as u64 => {
+                Err(LimitExceeded::BuiltinOutput { command: name.to_string(), limit: self.output_cap })
+            }
+            Ok(outcome) => Ok(to_exec_result(outcome, self.timeout)),
+            Err(e) => Ok(ExecResult::err(format!("[error] {e}\n"), CANNOT_RUN_EXIT)),
+        }
     }
 }
 
@@ -225,21 +234,9 @@ pub(crate) fn exported_env(env: &std::collections::HashMap<String, String>) -> V
     passed
 }
 
-fn to_exec_result(name: &str, o: Outcome, limit: Duration) -> ExecResult {
-    let dropped = o.stdout_dropped();
+fn to_exec_result(o: Outcome, limit: Duration) -> ExecResult {
     // Moved, never copied: a program's output may be many megabytes.
-    let Outcome { stdout, mut stderr, exit_code, timed_out, stdout_total, stdout_lines_total, .. } = o;
-    if dropped > 0 {
-        stderr.extend_from_slice(
-            format!(
-                "clix: {name}: output capped: kept {} of {} bytes ({} lines in all); narrow it with grep/head or redirect it to a file\n",
-                stdout.len(),
-                stdout_total,
-                stdout_lines_total
-            )
-            .as_bytes(),
-        );
-    }
+    let Outcome { stdout, mut stderr, exit_code, timed_out, .. } = o;
     if timed_out.is_some() {
         stderr.extend_from_slice(format!("{}\n", clix_present::timeout_line(limit)).as_bytes());
     }

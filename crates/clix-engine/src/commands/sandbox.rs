@@ -1,14 +1,10 @@
 //! `sandbox`: run a script or a program in the OS sandbox explicitly, or
 //! see what isolation is in force.
 
-use std::sync::Arc;
-use std::time::Duration;
-
-use clix_sandbox::Sandbox;
 use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, read_stdin};
 
 use super::flags::{Arity, Misuse, Operand, Picked, Syntax, pick};
-use super::os::{Deadline, run_program};
+use super::os::StageRun;
 
 /// A program and its own arguments: the words after the program are its
 /// own, flags included, so options (there are none yet) end at the program.
@@ -34,13 +30,11 @@ const SYNTAXES: [&Syntax; 3] = [&BASH, &RUN, &STATUS];
 
 pub(crate) struct SandboxCommand {
     spec: CommandSpec,
-    sandbox: Arc<Sandbox>,
-    timeout: Duration,
-    deadline: Deadline,
+    stage: StageRun,
 }
 
 impl SandboxCommand {
-    pub(crate) fn new(sandbox: Arc<Sandbox>, timeout: Duration, deadline: Deadline) -> Self {
+    pub(crate) fn new(stage: StageRun) -> Self {
         let summaries = [
             "run a whole script in a real GNU bash in the sandbox",
             "run one program in the sandbox",
@@ -60,7 +54,7 @@ impl SandboxCommand {
                 .into(),
             needs_args: true,
         };
-        SandboxCommand { spec, sandbox, timeout, deadline }
+        SandboxCommand { spec, stage }
     }
 }
 
@@ -81,7 +75,7 @@ impl AgentCommand for SandboxCommand {
         };
         let argv: Vec<String> = match (syntax.subcommand(), operands.split_first()) {
             ("status", _) => {
-                io.stdout.write_all(self.sandbox.status().as_bytes()).await?;
+                io.stdout.write_all(self.stage.sandbox.status().as_bytes()).await?;
                 return Ok(CommandStatus::success());
             }
             ("bash", Some((script, args))) => ["bash", "-c", script.as_str(), "bash"]
@@ -96,7 +90,7 @@ impl AgentCommand for SandboxCommand {
         let stdin = read_stdin(&io).await?;
         let stdin = (!stdin.is_empty()).then_some(stdin.as_slice());
         let env = super::os::exported_env(io.env);
-        let result = run_program(&self.sandbox, &argv, io.cwd, stdin, &env, &self.deadline, self.timeout).await;
+        let result = self.stage.run(&argv, io.cwd, stdin, &env).await.map_err(bashkit::Error::ResourceLimit)?;
         io.stdout.write_all(result.stdout.as_bytes()).await?;
         io.stderr.write_all(result.stderr.as_bytes()).await?;
         Ok(CommandStatus::with_code(result.exit_code))

@@ -12,7 +12,7 @@ use clix_shell::{
 };
 
 use crate::catalog::{Catalog, SharedCatalog};
-use crate::commands::{BrowserCommand, CallTime, Deadline, MemoryConfig, SeenImage, SeenImages, run_program};
+use crate::commands::{BrowserCommand, CallTime, Deadline, MemoryConfig, SeenImage, SeenImages, StageRun};
 use crate::policy::{PolicyConfig, ShellGate};
 use crate::spill::SpillDir;
 
@@ -148,7 +148,7 @@ impl Engine {
         };
         let deadline = Deadline::default();
         let time = CallTime { deadline: deadline.clone(), limit: config.limits.timeout() };
-        let resolver = setup::resolver(&mut registry, sandbox.as_ref(), &time, &shared);
+        let resolver = setup::resolver(&mut registry, sandbox.as_ref(), &time, config.limits.max_memory_bytes, &shared);
         if let Some(settings) = config.browser {
             let root = workspace.root().to_path_buf();
             registry.register(Arc::new(BrowserCommand::new(
@@ -257,24 +257,31 @@ impl Engine {
         (raw, Capture::Complete)
     }
 
-    /// A routed big-file line: `argv` in the sandbox, cancellable like any line.
+    /// A routed line: `argv` in the sandbox, cancellable like any line, and
+    /// stopped like any line when its output passes the memory budget.
     async fn run_whole_in_sandbox(
         &self,
-        sandbox: &Sandbox,
+        sandbox: &Arc<Sandbox>,
         argv: &[String],
         stdin: Option<&[u8]>,
         limit: Duration,
     ) -> RawResult {
         let cwd = self.session.cwd();
         let started = std::time::Instant::now();
-        // A routed line is a few streaming tools over a file: no variable of the session matters to them.
-        let run = run_program(sandbox, argv, &cwd, stdin, &[], &self.deadline, limit);
-        let result = self
-            .session
-            .cancel_handle()
-            .guard(run)
-            .await
-            .unwrap_or_else(|| clix_shell::ExecResult::err("clix: cancelled\n", clix_shell::CANCELLED_EXIT));
+        let limits = self.session.limits();
+        let stage = StageRun {
+            sandbox: Arc::clone(sandbox),
+            timeout: limit,
+            deadline: self.deadline.clone(),
+            output_cap: limits.max_memory_bytes,
+        };
+        // A routed line is a few streaming tools over files: no variable of the session matters to them.
+        let run = stage.run(argv, &cwd, stdin, &[]);
+        let result = match self.session.cancel_handle().guard(run).await {
+            Some(Ok(result)) => result,
+            Some(Err(limit)) => return RawResult::stopped_by(&limit, limits, started.elapsed()),
+            None => clix_shell::ExecResult::err("clix: cancelled\n", clix_shell::CANCELLED_EXIT),
+        };
         RawResult {
             stdout: result.stdout.into_bytes(),
             stderr: result.stderr.into_bytes(),

@@ -11,7 +11,7 @@ use super::OsTier;
 use crate::catalog::{Catalog, HUB_SHOWN, SharedCatalog};
 use crate::commands::{
     CallTime, Cat, ClipCommand, Help, HubCommand, HubTool, MemoryCommand, MemoryConfig, OsResolver, SandboxCommand,
-    See, SeenImages, UnknownCommands, Write,
+    See, SeenImages, StageRun, UnknownCommands, Write,
 };
 
 /// The commands every engine has: `help`, `write`, `cat`, `see`, and
@@ -53,12 +53,15 @@ pub(super) fn resolver(
     registry: &mut CommandRegistry,
     sandbox: Option<&Arc<Sandbox>>,
     time: &CallTime,
+    output_cap: usize,
     catalog: &SharedCatalog,
 ) -> Arc<dyn CommandResolver> {
     let unknown = UnknownCommands { catalog: Arc::clone(catalog) };
     let Some(sandbox) = sandbox else { return Arc::new(unknown) };
-    registry.register(Arc::new(SandboxCommand::new(Arc::clone(sandbox), time.limit, time.deadline.clone())));
-    Arc::new(OsResolver::new(Arc::clone(sandbox), time.limit, time.deadline.clone(), unknown))
+    let stage =
+        StageRun { sandbox: Arc::clone(sandbox), timeout: time.limit, deadline: time.deadline.clone(), output_cap };
+    registry.register(Arc::new(SandboxCommand::new(stage.clone())));
+    Arc::new(OsResolver::new(stage, unknown))
 }
 
 /// The hub's part of an engine, for its catalog and stage explanations.
