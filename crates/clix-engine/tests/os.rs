@@ -376,3 +376,43 @@ async fn output_past_the_memory_budget_stops_the_line() {
     let (out, _, code) = raw(&mut f, "python3 -c 'print(\"x\" * 500000)' | wc -c").await;
     assert_eq!((out.as_str(), code), ("500001\n", 0));
 }
+
+/// Issue 29: tree walks over a big tree run whole in the sandbox's GNU
+/// tools, which read listings where the shell stats every entry through the
+/// handle (`find` over 30,000 files was 4× bash). The answers are bash's;
+/// a small tree, and a `find` that runs commands, stay in the shell.
+#[tokio::test]
+async fn big_trees_walk_through_gnu_tools_in_the_sandbox() {
+    let mut f = fixture(SandboxSettings { big_tree_entries: 50, ..SandboxSettings::default() }).await;
+    for i in 0..120 {
+        let dir = f.ws.path().join(format!("src/m{}/n{}", i % 4, i % 3));
+        std::fs::create_dir_all(&dir).unwrap();
+        let body = if i % 5 == 0 { format!("fn f{i}() {{}} // TODO\n") } else { format!("fn f{i}() {{}}\n") };
+        std::fs::write(dir.join(format!("f{i}.rs")), body).unwrap();
+    }
+    std::fs::create_dir_all(f.ws.path().join("small")).unwrap();
+    std::fs::write(f.ws.path().join("small/a.txt"), "TODO\n").unwrap();
+    let routed = [
+        "find src -type f | wc -l",
+        "find src -name '*.rs' | sort | tail -3",
+        "find src -type f -name '*.rs' | xargs grep -l TODO | wc -l",
+        "grep -rl TODO src | sort | head -3",
+        "grep -rc TODO src | grep -vc ':0$'",
+        "du -a src | wc -l",
+        "ls -R src | wc -l",
+    ];
+    let stays = ["find small -type f | wc -l", "find src -name f1.rs -exec cat {} +"];
+    for line in routed.iter().chain(&stays) {
+        let bash = std::process::Command::new("bash").args(["-c", line]).current_dir(f.ws.path()).output().unwrap();
+        let (out, err, code) = raw(&mut f, line).await;
+        assert_eq!((out.as_str(), code), (String::from_utf8_lossy(&bash.stdout).as_ref(), 0), "{line}: {err}");
+    }
+    let audit = std::fs::read_to_string(f.state.path().join("audit.jsonl")).unwrap();
+    for line in routed {
+        let logged = serde_json::to_string(line).unwrap();
+        assert!(audit.contains(&format!(r#""argv":["bash","-c",{logged}]"#)), "not routed: {line}\n{audit}");
+    }
+    for line in stays {
+        assert!(!audit.contains(&serde_json::to_string(line).unwrap()), "routed: {line}\n{audit}");
+    }
+}

@@ -45,6 +45,10 @@ pub struct SandboxSettings {
     /// A command line that reads a workspace file at least this large (MiB)
     /// and uses only standard tools runs whole in the sandbox's GNU bash.
     pub big_file_mb: u64,
+    /// A command line of standard tools that walks a folder holding at least
+    /// this many entries (`find`, `grep -r`, `du`, `ls -R`) runs whole in the
+    /// sandbox's GNU bash, which reads listings where the shell stats entries.
+    pub big_tree_entries: usize,
 }
 
 impl Default for SandboxSettings {
@@ -60,7 +64,8 @@ impl Default for SandboxSettings {
             max_file_size_mb: 4096,
             max_open_files: 1024,
             output_cap_mb: 64,
-            big_file_mb: 32,
+            big_file_mb: 8,
+            big_tree_entries: 5000,
         }
     }
 }

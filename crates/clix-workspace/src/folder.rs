@@ -348,6 +348,30 @@ impl Folder {
         Ok(entries)
     }
 
+    /// Whether the tree under `path` holds at least `entries` entries
+    /// (files, folders and links below it), counted from the listings alone
+    /// (no stat per entry, as `find` reads `d_type`), never following a
+    /// symlink, and stopping as soon as the count is reached. Folders that
+    /// cannot be listed count as empty; a path outside holds nothing.
+    pub fn holds_at_least(&self, path: &Path, entries: usize) -> bool {
+        let Ok(rel) = self.relative(path) else { return false };
+        let mut pending = vec![rel];
+        let mut seen = 0usize;
+        while let Some(dir) = pending.pop() {
+            let Ok(listing) = self.dir.read_dir(&dir) else { continue };
+            for entry in listing.flatten() {
+                seen += 1;
+                if seen >= entries {
+                    return true;
+                }
+                if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                    pending.push(dir.join(entry.file_name()));
+                }
+            }
+        }
+        false
+    }
+
     /// Creates the folder `path` beneath this one; `recursive` makes the
     /// missing parents too, as `mkdir -p`.
     pub fn create_dir(&self, path: &Path, recursive: bool) -> io::Result<()> {

@@ -240,3 +240,25 @@ fn a_confined_folder_writes_only_in_its_places() {
     assert!(ws.confined(&[PathBuf::from(".")]).is_err());
     assert_eq!(a.writable(), Some(vec![PathBuf::from("agents/a"), PathBuf::from("out/gen")]));
 }
+
+/// The tree-size probe counts what is inside only: a symlink to a big
+/// folder outside is one entry, and a path outside holds nothing.
+#[test]
+fn the_tree_probe_counts_inside_only() {
+    let f = fixture();
+    let root = f.folder.root().to_path_buf();
+    for i in 0..20 {
+        std::fs::write(f.outside.join(format!("o{i}")), "x").unwrap();
+    }
+    std::fs::create_dir_all(root.join("d/e")).unwrap();
+    for i in 0..5 {
+        std::fs::write(root.join(format!("d/e/f{i}")), "x").unwrap();
+    }
+    symlink(&f.outside, root.join("d/out")).unwrap();
+    // d holds e, e's five files and the link: 7 entries.
+    assert!(f.folder.holds_at_least(&root.join("d"), 7));
+    assert!(!f.folder.holds_at_least(&root.join("d"), 8));
+    assert!(!f.folder.holds_at_least(&root.join("d/out"), 1), "followed a symlink out");
+    assert!(!f.folder.holds_at_least(&f.outside, 1), "counted a folder outside");
+    assert!(!f.folder.holds_at_least(&root.join("d/../../outside"), 1));
+}

@@ -2,9 +2,12 @@
 //! runs through `clix run --raw` and through `bash -c`, each on its own copy
 //! of one generated workspace (a 20,000-file tree, a 100,000-line text file,
 //! a 100,000-row CSV, a 100,000-element JSON array), and stdout bytes and
-//! exit codes must be equal. Then the same lines run with a small memory
-//! limit and time limit, and every one must end non-zero with the limit's
-//! `[error]` line: a limit is an error, never a shorter answer.
+//! exit codes must be equal: once as `clix run` has it (lines over big
+//! files and big trees routed to the sandbox's GNU tools), and once with
+//! routing off, so the in-process shell answers every line. Then the same
+//! lines run in process with a small memory limit and time limit, and every
+//! one must end non-zero with the limit's `[error]` line: a limit is an
+//! error, never a shorter answer.
 //!
 //! The same table runs at full size in `clix-bench scale`, with the times.
 //! Run: `cargo test -p clix --test scale`.
@@ -26,11 +29,24 @@ fn run_all(run: impl Fn(&str, &Path) -> Outcome) -> Vec<Outcome> {
     LINES.iter().map(|line| run(line, &ws)).collect()
 }
 
+/// Routing off: no file is big enough and no tree holds enough entries.
+const IN_PROCESS: [(&str, &str); 2] =
+    [("CLIX_SANDBOX_BIG_FILE_MB", "1000000"), ("CLIX_SANDBOX_BIG_TREE_ENTRIES", "1000000000")];
+
 #[test]
 fn every_line_at_scale_gives_bashs_bytes_and_exit_code() {
+    same_as_bash(&[]);
+}
+
+#[test]
+fn every_line_in_process_gives_bashs_bytes_and_exit_code() {
+    same_as_bash(&IN_PROCESS);
+}
+
+fn same_as_bash(env: &[(&str, &str)]) {
     let home = tempfile::tempdir().unwrap();
     let (clix, bash) = std::thread::scope(|s| {
-        let clix = s.spawn(|| run_all(|line, ws| run_clix(line, ws, home.path(), &[])));
+        let clix = s.spawn(|| run_all(|line, ws| run_clix(line, ws, home.path(), env)));
         let bash = s.spawn(|| run_all(run_bash));
         (clix.join().unwrap(), bash.join().unwrap())
     });
@@ -59,12 +75,14 @@ fn every_line_at_scale_gives_bashs_bytes_and_exit_code() {
 }
 
 /// With 2 KiB of memory per line and one second, every line of the table
-/// (each needs more of one or the other) stops, and says which limit
-/// stopped it: none passes off a cut output as its answer.
+/// (each needs more of one or the other in process) stops, and says which
+/// limit stopped it: none passes off a cut output as its answer. (Routed to
+/// GNU tools, which stream, a line holds only its output.)
 #[test]
 fn with_small_limits_every_line_fails_and_names_its_limit() {
     let home = tempfile::tempdir().unwrap();
-    let small = [("CLIX_LIMITS_MAX_MEMORY_BYTES", "2048"), ("CLIX_LIMITS_TIMEOUT_SECS", "1")];
+    let small =
+        [("CLIX_LIMITS_MAX_MEMORY_BYTES", "2048"), ("CLIX_LIMITS_TIMEOUT_SECS", "1"), IN_PROCESS[0], IN_PROCESS[1]];
     let outcomes = run_all(|line, ws| run_clix(line, ws, home.path(), &small));
     let failures: Vec<String> = LINES
         .iter()

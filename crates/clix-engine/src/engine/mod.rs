@@ -16,7 +16,7 @@ use crate::commands::{BrowserCommand, CallTime, Deadline, MemoryConfig, SeenImag
 use crate::policy::{PolicyConfig, ShellGate};
 use crate::spill::SpillDir;
 
-mod big_file;
+mod route;
 mod setup;
 mod stages;
 
@@ -230,14 +230,14 @@ impl Engine {
     }
 
     /// Layer 1: in-process, or whole in the sandbox's GNU tools when the
-    /// line streams a file too big for the in-process engine (see
-    /// [`big_file::big_file_line`]).
+    /// line streams a big file or walks a big tree (see
+    /// [`route::routed_line`]).
     async fn execute(&mut self, line: &str, stdin: Option<&[u8]>, limit: Option<Duration>) -> (RawResult, Capture) {
         let configured = self.session.limits().timeout();
         let limit = limit.map_or(configured, |l| l.min(configured));
         self.deadline.start(limit);
         if let Some(sandbox) = &self.sandbox
-            && let Some(argv) = big_file::big_file_line(&self.session, sandbox, line)
+            && let Some(argv) = route::routed_line(&self.session, sandbox, line)
         {
             // The shell's hook never sees this line: the gate reads it whole.
             if let Some(gate) = &self.gate

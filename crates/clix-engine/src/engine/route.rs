@@ -1,0 +1,189 @@
+//! Routing a line whole to the sandbox's GNU tools: a line of streaming
+//! standard tools over a big file (the in-process shell reads whole files,
+//! up to `limits.max_memory_bytes`, and is several times slower per line),
+//! or one that walks a big tree (`find`, `grep -r`, `du`, `ls -R`: the
+//! in-process walk stats every entry through the workspace handle, where GNU
+//! tools read the listing). The answer is GNU bash's either way; the line
+//! is decided by the policy gate whole, and runs in the jail.
+
+use clix_sandbox::Sandbox;
+use clix_shell::{Kind, Session};
+
+/// Standard tools whose GNU versions stream, so a line made only of them can
+/// run whole in the sandbox's bash over files of any size.
+const STREAMING_TOOLS: &[&str] = &[
+    "grep",
+    "egrep",
+    "fgrep",
+    "wc",
+    "sort",
+    "uniq",
+    "head",
+    "tail",
+    "cut",
+    "tr",
+    "sed",
+    "awk",
+    "cat",
+    "tac",
+    "nl",
+    "rev",
+    "md5sum",
+    "sha256sum",
+    "zcat",
+    "gzip",
+    "gunzip",
+    "tee",
+    "comm",
+    "join",
+    "paste",
+    "fold",
+    "expand",
+];
+
+/// Tools that walk a tree (besides `grep -r`, a streaming tool): routed when
+/// the tree they walk is big. `xargs` only in front of a streaming tool.
+const TREE_TOOLS: &[&str] = &["find", "du", "ls", "xargs"];
+
+/// `find` primaries that run other commands: a line with them stays in the
+/// shell, where each command it runs is decided by the gate.
+const FIND_RUNS: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
+
+/// `xargs` options whose value is the next word.
+const XARGS_VALUED: &[&str] =
+    &["-n", "-I", "-i", "-d", "-L", "-l", "-P", "-s", "-E", "-e", "-a", "--arg-file", "--delimiter"];
+
+/// Characters that make a line more than one plain command.
+const SHELL_SYNTAX: &[char] = &['|', '&', ';', '<', '>', '(', ')', '$', '`', '!', '{', '}', '*', '?', '[', '\n', '#'];
+
+/// The argv to run in the sandbox when `line` should bypass the in-process
+/// engine: every command is a streaming standard tool or a tree walker the
+/// sandbox has, every word is literal (so no session variable is needed),
+/// and some file it names is at least `big_file_mb`, or some tree it walks
+/// holds at least `big_tree_entries` entries. A single plain command runs
+/// directly; anything else runs in GNU bash.
+///
+/// Routed lines and big files left in the shell are debug events, with why;
+/// sizes are looked up for a line that could not be routed only when those
+/// events are on.
+pub(super) fn routed_line(session: &Session, sandbox: &Sandbox, line: &str) -> Option<Vec<String>> {
+    let analysis = session.analyze(line)?;
+    let dynamic = analysis.truncated
+        || analysis.has_dynamic_commands
+        || analysis.has_command_substitution
+        || analysis.has_interpreter_reentry
+        || !analysis.functions.is_empty()
+        || analysis.commands.is_empty();
+    let standard = !dynamic && analysis.commands.iter().all(|c| routable(c, sandbox));
+    if !standard && !tracing::enabled!(tracing::Level::DEBUG) {
+        return None;
+    }
+    let threshold = sandbox.settings().big_file_mb << 20;
+    let cwd = session.cwd();
+    let big = analysis
+        .commands
+        .iter()
+        .flat_map(|c| c.args.iter().flatten())
+        .chain(analysis.redirects.iter().filter_map(|r| r.path.as_ref()))
+        // Through the handle: a word naming a place outside the workspace
+        // (`../x`, a symlink out) tells nothing about it.
+        .find_map(|word| {
+            let meta = session.folder().metadata(&cwd.join(word)).ok()?;
+            (meta.kind == Kind::File && meta.len >= threshold)
+                .then(|| format!("{word} is {} bytes (sandbox.big_file_mb)", meta.len))
+        });
+    let why = big.or_else(|| {
+        // Only a line that can be routed is worth a walk.
+        let entries = sandbox.settings().big_tree_entries;
+        let mut roots = standard.then(|| analysis.commands.iter().flat_map(tree_roots))?;
+        let root = roots.find(|root| session.folder().holds_at_least(&cwd.join(root), entries))?;
+        Some(format!("{root} holds {entries} entries or more (sandbox.big_tree_entries)"))
+    })?;
+    if !standard {
+        let reason = if dynamic {
+            "the line computes commands or words at run time, or defines functions"
+        } else {
+            "not every command is a streaming standard tool the sandbox has (grep, wc, sort, awk, …)"
+        };
+        tracing::debug!(
+            why,
+            reason,
+            "big file, but the line stays in the in-process shell, which reads whole files (up to limits.max_memory_bytes)"
+        );
+        return None;
+    }
+    let argv = match analysis.commands.as_slice() {
+        [only] if analysis.redirects.is_empty() && !line.contains(SHELL_SYNTAX) => {
+            only.name.iter().chain(only.args.iter().flatten()).cloned().collect::<Vec<_>>()
+        }
+        _ => ["bash", "-c", line].map(String::from).to_vec(),
+    };
+    tracing::debug!(
+        why,
+        runner = if argv[0] == "bash" { "GNU bash -c, the whole line" } else { argv[0].as_str() },
+        "routing: the line runs whole in the sandbox's GNU tools"
+    );
+    Some(argv)
+}
+
+/// Whether the sandbox's GNU tool can take this command's place: a
+/// streaming tool or a tree walker it has, with literal words only.
+fn routable(command: &bashkit::AnalyzedCommand, sandbox: &Sandbox) -> bool {
+    let Some(name) = command.name.as_deref() else { return false };
+    let args: Vec<&str> = command.args.iter().flatten().map(String::as_str).collect();
+    let tool = match name {
+        // `cat -b` is our base64, not GNU's numbering.
+        "cat" => !args.iter().any(|a| a.starts_with('-')),
+        "find" => !args.iter().any(|a| FIND_RUNS.contains(a)),
+        // xargs runs a command: only a streaming tool, which runs in the sandbox too.
+        "xargs" => xargs_command(&args).is_some_and(|c| STREAMING_TOOLS.contains(&c) && sandbox.has_program(c)),
+        _ => STREAMING_TOOLS.contains(&name) || TREE_TOOLS.contains(&name),
+    };
+    tool && sandbox.has_program(name) && command.assignments.is_empty() && command.args.iter().all(Option::is_some)
+}
+
+/// The command `xargs` runs: its first word that is not an option or an
+/// option's value.
+fn xargs_command<'a>(args: &[&'a str]) -> Option<&'a str> {
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        if XARGS_VALUED.contains(word) {
+            words.next();
+        } else if !word.starts_with('-') {
+            return Some(word);
+        }
+    }
+    None
+}
+
+/// The folders a command walks, as written: `find`'s starting points, `du`'s
+/// operands, and those of `ls -R` and `grep -r` (`.` when none is given).
+/// A word that is not a folder (grep's pattern) is looked at and found
+/// holding nothing.
+fn tree_roots(command: &bashkit::AnalyzedCommand) -> Vec<String> {
+    let Some(name) = command.name.as_deref() else { return Vec::new() };
+    let args: Vec<&str> = command.args.iter().flatten().map(String::as_str).collect();
+    let short = |letters: &[char]| {
+        args.iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a.chars().skip(1).any(|c| letters.contains(&c)))
+    };
+    let operands: Vec<String> = match name {
+        "find" => args
+            .iter()
+            .take_while(|a| !a.starts_with('-') && !matches!(**a, "(" | "!"))
+            .map(|a| a.to_string())
+            .collect(),
+        "du" => args.iter().filter(|a| !a.starts_with('-')).map(|a| a.to_string()).collect(),
+        "ls" if short(&['R']) || args.contains(&"--recursive") => {
+            args.iter().filter(|a| !a.starts_with('-')).map(|a| a.to_string()).collect()
+        }
+        "grep" | "egrep" | "fgrep"
+            if short(&['r', 'R'])
+                || args.iter().any(|a| a.starts_with("--recursive") || a.starts_with("--dereference-recursive")) =>
+        {
+            args.iter().filter(|a| !a.starts_with('-')).map(|a| a.to_string()).collect()
+        }
+        _ => return Vec::new(),
+    };
+    if operands.is_empty() { vec![".".to_string()] } else { operands }
+}
