@@ -79,7 +79,8 @@ pub struct ClipConfig {
     pub sandbox: Option<SandboxSettings>,
     /// clix's config folder, never mounted into a `local` sandbox.
     pub clix_config_dir: Option<PathBuf>,
-    /// Bytes kept of each stream of a call; the rest is counted.
+    /// Bytes kept of each stream of a call; the rest is counted. An engine
+    /// sets it to its line's memory budget (`[limits] max_memory_bytes`).
     pub output_cap_bytes: usize,
 }
 
@@ -180,7 +181,8 @@ impl Clip {
         &self.sockets
     }
 
-    fn cap(&self) -> usize {
+    /// Bytes kept of each stream of a call (64 MiB when none was set).
+    pub fn output_cap(&self) -> usize {
         if self.config.output_cap_bytes == 0 { 64 << 20 } else { self.config.output_cap_bytes }
     }
 
@@ -267,7 +269,7 @@ impl Clip {
         max_file: Option<u64>,
     ) -> Result<Outcome, ClipError> {
         tracing::debug!(environment = %env.name, argv = ?redact_argv(argv), "clip: starting");
-        match child::run(argv, stdin, limit, self.cap(), max_file).await {
+        match child::run(argv, stdin, limit, self.output_cap(), max_file).await {
             Ok(outcome) => Ok(outcome),
             Err(child::SpawnError::Missing(program)) => {
                 Err(unreachable(env, Failure::NoClient(program.clone()), &format!("{program}: not found on PATH")))

@@ -33,7 +33,7 @@ async fn session(test: &str, timeout_secs: u64) -> Option<Session> {
     let engine = Engine::new(EngineConfig {
         browser: None,
         workspace: ws.path().to_path_buf(),
-        limits: ShellLimits { timeout_secs, ..ShellLimits::default() },
+        limits: ShellLimits { timeout_secs, max_memory_bytes: 1 << 20, ..ShellLimits::default() },
         present: PresentOptions::default(),
         os: None,
         memory: None,
@@ -82,9 +82,10 @@ async fn lines_stdin_failures_and_long_output_in_the_sandboxed_tree() {
     // Long output: spilled by Layer 2 with exact totals.
     let shown = s.engine.run("clip tree 'seq 1 50000'", None).await;
     assert!(shown.text.contains("--- output truncated: 50000 lines"), "{}", shown.text);
-    let (out, err, _) = raw(&mut s, "clip tree 'yes 123456789 | head -n 300000'").await;
-    assert_eq!(out.len(), 1 << 20);
-    assert!(err.contains("output capped: kept 1048576 of 3000000 bytes (300000 lines in all)"), "{err}");
+    // Past the line's memory (1 MiB here) the line stops, nothing cut passes on.
+    let (out, err, code) = raw(&mut s, "clip tree 'yes 123456789 | head -n 300000' | wc -c").await;
+    assert_eq!((out.as_str(), code), ("", 1), "{err}");
+    assert!(err.contains("[error] stopped: clip tree's output passed the memory one line may hold (1 MiB"), "{err}");
     // The audit line is clip's, with the environment.
     let audit = std::fs::read_to_string(s.home.path().join("state/audit.jsonl")).unwrap();
     let last: serde_json::Value = serde_json::from_str(audit.lines().last().unwrap()).unwrap();

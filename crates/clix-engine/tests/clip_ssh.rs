@@ -63,7 +63,8 @@ async fn session(entries: Vec<ClipEntry>, timeout_secs: u64, policy: Option<Poli
     let ws = tempfile::tempdir().unwrap();
     // Stands for CLIX_HOME: the state folder (sockets, audit) lives here.
     let home = tempfile::tempdir().unwrap();
-    let limits = ShellLimits { timeout_secs, ..ShellLimits::default() };
+    // 1 MiB a line, so that one call's output can pass it.
+    let limits = ShellLimits { timeout_secs, max_memory_bytes: 1 << 20, ..ShellLimits::default() };
     let engine = Engine::new(EngineConfig {
         browser: None,
         workspace: ws.path().to_path_buf(),
@@ -132,11 +133,17 @@ async fn lines_pipelines_failures_and_long_output_over_real_ssh() {
     let spilled = std::fs::read_to_string(s.ws.path().join(&spill)).unwrap();
     assert_eq!(spilled.lines().count(), 100_000);
     assert_eq!(spilled.lines().last(), Some("100000"));
-    // Past the capture cap (1 MiB here): what was dropped is counted, not lost silently.
-    let (out, err, code) = raw(&mut s, "clip box 'yes 123456789 | head -n 300000'", None).await;
-    assert_eq!(code, 0, "{err}");
-    assert_eq!(out.len(), 1 << 20);
-    assert!(err.contains("output capped: kept 1048576 of 3000000 bytes (300000 lines in all)"), "{err}");
+    // Past the line's memory (1 MiB here) the line stops: a cut output
+    // would reach `wc` as whole.
+    let (out, err, code) = raw(&mut s, "clip box 'yes 123456789 | head -n 300000' | wc -c; echo after", None).await;
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains(
+            "[error] stopped: clip box's output passed the memory one line may hold (1 MiB, [limits] max_memory_bytes)"
+        ),
+        "{err}"
+    );
+    assert!(!out.contains("after") && !out.contains("1048576"), "{out}");
 
     // Every call was one audit line: environment, command, exit code, bytes, duration.
     let audit = audit_lines(&s);

@@ -656,7 +656,8 @@ fn clip_config(paths: &Paths, settings: &Settings, session: String) -> clix_engi
         session_id: session,
         sandbox: (settings.sandbox.mode != SandboxMode::Off).then(|| settings.sandbox.clone()),
         clix_config_dir: Some(paths.config_dir.clone()),
-        output_cap_bytes: usize::try_from(settings.sandbox.output_cap_mb << 20).unwrap_or(usize::MAX),
+        // The engine holds a call's output to the line's memory budget.
+        output_cap_bytes: 0,
     }
 }
 

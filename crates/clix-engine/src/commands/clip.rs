@@ -213,21 +213,16 @@ impl ClipCommand {
         let stdin = (!stdin.is_empty()).then_some(stdin.as_slice());
         let limit = self.time.remaining();
         match self.clip.run(env, &line, stdin, limit).await {
+            // Cut, it would reach the next stage as whole: the line stops.
+            Ok(o) if o.stdout_dropped() > 0 || o.stderr_total > o.stderr.len() as u64 => {
+                Err(bashkit::Error::ResourceLimit(bashkit::LimitExceeded::BuiltinOutput {
+                    command: format!("clip {}", env.name),
+                    limit: self.clip.output_cap(),
+                }))
+            }
             Ok(o) => {
                 io.stdout.write_all(&o.stdout).await?;
                 let mut stderr = o.stderr.clone();
-                if o.stdout_dropped() > 0 {
-                    stderr.extend_from_slice(
-                        format!(
-                            "clix: clip {}: output capped: kept {} of {} bytes ({} lines in all); narrow it with grep/head there\n",
-                            env.name,
-                            o.stdout.len(),
-                            o.stdout_total,
-                            o.stdout_lines_total
-                        )
-                        .as_bytes(),
-                    );
-                }
                 // The remote `timeout` may end it a moment before the local kill.
                 let remote_timeout = o.exit_code == clix_common::exit::TIMEOUT
                     && o.duration + std::time::Duration::from_secs(1) >= limit;

@@ -168,7 +168,14 @@ impl Engine {
             None => None,
         };
         let environments = match config.clip {
-            Some(clip) => setup::register_clip(&mut registry, clip, &workspace, gate.clone(), &time)?,
+            Some(clip) => setup::register_clip(
+                &mut registry,
+                clip,
+                &workspace,
+                gate.clone(),
+                &time,
+                config.limits.max_memory_bytes,
+            )?,
             None => Vec::new(),
         };
         let session = Session::new(SessionConfig {

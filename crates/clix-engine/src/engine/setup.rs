@@ -141,7 +141,10 @@ pub(super) fn register_clip(
     workspace: &Workspace,
     gate: Option<Arc<clix_policy::Gate>>,
     time: &CallTime,
+    output_cap: usize,
 ) -> Result<Vec<(String, String)>, super::EngineError> {
+    // A call's output is a stage's: held to the line's memory budget.
+    let config = clix_clip::ClipConfig { output_cap_bytes: output_cap, ..config };
     let clip = Arc::new(clix_clip::Clip::new(config).map_err(super::EngineError::Clip)?);
     let environments = clip.environments().iter().map(|e| (e.name.clone(), e.description.clone())).collect();
     registry.register(Arc::new(ClipCommand::new(clip, workspace.clone(), gate, time.clone())));
