@@ -838,6 +838,9 @@ struct ExecutionBudgetInner {
     deadline: Option<Instant>,
     cancelled: Arc<AtomicBool>,
     poisoned: Mutex<Option<ExecutionBudgetExceeded>>,
+    /// clix patch (docs/bashkit-patches.md, "a cheap budget check"): set
+    /// with `poisoned`, so a check reads an atomic rather than a lock.
+    is_poisoned: AtomicBool,
     closed: AtomicBool,
 }
 
@@ -876,12 +879,16 @@ impl ExecutionBudget {
                     .and_then(|deadline| deadline.checked_add(Self::DEADLINE_GRACE)),
                 cancelled,
                 poisoned: Mutex::new(None),
+                is_poisoned: AtomicBool::new(false),
                 closed: AtomicBool::new(false),
             }),
         }
     }
 
     fn failure(&self) -> Option<LimitExceeded> {
+        if !self.inner.is_poisoned.load(Ordering::Acquire) {
+            return None;
+        }
         self.inner
             .poisoned
             .lock()
@@ -897,6 +904,7 @@ impl ExecutionBudget {
             .lock()
             .expect("execution budget poison lock");
         let reason = poisoned.get_or_insert(reason).clone();
+        self.inner.is_poisoned.store(true, Ordering::Release);
         LimitExceeded::ExecutionBudget(reason)
     }
 

@@ -69,9 +69,13 @@ pub(super) enum Elem {
 }
 
 /// Insertion-ordered associative array with tombstones (O(1) delete).
+///
+/// clix patch (docs/bashkit-patches.md, "a cheap budget check"): keys are
+/// hashed with foldhash, randomly seeded as jq's maps are, rather than
+/// SipHash, a tenth of an awk loop filling an array.
 #[derive(Debug, Default)]
 pub(super) struct AwkArray {
-    map: HashMap<String, usize>,
+    map: HashMap<String, usize, foldhash::fast::RandomState>,
     entries: Vec<Option<(String, Elem)>>,
 }
 
