@@ -104,16 +104,13 @@ fn write_log(path: &Path, size: usize) -> usize {
 /// Wall time, peak RSS in KB of the process (and what it waited for), and stdout.
 fn measure(mut cmd: Command) -> (Duration, u64, String) {
     let t = Instant::now();
-    // Reaped below with wait4, which also gives the peak RSS.
+    // Reaped below by wait_with_peak_rss, which also gives the peak RSS.
     #[allow(clippy::zombie_processes)]
     let child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().expect("spawn");
-    let pid = child.id() as i32;
+    let pid = child.id();
     let mut stdout = child.stdout.expect("stdout");
     let mut out = String::new();
     std::io::Read::read_to_string(&mut stdout, &mut out).expect("read");
-    let mut status = 0;
-    // SAFETY: rusage is plain data; wait4 reaps our own child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    (t.elapsed(), usage.ru_maxrss as u64, out)
+    let (_, kib) = clix_testkit::wait_with_peak_rss(pid);
+    (t.elapsed(), kib, out)
 }

@@ -104,6 +104,11 @@ impl Outcome {
     pub fn stdout_dropped(&self) -> u64 {
         self.stdout_total - self.stdout.len() as u64
     }
+
+    /// Whether some of stdout or stderr was counted but not kept.
+    pub fn was_capped(&self) -> bool {
+        self.stdout_dropped() > 0 || self.stderr_total > self.stderr.len() as u64
+    }
 }
 
 /// The host facts a sandbox is laid out from: its PATH (which toolchains

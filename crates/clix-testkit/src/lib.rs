@@ -1,7 +1,8 @@
 //! What the test suites of several clix crates share, written once: how a
 //! test says it was skipped, the canary folder of the attack tests and
 //! their symlink-swapping race, the real small model the end-to-end
-//! tests serve (`llm`), which processes are still alive (`procs`), and a
+//! tests serve (`llm`), which processes are still alive and a finished
+//! one's peak memory (`procs`), and a
 //! private sshd for the `clip` tests (`sshd`), and the scale suite's
 //! table and generated workspace (`scale`).
 //!
@@ -19,7 +20,7 @@ mod sshd;
 mod swapper;
 
 pub use canary::Canary;
-pub use procs::{chromiums_of, pids_with_cmdline};
+pub use procs::{chromiums_of, pids_with_cmdline, wait_with_peak_rss};
 pub use skip::{skip_host_limit, skip_missing};
 pub use sshd::{Sshd, free_port, which, whoami};
 pub use swapper::Swapper;

@@ -1,5 +1,21 @@
 //! Which processes are alive, for the tests that check nothing outlives
-//! clix (the browser's Chromium, a sandboxed program's children).
+//! clix (the browser's Chromium, a sandboxed program's children), and how
+//! much memory a finished one used at its peak.
+
+/// Waits for the child with pid `pid` (spawned by this process, not yet
+/// waited for) and returns its exit code (`None` when a signal ended it)
+/// and its peak resident memory in KiB: its own or that of a child it waited
+/// for, whichever is larger (`ru_maxrss` from `wait4`; std's wait cannot
+/// give it).
+pub fn wait_with_peak_rss(pid: u32) -> (Option<i32>, u64) {
+    let pid = pid as i32;
+    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
+    // SAFETY: rusage is plain data; wait4 reaps our own child.
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid, "wait4 failed");
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    (code, usage.ru_maxrss as u64)
+}
 
 /// Pids of the running processes whose command line contains `needle`
 /// (arguments are separated by NUL bytes, as in `/proc/PID/cmdline`).

@@ -214,12 +214,10 @@ impl ClipCommand {
         let limit = self.time.remaining();
         match self.clip.run(env, &line, stdin, limit).await {
             // Cut, it would reach the next stage as whole: the line stops.
-            Ok(o) if o.stdout_dropped() > 0 || o.stderr_total > o.stderr.len() as u64 => {
-                Err(bashkit::Error::ResourceLimit(bashkit::LimitExceeded::BuiltinOutput {
-                    command: format!("clip {}", env.name),
-                    limit: self.clip.output_cap(),
-                }))
-            }
+            Ok(o) if o.was_capped() => Err(bashkit::Error::ResourceLimit(bashkit::LimitExceeded::BuiltinOutput {
+                command: format!("clip {}", env.name),
+                limit: self.clip.output_cap(),
+            })),
             Ok(o) => {
                 io.stdout.write_all(&o.stdout).await?;
                 let mut stderr = o.stderr.clone();

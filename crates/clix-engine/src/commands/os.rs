@@ -207,7 +207,7 @@ impl StageRun {
         let timeout = self.deadline.remaining(self.timeout);
         let request = Request { env, output_cap: Some(self.output_cap), ..Request::new(argv, cwd, stdin, timeout) };
         match self.sandbox.run(request).await {
-            Ok(outcome) if outcome.stdout_dropped() > 0 || outcome.stderr_total > outcome.stderr.len() as u64 => {
+            Ok(outcome) if outcome.was_capped() => {
                 Err(LimitExceeded::BuiltinOutput { command: name.to_string(), limit: self.output_cap })
             }
             Ok(outcome) => Ok(to_exec_result(outcome, self.timeout)),

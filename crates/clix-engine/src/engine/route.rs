@@ -167,22 +167,18 @@ fn tree_roots(command: &bashkit::AnalyzedCommand) -> Vec<String> {
         args.iter()
             .any(|a| a.starts_with('-') && !a.starts_with("--") && a.chars().skip(1).any(|c| letters.contains(&c)))
     };
+    let plain = || args.iter().filter(|a| !a.starts_with('-')).map(|a| a.to_string()).collect();
+    let recursive_grep = short(&['r', 'R'])
+        || args.iter().any(|a| a.starts_with("--recursive") || a.starts_with("--dereference-recursive"));
     let operands: Vec<String> = match name {
         "find" => args
             .iter()
             .take_while(|a| !a.starts_with('-') && !matches!(**a, "(" | "!"))
             .map(|a| a.to_string())
             .collect(),
-        "du" => args.iter().filter(|a| !a.starts_with('-')).map(|a| a.to_string()).collect(),
-        "ls" if short(&['R']) || args.contains(&"--recursive") => {
-            args.iter().filter(|a| !a.starts_with('-')).map(|a| a.to_string()).collect()
-        }
-        "grep" | "egrep" | "fgrep"
-            if short(&['r', 'R'])
-                || args.iter().any(|a| a.starts_with("--recursive") || a.starts_with("--dereference-recursive")) =>
-        {
-            args.iter().filter(|a| !a.starts_with('-')).map(|a| a.to_string()).collect()
-        }
+        "du" => plain(),
+        "ls" if short(&['R']) || args.contains(&"--recursive") => plain(),
+        "grep" | "egrep" | "fgrep" if recursive_grep => plain(),
         _ => return Vec::new(),
     };
     if operands.is_empty() { vec![".".to_string()] } else { operands }

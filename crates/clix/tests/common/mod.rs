@@ -27,14 +27,10 @@ pub(crate) fn clix(home: &Path, ws: &Path, args: &[&str]) -> Command {
 /// MiB, of the process and of the children it waited for (`ru_maxrss` from
 /// `wait4`; std's wait cannot give it).
 pub(crate) fn peak_rss_mib(mut cmd: Command) -> (Option<i32>, u64) {
-    #[allow(clippy::zombie_processes)] // reaped by wait4 below
+    #[allow(clippy::zombie_processes)] // reaped by wait_with_peak_rss
     let child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn");
-    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
-    // SAFETY: rusage is plain data; wait4 reaps our own child.
-    let waited = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-    assert_eq!(waited, child.id() as i32, "wait4 failed");
-    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-    (code, usage.ru_maxrss as u64 / 1024)
+    let (code, kib) = clix_testkit::wait_with_peak_rss(child.id());
+    (code, kib / 1024)
 }
 
 pub(crate) fn text(bytes: &[u8]) -> String {
