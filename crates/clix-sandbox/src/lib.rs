@@ -30,6 +30,10 @@
 //! - resource limits (time, memory, processes, file size, open files), with
 //!   per-run cgroups removed when the run ends, and the stale ones of dead
 //!   clix processes removed by the first sandbox of a process;
+//! - how a run starts (`stub.rs`): bwrap sets the sandbox up around a
+//!   waiting shell that then `exec`s the program, so a session keeps the
+//!   next run's sandbox set up ahead on a thread of its own
+//!   (`keep_ready`); no fd of clix's own reaches bwrap or the program;
 //! - process-group teardown (SIGTERM, then SIGKILL), bounded output capture
 //!   with exact counts, the availability probe and the audit log of every
 //!   OS execution;
@@ -52,6 +56,7 @@ mod run;
 mod seccomp;
 mod service;
 mod settings;
+mod stub;
 
 pub use audit::{AuditLog, AuditRecord, redact_argv};
 pub use env::{is_secret_name, sandbox_env};

@@ -16,6 +16,10 @@ use crate::mounts::{Host, Layout, Private, SANDBOX_HOME, bwrap_args, exposes_sec
 use crate::probe::{Availability, bwrap_path, bwrap_version, is_executable, probe};
 use crate::seccomp;
 use crate::settings::{SandboxMode, SandboxSettings};
+use crate::stub::{self, Launch, ReadyStub};
+
+/// A run's program, the guard that kills it if the run is given up, and its cgroups.
+pub(crate) type Started = (tokio::process::Child, KillGuard, RunCgroups);
 
 /// Time a program gets between SIGTERM and SIGKILL.
 const KILL_GRACE: Duration = Duration::from_secs(2);
@@ -143,6 +147,8 @@ pub struct Sandbox {
     private: Private,
     /// Set by [`Sandbox::confined`]: the only workspace places programs may write.
     writable: Option<Vec<PathBuf>>,
+    /// The next run's sandbox, set up ahead (`keep_ready`).
+    next_stub: ReadyStub,
 }
 
 impl Sandbox {
@@ -221,7 +227,17 @@ impl Sandbox {
         };
         let env = sandbox_env(|k| std::env::var(k).ok(), &path, &home_var, &settings.env, &layout.toolchain_vars);
         log_layout(&settings, workspace, &layout, &env);
-        Sandbox { settings, workspace: workspace.to_path_buf(), layout, env, audit, session, private, writable: None }
+        Sandbox {
+            settings,
+            workspace: workspace.to_path_buf(),
+            layout,
+            env,
+            audit,
+            session,
+            private,
+            writable: None,
+            next_stub: ReadyStub::default(),
+        }
     }
 
     /// The settings this sandbox was made with.
@@ -328,55 +344,37 @@ impl Sandbox {
         cgroup::support().pids || !is_root()
     }
 
-    /// Runs `req.argv` in the sandbox: check the request, lay out this run's
-    /// cgroups and bwrap's pipes, start, supervise until it ends or its time
-    /// is up, then clean up and audit.
+    /// Runs `req.argv` in the sandbox: check the request, start it (in the
+    /// stub set up ahead when there is one), supervise until it ends or its
+    /// time is up, then clean up and audit.
     pub async fn run(&self, req: Request<'_>) -> Result<Outcome, SandboxError> {
         let bwrap = self.ready()?;
         let program = req.argv.first().cloned().unwrap_or_default();
         let spawn_error = |reason: String| SandboxError::Spawn { program: program.clone(), reason };
         self.check_request(&req).map_err(spawn_error)?;
-        // This run's own cgroups, removed when the run ends however it ends
-        // (dropped after the kill guard, so a given-up run's are removed once it is killed).
-        let cgroups = RunCgroups::create(self.settings.max_processes, self.settings.memory_mb << 20);
-        log_limits(&self.settings, &cgroups);
-        let pipes = BwrapPipes::when(bwrap.as_deref(), &program)?;
-        let mut cmd = self.command(&req, bwrap.as_deref(), pipes.as_ref());
-        let inherited = pipes.as_ref().map(|p| p.child_fds().to_vec()).unwrap_or_default();
-        let limits = ChildLimits::new(&self.settings, &cgroups, inherited);
-        // SAFETY: the closure only calls async-signal-safe libc functions on
-        // memory prepared before the fork.
-        unsafe {
-            cmd.pre_exec(move || limits.apply());
-        }
-        log_start(&req, bwrap.is_some(), req.network.unwrap_or(self.settings.network));
-
+        let network = req.network.unwrap_or(self.settings.network);
+        log_start(&req, bwrap.is_some(), network);
         let started = Instant::now();
-        let child = cmd.spawn().map_err(|e| spawn_error(e.to_string()))?;
+        let (child, mut guard, cgroups) = match &bwrap {
+            Some(bwrap) => self.start_in_stub(bwrap, &req, network).await?,
+            None => self.start_on_host(&req).map_err(|e| spawn_error(e.to_string()))?,
+        };
         // Written even if the caller drops this future (its own time limit, a cancel).
         // A run whose caller audits it counts as already written.
         let mut audit = PendingAudit { sandbox: self, argv: req.argv, cwd: req.cwd, started, done: !req.audit };
-        let pid = child.id().unwrap_or(0) as i32;
-        let mut guard = KillGuard { bwrap_pid: pid, child_pid: None, armed: true };
-        if let Some(pipes) = pipes {
-            guard.child_pid = pipes.child_pid().await;
-            if guard.child_pid.is_none() {
-                // bwrap writes the child's pid once the sandbox is set up;
-                // without it, bwrap itself failed (no user namespaces, …).
-                guard.armed = false;
-                audit.done = true;
-                let out = child.wait_with_output().await.map_err(|e| spawn_error(e.to_string()))?;
-                cgroups.remove().await;
-                let reason = String::from_utf8_lossy(&out.stderr).trim().to_string();
-                tracing::debug!(%reason, "sandbox: bwrap could not set the sandbox up");
-                return Err(unavailable(&format!("bwrap cannot create the sandbox here: {reason}")));
-            }
-        }
-
         let cap = req.output_cap.unwrap_or((self.settings.output_cap_mb << 20) as usize);
         let outcome = supervise(child, &mut guard, req.stdin, req.timeout, cap, started).await;
         cgroups.remove().await;
         audit.finish(&outcome);
+        // Set up once this run's cgroups are gone: making the next one's
+        // holds the kernel's cgroup lock for an RCU grace period, which
+        // removing them would wait for.
+        if let Some(bwrap) = bwrap.filter(|_| self.usual(&req, network)) {
+            match self.stub_launch(&bwrap, &[], network, &[]) {
+                Ok(launch) => self.next_stub.prepare(launch),
+                Err(e) => tracing::debug!(error = %e, "sandbox: the next run's stub cannot be set up ahead"),
+            }
+        }
         tracing::debug!(
             program = %program,
             exit_code = outcome.exit_code,
@@ -387,6 +385,82 @@ impl Sandbox {
             "sandbox: finished"
         );
         Ok(outcome)
+    }
+
+    /// Whether `req` has the shape of the stub kept ready: no extra mounts
+    /// or variables, the default network.
+    fn usual(&self, req: &Request<'_>, network: bool) -> bool {
+        self.settings.keep_ready && req.read_only.is_empty() && req.env.is_empty() && network == self.settings.network
+    }
+
+    /// Starts `req` in a stub: for a usual request, the one set up ahead
+    /// on the sandbox's own thread (the first run of a session waits for
+    /// it, so that thread starts them all); else one started here.
+    async fn start_in_stub(&self, bwrap: &Path, req: &Request<'_>, network: bool) -> Result<Started, SandboxError> {
+        let mut ready = None;
+        if self.usual(req, network) {
+            if !self.next_stub.pending() {
+                self.next_stub.prepare(self.stub_launch(bwrap, &[], network, &[])?);
+            }
+            ready = self.next_stub.take().await;
+        }
+        let line = stub::line(req.argv, req.cwd, req.stdin.is_some(), &self.merged_env(req.env));
+        if let Some(stub) = ready {
+            match stub.start(line.clone()).await {
+                Ok(started) => return Ok(started),
+                Err(e) => tracing::debug!(error = %e, "sandbox: the stub set up ahead was gone; starting a new one"),
+            }
+        }
+        let stub = self.stub_launch(bwrap, req.read_only, network, req.env)?.spawn().await?;
+        stub.start(line).await.map_err(|e| SandboxError::Spawn {
+            program: req.argv.first().cloned().unwrap_or_default(),
+            reason: format!("the sandbox's shell ended before the program started: {e}"),
+        })
+    }
+
+    /// bwrap around the stub, with `read_only` extras, `network` and `env` on top of the allowlist.
+    fn stub_launch(
+        &self,
+        bwrap: &Path,
+        read_only: &[PathBuf],
+        network: bool,
+        env: &[(String, String)],
+    ) -> Result<Launch, SandboxError> {
+        let sh = self
+            .program_path("sh")
+            .ok_or_else(|| unavailable("the sandbox has no `sh` on its PATH to start programs with (install dash)"))?;
+        let pipes = BwrapPipes::when(Some(bwrap), "sh")?.ok_or_else(|| unavailable("no pipes for bwrap"))?;
+        let mut cmd =
+            self.launcher(&stub::stub_argv(&sh), &self.workspace, read_only, network, Some(bwrap), Some(&pipes));
+        cmd.envs(env.iter().map(|(k, v)| (k, v)));
+        Ok(Launch { cmd, settings: self.settings.clone(), pipes })
+    }
+
+    /// The variables a run's program gets: the allowlist, then the request's own.
+    fn merged_env(&self, extra: &[(String, String)]) -> BTreeMap<String, String> {
+        let mut env = self.env.clone();
+        env.extend(extra.iter().cloned());
+        env
+    }
+
+    /// `mode = "host"`: the program itself, UNSANDBOXED, with the same limits.
+    fn start_on_host(&self, req: &Request<'_>) -> std::io::Result<Started> {
+        let mut cmd = self.launcher(req.argv, req.cwd, req.read_only, false, None, None);
+        cmd.envs(req.env.iter().map(|(k, v)| (k, v)));
+        cmd.stdin(if req.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let cgroups = RunCgroups::create(self.settings.max_processes, self.settings.memory_mb << 20);
+        log_limits(&self.settings, &cgroups);
+        let limits = ChildLimits::new(&self.settings, &cgroups, Vec::new());
+        // SAFETY: the closure only calls async-signal-safe libc functions on
+        // memory prepared before the fork.
+        unsafe {
+            cmd.pre_exec(move || limits.apply());
+        }
+        let child = cmd.spawn()?;
+        let guard = KillGuard { bwrap_pid: child.id().unwrap_or(0) as i32, child_pid: None, armed: true };
+        Ok((child, guard, cgroups))
     }
 
     /// Refuses extra read-only folders that would expose a secret, the home
@@ -411,18 +485,6 @@ impl Sandbox {
             ));
         }
         Ok(())
-    }
-
-    /// The command that starts the run: bwrap with this layout, or the
-    /// program itself in host mode. Only the allowed variables are set.
-    fn command(&self, req: &Request<'_>, bwrap: Option<&Path>, pipes: Option<&BwrapPipes>) -> tokio::process::Command {
-        let network = req.network.unwrap_or(self.settings.network);
-        let mut cmd = self.launcher(req.argv, req.cwd, req.read_only, network, bwrap, pipes);
-        cmd.envs(req.env.iter().map(|(k, v)| (k, v)));
-        cmd.stdin(if req.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        cmd
     }
 
     /// bwrap with this sandbox's layout around `argv` (or, in host mode,
@@ -678,7 +740,7 @@ fn logged_argv(argv: &[String], audited_here: bool) -> Vec<String> {
 
 /// How this run's limits are enforced (debug): per-run cgroups where the
 /// host allows them, rlimits otherwise.
-fn log_limits(s: &SandboxSettings, cgroups: &RunCgroups) {
+pub(crate) fn log_limits(s: &SandboxSettings, cgroups: &RunCgroups) {
     let memory =
         if cgroups.memory { "cgroup memory.limit_in_bytes (the whole run)" } else { "RLIMIT_AS (each process)" };
     let processes = if cgroups.pids {
@@ -723,6 +785,8 @@ pub(crate) struct ChildLimits {
     procs_files: Vec<CString>,
     /// Fds bwrap is told about: kept open across exec.
     inherited: Vec<i32>,
+    /// `(fd, number)`: fds handed on at fixed numbers (a service's pipes, the stub's line).
+    fds_at: Vec<(i32, i32)>,
 }
 
 impl ChildLimits {
@@ -738,7 +802,14 @@ impl ChildLimits {
         if !cgroups.pids && !is_root() {
             rlimits.push((libc::RLIMIT_NPROC, s.max_processes));
         }
-        ChildLimits { rlimits, procs_files: cgroups.procs_files.clone(), inherited }
+        ChildLimits { rlimits, procs_files: cgroups.procs_files.clone(), inherited, fds_at: Vec::new() }
+    }
+
+    /// Also hands each `(fd, number)` on at that number. The numbers must
+    /// be below [`HIGH_FD`], where no fd of `fds_at` or `inherited` is.
+    pub(crate) fn with_fds_at(mut self, fds_at: Vec<(i32, i32)>) -> Self {
+        self.fds_at = fds_at;
+        self
     }
 
     /// The same limits without RLIMIT_AS, for a program that reserves far
@@ -768,13 +839,41 @@ impl ChildLimits {
                 return Err(std::io::Error::last_os_error());
             }
         }
+        close_on_exec_above_stdio();
         for &fd in &self.inherited {
             // SAFETY: fcntl on an fd this process owns; clears only CLOEXEC.
             if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } < 0 {
                 return Err(std::io::Error::last_os_error());
             }
         }
+        for &(fd, number) in &self.fds_at {
+            // SAFETY: dup2 onto a low number no other fd handed on uses; the copy is not close-on-exec.
+            if unsafe { libc::dup2(fd, number) } < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
         Ok(())
+    }
+}
+
+/// Marks every fd above stdio close-on-exec (in the forked child), so no
+/// fd clix inherited from whatever started it (an agent harness, a
+/// terminal) reaches bwrap or the program; the fds meant for them are
+/// handed on after this. Async-signal-safe.
+fn close_on_exec_above_stdio() {
+    // SAFETY: close_range only changes flags of this process's own fds.
+    let marked = unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, libc::CLOSE_RANGE_CLOEXEC) } == 0;
+    if !marked {
+        // Kernels before 5.11: one fcntl per possible fd (unused ones fail harmlessly).
+        // SAFETY: getrlimit with a valid struct; fcntl on fds of this process.
+        unsafe {
+            let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+            let top =
+                if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 { limit.rlim_cur.min(1 << 16) } else { 1024 };
+            for fd in 3..top as i32 {
+                libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+            }
+        }
     }
 }
 

@@ -69,18 +69,11 @@ impl Sandbox {
         let inherited = pipes.as_ref().map(|p| p.child_fds().to_vec()).unwrap_or_default();
         // A browser reserves far more address space than it uses, so the
         // memory limit is the cgroup's or none, never RLIMIT_AS.
-        let limits = ChildLimits::new(settings, &cgroups, inherited).without_address_limit();
+        let limits = ChildLimits::new(settings, &cgroups, inherited).without_address_limit().with_fds_at(map);
         // SAFETY: the closure only calls async-signal-safe libc functions
         // (dup2, open, write, setrlimit, fcntl) on memory prepared before the fork.
         unsafe {
-            cmd.pre_exec(move || {
-                for &(from, to) in &map {
-                    if libc::dup2(from, to) < 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-                limits.apply()
-            });
+            cmd.pre_exec(move || limits.apply());
         }
         tracing::debug!(argv = ?req.argv, share_network = req.share_network, sandboxed = bwrap.is_some(), "sandbox: starting a service");
         let mut child = cmd.spawn().map_err(|e| spawn_error(e.to_string()))?;

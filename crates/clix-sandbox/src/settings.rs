@@ -49,6 +49,10 @@ pub struct SandboxSettings {
     /// this many entries (`find`, `grep -r`, `du`, `ls -R`) runs whole in the
     /// sandbox's GNU bash, which reads listings where the shell stats entries.
     pub big_tree_entries: usize,
+    /// Keep the next run's sandbox set up ahead (its namespaces, mounts,
+    /// filter and cgroups) while the session is idle, so a run starts in
+    /// the time an exec takes. Costs one waiting process per session.
+    pub keep_ready: bool,
 }
 
 impl Default for SandboxSettings {
@@ -66,6 +70,7 @@ impl Default for SandboxSettings {
             output_cap_mb: 64,
             big_file_mb: 8,
             big_tree_entries: 5000,
+            keep_ready: true,
         }
     }
 }

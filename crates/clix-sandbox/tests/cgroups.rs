@@ -1,5 +1,6 @@
 //! Each run's cgroups are removed when the run ends: a normal end, a
-//! time-out, or a run whose caller gave up on it. One test in this file, so
+//! time-out, or a run whose caller gave up on it; a stub kept ready has
+//! its cgroups removed when its sandbox goes. One test in this file, so
 //! no other run of this process makes cgroups while it looks.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
@@ -70,7 +71,9 @@ async fn every_run_removes_its_cgroups_however_it_ends() {
         }
     };
     let ws = tempfile::tempdir().unwrap();
-    let sb = Sandbox::new(SandboxSettings::default(), ws.path(), None, None, "cgroup-test".into());
+    // Without a stub set up ahead, whose cgroups would be there too.
+    let settings = SandboxSettings { keep_ready: false, ..SandboxSettings::default() };
+    let sb = Sandbox::new(settings, ws.path(), None, None, "cgroup-test".into());
     assert!(sb.process_limit_enforced());
     let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<String>>();
 
@@ -119,4 +122,21 @@ async fn every_run_removes_its_cgroups_however_it_ends() {
     assert!(!ours(&dirs).is_empty(), "the killed run's cgroups wait for its processes to die");
     assert_eq!(wait_until_none(&dirs, Duration::from_secs(60)).await, Vec::<PathBuf>::new(), "left after a kill");
     drop(sb);
+
+    // A sandbox that keeps the next run's stub ready holds that stub's
+    // cgroups between runs, and they go with the sandbox.
+    let sb = Sandbox::new(SandboxSettings::default(), ws.path(), None, None, "cgroup-test".into());
+    let o = sb.run(Request::new(&argv(&["true"]), ws.path(), None, Duration::from_secs(60))).await.unwrap();
+    assert_eq!(o.exit_code, 0);
+    let started = Instant::now();
+    while ours(&dirs).len() != dirs.len() && started.elapsed() < Duration::from_secs(60) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(ours(&dirs).len(), dirs.len(), "the ready stub's cgroups, one per controller");
+    drop(sb);
+    assert_eq!(
+        wait_until_none(&dirs, Duration::from_secs(60)).await,
+        Vec::<PathBuf>::new(),
+        "left after the sandbox went"
+    );
 }

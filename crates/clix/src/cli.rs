@@ -598,6 +598,8 @@ async fn run_for_person(engine: &mut Engine, command: &str, args: &[String]) -> 
 async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
     let mut settings = load_with_flags(paths, &args.session, args.network)?;
     settings.person_answers = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    // One line and the process ends: no next run to set a sandbox up for.
+    settings.sandbox.keep_ready = false;
     let workspace = workspace_or_cwd(args.session.workspace)?;
     let mut engine = start_engine(paths, &workspace, &settings).await?;
     let stdin = read_piped_stdin()?;

@@ -1,0 +1,274 @@
+//! Starting a run in two steps. First bubblewrap sets the sandbox up around
+//! a waiting shell, the *stub*: the new namespaces, the mounts, the syscall
+//! filter and the run's own cgroups. None of that depends on the request,
+//! and it is most of a start's cost (moving a process into a cgroup-v1
+//! cgroup alone waits for an RCU grace period, 7–27 ms measured here).
+//! Then the request (its folder, the program and its arguments) is written
+//! to the stub as one line of shell, and the stub `exec`s the program. The
+//! program is the process bwrap started, with the environment, limits and
+//! descriptors a direct start would give it; the shell leaves nothing
+//! behind but `PWD`/`OLDPWD`, which the line puts back as they were.
+//!
+//! A cold start does both steps at once. A sandbox that keeps a stub ready
+//! (`keep_ready`, on by default) has the next one set up on a thread of its
+//! own while the current run goes on, so the next run of a session starts
+//! in the time an `exec` takes.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::Mutex;
+use std::sync::mpsc;
+
+use tokio::sync::oneshot;
+
+use crate::cgroup::RunCgroups;
+use crate::run::{BwrapPipes, ChildLimits, KillGuard, SandboxError, Started, log_limits, pipe, unavailable};
+use crate::settings::SandboxSettings;
+
+/// The descriptor the stub reads its line from. A shell's redirections
+/// only reach single-digit descriptors, and the line closes this one
+/// (`3<&-`) so the program never sees it.
+pub(crate) const SCRIPT_FD: i32 = 3;
+
+/// The stub's program: `sh -c '. /proc/self/fd/3' sandbox`. `$0` names
+/// the shell in its own messages (`sandbox: 1: exec: nope: not found`).
+pub(crate) fn stub_argv(sh: &Path) -> Vec<String> {
+    vec![sh.display().to_string(), "-c".into(), format!(". /proc/self/fd/{SCRIPT_FD}"), "sandbox".into()]
+}
+
+/// bwrap and its stub, built but not started.
+pub(crate) struct Launch {
+    pub(crate) cmd: tokio::process::Command,
+    pub(crate) settings: SandboxSettings,
+    pub(crate) pipes: BwrapPipes,
+}
+
+/// A sandbox that is set up, its shell waiting for the line to run.
+pub(crate) struct Stub {
+    child: tokio::process::Child,
+    guard: KillGuard,
+    cgroups: RunCgroups,
+    line: OwnedFd,
+}
+
+impl Launch {
+    /// Spawns bwrap and returns once the sandbox is set up around the stub.
+    /// Blocks the calling thread while the child joins its cgroups.
+    pub(crate) async fn spawn(self) -> Result<Stub, SandboxError> {
+        let Launch { mut cmd, settings, pipes } = self;
+        let spawn_error = |e: std::io::Error| SandboxError::Spawn { program: "bwrap".into(), reason: e.to_string() };
+        let (line_read, line) = pipe().map_err(spawn_error)?;
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let cgroups = RunCgroups::create(settings.max_processes, settings.memory_mb << 20);
+        log_limits(&settings, &cgroups);
+        let limits = ChildLimits::new(&settings, &cgroups, pipes.child_fds().to_vec())
+            .with_fds_at(vec![(line_read.as_raw_fd(), SCRIPT_FD)]);
+        // SAFETY: the closure only calls async-signal-safe libc functions on
+        // memory prepared before the fork.
+        unsafe {
+            cmd.pre_exec(move || limits.apply());
+        }
+        let mut child = cmd.spawn().map_err(spawn_error)?;
+        drop(line_read);
+        let bwrap_pid = child.id().unwrap_or(0) as i32;
+        let mut guard = KillGuard { bwrap_pid, child_pid: None, armed: true };
+        guard.child_pid = pipes.child_pid().await;
+        if guard.child_pid.is_none() {
+            // bwrap writes the child's pid once the sandbox is set up;
+            // without it, bwrap itself failed (no user namespaces, …).
+            guard.armed = false;
+            drop(child.stdin.take());
+            let out = child.wait_with_output().await.map_err(spawn_error)?;
+            cgroups.remove().await;
+            let reason = String::from_utf8_lossy(&out.stderr).trim().to_string();
+            tracing::debug!(%reason, "sandbox: bwrap could not set the sandbox up");
+            return Err(unavailable(&format!("bwrap cannot create the sandbox here: {reason}")));
+        }
+        Ok(Stub { child, guard, cgroups, line })
+    }
+}
+
+impl Stub {
+    /// Whether the stub is still waiting: bwrap has not ended, and its
+    /// shell is neither gone nor a zombie (nothing killed it since it was
+    /// made). bwrap holds the line's pipe too, so a dead shell would
+    /// otherwise only show as the run's exit status.
+    fn waiting(&mut self) -> bool {
+        let shell_alive = self.guard.child_pid.is_some_and(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next());
+            matches!(state, Some(s) if s != "Z" && s != "X")
+        });
+        shell_alive && matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Hands the stub its line; the program is running (or its shell is
+    /// reporting why not) once this returns. `Err` if the stub was gone.
+    pub(crate) async fn start(self, line: Vec<u8>) -> std::io::Result<Started> {
+        let Stub { child, guard, cgroups, line: fd } = self;
+        // The line fits a pipe's buffer unless its arguments are huge; a
+        // thread of its own keeps a long one from blocking the caller.
+        let written = tokio::task::spawn_blocking(move || std::fs::File::from(fd).write_all(&line)).await;
+        written.map_err(std::io::Error::other)??;
+        Ok((child, guard, cgroups))
+    }
+}
+
+/// The stub's line for `argv` in `cwd`: go there, put `PWD` and `OLDPWD`
+/// back as the environment had them, and become the program, with stdin
+/// from `/dev/null` unless the run has some.
+pub(crate) fn line(argv: &[String], cwd: &Path, stdin: bool, env: &BTreeMap<String, String>) -> Vec<u8> {
+    let mut s = b"cd -- ".to_vec();
+    quote_into(&mut s, cwd.as_os_str().as_encoded_bytes());
+    s.extend_from_slice(b" || exit 1;");
+    for name in ["OLDPWD", "PWD"] {
+        match env.get(name) {
+            Some(value) => {
+                s.extend_from_slice(format!(" export {name}=").as_bytes());
+                quote_into(&mut s, value.as_bytes());
+                s.push(b';');
+            }
+            None => s.extend_from_slice(format!(" unset {name};").as_bytes()),
+        }
+    }
+    s.extend_from_slice(b" exec");
+    for arg in argv {
+        s.push(b' ');
+        quote_into(&mut s, arg.as_bytes());
+    }
+    s.extend_from_slice(format!(" {SCRIPT_FD}<&-").as_bytes());
+    if !stdin {
+        s.extend_from_slice(b" </dev/null");
+    }
+    s.push(b'\n');
+    s
+}
+
+/// `bytes` in single quotes, each `'` written as `'\''`: the shell reads
+/// every other byte as itself.
+fn quote_into(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.push(b'\'');
+    for &b in bytes {
+        if b == b'\'' {
+            out.extend_from_slice(b"'\\''");
+        } else {
+            out.push(b);
+        }
+    }
+    out.push(b'\'');
+}
+
+type Prepared = oneshot::Receiver<Result<Stub, SandboxError>>;
+type Job = (Launch, oneshot::Sender<Result<Stub, SandboxError>>);
+
+/// The next stub of a sandbox, set up ahead on a thread of the sandbox's
+/// own. That thread lives as long as the sandbox: bwrap's
+/// `--die-with-parent` ends a sandbox when the *thread* that started it
+/// ends, so a short-lived thread cannot start one. When the sandbox goes,
+/// the thread ends and a stub still waiting is killed with it.
+#[derive(Default)]
+pub(crate) struct ReadyStub {
+    jobs: Mutex<Option<mpsc::Sender<Job>>>,
+    next: Mutex<Option<Prepared>>,
+}
+
+impl ReadyStub {
+    /// The stub set up earlier, once it is ready; `None` if there is none
+    /// or it died waiting.
+    pub(crate) async fn take(&self) -> Option<Stub> {
+        let prepared = self.next.lock().ok()?.take()?;
+        let mut stub = prepared.await.ok()?.ok()?;
+        stub.waiting().then_some(stub)
+    }
+
+    /// Whether a stub is set up (or being set up) for the next run.
+    pub(crate) fn pending(&self) -> bool {
+        self.next.lock().is_ok_and(|next| next.is_some())
+    }
+
+    /// Has `launch` set up on the sandbox's thread for the next run.
+    pub(crate) fn prepare(&self, launch: Launch) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let (Ok(mut jobs), Ok(mut next)) = (self.jobs.lock(), self.next.lock()) else { return };
+        let sender = jobs.get_or_insert_with(|| start_thread(runtime));
+        let (reply, prepared) = oneshot::channel();
+        if sender.send((launch, reply)).is_ok() {
+            *next = Some(prepared);
+        }
+    }
+}
+
+fn start_thread(runtime: tokio::runtime::Handle) -> mpsc::Sender<Job> {
+    let (sender, jobs) = mpsc::channel::<Job>();
+    let spawned = std::thread::Builder::new().name("clix-sandbox-ready".into()).spawn(move || {
+        for (launch, reply) in jobs {
+            // A stub nobody waits for any more is dropped, which kills it.
+            let _ = reply.send(runtime.block_on(launch.spawn()));
+        }
+    });
+    if let Err(e) = spawned {
+        tracing::debug!(error = %e, "sandbox: no thread to set the next run up ahead; runs start cold");
+    }
+    sender
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(argv: &[&str], cwd: &str, stdin: bool, env: &[(&str, &str)]) -> String {
+        let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+        let env = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        String::from_utf8(line(&argv, Path::new(cwd), stdin, &env)).unwrap()
+    }
+
+    #[test]
+    fn the_line_quotes_every_byte_and_closes_its_own_descriptor() {
+        /// argv, current folder, has stdin, variables, the line.
+        type Case<'a> = (&'a [&'a str], &'a str, bool, &'a [(&'a str, &'a str)], &'a str);
+        let cases: &[Case] = &[
+            (
+                &["grep", "-c", "x"],
+                "/ws",
+                false,
+                &[],
+                "cd -- '/ws' || exit 1; unset OLDPWD; unset PWD; exec 'grep' '-c' 'x' 3<&- </dev/null\n",
+            ),
+            (
+                &["sh", "-c", "echo 'a' $HOME\n`x`"],
+                "/w s/it's",
+                true,
+                &[("PWD", "/p")],
+                "cd -- '/w s/it'\\''s' || exit 1; unset OLDPWD; export PWD='/p'; \
+                 exec 'sh' '-c' 'echo '\\''a'\\'' $HOME\n`x`' 3<&-\n",
+            ),
+        ];
+        for (argv, cwd, stdin, env, want) in cases {
+            assert_eq!(text(argv, cwd, *stdin, env), *want, "{argv:?}");
+        }
+    }
+
+    /// The line run by a real `sh`: every argument arrives byte for byte.
+    #[test]
+    fn a_real_shell_hands_every_argument_on_unchanged() {
+        let args = ["plain", "it's", "$HOME `id` $(id) \\n", "two\nlines", "", "*", "--", "-c"];
+        let mut argv = vec!["printf".to_string(), "<%s>".to_string()];
+        argv.extend(args.iter().map(|s| s.to_string()));
+        let dir = tempfile::tempdir().unwrap();
+        let script = line(&argv, dir.path(), false, &BTreeMap::new());
+        std::fs::write(dir.path().join("line"), &script).unwrap();
+        let out = std::process::Command::new("sh")
+            .args(["-c", ". ./line"])
+            .current_dir(dir.path())
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .output()
+            .unwrap();
+        let want: String = args.iter().map(|a| format!("<{a}>")).collect();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), want);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+}
