@@ -362,18 +362,21 @@ impl Sandbox {
         // Written even if the caller drops this future (its own time limit, a cancel).
         // A run whose caller audits it counts as already written.
         let mut audit = PendingAudit { sandbox: self, argv: req.argv, cwd: req.cwd, started, done: !req.audit };
+        // The next run's stub is built while this program runs (a
+        // millisecond of lookups), and set up once this run's cgroups are
+        // gone: making the next one's holds the kernel's cgroup lock for
+        // an RCU grace period, which removing them would wait for.
+        let next = bwrap.filter(|_| self.usual(&req, network)).and_then(|bwrap| {
+            self.stub_launch(&bwrap, &[], network, &[])
+                .inspect_err(|e| tracing::debug!(error = %e, "sandbox: the next run's stub cannot be set up ahead"))
+                .ok()
+        });
         let cap = req.output_cap.unwrap_or((self.settings.output_cap_mb << 20) as usize);
         let outcome = supervise(child, &mut guard, req.stdin, req.timeout, cap, started).await;
         cgroups.remove().await;
         audit.finish(&outcome);
-        // Set up once this run's cgroups are gone: making the next one's
-        // holds the kernel's cgroup lock for an RCU grace period, which
-        // removing them would wait for.
-        if let Some(bwrap) = bwrap.filter(|_| self.usual(&req, network)) {
-            match self.stub_launch(&bwrap, &[], network, &[]) {
-                Ok(launch) => self.next_stub.prepare(launch),
-                Err(e) => tracing::debug!(error = %e, "sandbox: the next run's stub cannot be set up ahead"),
-            }
+        if let Some(launch) = next {
+            self.next_stub.prepare(launch);
         }
         tracing::debug!(
             program = %program,
