@@ -36,6 +36,11 @@ use crate::builtins::limits::{
 };
 
 pub(super) type ArrId = usize;
+mod sync_eval;
+
+/// Statements charged to the shared budget at once (see `Interp::tick`).
+const WORK_BATCH: u64 = 64;
+
 pub(super) type R<T> = Result<T, Unwind>;
 pub(super) type BoxFut<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -93,15 +98,23 @@ impl AwkArray {
         self.map.contains_key(k)
     }
 
-    /// Insert or replace; returns the previous element.
+    /// Insert or replace; returns the previous element. One hash of the
+    /// key either way (clix patch, "awk expressions without a future per
+    /// node": a loop filling an array hashed each new key three times).
     fn insert(&mut self, k: String, e: Elem) -> Option<Elem> {
-        if let Some(&i) = self.map.get(&k) {
-            let slot = self.entries[i].as_mut()?;
-            return Some(std::mem::replace(&mut slot.1, e));
+        use std::collections::hash_map::Entry;
+        match self.map.entry(k) {
+            Entry::Occupied(slot) => {
+                let entry = self.entries[*slot.get()].as_mut()?;
+                Some(std::mem::replace(&mut entry.1, e))
+            }
+            Entry::Vacant(slot) => {
+                let k = slot.key().clone();
+                slot.insert(self.entries.len());
+                self.entries.push(Some((k, e)));
+                None
+            }
         }
-        self.map.insert(k.clone(), self.entries.len());
-        self.entries.push(Some((k, e)));
-        None
     }
 
     fn remove(&mut self, k: &str) -> Option<Elem> {
@@ -215,6 +228,11 @@ pub(super) struct Interp {
     pub(super) mem_bytes: usize,
     pub(super) limits: Limits,
     total_loop: usize,
+    /// Statements run but not yet charged to the shared budget (see `tick`).
+    unbilled: u64,
+    /// Times any array lost elements or was freed: a `for (k in a)` during
+    /// which none did need not look each of its keys up again.
+    removals: u64,
     call_depth: usize,
     pub(super) exit_code: i32,
     pub(super) fatal: bool,
@@ -284,6 +302,8 @@ impl Interp {
             mem_bytes: 0,
             limits,
             total_loop: 0,
+            unbilled: 0,
+            removals: 0,
             call_depth: 0,
             exit_code: 0,
             fatal: false,
@@ -355,13 +375,29 @@ impl Interp {
 
     // ----- budget and limits -----
 
+    /// One statement. clix patch (docs/bashkit-patches.md, "awk
+    /// expressions without a future per node"): statements are charged to
+    /// the shared budget [`WORK_BATCH`] at a time, because each charge
+    /// reads the clock for the time limit, a tenth of a tight loop when
+    /// done per statement; the rest is charged when the program ends.
     fn tick(&mut self) -> R<()> {
-        if let Some(b) = &self.io.host.budget
-            && let Err(e) = b.consume_work(1)
+        self.unbilled += 1;
+        if self.unbilled >= WORK_BATCH {
+            self.bill_work()?;
+        }
+        self.check_mem()
+    }
+
+    /// Charges the statements run since the last charge.
+    fn bill_work(&mut self) -> R<()> {
+        let units = std::mem::take(&mut self.unbilled);
+        if units > 0
+            && let Some(b) = &self.io.host.budget
+            && let Err(e) = b.consume_work(units)
         {
             return Err(self.budget_exhausted(e));
         }
-        self.check_mem()
+        Ok(())
     }
 
     fn tick_loop(&mut self, iters: usize) -> R<()> {
@@ -624,6 +660,7 @@ impl Interp {
 
     /// Free an array and its subarrays, releasing their accounted bytes.
     fn free_array(&mut self, id: ArrId) {
+        self.removals += 1;
         let mut stack = vec![id];
         while let Some(id) = stack.pop() {
             let Some(mut arr) = self.arrays.get_mut(id).and_then(Option::take) else {
@@ -645,6 +682,7 @@ impl Interp {
             return;
         };
         let drained = arr.drain();
+        self.removals += 1;
         for (k, e) in drained {
             self.mem_bytes = self.mem_bytes.saturating_sub(elem_cost(&k, &e));
             if let Elem::Arr(sub) = e {
@@ -722,15 +760,21 @@ impl Interp {
         }
         let mut key = String::new();
         for (i, e) in g.iter().enumerate() {
-            if i > 0 {
-                key.push_str(&self.subsep.clone());
-            }
             let v = self.eval(e).await?;
-            let s = self.to_str(&v);
-            self.string_fits(key.len() + s.len())?;
-            key.push_str(&s);
+            self.push_key_part(&mut key, i, &v)?;
         }
         Ok(key)
+    }
+
+    /// Appends the `i`th part of a subscript (after SUBSEP, unless first).
+    fn push_key_part(&mut self, key: &mut String, i: usize, v: &Value) -> R<()> {
+        if i > 0 {
+            key.push_str(&self.subsep.clone());
+        }
+        let s = self.to_str(v);
+        self.string_fits(key.len() + s.len())?;
+        key.push_str(&s);
+        Ok(())
     }
 
     pub(super) fn elem_store(&mut self, arr: ArrId, key: String, e: Elem) {
@@ -738,11 +782,11 @@ impl Interp {
         let Some(a) = self.arrays.get_mut(arr).and_then(Option::as_mut) else {
             return;
         };
-        let k = key.clone();
+        let key_len = key.len();
         let old = a.insert(key, e);
         self.mem_bytes += add;
         if let Some(old) = old {
-            self.mem_bytes = self.mem_bytes.saturating_sub(elem_cost(&k, &old));
+            self.mem_bytes = self.mem_bytes.saturating_sub(elem_cost_len(key_len, &old));
             if let Elem::Arr(sub) = old {
                 self.free_array(sub);
             }
@@ -754,6 +798,7 @@ impl Interp {
             return;
         };
         if let Some(old) = a.remove(key) {
+            self.removals += 1;
             self.mem_bytes = self.mem_bytes.saturating_sub(elem_cost(key, &old));
             if let Elem::Arr(sub) = old {
                 self.free_array(sub);
@@ -1033,12 +1078,14 @@ impl Interp {
 
     // ----- expressions -----
 
-    /// Evaluate; leaves are handled inline, the rest through a boxed future.
+    /// Evaluate; leaves and expressions that need no await (see
+    /// `sync_eval`) are handled inline, the rest through a boxed future.
     pub(super) async fn eval(&mut self, e: &Expr) -> R<Value> {
         match e {
             Expr::Num(n) => Ok(Value::Num(*n)),
             Expr::Str(s) => Ok(Value::Str(s.clone())),
             Expr::Var(v) => self.get_var(*v),
+            _ if sync_eval::is_sync(e) => self.eval_sync(e),
             _ => self.eval_boxed(e).await,
         }
     }
@@ -1069,15 +1116,7 @@ impl Interp {
             Expr::Assign(lv, op, rhs) => Box::pin(async move {
                 let loc = self.resolve(lv).await?;
                 let r = self.eval(rhs).await?;
-                let v = match op {
-                    None => r,
-                    Some(op) => {
-                        let cur = self.load(&loc)?.to_num();
-                        Value::Num(self.arith(*op, cur, r.to_num())?)
-                    }
-                };
-                self.store(loc, v.clone())?;
-                Ok(v)
+                self.assign_at(loc, *op, r)
             }),
             Expr::Neg(x) => Box::pin(async move { Ok(Value::Num(-self.eval(x).await?.to_num())) }),
             Expr::Plus(x) => Box::pin(async move { Ok(Value::Num(self.eval(x).await?.to_num())) }),
@@ -1090,27 +1129,7 @@ impl Interp {
             Expr::Cmp(op, a, b) => Box::pin(async move {
                 let x = self.eval(a).await?;
                 let y = self.eval(b).await?;
-                let ord = if self.ignorecase && !(x.is_numeric() && y.is_numeric()) {
-                    let (xs, ys) = (
-                        self.to_str(&x).to_lowercase(),
-                        self.to_str(&y).to_lowercase(),
-                    );
-                    xs.as_bytes().cmp(ys.as_bytes())
-                } else {
-                    compare(&x, &y, &self.convfmt)
-                };
-                use std::cmp::Ordering::*;
-                let nan = (x.is_numeric() && y.is_numeric())
-                    && (x.to_num().is_nan() || y.to_num().is_nan());
-                let r = match op {
-                    CmpOp::Lt => ord == Less,
-                    CmpOp::Le => ord != Greater,
-                    CmpOp::Gt => ord == Greater,
-                    CmpOp::Ge => ord != Less,
-                    CmpOp::Eq => ord == Equal,
-                    CmpOp::Ne => ord != Equal,
-                };
-                Ok(bool_val(if nan { matches!(op, CmpOp::Ne) } else { r }))
+                Ok(self.compare_values(*op, &x, &y))
             }),
             Expr::Match(neg, a, b) => Box::pin(async move {
                 let s = self.eval(a).await?;
@@ -1133,12 +1152,9 @@ impl Interp {
             }),
             Expr::Concat(a, b) => Box::pin(async move {
                 let x = self.eval(a).await?;
-                let mut s = self.to_str(&x);
+                let s = self.to_str(&x);
                 let y = self.eval(b).await?;
-                let t = self.to_str(&y);
-                self.string_fits(s.len() + t.len())?;
-                s.push_str(&t);
-                Ok(Value::Str(s))
+                self.concat(s, &y)
             }),
             Expr::In(subs, arr) => Box::pin(async move {
                 let key = self.subscript(subs).await?;
@@ -1147,10 +1163,7 @@ impl Interp {
             }),
             Expr::IncDec(lv, delta, prefix) => Box::pin(async move {
                 let loc = self.resolve(lv).await?;
-                let old = self.load(&loc)?.to_num();
-                let new = old + delta;
-                self.store(loc, Value::Num(new))?;
-                Ok(Value::Num(if *prefix { new } else { old }))
+                self.step_at(loc, *delta, *prefix)
             }),
             Expr::Call(f, args) => {
                 Box::pin(async move { Box::pin(self.call_user(*f, args)).await })
@@ -1178,6 +1191,56 @@ impl Interp {
                 Ok(Value::Str(key))
             }),
         }
+    }
+
+    /// `lv = r` or `lv op= r` at `loc`; the value assigned.
+    fn assign_at(&mut self, loc: Loc, op: Option<BinOp>, r: Value) -> R<Value> {
+        let v = match op {
+            None => r,
+            Some(op) => {
+                let cur = self.load(&loc)?.to_num();
+                Value::Num(self.arith(op, cur, r.to_num())?)
+            }
+        };
+        self.store(loc, v.clone())?;
+        Ok(v)
+    }
+
+    /// `++lv`, `lv--`, ... at `loc`.
+    fn step_at(&mut self, loc: Loc, delta: f64, prefix: bool) -> R<Value> {
+        let old = self.load(&loc)?.to_num();
+        let new = old + delta;
+        self.store(loc, Value::Num(new))?;
+        Ok(Value::Num(if prefix { new } else { old }))
+    }
+
+    /// `x op y` as awk compares: numbers as numbers, else strings.
+    fn compare_values(&self, op: CmpOp, x: &Value, y: &Value) -> Value {
+        let ord = if self.ignorecase && !(x.is_numeric() && y.is_numeric()) {
+            let (xs, ys) = (self.to_str(x).to_lowercase(), self.to_str(y).to_lowercase());
+            xs.as_bytes().cmp(ys.as_bytes())
+        } else {
+            compare(x, y, &self.convfmt)
+        };
+        use std::cmp::Ordering::*;
+        let nan = (x.is_numeric() && y.is_numeric()) && (x.to_num().is_nan() || y.to_num().is_nan());
+        let r = match op {
+            CmpOp::Lt => ord == Less,
+            CmpOp::Le => ord != Greater,
+            CmpOp::Gt => ord == Greater,
+            CmpOp::Ge => ord != Less,
+            CmpOp::Eq => ord == Equal,
+            CmpOp::Ne => ord != Equal,
+        };
+        bool_val(if nan { matches!(op, CmpOp::Ne) } else { r })
+    }
+
+    /// `s` (the left operand, already a string) followed by `y`.
+    fn concat(&mut self, mut s: String, y: &Value) -> R<Value> {
+        let t = self.to_str(y);
+        self.string_fits(s.len() + t.len())?;
+        s.push_str(&t);
+        Ok(Value::Str(s))
     }
 
     pub(super) async fn cond(&mut self, e: &Expr) -> R<bool> {
@@ -1289,12 +1352,26 @@ impl Interp {
 
     pub(super) async fn exec_block(&mut self, b: &[Stmt]) -> R<Flow> {
         for s in b {
-            match self.exec_stmt(s).await? {
+            match self.exec_one(s).await? {
                 Flow::Normal => {}
                 other => return Ok(other),
             }
         }
         Ok(Flow::Normal)
+    }
+
+    /// One statement: an expression statement that needs no await runs
+    /// here, without the boxed future `exec_stmt` makes.
+    async fn exec_one(&mut self, s: &Stmt) -> R<Flow> {
+        match &s.kind {
+            StmtKind::Expr(e) if sync_eval::is_sync(e) => {
+                self.cur_loc = Some(s.loc);
+                self.tick()?;
+                self.eval_sync(e)?;
+                Ok(Flow::Normal)
+            }
+            _ => self.exec_stmt(s).await,
+        }
     }
 
     /// One boxed future per statement kind (see `eval_boxed`).
@@ -1382,7 +1459,7 @@ impl Interp {
             }),
             StmtKind::For(init, c, incr, body) => Box::pin(async move {
                 if let Some(i) = init {
-                    self.exec_stmt(i).await?;
+                    self.exec_one(i).await?;
                 }
                 let mut n = 0;
                 loop {
@@ -1399,7 +1476,7 @@ impl Interp {
                         _ => {}
                     }
                     if let Some(i) = incr {
-                        self.exec_stmt(i).await?;
+                        self.exec_one(i).await?;
                     }
                 }
                 Ok(Flow::Normal)
@@ -1407,9 +1484,11 @@ impl Interp {
             StmtKind::ForIn(key, arr, body) => Box::pin(async move {
                 let id = self.array_of_expr(arr).await?;
                 let keys = self.for_in_keys(id);
+                let taken = self.removals;
                 let mut n = 0;
                 for k in keys {
-                    if !self.array(id).is_some_and(|a| a.contains(&k)) {
+                    // A key deleted by the body since the keys were taken is skipped.
+                    if self.removals != taken && !self.array(id).is_some_and(|a| a.contains(&k)) {
                         continue;
                     }
                     n += 1;
@@ -1674,6 +1753,8 @@ impl Interp {
     }
 
     async fn finish(&mut self) -> i32 {
+        // A budget already exhausted was reported when it ran out.
+        let _ = self.bill_work();
         // Flush redirections and run pending output pipes, even after a
         // fatal error (gawk closes its files on exit too).
         self.close_all().await;
@@ -1696,7 +1777,11 @@ pub(super) fn fix_nan(r: f64, inputs: &[f64]) -> f64 {
 }
 
 fn elem_cost(key: &str, e: &Elem) -> usize {
-    key.len()
+    elem_cost_len(key.len(), e)
+}
+
+fn elem_cost_len(key_len: usize, e: &Elem) -> usize {
+    key_len
         + AWK_VARIABLE_OVERHEAD_BYTES
         + match e {
             Elem::Val(v) => v.heap_bytes(),
