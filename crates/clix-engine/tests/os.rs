@@ -372,6 +372,13 @@ async fn output_past_the_memory_budget_stops_the_line() {
     assert!(
         !f.ws.path().join("out.txt").exists() || std::fs::metadata(f.ws.path().join("out.txt")).unwrap().len() == 0
     );
+    // A routed line already streamed in GNU tools: the way out is a file
+    // GNU bash writes, not running the line there again.
+    let (_, err, _) = raw(&mut f, "cat big.log").await;
+    assert!(err.contains("though the line already ran in the sandbox's GNU tools"), "{err}");
+    assert!(err.contains("sandbox bash '<line> > out.txt'"), "{err}");
+    let (_, err, _) = raw(&mut f, "python3 -c 'print(\"x\" * 2000000)' | wc -c").await;
+    assert!(err.contains("Raise the limit, or run the line in the sandbox's GNU bash"), "{err}");
     // Under the budget, the whole output passes.
     let (out, _, code) = raw(&mut f, "python3 -c 'print(\"x\" * 500000)' | wc -c").await;
     assert_eq!((out.as_str(), code), ("500001\n", 0));

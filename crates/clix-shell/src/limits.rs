@@ -131,6 +131,9 @@ pub(crate) const LIMIT_EXIT: i32 = 1;
 pub(crate) enum Stop {
     /// The memory a line may hold; what passed it ("find's output").
     Memory(String),
+    /// The same, for output of a line that already ran whole in the
+    /// sandbox's GNU tools, where running it there is no way out.
+    Streamed(String),
     /// A count a person set in `[limits]`: its setting and value.
     Count(&'static str, String),
     /// Anything else bashkit stops at, in its own words.
@@ -138,6 +141,14 @@ pub(crate) enum Stop {
 }
 
 impl Stop {
+    /// [`Stop::of`] for a line that ran whole in the sandbox's GNU tools.
+    pub(crate) fn of_streamed(limit: &LimitExceeded) -> Stop {
+        match Stop::of(limit) {
+            Stop::Memory(what) => Stop::Streamed(what),
+            other => other,
+        }
+    }
+
     pub(crate) fn of(limit: &LimitExceeded) -> Stop {
         use ExecutionBudgetExceeded as Budget;
         match limit {
@@ -167,6 +178,13 @@ pub(crate) fn stop_message(stop: &Stop, limits: &ShellLimits) -> String {
         Stop::Memory(what) => format!(
             "[error] stopped: {what} passed the memory one line may hold ({}, [limits] max_memory_bytes). \
              Raise the limit, or run the line in the sandbox's GNU bash, which streams: sandbox bash '<line>'\n",
+            binary_size(limits.max_memory_bytes)
+        ),
+        Stop::Streamed(what) => format!(
+            "[error] stopped: {what} passed the memory one line may hold ({}, [limits] max_memory_bytes), \
+             though the line already ran in the sandbox's GNU tools. Raise the limit, or have GNU bash write \
+             the output to a workspace file and read that in parts: sandbox bash '<line> > out.txt', then \
+             head or grep out.txt\n",
             binary_size(limits.max_memory_bytes)
         ),
         Stop::Count(setting, value) => format!(

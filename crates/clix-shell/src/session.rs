@@ -343,7 +343,13 @@ impl RawResult {
     /// reached `limit`: the same exit code and `[error]` line as a line the
     /// shell stopped there.
     pub fn stopped_by(limit: &LimitExceeded, limits: &ShellLimits, duration: Duration) -> RawResult {
-        RawResult::stopped(Vec::new(), Vec::new(), &stop_message(&Stop::of(limit), limits), LIMIT_EXIT, duration)
+        RawResult::stopped(
+            Vec::new(),
+            Vec::new(),
+            &stop_message(&Stop::of_streamed(limit), limits),
+            LIMIT_EXIT,
+            duration,
+        )
     }
 
     /// A line stopped with `exit_code`: its output so far, then why.
