@@ -80,6 +80,9 @@ pub(crate) struct ToolRun<'a> {
     /// The caller writes the audit line (a call, with its parameters
     /// redacted by name); a self-test leaves it to the sandbox.
     pub audited_by_caller: bool,
+    /// Bytes of stdout and of stderr kept; `None` follows the sandbox's
+    /// `output_cap_mb`.
+    pub output_cap: Option<usize>,
 }
 
 impl ToolRun<'_> {
@@ -103,6 +106,7 @@ impl ToolRun<'_> {
         req.env = self.env;
         req.network = Some(self.tool.manifest.network && self.tool.trusted);
         req.audit = !self.audited_by_caller;
+        req.output_cap = self.output_cap;
         sandbox.run(req).await
     }
 }

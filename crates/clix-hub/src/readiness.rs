@@ -52,9 +52,18 @@ pub(crate) async fn check(sandbox: &Sandbox, tool: &Tool, env: &[(String, String
         let args = args.to_vec();
         async move {
             let timeout = m.timeout_ms.map_or(CHECK_TIMEOUT, |ms| Duration::from_millis(ms).min(CHECK_TIMEOUT));
-            ToolRun { tool, args: &args, cwd: &tool.dir, stdin: None, timeout, env, audited_by_caller: false }
-                .run(sandbox)
-                .await
+            ToolRun {
+                tool,
+                args: &args,
+                cwd: &tool.dir,
+                stdin: None,
+                timeout,
+                env,
+                audited_by_caller: false,
+                output_cap: None,
+            }
+            .run(sandbox)
+            .await
         }
     };
     let shown = |args: &[String]| format!("{} {}", m.name, args.join(" "));

@@ -107,7 +107,13 @@ pub struct HubRuntime {
     state: Result<HubState, String>,
     config: HubConfig,
     index: Mutex<Option<SearchIndex>>,
+    /// Set by [`HubRuntime::stop_lines_past`].
+    line_output_cap: Option<usize>,
 }
+
+/// The `error_code` of a call made as a stage of a command line whose
+/// output passed the line's memory budget: the caller stops the line.
+pub const OUTPUT_LIMIT: &str = "OUTPUT_LIMIT";
 
 impl HubRuntime {
     /// Loads the hub and decides which tools are ready: each self-test runs
@@ -152,7 +158,15 @@ impl HubRuntime {
                 "hub loaded"
             );
         }
-        HubRuntime { entries: checks, problems: hub.problems, sandbox, state, config, index: Mutex::new(None) }
+        HubRuntime {
+            entries: checks,
+            problems: hub.problems,
+            sandbox,
+            state,
+            config,
+            index: Mutex::new(None),
+            line_output_cap: None,
+        }
     }
 
     /// Takes a tool out of the session (its name clashes with a command, …).
@@ -216,6 +230,18 @@ impl HubRuntime {
         });
         tools.truncate(n);
         tools
+    }
+
+    /// Calls are stages of command lines: each keeps up to `bytes` of
+    /// stdout and of stderr (the line's memory budget), and output past it
+    /// is an [`OUTPUT_LIMIT`] error, never a tool's output cut short.
+    pub fn stop_lines_past(&mut self, bytes: usize) {
+        self.line_output_cap = Some(bytes);
+    }
+
+    /// What [`HubRuntime::stop_lines_past`] set.
+    pub fn line_output_cap(&self) -> Option<usize> {
+        self.line_output_cap
     }
 
     /// Calls a ready tool with checked arguments (from its flags or from
@@ -335,9 +361,11 @@ impl HubRuntime {
         };
         // Time spent waiting for a rate slot or the lock counts against the limit.
         let left = timeout.saturating_sub(started.elapsed());
-        let run = ToolRun { tool, args: argv, cwd, stdin, timeout: left, env: &env, audited_by_caller: true };
+        let output_cap = self.line_output_cap;
+        let run =
+            ToolRun { tool, args: argv, cwd, stdin, timeout: left, env: &env, audited_by_caller: true, output_cap };
         match run.run(sandbox).await {
-            Ok(outcome) => read_outcome(tool, outcome, timeout, audit),
+            Ok(outcome) => read_outcome(tool, outcome, timeout, output_cap.is_some(), audit),
             Err(e) => {
                 let hint = match e {
                     SandboxError::Unavailable(_) => "see sandbox status",
@@ -418,7 +446,9 @@ async fn find_readiness(
 }
 
 /// A finished run, read by the contract.
-fn read_outcome(tool: &Tool, o: Outcome, timeout: Duration, audit: &mut PendingCall<'_>) -> CallResult {
+/// `in_line`: the call is a stage of a command line, whose output past the
+/// line's memory budget is [`OUTPUT_LIMIT`], which stops the line.
+fn read_outcome(tool: &Tool, o: Outcome, timeout: Duration, in_line: bool, audit: &mut PendingCall<'_>) -> CallResult {
     let m = &tool.manifest;
     let name = m.name.as_str();
     audit.bytes = (o.stdout_total, o.stderr_total);
@@ -451,6 +481,14 @@ fn read_outcome(tool: &Tool, o: Outcome, timeout: Duration, audit: &mut PendingC
             None => format!("{logs}{}\n", crate::contract::error_text(name, o.exit_code, &o.stderr)),
         };
         return CallResult { stdout: Vec::new(), stderr, exit_code: o.exit_code, error_code };
+    }
+    if in_line && o.was_capped() {
+        let message = format!(
+            "output is {} bytes on stdout and {} on stderr, more than a command line may hold",
+            o.stdout_total, o.stderr_total
+        );
+        let hint = "ask for less (a limit parameter), or raise [limits] max_memory_bytes";
+        return with_logs(CallResult::refused(name, OUTPUT_LIMIT, &message, hint, exit::BAD_OUTPUT));
     }
     if o.stdout_dropped() > 0 {
         let message = format!("stdout is {} bytes, more than the sandbox keeps", o.stdout_total);

@@ -324,8 +324,8 @@ impl Sandbox {
         let mem_limit = if memory { "cgroup memory.limit_in_bytes, per run" } else { "RLIMIT_AS per process" };
         s.push_str(&format!(
             "limits: time as limits.timeout_secs (--timeout); memory {} MiB ({mem_limit}); processes {} ({pid_limit}); \
-             file size {} MiB; open files {}; output kept {} MiB per stream of a hub tool (a line's \
-             programs: limits.max_memory_bytes)\n",
+             file size {} MiB; open files {}; output kept {} MiB per stream of a hub tool's self-test (a line's \
+             programs and tools: limits.max_memory_bytes)\n",
             self.settings.memory_mb,
             self.settings.max_processes,
             self.settings.max_file_size_mb,

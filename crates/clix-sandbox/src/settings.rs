@@ -38,9 +38,10 @@ pub struct SandboxSettings {
     pub max_file_size_mb: u64,
     /// Open files per process.
     pub max_open_files: u64,
-    /// stdout and stderr kept per run of a hub tool, in MiB; the rest is
-    /// counted, not kept. A program in a command line keeps up to the line's
-    /// memory budget instead (`[limits] max_memory_bytes`).
+    /// stdout and stderr kept per run of a hub tool's self-test (and any run
+    /// whose caller sets no cap), in MiB; the rest is counted, not kept. A
+    /// program or hub tool in a command line keeps up to the line's memory
+    /// budget instead (`[limits] max_memory_bytes`).
     pub output_cap_mb: u64,
     /// A command line that reads a workspace file at least this large (MiB)
     /// and uses only standard tools runs whole in the sandbox's GNU bash.

@@ -387,3 +387,37 @@ fn a_workspace_tool_cannot_pose_as_a_real_program() {
     let listed = format!("{}{}", text(&o.stdout), text(&o.stderr));
     assert!(listed.contains("may not take the name of the program"), "{listed}");
 }
+
+/// Issue 29: a hub tool's output past what the sandbox kept reached the
+/// next stage as nothing, and `tool | wc -c` printed 0 with exit 0. Called
+/// as a stage of a line, a tool now keeps up to the line's memory budget,
+/// as a program does, and output past it stops the whole line.
+#[test]
+fn a_tools_output_past_the_line_budget_stops_the_line() {
+    let env = Env::new();
+    let hub = env.home.path().join("hub");
+    exe_script(
+        &hub.join("big/run"),
+        "#!/bin/sh\n[ \"$1\" = --version ] && { echo 'tool 1'; exit 0; }\nhead -c 2000000 /dev/zero | tr '\\0' x\n",
+    );
+    write(
+        &hub.join("big/manifest.json"),
+        r#"{"name": "big", "version": "1", "description": "d", "command": "./run", "self_test": false,
+            "output": {"format": "text"}}"#,
+    );
+    write(&env.home.path().join("config.toml"), "[limits]\nmax_memory_bytes = 1048576\n");
+    let o = env.run(&["run", "big | wc -c; echo after"], None);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains(
+            "[error] stopped: big's output passed the memory one line may hold (1 MiB, [limits] max_memory_bytes)"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("after") && !out.lines().any(|l| l.trim() == "0"), "{out}");
+    // Under the budget, the whole output passes.
+    write(&env.home.path().join("config.toml"), "[limits]\nmax_memory_bytes = 4194304\n");
+    let o = env.run(&["run", "big | wc -c"], None);
+    assert_eq!((text(&o.stdout).lines().next().unwrap_or(""), o.status.code()), ("2000000", Some(0)));
+}

@@ -113,11 +113,20 @@ impl AgentCommand for HubTool {
         let stdin = read_stdin(&io).await?;
         let stdin = (!stdin.is_empty()).then_some(stdin.as_slice());
         let result = self.hub.call_words(&self.spec.name, io.args, stdin, io.cwd, self.time.remaining()).await;
-        emit(&io, result).await
+        emit(&io, &self.hub, &self.spec.name, result).await
     }
 }
 
-async fn emit(io: &CommandIo<'_>, r: CallResult) -> bashkit::Result<CommandStatus> {
+/// The call's result as the stage's; output past the line's memory budget
+/// stops the whole line, as a program's does (`StageRun`).
+async fn emit(io: &CommandIo<'_>, hub: &HubRuntime, tool: &str, r: CallResult) -> bashkit::Result<CommandStatus> {
+    if r.error_code.as_deref() == Some(clix_hub::OUTPUT_LIMIT) {
+        let limit = hub.line_output_cap().unwrap_or_default();
+        return Err(bashkit::Error::ResourceLimit(bashkit::LimitExceeded::BuiltinOutput {
+            command: tool.to_string(),
+            limit,
+        }));
+    }
     io.stdout.write_all(&r.stdout).await?;
     io.stderr.write_all(r.stderr.as_bytes()).await?;
     Ok(CommandStatus::with_code(r.exit_code))
@@ -228,7 +237,7 @@ impl HubCommand {
             };
         // The JSON is the arguments; stdin was used for them when --json was absent.
         let result = self.hub.call(name, &parsed, None, io.cwd, self.time.remaining()).await;
-        emit(io, result).await
+        emit(io, &self.hub, name, result).await
     }
 }
 

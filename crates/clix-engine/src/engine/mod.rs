@@ -160,7 +160,10 @@ impl Engine {
             )));
         }
         let hub = match config.hub {
-            Some(hub) => setup::register_hub(&mut registry, hub, sandbox.clone(), &workspace, &time).await,
+            Some(hub) => {
+                let stage = (&time, config.limits.max_memory_bytes);
+                setup::register_hub(&mut registry, hub, sandbox.clone(), &workspace, stage).await
+            }
             None => setup::HubPart::default(),
         };
         let gate = match &config.policy {

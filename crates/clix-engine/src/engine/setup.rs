@@ -76,14 +76,17 @@ pub(super) struct HubPart {
 }
 
 /// Loads the hub and registers `hub` and each ready tool as a command.
+/// `(time, output_cap)`: what a call as a stage of a line gets, as a
+/// program in a line does (the line's time and memory budget).
 pub(super) async fn register_hub(
     registry: &mut CommandRegistry,
     config: HubConfig,
     sandbox: Option<Arc<Sandbox>>,
     workspace: &Workspace,
-    time: &CallTime,
+    (time, output_cap): (&CallTime, usize),
 ) -> HubPart {
     let mut hub = HubRuntime::load(config, sandbox.clone(), Some(workspace)).await;
+    hub.stop_lines_past(output_cap);
     refuse_taken_names(&mut hub, registry, sandbox.as_deref());
     let not_ready = hub
         .entries()
