@@ -410,10 +410,16 @@ impl Sandbox {
         let line = stub::line(req.argv, req.cwd, req.stdin.is_some(), &self.merged_env(req.env));
         if let Some(stub) = ready {
             match stub.start(line.clone()).await {
-                Ok(started) => return Ok(started),
+                Ok(started) => {
+                    tracing::debug!("sandbox: started in the stub set up ahead");
+                    return Ok(started);
+                }
                 Err(e) => tracing::debug!(error = %e, "sandbox: the stub set up ahead was gone; starting a new one"),
             }
         }
+        tracing::debug!(
+            "sandbox: setting a stub up for this run (none was ready, or the request is not the usual shape)"
+        );
         let stub = self.stub_launch(bwrap, req.read_only, network, req.env)?.spawn().await?;
         stub.start(line).await.map_err(|e| SandboxError::Spawn {
             program: req.argv.first().cloned().unwrap_or_default(),
