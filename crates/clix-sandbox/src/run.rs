@@ -407,7 +407,12 @@ impl Sandbox {
             }
             ready = self.next_stub.take().await;
         }
-        let line = stub::line(req.argv, req.cwd, req.stdin.is_some(), &self.merged_env(req.env));
+        // The program's variables: the allowlist, then the request's own (the later one wins).
+        let var = |name: &str| {
+            let extra = req.env.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+            extra.or_else(|| self.env.get(name).map(String::as_str))
+        };
+        let line = stub::line(req.argv, req.cwd, req.stdin.is_some(), var);
         if let Some(stub) = ready {
             match stub.start(line.clone()).await {
                 Ok(started) => {
@@ -445,13 +450,6 @@ impl Sandbox {
         Ok(Launch { cmd, settings: self.settings.clone(), pipes })
     }
 
-    /// The variables a run's program gets: the allowlist, then the request's own.
-    fn merged_env(&self, extra: &[(String, String)]) -> BTreeMap<String, String> {
-        let mut env = self.env.clone();
-        env.extend(extra.iter().cloned());
-        env
-    }
-
     /// `mode = "host"`: the program itself, UNSANDBOXED, with the same limits.
     fn start_on_host(&self, req: &Request<'_>) -> std::io::Result<Started> {
         let mut cmd = self.launcher(req.argv, req.cwd, req.read_only, false, None, None);
@@ -459,14 +457,8 @@ impl Sandbox {
         cmd.stdin(if req.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let cgroups = RunCgroups::create(self.settings.max_processes, self.settings.memory_mb << 20);
-        log_limits(&self.settings, &cgroups);
-        let limits = ChildLimits::new(&self.settings, &cgroups, Vec::new());
-        // SAFETY: the closure only calls async-signal-safe libc functions on
-        // memory prepared before the fork.
-        unsafe {
-            cmd.pre_exec(move || limits.apply());
-        }
+        let cgroups = run_cgroups(&self.settings);
+        ChildLimits::new(&self.settings, &cgroups, Vec::new()).install(&mut cmd);
         let child = cmd.spawn()?;
         let guard = KillGuard { bwrap_pid: child.id().unwrap_or(0) as i32, child_pid: None, armed: true };
         Ok((child, guard, cgroups))
@@ -747,9 +739,17 @@ fn logged_argv(argv: &[String], audited_here: bool) -> Vec<String> {
     vec![program, format!("<{} arguments of a hub call>", argv.len().saturating_sub(1))]
 }
 
+/// One run's (or service's) cgroups, made now and removed when dropped,
+/// with how its limits are enforced logged.
+pub(crate) fn run_cgroups(s: &SandboxSettings) -> RunCgroups {
+    let cgroups = RunCgroups::create(s.max_processes, s.memory_mb << 20);
+    log_limits(s, &cgroups);
+    cgroups
+}
+
 /// How this run's limits are enforced (debug): per-run cgroups where the
 /// host allows them, rlimits otherwise.
-pub(crate) fn log_limits(s: &SandboxSettings, cgroups: &RunCgroups) {
+fn log_limits(s: &SandboxSettings, cgroups: &RunCgroups) {
     let memory =
         if cgroups.memory { "cgroup memory.limit_in_bytes (the whole run)" } else { "RLIMIT_AS (each process)" };
     let processes = if cgroups.pids {
@@ -829,8 +829,18 @@ impl ChildLimits {
         self
     }
 
+    /// Has `cmd`'s child apply these limits between fork and exec.
+    pub(crate) fn install(self, cmd: &mut tokio::process::Command) {
+        // SAFETY: the closure only calls async-signal-safe libc functions
+        // (open, write, setrlimit, close_range, fcntl, dup2) on memory
+        // prepared before the fork.
+        unsafe {
+            cmd.pre_exec(move || self.apply());
+        }
+    }
+
     /// Runs in the forked child: only async-signal-safe calls.
-    pub(crate) fn apply(&self) -> std::io::Result<()> {
+    fn apply(&self) -> std::io::Result<()> {
         for procs in &self.procs_files {
             // SAFETY: a valid NUL-terminated path; open/write/close are async-signal-safe.
             unsafe {

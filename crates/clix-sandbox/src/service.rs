@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use tokio::io::AsyncReadExt;
 
 use crate::cgroup::RunCgroups;
-use crate::run::{BwrapPipes, ChildLimits, KillGuard, Sandbox, SandboxError, high};
+use crate::run::{BwrapPipes, ChildLimits, KillGuard, Sandbox, SandboxError, high, run_cgroups};
 
 /// The end of the program's stderr kept for error messages.
 const STDERR_TAIL: usize = 4096;
@@ -55,7 +55,7 @@ impl Sandbox {
         }
         let bwrap = self.ready()?;
         let settings = self.settings();
-        let cgroups = RunCgroups::create(settings.max_processes, settings.memory_mb << 20);
+        let cgroups = run_cgroups(settings);
         let pipes = BwrapPipes::when(bwrap.as_deref(), &program)?;
         let mut cmd =
             self.launcher(req.argv, req.cwd, req.read_only, req.share_network, bwrap.as_deref(), pipes.as_ref());
@@ -69,12 +69,7 @@ impl Sandbox {
         let inherited = pipes.as_ref().map(|p| p.child_fds().to_vec()).unwrap_or_default();
         // A browser reserves far more address space than it uses, so the
         // memory limit is the cgroup's or none, never RLIMIT_AS.
-        let limits = ChildLimits::new(settings, &cgroups, inherited).without_address_limit().with_fds_at(map);
-        // SAFETY: the closure only calls async-signal-safe libc functions
-        // (dup2, open, write, setrlimit, fcntl) on memory prepared before the fork.
-        unsafe {
-            cmd.pre_exec(move || limits.apply());
-        }
+        ChildLimits::new(settings, &cgroups, inherited).without_address_limit().with_fds_at(map).install(&mut cmd);
         tracing::debug!(argv = ?req.argv, share_network = req.share_network, sandboxed = bwrap.is_some(), "sandbox: starting a service");
         let mut child = cmd.spawn().map_err(|e| spawn_error(e.to_string()))?;
         drop(handed);

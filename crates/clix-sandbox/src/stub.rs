@@ -14,7 +14,6 @@
 //! own while the current run goes on, so the next run of a session starts
 //! in the time an `exec` takes.
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
@@ -25,7 +24,7 @@ use std::sync::mpsc;
 use tokio::sync::oneshot;
 
 use crate::cgroup::RunCgroups;
-use crate::run::{BwrapPipes, ChildLimits, KillGuard, SandboxError, Started, log_limits, pipe, unavailable};
+use crate::run::{BwrapPipes, ChildLimits, KillGuard, SandboxError, Started, pipe, run_cgroups, unavailable};
 use crate::settings::SandboxSettings;
 
 /// The descriptor the stub reads its line from. A shell's redirections
@@ -62,15 +61,10 @@ impl Launch {
         let spawn_error = |e: std::io::Error| SandboxError::Spawn { program: "bwrap".into(), reason: e.to_string() };
         let (line_read, line) = pipe().map_err(spawn_error)?;
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-        let cgroups = RunCgroups::create(settings.max_processes, settings.memory_mb << 20);
-        log_limits(&settings, &cgroups);
-        let limits = ChildLimits::new(&settings, &cgroups, pipes.child_fds().to_vec())
-            .with_fds_at(vec![(line_read.as_raw_fd(), SCRIPT_FD)]);
-        // SAFETY: the closure only calls async-signal-safe libc functions on
-        // memory prepared before the fork.
-        unsafe {
-            cmd.pre_exec(move || limits.apply());
-        }
+        let cgroups = run_cgroups(&settings);
+        ChildLimits::new(&settings, &cgroups, pipes.child_fds().to_vec())
+            .with_fds_at(vec![(line_read.as_raw_fd(), SCRIPT_FD)])
+            .install(&mut cmd);
         let mut child = cmd.spawn().map_err(spawn_error)?;
         drop(line_read);
         let bwrap_pid = child.id().unwrap_or(0) as i32;
@@ -118,14 +112,14 @@ impl Stub {
 }
 
 /// The stub's line for `argv` in `cwd`: go there, put `PWD` and `OLDPWD`
-/// back as the environment had them, and become the program, with stdin
-/// from `/dev/null` unless the run has some.
-pub(crate) fn line(argv: &[String], cwd: &Path, stdin: bool, env: &BTreeMap<String, String>) -> Vec<u8> {
+/// back as the program's environment (`var`) has them, and become the
+/// program, with stdin from `/dev/null` unless the run has some.
+pub(crate) fn line<'a>(argv: &[String], cwd: &Path, stdin: bool, var: impl Fn(&str) -> Option<&'a str>) -> Vec<u8> {
     let mut s = b"cd -- ".to_vec();
     quote_into(&mut s, cwd.as_os_str().as_encoded_bytes());
     s.extend_from_slice(b" || exit 1;");
     for name in ["OLDPWD", "PWD"] {
-        match env.get(name) {
+        match var(name) {
             Some(value) => {
                 s.extend_from_slice(format!(" export {name}=").as_bytes());
                 quote_into(&mut s, value.as_bytes());
@@ -221,8 +215,8 @@ mod tests {
 
     fn text(argv: &[&str], cwd: &str, stdin: bool, env: &[(&str, &str)]) -> String {
         let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
-        let env = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        String::from_utf8(line(&argv, Path::new(cwd), stdin, &env)).unwrap()
+        let var = |name: &str| env.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+        String::from_utf8(line(&argv, Path::new(cwd), stdin, var)).unwrap()
     }
 
     #[test]
@@ -258,7 +252,7 @@ mod tests {
         let mut argv = vec!["printf".to_string(), "<%s>".to_string()];
         argv.extend(args.iter().map(|s| s.to_string()));
         let dir = tempfile::tempdir().unwrap();
-        let script = line(&argv, dir.path(), false, &BTreeMap::new());
+        let script = line(&argv, dir.path(), false, |_| None);
         std::fs::write(dir.path().join("line"), &script).unwrap();
         let out = std::process::Command::new("sh")
             .args(["-c", ". ./line"])

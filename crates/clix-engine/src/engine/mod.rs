@@ -161,8 +161,8 @@ impl Engine {
         }
         let hub = match config.hub {
             Some(hub) => {
-                let stage = (&time, config.limits.max_memory_bytes);
-                setup::register_hub(&mut registry, hub, sandbox.clone(), &workspace, stage).await
+                let output_cap = config.limits.max_memory_bytes;
+                setup::register_hub(&mut registry, hub, sandbox.clone(), &workspace, &time, output_cap).await
             }
             None => setup::HubPart::default(),
         };

@@ -76,14 +76,15 @@ pub(super) struct HubPart {
 }
 
 /// Loads the hub and registers `hub` and each ready tool as a command.
-/// `(time, output_cap)`: what a call as a stage of a line gets, as a
-/// program in a line does (the line's time and memory budget).
+/// A call as a stage of a line gets the line's `time` and keeps up to its
+/// memory budget (`output_cap`), as a program in a line does.
 pub(super) async fn register_hub(
     registry: &mut CommandRegistry,
     config: HubConfig,
     sandbox: Option<Arc<Sandbox>>,
     workspace: &Workspace,
-    (time, output_cap): (&CallTime, usize),
+    time: &CallTime,
+    output_cap: usize,
 ) -> HubPart {
     let mut hub = HubRuntime::load(config, sandbox.clone(), Some(workspace)).await;
     hub.stop_lines_past(output_cap);
