@@ -201,6 +201,10 @@ pub(super) struct Stmt {
     pub(super) kind: StmtKind,
     /// Index into `Program::locs`.
     pub(super) loc: u32,
+    /// 0 when the statement may await (a call, `getline`, output); else
+    /// how deeply its statements nest, and it runs without a future (clix
+    /// patch, "awk's record loop"; decided once when parsed).
+    pub(super) sync: u8,
 }
 
 pub(super) type Block = Vec<Stmt>;

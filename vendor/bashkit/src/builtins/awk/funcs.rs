@@ -562,7 +562,7 @@ impl Interp {
                 .iter()
                 .map(|(k, e)| {
                     if bi == Bi::Asorti {
-                        Value::Str(k.clone())
+                        Value::Str(k.into_owned())
                     } else {
                         match e {
                             Elem::Val(v) => v.clone(),

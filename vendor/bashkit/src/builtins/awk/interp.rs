@@ -21,7 +21,6 @@
 //! - THREAT[TM-DOS-033]: loops are counted per loop and per run;
 //!   user-function recursion is capped by `AWK_MAX_CALL_DEPTH`.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -36,7 +35,11 @@ use crate::builtins::limits::{
 };
 
 pub(super) type ArrId = usize;
+mod array;
 mod sync_eval;
+
+pub(super) use array::AwkArray;
+pub(super) use sync_eval::{is_sync, sync_depth};
 
 /// Statements charged to the shared budget at once (see `Interp::tick`).
 const WORK_BATCH: u64 = 64;
@@ -71,92 +74,6 @@ pub(super) enum Cell {
 pub(super) enum Elem {
     Val(Value),
     Arr(ArrId),
-}
-
-/// Insertion-ordered associative array with tombstones (O(1) delete).
-///
-/// clix patch (docs/bashkit-patches.md, "a cheap budget check"): keys are
-/// hashed with foldhash, randomly seeded as jq's maps are, rather than
-/// SipHash, a tenth of an awk loop filling an array.
-#[derive(Debug, Default)]
-pub(super) struct AwkArray {
-    map: HashMap<String, usize, foldhash::fast::RandomState>,
-    entries: Vec<Option<(String, Elem)>>,
-}
-
-impl AwkArray {
-    pub(super) fn len(&self) -> usize {
-        self.map.len()
-    }
-
-    pub(super) fn get(&self, k: &str) -> Option<&Elem> {
-        let i = *self.map.get(k)?;
-        self.entries[i].as_ref().map(|(_, e)| e)
-    }
-
-    pub(super) fn contains(&self, k: &str) -> bool {
-        self.map.contains_key(k)
-    }
-
-    /// Insert or replace; returns the previous element. One hash of the
-    /// key either way (clix patch, "awk expressions without a future per
-    /// node": a loop filling an array hashed each new key three times).
-    fn insert(&mut self, k: String, e: Elem) -> Option<Elem> {
-        use std::collections::hash_map::Entry;
-        match self.map.entry(k) {
-            Entry::Occupied(slot) => {
-                let entry = self.entries[*slot.get()].as_mut()?;
-                Some(std::mem::replace(&mut entry.1, e))
-            }
-            Entry::Vacant(slot) => {
-                let k = slot.key().clone();
-                slot.insert(self.entries.len());
-                self.entries.push(Some((k, e)));
-                None
-            }
-        }
-    }
-
-    fn remove(&mut self, k: &str) -> Option<Elem> {
-        let i = self.map.remove(k)?;
-        let old = self.entries[i].take().map(|(_, e)| e);
-        if self.entries.len() > 32 && self.map.len() * 2 < self.entries.len() {
-            self.compact();
-        }
-        old
-    }
-
-    fn compact(&mut self) {
-        let entries: Vec<_> = std::mem::take(&mut self.entries)
-            .into_iter()
-            .flatten()
-            .collect();
-        self.map.clear();
-        for (i, (k, _)) in entries.iter().enumerate() {
-            self.map.insert(k.clone(), i);
-        }
-        self.entries = entries.into_iter().map(Some).collect();
-    }
-
-    pub(super) fn keys(&self) -> Vec<String> {
-        self.entries
-            .iter()
-            .flatten()
-            .map(|(k, _)| k.clone())
-            .collect()
-    }
-
-    fn drain(&mut self) -> Vec<(String, Elem)> {
-        self.map.clear();
-        std::mem::take(&mut self.entries)
-            .into_iter()
-            .flatten()
-            .collect()
-    }
-
-    pub(super) fn iter(&self) -> impl Iterator<Item = (&String, &Elem)> {
-        self.entries.iter().flatten().map(|(k, e)| (k, e))
-    }
 }
 
 struct Frame {
@@ -206,6 +123,8 @@ pub(super) struct Interp {
     // Current record.
     pub(super) record: String,
     fields: Vec<Value>,
+    /// The last split's parts vector, emptied, for the next record's.
+    split_parts: Vec<String>,
     nf: usize,
     split_done: bool,
     record_stale: bool,
@@ -283,6 +202,7 @@ impl Interp {
             free_arrays: Vec::new(),
             record: String::new(),
             fields: Vec::new(),
+            split_parts: Vec::new(),
             nf: 0,
             split_done: true,
             record_stale: false,
@@ -381,11 +301,18 @@ impl Interp {
     /// reads the clock for the time limit, a tenth of a tight loop when
     /// done per statement; the rest is charged when the program ends.
     fn tick(&mut self) -> R<()> {
+        self.count_work()?;
+        self.check_mem()
+    }
+
+    /// One unit of work (a statement or a record read), charged with the
+    /// others [`WORK_BATCH`] at a time.
+    pub(super) fn count_work(&mut self) -> R<()> {
         self.unbilled += 1;
         if self.unbilled >= WORK_BATCH {
             self.bill_work()?;
         }
-        self.check_mem()
+        Ok(())
     }
 
     /// Charges the statements run since the last charge.
@@ -526,6 +453,17 @@ impl Interp {
                     "attempt to use array `{name}' in a scalar context"
                 )))
             }
+        }
+    }
+
+    /// `get_var(v)?.to_num()` without cloning the value.
+    pub(super) fn var_num(&mut self, v: VarRef) -> R<f64> {
+        if v == VarRef::Global(special::NF) {
+            return self.get_var(v).map(|x| x.to_num());
+        }
+        match self.cell(v) {
+            Cell::Val(x) => Ok(x.to_num()),
+            Cell::Arr(_) => self.get_var(v).map(|x| x.to_num()),
         }
     }
 
@@ -793,6 +731,23 @@ impl Interp {
         }
     }
 
+    /// `elem_store` of a value, refused (the key given back) where `key`
+    /// holds a subarray; one hash of the key either way (clix patch,
+    /// "awk's record loop": a look-up, then the insert, hashed it twice).
+    fn elem_store_val(&mut self, arr: ArrId, key: String, v: Value) -> Result<(), String> {
+        let add = val_cost(key.len(), &v);
+        let Some(a) = self.arrays.get_mut(arr).and_then(Option::as_mut) else {
+            return Ok(());
+        };
+        let key_len = key.len();
+        let old = a.insert_val(key, v)?;
+        self.mem_bytes += add;
+        if let Some(old) = old {
+            self.mem_bytes = self.mem_bytes.saturating_sub(val_cost(key_len, &old));
+        }
+        Ok(())
+    }
+
     pub(super) fn elem_delete(&mut self, arr: ArrId, key: &str) {
         let Some(a) = self.arrays.get_mut(arr).and_then(Option::as_mut) else {
             return;
@@ -867,17 +822,18 @@ impl Interp {
         if self.split_done {
             return Ok(());
         }
-        let parts = self.split_record()?;
+        let mut parts = self.split_record()?;
         let field_bytes: usize = self.fields.iter().map(Value::heap_bytes).sum();
         self.mem_bytes = self.mem_bytes.saturating_sub(field_bytes);
         let mut bytes = 0;
-        self.fields = parts
-            .into_iter()
-            .map(|p| {
-                bytes += p.len();
-                Value::from_input(p)
-            })
-            .collect();
+        // Both vectors are kept from record to record (clix patch, "awk's
+        // record loop"): two allocations fewer per record.
+        self.fields.clear();
+        self.fields.extend(parts.drain(..).map(|p| {
+            bytes += p.len();
+            Value::from_input(p)
+        }));
+        self.split_parts = parts;
         self.mem_bytes += bytes;
         self.nf = self.fields.len();
         self.globals[special::NF as usize] = Cell::Val(Value::Num(self.nf as f64));
@@ -912,7 +868,7 @@ impl Interp {
             }
             Ok(v)
         } else {
-            split_text(&splitter, &rec, None, max)
+            split_text_into(&splitter, &rec, None, max, std::mem::take(&mut self.split_parts))
         };
         self.record = rec;
         out.map_err(|e| self.too_many(e))
@@ -947,6 +903,25 @@ impl Interp {
         }
         self.ensure_split()?;
         Ok(self.fields.get(i - 1).cloned().unwrap_or(Value::Uninit))
+    }
+
+    /// `get_field(i)?.to_num()` without cloning the field. A record not
+    /// yet split is not split for it when its separator is blanks or one
+    /// character: the field is found in place (clix patch, "awk's record
+    /// loop": `{s += $1}` built every field of every record).
+    pub(super) fn field_num(&mut self, i: usize) -> R<f64> {
+        if i == 0 {
+            return self.get_field(0).map(|x| x.to_num());
+        }
+        if !self.split_done
+            && !matches!(self.rs, RsMode::Paragraph)
+            && let Some(field) = nth_field(&self.splitter, &self.record, i)
+        {
+            // A field's number is its text's strtod prefix, strnum or not.
+            return Ok(field.map_or(0.0, super::value::str_to_num));
+        }
+        self.ensure_split()?;
+        Ok(self.fields.get(i - 1).map_or(0.0, Value::to_num))
     }
 
     pub(super) fn set_field(&mut self, i: usize, v: Value) -> R<()> {
@@ -1053,20 +1028,26 @@ impl Interp {
         }
     }
 
+    /// `load(loc)?.to_num()`, reading a variable or field in place.
+    fn load_num(&mut self, loc: &Loc) -> R<f64> {
+        match loc {
+            Loc::Var(v) => self.var_num(*v),
+            Loc::Field(i) => self.field_num(*i),
+            Loc::Elem(..) => Ok(self.load(loc)?.to_num()),
+        }
+    }
+
     pub(super) fn store(&mut self, loc: Loc, v: Value) -> R<()> {
         self.string_fits(v.heap_bytes())?;
         match loc {
             Loc::Var(var) => self.set_var(var, v),
-            Loc::Elem(id, key) => {
-                if let Some(Elem::Arr(_)) = self.array(id).and_then(|a| a.get(&key)) {
-                    return Err(self.fatal_at(&format!(
-                        "attempt to use array `[\"{}\"]' in a scalar context",
-                        truncate(&key, 100)
-                    )));
-                }
-                self.elem_store(id, key, Elem::Val(v));
-                Ok(())
-            }
+            Loc::Elem(id, key) => match self.elem_store_val(id, key, v) {
+                Ok(()) => Ok(()),
+                Err(key) => Err(self.fatal_at(&format!(
+                    "attempt to use array `[\"{}\"]' in a scalar context",
+                    truncate(&key, 100)
+                ))),
+            },
             Loc::Field(i) => self.set_field(i, v),
         }
     }
@@ -1206,9 +1187,17 @@ impl Interp {
         Ok(v)
     }
 
+    /// `lv op= r` at `loc` with `r` already a number.
+    pub(super) fn assign_num_at(&mut self, loc: Loc, op: BinOp, r: f64) -> R<Value> {
+        let cur = self.load_num(&loc)?;
+        let v = self.arith(op, cur, r)?;
+        self.store(loc, Value::Num(v))?;
+        Ok(Value::Num(v))
+    }
+
     /// `++lv`, `lv--`, ... at `loc`.
     fn step_at(&mut self, loc: Loc, delta: f64, prefix: bool) -> R<Value> {
-        let old = self.load(&loc)?.to_num();
+        let old = self.load_num(&loc)?;
         let new = old + delta;
         self.store(loc, Value::Num(new))?;
         Ok(Value::Num(if prefix { new } else { old }))
@@ -1363,15 +1352,10 @@ impl Interp {
     /// One statement: an expression statement that needs no await runs
     /// here, without the boxed future `exec_stmt` makes.
     async fn exec_one(&mut self, s: &Stmt) -> R<Flow> {
-        match &s.kind {
-            StmtKind::Expr(e) if sync_eval::is_sync(e) => {
-                self.cur_loc = Some(s.loc);
-                self.tick()?;
-                self.eval_sync(e)?;
-                Ok(Flow::Normal)
-            }
-            _ => self.exec_stmt(s).await,
+        if s.sync > 0 {
+            return self.exec_sync(s);
         }
+        self.exec_stmt(s).await
     }
 
     /// One boxed future per statement kind (see `eval_boxed`).
@@ -1688,6 +1672,21 @@ impl Interp {
         Ok(())
     }
 
+    /// `run_rules` for rules [`rule_is_sync`] accepted, with no future.
+    fn run_rules_sync(&mut self, prog: &Program) -> R<()> {
+        for rule in &prog.rules {
+            if let Pattern::Expr(e) = &rule.pattern
+                && !self.eval_sync(e)?.to_bool()
+            {
+                continue;
+            }
+            if let Some(b) = &rule.body {
+                self.exec_block_sync(b)?;
+            }
+        }
+        Ok(())
+    }
+
     pub(super) async fn run_blocks(&mut self, blocks: &[Block]) -> R<()> {
         for b in blocks {
             self.exec_block(b).await?;
@@ -1710,8 +1709,13 @@ impl Interp {
             || !prog.beginfile.is_empty()
             || !prog.endfile.is_empty();
         if !exited && reads_input {
+            let sync_rules = prog.rules.iter().all(rule_is_sync);
             loop {
-                let rec = match self.next_main_record().await {
+                let next = match self.next_buffered_record() {
+                    Ok(None) => self.next_main_record().await,
+                    other => other,
+                };
+                let rec = match next {
                     Ok(Some(r)) => r,
                     Ok(None) => break,
                     Err(Unwind::Exit) => {
@@ -1722,7 +1726,12 @@ impl Interp {
                     Err(_) => continue,
                 };
                 self.set_record(rec);
-                match self.run_rules(&prog).await {
+                let ran = if sync_rules {
+                    self.run_rules_sync(&prog)
+                } else {
+                    self.run_rules(&prog).await
+                };
+                match ran {
                     Ok(()) | Err(Unwind::Next) => {}
                     Err(Unwind::NextFile) => {
                         if let Err(e) = self.skip_file().await {
@@ -1762,6 +1771,20 @@ impl Interp {
     }
 }
 
+/// Whether a rule needs no await for any record: its pattern is an
+/// expression [`is_sync`] accepts and its statements are sync (clix
+/// patch, "awk's record loop": `{s += $1}` then runs without a future per
+/// record).
+fn rule_is_sync(rule: &Rule) -> bool {
+    let pattern = match &rule.pattern {
+        Pattern::All => true,
+        Pattern::Expr(e) => is_sync(e),
+        Pattern::Range(..) => false,
+    };
+    let body = rule.body.as_ref().is_some_and(|b| b.iter().all(|s| s.sync > 0));
+    pattern && body
+}
+
 pub(super) fn bool_val(b: bool) -> Value {
     Value::Num(if b { 1.0 } else { 0.0 })
 }
@@ -1781,12 +1804,14 @@ fn elem_cost(key: &str, e: &Elem) -> usize {
 }
 
 fn elem_cost_len(key_len: usize, e: &Elem) -> usize {
-    key_len
-        + AWK_VARIABLE_OVERHEAD_BYTES
-        + match e {
-            Elem::Val(v) => v.heap_bytes(),
-            Elem::Arr(_) => 0,
-        }
+    match e {
+        Elem::Val(v) => val_cost(key_len, v),
+        Elem::Arr(_) => key_len + AWK_VARIABLE_OVERHEAD_BYTES,
+    }
+}
+
+fn val_cost(key_len: usize, v: &Value) -> usize {
+    key_len + AWK_VARIABLE_OVERHEAD_BYTES + v.heap_bytes()
 }
 
 fn num_cmp(a: &str, b: &str) -> std::cmp::Ordering {
@@ -1825,17 +1850,52 @@ fn parse_widths(s: &str) -> Vec<(usize, Option<usize>)> {
 pub(super) fn split_text(
     sp: &Splitter,
     text: &str,
-    mut seps: Option<&mut Vec<String>>,
+    seps: Option<&mut Vec<String>>,
     max: usize,
 ) -> Result<Vec<String>, TooMany> {
+    split_text_into(sp, text, seps, max, Vec::new())
+}
+
+/// Field `i` (from 1) of `text` as `split_text` would give it, found
+/// without splitting the rest: `Some(None)` when there are fewer fields,
+/// `None` for a separator this does not handle.
+fn nth_field<'a>(sp: &Splitter, text: &'a str, i: usize) -> Option<Option<&'a str>> {
+    match sp {
+        Splitter::Space => {
+            let is_blank = |b: &u8| matches!(b, b' ' | b'\t' | b'\n');
+            Some(text.as_bytes().split(is_blank).filter(|f| !f.is_empty()).nth(i - 1).map(|f| {
+                // Split at ASCII bytes only, so `f` is on char boundaries.
+                let start = f.as_ptr() as usize - text.as_ptr() as usize;
+                &text[start..start + f.len()]
+            }))
+        }
+        Splitter::Char(_) if text.is_empty() => Some(None),
+        Splitter::Char(c) => Some(text.split(*c).nth(i - 1)),
+        _ => None,
+    }
+}
+
+/// `split_text` into `buf`'s allocation (cleared first).
+fn split_text_into(
+    sp: &Splitter,
+    text: &str,
+    mut seps: Option<&mut Vec<String>>,
+    max: usize,
+    mut buf: Vec<String>,
+) -> Result<Vec<String>, TooMany> {
+    buf.clear();
     let mut out = Parts {
-        v: Vec::new(),
+        v: buf,
         max,
         over: false,
     };
     match sp {
         Splitter::Space => {
+            // Blanks are ASCII, so a byte search finds them (clix patch,
+            // "awk's record loop": a char-predicate `find` was a tenth of
+            // splitting).
             let is_blank = |c: char| c == ' ' || c == '\t' || c == '\n';
+            let blank_at = |s: &str| s.bytes().position(|b| matches!(b, b' ' | b'\t' | b'\n'));
             let trimmed_start = text.trim_start_matches(is_blank);
             // seps[0] is the leading blank run (gawk), possibly empty.
             if let Some(s) = seps.as_deref_mut() {
@@ -1843,7 +1903,7 @@ pub(super) fn split_text(
             }
             let mut rest = trimmed_start;
             while !rest.is_empty() && !out.over {
-                let end = rest.find(is_blank).unwrap_or(rest.len());
+                let end = blank_at(rest).unwrap_or(rest.len());
                 out.push(rest[..end].to_string());
                 let after = rest[end..].trim_start_matches(is_blank);
                 if let Some(s) = seps.as_deref_mut() {

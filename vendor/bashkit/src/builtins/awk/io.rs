@@ -53,6 +53,13 @@ pub(super) enum RsMode {
     Regex(Arc<AwkRegex>),
 }
 
+/// What ended a record (`RT`). A one-character `RS`, the common case,
+/// allocates nothing per record (clix patch, "awk's record loop").
+pub(super) enum Terminator {
+    Char(char),
+    Text(String),
+}
+
 /// An input source held in memory.
 pub(super) struct Reader {
     data: String,
@@ -71,7 +78,7 @@ impl Reader {
     }
 
     /// Next record and its terminator (`RT`).
-    pub(super) fn read(&mut self, rs: &RsMode) -> Option<(String, String)> {
+    pub(super) fn read(&mut self, rs: &RsMode) -> Option<(String, Terminator)> {
         let d = &self.data;
         let p = self.pos;
         let len = d.len();
@@ -88,12 +95,12 @@ impl Reader {
                     Some(i) => {
                         let rec = d[p..p + i].to_string();
                         self.pos = p + i + sep.len_utf8();
-                        Some((rec, sep.to_string()))
+                        Some((rec, Terminator::Char(sep)))
                     }
                     None => {
                         let rec = d[p..].to_string();
                         self.pos = len;
-                        Some((rec, String::new()))
+                        Some((rec, Terminator::Text(String::new())))
                     }
                 }
             }
@@ -113,14 +120,17 @@ impl Reader {
                         while j < len && d.as_bytes()[j] == b'\n' {
                             j += 1;
                         }
-                        let r = (d[s..end].to_string(), d[end..j].to_string());
+                        let r = (d[s..end].to_string(), Terminator::Text(d[end..j].to_string()));
                         self.pos = j;
                         Some(r)
                     }
                     None => {
                         let rest = &d[s..];
                         let trimmed = rest.trim_end_matches('\n');
-                        let r = (trimmed.to_string(), rest[trimmed.len()..].to_string());
+                        let r = (
+                            trimmed.to_string(),
+                            Terminator::Text(rest[trimmed.len()..].to_string()),
+                        );
                         self.pos = len;
                         Some(r)
                     }
@@ -135,7 +145,7 @@ impl Reader {
                     match re.find_at(d, from) {
                         Some((s, e)) if s == e => from = next_char(d, s),
                         Some((s, e)) => {
-                            let r = (d[p..s].to_string(), d[s..e].to_string());
+                            let r = (d[p..s].to_string(), Terminator::Text(d[s..e].to_string()));
                             self.pos = e;
                             return Some(r);
                         }
@@ -144,7 +154,7 @@ impl Reader {
                 }
                 let rec = d[p..].to_string();
                 self.pos = len;
-                Some((rec, String::new()))
+                Some((rec, Terminator::Text(String::new())))
             }
         }
     }
@@ -291,29 +301,47 @@ pub(super) fn cmdline_assignment(arg: &str) -> Option<(&str, &str)> {
 impl Interp {
     // ----- main input -----
 
+    /// Sets `RT`, leaving it alone when it already holds `rt`.
+    fn set_rt(&mut self, rt: Terminator) {
+        let cell = &mut self.globals[special::RT as usize];
+        let same = match (&*cell, &rt) {
+            (Cell::Val(Value::Str(s)), Terminator::Char(c)) => s.len() == c.len_utf8() && s.starts_with(*c),
+            (Cell::Val(Value::Str(s)), Terminator::Text(t)) => s == t,
+            _ => false,
+        };
+        if !same {
+            *cell = Cell::Val(Value::Str(match rt {
+                Terminator::Char(c) => c.to_string(),
+                Terminator::Text(t) => t,
+            }));
+        }
+    }
+
     pub(super) async fn next_main_record(&mut self) -> R<Option<String>> {
         loop {
-            if let Some(r) = self.io.main.cur.as_mut() {
-                let rs = self.rs.clone();
-                if let Some((rec, rt)) = r.read(&rs) {
-                    if let Some(b) = &self.io.host.budget
-                        && let Err(e) = b.consume_work(1)
-                    {
-                        return Err(self.budget_exhausted(e));
-                    }
-                    self.nr += 1.0;
-                    self.fnr += 1.0;
-                    self.globals[special::NR as usize] = Cell::Val(Value::Num(self.nr));
-                    self.globals[special::FNR as usize] = Cell::Val(Value::Num(self.fnr));
-                    self.globals[special::RT as usize] = Cell::Val(Value::Str(rt));
-                    return Ok(Some(rec));
-                }
-                self.end_main_file().await?;
+            if let Some(rec) = self.next_buffered_record()? {
+                return Ok(Some(rec));
             }
+            self.end_main_file().await?;
             if !self.open_next_main().await? {
                 return Ok(None);
             }
         }
+    }
+
+    /// The next record of the input being read, when it has one left: the
+    /// common case, which needs no await (clix patch, "awk's record loop").
+    pub(super) fn next_buffered_record(&mut self) -> R<Option<String>> {
+        let Some((rec, rt)) = self.io.main.cur.as_mut().and_then(|r| r.read(&self.rs)) else {
+            return Ok(None);
+        };
+        self.count_work()?;
+        self.nr += 1.0;
+        self.fnr += 1.0;
+        self.globals[special::NR as usize] = Cell::Val(Value::Num(self.nr));
+        self.globals[special::FNR as usize] = Cell::Val(Value::Num(self.fnr));
+        self.set_rt(rt);
+        Ok(Some(rec))
     }
 
     async fn end_main_file(&mut self) -> R<()> {
@@ -450,7 +478,7 @@ impl Interp {
                 let rec = self.io.readers.get_mut(&name).and_then(|r| r.read(&rs));
                 match rec {
                     Some((rec, rt)) => {
-                        self.globals[special::RT as usize] = Cell::Val(Value::Str(rt));
+                        self.set_rt(rt);
                         self.getline_store(var, rec).await?;
                         Ok(Value::Num(1.0))
                     }
@@ -474,7 +502,7 @@ impl Interp {
                 match rec {
                     // Like gawk, redirected getline leaves NR and FNR alone.
                     Some((rec, rt)) => {
-                        self.globals[special::RT as usize] = Cell::Val(Value::Str(rt));
+                        self.set_rt(rt);
                         self.getline_store(var, rec).await?;
                         Ok(Value::Num(1.0))
                     }

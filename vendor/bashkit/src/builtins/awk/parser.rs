@@ -529,7 +529,7 @@ impl<'a> Parser<'a> {
             }
         };
         self.leave(saved);
-        Ok(Stmt { kind, loc })
+        Ok(stmt(kind, loc))
     }
 
     fn parse_for(&mut self) -> PResult<StmtKind> {
@@ -560,10 +560,7 @@ impl<'a> Parser<'a> {
             None
         } else {
             let loc = self.loc(self.tok_pos);
-            Some(Box::new(Stmt {
-                kind: self.parse_simple_or_jump()?,
-                loc,
-            }))
+            Some(Box::new(stmt(self.parse_simple_or_jump()?, loc)))
         };
         self.expect(Tok::Semi)?;
         self.opt_nls()?;
@@ -578,10 +575,7 @@ impl<'a> Parser<'a> {
             None
         } else {
             let loc = self.loc(self.tok_pos);
-            Some(Box::new(Stmt {
-                kind: self.parse_simple_or_jump()?,
-                loc,
-            }))
+            Some(Box::new(stmt(self.parse_simple_or_jump()?, loc)))
         };
         self.expect(Tok::RParen)?;
         if self.tok == Tok::Semi {
@@ -1507,6 +1501,11 @@ fn child_blocks(s: &Stmt) -> Vec<&Block> {
         StmtKind::Switch(_, cases) => cases.iter().map(|(_, b)| b).collect(),
         _ => Vec::new(),
     }
+}
+
+fn stmt(kind: StmtKind, loc: u32) -> Stmt {
+    let sync = super::interp::sync_depth(&kind);
+    Stmt { kind, loc, sync }
 }
 
 /// Visit every expression in a statement tree.
