@@ -987,6 +987,26 @@ impl ExecutionBudget {
     /// Consume aggregate work without wrapping or resetting.
     pub fn consume_work(&self, units: u64) -> Result<(), LimitExceeded> {
         self.check()?;
+        self.reserve_work(units)
+    }
+
+    /// Admit a command's consumer: charge its input bytes and work and
+    /// lease the bytes, as `consume_input`, `consume_work` and
+    /// `lease_bytes` do one after the other, with one check of the deadline
+    /// (clix patch, "a builtin's fixed costs": nothing awaits between the
+    /// three, and each check read the clock).
+    pub(crate) fn admit_consumer(
+        &self,
+        bytes: usize,
+        units: u64,
+    ) -> Result<ExecutionBudgetLease, LimitExceeded> {
+        self.check()?;
+        self.reserve_input(bytes)?;
+        self.reserve_work(units)?;
+        self.lease_checked(bytes)
+    }
+
+    fn reserve_work(&self, units: u64) -> Result<(), LimitExceeded> {
         if let Err(used) = reserve_atomic(&self.inner.work_units, units, self.inner.max_work_units)
         {
             return Err(self.poison(ExecutionBudgetExceeded::WorkUnits {
@@ -1006,6 +1026,10 @@ impl ExecutionBudget {
     /// Consume bytes read or materialized by a request consumer.
     pub fn consume_input(&self, bytes: usize) -> Result<(), LimitExceeded> {
         self.check()?;
+        self.reserve_input(bytes)
+    }
+
+    fn reserve_input(&self, bytes: usize) -> Result<(), LimitExceeded> {
         let bytes = u64::try_from(bytes).unwrap_or(u64::MAX);
         if let Err(used) =
             reserve_atomic(&self.inner.input_bytes, bytes, self.inner.max_input_bytes)
@@ -1021,6 +1045,11 @@ impl ExecutionBudget {
     /// Reserve live intermediate storage until the returned lease drops.
     pub fn lease_bytes(&self, bytes: usize) -> Result<ExecutionBudgetLease, LimitExceeded> {
         self.check()?;
+        self.lease_checked(bytes)
+    }
+
+    /// `lease_bytes` after the caller's own `check`.
+    fn lease_checked(&self, bytes: usize) -> Result<ExecutionBudgetLease, LimitExceeded> {
         let bytes = u64::try_from(bytes).unwrap_or(u64::MAX);
         if let Err(used) = self.reserve_live_bytes(bytes) {
             return Err(self.poison(ExecutionBudgetExceeded::LiveBytes {

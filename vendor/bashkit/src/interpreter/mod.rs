@@ -3920,14 +3920,15 @@ impl Interpreter {
         stderr: &'a crate::StreamData,
         emit_count_before: u64,
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<bool>> + Send + 'a>> {
+        // Nothing to emit: no future to build (clix patch, "a builtin's
+        // fixed costs"; empty output emits nothing below either).
+        if self.output_callback.is_none()
+            || self.output_emit_count != emit_count_before
+            || (stdout.is_empty() && stderr.is_empty())
+        {
+            return Box::pin(std::future::ready(Ok(false)));
+        }
         Box::pin(async move {
-            if self.output_callback.is_none() {
-                return Ok(false);
-            }
-            // Sub-calls already emitted — skip to avoid duplicates
-            if self.output_emit_count != emit_count_before {
-                return Ok(false);
-            }
             // `exec >log` / `exec 2>/dev/null`: the shell's own output is routed
             // at the top-level command (`route_exec_output`), not streamed. A
             // pipeline stage's sink is a pipe, never the caller.
@@ -10103,10 +10104,10 @@ impl Interpreter {
                 .fold(stdin.map_or(0, crate::StreamData::len), |total, arg| {
                     total.saturating_add(arg.len())
                 });
-            self.execution_budget.consume_input(consumer_bytes)?;
-            self.execution_budget
-                .consume_work(1 + u64::try_from(consumer_bytes / 1024).unwrap_or(u64::MAX))?;
-            let _input_lease = self.execution_budget.lease_bytes(consumer_bytes)?;
+            let _input_lease = self.execution_budget.admit_consumer(
+                consumer_bytes,
+                1 + u64::try_from(consumer_bytes / 1024).unwrap_or(u64::MAX),
+            )?;
             if !self.hooks.before_tool.is_empty() {
                 self.execution_budget.consume_work(100)?;
             }
@@ -10160,7 +10161,10 @@ impl Interpreter {
                     shell: Some(shell_ref),
                 };
 
-                let plan_result = AssertUnwindSafe(builtin.execution_plan(&plan_ctx))
+                // `(*builtin)`: the `dyn Builtin` itself, not the forwarding
+                // impl for `Arc`, which boxed a second future per call (clix
+                // patch, "a builtin's fixed costs").
+                let plan_result = AssertUnwindSafe((*builtin).execution_plan(&plan_ctx))
                     .catch_unwind()
                     .await;
 
@@ -10280,7 +10284,7 @@ impl Interpreter {
             };
 
             // THREAT[TM-INT-001]: Execute builtin with panic catching for security
-            let result = AssertUnwindSafe(builtin.execute(ctx)).catch_unwind().await;
+            let result = AssertUnwindSafe((*builtin).execute(ctx)).catch_unwind().await;
 
             let mut result = match result {
                 Ok(Ok(exec_result)) => exec_result,
@@ -10347,7 +10351,8 @@ impl Interpreter {
                 .unwrap_or(u64::MAX),
             )?;
 
-            self.apply_builtin_side_effects(&mut result).await?;
+            self.apply_builtin_side_effects(&mut result, bundled && leaves_variables_alone(name))
+                .await?;
 
             let result = if let Some(io) = utility_io {
                 io.complete(name, result).await?
@@ -12730,15 +12735,21 @@ impl Interpreter {
     }
 
     /// Process structured side effects from builtin execution.
-    async fn apply_builtin_side_effects(&mut self, result: &mut ExecResult) -> Result<()> {
+    async fn apply_builtin_side_effects(
+        &mut self,
+        result: &mut ExecResult,
+        variables_untouched: bool,
+    ) -> Result<()> {
         // Builtins that mutate SHOPT_* directly via `ctx.variables` (e.g. the
         // `set -e` / `set +u` paths in the `set` builtin) don't update the
-        // cached `flags` bitfield. Resync once after every builtin so the
-        // bit cache can stay authoritative on the hot path. The scan covers
-        // ~10 SHOPT_* entries — cheaper than threading a structured "shopt
-        // changed" channel through every builtin.
-        self.refresh_shopt_flags();
-        self.sync_dir_exports();
+        // cached `flags` bitfield. Resync after every builtin that may write
+        // a variable, so the bit cache can stay authoritative on the hot
+        // path. The scan walks every variable, so it is skipped after the
+        // builtins that write none (clix patch, "a builtin's fixed costs").
+        if !variables_untouched {
+            self.refresh_shopt_flags();
+            self.sync_dir_exports();
+        }
         let effects = std::mem::take(&mut result.side_effects);
         let mut shift_failed = false;
         let mut readonly_failed = false;
@@ -18686,4 +18697,11 @@ cat /tmp/test_fd_exec_public.txt"#,
 
         assert_eq!(interp.getopts_char_idx, 0);
     }
+}
+
+/// Bundled builtins that never write a shell variable (nor `PWD`), so the
+/// flag and directory resyncs after a builtin can be skipped for them
+/// (clix patch, "a builtin's fixed costs"): the usual body of a hot loop.
+fn leaves_variables_alone(name: &str) -> bool {
+    matches!(name, ":" | "true" | "false" | "echo" | "test" | "[")
 }
