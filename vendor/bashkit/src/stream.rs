@@ -39,18 +39,36 @@ enum Repr {
     /// Valid UTF-8: one buffer is both the bytes and the text.
     Text(Arc<String>),
     /// Not valid UTF-8: the bytes, and their lossy decoding beside them.
-    Lossy { bytes: Arc<Vec<u8>>, text: Arc<String> },
+    Lossy {
+        bytes: Arc<Vec<u8>>,
+        text: Arc<String>,
+    },
 }
 
 impl StreamData {
     fn from_text(text: String) -> Self {
-        let repr = if text.is_empty() { Repr::Empty } else { Repr::Text(Arc::new(text)) };
-        Self { repr, byte_start: 0, text_start: 0 }
+        let repr = if text.is_empty() {
+            Repr::Empty
+        } else {
+            Repr::Text(Arc::new(text))
+        };
+        Self {
+            repr,
+            byte_start: 0,
+            text_start: 0,
+        }
     }
 
     /// `text` is the lossy decoding of `bytes`.
     fn from_lossy(bytes: Vec<u8>, text: String) -> Self {
-        Self { repr: Repr::Lossy { bytes: Arc::new(bytes), text: Arc::new(text) }, byte_start: 0, text_start: 0 }
+        Self {
+            repr: Repr::Lossy {
+                bytes: Arc::new(bytes),
+                text: Arc::new(text),
+            },
+            byte_start: 0,
+            text_start: 0,
+        }
     }
 
     fn from_bytes(bytes: Vec<u8>) -> Self {
@@ -68,7 +86,8 @@ impl StreamData {
     pub(crate) fn from_admitted_bytes(
         bytes: Vec<u8>,
         budget: &crate::limits::ExecutionBudget,
-    ) -> Result<(Self, Option<crate::limits::ExecutionBudgetLease>), crate::limits::LimitExceeded> {
+    ) -> Result<(Self, Option<crate::limits::ExecutionBudgetLease>), crate::limits::LimitExceeded>
+    {
         let bytes = match String::from_utf8(bytes) {
             Ok(text) => {
                 budget.consume_work(1 + text.len().div_ceil(1024) as u64)?;
@@ -173,10 +192,12 @@ impl StreamData {
         }
         match self.repr {
             Repr::Empty => Vec::new(),
-            Repr::Text(text) => {
-                Arc::try_unwrap(text).map(String::into_bytes).unwrap_or_else(|shared| shared.as_bytes().to_vec())
+            Repr::Text(text) => Arc::try_unwrap(text)
+                .map(String::into_bytes)
+                .unwrap_or_else(|shared| shared.as_bytes().to_vec()),
+            Repr::Lossy { bytes, .. } => {
+                Arc::try_unwrap(bytes).unwrap_or_else(|shared| (*shared).clone())
             }
-            Repr::Lossy { bytes, .. } => Arc::try_unwrap(bytes).unwrap_or_else(|shared| (*shared).clone()),
         }
     }
     pub fn text(&self) -> Result<&str, std::str::Utf8Error> {
@@ -228,12 +249,22 @@ impl StreamData {
 
     /// The visible text as an owned, unshared string, when it is valid UTF-8.
     fn into_text(self) -> Result<String, Self> {
-        let Self { repr, byte_start, text_start } = self;
+        let Self {
+            repr,
+            byte_start,
+            text_start,
+        } = self;
         match repr {
             Repr::Empty => Ok(String::new()),
             Repr::Text(text) if byte_start > 0 => Ok(text[byte_start..].to_owned()),
-            Repr::Text(text) => Ok(Arc::try_unwrap(text).unwrap_or_else(|shared| (*shared).clone())),
-            repr => Err(Self { repr, byte_start, text_start }),
+            Repr::Text(text) => {
+                Ok(Arc::try_unwrap(text).unwrap_or_else(|shared| (*shared).clone()))
+            }
+            repr => Err(Self {
+                repr,
+                byte_start,
+                text_start,
+            }),
         }
     }
 
@@ -310,7 +341,12 @@ impl StreamData {
         rest
     }
     pub(crate) fn command_substitution_text(&self) -> String {
-        let bytes: Vec<u8> = self.as_bytes().iter().copied().filter(|byte| *byte != 0).collect();
+        let bytes: Vec<u8> = self
+            .as_bytes()
+            .iter()
+            .copied()
+            .filter(|byte| *byte != 0)
+            .collect();
         String::from_utf8_lossy(&bytes).into_owned()
     }
 }
@@ -325,7 +361,10 @@ fn lossy_decode_changes_at_boundary(bytes: &[u8], boundary: usize) -> bool {
 
 impl fmt::Debug for StreamData {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("StreamData").field("bytes", &self.as_bytes()).field("text", &self.visible_text()).finish()
+        f.debug_struct("StreamData")
+            .field("bytes", &self.as_bytes())
+            .field("text", &self.visible_text())
+            .finish()
     }
 }
 impl fmt::Display for StreamData {
@@ -470,7 +509,9 @@ mod tests {
                 std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
             );
             let mut text = crate::limits::BudgetedString::new(Some(&budget)).unwrap();
-            let result = text.try_push_str("text").and_then(|()| StreamData::from_budgeted_string(text, Some(&budget)));
+            let result = text
+                .try_push_str("text")
+                .and_then(|()| StreamData::from_budgeted_string(text, Some(&budget)));
             if limit == 3 {
                 let error = result.err().unwrap();
                 assert!(error.to_string().contains("live intermediate"), "{error}");
@@ -486,7 +527,12 @@ mod tests {
 
     #[test]
     fn budgeted_text_preserves_bytes_and_lossy_decoding() {
-        for input in [b"plain".as_slice(), "é".as_bytes(), b"a\xff\xc3z\0", b"\xf0\x90\x80"] {
+        for input in [
+            b"plain".as_slice(),
+            "é".as_bytes(),
+            b"a\xff\xc3z\0",
+            b"\xf0\x90\x80",
+        ] {
             let budget = crate::limits::ExecutionBudget::new(
                 &crate::limits::ExecutionLimits::default(),
                 std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),

@@ -6,7 +6,6 @@
 //! format, `-f` goes through the printf formatter, and each value is
 //! computed as FIRST + i*INCREMENT so steps do not accumulate rounding.
 
-
 use async_trait::async_trait;
 
 use super::limits::{SEQ_MAX_LINES, SEQ_MAX_OUTPUT_BYTES, cap_exceeded};
@@ -263,7 +262,10 @@ impl Builtin for Seq {
         let whole = |v: f64| v.fract() == 0.0 && v.abs() < EXACT;
         let integers = match fixed {
             Some((width, 0))
-                if format.is_none() && whole(first.value) && whole(step.value) && whole(last.value) =>
+                if format.is_none()
+                    && whole(first.value)
+                    && whole(step.value)
+                    && whole(last.value) =>
             {
                 Some(width)
             }
@@ -392,7 +394,15 @@ mod tests {
 
     #[test]
     fn push_integer_prints_as_fmt_does() {
-        for (n, width) in [(0, 0), (7, 1), (-7, 3), (123_456, 2), (42, 6), (i64::MIN, 0), (i64::MAX, 25)] {
+        for (n, width) in [
+            (0, 0),
+            (7, 1),
+            (-7, 3),
+            (123_456, 2),
+            (42, 6),
+            (i64::MIN, 0),
+            (i64::MAX, 25),
+        ] {
             let mut out = String::new();
             push_integer(&mut out, n, width);
             assert_eq!(out, format!("{n:0width$}"), "{n} at {width}");

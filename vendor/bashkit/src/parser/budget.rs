@@ -27,7 +27,6 @@ pub enum BudgetError {
 /// Maximum nesting depth for loops before static rejection.
 const MAX_LOOP_NESTING: usize = 10;
 
-
 /// Maximum AST command node count before static rejection.
 /// This is intentionally high — it only catches scripts with thousands of
 /// top-level commands, not reasonable scripts that merely exceed runtime limits.

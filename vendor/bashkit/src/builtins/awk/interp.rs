@@ -802,7 +802,12 @@ impl Interp {
     /// of the request, so no later stage reads awk's cut output.
     fn memory_exceeded(&mut self) -> Unwind {
         let msg = format!("memory limit ({} bytes) exceeded", self.limits.max_mem);
-        let strict = self.io.host.budget.as_ref().is_some_and(|b| b.builtin_output_cap().is_some());
+        let strict = self
+            .io
+            .host
+            .budget
+            .as_ref()
+            .is_some_and(|b| b.builtin_output_cap().is_some());
         if strict {
             return self.budget_exhausted(crate::LimitExceeded::Memory(format!("awk: {msg}")));
         }
@@ -868,7 +873,13 @@ impl Interp {
             }
             Ok(v)
         } else {
-            split_text_into(&splitter, &rec, None, max, std::mem::take(&mut self.split_parts))
+            split_text_into(
+                &splitter,
+                &rec,
+                None,
+                max,
+                std::mem::take(&mut self.split_parts),
+            )
         };
         self.record = rec;
         out.map_err(|e| self.too_many(e))
@@ -1212,7 +1223,8 @@ impl Interp {
             compare(x, y, &self.convfmt)
         };
         use std::cmp::Ordering::*;
-        let nan = (x.is_numeric() && y.is_numeric()) && (x.to_num().is_nan() || y.to_num().is_nan());
+        let nan =
+            (x.is_numeric() && y.is_numeric()) && (x.to_num().is_nan() || y.to_num().is_nan());
         let r = match op {
             CmpOp::Lt => ord == Less,
             CmpOp::Le => ord != Greater,
@@ -1781,7 +1793,10 @@ fn rule_is_sync(rule: &Rule) -> bool {
         Pattern::Expr(e) => is_sync(e),
         Pattern::Range(..) => false,
     };
-    let body = rule.body.as_ref().is_some_and(|b| b.iter().all(|s| s.sync > 0));
+    let body = rule
+        .body
+        .as_ref()
+        .is_some_and(|b| b.iter().all(|s| s.sync > 0));
     pattern && body
 }
 
@@ -1863,11 +1878,17 @@ fn nth_field<'a>(sp: &Splitter, text: &'a str, i: usize) -> Option<Option<&'a st
     match sp {
         Splitter::Space => {
             let is_blank = |b: &u8| matches!(b, b' ' | b'\t' | b'\n');
-            Some(text.as_bytes().split(is_blank).filter(|f| !f.is_empty()).nth(i - 1).map(|f| {
-                // Split at ASCII bytes only, so `f` is on char boundaries.
-                let start = f.as_ptr() as usize - text.as_ptr() as usize;
-                &text[start..start + f.len()]
-            }))
+            Some(
+                text.as_bytes()
+                    .split(is_blank)
+                    .filter(|f| !f.is_empty())
+                    .nth(i - 1)
+                    .map(|f| {
+                        // Split at ASCII bytes only, so `f` is on char boundaries.
+                        let start = f.as_ptr() as usize - text.as_ptr() as usize;
+                        &text[start..start + f.len()]
+                    }),
+            )
         }
         Splitter::Char(_) if text.is_empty() => Some(None),
         Splitter::Char(c) => Some(text.split(*c).nth(i - 1)),

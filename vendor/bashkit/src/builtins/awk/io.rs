@@ -120,7 +120,10 @@ impl Reader {
                         while j < len && d.as_bytes()[j] == b'\n' {
                             j += 1;
                         }
-                        let r = (d[s..end].to_string(), Terminator::Text(d[end..j].to_string()));
+                        let r = (
+                            d[s..end].to_string(),
+                            Terminator::Text(d[end..j].to_string()),
+                        );
                         self.pos = j;
                         Some(r)
                     }
@@ -305,7 +308,9 @@ impl Interp {
     fn set_rt(&mut self, rt: Terminator) {
         let cell = &mut self.globals[special::RT as usize];
         let same = match (&*cell, &rt) {
-            (Cell::Val(Value::Str(s)), Terminator::Char(c)) => s.len() == c.len_utf8() && s.starts_with(*c),
+            (Cell::Val(Value::Str(s)), Terminator::Char(c)) => {
+                s.len() == c.len_utf8() && s.starts_with(*c)
+            }
             (Cell::Val(Value::Str(s)), Terminator::Text(t)) => s == t,
             _ => false,
         };
@@ -613,7 +618,13 @@ impl Interp {
     /// Output reached its cap: bashkit's own is an awk error; the request's
     /// (clix patch) ends the request.
     fn output_cap_reached(&mut self) -> Unwind {
-        match self.io.host.budget.as_ref().and_then(|b| b.builtin_output_cap()) {
+        match self
+            .io
+            .host
+            .budget
+            .as_ref()
+            .and_then(|b| b.builtin_output_cap())
+        {
             Some(limit) => self.budget_exhausted(crate::LimitExceeded::BuiltinOutput {
                 command: "awk".to_string(),
                 limit,

@@ -173,7 +173,9 @@ fn parse_decimal(text: &str) -> f64 {
         _ => (false, text),
     };
     if digits.len() <= 15 && digits.bytes().all(|b| b.is_ascii_digit()) {
-        let n = digits.bytes().fold(0u64, |n, b| n * 10 + u64::from(b - b'0')) as f64;
+        let n = digits
+            .bytes()
+            .fold(0u64, |n, b| n * 10 + u64::from(b - b'0')) as f64;
         return if neg { -n } else { n };
     }
     text.parse::<f64>().unwrap_or(0.0)

@@ -17,8 +17,8 @@
 use std::borrow::Cow;
 use std::hash::BuildHasher as _;
 
-use super::Elem;
 use super::super::value::Value;
+use super::Elem;
 
 #[derive(Debug, Default)]
 pub(in crate::builtins::awk) struct AwkArray {
@@ -57,7 +57,11 @@ enum Vacant {
 /// number): digits without a leading zero, or "0".
 fn run_key(k: &str) -> Option<usize> {
     let b = k.as_bytes();
-    if b.is_empty() || b.len() > 18 || (b[0] == b'0' && b.len() > 1) || !b.iter().all(u8::is_ascii_digit) {
+    if b.is_empty()
+        || b.len() > 18
+        || (b[0] == b'0' && b.len() > 1)
+        || !b.iter().all(u8::is_ascii_digit)
+    {
         return None;
     }
     k.parse().ok()
@@ -103,7 +107,9 @@ impl AwkArray {
             }
             match run_key(k) {
                 Some(n) if self.run.elems.is_empty() && n <= 1 => return Err(Vacant::Next(n)),
-                Some(n) if !self.run.elems.is_empty() && n == self.run.base + self.run.elems.len() => {
+                Some(n)
+                    if !self.run.elems.is_empty() && n == self.run.base + self.run.elems.len() =>
+                {
                     return Err(Vacant::Next(n));
                 }
                 _ => self.spill(),
@@ -111,8 +117,14 @@ impl AwkArray {
         }
         let hash = self.hasher.hash_one(k);
         let entries = &self.entries;
-        match self.index.find(hash, |&i| entries[i].as_ref().is_some_and(|e| e.key == k)) {
-            Some(&i) => self.entries[i].as_mut().map(|e| &mut e.elem).ok_or(Vacant::Hashed(hash)),
+        match self
+            .index
+            .find(hash, |&i| entries[i].as_ref().is_some_and(|e| e.key == k))
+        {
+            Some(&i) => self.entries[i]
+                .as_mut()
+                .map(|e| &mut e.elem)
+                .ok_or(Vacant::Hashed(hash)),
             None => Err(Vacant::Hashed(hash)),
         }
     }
@@ -132,7 +144,8 @@ impl AwkArray {
     fn push_hashed(&mut self, hash: u64, key: String, elem: Elem) {
         let entries = &self.entries;
         let at = entries.len();
-        self.index.insert_unique(hash, at, |&i| entries[i].as_ref().map_or(0, |e| e.hash));
+        self.index
+            .insert_unique(hash, at, |&i| entries[i].as_ref().map_or(0, |e| e.hash));
         self.entries.push(Some(Entry { hash, key, elem }));
     }
 
@@ -160,7 +173,11 @@ impl AwkArray {
 
     /// `insert` of a value, unless `k` holds a subarray (then `Err(k)`,
     /// the array unchanged); returns the previous value.
-    pub(in crate::builtins::awk) fn insert_val(&mut self, k: String, v: Value) -> Result<Option<Value>, String> {
+    pub(in crate::builtins::awk) fn insert_val(
+        &mut self,
+        k: String,
+        v: Value,
+    ) -> Result<Option<Value>, String> {
         match self.slot(&k) {
             Ok(Elem::Val(old)) => Ok(Some(std::mem::replace(old, v))),
             Ok(Elem::Arr(_)) => Err(k),
@@ -199,7 +216,8 @@ impl AwkArray {
         let entries = &self.entries;
         for (at, e) in entries.iter().enumerate() {
             let hash = e.as_ref().map_or(0, |e| e.hash);
-            self.index.insert_unique(hash, at, |&i| entries[i].as_ref().map_or(0, |e| e.hash));
+            self.index
+                .insert_unique(hash, at, |&i| entries[i].as_ref().map_or(0, |e| e.hash));
         }
     }
 
@@ -212,18 +230,36 @@ impl AwkArray {
     pub(in crate::builtins::awk) fn drain(&mut self) -> Vec<(String, Elem)> {
         let base = self.run.base;
         let run = std::mem::take(&mut self.run.elems);
-        let run = run.into_iter().enumerate().map(|(i, e)| ((base + i).to_string(), e));
-        let hashed = std::mem::take(&mut self.entries).into_iter().flatten().map(|e| (e.key, e.elem));
+        let run = run
+            .into_iter()
+            .enumerate()
+            .map(|(i, e)| ((base + i).to_string(), e));
+        let hashed = std::mem::take(&mut self.entries)
+            .into_iter()
+            .flatten()
+            .map(|e| (e.key, e.elem));
         let all = run.chain(hashed).collect();
-        *self = AwkArray { hasher: self.hasher.clone(), ..AwkArray::default() };
+        *self = AwkArray {
+            hasher: self.hasher.clone(),
+            ..AwkArray::default()
+        };
         all
     }
 
     /// Keys and elements in insertion order.
     pub(in crate::builtins::awk) fn iter(&self) -> impl Iterator<Item = (Cow<'_, str>, &Elem)> {
         let base = self.run.base;
-        let run = self.run.elems.iter().enumerate().map(move |(i, e)| (Cow::Owned((base + i).to_string()), e));
-        let hashed = self.entries.iter().flatten().map(|e| (Cow::Borrowed(e.key.as_str()), &e.elem));
+        let run = self
+            .run
+            .elems
+            .iter()
+            .enumerate()
+            .map(move |(i, e)| (Cow::Owned((base + i).to_string()), e));
+        let hashed = self
+            .entries
+            .iter()
+            .flatten()
+            .map(|e| (Cow::Borrowed(e.key.as_str()), &e.elem));
         run.chain(hashed)
     }
 }
@@ -258,8 +294,14 @@ mod tests {
             (&[("1", true), ("2", true), ("x", true)], &["1", "2", "x"]),
             (&[("1", true), ("3", true), ("2", true)], &["1", "3", "2"]),
             (&[("0", true), ("1", true), ("01", true)], &["0", "1", "01"]),
-            (&[("0", true), ("1", true), ("0", false), ("0", true)], &["1", "0"]),
-            (&[("0", true), ("1", true), ("1", false), ("1", true)], &["0", "1"]),
+            (
+                &[("0", true), ("1", true), ("0", false), ("0", true)],
+                &["1", "0"],
+            ),
+            (
+                &[("0", true), ("1", true), ("1", false), ("1", true)],
+                &["0", "1"],
+            ),
             (&[("2", true), ("3", true)], &["2", "3"]),
             (&[("1", true), ("1", true), ("-1", true)], &["1", "-1"]),
             (&[("0", true), ("7", false), ("1", true)], &["0", "1"]),

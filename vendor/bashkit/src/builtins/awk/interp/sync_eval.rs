@@ -25,12 +25,16 @@ pub(in crate::builtins::awk) fn is_sync(e: &Expr) -> bool {
 }
 
 fn sync_within(e: &Expr, depth: usize) -> bool {
-    let Some(depth) = depth.checked_sub(1) else { return false };
+    let Some(depth) = depth.checked_sub(1) else {
+        return false;
+    };
     let all = |es: &[Expr]| es.iter().all(|e| sync_within(e, depth));
     match e {
         Expr::Num(_) | Expr::Str(_) | Expr::Regex(_) | Expr::Var(_) => true,
         Expr::Elem(_, groups) => groups.iter().all(|g| all(g)),
-        Expr::Field(x) | Expr::Group(x) | Expr::Neg(x) | Expr::Plus(x) | Expr::Not(x) => sync_within(x, depth),
+        Expr::Field(x) | Expr::Group(x) | Expr::Neg(x) | Expr::Plus(x) | Expr::Not(x) => {
+            sync_within(x, depth)
+        }
         Expr::Assign(a, _, b)
         | Expr::Binary(_, a, b)
         | Expr::Cmp(_, a, b)
@@ -38,7 +42,9 @@ fn sync_within(e: &Expr, depth: usize) -> bool {
         | Expr::And(a, b)
         | Expr::Or(a, b)
         | Expr::Concat(a, b) => sync_within(a, depth) && sync_within(b, depth),
-        Expr::Cond(c, a, b) => sync_within(c, depth) && sync_within(a, depth) && sync_within(b, depth),
+        Expr::Cond(c, a, b) => {
+            sync_within(c, depth) && sync_within(a, depth) && sync_within(b, depth)
+        }
         Expr::In(subs, arr) => all(subs) && sync_within(arr, depth),
         Expr::IncDec(x, _, _) => sync_within(x, depth),
         Expr::List(items) => all(items),
@@ -55,7 +61,9 @@ const MAX_STMT_DEPTH: u8 = 32;
 /// [`is_sync`]; statements that write output, call, delete, exit, return
 /// or switch are left to the async path.
 pub(in crate::builtins::awk) fn sync_depth(kind: &StmtKind) -> u8 {
-    sync_nesting(kind).filter(|d| *d <= MAX_STMT_DEPTH).unwrap_or(0)
+    sync_nesting(kind)
+        .filter(|d| *d <= MAX_STMT_DEPTH)
+        .unwrap_or(0)
 }
 
 fn sync_nesting(kind: &StmtKind) -> Option<u8> {
@@ -74,7 +82,10 @@ fn sync_nesting(kind: &StmtKind) -> Option<u8> {
         }
         StmtKind::For(init, c, incr, b) => {
             c.as_ref().map_or(Some(0), expr)?;
-            let ends = [init, incr].into_iter().flatten().try_fold(0, |d, s| Some(d.max(stmt(s)?)))?;
+            let ends = [init, incr]
+                .into_iter()
+                .flatten()
+                .try_fold(0, |d, s| Some(d.max(stmt(s)?)))?;
             block(b)?.max(ends)
         }
         StmtKind::ForIn(key, arr, b) => {
@@ -194,7 +205,9 @@ impl Interp {
             | StmtKind::Return(_)
             | StmtKind::Delete(_)
             | StmtKind::Switch(..) => {
-                return Err(self.fatal_at("internal error: an awaiting statement reached the synchronous executor"));
+                return Err(self.fatal_at(
+                    "internal error: an awaiting statement reached the synchronous executor",
+                ));
             }
         }
         Ok(Flow::Normal)
@@ -255,8 +268,12 @@ impl Interp {
                 let re = self.regex_operand_sync(b)?;
                 Ok(bool_val(re.is_match(&s) != *neg))
             }
-            Expr::And(a, b) => Ok(bool_val(self.eval_sync(a)?.to_bool() && self.eval_sync(b)?.to_bool())),
-            Expr::Or(a, b) => Ok(bool_val(self.eval_sync(a)?.to_bool() || self.eval_sync(b)?.to_bool())),
+            Expr::And(a, b) => Ok(bool_val(
+                self.eval_sync(a)?.to_bool() && self.eval_sync(b)?.to_bool(),
+            )),
+            Expr::Or(a, b) => Ok(bool_val(
+                self.eval_sync(a)?.to_bool() || self.eval_sync(b)?.to_bool(),
+            )),
             Expr::Cond(c, a, b) => {
                 if self.eval_sync(c)?.to_bool() {
                     self.eval_sync(a)
@@ -281,9 +298,9 @@ impl Interp {
             }
             Expr::List(items) => Ok(Value::Str(self.subscript_sync(items)?)),
             // `is_sync` never accepts these; the async path reports them the same way.
-            Expr::Call(..) | Expr::Indirect(..) | Expr::Builtin(..) | Expr::Getline(..) => Err(self.fatal_at(
-                "internal error: a call reached the synchronous evaluator",
-            )),
+            Expr::Call(..) | Expr::Indirect(..) | Expr::Builtin(..) | Expr::Getline(..) => {
+                Err(self.fatal_at("internal error: a call reached the synchronous evaluator"))
+            }
         }
     }
 
@@ -369,7 +386,9 @@ impl Interp {
     fn regex_operand_sync(&mut self, e: &Expr) -> R<Arc<AwkRegex>> {
         match e {
             Expr::Regex(id) => Ok(self.lit_regex(*id)),
-            Expr::Group(inner) if matches!(**inner, Expr::Regex(_)) => self.regex_operand_sync(inner),
+            Expr::Group(inner) if matches!(**inner, Expr::Regex(_)) => {
+                self.regex_operand_sync(inner)
+            }
             other => {
                 let v = self.eval_sync(other)?;
                 let s = self.to_str(&v);
