@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::line::{LineFacts, WrittenCommand, facts};
 use crate::rule::{Decision, Origin, Rule, RuleSpec, Scope, Target};
 use crate::unwrap::{invocations, reentry, runs_only_itself};
-use crate::words::Context;
+use crate::words::{Context, basename};
 
 /// The built-in rules, one data file with their examples (see its header).
 const DEFAULTS: &str = include_str!("defaults.toml");
@@ -101,9 +101,51 @@ pub struct LineEntry {
 #[derive(Debug, Clone)]
 pub struct Policy {
     rules: Vec<Rule>,
+    by_program: ProgramIndex,
     default: Decision,
     allow: Vec<Vec<String>>,
     warnings: Vec<String>,
+}
+
+/// Which rules a command can match, by its program. Most rules name their
+/// program in plain words, so a command is held against those rules and
+/// the few whose program is a glob, not against every rule: this runs
+/// before every command a line runs.
+#[derive(Debug, Clone, Default)]
+struct ProgramIndex {
+    /// Rules by each program they name, in load order.
+    named: std::collections::HashMap<String, Vec<usize>>,
+    /// Rules whose program is a glob, in load order.
+    any: Vec<usize>,
+}
+
+impl ProgramIndex {
+    fn new(rules: &[Rule]) -> Self {
+        let mut index = ProgramIndex::default();
+        for (i, rule) in rules.iter().enumerate() {
+            match rule.programs() {
+                Some(programs) => {
+                    for program in programs {
+                        index.named.entry(program.to_string()).or_default().push(i);
+                    }
+                }
+                None => index.any.push(i),
+            }
+        }
+        index
+    }
+
+    /// The rules that can match `program`, in load order (which decides
+    /// the rule named when two as strict match).
+    fn candidates(&self, program: &str) -> impl Iterator<Item = usize> + '_ {
+        let mut named = self.named.get(program).map_or(&[][..], Vec::as_slice).iter().copied().peekable();
+        let mut any = self.any.iter().copied().peekable();
+        std::iter::from_fn(move || match (named.peek(), any.peek()) {
+            (Some(n), Some(a)) if n < a => named.next(),
+            (Some(_), None) => named.next(),
+            _ => any.next(),
+        })
+    }
 }
 
 /// One file of rules to load: where it is, whose it is, its TOML text.
@@ -170,7 +212,8 @@ impl Policy {
             }
         }
         let allow = settings.allow.iter().map(|a| a.split_whitespace().map(String::from).collect()).collect();
-        let policy = Policy { rules, default: settings.default, allow, warnings };
+        let by_program = ProgramIndex::new(&rules);
+        let policy = Policy { rules, by_program, default: settings.default, allow, warnings };
         problems.extend(policy.rules.iter().flat_map(|r| policy.example_problems(r)));
         if problems.is_empty() { Ok(policy) } else { Err(LoadError { problems }) }
     }
@@ -203,22 +246,25 @@ impl Policy {
     }
 
     fn decide_within(&self, argv: &[String], ctx: &Context, depth: usize) -> Verdict {
-        let command = argv.join(" ");
-        let mut best = Verdict { decision: self.default, command: command.clone(), rule: None };
-        if runs_only_itself(argv) {
+        let program = argv.first().map_or("", |first| basename(first));
+        if runs_only_itself(program) {
             // The common case, on every command a line runs: no copies, only
             // the rules about this program.
             let mut strictest: Option<&Rule> = None;
-            for rule in self.rules.iter().filter(|r| r.matches_command(argv, ctx)) {
+            let candidates = self.by_program.candidates(program).map(|i| &self.rules[i]);
+            for rule in candidates.filter(|r| r.matches_program(program, argv, ctx)) {
                 if strictest.is_none_or(|s| rule.decision > s.decision) {
                     strictest = Some(rule);
                 }
             }
-            if let Some(rule) = strictest {
-                best = Verdict { decision: rule.decision, command, rule: Some(rule_ref(rule)) };
-            }
-            return best;
+            return Verdict {
+                decision: strictest.map_or(self.default, |rule| rule.decision),
+                command: argv.join(" "),
+                rule: strictest.map(rule_ref),
+            };
         }
+        let command = argv.join(" ");
+        let mut best = Verdict { decision: self.default, command: command.clone(), rule: None };
         let mut matched = false;
         for inner in invocations(argv) {
             for rule in self.rules.iter().filter(|r| r.matches_command(&inner, ctx)) {
@@ -416,4 +462,50 @@ fn placed_commands<'a>(facts: &'a LineFacts, ctx: &Context) -> Vec<Placed<'a>> {
 
 fn rule_ref(rule: &Rule) -> RuleRef {
     RuleRef { id: rule.id.clone(), why: rule.why.clone(), origin: rule.origin.clone() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The program index must give what holding the command against every
+    /// rule gives: the same decision and the same rule, for every word of
+    /// every built-in rule's examples and counterexamples as a program, and
+    /// with a glob rule loaded beside them.
+    #[test]
+    fn the_program_index_decides_as_a_scan_of_every_rule() {
+        let glob = RuleSpec {
+            id: Some("mkfs-any".into()),
+            decision: Decision::Ask,
+            why: "a test rule whose program is a glob".into(),
+            matches: vec![crate::rule::Word::One("mk*".into())],
+            ..RuleSpec::default()
+        };
+        let settings = PolicySettings { rule: vec![glob], ..PolicySettings::default() };
+        let policy = Policy::load(&settings, "config.toml", &[]).expect("rules load");
+        let ctx = Context::new("/ws", "/home/u");
+        let lines: Vec<String> =
+            policy.rules.iter().flat_map(|r| r.spec.examples.iter().chain(&r.spec.counterexamples)).cloned().collect();
+        assert!(lines.len() > 20, "the built-in rules carry their examples");
+        let mut checked = 0;
+        for line in &lines {
+            let words: Vec<String> = line.split_whitespace().map(String::from).collect();
+            for start in 0..words.len() {
+                let argv = &words[start..];
+                let program = basename(&argv[0]);
+                if !runs_only_itself(program) {
+                    continue;
+                }
+                let scanned =
+                    policy.rules.iter().filter(|r| r.matches_command(argv, &ctx)).fold(None::<&Rule>, |best, rule| {
+                        if best.is_none_or(|b| rule.decision > b.decision) { Some(rule) } else { best }
+                    });
+                let verdict = policy.decide(argv, &ctx);
+                assert_eq!(verdict.decision, scanned.map_or(policy.default, |r| r.decision), "{argv:?}");
+                assert_eq!(verdict.rule.map(|r| r.id), scanned.map(|r| r.id.clone()), "{argv:?}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 50, "only {checked} commands checked");
+    }
 }

@@ -146,6 +146,11 @@ impl Alternatives {
     fn matches(&self, given: &str) -> bool {
         self.0.iter().any(|(text, glob)| if *glob { glob_matches(text, given) } else { text == given })
     }
+
+    /// The words this matches, when none is a glob.
+    fn literals(&self) -> Option<impl Iterator<Item = &str>> {
+        self.0.iter().all(|(_, glob)| !glob).then(|| self.0.iter().map(|(text, _)| text.as_str()))
+    }
 }
 
 /// What a compiled rule looks at.
@@ -218,14 +223,28 @@ impl Rule {
         Ok(Rule { id, decision: spec.decision, why: spec.why.clone(), origin, spec, target })
     }
 
+    /// The programs (`argv[0]` basenames) this rule can match: `Some` of
+    /// the names when its first word is plain words, `Some` of none when it
+    /// is not about commands, `None` when any program might match (a glob).
+    pub(crate) fn programs(&self) -> Option<Vec<&str>> {
+        let Target::Command { prefix, .. } = &self.target else { return Some(Vec::new()) };
+        Some(prefix.first()?.literals()?.collect())
+    }
+
     /// Whether this command rule matches one invocation (`argv[0]` by basename).
     pub(crate) fn matches_command(&self, argv: &[String], ctx: &Context) -> bool {
+        argv.first().is_some_and(|first| self.matches_program(basename(first), argv, ctx))
+    }
+
+    /// [`Rule::matches_command`] with `argv[0]`'s basename, `program`, found
+    /// once for all the rules: this runs for every rule on every command.
+    pub(crate) fn matches_program(&self, program: &str, argv: &[String], ctx: &Context) -> bool {
         let Target::Command { prefix, flags, operand, args } = &self.target else { return false };
         if argv.len() < prefix.len() {
             return false;
         }
         let prefix_ok = prefix.iter().enumerate().all(|(i, word)| {
-            let given = if i == 0 { basename(&argv[0]) } else { argv[i].as_str() };
+            let given = if i == 0 { program } else { argv[i].as_str() };
             word.matches(given)
         });
         if !prefix_ok {

@@ -32,10 +32,9 @@ const WRAPPERS: &[&str] = &[
     "timeout", "xargs", "find",
 ];
 
-/// Whether `argv` runs only itself: not a wrapper, no script handed to a
+/// Whether `program` (a basename) runs only itself: not a wrapper, no script handed to a
 /// shell. Most commands are, and need no look inside.
-pub(crate) fn runs_only_itself(argv: &[String]) -> bool {
-    let program = argv.first().map_or("", |p| basename(p));
+pub(crate) fn runs_only_itself(program: &str) -> bool {
     !WRAPPERS.contains(&program) && !SHELLS.contains(&program) && program != "eval"
 }
 
