@@ -130,6 +130,10 @@ impl Builtin for Env {
         Ok(ExecResult::ok(output))
     }
 
+    fn has_execution_plan(&self) -> bool {
+        true
+    }
+
     async fn execution_plan(&self, ctx: &Context<'_>) -> Result<Option<ExecutionPlan>> {
         let Ok(parsed) = parse_env_args(ctx.args) else {
             return Ok(None);

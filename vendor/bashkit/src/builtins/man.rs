@@ -37,6 +37,10 @@ impl Builtin for Man {
         ))
     }
 
+    fn has_execution_plan(&self) -> bool {
+        true
+    }
+
     async fn execution_plan(&self, ctx: &Context<'_>) -> Result<Option<ExecutionPlan>> {
         if ctx.args.iter().any(|a| a == "--help" || a == "--version") {
             return Ok(None);

@@ -350,20 +350,18 @@ pub(crate) async fn read_bytes_file(
     path: &Path,
     cmd_name: &str,
 ) -> std::result::Result<Vec<u8>, ExecResult> {
-    fs.read_file(path)
-        .await
-        .map_err(|e| {
-            // Never the `Display` of a `crate::Error`: `io error: ` is a Rust
-            // enum shape no tool prints. See `error::io_error_reason`.
-            ExecResult::err(
-                format!(
-                    "{cmd_name}: {}: {}\n",
-                    path.display(),
-                    crate::error::io_error_reason(&e)
-                ),
-                1,
-            )
-        })
+    fs.read_file(path).await.map_err(|e| {
+        // Never the `Display` of a `crate::Error`: `io error: ` is a Rust
+        // enum shape no tool prints. See `error::io_error_reason`.
+        ExecResult::err(
+            format!(
+                "{cmd_name}: {}: {}\n",
+                path.display(),
+                crate::error::io_error_reason(&e)
+            ),
+            1,
+        )
+    })
 }
 
 /// Check args for `--help` and optionally `--version`.
@@ -1478,6 +1476,16 @@ pub trait Builtin: Send + Sync {
         Ok(None)
     }
 
+    /// Whether this builtin overrides [`execution_plan`](Builtin::execution_plan).
+    ///
+    /// The interpreter asks bashkit's own builtins for a plan only when this
+    /// is true: asking one that never plans costs a second context and a
+    /// boxed future on every call (clix patch, "a command's fixed costs").
+    /// Builtins registered from outside bashkit are always asked.
+    fn has_execution_plan(&self) -> bool {
+        false
+    }
+
     /// Optional short hint for LLM system prompts.
     ///
     /// Return a concise one-line description of capabilities and limitations.
@@ -1823,6 +1831,10 @@ impl Builtin for std::sync::Arc<dyn Builtin> {
         (**self).execution_plan(ctx).await
     }
 
+    fn has_execution_plan(&self) -> bool {
+        (**self).has_execution_plan()
+    }
+
     fn llm_hint(&self) -> Option<&'static str> {
         (**self).llm_hint()
     }
@@ -2029,6 +2041,47 @@ mod tests {
              `// debug-ok: <reason>` to the line for legitimate test \
              asserts.\n\nViolations:\n{}",
             violations.join("\n")
+        );
+    }
+
+    // A bundled builtin is asked for an execution plan only when it says it
+    // has one, so every source that writes `execution_plan` must say so
+    // (clix patch, "a command's fixed costs").
+    #[test]
+    fn every_execution_plan_is_announced() {
+        fn walk(dir: &std::path::Path, missing: &mut Vec<String>) {
+            for entry in std::fs::read_dir(dir).expect("read builtins dir") {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    walk(&path, missing);
+                    continue;
+                }
+                if path.extension().is_none_or(|e| e != "rs") || path.ends_with("builtins/mod.rs") {
+                    continue;
+                }
+                let src = std::fs::read_to_string(&path).expect("read source");
+                let plans = src.matches("async fn execution_plan(").count();
+                let announced = src
+                    .matches("fn has_execution_plan(&self) -> bool {\n        true")
+                    .count();
+                if plans != announced {
+                    missing.push(format!(
+                        "{}: {plans} plans, {announced} announced",
+                        path.display()
+                    ));
+                }
+            }
+        }
+        let mut missing = Vec::new();
+        walk(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/builtins"),
+            &mut missing,
+        );
+        assert!(
+            missing.is_empty(),
+            "a builtin overrides `execution_plan` without `has_execution_plan` returning true, \
+             so the interpreter would never ask it:\n{}",
+            missing.join("\n")
         );
     }
 

@@ -695,6 +695,10 @@ impl Builtin for Xargs {
         Ok(ExecResult::ok(output))
     }
 
+    fn has_execution_plan(&self) -> bool {
+        true
+    }
+
     async fn execution_plan(&self, ctx: &Context<'_>) -> Result<Option<ExecutionPlan>> {
         let opts = match parse_xargs_args(ctx.args) {
             Ok(opts) => opts,
@@ -883,6 +887,11 @@ impl Builtin for Watch {
         );
 
         Ok(ExecResult::ok(output))
+    }
+
+    #[cfg(feature = "terminal")]
+    fn has_execution_plan(&self) -> bool {
+        true
     }
 
     #[cfg(feature = "terminal")]

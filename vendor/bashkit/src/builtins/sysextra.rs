@@ -816,6 +816,10 @@ impl Builtin for RunAs {
         }
     }
 
+    fn has_execution_plan(&self) -> bool {
+        true
+    }
+
     async fn execution_plan(&self, ctx: &Context<'_>) -> Result<Option<ExecutionPlan>> {
         // Only the runner's own leading options: `nohup tar --help` runs tar.
         if super::check_help_version(ctx.args, "", Some("")).is_some() {

@@ -174,6 +174,10 @@ impl Builtin for Timeout {
         }
     }
 
+    fn has_execution_plan(&self) -> bool {
+        true
+    }
+
     async fn execution_plan(&self, ctx: &Context<'_>) -> Result<Option<ExecutionPlan>> {
         match parse_timeout_args(ctx.args) {
             Err(_) => Ok(None), // Let execute() handle the error

@@ -77,7 +77,9 @@ impl Interpreter {
 
     /// Check if pattern contains extglob operators (only when `shopt extglob`).
     pub(crate) fn contains_extglob(&self, s: &str) -> bool {
-        self.is_extglob() && Self::has_extglob_op(s)
+        // The scan first: it rarely finds one, and the option is a variable
+        // looked up by name (clix patch, "a command's fixed costs").
+        Self::has_extglob_op(s) && self.is_extglob()
     }
 
     /// Unescaped `@(`, `?(`, `*(`, `+(` or `!(` anywhere in `s`.
@@ -755,6 +757,25 @@ impl Interpreter {
     }
 
     // ── Glob expansion against filesystem ─────────────────────────────
+
+    /// [`expand_glob_item`](Self::expand_glob_item) onto the end of `out`,
+    /// taking `item` by value: a field with no pattern in it (nearly every
+    /// field) is moved there without the one-element vector and the copy
+    /// (clix patch, "a command's fixed costs"). `Err` is the pattern
+    /// `failglob` refused.
+    pub(crate) async fn expand_glob_field_into(
+        &self,
+        item: String,
+        escaped: bool,
+        out: &mut Vec<String>,
+    ) -> std::result::Result<(), String> {
+        if !escaped && !(self.contains_glob_chars(&item) || self.contains_extglob(&item)) {
+            out.push(item);
+            return Ok(());
+        }
+        out.extend(self.expand_glob_item(&item, escaped).await?);
+        Ok(())
+    }
 
     /// Expand glob for a single item, applying noglob/failglob/nullglob.
     /// Returns Err(pattern) if failglob triggers, Ok(items) otherwise.

@@ -398,7 +398,7 @@ pub(crate) struct ShellRef<'a> {
     /// a `-v` in a `test`/`[` call. Empty for every other builtin.
     pub(crate) set_vars: &'a [String],
     /// Registered builtin commands (read-only, accessed via `has_builtin`).
-    pub(crate) builtins: &'a HashMap<String, Arc<dyn Builtin>>,
+    pub(crate) builtins: &'a BuiltinMap,
     /// Host-owned builtin registry, when configured (read-only). Needed so
     /// introspection builtins (`compgen -b`) list host-registered commands
     /// alongside baked-in ones, matching `Bash::builtin_names()`.
@@ -581,7 +581,7 @@ fn is_dispatch_only_builtin(name: &str) -> bool {
 /// Sorted, deduped union of baked-in/custom builtins, interpreter-special
 /// builtins, and the host registry.
 fn merged_builtin_names(
-    builtins: &HashMap<String, Arc<dyn Builtin>>,
+    builtins: &BuiltinMap,
     host_builtins: Option<&crate::builtins::BuiltinRegistry>,
 ) -> Vec<String> {
     let mut names: Vec<String> = builtins.keys().cloned().collect();
@@ -1487,6 +1487,11 @@ fn function_storage_bytes(func: &FunctionDef) -> usize {
 // and per attribute read; the bitset/map approach removes those allocations
 // from the hot path. `is_internal_variable` no longer needs to filter these
 // prefixes because they never enter `variables` at runtime.
+/// The builtins by name, looked up several times for every command run:
+/// foldhash rather than SipHash, as the names come from the script's own
+/// author, not from outside (clix patch, "a command's fixed costs").
+pub(crate) type BuiltinMap = HashMap<String, Arc<dyn Builtin>, foldhash::fast::RandomState>;
+
 bitflags::bitflags! {
     #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
     pub(crate) struct VarAttrs: u8 {
@@ -1526,24 +1531,30 @@ bitflags::bitflags! {
 }
 
 impl BashFlags {
+    /// Every cached option with the `SHOPT_*` variable that holds it: the
+    /// one table both directions read.
+    const BY_SHOPT_NAME: [(&'static str, Self); 13] = [
+        ("SHOPT_e", Self::ERREXIT),
+        ("SHOPT_x", Self::XTRACE),
+        ("SHOPT_u", Self::NOUNSET),
+        ("SHOPT_f", Self::NOGLOB),
+        ("SHOPT_v", Self::VERBOSE),
+        ("SHOPT_a", Self::ALLEXPORT),
+        ("SHOPT_n", Self::NOEXEC),
+        ("SHOPT_C", Self::NOCLOBBER),
+        ("SHOPT_pipefail", Self::PIPEFAIL),
+        ("SHOPT_expand_aliases", Self::EXPAND_ALIAS),
+        ("SHOPT_k", Self::KEYWORD),
+        ("SHOPT_E", Self::ERRTRACE),
+        ("SHOPT_T", Self::FUNCTRACE),
+    ];
+
     /// Map a shell option variable name to its flag bit (None if unknown).
     fn from_shopt_name(name: &str) -> Option<Self> {
-        match name {
-            "SHOPT_e" => Some(Self::ERREXIT),
-            "SHOPT_x" => Some(Self::XTRACE),
-            "SHOPT_u" => Some(Self::NOUNSET),
-            "SHOPT_f" => Some(Self::NOGLOB),
-            "SHOPT_v" => Some(Self::VERBOSE),
-            "SHOPT_a" => Some(Self::ALLEXPORT),
-            "SHOPT_n" => Some(Self::NOEXEC),
-            "SHOPT_C" => Some(Self::NOCLOBBER),
-            "SHOPT_pipefail" => Some(Self::PIPEFAIL),
-            "SHOPT_expand_aliases" => Some(Self::EXPAND_ALIAS),
-            "SHOPT_k" => Some(Self::KEYWORD),
-            "SHOPT_E" => Some(Self::ERRTRACE),
-            "SHOPT_T" => Some(Self::FUNCTRACE),
-            _ => None,
-        }
+        Self::BY_SHOPT_NAME
+            .iter()
+            .find(|(shopt, _)| *shopt == name)
+            .map(|(_, bit)| *bit)
     }
 }
 
@@ -1758,7 +1769,7 @@ pub struct Interpreter {
     /// and execute the builtin without keeping a borrow on `self.builtins`,
     /// which lets it freely take `&mut self` for `self.scoped.variables`,
     /// `self.cwd`, etc. during execution.
-    builtins: HashMap<String, Arc<dyn Builtin>>,
+    builtins: BuiltinMap,
     /// Optional host-owned mutable registry. Consulted after shell functions
     /// and special builtins but before `builtins` — so host entries can
     /// override baked-in commands. Survives `reset_transient_state` because
@@ -2171,7 +2182,7 @@ impl Interpreter {
             };
         }
 
-        let mut builtins: HashMap<String, Arc<dyn Builtin>> = HashMap::new();
+        let mut builtins = BuiltinMap::default();
 
         register_builtins!(builtins,
             // Core shell builtins
@@ -3074,11 +3085,11 @@ impl Interpreter {
     /// `self.scoped.variables`. Call after bulk-restoring `variables` from a snapshot
     /// or builder so the cache doesn't drift.
     fn refresh_shopt_flags(&mut self) {
+        // Look the options up rather than walk every variable: this runs
+        // after every builtin (clix patch, "a command's fixed costs").
         self.flags = BashFlags::empty();
-        for (name, value) in self.scoped.variables.iter() {
-            if let Some(bit) = BashFlags::from_shopt_name(name)
-                && value == "1"
-            {
+        for (name, bit) in BashFlags::BY_SHOPT_NAME {
+            if self.scoped.variables.get(name).is_some_and(|v| v == "1") {
                 self.flags.insert(bit);
             }
         }
@@ -5338,12 +5349,16 @@ impl Interpreter {
                     }
 
                     for expanded in fields {
-                        for item in [expanded] {
+                        {
                             match self
-                                .expand_glob_item(&item, w.quoted && w.has_unquoted_glob)
+                                .expand_glob_field_into(
+                                    expanded,
+                                    w.quoted && w.has_unquoted_glob,
+                                    &mut vals,
+                                )
                                 .await
                             {
-                                Ok(items) => vals.extend(items),
+                                Ok(()) => {}
                                 Err(pat) => {
                                     self.last_exit_code = 1;
                                     return Ok(ExecResult::err(
@@ -5491,12 +5506,16 @@ impl Interpreter {
                     values.extend(fields);
                 } else {
                     for expanded in fields {
-                        for item in [expanded] {
+                        {
                             match self
-                                .expand_glob_item(&item, w.quoted && w.has_unquoted_glob)
+                                .expand_glob_field_into(
+                                    expanded,
+                                    w.quoted && w.has_unquoted_glob,
+                                    &mut values,
+                                )
                                 .await
                             {
-                                Ok(items) => values.extend(items),
+                                Ok(()) => {}
                                 Err(pat) => {
                                     self.last_exit_code = 1;
                                     return Ok(ExecResult::err(
@@ -9427,12 +9446,16 @@ impl Interpreter {
 
                     // For each field, apply glob expansion
                     for expanded in fields {
-                        for item in [expanded] {
+                        {
                             match self
-                                .expand_glob_item(&item, word.quoted && word.has_unquoted_glob)
+                                .expand_glob_field_into(
+                                    expanded,
+                                    word.quoted && word.has_unquoted_glob,
+                                    &mut args,
+                                )
                                 .await
                             {
-                                Ok(items) => args.extend(items),
+                                Ok(()) => {}
                                 Err(pat) => {
                                     self.last_exit_code = 1;
                                     return Ok(vec![format!(
@@ -9565,18 +9588,20 @@ impl Interpreter {
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<ExecResult>> + Send + 'a>> {
         Box::pin(async move {
             let streaming_host = self.is_streaming_host_command(name);
-            let output = self
-                .execution_output()
-                .filter(|_| self.output_callback.is_some());
             let can_stream = !self.scoped.functions.contains_key(name);
             self.builtin_stdout_pipe = if can_stream
                 && (self.stream_stdout_command == Some(command as *const SimpleCommand as usize)
                     || (self.output_callback.is_some()
                         && (streaming_host || Self::streams_stdout(command))))
             {
-                self.pipe_out
-                    .clone()
-                    .or_else(|| output.as_ref().map(|o| o.stdout.clone()))
+                // The request's output is looked up (a lock and two Arc
+                // clones) only for a command that streams (clix patch, "a
+                // command's fixed costs").
+                self.pipe_out.clone().or_else(|| {
+                    self.execution_output()
+                        .filter(|_| self.output_callback.is_some())
+                        .map(|o| o.stdout.clone())
+                })
             } else {
                 None
             };
@@ -9603,13 +9628,13 @@ impl Interpreter {
                 // `declare a=(1 2)`: the operand placeholder stands for `a`.
                 let last = if last.contains(declare::COMPOUND_MARK) {
                     let name = last.split('=').next().unwrap_or(last);
-                    name.trim_end_matches('+').to_string()
+                    name.trim_end_matches('+')
                 } else {
-                    last.clone()
+                    last.as_str()
                 };
-                self.insert_variable_checked("_".to_string(), last);
+                self.set_last_argument(last);
             } else {
-                self.insert_variable_checked("_".to_string(), name.to_string());
+                self.set_last_argument(name);
             }
 
             // `return` outside a function or a sourced script is a usage
@@ -10114,7 +10139,7 @@ impl Interpreter {
 
             self.test_v_probe(name, args);
             // Check for execution plan first
-            {
+            if !bundled || builtin.has_execution_plan() {
                 let execution_extensions = self.current_execution_extensions();
                 let fs = self.builtin_file_system(access, &execution_extensions);
                 let shell_ref = ShellRef {
@@ -10284,7 +10309,9 @@ impl Interpreter {
             };
 
             // THREAT[TM-INT-001]: Execute builtin with panic catching for security
-            let result = AssertUnwindSafe((*builtin).execute(ctx)).catch_unwind().await;
+            let result = AssertUnwindSafe((*builtin).execute(ctx))
+                .catch_unwind()
+                .await;
 
             let mut result = match result {
                 Ok(Ok(exec_result)) => exec_result,
@@ -10299,11 +10326,13 @@ impl Interpreter {
                     builtin_usage_error(&format!("{name}: {e}"))
                 }
                 Ok(Err(crate::Error::Io(error))) if utility_io.is_some() => ExecResult {
-                    exit_code: utility_io
-                        .as_ref()
-                        .expect("routed utility")
-                        .write_error(name, error)
-                        .await?,
+                    exit_code: Box::pin(
+                        utility_io
+                            .as_ref()
+                            .expect("routed utility")
+                            .write_error(name, error),
+                    )
+                    .await?,
                     ..Default::default()
                 },
                 Ok(Err(e)) => return Err(e),
@@ -10355,7 +10384,7 @@ impl Interpreter {
                 .await?;
 
             let result = if let Some(io) = utility_io {
-                io.complete(name, result).await?
+                Box::pin(io.complete(name, result)).await?
             } else if streaming_command {
                 result
             } else {
@@ -10594,15 +10623,17 @@ impl Interpreter {
         Box::pin(async move {
             // Interpreter-level special builtins. A bare `set` lists every
             // variable (arrays included), which needs interpreter state.
+            // The paths other than a registered builtin have large futures:
+            // boxed, so this one stays small, as it is copied on every
+            // command (clix patch, "a command's fixed costs").
             if self.routes_to_interpreter(name, &args) || (name == "set" && args.is_empty()) {
-                return self
-                    .execute_special_builtin_with_hooks(
-                        name,
-                        &args,
-                        stdin.clone(),
-                        &command.redirects,
-                    )
-                    .await;
+                return Box::pin(self.execute_special_builtin_with_hooks(
+                    name,
+                    &args,
+                    stdin.clone(),
+                    &command.redirects,
+                ))
+                .await;
             }
 
             // Host-registered builtins (mutable, may override baked-in builtins).
@@ -10631,9 +10662,13 @@ impl Interpreter {
                         127,
                     ));
                 }
-                return self
-                    .try_execute_script_by_path(name, &args, stdin, &command.redirects)
-                    .await;
+                return Box::pin(self.try_execute_script_by_path(
+                    name,
+                    &args,
+                    stdin,
+                    &command.redirects,
+                ))
+                .await;
             }
 
             // The `$PATH` search consumes `stdin`, so keep a copy for the
@@ -10647,9 +10682,13 @@ impl Interpreter {
 
             // $PATH search
             if self.shell_features.has_script_execution()
-                && let Some(result) = self
-                    .try_execute_script_via_path_search(name, &args, stdin, &command.redirects)
-                    .await?
+                && let Some(result) = Box::pin(self.try_execute_script_via_path_search(
+                    name,
+                    &args,
+                    stdin,
+                    &command.redirects,
+                ))
+                .await?
             {
                 return Ok(result);
             }
@@ -14052,15 +14091,10 @@ impl Interpreter {
         }
         let is_internal = Self::is_internal_variable(&key);
         if !is_internal {
-            let is_new = !self.scoped.variables.contains_key(&key);
-            let (old_key_len, old_value_len) = if is_new {
-                (0, 0)
-            } else {
-                (
-                    key.len(),
-                    self.scoped.variables.get(&key).map_or(0, |v| v.len()),
-                )
-            };
+            // One look-up for both facts (clix patch, "a command's fixed costs").
+            let old_value = self.scoped.variables.get(&key).map(String::len);
+            let is_new = old_value.is_none();
+            let (old_key_len, old_value_len) = old_value.map_or((0, 0), |len| (key.len(), len));
             if let Err(error) = self.memory_budget.check_variable_insert(
                 key.len(),
                 value.len(),
@@ -14093,6 +14127,21 @@ impl Interpreter {
         }
         self.vars_mut().insert(key, value);
         true
+    }
+
+    /// `$_`, set after every command: left as it is when it already holds
+    /// `value`, as it usually does in a loop, which saves two allocations
+    /// and a hash per command (clix patch, "a command's fixed costs").
+    fn set_last_argument(&mut self, value: &str) {
+        if self
+            .scoped
+            .variables
+            .get("_")
+            .is_some_and(|old| old == value)
+        {
+            return;
+        }
+        self.insert_variable_checked("_".to_string(), value.to_string());
     }
 
     /// Index of the frame `local` declares into: the innermost frame, when it
@@ -18697,11 +18746,63 @@ cat /tmp/test_fd_exec_public.txt"#,
 
         assert_eq!(interp.getopts_char_idx, 0);
     }
+
+    /// The builtins after which the flag and directory resyncs are skipped
+    /// must write no variable and move no directory, whatever they are given.
+    #[tokio::test]
+    async fn builtins_that_skip_the_resync_write_no_variable() {
+        let interp = Interpreter::new(Arc::new(InMemoryFs::new()));
+        let arg_sets: [&[&str]; 8] = [
+            &[],
+            &["--help"],
+            &["--version"],
+            &["-n", "x"],
+            &["-v", "HOME"],
+            &["a", "=", "b", "]"],
+            &["-e", "a\\c"],
+            &["-d", "/", "-a", "-z", ""],
+        ];
+        for name in LEAVES_VARIABLES_ALONE {
+            let builtin = Arc::clone(interp.builtins.get(name).expect("a bundled builtin"));
+            for args in arg_sets {
+                let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+                let env = HashMap::new();
+                let mut variables: HashMap<String, String> = [
+                    ("HOME", "/home/u"),
+                    ("SHOPT_e", "0"),
+                    ("PWD", "/"),
+                    ("x", "1"),
+                ]
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .into();
+                let before = variables.clone();
+                let mut cwd = PathBuf::from("/");
+                let ctx = builtins::Context::new_for_test(
+                    &args,
+                    &env,
+                    &mut variables,
+                    &mut cwd,
+                    Arc::clone(&interp.fs),
+                    None,
+                );
+                let _ = builtin.execute(ctx).await;
+                assert_eq!(
+                    variables,
+                    before,
+                    "`{name} {}` wrote a variable",
+                    args.join(" ")
+                );
+                assert_eq!(cwd, PathBuf::from("/"), "`{name} {}` moved", args.join(" "));
+            }
+        }
+    }
 }
 
 /// Bundled builtins that never write a shell variable (nor `PWD`), so the
 /// flag and directory resyncs after a builtin can be skipped for them
 /// (clix patch, "a builtin's fixed costs"): the usual body of a hot loop.
+const LEAVES_VARIABLES_ALONE: [&str; 6] = [":", "true", "false", "echo", "test", "["];
+
 fn leaves_variables_alone(name: &str) -> bool {
-    matches!(name, ":" | "true" | "false" | "echo" | "test" | "[")
+    LEAVES_VARIABLES_ALONE.contains(&name)
 }

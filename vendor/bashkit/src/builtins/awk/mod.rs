@@ -499,6 +499,10 @@ impl Builtin for Awk {
         }
     }
 
+    fn has_execution_plan(&self) -> bool {
+        true
+    }
+
     async fn execution_plan(&self, ctx: &Context<'_>) -> Result<Option<ExecutionPlan>> {
         if !Self::may_run_commands(ctx.args) {
             return Ok(None);

@@ -1043,6 +1043,10 @@ impl Builtin for Find {
         }
     }
 
+    fn has_execution_plan(&self) -> bool {
+        true
+    }
+
     async fn execution_plan(&self, ctx: &Context<'_>) -> Result<Option<ExecutionPlan>> {
         let ident = Identity {
             username: &self.username,

@@ -277,6 +277,10 @@ impl Builtin for Make {
         ))
     }
 
+    fn has_execution_plan(&self) -> bool {
+        true
+    }
+
     async fn execution_plan(&self, ctx: &Context<'_>) -> Result<Option<ExecutionPlan>> {
         let env = |k: &str| ctx.env.get(k).or_else(|| ctx.variables.get(k)).cloned();
         let opts = match parse_args(ctx.args, env("MAKEFLAGS").as_deref()) {
