@@ -31,9 +31,16 @@ pub(crate) fn hook(stop: &Arc<LineStop>, gate: Arc<dyn CommandGate>) -> Intercep
         if stop.is_stopped() {
             return HookAction::Cancel("the line was stopped".into());
         }
-        let argv: Vec<String> = std::iter::once(event.name.clone()).chain(event.args.iter().cloned()).collect();
+        // The event's words are moved into one argv and back, not copied:
+        // this runs before every command of every line.
+        let ToolEvent { name, args } = event;
+        let mut argv = args;
+        argv.insert(0, name);
         match gate.admit(&argv) {
-            Ok(()) => HookAction::Continue(event),
+            Ok(()) => {
+                let name = argv.remove(0);
+                HookAction::Continue(ToolEvent { name, args: argv })
+            }
             Err(message) => {
                 stop.halt(message, clix_common::exit::CANNOT_RUN);
                 HookAction::Cancel("refused by the policy".into())
