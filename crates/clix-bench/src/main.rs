@@ -43,13 +43,6 @@ use std::time::{Duration, Instant};
 
 use clix_engine::{Engine, EngineConfig, PresentOptions, ShellLimits};
 
-/// mimalloc rather than glibc's malloc: running a command line allocates
-/// and frees futures of one or two kilobytes for every command, past
-/// glibc's per-thread cache; mimalloc keeps a loop of builtins about 12%
-/// cheaper in instructions (docs/benchmarks.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 mod browser;
 mod clip;
 mod hub;

@@ -17,13 +17,6 @@ mod settings;
 use std::io::Write;
 use std::process::ExitCode;
 
-/// mimalloc rather than glibc's malloc: running a command line allocates
-/// and frees futures of one or two kilobytes for every command, past
-/// glibc's per-thread cache; mimalloc keeps a loop of builtins about 12%
-/// cheaper in instructions (docs/benchmarks.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// A plain `fn`, not `#[tokio::main]`: the secrets leave the environment
 /// first, while this is the only thread, and only then does the runtime
 /// (and every thread it may start) exist.

@@ -9116,12 +9116,15 @@ impl Interpreter {
         Box::pin(async move {
             // `set -k`: assignment words anywhere in the command go to its
             // environment, not its arguments.
-            let hoisted;
+            // Boxed: a `SimpleCommand` held here made this future, boxed for
+            // every command, too large for the allocator's per-thread cache
+            // (clix patch, "a command's fixed costs").
+            let hoisted: Box<SimpleCommand>;
             let command = if self.flags.contains(BashFlags::KEYWORD)
                 && command.args.iter().any(|w| keyword_assignment(w).is_some())
             {
-                hoisted = hoist_keyword_assignments(command);
-                &hoisted
+                hoisted = Box::new(hoist_keyword_assignments(command));
+                &*hoisted
             } else {
                 command
             };
