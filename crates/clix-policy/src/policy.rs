@@ -245,14 +245,23 @@ impl Policy {
         self.decide_within(argv, ctx, 0)
     }
 
+    /// The rules that match one invocation, in load order: only those that
+    /// name its program, and those whose program is a glob.
+    fn matching_rules<'a>(&'a self, argv: &'a [String], ctx: &'a Context) -> impl Iterator<Item = &'a Rule> + 'a {
+        let program = argv.first().map_or("", |first| basename(first));
+        self.by_program
+            .candidates(program)
+            .map(|i| &self.rules[i])
+            .filter(move |rule| rule.matches_program(program, argv, ctx))
+    }
+
     fn decide_within(&self, argv: &[String], ctx: &Context, depth: usize) -> Verdict {
         let program = argv.first().map_or("", |first| basename(first));
         if runs_only_itself(program) {
             // The common case, on every command a line runs: no copies, only
             // the rules about this program.
             let mut strictest: Option<&Rule> = None;
-            let candidates = self.by_program.candidates(program).map(|i| &self.rules[i]);
-            for rule in candidates.filter(|r| r.matches_program(program, argv, ctx)) {
+            for rule in self.matching_rules(argv, ctx) {
                 if strictest.is_none_or(|s| rule.decision > s.decision) {
                     strictest = Some(rule);
                 }
@@ -267,7 +276,7 @@ impl Policy {
         let mut best = Verdict { decision: self.default, command: command.clone(), rule: None };
         let mut matched = false;
         for inner in invocations(argv) {
-            for rule in self.rules.iter().filter(|r| r.matches_command(&inner, ctx)) {
+            for rule in self.matching_rules(&inner, ctx) {
                 if !matched || rule.decision > best.decision {
                     best = Verdict { decision: rule.decision, command: command.clone(), rule: Some(rule_ref(rule)) };
                     matched = true;
@@ -469,9 +478,11 @@ mod tests {
     use super::*;
 
     /// The program index must give what holding the command against every
-    /// rule gives: the same decision and the same rule, for every word of
-    /// every built-in rule's examples and counterexamples as a program, and
-    /// with a glob rule loaded beside them.
+    /// rule gives: the same rules in the same order for every invocation
+    /// (wrappers included, whose inner commands are decided the same way),
+    /// and the same decision and rule from `decide`, for every word of every
+    /// built-in rule's examples and counterexamples as a program, and with a
+    /// glob rule loaded beside them.
     #[test]
     fn the_program_index_decides_as_a_scan_of_every_rule() {
         let glob = RuleSpec {
@@ -487,25 +498,29 @@ mod tests {
         let lines: Vec<String> =
             policy.rules.iter().flat_map(|r| r.spec.examples.iter().chain(&r.spec.counterexamples)).cloned().collect();
         assert!(lines.len() > 20, "the built-in rules carry their examples");
-        let mut checked = 0;
+        let (mut checked, mut wrapped) = (0, 0);
         for line in &lines {
             let words: Vec<String> = line.split_whitespace().map(String::from).collect();
             for start in 0..words.len() {
                 let argv = &words[start..];
-                let program = basename(&argv[0]);
-                if !runs_only_itself(program) {
+                let scanned: Vec<&Rule> = policy.rules.iter().filter(|r| r.matches_command(argv, &ctx)).collect();
+                let indexed: Vec<&Rule> = policy.matching_rules(argv, &ctx).collect();
+                let ids = |rules: &[&Rule]| rules.iter().map(|r| r.id.clone()).collect::<Vec<_>>();
+                assert_eq!(ids(&indexed), ids(&scanned), "{argv:?}");
+                checked += 1;
+                if !runs_only_itself(basename(&argv[0])) {
+                    wrapped += 1;
                     continue;
                 }
-                let scanned =
-                    policy.rules.iter().filter(|r| r.matches_command(argv, &ctx)).fold(None::<&Rule>, |best, rule| {
-                        if best.is_none_or(|b| rule.decision > b.decision) { Some(rule) } else { best }
-                    });
+                let strictest = scanned.iter().fold(None::<&Rule>, |best, rule| {
+                    if best.is_none_or(|b| rule.decision > b.decision) { Some(rule) } else { best }
+                });
                 let verdict = policy.decide(argv, &ctx);
-                assert_eq!(verdict.decision, scanned.map_or(policy.default, |r| r.decision), "{argv:?}");
-                assert_eq!(verdict.rule.map(|r| r.id), scanned.map(|r| r.id.clone()), "{argv:?}");
-                checked += 1;
+                assert_eq!(verdict.decision, strictest.map_or(policy.default, |r| r.decision), "{argv:?}");
+                assert_eq!(verdict.rule.map(|r| r.id), strictest.map(|r| r.id.clone()), "{argv:?}");
             }
         }
+        assert!(wrapped > 0, "no wrapped command among the examples");
         assert!(checked > 50, "only {checked} commands checked");
     }
 }
