@@ -758,6 +758,12 @@ impl Interpreter {
 
     // ── Glob expansion against filesystem ─────────────────────────────
 
+    /// A field that glob expansion leaves as it is: no pattern in it, or
+    /// `set -f`.
+    fn is_literal_field(&self, item: &str) -> bool {
+        !(self.contains_glob_chars(item) || self.contains_extglob(item)) || self.is_noglob()
+    }
+
     /// [`expand_glob_item`](Self::expand_glob_item) onto the end of `out`,
     /// taking `item` by value: a field with no pattern in it (nearly every
     /// field) is moved there without the one-element vector and the copy
@@ -769,7 +775,7 @@ impl Interpreter {
         escaped: bool,
         out: &mut Vec<String>,
     ) -> std::result::Result<(), String> {
-        if !escaped && !(self.contains_glob_chars(&item) || self.contains_extglob(&item)) {
+        if !escaped && self.is_literal_field(&item) {
             out.push(item);
             return Ok(());
         }
@@ -795,7 +801,7 @@ impl Interpreter {
                 s.to_string()
             }
         };
-        if !(self.contains_glob_chars(item) || self.contains_extglob(item)) || self.is_noglob() {
+        if self.is_literal_field(item) {
             return Ok(vec![literal(item)]);
         }
         let mut glob_matches = self.expand_glob(item).await.unwrap_or_default();

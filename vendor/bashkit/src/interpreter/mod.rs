@@ -1480,6 +1480,11 @@ fn function_storage_bytes(func: &FunctionDef) -> usize {
     )
 }
 
+/// The builtins by name, looked up several times for every command run:
+/// foldhash rather than SipHash, as the names come from the script's own
+/// author, not from outside (clix patch, "a command's fixed costs").
+pub(crate) type BuiltinMap = HashMap<String, Arc<dyn Builtin>, foldhash::fast::RandomState>;
+
 // Important decision: variable attributes (readonly/integer/lower/upper) and
 // namerefs are stored in dedicated maps rather than the `variables` HashMap with
 // `_READONLY_X` / `_INTEGER_X` / `_LOWER_X` / `_UPPER_X` / `_NAMEREF_X` keys.
@@ -1487,11 +1492,6 @@ fn function_storage_bytes(func: &FunctionDef) -> usize {
 // and per attribute read; the bitset/map approach removes those allocations
 // from the hot path. `is_internal_variable` no longer needs to filter these
 // prefixes because they never enter `variables` at runtime.
-/// The builtins by name, looked up several times for every command run:
-/// foldhash rather than SipHash, as the names come from the script's own
-/// author, not from outside (clix patch, "a command's fixed costs").
-pub(crate) type BuiltinMap = HashMap<String, Arc<dyn Builtin>, foldhash::fast::RandomState>;
-
 bitflags::bitflags! {
     #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
     pub(crate) struct VarAttrs: u8 {
@@ -5349,24 +5349,16 @@ impl Interpreter {
                     }
 
                     for expanded in fields {
+                        if let Err(pat) = self
+                            .expand_glob_field_into(
+                                expanded,
+                                w.quoted && w.has_unquoted_glob,
+                                &mut vals,
+                            )
+                            .await
                         {
-                            match self
-                                .expand_glob_field_into(
-                                    expanded,
-                                    w.quoted && w.has_unquoted_glob,
-                                    &mut vals,
-                                )
-                                .await
-                            {
-                                Ok(()) => {}
-                                Err(pat) => {
-                                    self.last_exit_code = 1;
-                                    return Ok(ExecResult::err(
-                                        self.diag(format!("no match: {pat}\n")),
-                                        1,
-                                    ));
-                                }
-                            }
+                            self.last_exit_code = 1;
+                            return Ok(ExecResult::err(self.diag(format!("no match: {pat}\n")), 1));
                         }
                     }
                 }
@@ -5506,24 +5498,16 @@ impl Interpreter {
                     values.extend(fields);
                 } else {
                     for expanded in fields {
+                        if let Err(pat) = self
+                            .expand_glob_field_into(
+                                expanded,
+                                w.quoted && w.has_unquoted_glob,
+                                &mut values,
+                            )
+                            .await
                         {
-                            match self
-                                .expand_glob_field_into(
-                                    expanded,
-                                    w.quoted && w.has_unquoted_glob,
-                                    &mut values,
-                                )
-                                .await
-                            {
-                                Ok(()) => {}
-                                Err(pat) => {
-                                    self.last_exit_code = 1;
-                                    return Ok(ExecResult::err(
-                                        self.diag(format!("no match: {pat}\n")),
-                                        1,
-                                    ));
-                                }
-                            }
+                            self.last_exit_code = 1;
+                            return Ok(ExecResult::err(self.diag(format!("no match: {pat}\n")), 1));
                         }
                     }
                 }
@@ -9449,25 +9433,20 @@ impl Interpreter {
 
                     // For each field, apply glob expansion
                     for expanded in fields {
+                        if let Err(pat) = self
+                            .expand_glob_field_into(
+                                expanded,
+                                word.quoted && word.has_unquoted_glob,
+                                &mut args,
+                            )
+                            .await
                         {
-                            match self
-                                .expand_glob_field_into(
-                                    expanded,
-                                    word.quoted && word.has_unquoted_glob,
-                                    &mut args,
-                                )
-                                .await
-                            {
-                                Ok(()) => {}
-                                Err(pat) => {
-                                    self.last_exit_code = 1;
-                                    return Ok(vec![format!(
-                                        "\x00ERR\x00{}no match: {}\n",
-                                        self.diag_prefix(),
-                                        pat
-                                    )]);
-                                }
-                            }
+                            self.last_exit_code = 1;
+                            return Ok(vec![format!(
+                                "\x00ERR\x00{}no match: {}\n",
+                                self.diag_prefix(),
+                                pat
+                            )]);
                         }
                     }
                 }
@@ -12786,8 +12765,9 @@ impl Interpreter {
         // `set -e` / `set +u` paths in the `set` builtin) don't update the
         // cached `flags` bitfield. Resync after every builtin that may write
         // a variable, so the bit cache can stay authoritative on the hot
-        // path. The scan walks every variable, so it is skipped after the
-        // builtins that write none (clix patch, "a builtin's fixed costs").
+        // path. The resync is some fifteen look-ups, so it is skipped after
+        // the builtins that write none, the usual body of a hot loop (clix
+        // patches, "a builtin's fixed costs" and "a command's fixed costs").
         if !variables_untouched {
             self.refresh_shopt_flags();
             self.sync_dir_exports();
