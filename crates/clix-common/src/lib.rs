@@ -3,15 +3,17 @@
 //! Today: the exit codes clix gives a line or a call ([`exit`]), the
 //! [`Secret`] type that settings of every crate use for keys, and which
 //! known name a mistyped one was meant to be ([`names`], for every "did you
-//! mean"). A rule lives here only when at least two crates that do not
-//! depend on each other need it; everything else belongs to the crate that
-//! owns the concept.
+//! mean" and every unknown field), and how a settings type reports a value
+//! it does not allow ([`settings`]). A rule lives here only when at least
+//! two crates that do not depend on each other need it; everything else
+//! belongs to the crate that owns the concept.
 //!
 //! It must not depend on any other clix crate, nor do anything: no I/O, no
 //! state, only shared definitions and pure functions of their inputs.
 
 pub mod names;
 mod secret;
+pub mod settings;
 
 pub use secret::Secret;
 

@@ -10,6 +10,12 @@
 //! meant another program, and being sent to `uname` makes it give up. A
 //! word of three or more characters also finds the names it begins
 //! (`hea` → `head`, `timeout` → `timeout_ms`), counted as one edit.
+//!
+//! [`UnknownField`] is the one way every reader of clix (the config file,
+//! hub manifests, plan files, eval tasks) refuses a field it does not know:
+//! the near name when there is one, else every known field.
+
+use std::fmt;
 
 /// The names of `candidates` that `word` is a plausible slip for, all at
 /// the smallest distance found (several when they tie), in the order of
@@ -38,6 +44,72 @@ pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
 /// [`nearest`], if any.
 pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     nearest(word, candidates).into_iter().next()
+}
+
+/// A field a reader does not know, and what to write instead: the known
+/// field it is a slip for ([`did_you_mean`]), else the list of known fields.
+/// Displayed as `unknown field `timout_secs`; did you mean `timeout_secs`?`;
+/// where the field is (file, line, section) is the reader's to add.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownField {
+    /// The field as written.
+    pub field: String,
+    /// The known field it is a slip for, if one is near enough.
+    pub near: Option<String>,
+    /// Every known field, in the reader's order.
+    pub known: Vec<String>,
+}
+
+impl UnknownField {
+    /// `field`, unknown among `known`.
+    pub fn new<'a>(field: &str, known: impl IntoIterator<Item = &'a str>) -> Self {
+        let known: Vec<&str> = known.into_iter().collect();
+        UnknownField {
+            field: field.to_string(),
+            near: did_you_mean(field, known.iter().copied()).map(String::from),
+            known: known.into_iter().map(String::from).collect(),
+        }
+    }
+
+    /// Each of `keys` that is not in `known`, in the order of `keys`: a
+    /// reader that reads a document's keys by hand checks them all at once.
+    pub fn among<'a>(keys: impl IntoIterator<Item = &'a str>, known: &[&str]) -> Vec<Self> {
+        keys.into_iter().filter(|k| !known.contains(k)).map(|k| Self::new(k, known.iter().copied())).collect()
+    }
+
+    /// The unknown field of serde's own error for a `deny_unknown_fields`
+    /// type ("unknown field `x`, expected one of `a`, `b`"), whose expected
+    /// names are the type's fields as its derive declares them: a reader that
+    /// deserializes with serde needs no list of its own. `None` for any other
+    /// error.
+    pub fn from_serde(message: &str) -> Option<Self> {
+        let rest = &message[message.find("unknown field `")? + "unknown field `".len()..];
+        if let Some(at) = rest.find("`, there are no fields") {
+            return Some(Self::new(&rest[..at], []));
+        }
+        let at = rest.find("`, expected ")?;
+        let expected = &rest[at + "`, expected ".len()..];
+        // serde writes each name in backticks: "`a`", "`a` or `b`", "one of `a`, `b`, `c`".
+        let expected = expected.strip_prefix("one of ").unwrap_or(expected);
+        let names: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+        Some(Self::new(&rest[..at], names))
+    }
+
+    /// What to write instead: `did you mean `timeout_secs`?`, else `known
+    /// fields: a, b, c`.
+    pub fn hint(&self) -> String {
+        match (&self.near, self.known.is_empty()) {
+            (Some(near), _) => format!("did you mean `{near}`?"),
+            (None, true) => "it takes no fields".to_string(),
+            (None, false) => format!("known fields: {}", self.known.join(", ")),
+        }
+    }
+}
+
+impl fmt::Display for UnknownField {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unknown field `{}`; {}", self.field, self.hint())
+    }
 }
 
 /// How far `candidate` is from the typed word, when at most `limit`.
@@ -129,6 +201,46 @@ mod tests {
         // Eight letters allow two edits: one at two is kept until one at one comes.
         assert_eq!(nearest("abcdefgh", ["abcdefxx", "abcdefgx", "abcdexxx"]), ["abcdefgx"]);
         assert_eq!(nearest("abcdefgh", ["abcdefxx"]), ["abcdefxx"]);
+    }
+
+    /// (the field, the known ones, the message)
+    #[test]
+    fn unknown_field_messages() {
+        let limits = ["timeout_secs", "max_memory_bytes", "max_tmp_bytes"];
+        let cases: &[(&str, &[&str], &str)] = &[
+            ("timout_secs", &limits, "unknown field `timout_secs`; did you mean `timeout_secs`?"),
+            ("colour", &limits, "unknown field `colour`; known fields: timeout_secs, max_memory_bytes, max_tmp_bytes"),
+            ("x", &[], "unknown field `x`; it takes no fields"),
+        ];
+        for (field, known, want) in cases {
+            assert_eq!(UnknownField::new(field, known.iter().copied()).to_string(), *want);
+        }
+        let found = UnknownField::among(["name", "nmae", "zzz"], &["name", "kind"]);
+        let fields: Vec<&str> = found.iter().map(|u| u.field.as_str()).collect();
+        assert_eq!(fields, ["nmae", "zzz"]);
+        assert_eq!(found[0].near.as_deref(), Some("name"));
+    }
+
+    /// serde's message for every number of expected names reads back as
+    /// the same names, checked against serde's own `unknown_field`.
+    #[test]
+    fn serde_unknown_field_errors_read_back() {
+        use serde::de::Error as _;
+        let cases: &[&'static [&'static str]] =
+            &[&[], &["host"], &["host", "port"], &["name", "kind", "host", "user", "port"]];
+        for expected in cases {
+            let error = serde_json::Error::unknown_field("hots", expected);
+            let found = UnknownField::from_serde(&error.to_string()).unwrap();
+            assert_eq!(
+                (found.field.as_str(), found.known.as_slice()),
+                ("hots", &expected.iter().map(|s| s.to_string()).collect::<Vec<_>>()[..])
+            );
+            assert_eq!(found.near.as_deref(), expected.contains(&"host").then_some("host"));
+        }
+        // A message around it (a TOML error's position) does not matter; another error is none.
+        let wrapped = "TOML parse error at line 3\nunknown field `nmae`, expected `name` or `kind`\n";
+        assert_eq!(UnknownField::from_serde(wrapped).unwrap().near.as_deref(), Some("name"));
+        assert_eq!(UnknownField::from_serde("invalid type: string \"x\", expected u64"), None);
     }
 
     #[test]
