@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use clix_common::names::did_you_mean;
+use clix_common::names::{UnknownField, did_you_mean};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -297,15 +297,8 @@ impl Checker {
     }
 
     fn unknown_fields(&mut self, obj: &Map<String, Value>, prefix: &str, known: &[&str]) {
-        for key in obj.keys() {
-            if known.contains(&key.as_str()) {
-                continue;
-            }
-            let fix = match did_you_mean(key, known.iter().copied()) {
-                Some(s) => format!("did you mean `{s}`?"),
-                None => format!("remove it; known fields: {}", known.join(", ")),
-            };
-            self.push(&format!("{prefix}{key}"), "unknown field", fix);
+        for unknown in UnknownField::among(obj.keys().map(String::as_str), known) {
+            self.push(&format!("{prefix}{}", unknown.field), "unknown field", unknown.hint());
         }
     }
 

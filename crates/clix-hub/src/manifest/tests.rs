@@ -302,3 +302,46 @@ fn non_object_documents_are_refused() {
         assert!(problems[0].message.starts_with("the manifest must be an object"), "{doc}");
     }
 }
+
+/// An unknown field at each level: a slip gets the near name, another word
+/// the level's fields, and the problem names the file and the field's path.
+#[test]
+fn unknown_fields_at_every_level() {
+    let params = "known fields: name, type, required, default, description, positional, values";
+    let cases = [
+        (json!({"verison": "1"}), "verison: unknown field (fix: did you mean `version`?)"),
+        (json!({"colour": "red"}), "colour: unknown field (fix: known fields: name, version, description, command,"),
+        (json!({"output": {"fromat": "json"}}), "output.fromat: unknown field (fix: did you mean `format`?)"),
+        (json!({"output": {"colour": "red"}}), "output.colour: unknown field (fix: known fields: format, schema)"),
+        (
+            json!({"parameters": [{"name": "k", "type": "string", "requried": true}]}),
+            "parameters[0].requried: unknown field (fix: did you mean `required`?)",
+        ),
+        (json!({"parameters": [{"name": "k", "type": "string", "colour": 1}]}), params),
+    ];
+    for (patch, want) in cases {
+        let problems = manifest::from_value(&with(patch.clone())).unwrap_err();
+        let shown: Vec<String> = problems.into_iter().map(|p| p.in_file("/hub/t.json").to_string()).collect();
+        assert!(shown.iter().any(|s| s.starts_with("/hub/t.json: ") && s.contains(want)), "{patch}: {shown:#?}");
+    }
+}
+
+/// The lists of known fields are the manifest's own fields: a field added to
+/// `Manifest`, `Parameter` or `Output` and not to its list would be refused
+/// as unknown.
+#[test]
+fn the_known_fields_are_the_manifests_fields() {
+    let m = manifest::from_value(&json!({
+        "name": "t", "version": "1", "description": "d", "command": "./t",
+        "parameters": [{"name": "k", "type": "enum", "values": ["a"], "default": "a"}],
+        "output": {"format": "json", "schema": {"type": "object"}},
+        "timeout_ms": 1, "cwd": "d", "domain": "x", "rate_limit": 1
+    }))
+    .unwrap();
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<std::collections::BTreeSet<_>>();
+    let sorted = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<std::collections::BTreeSet<_>>();
+    let doc = serde_json::to_value(&m).unwrap();
+    assert_eq!(keys(&doc), sorted(manifest::TOP_FIELDS));
+    assert_eq!(keys(&doc["parameters"][0]), sorted(manifest::PARAM_FIELDS));
+    assert_eq!(keys(&doc["output"]), sorted(manifest::OUTPUT_FIELDS));
+}
