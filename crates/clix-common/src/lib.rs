@@ -1,7 +1,8 @@
 //! The rules that several crates must agree on, written once.
 //!
 //! Today: the exit codes clix gives a line or a call ([`exit`]), the
-//! [`Secret`] type that settings of every crate use for keys, and which
+//! [`Secret`] type that settings of every crate use for keys and
+//! [`is_secret_name`], the rule for which names hold one, and which
 //! known name a mistyped one was meant to be ([`names`], for every "did you
 //! mean" and every unknown field), and how a settings type reports a value
 //! it does not allow ([`settings`]). A rule lives here only when at least
@@ -15,7 +16,7 @@ pub mod names;
 mod secret;
 pub mod settings;
 
-pub use secret::Secret;
+pub use secret::{Secret, is_secret_name};
 
 /// Exit codes, as bash and GNU tools use them where they have one, and
 /// sysexits(3) for the hub's own refusals.

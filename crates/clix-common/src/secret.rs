@@ -1,6 +1,18 @@
-//! A value that must never be shown: API keys and tokens in settings.
+//! A value that must never be shown: API keys and tokens in settings, and
+//! the rule for names that hold one.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// Name fragments that mark a variable, flag or parameter as secret (compared upper-case).
+const SECRET_MARKERS: &[&str] = &["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"];
+
+/// True for names like `OPENAI_API_KEY`, `GH_TOKEN`, `db_password`: the one
+/// rule for what the sandbox's environment and clip's host children leave
+/// out, and what the audit log and the hub's parameters hide.
+pub fn is_secret_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    SECRET_MARKERS.iter().any(|m| upper.contains(m))
+}
 
 /// A value that must not be shown: Debug, Display and Serialize give `***`;
 /// [`Secret::expose`] gives the value to the one place that sends it.
@@ -71,7 +83,25 @@ impl<'de> Deserialize<'de> for Secret {
 
 #[cfg(test)]
 mod tests {
-    use super::Secret;
+    use super::{Secret, is_secret_name};
+
+    #[test]
+    fn secret_names_table() {
+        for (name, secret) in [
+            ("OPENAI_API_KEY", true),
+            ("MY_SECRET_TOKEN", true),
+            ("GH_TOKEN", true),
+            ("db_password", true),
+            ("AWS_SECRET_ACCESS_KEY", true),
+            ("api-token", true),
+            ("KEYBOARD", true),
+            ("PATH", false),
+            ("LANG", false),
+            ("HOME", false),
+        ] {
+            assert_eq!(is_secret_name(name), secret, "{name}");
+        }
+    }
 
     #[test]
     fn a_set_secret_never_shows_its_value() {

@@ -2,17 +2,10 @@
 
 use std::collections::BTreeMap;
 
-/// Name fragments that mark a variable as secret (compared upper-case).
-const SECRET_MARKERS: &[&str] = &["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"];
+use clix_common::is_secret_name;
 
 /// Variables passed from the host when set.
 const PASSED: &[&str] = &["LANG", "LC_ALL", "LC_CTYPE", "TZ"];
-
-/// True for names like `OPENAI_API_KEY`, `GH_TOKEN`, `DB_PASSWORD`.
-pub fn is_secret_name(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    SECRET_MARKERS.iter().any(|m| upper.contains(m))
-}
 
 /// The sandbox environment: fixed non-interactive settings, PATH and HOME,
 /// a few host values and the configured extras, minus anything secret.
@@ -56,23 +49,6 @@ pub fn sandbox_env(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn secret_names_table() {
-        for (name, secret) in [
-            ("OPENAI_API_KEY", true),
-            ("MY_SECRET_TOKEN", true),
-            ("GH_TOKEN", true),
-            ("db_password", true),
-            ("AWS_SECRET_ACCESS_KEY", true),
-            ("KEYBOARD", true),
-            ("PATH", false),
-            ("LANG", false),
-            ("HOME", false),
-        ] {
-            assert_eq!(is_secret_name(name), secret, "{name}");
-        }
-    }
 
     #[test]
     fn only_the_allowlist_passes_and_secrets_never_do() {

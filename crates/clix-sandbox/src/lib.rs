@@ -59,7 +59,10 @@ mod settings;
 mod stub;
 
 pub use audit::{AuditLog, AuditRecord, redact_argv};
-pub use env::{is_secret_name, sandbox_env};
+// The rule lives in clix-common; the sandbox's callers (clip's host
+// children, the engine's `sandbox` command) take it from here with the env.
+pub use clix_common::is_secret_name;
+pub use env::sandbox_env;
 pub use mounts::SYSTEM_DIRS;
 pub use probe::{Availability, probe};
 pub use run::{HostEnv, Outcome, Request, Sandbox, SandboxError, pipe};
