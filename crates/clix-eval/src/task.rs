@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use clix_common::names::UnknownField;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -239,8 +240,8 @@ pub fn parse_task(file: &Path, line: usize, text: &str) -> Result<Task, TaskErro
     let Value::Object(object) = value else {
         return Err(at.error(None, "a task is a JSON object {\"id\": …, \"prompt\": …, \"expectations\": […]}".into()));
     };
-    if let Some(unknown) = object.keys().find(|k| !FIELDS.contains(&k.as_str())) {
-        return Err(at.error(Some(unknown), format!("unknown field; a task has: {}", FIELDS.join(", "))));
+    if let Some(unknown) = UnknownField::among(object.keys().map(String::as_str), FIELDS).into_iter().next() {
+        return Err(at.error(Some(&unknown.field), format!("unknown field; {}", unknown.hint())));
     }
     let fields = Fields { at, object: &object };
     let id = fields.string("id")?;
@@ -383,10 +384,10 @@ impl Fields<'_> {
                         .at
                         .error(Some(&field("")), "must be an object {\"check\": \"kind:value\"}".into()));
                 };
-                if let Some(unknown) = object.keys().find(|k| *k != "check" && *k != "weight") {
-                    return Err(self
-                        .at
-                        .error(Some(&field(&format!(".{unknown}"))), "unknown; use check and weight".into()));
+                let keys = object.keys().map(String::as_str);
+                if let Some(unknown) = UnknownField::among(keys, &["check", "weight"]).into_iter().next() {
+                    let message = format!("unknown field; {}", unknown.hint());
+                    return Err(self.at.error(Some(&field(&format!(".{}", unknown.field))), message));
                 }
                 let spec = match object.get("check") {
                     Some(Value::String(s)) => s,
@@ -477,8 +478,10 @@ fn step(tools: &[&str], item: &Value) -> Result<Step, String> {
             _ => Err("an answer step is {\"answer\": \"text\"} and nothing else".into()),
         },
         Value::Object(object) => {
-            if let Some(unknown) = object.keys().find(|k| *k != "tool" && *k != "arguments") {
-                return Err(format!("unknown key `{unknown}`; a call is {{\"tool\": …, \"arguments\": {{…}}}}"));
+            if let Some(unknown) =
+                UnknownField::among(object.keys().map(String::as_str), &["tool", "arguments"]).into_iter().next()
+            {
+                return Err(format!("{unknown} (a call is {{\"tool\": …, \"arguments\": {{…}}}})"));
             }
             let tool = match object.get("tool") {
                 Some(Value::String(t)) if tools.contains(&t.as_str()) => t.clone(),
@@ -566,7 +569,11 @@ mod tests {
             (&format!(r#"{{{base}}}"#), "field `id`: missing"),
             (&format!(r#"{{"id":3,{base}}}"#), "field `id`: must be a string, not a number"),
             (&format!(r#"{{"id":"a b",{base}}}"#), "field `id`: `a b`: use letters"),
-            (&format!(r#"{{"id":"a","extra":1,{base}}}"#), "field `extra`: unknown field"),
+            (&format!(r#"{{"id":"a","extra":1,{base}}}"#), "field `extra`: unknown field; known fields: id, category,"),
+            (
+                &format!(r#"{{"id":"a","promt":"p",{base}}}"#),
+                "suite.jsonl:7: field `promt`: unknown field; did you mean `prompt`?",
+            ),
             (
                 r#"{"id":"a","category":"c","description":"d","prompt":"p","expectations":[]}"#,
                 "field `expectations`: needs at least one check",
@@ -581,7 +588,19 @@ mod tests {
             ),
             (
                 r#"{"id":"a","category":"c","description":"d","prompt":"p","expectations":[{"check":"exit_code:0","wieght":1}]}"#,
-                "field `expectations[0].wieght`: unknown",
+                "field `expectations[0].wieght`: unknown field; did you mean `weight`?",
+            ),
+            (
+                r#"{"id":"a","category":"c","description":"d","prompt":"p","expectations":[{"check":"exit_code:0","colour":1}]}"#,
+                "field `expectations[0].colour`: unknown field; known fields: check, weight",
+            ),
+            (
+                &format!(r#"{{"id":"a","solution_for":{{"typed":[{{"tool":"read_file","argumnets":{{}}}}]}},{base}}}"#),
+                "field `solution_for.typed[0]`: unknown field `argumnets`; did you mean `arguments`?",
+            ),
+            (
+                &format!(r#"{{"id":"a","solution_for":{{"typed":[{{"tool":"read_file","colour":1}}]}},{base}}}"#),
+                "field `solution_for.typed[0]`: unknown field `colour`; known fields: tool, arguments",
             ),
             (
                 &format!(r#"{{"id":"a","files":{{"x":1}},{base}}}"#),

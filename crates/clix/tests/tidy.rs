@@ -62,7 +62,10 @@ const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
         ],
     ),
     // The eval harness.
-    ("clix-eval", &["clix-agent", "clix-engine", "clix-hub", "clix-memory", "clix-sandbox", "clix-workspace"]),
+    (
+        "clix-eval",
+        &["clix-agent", "clix-common", "clix-engine", "clix-hub", "clix-memory", "clix-sandbox", "clix-workspace"],
+    ),
     // Test support, a dev-dependency only (and the unshipped bench's): no
     // shipped crate may need it to build.
     ("clix-testkit", &[]),
