@@ -73,6 +73,9 @@ pub struct PlanError {
 
 impl Plan {
     /// Reads and checks a plan's TOML text; `source` names it in errors.
+    /// Every problem is found in one pass: a task with a bad field is still
+    /// read (without that field), so the checks that need the whole plan
+    /// (ids, cycles, inputs, shared `writes`) run over every task too.
     pub fn parse(text: &str, source: &str) -> Result<Plan, PlanError> {
         let fail = |problems: Vec<String>| PlanError { file: source.to_string(), problems };
         let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
@@ -83,17 +86,26 @@ impl Plan {
         for key in table.keys().filter(|k| *k != "task") {
             problems.push(format!("`{key}` is not a plan field; a plan is `[[task]]` entries"));
         }
-        let tasks = match table.get("task") {
-            Some(Value::Array(items)) => items.clone(),
-            Some(_) => vec![],
-            None => {
+        let entries: &[Value] = match table.get("task") {
+            Some(Value::Array(items)) if !items.is_empty() => items,
+            Some(Value::Array(_)) | None => {
                 problems.push("no `[[task]]` entries; add at least one with `id` and `prompt`".into());
-                vec![]
+                &[]
+            }
+            Some(_) => {
+                problems.push("`task` must be `[[task]]` entries, each with `id` and `prompt`".into());
+                &[]
             }
         };
-        let tasks: Vec<Task> = tasks.iter().enumerate().filter_map(|(i, t)| read_task(i, t, &mut problems)).collect();
+        let (mut tasks, mut names) = (Vec::new(), Vec::new());
+        for (i, entry) in entries.iter().enumerate() {
+            if let Some((task, name)) = read_task(i, entry, &mut problems) {
+                tasks.push(task);
+                names.push(name);
+            }
+        }
         let plan = Plan { tasks };
-        problems.extend(plan.problems());
+        problems.extend(plan.problems(&names));
         if problems.is_empty() { Ok(plan) } else { Err(fail(problems)) }
     }
 
@@ -102,66 +114,64 @@ impl Plan {
         self.tasks.iter().find(|t| t.id == id)
     }
 
-    /// The problems of tasks read one by one: what needs the whole plan.
-    fn problems(&self) -> Vec<String> {
+    /// The problems that need the whole plan; `names[i]` is how messages
+    /// name task `i` (`task \`a\``, or `task 3` when it has no id).
+    fn problems(&self, names: &[String]) -> Vec<String> {
         let mut problems = Vec::new();
         let mut seen = BTreeSet::new();
-        for t in &self.tasks {
-            if !seen.insert(t.id.as_str()) {
-                problems.push(format!("task `{}` is defined twice; give each task its own id", t.id));
+        // A task without an id was reported already; nothing can name it.
+        let ids: Vec<&str> = self.tasks.iter().map(|t| t.id.as_str()).filter(|id| !id.is_empty()).collect();
+        for id in &ids {
+            if !seen.insert(*id) {
+                problems.push(format!("task `{id}` is defined twice; give each task its own id"));
             }
         }
-        let ids: Vec<&str> = self.tasks.iter().map(|t| t.id.as_str()).collect();
-        for t in &self.tasks {
+        for (t, name) in self.tasks.iter().zip(names) {
             for (field, named) in [("depends_on", &t.depends_on), ("inputs", &t.inputs)] {
                 for dep in named.iter().filter(|d| !ids.contains(&d.as_str())) {
                     let hint = clix_common::names::did_you_mean(dep, ids.iter().copied())
                         .map(|s| format!(" (did you mean `{s}`?)"))
                         .unwrap_or_default();
                     problems.push(format!(
-                        "task `{}`: {field} names `{dep}`, which is not a task{hint}; tasks: {}",
-                        t.id,
+                        "{name}: {field} names `{dep}`, which is not a task{hint}; tasks: {}",
                         ids.join(", ")
                     ));
                 }
-            }
-            if t.depends_on.contains(&t.id) {
-                problems.push(format!("task `{}` depends on itself; remove `{}` from its depends_on", t.id, t.id));
+                if !t.id.is_empty() && named.contains(&t.id) {
+                    problems.push(format!("{name} names itself in its {field}; remove `{}` from it", t.id));
+                }
             }
         }
-        if !problems.is_empty() {
-            return problems;
-        }
-        if let Some(cycle) = self.cycle() {
+        for cycle in self.cycles() {
             problems.push(format!(
                 "the dependencies form a cycle: {}; remove one of these dependencies",
                 cycle.join(" → ")
             ));
-            return problems;
         }
-        let before: BTreeMap<&str, BTreeSet<&str>> =
-            self.tasks.iter().map(|t| (t.id.as_str(), self.ancestors(&t.id))).collect();
-        for t in &self.tasks {
-            for input in t.inputs.iter().filter(|i| !before[t.id.as_str()].contains(i.as_str())) {
+        let before: Vec<BTreeSet<&str>> = self.tasks.iter().map(|t| self.reach(&t.depends_on)).collect();
+        for ((t, name), before) in self.tasks.iter().zip(names).zip(&before) {
+            // Unknown and own ids were reported above.
+            let late =
+                t.inputs.iter().filter(|i| ids.contains(&i.as_str()) && **i != t.id && !before.contains(i.as_str()));
+            for input in late {
                 problems.push(format!(
-                    "task `{}` takes the inputs of `{input}` but does not depend on it, so they may not exist yet; \
-                     add `{input}` to its depends_on",
-                    t.id
+                    "{name} takes the inputs of `{input}` but does not depend on it, so they may not exist yet; \
+                     add `{input}` to its depends_on"
                 ));
             }
         }
         for (i, a) in self.tasks.iter().enumerate() {
-            for b in &self.tasks[i + 1..] {
-                if before[a.id.as_str()].contains(b.id.as_str()) || before[b.id.as_str()].contains(a.id.as_str()) {
+            for (j, b) in self.tasks.iter().enumerate().skip(i + 1) {
+                if before[i].contains(b.id.as_str()) || before[j].contains(a.id.as_str()) {
                     continue;
                 }
                 for wa in &a.writes {
                     if let Some(wb) = b.writes.iter().find(|wb| wa.starts_with(wb) || wb.starts_with(wa)) {
                         problems.push(format!(
-                            "tasks `{}` and `{}` may run at the same time and both write `{}`{}; make one depend on \
-                             the other, or give them different folders",
-                            a.id,
-                            b.id,
+                            "{} and {} may run at the same time and both write `{}`{}; make one depend on the \
+                             other, or give them different folders",
+                            names[i],
+                            names[j],
                             wa.display(),
                             if wa == wb { String::new() } else { format!(" and `{}`", wb.display()) }
                         ));
@@ -172,60 +182,75 @@ impl Plan {
         problems
     }
 
-    /// A dependency cycle, as the ids along it (the first repeated last).
-    fn cycle(&self) -> Option<Vec<String>> {
+    /// Every dependency cycle a depth-first walk closes, each as the ids
+    /// along it (the first repeated last). Removing one dependency of each
+    /// leaves none: a walk that closes no cycle proves there is none. A
+    /// task depending on itself is reported on its own, not here.
+    fn cycles(&self) -> Vec<Vec<String>> {
         #[derive(Clone, Copy, PartialEq)]
         enum Mark {
             New,
             Open,
             Done,
         }
-        let index: BTreeMap<&str, usize> = self.tasks.iter().enumerate().map(|(i, t)| (t.id.as_str(), i)).collect();
-        let mut marks = vec![Mark::New; self.tasks.len()];
-        fn visit(
-            plan: &Plan,
-            index: &BTreeMap<&str, usize>,
-            marks: &mut [Mark],
-            path: &mut Vec<usize>,
-            at: usize,
-        ) -> Option<Vec<String>> {
-            marks[at] = Mark::Open;
-            path.push(at);
+        struct Walk<'p> {
+            plan: &'p Plan,
+            index: BTreeMap<&'p str, usize>,
+            marks: Vec<Mark>,
+            path: Vec<usize>,
+            found: Vec<Vec<String>>,
+        }
+        fn visit(walk: &mut Walk<'_>, at: usize) {
+            walk.marks[at] = Mark::Open;
+            walk.path.push(at);
+            let plan = walk.plan;
             for dep in &plan.tasks[at].depends_on {
-                let Some(&next) = index.get(dep.as_str()) else { continue };
-                match marks[next] {
-                    Mark::Open => {
-                        let from = path.iter().position(|&p| p == next).unwrap_or(0);
-                        let mut ids: Vec<String> = path[from..].iter().map(|&p| plan.tasks[p].id.clone()).collect();
+                let Some(&next) = walk.index.get(dep.as_str()) else { continue };
+                match walk.marks[next] {
+                    Mark::Open if next != at => {
+                        let from = walk.path.iter().position(|&p| p == next).unwrap_or(0);
+                        let mut ids: Vec<String> =
+                            walk.path[from..].iter().map(|&p| plan.tasks[p].id.clone()).collect();
                         ids.push(plan.tasks[next].id.clone());
-                        return Some(ids);
+                        walk.found.push(ids);
                     }
-                    Mark::New => {
-                        if let Some(cycle) = visit(plan, index, marks, path, next) {
-                            return Some(cycle);
-                        }
-                    }
-                    Mark::Done => {}
+                    Mark::New => visit(walk, next),
+                    Mark::Open | Mark::Done => {}
                 }
             }
-            path.pop();
-            marks[at] = Mark::Done;
-            None
+            walk.path.pop();
+            walk.marks[at] = Mark::Done;
         }
-        (0..self.tasks.len()).find_map(|start| {
-            if marks[start] == Mark::New { visit(self, &index, &mut marks, &mut Vec::new(), start) } else { None }
-        })
+        let index = self.tasks.iter().enumerate().filter(|(_, t)| !t.id.is_empty()).map(|(i, t)| (t.id.as_str(), i));
+        let mut walk = Walk {
+            plan: self,
+            index: index.rev().collect(), // the first of two tasks with one id wins, as in `task`
+            marks: vec![Mark::New; self.tasks.len()],
+            path: Vec::new(),
+            found: Vec::new(),
+        };
+        for start in 0..self.tasks.len() {
+            if walk.marks[start] == Mark::New {
+                visit(&mut walk, start);
+            }
+        }
+        walk.found
     }
 
     /// Every task `id` waits for, directly or not.
     pub fn ancestors(&self, id: &str) -> BTreeSet<&str> {
+        self.task(id).map(|t| self.reach(&t.depends_on)).unwrap_or_default()
+    }
+
+    /// The tasks named in `from` and every task they wait for.
+    fn reach<'p>(&'p self, from: &'p [String]) -> BTreeSet<&'p str> {
         let mut found = BTreeSet::new();
-        let mut pending: Vec<&str> = vec![id];
+        let mut pending: Vec<&str> = from.iter().map(String::as_str).collect();
         while let Some(at) = pending.pop() {
-            for dep in self.task(at).map(|t| t.depends_on.as_slice()).unwrap_or_default() {
-                if found.insert(dep.as_str()) {
-                    pending.push(dep);
-                }
+            if found.insert(at) {
+                pending.extend(
+                    self.task(at).map(|t| t.depends_on.as_slice()).unwrap_or_default().iter().map(String::as_str),
+                );
             }
         }
         found
@@ -285,15 +310,17 @@ impl Plan {
     }
 }
 
-/// One `[[task]]`, its own problems added to `problems`.
-fn read_task(index: usize, value: &Value, problems: &mut Vec<String>) -> Option<Task> {
+/// One `[[task]]` and how messages name it, its own problems added to
+/// `problems`. A field with a problem is left out (an id-less task has the
+/// id ""), so the whole-plan checks still see the rest; `None` only when
+/// the entry is not a table at all.
+fn read_task(index: usize, value: &Value, problems: &mut Vec<String>) -> Option<(Task, String)> {
     let Value::Table(table) = value else {
         problems.push(format!("task {} is not a table; write it as [[task]] with id = … and prompt = …", index + 1));
         return None;
     };
     let id = table.get("id").and_then(Value::as_str).map(str::to_string);
     let name = id.clone().map(|id| format!("task `{id}`")).unwrap_or_else(|| format!("task {}", index + 1));
-    let before = problems.len();
     let mut problem = |text: String| problems.push(format!("{name}: {text}"));
     for key in table.keys().filter(|k| !TASK_FIELDS.contains(&k.as_str())) {
         let hint = clix_common::names::did_you_mean(key, TASK_FIELDS.iter().copied())
@@ -360,10 +387,7 @@ fn read_task(index: usize, value: &Value, problems: &mut Vec<String>) -> Option<
     let max_steps = number("max_steps", 10_000).map(|n| n as u32);
     let timeout_secs = number("timeout_secs", 86_400);
     let retries = number("retries", 10).unwrap_or(0) as u32;
-    if problems.len() > before {
-        return None;
-    }
-    Some(Task {
+    let task = Task {
         id: id.unwrap_or_default(),
         prompt,
         depends_on,
@@ -375,7 +399,8 @@ fn read_task(index: usize, value: &Value, problems: &mut Vec<String>) -> Option<
         timeout_secs,
         retries,
         domain,
-    })
+    };
+    Some((task, name))
 }
 
 fn valid_id(id: &str) -> bool {
@@ -469,7 +494,7 @@ retries = 2
             ),
             (
                 "[[task]]\nid = \"a\"\nprompt = \"x\"\nwrites = [\"src\"]\n[[task]]\nid = \"b\"\nprompt = \"y\"\nwrites = [\"src/gen\"]",
-                "tasks `a` and `b` may run at the same time and both write `src` and `src/gen`",
+                "task `a` and task `b` may run at the same time and both write `src` and `src/gen`",
             ),
             (
                 "[[task]]\nid = \"a\"\nprompt = \"x\"\n[[task]]\nid = \"b\"\nprompt = \"y\"\ninputs = [\"a\"]",
@@ -489,10 +514,70 @@ retries = 2
             let found = problems(text);
             assert!(found.iter().any(|p| p.contains(says)), "{text:?}: {found:?}");
         }
-        // Several problems at once are all listed.
-        let many = problems("[[task]]\nid = \"a\"\nprompt = \"\"\nbogus = 1\n[[task]]\nprompt = \"y\"");
-        assert_eq!(many.len(), 3, "{many:?}");
         // Ordered tasks may share a folder.
         assert!(problems("[[task]]\nid = \"a\"\nprompt = \"x\"\nwrites = [\"src\"]\n[[task]]\nid = \"b\"\nprompt = \"y\"\nwrites = [\"src\"]\ndepends_on = [\"a\"]").is_empty());
+    }
+
+    /// One pass finds everything: a task's own problems (a bad field,
+    /// which used to drop the task from the whole-plan checks) and the
+    /// plan's (unknown ids, cycles, inputs, shared writes) come together.
+    #[test]
+    fn a_plan_with_several_problems_reports_all_of_them_at_once() {
+        let cases: &[(&str, &str, &[&str])] = &[
+            (
+                "a bad writes hid an unknown dependency",
+                "[[task]]\nid = \"a\"\nprompt = \"x\"\nwrites = [\"/abs\"]\ndepends_on = [\"ghost\"]",
+                &[
+                    "task `a`: writes `/abs`: must be relative",
+                    "task `a`: depends_on names `ghost`, which is not a task",
+                ],
+            ),
+            (
+                "a task with a bad field is still a task others may name",
+                "[[task]]\nid = \"a\"\nprompt = \"x\"\nretries = -1\n[[task]]\nid = \"b\"\nprompt = \"y\"\ndepends_on = [\"a\"]\ninputs = [\"c\"]",
+                &["task `a`: `retries` must be a whole number", "task `b`: inputs names `c`, which is not a task"],
+            ),
+            (
+                "an unknown id does not hide a cycle, nor a cycle an input or shared writes",
+                "[[task]]\nid = \"a\"\nprompt = \"x\"\ndepends_on = [\"b\", \"nope\"]\n[[task]]\nid = \"b\"\nprompt = \"y\"\ndepends_on = [\"a\"]\n[[task]]\nid = \"c\"\nprompt = \"z\"\ninputs = [\"a\"]\nwrites = [\"out\"]\n[[task]]\nid = \"d\"\nprompt = \"w\"\nwrites = [\"out\"]",
+                &[
+                    "task `a`: depends_on names `nope`, which is not a task",
+                    "the dependencies form a cycle: a → b → a",
+                    "task `c` takes the inputs of `a` but does not depend on it",
+                    "task `c` and task `d` may run at the same time and both write `out`",
+                ],
+            ),
+            (
+                "two separate cycles, and a task that depends on itself",
+                "[[task]]\nid = \"a\"\nprompt = \"x\"\ndepends_on = [\"b\"]\n[[task]]\nid = \"b\"\nprompt = \"x\"\ndepends_on = [\"a\"]\n[[task]]\nid = \"c\"\nprompt = \"x\"\ndepends_on = [\"d\"]\n[[task]]\nid = \"d\"\nprompt = \"x\"\ndepends_on = [\"c\", \"d\"]",
+                &[
+                    "a cycle: a → b → a",
+                    "a cycle: c → d → c",
+                    "task `d` names itself in its depends_on; remove `d` from it",
+                ],
+            ),
+            (
+                "a task without an id still has its names checked, and a stray top-level key",
+                "title = \"t\"\n[[task]]\nid = \"a\"\nprompt = \"\"\nbogus = 1\n[[task]]\nprompt = \"y\"\ndepends_on = [\"ghost\"]\nwrites = [\"agents/x\"]",
+                &[
+                    "`title` is not a plan field",
+                    "task `a`: `bogus` is not a task field",
+                    "task `a`: no `prompt`",
+                    "task 2: no `id`",
+                    "task 2: writes `agents/x`: `agents/` is the runtime's",
+                    "task 2: depends_on names `ghost`, which is not a task",
+                ],
+            ),
+            ("an empty task list", "task = []", &["no `[[task]]` entries"]),
+            ("task as a value", "task = \"a\"", &["`task` must be `[[task]]` entries"]),
+        ];
+        for (name, text, want) in cases {
+            let found = problems(text);
+            for says in *want {
+                assert!(found.iter().any(|p| p.contains(says)), "{name}: no {says:?} in {found:#?}");
+            }
+            // Nothing twice, and nothing else.
+            assert_eq!(found.len(), want.len(), "{name}: {found:#?}");
+        }
     }
 }
