@@ -1,60 +1,118 @@
 //! Finished tasks of a plan, saved as each finishes, so `--resume` reruns
-//! only what had not finished (failed, skipped, stopped or unstarted).
+//! only what had not finished (failed, skipped, stopped or unstarted), and
+//! what the plan's edits since made stale.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::path::{Path, PathBuf};
 
 use clix_agent::stream::RunResult;
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::plan::{Plan, Task};
 
 /// A plan's checkpoint file (under clix's state folder, never the workspace).
 #[derive(Debug)]
 pub struct Checkpoint {
     path: PathBuf,
-    done: BTreeMap<String, RunResult>,
+    done: BTreeMap<String, Finished>,
+    /// For the person, when `--resume` could not take every finished task
+    /// (the plan changed since) or found nothing to take.
+    pub note: Option<String>,
     /// Why the last save failed, if it did: the run goes on, `--resume` will redo more.
     pub save_error: Option<String>,
+}
+
+/// One finished task: its result, and the task as it was then.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Finished {
+    /// [`fingerprint`] of the task that made `result`.
+    task: String,
+    result: RunResult,
 }
 
 #[derive(Serialize, Deserialize)]
 struct OnDisk {
     version: u32,
-    done: BTreeMap<String, RunResult>,
+    /// When it was last saved, Unix milliseconds.
+    saved_ms: u64,
+    done: BTreeMap<String, Finished>,
+}
+
+/// [`OnDisk::version`]; 1 was keyed by the plan's text and held results only.
+const VERSION: u32 = 2;
+
+/// Where the checkpoint of the plan file at `plan_path` (absolute) lives:
+/// `<state>/plans/<hash>.json`, one per plan file, whatever its text.
+pub fn checkpoint_path(state_dir: &Path, plan_path: &Path) -> PathBuf {
+    let digest = Sha256::digest(format!("plan checkpoint v{VERSION}\0{}", plan_path.to_string_lossy()));
+    let key: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
+    state_dir.join("plans").join(format!("{key}.json"))
 }
 
 impl Checkpoint {
-    /// The checkpoint at `path`: what it holds with `resume`, else a new
-    /// one (an old file is replaced at the first save).
-    pub fn open(path: &Path, resume: bool) -> io::Result<Checkpoint> {
-        let done = if resume {
-            match std::fs::read(path) {
-                Ok(bytes) => {
-                    let disk: OnDisk = serde_json::from_slice(&bytes).map_err(|e| {
-                        io::Error::new(
-                            io::ErrorKind::InvalidData,
-                            format!("{}: {e}; remove it to start over", path.display()),
-                        )
-                    })?;
-                    disk.done
-                }
-                Err(e) if e.kind() == io::ErrorKind::NotFound => BTreeMap::new(),
-                Err(e) => return Err(e),
+    /// The checkpoint at `path` for `plan`. With `resume`, it holds the
+    /// tasks a run saved there that are still good for `plan`: a finished
+    /// task is taken when its `[[task]]` is as it was and every task it
+    /// depends on is taken too (else its inputs and the files it read may
+    /// change); [`Checkpoint::note`] says what runs again, and why. Without
+    /// `resume` it starts empty (an old file is replaced at the first save).
+    pub fn open(path: &Path, plan: &Plan, resume: bool) -> io::Result<Checkpoint> {
+        let mut checkpoint =
+            Checkpoint { path: path.to_path_buf(), done: BTreeMap::new(), note: None, save_error: None };
+        if !resume {
+            return Ok(checkpoint);
+        }
+        let disk: OnDisk = match std::fs::read(path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+                io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}; remove it to start over", path.display()))
+            })?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                checkpoint.note = Some("no earlier run of this plan was saved, so every task runs".into());
+                return Ok(checkpoint);
             }
-        } else {
-            BTreeMap::new()
+            Err(e) => return Err(e),
         };
-        Ok(Checkpoint { path: path.to_path_buf(), done, save_error: None })
+        let mut stale: Vec<String> = Vec::new();
+        for id in plan.layers().into_iter().flatten() {
+            let (Some(task), Some(finished)) = (plan.task(id), disk.done.get(id)) else { continue };
+            let why = if finished.task != fingerprint(task) {
+                Some("changed".to_string())
+            } else {
+                let taken: BTreeSet<&str> = checkpoint.done.keys().map(String::as_str).collect();
+                task.depends_on.iter().find(|d| !taken.contains(d.as_str())).map(|d| format!("after `{d}`"))
+            };
+            match why {
+                None => {
+                    checkpoint.done.insert(id.to_string(), finished.clone());
+                }
+                Some(why) => stale.push(format!("`{id}` ({why})")),
+            }
+        }
+        if !stale.is_empty() {
+            let kept: Vec<String> = checkpoint.done.keys().map(|id| format!("`{id}`")).collect();
+            checkpoint.note = Some(format!(
+                "the plan changed since its checkpoint of {}: {} finished task{} run{} again: {}; {}",
+                when(disk.saved_ms),
+                stale.len(),
+                if stale.len() == 1 { "" } else { "s" },
+                if stale.len() == 1 { "s" } else { "" },
+                stale.join(", "),
+                if kept.is_empty() { "none is kept".to_string() } else { format!("kept: {}", kept.join(", ")) },
+            ));
+        }
+        Ok(checkpoint)
     }
 
-    /// The tasks finished in earlier runs.
+    /// The tasks finished in earlier runs (and still good for this plan).
     pub fn done(&self) -> Vec<(String, RunResult)> {
-        self.done.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+        self.done.iter().map(|(k, v)| (k.clone(), v.result.clone())).collect()
     }
 
-    /// Saves `id` as finished, at once: a kill after this keeps it.
-    pub fn record(&mut self, id: &str, result: &RunResult) {
-        self.done.insert(id.to_string(), result.clone());
+    /// Saves `task` as finished with `result`, at once: a kill after this keeps it.
+    pub fn record(&mut self, task: &Task, result: &RunResult) {
+        self.done.insert(task.id.clone(), Finished { task: fingerprint(task), result: result.clone() });
         if let Err(e) = self.save() {
             self.save_error = Some(format!("cannot save the checkpoint {}: {e}", self.path.display()));
         }
@@ -69,10 +127,143 @@ impl Checkpoint {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        let disk = OnDisk { version: 1, done: self.done.clone() };
+        let disk = OnDisk { version: VERSION, saved_ms: clix_agent::trajectory::now_ms(), done: self.done.clone() };
         let tmp = self.path.with_extension(format!("tmp.{}", std::process::id()));
         std::fs::write(&tmp, serde_json::to_vec_pretty(&disk)?)?;
         // A rename is atomic: a kill mid-save leaves the previous file whole.
         std::fs::rename(&tmp, &self.path)
+    }
+}
+
+/// A task as written (every field: any of them may change what its agent
+/// does), hashed.
+fn fingerprint(task: &Task) -> String {
+    let text = serde_json::to_string(task).unwrap_or_default();
+    Sha256::digest(text).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `2026-11-30 03:45 UTC`.
+fn when(ms: u64) -> String {
+    let stamp = clix_agent::trajectory::rfc3339(ms);
+    format!("{} {} UTC", &stamp[..10], &stamp[11..16])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DIAMOND: &str = "[[task]]\nid = \"a\"\nprompt = \"collect\"\n[[task]]\nid = \"b\"\nprompt = \"left\"\ndepends_on = [\"a\"]\n[[task]]\nid = \"c\"\nprompt = \"right\"\ndepends_on = [\"a\"]\n[[task]]\nid = \"d\"\nprompt = \"join\"\ndepends_on = [\"b\", \"c\"]\n";
+
+    fn answered(id: &str) -> RunResult {
+        RunResult {
+            is_error: false,
+            stop_reason: "answered".into(),
+            answer: format!("{id} answered"),
+            steps: 1,
+            usage: clix_agent::stream::ResultUsage { input_tokens: 1, output_tokens: 1 },
+            duration_ms: 1,
+            artifacts: vec![],
+            run_id: None,
+        }
+    }
+
+    /// `--resume` of a plan edited since its checkpoint keeps each
+    /// finished task whose `[[task]]` and dependencies are as they were,
+    /// and says which run again and why.
+    #[test]
+    fn resume_keeps_what_the_edit_left_alone_and_says_what_runs_again() {
+        // What finished before, the plan as edited, what is kept, how the note ends.
+        type Case<'a> = (&'a str, &'a [&'a str], &'a str, &'a [&'a str], Option<&'a str>);
+        let cases: &[Case] = &[
+            ("the same text", &["a", "b"], DIAMOND, &["a", "b"], None),
+            (
+                "a comment, and a task that had not finished, edited",
+                &["a", "b", "c"],
+                &DIAMOND.replace("join", "join both").replace("[[task]]\nid = \"b\"", "# left\n[[task]]\nid = \"b\""),
+                &["a", "b", "c"],
+                None,
+            ),
+            (
+                "a finished task edited",
+                &["a", "b", "c"],
+                &DIAMOND.replace("left", "left half"),
+                &["a", "c"],
+                Some("1 finished task runs again: `b` (changed); kept: `a`, `c`"),
+            ),
+            (
+                "the first task edited: everything after it runs again",
+                &["a", "b", "c"],
+                &DIAMOND.replace("collect", "collect more"),
+                &[],
+                Some("3 finished tasks run again: `a` (changed), `b` (after `a`), `c` (after `a`); none is kept"),
+            ),
+            (
+                "a new dependency is a change",
+                &["a", "b", "c"],
+                &format!("{DIAMOND}[[task]]\nid = \"z\"\nprompt = \"new\"\n").replace(
+                    "prompt = \"right\"\ndepends_on = [\"a\"]",
+                    "prompt = \"right\"\ndepends_on = [\"a\", \"z\"]",
+                ),
+                &["a", "b"],
+                Some("1 finished task runs again: `c` (changed); kept: `a`, `b`"),
+            ),
+            (
+                "a finished task removed from the plan",
+                &["a", "b"],
+                &DIAMOND
+                    .replace("\"b\", \"c\"", "\"c\"")
+                    .replace("[[task]]\nid = \"b\"\nprompt = \"left\"\ndepends_on = [\"a\"]\n", ""),
+                &["a"],
+                None,
+            ),
+        ];
+        for (name, finished, edited, kept, note) in cases {
+            let state = tempfile::tempdir().unwrap();
+            let path = checkpoint_path(state.path(), Path::new("/work/PLAN.toml"));
+            let before = Plan::parse(DIAMOND, "before").unwrap();
+            let mut first = Checkpoint::open(&path, &before, false).unwrap();
+            for id in *finished {
+                first.record(before.task(id).unwrap(), &answered(id));
+            }
+            assert_eq!(first.save_error, None);
+            let after = Plan::parse(edited, name).unwrap();
+            let resumed = Checkpoint::open(&path, &after, true).unwrap();
+            let ids: Vec<String> = resumed.done().into_iter().map(|(id, _)| id).collect();
+            assert_eq!(ids, *kept, "{name}");
+            for (id, result) in resumed.done() {
+                assert_eq!(result, answered(&id), "{name}");
+            }
+            match (note, &resumed.note) {
+                (None, None) => {}
+                (Some(says), Some(note)) => {
+                    assert!(note.starts_with("the plan changed since its checkpoint of 20"), "{name}: {note}");
+                    assert!(note.contains(" UTC: "), "{name}: {note}");
+                    assert!(note.ends_with(says), "{name}: {note}");
+                }
+                (want, got) => panic!("{name}: note {got:?}, expected {want:?}"),
+            }
+            // Without --resume nothing is taken, and nothing said.
+            let fresh = Checkpoint::open(&path, &after, false).unwrap();
+            assert!(fresh.done().is_empty() && fresh.note.is_none(), "{name}");
+        }
+    }
+
+    #[test]
+    fn resume_without_a_checkpoint_says_every_task_runs() {
+        let state = tempfile::tempdir().unwrap();
+        let plan = Plan::parse(DIAMOND, "p").unwrap();
+        let path = checkpoint_path(state.path(), Path::new("/work/PLAN.toml"));
+        let resumed = Checkpoint::open(&path, &plan, true).unwrap();
+        assert!(resumed.done().is_empty());
+        assert_eq!(
+            resumed.note.as_deref(),
+            Some("no earlier run of this plan was saved, so every task runs")
+        );
+        // One checkpoint per plan file: its text is not in the key.
+        assert_ne!(path, checkpoint_path(state.path(), Path::new("/work/OTHER.toml")));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, "{not json").unwrap();
+        let err = Checkpoint::open(&path, &plan, true).unwrap_err();
+        assert!(err.to_string().contains("remove it to start over"), "{err}");
     }
 }

@@ -22,11 +22,11 @@ mod plan;
 mod propose;
 mod run;
 
-pub use checkpoint::Checkpoint;
+pub use checkpoint::{Checkpoint, checkpoint_path};
 pub use files::{read_named, write_named};
 pub use plan::{Plan, PlanError, RESERVED, Task};
 pub use propose::{ProposePlan, plan_toml};
 pub use run::{
-    AgentRunner, Job, LocalFuture, OnFailure, PlanResult, RunOptions, TaskReport, TaskStatus, checkpoint_path,
+    AgentRunner, Job, LocalFuture, OnFailure, PlanResult, RunOptions, StatusKind, TaskEnd, TaskReport, TaskStatus,
     prepare_namespace, run_plan, save_result,
 };

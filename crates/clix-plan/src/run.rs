@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clix_agent::stream::{RunResult, StreamEvent, StreamWriter};
 use clix_engine::Namespace;
@@ -16,6 +16,8 @@ use futures_util::stream::FuturesUnordered;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokio::sync::watch;
+// tokio's clock, not std's: the one its sleeps and a paused test runtime share.
+use tokio::time::Instant;
 
 use crate::checkpoint::Checkpoint;
 use crate::plan::{Plan, Task};
@@ -120,15 +122,50 @@ pub enum TaskStatus {
     },
 }
 
+/// A [`TaskStatus`] without its details: what counts and comparisons use,
+/// and the `status` of `plan-result.json` and of a `task_end` line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StatusKind {
+    /// Its agent answered.
+    Done,
+    /// Every attempt failed.
+    Failed,
+    /// Not run: a task it depends on failed or was skipped.
+    Skipped,
+    /// Not started, or ended, because the plan stopped.
+    Stopped,
+}
+
+impl StatusKind {
+    /// Each kind, in the order a summary lists them.
+    pub const ALL: [StatusKind; 4] = [StatusKind::Done, StatusKind::Failed, StatusKind::Skipped, StatusKind::Stopped];
+
+    /// `done`, `failed`, `skipped`, `stopped`: as serde writes it.
+    pub fn label(self) -> &'static str {
+        match self {
+            StatusKind::Done => "done",
+            StatusKind::Failed => "failed",
+            StatusKind::Skipped => "skipped",
+            StatusKind::Stopped => "stopped",
+        }
+    }
+}
+
 impl TaskStatus {
+    /// Which of the four it is.
+    pub fn kind(&self) -> StatusKind {
+        match self {
+            TaskStatus::Done { .. } => StatusKind::Done,
+            TaskStatus::Failed { .. } => StatusKind::Failed,
+            TaskStatus::Skipped { .. } => StatusKind::Skipped,
+            TaskStatus::Stopped { .. } => StatusKind::Stopped,
+        }
+    }
+
     /// `done`, `failed`, `skipped`, `stopped`.
     pub fn label(&self) -> &'static str {
-        match self {
-            TaskStatus::Done { .. } => "done",
-            TaskStatus::Failed { .. } => "failed",
-            TaskStatus::Skipped { .. } => "skipped",
-            TaskStatus::Stopped { .. } => "stopped",
-        }
+        self.kind().label()
     }
 
     fn reason(&self) -> Option<&str> {
@@ -169,14 +206,37 @@ pub struct TaskReport {
 }
 
 impl PlanResult {
-    /// Tasks with each status.
-    pub fn count(&self, label: &str) -> usize {
-        self.tasks.iter().filter(|t| t.status.label() == label).count()
+    /// Tasks that ended as `kind`.
+    pub fn count(&self, kind: StatusKind) -> usize {
+        self.tasks.iter().filter(|t| t.status.kind() == kind).count()
     }
 
     /// Every task is done.
     pub fn succeeded(&self) -> bool {
-        self.tasks.iter().all(|t| t.status.label() == "done")
+        self.tasks.iter().all(|t| t.status.kind() == StatusKind::Done)
+    }
+}
+
+/// A `task_end` line's content: the one shape the runner writes and a
+/// view reads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskEnd {
+    /// The task's id.
+    pub task: String,
+    /// How it ended.
+    pub status: StatusKind,
+    /// Why, unless it is done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl TaskEnd {
+    fn of(id: &str, status: &TaskStatus) -> TaskEnd {
+        TaskEnd { task: id.to_string(), status: status.kind(), reason: status.reason().map(str::to_string) }
+    }
+
+    fn line(&self, own: &mut StreamWriter) -> StreamEvent {
+        own.line("task_end".into(), serde_json::to_value(self).unwrap_or_default())
     }
 }
 
@@ -207,7 +267,9 @@ pub async fn run_plan(
     let mut durations: BTreeMap<String, u64> = BTreeMap::new();
     for (id, result) in checkpoint.done() {
         if plan.task(&id).is_some() {
-            status.insert(id, TaskStatus::Done { result, attempts: 0, resumed: true });
+            let done = TaskStatus::Done { result, attempts: 0, resumed: true };
+            emit(TaskEnd::of(&id, &done).line(&mut own));
+            status.insert(id, done);
         }
     }
     let (stop_all, stopping) = watch::channel(false);
@@ -219,8 +281,8 @@ pub async fn run_plan(
             stop_reason = Some("the plan was interrupted".into());
             let _ = stop_all.send(true);
         }
-        for (id, reason) in skip_dependents_of_failures(plan, &mut status) {
-            emit(own.line("task_end".into(), json!({ "task": id, "status": "skipped", "reason": reason })));
+        for id in skip_dependents_of_failures(plan, &mut status) {
+            emit(TaskEnd::of(&id, &status[&id]).line(&mut own));
         }
         if stop_reason.is_none() {
             for task in ready(plan, &status, &started_tasks, running.len(), options.jobs) {
@@ -243,15 +305,11 @@ pub async fn run_plan(
             (outcome, _) => outcome,
         };
         durations.insert(id.clone(), took);
-        if let TaskStatus::Done { result, .. } = &outcome {
-            checkpoint.record(&id, result);
+        if let (TaskStatus::Done { result, .. }, Some(task)) = (&outcome, plan.task(&id)) {
+            checkpoint.record(task, result);
         }
-        let failed = matches!(outcome, TaskStatus::Failed { .. });
-        let mut content = json!({ "task": id, "status": outcome.label() });
-        if let Some(reason) = outcome.reason() {
-            content["reason"] = json!(reason);
-        }
-        emit(own.line("task_end".into(), content));
+        let failed = outcome.kind() == StatusKind::Failed;
+        emit(TaskEnd::of(&id, &outcome).line(&mut own));
         status.insert(id.clone(), outcome);
         if failed && options.on_failure == OnFailure::Stop && stop_reason.is_none() {
             stop_reason = Some(format!("task `{id}` failed and the plan runs with --on-failure stop"));
@@ -263,7 +321,12 @@ pub async fn run_plan(
         .tasks
         .iter()
         .map(|t| {
-            let status = status.remove(&t.id).unwrap_or_else(|| TaskStatus::Stopped { reason: reason.clone() });
+            // Never started: its line says so too, so each task has one `task_end`.
+            let status = status.remove(&t.id).unwrap_or_else(|| {
+                let stopped = TaskStatus::Stopped { reason: reason.clone() };
+                emit(TaskEnd::of(&t.id, &stopped).line(&mut own));
+                stopped
+            });
             TaskReport { id: t.id.clone(), status, duration_ms: durations.get(&t.id).copied().unwrap_or(0) }
         })
         .collect();
@@ -274,16 +337,11 @@ pub async fn run_plan(
         duration_ms: started.elapsed().as_millis() as u64,
         tasks,
     };
-    emit(own.line(
-        "plan_end".into(),
-        json!({
-            "done": result.count("done"),
-            "failed": result.count("failed"),
-            "skipped": result.count("skipped"),
-            "stopped": result.count("stopped"),
-            "duration_ms": result.duration_ms,
-        }),
-    ));
+    let mut counts = json!({ "duration_ms": result.duration_ms });
+    for kind in StatusKind::ALL {
+        counts[kind.label()] = json!(result.count(kind));
+    }
+    emit(own.line("plan_end".into(), counts));
     Ok(result)
 }
 
@@ -315,23 +373,23 @@ fn ready<'p>(
 }
 
 /// Marks skipped every waiting task that depends on a failed or skipped
-/// one; the tasks newly skipped, with why.
-fn skip_dependents_of_failures(plan: &Plan, status: &mut BTreeMap<String, TaskStatus>) -> Vec<(String, String)> {
+/// one (its status says which); the tasks newly skipped.
+fn skip_dependents_of_failures(plan: &Plan, status: &mut BTreeMap<String, TaskStatus>) -> Vec<String> {
     let mut skipped = Vec::new();
     loop {
         let blocked = plan.tasks.iter().find_map(|t| {
             if status.contains_key(&t.id) {
                 return None;
             }
-            let dep = t.depends_on.iter().find(|d| {
-                matches!(status.get(d.as_str()), Some(TaskStatus::Failed { .. } | TaskStatus::Skipped { .. }))
-            })?;
-            let how = status.get(dep.as_str()).map(TaskStatus::label).unwrap_or_default();
-            Some((t.id.clone(), format!("`{dep}` {how}")))
+            t.depends_on.iter().find_map(|d| {
+                let kind = status.get(d.as_str())?.kind();
+                matches!(kind, StatusKind::Failed | StatusKind::Skipped)
+                    .then(|| (t.id.clone(), format!("`{d}` {}", kind.label())))
+            })
         });
         let Some((id, reason)) = blocked else { return skipped };
-        status.insert(id.clone(), TaskStatus::Skipped { reason: reason.clone() });
-        skipped.push((id, reason));
+        status.insert(id.clone(), TaskStatus::Skipped { reason });
+        skipped.push(id);
     }
 }
 
@@ -454,17 +512,4 @@ fn prompt_for(task: &Task, namespace: &Namespace, inputs: &[(String, RunResult)]
     }
     out.push_str(&format!("\nYour task:\n{}", task.prompt));
     out
-}
-
-/// Where a plan's checkpoints live: `<state>/plans/`, one file per plan
-/// path and content.
-pub fn checkpoint_path(state_dir: &Path, plan_path: &Path, text: &str) -> PathBuf {
-    use sha2::{Digest, Sha256};
-    let mut hash = Sha256::new();
-    hash.update(plan_path.to_string_lossy().as_bytes());
-    hash.update([0]);
-    hash.update(text.as_bytes());
-    let digest = hash.finalize();
-    let key: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
-    state_dir.join("plans").join(format!("{key}.json"))
 }

@@ -15,7 +15,8 @@ use clix_agent::{Agent, Trajectory};
 use clix_config::Paths;
 use clix_engine::Engine;
 use clix_plan::{
-    AgentRunner, Checkpoint, Job, LocalFuture, OnFailure, Plan, PlanResult, ProposePlan, RunOptions, TaskStatus,
+    AgentRunner, Checkpoint, Job, LocalFuture, OnFailure, Plan, PlanResult, ProposePlan, RunOptions, StatusKind,
+    TaskEnd, TaskStatus,
 };
 
 use crate::cli::outln;
@@ -120,14 +121,12 @@ fn refuse_inside_a_plan() -> Result<()> {
     Ok(())
 }
 
-/// The plan at `path` and its text; `Err` is the exit code after its
-/// problems were printed (an invalid plan is 1, not a usage error).
-fn read_plan(workspace: &Path, path: &Path) -> Result<(Plan, String), ExitCode> {
+/// The plan at `path`; `Err` is the exit code after its problems were
+/// printed (an invalid plan is 1, not a usage error).
+fn read_plan(workspace: &Path, path: &Path) -> Result<Plan, ExitCode> {
     let read = clix_plan::read_named(workspace, path)
         .map_err(|e| format!("cannot read the plan {}: {e}", path.display()))
-        .and_then(|text| {
-            Plan::parse(&text, &path.display().to_string()).map(|plan| (plan, text)).map_err(|e| e.to_string())
-        });
+        .and_then(|text| Plan::parse(&text, &path.display().to_string()).map_err(|e| e.to_string()));
     read.map_err(|e| {
         eprintln!("{e}");
         ExitCode::from(1)
@@ -136,7 +135,7 @@ fn read_plan(workspace: &Path, path: &Path) -> Result<(Plan, String), ExitCode> 
 
 fn check(path: &Path, dot: bool) -> Result<ExitCode> {
     let workspace = crate::cli::workspace_or_cwd(None)?;
-    let (plan, _) = match read_plan(&workspace, path) {
+    let plan = match read_plan(&workspace, path) {
         Ok(read) => read,
         Err(code) => return Ok(code),
     };
@@ -191,7 +190,7 @@ async fn run_cmd(paths: &Paths, args: RunPlanArgs) -> Result<ExitCode> {
         (None, None) => bail!("name a plan file, or --goal"),
     };
     let (mut settings, workspace) = load_settings(paths, &args.model)?;
-    let (plan, text) = match read_plan(&workspace, &plan_path) {
+    let plan = match read_plan(&workspace, &plan_path) {
         Ok(read) => read,
         Err(code) => return Ok(code),
     };
@@ -199,7 +198,10 @@ async fn run_cmd(paths: &Paths, args: RunPlanArgs) -> Result<ExitCode> {
     settings.person_answers = false;
     let absolute = std::fs::canonicalize(&plan_path).unwrap_or(plan_path.clone());
     let mut checkpoint =
-        Checkpoint::open(&clix_plan::checkpoint_path(&paths.state_dir, &absolute, &text), args.resume)?;
+        Checkpoint::open(&clix_plan::checkpoint_path(&paths.state_dir, &absolute), &plan, args.resume)?;
+    if let Some(note) = &checkpoint.note {
+        eprintln!("clix: {}: {note}", plan_path.display());
+    }
     let plan_id = format!("plan-{}", clix_agent::trajectory::process_stamp());
     let options = RunOptions {
         jobs: args.jobs.max(1),
@@ -357,11 +359,11 @@ impl LiveView {
                 (task, text)
             }
             "task_end" => {
-                let task = field("task");
-                let took = self.started.get(&task).map(|s| format!(" in {:.1}s", s.elapsed().as_secs_f64()));
-                let reason = field("reason");
-                let reason = if reason.is_empty() { String::new() } else { format!(": {reason}") };
-                (task, format!("{}{}{reason}", field("status"), took.unwrap_or_default()))
+                let Ok(end) = serde_json::from_value::<TaskEnd>(line.content.clone()) else { return };
+                // A task resumed or never started has no time of its own.
+                let took = self.started.get(&end.task).map(|s| format!(" in {:.1}s", s.elapsed().as_secs_f64()));
+                let reason = end.reason.map(|r| format!(": {r}")).unwrap_or_default();
+                (end.task, format!("{}{}{reason}", end.status.label(), took.unwrap_or_default()))
             }
             _ => return,
         };
@@ -420,13 +422,7 @@ fn summary_table(result: &PlanResult) -> String {
             t.duration_ms as f64 / 1000.0
         ));
     }
-    out.push_str(&format!(
-        "{} done, {} failed, {} skipped, {} stopped in {:.1}s\n",
-        result.count("done"),
-        result.count("failed"),
-        result.count("skipped"),
-        result.count("stopped"),
-        result.duration_ms as f64 / 1000.0
-    ));
+    let counts: Vec<String> = StatusKind::ALL.iter().map(|&k| format!("{} {}", result.count(k), k.label())).collect();
+    out.push_str(&format!("{} in {:.1}s\n", counts.join(", "), result.duration_ms as f64 / 1000.0));
     out
 }

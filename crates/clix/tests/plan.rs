@@ -319,6 +319,14 @@ async fn resume_after_a_kill_reruns_only_what_had_not_finished() {
     assert_eq!(result["tasks"][0]["resumed"], true);
     assert_eq!(result["tasks"][1]["status"], "done");
     assert!(text(&o.stdout).contains("from an earlier run"), "{}", text(&o.stdout));
+    // Edited since: the task left alone is kept, the edited one runs again, and the person is told which.
+    std::fs::write(h.ws.path().join("PLAN.toml"), plan.replace("\"slow\"", "\"slow, again\"")).unwrap();
+    let o = h.output(&server2, &["plan", "run", "PLAN.toml", "--resume"]).await;
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains("clix: PLAN.toml: the plan changed since its checkpoint of "), "{err}");
+    assert!(err.contains(" UTC: 1 finished task runs again: `b` (changed); kept: `a`\n"), "{err}");
+    assert_eq!((requests_of(&server2, "a"), requests_of(&server2, "b")), (0, 4));
 }
 
 #[tokio::test]
