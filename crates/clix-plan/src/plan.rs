@@ -182,10 +182,11 @@ impl Plan {
         problems
     }
 
-    /// Every dependency cycle a depth-first walk closes, each as the ids
-    /// along it (the first repeated last). Removing one dependency of each
-    /// leaves none: a walk that closes no cycle proves there is none. A
-    /// task depending on itself is reported on its own, not here.
+    /// The dependency cycles a depth-first walk closes (one per dependency
+    /// back to a task still open), each as the ids along it (the first
+    /// repeated last): none only when there is no cycle, though of cycles
+    /// that share dependencies not every one may be listed. A task
+    /// depending on itself is reported on its own, not here.
     fn cycles(&self) -> Vec<Vec<String>> {
         #[derive(Clone, Copy, PartialEq)]
         enum Mark {

@@ -281,8 +281,8 @@ pub async fn run_plan(
             stop_reason = Some("the plan was interrupted".into());
             let _ = stop_all.send(true);
         }
-        for id in skip_dependents_of_failures(plan, &mut status) {
-            emit(TaskEnd::of(&id, &status[&id]).line(&mut own));
+        for skipped in skip_dependents_of_failures(plan, &mut status) {
+            emit(skipped.line(&mut own));
         }
         if stop_reason.is_none() {
             for task in ready(plan, &status, &started_tasks, running.len(), options.jobs) {
@@ -374,7 +374,7 @@ fn ready<'p>(
 
 /// Marks skipped every waiting task that depends on a failed or skipped
 /// one (its status says which); the tasks newly skipped.
-fn skip_dependents_of_failures(plan: &Plan, status: &mut BTreeMap<String, TaskStatus>) -> Vec<String> {
+fn skip_dependents_of_failures(plan: &Plan, status: &mut BTreeMap<String, TaskStatus>) -> Vec<TaskEnd> {
     let mut skipped = Vec::new();
     loop {
         let blocked = plan.tasks.iter().find_map(|t| {
@@ -388,8 +388,9 @@ fn skip_dependents_of_failures(plan: &Plan, status: &mut BTreeMap<String, TaskSt
             })
         });
         let Some((id, reason)) = blocked else { return skipped };
-        status.insert(id.clone(), TaskStatus::Skipped { reason });
-        skipped.push(id);
+        let now = TaskStatus::Skipped { reason };
+        skipped.push(TaskEnd::of(&id, &now));
+        status.insert(id, now);
     }
 }
 

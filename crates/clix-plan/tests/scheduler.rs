@@ -492,6 +492,14 @@ fn the_scheduler_orders_limits_retries_stops_and_resumes_as_each_case_says() {
                     assert!(why.contains(reason), "{at}");
                 }
             }
+            // Stopped while its agent ran (not while it waited to retry): the agent saw `job.stop`.
+            if let (Stopped, Some(first), Some(last)) = (kind, calls.first(), calls.last())
+                && first.start + report.duration_ms == last.end
+            {
+                assert!(last.saw_stop, "{at}");
+            }
+            // plan-result.json says the status as the enum labels it.
+            assert_eq!(serde_json::to_value(report).unwrap()["status"], kind.label(), "{at}");
         }
         assert_eq!(ran.most, case.most, "{name}: most agents at once");
         assert!(ran.most <= case.jobs, "{name}: more than -j {} at once", case.jobs);
@@ -551,6 +559,7 @@ fn the_scheduler_orders_limits_retries_stops_and_resumes_as_each_case_says() {
                 .collect();
             assert_eq!(ends.len(), 1, "{name}: task_end of {}: {ends:?}", t.id);
             assert_eq!(ends[0].status, t.status.kind(), "{name}: {}", t.id);
+            assert_eq!(serde_json::to_value(&ends[0]).unwrap()["status"], t.status.label(), "{name}: {}", t.id);
         }
         let end = ran.lines.last().unwrap();
         assert_eq!(end.kind, "plan_end", "{name}");
