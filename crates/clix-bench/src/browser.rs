@@ -6,7 +6,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use clix_browser::{Browser, BrowserSettings, SnapshotOptions};
-use clix_engine::{Engine, EngineConfig, OsTier, PresentOptions, SandboxSettings, ShellLimits};
+use clix_engine::Engine;
+use clix_session::Parts;
 
 const BUTTON_PAGE: &str = "<title>Counter</title><h1>Counter</h1>\
     <button onclick=\"document.getElementById('n').textContent = +document.getElementById('n').textContent + 1\">Add one</button>\
@@ -23,25 +24,12 @@ pub(crate) fn browser(rounds: usize) {
     });
 }
 
+/// An engine with the browser (and the OS tier it runs in), its home a
+/// temporary folder that lives as long as the benchmark.
 async fn engine(ws: &Path) -> Engine {
-    Engine::new(EngineConfig {
-        clip: None,
-        browser: Some(BrowserSettings::default()),
-        workspace: ws.to_path_buf(),
-        limits: ShellLimits::default(),
-        present: PresentOptions::default(),
-        os: Some(OsTier {
-            settings: SandboxSettings::default(),
-            clix_config_dir: None,
-            audit_log: None,
-            session_id: "bench".into(),
-        }),
-        memory: None,
-        hub: None,
-        policy: None,
-    })
-    .await
-    .expect("engine")
+    static HOME: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    let home = HOME.get_or_init(|| tempfile::tempdir().expect("home"));
+    crate::session(ws, home.path(), Parts { browser: true, ..Parts::SHELL }).engine().await.expect("engine")
 }
 
 /// p50 and p95 of each step through `run`, the browser already started.
@@ -82,7 +70,7 @@ async fn steps(ws: &Path, rounds: usize) {
 
 /// Launching Chromium in the sandbox until it answers, and the first `open` after it.
 async fn cold_start(ws: &Path, rounds: usize) {
-    let sandbox = clix_sandbox::Sandbox::new(SandboxSettings::default(), ws, None, None, "bench".into());
+    let sandbox = clix_sandbox::Sandbox::new(clix_sandbox::SandboxSettings::default(), ws, None, None, "bench".into());
     let downloads = ws.join(".clix/downloads");
     std::fs::create_dir_all(&downloads).expect("downloads");
     let mut launches = Vec::new();
@@ -114,7 +102,7 @@ async fn cold_start(ws: &Path, rounds: usize) {
 
 /// Bytes a model would read for three real-world-sized pages.
 async fn snapshot_sizes(ws: &Path) {
-    let sandbox = clix_sandbox::Sandbox::new(SandboxSettings::default(), ws, None, None, "bench".into());
+    let sandbox = clix_sandbox::Sandbox::new(clix_sandbox::SandboxSettings::default(), ws, None, None, "bench".into());
     let downloads = ws.join(".clix/downloads");
     let mut browser = Browser::launch(&BrowserSettings::default(), &sandbox, ws, &downloads).await.expect("launch");
     println!("\n### browser: snapshot bytes against the whole accessibility tree\n");

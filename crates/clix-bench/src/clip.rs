@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use clix_engine::{ClipConfig, ClipEntry, Engine, EngineConfig, PresentOptions, ShellLimits};
+use clix_engine::{ClipEntry, Engine, SandboxMode};
+use clix_session::Parts;
 use clix_testkit::{Sshd, whoami};
 
 use crate::{fmt, stats};
@@ -26,28 +27,13 @@ fn entry(sshd: &Sshd) -> ClipEntry {
     }
 }
 
-async fn engine(ws: &Path, state: &Path, sshd: &Sshd) -> Engine {
-    Engine::new(EngineConfig {
-        browser: None,
-        workspace: ws.to_path_buf(),
-        limits: ShellLimits::default(),
-        present: PresentOptions::default(),
-        os: None,
-        memory: None,
-        hub: None,
-        policy: Some(clix_engine::PolicyConfig::default()),
-        clip: Some(ClipConfig {
-            environments: vec![entry(sshd)],
-            state_dir: state.to_path_buf(),
-            audit_log: Some(state.join("audit.jsonl")),
-            session_id: "bench".into(),
-            sandbox: None,
-            clix_config_dir: None,
-            output_cap_bytes: 64 << 20,
-        }),
-    })
-    .await
-    .expect("engine")
+/// An engine with `clip` (and the policy that admits its lines, no OS
+/// tier: the environment is reached by ssh), `home` its CLIX_HOME.
+async fn engine(ws: &Path, home: &Path, sshd: &Sshd) -> Engine {
+    let mut session = crate::session(ws, home, Parts { clip: true, policy: true, ..Parts::SHELL });
+    session.settings.sandbox.mode = SandboxMode::Off;
+    session.settings.clip = vec![entry(sshd)];
+    session.engine().await.expect("engine")
 }
 
 /// `ssh` with the person's options, BatchMode, and `extra`, to `echo hi`.
@@ -66,9 +52,9 @@ fn plain_ssh(sshd: &Sshd, extra: &[String]) -> Duration {
     elapsed
 }
 
-/// The master sockets under `state`.
-fn sockets(state: &Path) -> Vec<PathBuf> {
-    let dir = state.join("clip/ssh");
+/// The master sockets of the session whose CLIX_HOME is `home`.
+fn sockets(home: &Path) -> Vec<PathBuf> {
+    let dir = home.join("state/clip/ssh");
     std::fs::read_dir(dir)
         .map(|entries| {
             entries
@@ -128,7 +114,7 @@ pub(crate) fn clip_vs_ssh(n: usize) {
         assert!(shown.text.starts_with("hi\n"), "{}", shown.text);
     }
     stop_master(&socket);
-    let audit = std::fs::read_to_string(state.path().join("audit.jsonl")).expect("audit");
+    let audit = std::fs::read_to_string(state.path().join("state/audit.jsonl")).expect("audit");
     let audit_bytes = audit.len() / audit.lines().count().max(1);
 
     // `clip list`: a fresh session probes (and starts the connection); the next answer is cached.

@@ -41,7 +41,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use clix_engine::{Engine, EngineConfig, PresentOptions, ShellLimits};
+use clix_config::Paths;
+use clix_engine::{Engine, EngineConfig, ShellLimits};
+use clix_session::{Parts, Session, Settings};
 
 mod browser;
 mod clip;
@@ -242,33 +244,25 @@ fn bench_cold_clix(ws: &Path, n: usize, expected: &[u8]) -> Stats {
     stats(samples)
 }
 
-/// A session of the shell alone (no OS tier, memory, hub, policy or clip)
-/// on `ws`, under `limits`.
+/// The shell alone (no OS tier, memory, hub, policy or clip) on `ws`, under `limits`.
 pub(crate) fn shell_config(ws: &Path, limits: ShellLimits) -> EngineConfig {
-    EngineConfig {
-        browser: None,
-        workspace: ws.to_path_buf(),
-        limits,
-        present: PresentOptions::default(),
-        memory: None,
-        hub: None,
-        policy: None,
-        clip: None,
-        os: None,
-    }
+    EngineConfig { limits, ..EngineConfig::new(ws) }
+}
+
+/// A benchmark's session on `ws`, assembled as clix's own are: `home` as
+/// its CLIX_HOME (the audit log in `home/state`), the default settings,
+/// nothing from this process's environment, and only `parts`.
+pub(crate) fn session(ws: &Path, home: &Path, parts: Parts) -> Session {
+    Session::isolated(Paths::at_home(home), Settings::default(), ws).label("bench").parts(parts)
 }
 
 /// The session as `clix run` has it for the engine's concerns: the shell and
-/// the OS tier (its audit log in `state`), so every line is also analyzed
+/// the OS tier (its audit log under `home`), so every line is also analyzed
 /// for big-file routing.
-pub(crate) fn run_config(ws: &Path, state: &Path, limits: ShellLimits) -> EngineConfig {
-    let os = clix_engine::OsTier {
-        settings: clix_engine::SandboxSettings::default(),
-        clix_config_dir: None,
-        audit_log: Some(state.join("audit.jsonl")),
-        session_id: "bench".into(),
-    };
-    EngineConfig { os: Some(os), ..shell_config(ws, limits) }
+pub(crate) fn run_config(ws: &Path, home: &Path, limits: ShellLimits) -> EngineConfig {
+    let mut session = session(ws, home, Parts::SHELL);
+    session.settings.limits = limits;
+    session.engine_config().expect("engine config")
 }
 
 /// The `clix` binary built beside this one.

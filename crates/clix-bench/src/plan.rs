@@ -8,13 +8,14 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clix_agent::stream::{ArtifactWatch, ResultUsage, RunResult, StreamEvent};
-use clix_engine::{Engine, EngineConfig, OsTier, PresentOptions, SandboxSettings, ShellLimits};
 use clix_plan::{AgentRunner, Checkpoint, Job, LocalFuture, Plan, RunOptions};
+use clix_session::Parts;
 
 /// Starts each task's confined engine and answers at once.
 struct AnswersAtOnce {
     workspace: PathBuf,
-    state: PathBuf,
+    /// The sessions' CLIX_HOME.
+    home: PathBuf,
     starts: std::cell::RefCell<Vec<Duration>>,
 }
 
@@ -22,23 +23,9 @@ impl AgentRunner for AnswersAtOnce {
     fn run<'a>(&'a self, job: Job, emit: &'a dyn Fn(StreamEvent)) -> LocalFuture<'a, Result<RunResult, String>> {
         Box::pin(async move {
             let started = Instant::now();
-            let config = EngineConfig {
-                browser: None,
-                workspace: self.workspace.clone(),
-                limits: ShellLimits::default(),
-                present: PresentOptions::default(),
-                memory: None,
-                hub: None,
-                policy: None,
-                clip: None,
-                os: Some(OsTier {
-                    settings: SandboxSettings::default(),
-                    clix_config_dir: None,
-                    audit_log: Some(self.state.join("audit.jsonl")),
-                    session_id: format!("bench-{}", job.task.id),
-                }),
-            };
-            let engine = Engine::confined(config, job.namespace.clone()).await.map_err(|e| e.to_string())?;
+            let session =
+                crate::session(&self.workspace, &self.home, Parts::SHELL).label(&format!("bench-{}", job.task.id));
+            let engine = session.confined_engine(job.namespace.clone()).await.map_err(|e| e.to_string())?;
             let watch = ArtifactWatch::start(engine.session().folder(), &job.namespace.writable);
             self.starts.borrow_mut().push(started.elapsed());
             let result = RunResult {
@@ -73,11 +60,11 @@ pub(crate) fn plan(rounds: usize) {
         let state = tempfile::tempdir().expect("state");
         let runner = AnswersAtOnce {
             workspace: ws.path().to_path_buf(),
-            state: state.path().to_path_buf(),
+            home: state.path().to_path_buf(),
             starts: Default::default(),
         };
         let options = RunOptions { jobs: 8, ..RunOptions::default() };
-        let mut checkpoint = Checkpoint::open(&state.path().join("cp.json"), false).expect("checkpoint");
+        let mut checkpoint = Checkpoint::open(&state.path().join("cp.json"), &plan, false).expect("checkpoint");
         let (_tx, stop) = tokio::sync::watch::channel(false);
         let started = Instant::now();
         let result = runtime

@@ -4,7 +4,8 @@
 
 use std::time::Instant;
 
-use clix_engine::{Engine, EngineConfig, OsTier, PolicyConfig, PresentOptions, SandboxSettings, ShellLimits};
+use clix_engine::Engine;
+use clix_session::Parts;
 
 use crate::{LINE, Stats, fmt, stats};
 
@@ -17,29 +18,16 @@ pub(crate) fn policy(iterations: usize) {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let rows = runtime.block_on(async {
         let state = tempfile::tempdir().expect("state");
-        let config = |policy| EngineConfig {
-            browser: None,
-            workspace: ws.path().to_path_buf(),
-            limits: ShellLimits::default(),
-            present: PresentOptions::default(),
-            memory: None,
-            hub: None,
-            policy,
-            clip: None,
-            os: Some(OsTier {
-                settings: SandboxSettings::default(),
-                clix_config_dir: None,
-                audit_log: Some(state.path().join("audit.jsonl")),
-                session_id: "bench".into(),
-            }),
+        let engine = |policy: Option<clix_policy::PolicySettings>| {
+            let mut session =
+                crate::session(ws.path(), state.path(), Parts { policy: policy.is_some(), ..Parts::SHELL });
+            session.settings.policy = policy.unwrap_or_default();
+            async move { session.engine().await.expect("engine") }
         };
-        let mut without = Engine::new(config(None)).await.expect("engine");
-        let mut with = Engine::new(config(Some(PolicyConfig::default()))).await.expect("engine");
+        let mut without = engine(None).await;
+        let mut with = engine(Some(clix_policy::PolicySettings::default())).await;
         // The gate with no rules at all: what the hook itself costs.
-        let empty = clix_policy::PolicySettings { defaults: false, ..Default::default() };
-        let mut hook_only = Engine::new(config(Some(PolicyConfig { settings: empty, ..PolicyConfig::default() })))
-            .await
-            .expect("engine");
+        let mut hook_only = engine(Some(clix_policy::PolicySettings { defaults: false, ..Default::default() })).await;
         let mut rows = Vec::new();
         for (line, want) in [(LINE, expected.as_str()), (LOOP, "200\n")] {
             let [a, b, c] = interleaved([&mut without, &mut hook_only, &mut with], line, want, iterations).await;

@@ -24,6 +24,12 @@ impl Paths {
         Self::resolve(|key| std::env::var_os(key).filter(|v| !v.is_empty()).map(PathBuf::from), config_file)
     }
 
+    /// Everything under one folder, as `CLIX_HOME` lays it out: an eval
+    /// attempt's or a benchmark's own home.
+    pub fn at_home(home: &Path) -> Self {
+        Self::resolve(|key| (key == "CLIX_HOME").then(|| home.to_path_buf()), None)
+    }
+
     fn resolve(var: impl Fn(&str) -> Option<PathBuf>, config_file: Option<&Path>) -> Self {
         let (config_dir, data_dir, state_dir, cache_dir) = match var("CLIX_HOME") {
             Some(home) => (home.clone(), home.join("data"), home.join("state"), home.join("cache")),
@@ -72,6 +78,11 @@ mod tests {
         // A relative XDG value is invalid by the spec and ignored.
         assert_eq!(p.state_dir, PathBuf::from("/home/u/.local/state/clix"));
         assert_eq!(p.cache_dir, PathBuf::from("/home/u/.cache/clix"));
+    }
+
+    #[test]
+    fn at_home_is_the_clix_home_layout() {
+        assert_eq!(Paths::at_home(Path::new("/t/h")), paths(&[("CLIX_HOME", "/t/h"), ("HOME", "/home/u")], None));
     }
 
     #[test]

@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use clix_engine::{Engine, EngineConfig, OsTier, PresentOptions, SandboxSettings, ShellLimits};
+use clix_engine::{Engine, EngineConfig, OsTier, SandboxSettings, ShellLimits};
 use clix_testkit::Canary;
 
 struct Fixture {
@@ -36,20 +36,14 @@ fn fixture() -> Fixture {
 impl Fixture {
     async fn engine(&self, limits: ShellLimits) -> Engine {
         Engine::new(EngineConfig {
-            browser: None,
-            workspace: self.ws.clone(),
             limits,
-            present: PresentOptions::default(),
-            memory: None,
-            hub: None,
-            policy: None,
-            clip: None,
             os: Some(OsTier {
                 settings: SandboxSettings::default(),
                 clix_config_dir: None,
                 audit_log: Some(self.state.path().join("audit.jsonl")),
                 session_id: "attack-test".into(),
             }),
+            ..EngineConfig::new(self.ws.clone())
         })
         .await
         .unwrap()
@@ -126,20 +120,13 @@ async fn the_big_file_probe_never_looks_outside() {
     std::fs::write(&big, vec![b'y'; 2 << 20]).unwrap();
     let settings = SandboxSettings { big_file_mb: 1, ..SandboxSettings::default() };
     let engine = Engine::new(EngineConfig {
-        browser: None,
-        workspace: f.ws.clone(),
-        limits: ShellLimits::default(),
-        present: PresentOptions::default(),
-        memory: None,
-        hub: None,
-        policy: None,
-        clip: None,
         os: Some(OsTier {
             settings,
             clix_config_dir: None,
             audit_log: Some(f.state.path().join("audit.jsonl")),
             session_id: "probe".into(),
         }),
+        ..EngineConfig::new(f.ws.clone())
     })
     .await
     .unwrap();

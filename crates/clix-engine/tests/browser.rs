@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::routing::{get, post};
-use clix_engine::{Engine, EngineConfig, OsTier, PresentOptions, RunOutput, SandboxSettings, ShellLimits};
+use clix_engine::{Engine, EngineConfig, OsTier, RunOutput, SandboxSettings};
 
 const FORM: &str = r#"<!doctype html><title>Order</title><h1>Order</h1>
 <form method="post" action="/order">
@@ -57,20 +57,14 @@ async fn fixture(browser: clix_browser::BrowserSettings) -> Fixture {
     let ws = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
     let engine = Engine::new(EngineConfig {
-        clip: None,
         browser: Some(browser),
-        workspace: ws.path().to_path_buf(),
-        limits: ShellLimits::default(),
-        present: PresentOptions::default(),
-        memory: None,
-        hub: None,
-        policy: None,
         os: Some(OsTier {
             settings: SandboxSettings::default(),
             clix_config_dir: None,
             audit_log: Some(state.path().join("audit.jsonl")),
             session_id: "browser-test".into(),
         }),
+        ..EngineConfig::new(ws.path())
     })
     .await
     .unwrap();

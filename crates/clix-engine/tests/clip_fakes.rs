@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use clix_clip::argv::{READY_JSONPATH, WRAPPER};
-use clix_engine::{ClipConfig, ClipEntry, Engine, EngineConfig, PresentOptions, ShellLimits};
+use clix_engine::{ClipConfig, ClipEntry, Engine, EngineConfig, ShellLimits};
 
 const FAKE: &str = r#"#!/usr/bin/env python3
 import json, os, shutil, sys
@@ -139,14 +139,7 @@ fn strings(words: &[&str]) -> Vec<String> {
 
 async fn engine(ws: &Path, home: &Path, entries: Vec<ClipEntry>) -> Engine {
     Engine::new(EngineConfig {
-        browser: None,
-        workspace: ws.to_path_buf(),
         limits: ShellLimits { timeout_secs: 30, ..ShellLimits::default() },
-        present: PresentOptions::default(),
-        os: None,
-        memory: None,
-        hub: None,
-        policy: None,
         clip: Some(ClipConfig {
             environments: entries,
             state_dir: home.join("state"),
@@ -156,6 +149,7 @@ async fn engine(ws: &Path, home: &Path, entries: Vec<ClipEntry>) -> Engine {
             clix_config_dir: None,
             output_cap_bytes: 1 << 20,
         }),
+        ..EngineConfig::new(ws)
     })
     .await
     .unwrap()

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use clix_engine::{ClipConfig, ClipEntry, Engine, EngineConfig, PresentOptions, SandboxSettings, ShellLimits};
+use clix_engine::{ClipConfig, ClipEntry, Engine, EngineConfig, SandboxSettings, ShellLimits};
 
 struct Session {
     ws: tempfile::TempDir,
@@ -31,14 +31,7 @@ async fn session(test: &str, timeout_secs: u64) -> Option<Session> {
         ..ClipEntry::default()
     };
     let engine = Engine::new(EngineConfig {
-        browser: None,
-        workspace: ws.path().to_path_buf(),
         limits: ShellLimits { timeout_secs, max_memory_bytes: 1 << 20, ..ShellLimits::default() },
-        present: PresentOptions::default(),
-        os: None,
-        memory: None,
-        hub: None,
-        policy: None,
         clip: Some(ClipConfig {
             environments: vec![entry],
             state_dir: home.path().join("state"),
@@ -48,6 +41,7 @@ async fn session(test: &str, timeout_secs: u64) -> Option<Session> {
             clix_config_dir: None,
             output_cap_bytes: 1 << 20,
         }),
+        ..EngineConfig::new(ws.path())
     })
     .await
     .unwrap();

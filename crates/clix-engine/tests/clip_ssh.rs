@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use clix_engine::{ClipConfig, ClipEntry, Engine, EngineConfig, PolicyConfig, PresentOptions, ShellLimits};
+use clix_engine::{ClipConfig, ClipEntry, Engine, EngineConfig, PolicyConfig, ShellLimits};
 use clix_testkit::{Sshd, free_port, which, whoami};
 
 /// A private sshd, or `None` (with a visible skip) where sshd is missing.
@@ -66,13 +66,7 @@ async fn session(entries: Vec<ClipEntry>, timeout_secs: u64, policy: Option<Poli
     // 1 MiB a line, so that one call's output can pass it.
     let limits = ShellLimits { timeout_secs, max_memory_bytes: 1 << 20, ..ShellLimits::default() };
     let engine = Engine::new(EngineConfig {
-        browser: None,
-        workspace: ws.path().to_path_buf(),
         limits,
-        present: PresentOptions::default(),
-        os: None,
-        memory: None,
-        hub: None,
         policy,
         clip: Some(ClipConfig {
             environments: entries,
@@ -83,6 +77,7 @@ async fn session(entries: Vec<ClipEntry>, timeout_secs: u64, policy: Option<Poli
             clix_config_dir: None,
             output_cap_bytes: 1 << 20,
         }),
+        ..EngineConfig::new(ws.path())
     })
     .await
     .unwrap();

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use clix_engine::{Engine, EngineConfig, MemoryConfig, OsTier, PresentOptions, SandboxSettings, ShellLimits};
+use clix_engine::{Engine, EngineConfig, MemoryConfig, OsTier, SandboxSettings};
 
 struct Fixture {
     _dirs: [tempfile::TempDir; 2],
@@ -42,15 +42,10 @@ async fn fixture() -> Fixture {
         session_id: "flags-test".into(),
     };
     let engine = Engine::new(EngineConfig {
-        browser: None,
-        workspace: ws.path().to_path_buf(),
-        limits: ShellLimits::default(),
-        present: PresentOptions::default(),
         os: Some(os),
         memory: Some(memory),
         hub: Some(hub),
-        policy: None,
-        clip: None,
+        ..EngineConfig::new(ws.path())
     })
     .await
     .unwrap();

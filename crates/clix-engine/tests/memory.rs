@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
-use clix_engine::{Engine, EngineConfig, MemoryAccess, MemoryConfig, PresentOptions, ShellLimits};
+use clix_engine::{Engine, EngineConfig, MemoryAccess, MemoryConfig};
 use clix_memory::{GLOBAL_TOPIC, MemorySettings, Store};
 use serde_json::Value;
 
@@ -43,19 +43,7 @@ impl Memories {
             access,
             ..Default::default()
         };
-        let engine = Engine::new(EngineConfig {
-            browser: None,
-            workspace: ws.path().to_path_buf(),
-            limits: ShellLimits::default(),
-            present: PresentOptions::default(),
-            os: None,
-            memory: Some(memory),
-            hub: None,
-            policy: None,
-            clip: None,
-        })
-        .await
-        .unwrap();
+        let engine = Engine::new(EngineConfig { memory: Some(memory), ..EngineConfig::new(ws.path()) }).await.unwrap();
         Session { engine, _ws: ws }
     }
 

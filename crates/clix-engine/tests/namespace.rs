@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use clix_engine::{Engine, EngineConfig, Namespace, OsTier, PresentOptions, SandboxSettings, ShellLimits};
+use clix_engine::{Engine, EngineConfig, Namespace, OsTier, SandboxSettings};
 
 struct Fixture {
     ws: tempfile::TempDir,
@@ -29,20 +29,13 @@ async fn fixture_with(settings: SandboxSettings) -> Result<Fixture, clix_engine:
     // Planted before the agent starts: a symlink in shared/ into b's folder.
     std::os::unix::fs::symlink("../agents/b", ws.path().join("shared/to-b")).unwrap();
     let config = EngineConfig {
-        browser: None,
-        workspace: ws.path().to_path_buf(),
-        limits: ShellLimits::default(),
-        present: PresentOptions::default(),
-        memory: None,
-        hub: None,
-        policy: None,
-        clip: None,
         os: Some(OsTier {
             settings,
             clix_config_dir: None,
             audit_log: Some(state.path().join("audit.jsonl")),
             session_id: "namespace-test".into(),
         }),
+        ..EngineConfig::new(ws.path())
     };
     let namespace =
         Namespace { home: PathBuf::from("agents/a"), writable: vec![PathBuf::from("agents/a"), PathBuf::from("out")] };

@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
-use clix_engine::{Engine, EngineConfig, OsTier, PresentOptions, SandboxSettings, ShellLimits};
+use clix_engine::{Engine, EngineConfig, OsTier, SandboxSettings, ShellLimits};
 
 struct Fixture {
     ws: tempfile::TempDir,
@@ -20,20 +20,14 @@ async fn fixture_with(settings: SandboxSettings, limits: ShellLimits) -> Fixture
     std::fs::write(ws.path().join("gen.py"), "for i in range(100):\n    print('x' if i % 4 == 0 else 'y', i)\n")
         .unwrap();
     let engine = Engine::new(EngineConfig {
-        browser: None,
-        workspace: ws.path().to_path_buf(),
         limits,
-        present: PresentOptions::default(),
-        memory: None,
-        hub: None,
-        policy: None,
-        clip: None,
         os: Some(OsTier {
             settings,
             clix_config_dir: None,
             audit_log: Some(state.path().join("audit.jsonl")),
             session_id: "engine-test".into(),
         }),
+        ..EngineConfig::new(ws.path())
     })
     .await
     .unwrap();

@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use clix_engine::{Engine, EngineConfig, OsTier, PolicyConfig, PresentOptions, SandboxSettings, ShellLimits};
+use clix_engine::{Engine, EngineConfig, OsTier, PolicyConfig, SandboxSettings};
 use clix_policy::{Answer, Approval, Approver, PolicySettings, RuleFile};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -125,20 +125,14 @@ async fn fixture(policy: PolicyConfig) -> Fixture {
     let audit = state.path().join("audit.jsonl");
     let policy = PolicyConfig { audit_log: Some(audit.clone()), session_id: "policy-test".into(), ..policy };
     let engine = Engine::new(EngineConfig {
-        browser: None,
-        workspace: ws.path().to_path_buf(),
-        limits: ShellLimits::default(),
-        present: PresentOptions::default(),
-        memory: None,
-        hub: None,
         policy: Some(policy),
-        clip: None,
         os: Some(OsTier {
             settings: SandboxSettings::default(),
             clix_config_dir: None,
             audit_log: Some(audit.clone()),
             session_id: "policy-test".into(),
         }),
+        ..EngineConfig::new(ws.path())
     })
     .await
     .unwrap();
@@ -392,20 +386,14 @@ async fn engine_on(ws: &Path, policy: PolicyConfig) -> Engine {
 
 fn config_on(ws: &Path, policy: PolicyConfig) -> EngineConfig {
     EngineConfig {
-        browser: None,
-        workspace: ws.to_path_buf(),
-        limits: ShellLimits::default(),
-        present: PresentOptions::default(),
-        memory: None,
-        hub: None,
         policy: Some(policy),
-        clip: None,
         os: Some(OsTier {
             settings: SandboxSettings::default(),
             clix_config_dir: None,
             audit_log: None,
             session_id: "policy-test".into(),
         }),
+        ..EngineConfig::new(ws)
     }
 }
 

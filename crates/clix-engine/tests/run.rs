@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
-use clix_engine::{Engine, EngineConfig, PresentOptions, ShellLimits, ToolFormat, tool_definition};
+use clix_engine::{Engine, EngineConfig, ShellLimits, ToolFormat, tool_definition};
 
 struct Fixture {
     ws: tempfile::TempDir,
@@ -15,19 +15,7 @@ async fn fixture_with(limits: ShellLimits) -> Fixture {
     let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89";
     std::fs::write(ws.path().join("photo.png"), png).unwrap();
     std::fs::write(ws.path().join("blob.zip"), b"PK\x03\x04\x14\0\0\0\x08\0\0\0!\0").unwrap();
-    let engine = Engine::new(EngineConfig {
-        browser: None,
-        workspace: ws.path().to_path_buf(),
-        limits,
-        present: PresentOptions::default(),
-        memory: None,
-        hub: None,
-        policy: None,
-        clip: None,
-        os: None,
-    })
-    .await
-    .unwrap();
+    let engine = Engine::new(EngineConfig { limits, ..EngineConfig::new(ws.path()) }).await.unwrap();
     Fixture { ws, engine }
 }
 
@@ -378,19 +366,7 @@ async fn memory_command_levels_of_help_store_search_forget() {
 
 async fn memory_fixture(memory: clix_engine::MemoryConfig) -> Fixture {
     let ws = tempfile::tempdir().unwrap();
-    let engine = Engine::new(EngineConfig {
-        browser: None,
-        workspace: ws.path().to_path_buf(),
-        limits: ShellLimits::default(),
-        present: PresentOptions::default(),
-        os: None,
-        memory: Some(memory),
-        hub: None,
-        policy: None,
-        clip: None,
-    })
-    .await
-    .unwrap();
+    let engine = Engine::new(EngineConfig { memory: Some(memory), ..EngineConfig::new(ws.path()) }).await.unwrap();
     Fixture { engine, ws }
 }
 

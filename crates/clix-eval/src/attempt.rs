@@ -10,13 +10,13 @@
 //! or counted.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
-use clix_engine::{Engine, EngineConfig, MemoryAccess, MemoryConfig, OsTier, PresentOptions, SandboxMode};
+use clix_config::Paths;
+use clix_engine::{Engine, EngineConfig, PresentOptions, SandboxMode};
 use clix_engine::{SandboxSettings, ShellLimits};
-use clix_hub::{HubConfig, HubSettings, LoadOptions, hub_sources};
 use clix_sandbox::{AuditLog, Availability, Sandbox};
+use clix_session::{Parts, Session};
 use clix_workspace::{Kind, Workspace};
 
 use crate::attempt_dir::AttemptDir;
@@ -192,9 +192,9 @@ impl Attempt {
         if lines.is_empty() {
             return Ok(());
         }
-        let mut engine = Engine::new(self.engine_config(self.hub))
-            .await
-            .map_err(|e| AttemptError::Prepare(format!("the setup shell: {e}")))?;
+        let prepare = |e: String| AttemptError::Prepare(format!("the setup shell: {e}"));
+        let config = self.engine_config(self.hub).map_err(prepare)?;
+        let mut engine = Engine::new(config).await.map_err(|e| prepare(e.to_string()))?;
         for (index, line) in lines.iter().enumerate() {
             let line = self.map.apply(line);
             let raw = engine.run_raw(&line, None).await;
@@ -260,7 +260,9 @@ impl Attempt {
     pub async fn executor(&self, design: Design) -> Result<Executor, AttemptError> {
         let tools = |reason: String| AttemptError::Tools { design, reason };
         Ok(match design {
-            Design::Run => Executor::Run(RunTools::open(self.engine_config(true)).await.map_err(tools)?),
+            Design::Run => {
+                Executor::Run(RunTools::open(self.engine_config(true).map_err(tools)?).await.map_err(tools)?)
+            }
             Design::Bash => Executor::Bash(self.bash().map_err(tools)?),
             Design::Typed => Executor::Typed(TypedTools::new(self.workspace.clone(), self.bash().map_err(tools)?)),
         })
@@ -286,52 +288,23 @@ impl Attempt {
     }
 
     /// The engine of this attempt, as `clix ask` would make it on this
-    /// workspace with this home: the OS tier, the memory store, and (when
-    /// `with_hub`) the hub with the task's folder.
-    fn engine_config(&self, with_hub: bool) -> EngineConfig {
-        let state = self.home.join("state");
-        let audit = state.join("audit.jsonl");
-        let os = (self.options.sandbox.mode != SandboxMode::Off).then(|| OsTier {
-            settings: self.options.sandbox.clone(),
-            clix_config_dir: Some(self.home.clone()),
-            audit_log: Some(audit.clone()),
-            session_id: self.session.clone(),
-        });
-        let memory = MemoryConfig {
-            path: self.home.join("data/memory.sqlite"),
-            topic: TOPIC.into(),
-            session: self.session.clone(),
-            settings: clix_memory::MemorySettings::default(),
-            progress: None,
-            access: MemoryAccess::Session,
-        };
-        let hub = with_hub.then(|| {
-            let settings = HubSettings::default();
-            let configured = settings.env.clone();
-            HubConfig {
-                // The task's tools are in the workspace's .clix/hub: untrusted.
-                sources: hub_sources(Some(self.workspace.root()), &self.home, &[], None),
-                load: LoadOptions::default(),
-                domains: Vec::new(),
-                state_dir: state.clone(),
-                self_test_ttl: Duration::from_secs(settings.self_test_ttl_secs),
-                env: Arc::new(move |name: &str| configured.get(name).cloned()),
-                audit_log: Some(audit.clone()),
-                session: self.session.clone(),
-            }
-        });
-        EngineConfig {
-            browser: None,
-            workspace: self.workspace.root().to_path_buf(),
-            limits: self.options.limits.clone(),
-            present: self.options.present.clone(),
-            os,
-            memory: Some(memory),
-            hub,
-            // The built-in rules, as `clix ask` has them; no one answers an ask.
-            policy: Some(clix_engine::PolicyConfig::default()),
-            clip: None,
-        }
+    /// workspace with this home (`clix-session` assembles both): the OS
+    /// tier, the memory store, the built-in policy with no one to answer an
+    /// `ask`, and (when `with_hub`) the hub with the task's folder, which
+    /// lies in the workspace's `.clix/hub` and is so untrusted. Nothing of
+    /// the process running the eval (its keys, `CLIX_HUB_PATH`) reaches it.
+    fn engine_config(&self, with_hub: bool) -> Result<EngineConfig, String> {
+        let mut settings = clix_session::Settings::default();
+        settings.sandbox = self.options.sandbox.clone();
+        settings.limits = self.options.limits.clone();
+        settings.present = self.options.present.clone();
+        settings.memory.topic = TOPIC.into();
+        let parts = Parts { hub: with_hub, browser: false, clip: false, ..Parts::ALL };
+        Session::isolated(Paths::at_home(&self.home), settings, self.workspace.root())
+            .id(self.session.clone())
+            .parts(parts)
+            .engine_config()
+            .map_err(|e| format!("{e:#}"))
     }
 
     /// Scores `trace`: the checks that read the trace and the files first,
@@ -355,7 +328,10 @@ impl Attempt {
             }
         }
         if !commands.is_empty() {
-            let engine = Engine::new(self.engine_config(self.hub)).await;
+            let engine = match self.engine_config(self.hub) {
+                Ok(config) => Engine::new(config).await.map_err(|e| e.to_string()),
+                Err(e) => Err(e),
+            };
             let mut engine = engine.map_err(|e| format!("the check shell did not start: {e}"));
             for (index, line) in commands {
                 let verdict = match &mut engine {

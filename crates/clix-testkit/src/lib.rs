@@ -2,9 +2,10 @@
 //! test says it was skipped, the canary folder of the attack tests and
 //! their symlink-swapping race, the real small model the end-to-end
 //! tests serve (`llm`), which processes are still alive and a finished
-//! one's peak memory (`procs`), and a
-//! private sshd for the `clip` tests (`sshd`), and the scale suite's
-//! table and generated workspace (`scale`).
+//! one's peak memory (`procs`), a private sshd for the `clip` tests
+//! (`sshd`), the scale suite's table and generated workspace (`scale`), and
+//! the scripted model server of the agent's, the binary's and the eval's
+//! tests (`model_server`: real HTTP, OpenAI and Anthropic replies in turn).
 //!
 //! It is a dev-dependency only (and a dependency of the benchmark, which is
 //! not shipped and reaches the same sshd). It must not hold assertions about clix's
@@ -13,6 +14,7 @@
 
 mod canary;
 pub mod llm;
+pub mod model_server;
 mod procs;
 pub mod scale;
 mod skip;

@@ -7,14 +7,11 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clix_agent::stream::{ArtifactWatch, RunResult, StreamWriter, Upstream, read_upstream};
-use clix_agent::{
-    Agent, AgentMemory, Event, Provider, ReplyCache, RunSummary, StopReason, Trajectory, list_runs, read_run,
-    resolve_provider,
-};
+use clix_agent::{Agent, Event, ReplyCache, RunSummary, StopReason, list_runs, read_run};
 use clix_config::Paths;
+use clix_session::{AgentSession, Session, run_task};
 
 use crate::cli::outln;
-use crate::settings::{self, Settings};
 
 /// Flags shared by `ask` and `chat`.
 #[derive(clap::Args, Clone)]
@@ -90,64 +87,33 @@ fn person_at_terminal(args: &AgentArgs) -> bool {
     !args.jsonl && std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }
 
-fn provider(settings: &Settings, args: &AgentArgs) -> Result<Provider> {
-    provider_for(settings, args.model.as_deref(), args.provider.as_deref())
+/// The session of one `ask` or `chat`.
+fn agent_session(paths: &Paths, args: &AgentArgs) -> Result<Session> {
+    let settings = clix_session::load(paths, &flags(args))?.value;
+    let workspace = crate::cli::workspace_or_cwd(args.session.workspace.clone())?;
+    Ok(crate::cli::session(paths, settings, &workspace, person_at_terminal(args)))
 }
 
-pub(crate) fn runs_dir(paths: &Paths) -> PathBuf {
-    paths.data_dir.join("runs")
-}
-
-/// The agent for one `ask` or `chat`, its trajectory started.
+/// The agent for one `ask` or `chat` over `engine`, its trajectory started,
+/// Ctrl-C watched.
 fn agent<'e>(
     paths: &Paths,
+    session: &Session,
     engine: &'e mut clix_engine::Engine,
-    settings: &Settings,
     args: &AgentArgs,
 ) -> Result<(Agent<'e>, PathBuf)> {
-    let provider = provider(settings, args)?;
-    let (mut agent, path) = agent_with(paths, engine, provider, settings)?;
+    let provider = session.provider(args.model.as_deref(), args.provider.as_deref())?;
+    let AgentSession { mut agent, trajectory, notes } = session.agent(engine, provider)?;
+    for note in notes {
+        eprintln!("clix: {note}");
+    }
     if args.cache {
         let cache = ReplyCache::open(&paths.data_dir.join("reply-cache.sqlite")).map_err(anyhow::Error::msg)?;
         agent = agent.with_cache(cache);
     }
-    watch_ctrl_c(&agent);
-    Ok((agent, path))
-}
-
-/// An agent over `engine` with its trajectory and the session's memory: what
-/// `ask`, `chat` and each task of a plan share.
-pub(crate) fn agent_with<'e>(
-    paths: &Paths,
-    engine: &'e mut clix_engine::Engine,
-    provider: Provider,
-    settings: &Settings,
-) -> Result<(Agent<'e>, PathBuf)> {
-    let trajectory = Trajectory::create(&runs_dir(paths)).context("cannot create the run's trajectory file")?;
-    let path = trajectory.path.clone();
-    let session = trajectory.id.clone();
-    let workspace = engine.session().workspace().to_path_buf();
-    let mut agent = Agent::new(engine, provider, settings.agent.clone(), Some(trajectory));
-    // The same store, topic and embedder as the `memory` command of the session.
-    let memory = settings::memory_config(paths, &workspace, settings, session);
-    match memory.open() {
-        Ok(opened) => {
-            if let Some(why) = opened.degraded {
-                eprintln!("clix: memory: {why}");
-            }
-            agent = agent.with_memory(AgentMemory::new(opened.store, memory.topic, settings.memory.clone()));
-        }
-        Err(e) => eprintln!("clix: memory is off for this session: {e}"),
-    }
-    Ok((agent, path))
-}
-
-/// The provider `settings` name, with a model or API kind of the caller's.
-pub(crate) fn provider_for(settings: &Settings, model: Option<&str>, kind: Option<&str>) -> Result<Provider> {
-    // The keys (AGENT_API_KEY, OPENAI_API_KEY, …) left the environment at start.
-    let resolved =
-        resolve_provider(&settings.agent, clix_config::secrets::var, model, kind).map_err(anyhow::Error::msg)?;
-    Ok(Provider::new(&resolved))
+    let interrupt = agent.interrupt_handle();
+    crate::cli::on_ctrl_c("stopping the current step", move || interrupt.interrupt());
+    Ok((agent, trajectory))
 }
 
 /// `clix ask "<task>"`: one task, streamed.
@@ -170,17 +136,14 @@ pub(crate) async fn ask(paths: &Paths, args: AskArgs) -> Result<ExitCode> {
         }
         (InputForm::Text, None) => {}
     }
-    let mut settings = settings::load(paths, &flags(&args.common))?.value;
-    settings.person_answers = person_at_terminal(&args.common);
-    let workspace = crate::cli::workspace_or_cwd(args.common.session.workspace.clone())?;
-    let mut engine = crate::cli::start_engine(paths, &workspace, &settings).await?;
+    let session = agent_session(paths, &args.common)?;
+    let mut engine = session.engine().await?;
     let watch = args.common.jsonl.then(|| ArtifactWatch::start(engine.session().folder(), &[PathBuf::new()]));
-    let (mut agent, path) = agent(paths, &mut engine, &settings, &args.common)?;
+    let (mut agent, path) = agent(paths, &session, &mut engine, &args.common)?;
     let mut render = Renderer::new(args.common.jsonl);
-    let summary = agent.run(&task, &mut |e| render.event(e)).await;
+    let (summary, result) = run_task(&mut agent, &task, watch.as_ref(), &mut |e| render.event(e)).await;
     remember(&mut agent, &mut render).await;
-    let artifacts = watch.map(|w| w.finish()).unwrap_or_default();
-    render.result(&RunResult::new(&summary, started.elapsed().as_millis() as u64, artifacts));
+    render.result(&result);
     render.finish(&summary, &path);
     Ok(exit_code(&summary))
 }
@@ -221,13 +184,11 @@ fn upstream_failed(args: &AgentArgs, why: &str, started: std::time::Instant) -> 
 
 /// `clix chat`: a REPL over one session; history persists across turns.
 pub(crate) async fn chat(paths: &Paths, args: AgentArgs) -> Result<ExitCode> {
-    let mut settings = settings::load(paths, &flags(&args))?.value;
-    settings.person_answers = person_at_terminal(&args);
-    let workspace = crate::cli::workspace_or_cwd(args.session.workspace.clone())?;
-    let mut engine = crate::cli::start_engine(paths, &workspace, &settings).await?;
-    let (mut agent, path) = agent(paths, &mut engine, &settings, &args)?;
+    let session = agent_session(paths, &args)?;
+    let mut engine = session.engine().await?;
+    let (mut agent, path) = agent(paths, &session, &mut engine, &args)?;
     let mut editor = crate::repl::Editor::new(&paths.state_dir.join("chat_history.txt"))?;
-    eprintln!("clix chat in {} — /help for commands, /exit to leave", workspace.display());
+    eprintln!("clix chat in {} — /help for commands, /exit to leave", session.workspace.display());
     while let Some(line) = editor.read_line()? {
         match line.trim() {
             "" => continue,
@@ -239,9 +200,8 @@ pub(crate) async fn chat(paths: &Paths, args: AgentArgs) -> Result<ExitCode> {
             }
             task => {
                 let mut render = Renderer::new(args.jsonl);
-                let started = std::time::Instant::now();
-                let summary = agent.run(task, &mut |e| render.event(e)).await;
-                render.result(&RunResult::new(&summary, started.elapsed().as_millis() as u64, Vec::new()));
+                let (summary, result) = run_task(&mut agent, task, None, &mut |e| render.event(e)).await;
+                render.result(&result);
                 render.finish(&summary, &path);
             }
         }
@@ -257,23 +217,6 @@ async fn remember(agent: &mut Agent<'_>, render: &mut Renderer) {
         render.stop_spinner();
         eprintln!("clix: no summary stored in memory: {e}");
     }
-}
-
-/// First Ctrl-C stops the step in flight (the run is saved); the second exits.
-fn watch_ctrl_c(agent: &Agent<'_>) {
-    let interrupt = agent.interrupt_handle();
-    tokio::spawn(async move {
-        let mut pressed = 0;
-        while tokio::signal::ctrl_c().await.is_ok() {
-            pressed += 1;
-            if pressed > 1 {
-                eprintln!("\nclix: exiting");
-                std::process::exit(130);
-            }
-            eprintln!("\nclix: stopping the current step (Ctrl-C again to exit)");
-            interrupt.interrupt();
-        }
-    });
 }
 
 fn exit_code(summary: &RunSummary) -> ExitCode {
@@ -441,11 +384,11 @@ fn one_line(s: &str, max: usize) -> String {
 
 /// `clix runs list`.
 pub(crate) fn runs(paths: &Paths, json: bool) -> Result<ExitCode> {
-    let runs = list_runs(&runs_dir(paths));
+    let runs = list_runs(&clix_session::runs_dir(paths));
     if json {
         outln(serde_json::to_string_pretty(&runs)?)?;
     } else if runs.is_empty() {
-        outln(format_args!("no runs yet in {}", runs_dir(paths).display()))?;
+        outln(format_args!("no runs yet in {}", clix_session::runs_dir(paths).display()))?;
     } else {
         for r in runs {
             // "error: <the whole provider message>" would break the table; `replay` has it all.
@@ -469,7 +412,7 @@ pub(crate) fn replay(paths: &Paths, id: &str, jsonl: bool, html: Option<&Path>) 
         (true, Some(parent), Some(stem)) if file.is_file() => {
             (parent.to_path_buf(), stem.to_string_lossy().into_owned())
         }
-        _ => (runs_dir(paths), id.to_string()),
+        _ => (clix_session::runs_dir(paths), id.to_string()),
     };
     let id = id.as_str();
     let records = read_run(&dir, id)?;
@@ -515,7 +458,7 @@ fn replay_plan(paths: &Paths, file: &Path, jsonl: bool, html: Option<&Path>) -> 
             _ => None,
         };
         let records = match run_id {
-            Some(id) => read_run(&runs_dir(paths), &id).unwrap_or_default(),
+            Some(id) => read_run(&clix_session::runs_dir(paths), &id).unwrap_or_default(),
             None => Vec::new(),
         };
         lanes.push(crate::replay_html::Lane { task: task.id.clone(), status: task.status.label().into(), records });

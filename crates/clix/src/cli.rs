@@ -4,15 +4,14 @@ use std::io::{ErrorKind, IsTerminal, Read, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, Result, bail};
 use clap::{ColorChoice, Parser, Subcommand, ValueEnum};
 use clix_config::Paths;
-use clix_engine::{Engine, EngineConfig, OsTier, SandboxMode, ToolFormat, tool_definition};
-use clix_hub::{HubConfig, LoadOptions, hub_sources};
+use clix_engine::{Engine, ToolFormat, tool_definition};
+use clix_session::{Approver, Session, Settings};
 use serde_json::json;
-
-use crate::settings::{self, Settings};
 
 #[derive(Parser)]
 #[command(name = "clix", version, about = "A CLI is all an agent needs: one `run` tool over a jailed shell")]
@@ -419,7 +418,8 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
 async fn mcp(paths: Paths, args: McpArgs) -> Result<ExitCode> {
     let settings = load_with_flags(&paths, &args.session, args.network)?;
     let workspace = workspace_or_cwd(args.session.workspace)?;
-    let engine = engine_config(&paths, &workspace, &settings, "mcp")?;
+    // No one at a terminal answers for an MCP client.
+    let engine = session(&paths, settings, &workspace, false).label("mcp").engine_config()?;
     let config = clix_mcp::McpConfig { engine };
     if args.token.is_some() {
         anyhow::bail!(
@@ -495,6 +495,23 @@ fn on_multi_thread<T: Send + 'static>(future: impl std::future::Future<Output = 
     thread.join().map_err(|_| anyhow::anyhow!("the MCP server panicked"))
 }
 
+/// On the first Ctrl-C, says it is `stopping` and calls `first` (the work
+/// in flight ends and is saved); on the second, clix exits with 130.
+pub(crate) fn on_ctrl_c(stopping: &'static str, first: impl Fn() + Send + 'static) {
+    tokio::spawn(async move {
+        let mut pressed = 0;
+        while tokio::signal::ctrl_c().await.is_ok() {
+            pressed += 1;
+            if pressed > 1 {
+                eprintln!("\nclix: exiting");
+                std::process::exit(130);
+            }
+            eprintln!("\nclix: {stopping} (Ctrl-C again to exit)");
+            first();
+        }
+    });
+}
+
 /// The folder given with `--workspace`, or the current one.
 pub(crate) fn workspace_or_cwd(dir: Option<PathBuf>) -> Result<PathBuf> {
     match dir {
@@ -509,22 +526,24 @@ pub(crate) fn load_with_flags(paths: &Paths, session: &SessionFlags, network: bo
     if network {
         flags.push(("sandbox.network", "--network", toml::Value::Boolean(true)));
     }
-    Ok(settings::load(paths, &flags)?.value)
+    Ok(clix_session::load(paths, &flags)?.value)
 }
 
 /// `clix memory …` runs the very `memory` command the agent has, so both
 /// always agree; a person's reaches every topic and may write the global one.
 async fn memory(paths: &Paths, workspace: Option<PathBuf>, args: &[String]) -> Result<ExitCode> {
-    let settings = settings::load(paths, &[])?.value;
+    let settings = clix_session::load(paths, &[])?.value;
     let workspace = workspace_or_cwd(workspace)?;
+    let named_topic = !settings.memory.topic.is_empty();
+    let session = session(paths, settings, &workspace, false);
     if args.first().is_some_and(|a| a == "adopt") {
-        return adopt_topic(paths, &workspace, &settings, &args[1..]);
+        return adopt_topic(&session, &args[1..]);
     }
-    let mut config = engine_config(paths, &workspace, &settings, "cli")?;
+    let mut config = session.engine_config()?;
     let mut old_topic = None;
     if let Some(memory) = config.memory.as_mut() {
         memory.access = clix_engine::MemoryAccess::Full;
-        old_topic = settings.memory.topic.is_empty().then(|| (memory.path.clone(), memory.topic.clone()));
+        old_topic = (!named_topic).then(|| (memory.path.clone(), memory.topic.clone()));
     }
     let mut engine = Engine::new(config).await?;
     let code = run_for_person(&mut engine, "memory", args).await?;
@@ -538,15 +557,15 @@ async fn memory(paths: &Paths, workspace: Option<PathBuf>, args: &[String]) -> R
 /// folder's name, as topics were before they were keyed by path) into this
 /// folder's topic. Only a person can: a session never claims another
 /// topic's memories, or a cloned folder of the same name would.
-fn adopt_topic(paths: &Paths, workspace: &Path, settings: &Settings, args: &[String]) -> Result<ExitCode> {
+fn adopt_topic(session: &Session, args: &[String]) -> Result<ExitCode> {
     let [old] = args else {
         bail!("usage: clix memory adopt OLD_TOPIC  (moves OLD_TOPIC's memories into this folder's topic)");
     };
-    let topic = settings::memory_config(paths, workspace, settings, String::new()).topic;
+    let topic = session.memory_config(String::new()).topic;
     if old == &topic || old == clix_memory::GLOBAL_TOPIC {
         bail!("memory adopt: {old:?} cannot be adopted (it is this folder's topic, or the global one)");
     }
-    let mut store = clix_memory::Store::open(&paths.data_dir.join("memory.sqlite"))?;
+    let mut store = clix_memory::Store::open(&session.memory_store())?;
     match store.retopic(old, &topic)? {
         0 => {
             bail!("memory adopt: the topic {old:?} holds no memories; see clix memory recent for the topics there are")
@@ -576,12 +595,12 @@ fn tell_of_old_topic(store: &Path, topic: &str) {
 pub(crate) async fn run_agent_command(
     paths: &Paths,
     workspace: Option<PathBuf>,
-    settings: &Settings,
+    settings: Settings,
     command: &str,
     args: &[String],
 ) -> Result<ExitCode> {
     let workspace = workspace_or_cwd(workspace)?;
-    let mut engine = start_engine(paths, &workspace, settings).await?;
+    let mut engine = session(paths, settings, &workspace, false).engine().await?;
     run_for_person(&mut engine, command, args).await
 }
 
@@ -597,11 +616,11 @@ async fn run_for_person(engine: &mut Engine, command: &str, args: &[String]) -> 
 
 async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
     let mut settings = load_with_flags(paths, &args.session, args.network)?;
-    settings.person_answers = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     // One line and the process ends: no next run to set a sandbox up for.
     settings.sandbox.keep_ready = false;
     let workspace = workspace_or_cwd(args.session.workspace)?;
-    let mut engine = start_engine(paths, &workspace, &settings).await?;
+    let person = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let mut engine = session(paths, settings, &workspace, person).engine().await?;
     let stdin = read_piped_stdin()?;
     let line = args.line;
 
@@ -620,80 +639,42 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
     Ok(exit_code(shown.raw.exit_code))
 }
 
-pub(crate) async fn start_engine(paths: &Paths, workspace: &Path, settings: &Settings) -> Result<Engine> {
-    Ok(Engine::new(engine_config(paths, workspace, settings, "cli")?).await?)
+/// A person's session on `workspace`: the terminal answers the policy's
+/// questions when `person_answers` (a terminal, and no machine reading the
+/// output), and shows the progress of re-embedding memories.
+pub(crate) fn session(paths: &Paths, settings: Settings, workspace: &Path, person_answers: bool) -> Session {
+    let approver = person_answers.then(|| Arc::new(crate::policy_cmd::Terminal) as Arc<dyn Approver>);
+    let progress = std::io::stderr().is_terminal().then(progress_bar);
+    Session::for_person(paths.clone(), settings, workspace).approver(approver).progress(progress)
 }
 
-/// What an engine on `workspace` is built from; `label` starts its audit-log session id.
-pub(crate) fn engine_config(paths: &Paths, workspace: &Path, settings: &Settings, label: &str) -> Result<EngineConfig> {
-    let session = session_id(label);
-    let os = (settings.sandbox.mode != SandboxMode::Off).then(|| OsTier {
-        settings: settings.sandbox.clone(),
-        clix_config_dir: Some(paths.config_dir.clone()),
-        audit_log: Some(paths.state_dir.join("audit.jsonl")),
-        session_id: session.clone(),
-    });
-    // A session's topic is its workspace's name, unless --topic / memory.topic says otherwise.
-    let memory = settings::memory_config(paths, workspace, settings, session.clone());
-    Ok(EngineConfig {
-        browser: Some(settings.browser.clone()),
-        workspace: workspace.to_path_buf(),
-        limits: settings.limits.clone(),
-        present: settings.present.clone(),
-        os,
-        memory: Some(memory),
-        hub: Some(hub_config(paths, workspace, settings, session.clone())),
-        policy: Some(crate::policy_cmd::policy_config(paths, settings, session.clone())?),
-        clip: Some(clip_config(paths, settings, session)),
+/// An indicatif bar on stderr, shown from the first report, gone at the last.
+fn progress_bar() -> clix_memory::Progress {
+    let bar: Mutex<Option<indicatif::ProgressBar>> = Mutex::new(None);
+    Arc::new(move |done, total| {
+        let mut bar = bar.lock().unwrap_or_else(|p| p.into_inner());
+        let b = bar.get_or_insert_with(|| {
+            let b = indicatif::ProgressBar::new(total as u64);
+            if let Ok(style) = indicatif::ProgressStyle::with_template("embedding memories {bar:30} {pos}/{len} {eta}")
+            {
+                b.set_style(style);
+            }
+            b
+        });
+        b.set_length(total as u64);
+        b.set_position(done as u64);
+        if done >= total {
+            b.finish_and_clear();
+            *bar = None;
+        }
     })
-}
-
-/// The `clip` environments of a session: the person's `[[clip]]` entries
-/// (their config file only), the `local` kind in the session's sandbox.
-fn clip_config(paths: &Paths, settings: &Settings, session: String) -> clix_engine::ClipConfig {
-    clix_engine::ClipConfig {
-        environments: settings.clip.clone(),
-        state_dir: paths.state_dir.clone(),
-        audit_log: Some(paths.state_dir.join("audit.jsonl")),
-        session_id: session,
-        sandbox: (settings.sandbox.mode != SandboxMode::Off).then(|| settings.sandbox.clone()),
-        clix_config_dir: Some(paths.config_dir.clone()),
-        // The engine holds a call's output to the line's memory budget.
-        output_cap_bytes: 0,
-    }
-}
-
-/// The hub of a session: the config folder's `hub/`, `hub.dirs` (or
-/// `--hub`), `CLIX_HUB_PATH`, then the workspace's `.clix/hub` (the user's
-/// own tools win over a workspace's of the same name).
-fn hub_config(paths: &Paths, workspace: &Path, settings: &Settings, session: String) -> HubConfig {
-    let env_path = std::env::var_os("CLIX_HUB_PATH");
-    HubConfig {
-        sources: hub_sources(Some(workspace), &paths.config_dir, &settings.hub.dirs, env_path.as_deref()),
-        load: LoadOptions::default(),
-        domains: settings.hub.domains.clone(),
-        state_dir: paths.state_dir.clone(),
-        self_test_ttl: std::time::Duration::from_secs(settings.hub.self_test_ttl_secs),
-        env: {
-            let configured = settings.hub.env.clone();
-            std::sync::Arc::new(move |name| configured.get(name).cloned())
-        },
-        audit_log: Some(paths.state_dir.join("audit.jsonl")),
-        session,
-    }
-}
-
-/// A label for this process's calls in the audit log: `<label>-<pid>-<start ms>`.
-fn session_id(label: &str) -> String {
-    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
-    format!("{label}-{}-{ms}", std::process::id())
 }
 
 /// An engine on an empty folder, for commands that only need the catalog.
 async fn scratch_engine(paths: &Paths) -> Result<Engine> {
-    let settings = settings::load(paths, &[])?.value;
+    let settings = clix_session::load(paths, &[])?.value;
     let dir = tempfile::tempdir().context("cannot create a temporary folder")?;
-    start_engine(paths, dir.path(), &settings).await
+    session(paths, settings, dir.path(), false).engine().await
 }
 
 pub(crate) fn read_piped_stdin() -> Result<Option<Vec<u8>>> {
@@ -720,12 +701,12 @@ fn config(paths: &Paths, action: ConfigAction) -> Result<ExitCode> {
             if let Some(dir) = paths.config_file.parent() {
                 std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
             }
-            std::fs::write(&paths.config_file, settings::default_file())
+            std::fs::write(&paths.config_file, clix_session::default_file())
                 .with_context(|| format!("cannot write {}", paths.config_file.display()))?;
             outln(format_args!("wrote {}", paths.config_file.display()))?;
         }
         ConfigAction::Show { json } => {
-            let loaded = settings::load(paths, &[])?;
+            let loaded = clix_session::load(paths, &[])?;
             let shown = |key: &str, value: &toml::Value| -> toml::Value {
                 // A key in the file or environment is never printed.
                 let secret = clix_engine::is_secret_name(key) || key.starts_with("hub.env.");

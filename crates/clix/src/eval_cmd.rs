@@ -16,7 +16,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clix_agent::trajectory::{now_ms, timestamp_id};
-use clix_agent::{read_run, resolve_provider};
+use clix_agent::read_run;
 use clix_config::Paths;
 use clix_eval::{
     AttemptOptions, AttemptRecord, Design, ModelRun, Results, SolutionRun, StopReason, Task, comparison, load_suites,
@@ -24,7 +24,7 @@ use clix_eval::{
 };
 
 use crate::cli::outln;
-use crate::settings::{self, Settings};
+use clix_session::Settings;
 
 #[derive(clap::Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
@@ -85,7 +85,7 @@ pub(crate) async fn eval(paths: &Paths, args: EvalArgs) -> Result<ExitCode> {
         return compare(before, after);
     }
     let tasks = tasks(&args)?;
-    let settings = settings::load(paths, &[])?.value;
+    let settings = clix_session::load(paths, &[])?.value;
     let designs = if args.tools.is_empty() {
         Design::ALL.to_vec()
     } else {
@@ -151,10 +151,8 @@ async fn model(
     designs: Vec<Design>,
     mut options: AttemptOptions,
 ) -> Result<ExitCode> {
-    // The keys (AGENT_API_KEY, OPENAI_API_KEY, …) left the environment at start.
-    let provider =
-        resolve_provider(&settings.agent, clix_config::secrets::var, args.model.as_deref(), args.provider.as_deref())
-            .map_err(anyhow::Error::msg)?;
+    // The person's provider; each attempt's engine is an isolated session of its own.
+    let provider = settings.person_provider(args.model.as_deref(), args.provider.as_deref())?;
     if let Some(n) = args.max_steps {
         options.max_steps = n;
     }

@@ -8,7 +8,6 @@ use anyhow::{Result, bail};
 use clix_config::Paths;
 
 use crate::cli::HubFlags;
-use crate::settings;
 
 #[derive(clap::Args)]
 pub(crate) struct HubArgs {
@@ -31,8 +30,8 @@ pub(crate) async fn hub(paths: &Paths, mut args: HubArgs) -> Result<ExitCode> {
         // (and the fresh results are cached for the sessions that follow).
         layers.push(("hub.self_test_ttl_secs", "hub check", toml::Value::Integer(0)));
     }
-    let settings = settings::load(paths, &layers)?.value;
-    crate::cli::run_agent_command(paths, args.workspace, &settings, "hub", &rest).await
+    let settings = clix_session::load(paths, &layers)?.value;
+    crate::cli::run_agent_command(paths, args.workspace, settings, "hub", &rest).await
 }
 
 /// `--hub DIR` and `--workspace DIR` after the subcommand (`clix hub check

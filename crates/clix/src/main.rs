@@ -1,7 +1,7 @@
-//! `clix`: the command-line front end. It parses arguments, loads the
-//! configuration and hands command lines to `clix-engine`, tasks to
-//! `clix-agent` and MCP clients to `clix-mcp`; it holds no execution,
-//! presentation or agent logic of its own, only their rendering.
+//! `clix`: the command-line front end. It parses arguments, has
+//! `clix-session` assemble each session (engine, agent, plan runner), and
+//! renders what they do; it holds no session wiring, execution,
+//! presentation or agent logic of its own.
 
 mod agent_cmd;
 mod cli;
@@ -12,7 +12,6 @@ mod plan_cmd;
 mod policy_cmd;
 mod repl;
 mod replay_html;
-mod settings;
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -10,17 +10,13 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use clix_agent::stream::{ArtifactWatch, RunResult, StreamEvent, StreamWriter};
+use clix_agent::stream::StreamEvent;
 use clix_agent::{Agent, Trajectory};
 use clix_config::Paths;
-use clix_engine::Engine;
-use clix_plan::{
-    AgentRunner, Checkpoint, Job, LocalFuture, OnFailure, Plan, PlanResult, ProposePlan, RunOptions, StatusKind,
-    TaskEnd, TaskStatus,
-};
+use clix_plan::{Checkpoint, OnFailure, Plan, PlanResult, ProposePlan, RunOptions, StatusKind, TaskEnd, TaskStatus};
+use clix_session::{PlanRunner, Session, Settings};
 
 use crate::cli::outln;
-use crate::settings::{self, Settings};
 
 #[derive(clap::Args)]
 pub(crate) struct PlanArgs {
@@ -149,7 +145,7 @@ fn check(path: &Path, dot: bool) -> Result<ExitCode> {
 }
 
 fn load_settings(paths: &Paths, flags: &ModelFlags) -> Result<(Settings, PathBuf)> {
-    let settings = settings::load(paths, &[])?.value;
+    let settings = clix_session::load(paths, &[])?.value;
     let workspace = crate::cli::workspace_or_cwd(flags.workspace.clone())?;
     Ok((settings, workspace))
 }
@@ -157,11 +153,12 @@ fn load_settings(paths: &Paths, flags: &ModelFlags) -> Result<(Settings, PathBuf
 /// `clix plan make`: the coordinator proposes until its plan checks out.
 async fn make(paths: &Paths, goal: &str, output: &Path, flags: &ModelFlags) -> Result<PathBuf> {
     let (settings, workspace) = load_settings(paths, flags)?;
-    let provider = crate::agent_cmd::provider_for(&settings, flags.model.as_deref(), flags.provider.as_deref())?;
+    let session = Session::for_person(paths.clone(), settings, workspace.clone());
+    let provider = session.provider(flags.model.as_deref(), flags.provider.as_deref())?;
     let mut tools = ProposePlan::new(workspace.clone());
-    let trajectory = Trajectory::create(&crate::agent_cmd::runs_dir(paths)).context("cannot create the trajectory")?;
+    let trajectory = Trajectory::create(&session.runs_dir()).context("cannot create the trajectory")?;
     let saved = trajectory.path.clone();
-    let mut agent = Agent::new(&mut tools, provider, settings.agent.clone(), Some(trajectory));
+    let mut agent = Agent::new(&mut tools, provider, session.settings.agent.clone(), Some(trajectory));
     let summary = agent.run(goal, &mut |_| {}).await;
     drop(agent);
     let Some(text) = tools.accepted else {
@@ -189,13 +186,11 @@ async fn run_cmd(paths: &Paths, args: RunPlanArgs) -> Result<ExitCode> {
         (None, Some(plan)) => plan.clone(),
         (None, None) => bail!("name a plan file, or --goal"),
     };
-    let (mut settings, workspace) = load_settings(paths, &args.model)?;
+    let (settings, workspace) = load_settings(paths, &args.model)?;
     let plan = match read_plan(&workspace, &plan_path) {
         Ok(read) => read,
         Err(code) => return Ok(code),
     };
-    // The agents' questions have no one to answer them: a machine runs the plan.
-    settings.person_answers = false;
     let absolute = std::fs::canonicalize(&plan_path).unwrap_or(plan_path.clone());
     let mut checkpoint =
         Checkpoint::open(&clix_plan::checkpoint_path(&paths.state_dir, &absolute), &plan, args.resume)?;
@@ -212,18 +207,17 @@ async fn run_cmd(paths: &Paths, args: RunPlanArgs) -> Result<ExitCode> {
         retry_backoff: Duration::from_millis(args.retry_backoff_ms),
         plan_id,
     };
-    let runner = BinRunner { paths: paths.clone(), settings, workspace: workspace.clone(), flags: args.model.clone() };
+    // No one answers the agents' questions: a machine runs the plan.
+    let runner = PlanRunner {
+        paths: paths.clone(),
+        settings,
+        workspace: workspace.clone(),
+        model: args.model.model.clone(),
+        provider: args.model.provider.clone(),
+    };
     let (stop_tx, stop) = tokio::sync::watch::channel(false);
-    tokio::spawn(async move {
-        let mut pressed = 0;
-        while tokio::signal::ctrl_c().await.is_ok() {
-            pressed += 1;
-            if pressed > 1 {
-                std::process::exit(130);
-            }
-            eprintln!("\nclix: stopping the plan's agents (Ctrl-C again to exit)");
-            let _ = stop_tx.send(true);
-        }
+    crate::cli::on_ctrl_c("stopping the plan's agents", move || {
+        let _ = stop_tx.send(true);
     });
     let view = RefCell::new(LiveView::new(args.jsonl, &plan));
     let emit = |line: StreamEvent| view.borrow_mut().line(line);
@@ -247,69 +241,6 @@ async fn run_cmd(paths: &Paths, args: RunPlanArgs) -> Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
-}
-
-/// What the binary runs each task with: the person's settings, the task's
-/// own model, steps, time and domains, an engine confined to its namespace.
-struct BinRunner {
-    paths: Paths,
-    settings: Settings,
-    workspace: PathBuf,
-    flags: ModelFlags,
-}
-
-impl BinRunner {
-    fn settings_for(&self, job: &Job) -> Settings {
-        let mut settings = self.settings.clone();
-        if let Some(steps) = job.task.max_steps {
-            settings.agent.max_steps = steps;
-        }
-        if let Some(secs) = job.task.timeout_secs {
-            settings.agent.max_wall_secs = secs;
-        }
-        if !job.task.domain.is_empty() {
-            settings.hub.domains = job.task.domain.clone();
-        }
-        settings
-    }
-
-    async fn run_job(&self, job: Job, emit: &dyn Fn(StreamEvent)) -> Result<RunResult> {
-        let started = Instant::now();
-        let settings = self.settings_for(&job);
-        let label = format!("plan-{}", job.task.id);
-        let config = crate::cli::engine_config(&self.paths, &self.workspace, &settings, &label)?;
-        let mut engine = Engine::confined(config, job.namespace.clone()).await?;
-        let model = job.task.model.as_deref().or(self.flags.model.as_deref());
-        let kind = job.task.provider.as_deref().or(self.flags.provider.as_deref());
-        let provider = crate::agent_cmd::provider_for(&settings, model, kind)?;
-        let watch = ArtifactWatch::start(engine.session().folder(), &job.namespace.writable);
-        let (mut agent, _) = crate::agent_cmd::agent_with(&self.paths, &mut engine, provider, &settings)?;
-        let interrupt = agent.interrupt_handle();
-        let mut stop = job.stop.clone();
-        let stopper = tokio::spawn(async move {
-            if stop.wait_for(|s| *s).await.is_ok() {
-                interrupt.interrupt();
-            }
-        });
-        let mut stream: StreamWriter = job.stream;
-        let summary = agent
-            .run(&job.prompt, &mut |e| {
-                if let Some(line) = stream.event(e) {
-                    emit(line);
-                }
-            })
-            .await;
-        stopper.abort();
-        let result = RunResult::new(&summary, started.elapsed().as_millis() as u64, watch.finish());
-        emit(stream.result(&result));
-        Ok(result)
-    }
-}
-
-impl AgentRunner for BinRunner {
-    fn run<'a>(&'a self, job: Job, emit: &'a dyn Fn(StreamEvent)) -> LocalFuture<'a, Result<RunResult, String>> {
-        Box::pin(async move { self.run_job(job, emit).await.map_err(|e| format!("{e:#}")) })
-    }
 }
 
 /// The plan's progress: the merged stream with `--jsonl`; else one line per

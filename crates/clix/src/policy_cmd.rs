@@ -1,18 +1,14 @@
-//! `clix policy check|list`, where the person's rule files are found, and
-//! the terminal that answers the policy's `ask`.
+//! `clix policy check|list`, and the terminal that answers the policy's `ask`.
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
 use clix_config::Paths;
-use clix_engine::PolicyConfig;
-use clix_policy::{Answer, Approval, Approver, Decision, LineEntry, Origin, RuleFile, Scope};
+use clix_policy::{Answer, Approval, Approver, Decision, LineEntry};
 
 use crate::cli::outln;
-use crate::settings::Settings;
 
 #[derive(clap::Args)]
 pub(crate) struct PolicyArgs {
@@ -40,36 +36,8 @@ enum PolicyAction {
     List,
 }
 
-/// The person's own rule file, beside `config.toml`.
-fn user_policy_file(paths: &Paths) -> PathBuf {
-    paths.config_dir.join("policy.toml")
-}
-
-/// The policy part of an engine: the `[policy]` section, the person's
-/// `policy.toml`, the terminal when a person is there, the audit log.
-pub(crate) fn policy_config(paths: &Paths, settings: &Settings, session_id: String) -> Result<PolicyConfig> {
-    let file = user_policy_file(paths);
-    let mut user_files = Vec::new();
-    match std::fs::read_to_string(&file) {
-        Ok(text) => {
-            user_files.push(RuleFile { origin: Origin { file: file.display().to_string(), scope: Scope::User }, text })
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e).with_context(|| format!("cannot read the policy file {}", file.display())),
-    }
-    let approver = settings.person_answers.then(|| Arc::new(Terminal) as Arc<dyn Approver>);
-    Ok(PolicyConfig {
-        settings: settings.policy.clone(),
-        config_file: paths.config_file.display().to_string(),
-        user_files,
-        approver,
-        audit_log: Some(paths.state_dir.join("audit.jsonl")),
-        session_id,
-    })
-}
-
 /// The person at this terminal, asked on `/dev/tty` (stdout may be piped).
-struct Terminal;
+pub(crate) struct Terminal;
 
 impl Approver for Terminal {
     fn approve(&self, request: &Approval) -> Answer {
@@ -112,9 +80,9 @@ fn escaped(text: &str) -> String {
 
 /// `clix policy …`.
 pub(crate) async fn policy(paths: &Paths, args: PolicyArgs) -> Result<ExitCode> {
-    let settings = crate::settings::load(paths, &[])?.value;
+    let settings = clix_session::load(paths, &[])?.value;
     let workspace = crate::cli::workspace_or_cwd(args.workspace)?;
-    let engine = crate::cli::start_engine(paths, &workspace, &settings).await?;
+    let engine = crate::cli::session(paths, settings, &workspace, false).engine().await?;
     let gate = engine.policy().context("this session has no policy")?;
     match args.action {
         PolicyAction::Check { line } => match gate.policy().check_line(&line, gate.context()) {

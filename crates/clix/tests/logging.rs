@@ -6,8 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
 mod common;
-#[path = "../../clix-agent/tests/support/mod.rs"]
-mod support;
+use clix_testkit::model_server as support;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Output, Stdio};

@@ -8,8 +8,7 @@
 mod common;
 #[path = "../../clix-memory/tests/support/model2vec.rs"]
 mod model2vec;
-#[path = "../../clix-agent/tests/support/mod.rs"]
-mod support;
+use clix_testkit::model_server as support;
 
 use std::process::Output;
 

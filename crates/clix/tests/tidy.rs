@@ -19,15 +19,20 @@ const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
     ("clix-shell", &["clix-common", "clix-workspace"]),
     // Pure rules: it decides, the shell's hook and the engine apply.
     ("clix-policy", &[]),
-    ("clix-sandbox", &["clix-common", "clix-workspace"]),
-    ("clix-hub", &["clix-common", "clix-sandbox", "clix-workspace"]),
+    // The audit log's envelope, writer and redaction: beneath every crate that writes a line.
+    ("clix-audit", &["clix-common"]),
+    // One child process, supervised (stdin, capture, time limit, teardown): under the sandbox and clip.
+    ("clix-process", &["clix-common"]),
+    ("clix-sandbox", &["clix-audit", "clix-common", "clix-process", "clix-workspace"]),
+    ("clix-hub", &["clix-audit", "clix-common", "clix-sandbox", "clix-workspace"]),
     // The browser: Chromium started through the sandbox, driven over CDP; it prints nothing.
     ("clix-browser", &["clix-sandbox"]),
     // Other machines as commands: host children (ssh, docker, kubectl), the local kind through the sandbox.
-    ("clix-clip", &["clix-common", "clix-sandbox", "clix-workspace"]),
+    ("clix-clip", &["clix-audit", "clix-common", "clix-process", "clix-sandbox", "clix-workspace"]),
     (
         "clix-engine",
         &[
+            "clix-audit",
             "clix-browser",
             "clix-clip",
             "clix-common",
@@ -44,8 +49,9 @@ const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
     ("clix-mcp", &["clix-common", "clix-engine"]),
     // Plans of agents: over the agent's stream and tools, the engine's namespaces.
     ("clix-plan", &["clix-agent", "clix-common", "clix-engine", "clix-workspace"]),
+    // The composition root: settings, and every session assembled once.
     (
-        "clix",
+        "clix-session",
         &[
             "clix-agent",
             "clix-browser",
@@ -53,18 +59,32 @@ const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
             "clix-common",
             "clix-config",
             "clix-engine",
-            "clix-eval",
             "clix-hub",
-            "clix-mcp",
             "clix-memory",
             "clix-plan",
             "clix-policy",
         ],
     ),
+    // The binary: clap and rendering over the session.
+    (
+        "clix",
+        &[
+            "clix-agent",
+            "clix-common",
+            "clix-config",
+            "clix-engine",
+            "clix-eval",
+            "clix-mcp",
+            "clix-memory",
+            "clix-plan",
+            "clix-policy",
+            "clix-session",
+        ],
+    ),
     // The eval harness.
     (
         "clix-eval",
-        &["clix-agent", "clix-common", "clix-engine", "clix-hub", "clix-memory", "clix-sandbox", "clix-workspace"],
+        &["clix-agent", "clix-common", "clix-config", "clix-engine", "clix-sandbox", "clix-session", "clix-workspace"],
     ),
     // Test support, a dev-dependency only (and the unshipped bench's): no
     // shipped crate may need it to build.
@@ -76,6 +96,7 @@ const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
             "clix-agent",
             "clix-browser",
             "clix-clip",
+            "clix-config",
             "clix-engine",
             "clix-hub",
             "clix-memory",
@@ -83,6 +104,7 @@ const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
             "clix-policy",
             "clix-present",
             "clix-sandbox",
+            "clix-session",
             "clix-shell",
             "clix-testkit",
             "clix-workspace",

@@ -47,6 +47,27 @@ pub struct EngineConfig {
     pub clip: Option<clix_clip::ClipConfig>,
 }
 
+impl EngineConfig {
+    /// The shell alone on `workspace`, with the default limits and
+    /// presentation; a caller adds the parts it wants
+    /// (`EngineConfig { os: Some(…), ..EngineConfig::new(ws) }`). A whole
+    /// session is assembled by `clix-session`, the one place that knows
+    /// where each part's files live.
+    pub fn new(workspace: impl Into<PathBuf>) -> EngineConfig {
+        EngineConfig {
+            workspace: workspace.into(),
+            limits: ShellLimits::default(),
+            present: PresentOptions::default(),
+            os: None,
+            memory: None,
+            hub: None,
+            policy: None,
+            browser: None,
+            clip: None,
+        }
+    }
+}
+
 /// Why an engine could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {

@@ -115,6 +115,16 @@ impl Default for MemorySettings {
 pub(crate) const OPENAI_URL: &str = "https://api.openai.com/v1";
 
 impl MemorySettings {
+    /// The embedder's API key: `memory.api_key`, else `CLIX_MEMORY_API_KEY`,
+    /// else `OPENAI_API_KEY` as `env` gives them (empty when none is set).
+    pub fn api_key_from(&self, env: impl Fn(&str) -> Option<String>) -> Secret {
+        Some(self.api_key.clone())
+            .filter(|k| !k.is_empty())
+            .or_else(|| env("CLIX_MEMORY_API_KEY").filter(|k| !k.is_empty()).map(Secret::new))
+            .or_else(|| env("OPENAI_API_KEY").map(Secret::new))
+            .unwrap_or_default()
+    }
+
     /// The configured embedder, or `None` for `embedder = "none"`. `env`
     /// supplies the API key when the settings hold none.
     pub fn embedder(&self, env: impl Fn(&str) -> Option<String>) -> Result<Option<Box<dyn Embedder>>, EmbedError> {
@@ -139,11 +149,7 @@ impl MemorySettings {
                     ));
                 }
                 let base_url = if self.base_url.is_empty() { OPENAI_URL } else { &self.base_url };
-                let key = Some(self.api_key.clone())
-                    .filter(|k| !k.is_empty())
-                    .or_else(|| env("CLIX_MEMORY_API_KEY").map(Secret::new))
-                    .or_else(|| env("OPENAI_API_KEY").map(Secret::new))
-                    .filter(|k| !k.is_empty());
+                let key = Some(self.api_key_from(env)).filter(|k| !k.is_empty());
                 Ok(Some(Box::new(OpenAiEmbedder::new(base_url, &self.model, key))))
             }
             other => {

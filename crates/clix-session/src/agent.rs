@@ -1,0 +1,158 @@
+//! The agent's wiring: its provider, trajectory and memory, one task run
+//! to its result, and a plan's tasks run the same way.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use clix_agent::stream::{ArtifactWatch, RunResult, StreamEvent, StreamWriter};
+use clix_agent::{Agent, AgentMemory, Event, Provider, ResolvedProvider, RunSummary, Trajectory, resolve_provider};
+use clix_config::Paths;
+use clix_engine::Engine;
+use clix_plan::{AgentRunner, Job, LocalFuture};
+
+use crate::session::Session;
+use crate::settings::Settings;
+
+/// An agent of a session, its trajectory started.
+pub struct AgentSession<'e> {
+    /// The agent loop over the session's engine.
+    pub agent: Agent<'e>,
+    /// Where its trajectory is written (`<data>/runs/<id>.jsonl`).
+    pub trajectory: PathBuf,
+    /// What the person should know before it starts (memory degraded or
+    /// off); the work goes on without it.
+    pub notes: Vec<String>,
+}
+
+impl Session {
+    /// Where runs' trajectories are kept.
+    pub fn runs_dir(&self) -> PathBuf {
+        runs_dir(&self.paths)
+    }
+
+    /// The provider the settings name, with a model or API kind of the caller's.
+    pub fn provider(&self, model: Option<&str>, kind: Option<&str>) -> Result<Provider> {
+        Ok(Provider::new(&self.resolved_provider(model, kind)?))
+    }
+
+    /// What [`Session::provider`] is made from: kind, address, key, model.
+    /// An isolated session reads no key of this process.
+    pub fn resolved_provider(&self, model: Option<&str>, kind: Option<&str>) -> Result<ResolvedProvider> {
+        if self.reads_secrets {
+            return self.settings.person_provider(model, kind);
+        }
+        resolve_provider(&self.settings.agent, |_| None, model, kind).map_err(anyhow::Error::msg)
+    }
+
+    /// An agent over `engine` asking `provider`, with its trajectory and the
+    /// session's memory (the same store, topic and embedder as the `memory`
+    /// command): what `ask`, `chat` and each task of a plan share.
+    pub fn agent<'e>(&self, engine: &'e mut Engine, provider: Provider) -> Result<AgentSession<'e>> {
+        let trajectory = Trajectory::create(&self.runs_dir()).context("cannot create the run's trajectory file")?;
+        let path = trajectory.path.clone();
+        let memory = self.memory_config(trajectory.id.clone());
+        let mut agent = Agent::new(engine, provider, self.settings.agent.clone(), Some(trajectory));
+        let mut notes = Vec::new();
+        match memory.open() {
+            Ok(opened) => {
+                notes.extend(opened.degraded.map(|why| format!("memory: {why}")));
+                agent = agent.with_memory(AgentMemory::new(opened.store, memory.topic, self.settings.memory.clone()));
+            }
+            Err(e) => notes.push(format!("memory is off for this session: {e}")),
+        }
+        Ok(AgentSession { agent, trajectory: path, notes })
+    }
+}
+
+/// Where runs' trajectories are kept under `paths`.
+pub fn runs_dir(paths: &Paths) -> PathBuf {
+    paths.data_dir.join("runs")
+}
+
+/// Runs `prompt` on `agent` to its end: its events to `on_event`, then the
+/// result every front end reports (`clix ask`'s last stream line, a plan
+/// task's checkpoint), with the files `watch` saw created or changed.
+pub async fn run_task(
+    agent: &mut Agent<'_>,
+    prompt: &str,
+    watch: Option<&ArtifactWatch>,
+    on_event: &mut dyn FnMut(&Event),
+) -> (RunSummary, RunResult) {
+    let started = Instant::now();
+    let summary = agent.run(prompt, on_event).await;
+    let artifacts = watch.map(ArtifactWatch::finish).unwrap_or_default();
+    let result = RunResult::new(&summary, started.elapsed().as_millis() as u64, artifacts);
+    (summary, result)
+}
+
+/// Runs each task of a plan: the person's settings with the task's own
+/// model, steps, time and domains, an engine confined to its namespace, and
+/// a `clix ask` agent over it whose events become the task's stream.
+pub struct PlanRunner {
+    /// The person's paths.
+    pub paths: Paths,
+    /// The settings every task starts from.
+    pub settings: Settings,
+    /// The plan's workspace.
+    pub workspace: PathBuf,
+    /// The model of tasks that name none.
+    pub model: Option<String>,
+    /// The API kind of tasks that name none.
+    pub provider: Option<String>,
+}
+
+impl PlanRunner {
+    /// The settings of `job`'s agent.
+    fn settings_for(&self, job: &Job) -> Settings {
+        let mut settings = self.settings.clone();
+        if let Some(steps) = job.task.max_steps {
+            settings.agent.max_steps = steps;
+        }
+        if let Some(secs) = job.task.timeout_secs {
+            settings.agent.max_wall_secs = secs;
+        }
+        if !job.task.domain.is_empty() {
+            settings.hub.domains = job.task.domain.clone();
+        }
+        settings
+    }
+
+    async fn run_job(&self, job: Job, emit: &dyn Fn(StreamEvent)) -> Result<RunResult> {
+        // No one answers the agents' questions: a machine runs the plan.
+        let session = Session::for_person(self.paths.clone(), self.settings_for(&job), self.workspace.clone())
+            .label(&format!("plan-{}", job.task.id));
+        let mut engine = session.confined_engine(job.namespace.clone()).await?;
+        let model = job.task.model.as_deref().or(self.model.as_deref());
+        let kind = job.task.provider.as_deref().or(self.provider.as_deref());
+        let provider = session.provider(model, kind)?;
+        let watch = ArtifactWatch::start(engine.session().folder(), &job.namespace.writable);
+        let AgentSession { mut agent, notes, .. } = session.agent(&mut engine, provider)?;
+        for note in notes {
+            tracing::warn!(task = %job.task.id, "{note}");
+        }
+        let interrupt = agent.interrupt_handle();
+        let mut stop = job.stop.clone();
+        let stopper = tokio::spawn(async move {
+            if stop.wait_for(|s| *s).await.is_ok() {
+                interrupt.interrupt();
+            }
+        });
+        let mut stream: StreamWriter = job.stream;
+        let (_, result) = run_task(&mut agent, &job.prompt, Some(&watch), &mut |e| {
+            if let Some(line) = stream.event(e) {
+                emit(line);
+            }
+        })
+        .await;
+        stopper.abort();
+        emit(stream.result(&result));
+        Ok(result)
+    }
+}
+
+impl AgentRunner for PlanRunner {
+    fn run<'a>(&'a self, job: Job, emit: &'a dyn Fn(StreamEvent)) -> LocalFuture<'a, Result<RunResult, String>> {
+        Box::pin(async move { self.run_job(job, emit).await.map_err(|e| format!("{e:#}")) })
+    }
+}

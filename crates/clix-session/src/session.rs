@@ -1,0 +1,326 @@
+//! `Paths + Settings + workspace → EngineConfig`: where each capability's
+//! files live and which settings it takes, written once.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clix_config::Paths;
+use clix_engine::{
+    ClipConfig, Engine, EngineConfig, MemoryAccess, MemoryConfig, Namespace, OsTier, PolicyConfig, SandboxMode,
+};
+use clix_hub::{HubConfig, LoadOptions, hub_sources};
+use clix_memory::Progress;
+use clix_policy::{Approver, Origin, RuleFile, Scope};
+
+use crate::settings::{Settings, workspace_topic};
+
+/// Which capabilities a session's engine has besides the shell (and the OS
+/// tier, which `sandbox.mode` turns off). clix's own front ends have every
+/// one; eval attempts and benchmarks leave some out to measure the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Parts {
+    /// The `memory` command.
+    pub memory: bool,
+    /// The `hub` command and each ready hub tool.
+    pub hub: bool,
+    /// The policy's gate before every command.
+    pub policy: bool,
+    /// The `browser` command.
+    pub browser: bool,
+    /// The `clip` command (the person's `[[clip]]` environments).
+    pub clip: bool,
+}
+
+impl Parts {
+    /// Every capability: what `clix run`, `ask`, `chat`, `mcp` and a plan's agents have.
+    pub const ALL: Parts = Parts { memory: true, hub: true, policy: true, browser: true, clip: true };
+    /// The shell alone (with the OS tier unless `sandbox.mode` is off).
+    pub const SHELL: Parts = Parts { memory: false, hub: false, policy: false, browser: false, clip: false };
+}
+
+/// One session's makings: whose paths and settings, on which workspace,
+/// with which parts. Cheap to build; [`Session::engine_config`] and the
+/// agent methods assemble the pieces.
+pub struct Session {
+    /// Where the person's config, data and state live.
+    pub paths: Paths,
+    /// The settings in force, flags applied.
+    pub settings: Settings,
+    /// The folder the shell is jailed to.
+    pub workspace: PathBuf,
+    /// This session's name in the audit log and in the memories it stores.
+    pub id: String,
+    /// Which capabilities the engine has.
+    pub parts: Parts,
+    /// Who answers the policy's `ask`: a person at a terminal, or no one
+    /// (then an `ask` is refused).
+    pub approver: Option<Arc<dyn Approver>>,
+    /// Told `(done, total)` while memories are re-embedded for a new embedder.
+    pub progress: Option<Progress>,
+    /// `CLIX_HUB_PATH`, for a person's session; `None` for an isolated one.
+    hub_path: Option<OsString>,
+    /// A person's session reads the embedder's and the provider's keys from
+    /// the process's secrets; an isolated one reads nothing of this process.
+    pub(crate) reads_secrets: bool,
+}
+
+impl Session {
+    /// A person's session (`clix run`, `ask`, `chat`, `mcp`, `hub`,
+    /// `memory`, a plan's task): every part, `CLIX_HUB_PATH` among the hub
+    /// folders, and the keys from the process's secrets.
+    pub fn for_person(paths: Paths, settings: Settings, workspace: impl Into<PathBuf>) -> Session {
+        Session {
+            hub_path: std::env::var_os("CLIX_HUB_PATH"),
+            reads_secrets: true,
+            ..Session::isolated(paths, settings, workspace)
+        }
+    }
+
+    /// A session that takes nothing from this process's environment (eval
+    /// attempts and benchmarks, whose results must not depend on who runs
+    /// them): its paths and settings only.
+    pub fn isolated(paths: Paths, settings: Settings, workspace: impl Into<PathBuf>) -> Session {
+        Session {
+            paths,
+            settings,
+            workspace: workspace.into(),
+            id: session_id("cli"),
+            parts: Parts::ALL,
+            approver: None,
+            progress: None,
+            hub_path: None,
+            reads_secrets: false,
+        }
+    }
+
+    /// Names the session `<label>-<pid>-<start ms>` in the audit log.
+    pub fn label(mut self, label: &str) -> Session {
+        self.id = session_id(label);
+        self
+    }
+
+    /// Names the session exactly `id` (an eval attempt's, the same run after run).
+    pub fn id(mut self, id: impl Into<String>) -> Session {
+        self.id = id.into();
+        self
+    }
+
+    /// Only these capabilities.
+    pub fn parts(mut self, parts: Parts) -> Session {
+        self.parts = parts;
+        self
+    }
+
+    /// Who answers the policy's `ask`.
+    pub fn approver(mut self, approver: Option<Arc<dyn Approver>>) -> Session {
+        self.approver = approver;
+        self
+    }
+
+    /// Progress of re-embedding memories.
+    pub fn progress(mut self, progress: Option<Progress>) -> Session {
+        self.progress = progress;
+        self
+    }
+
+    /// The engine of this session.
+    pub async fn engine(&self) -> Result<Engine> {
+        Ok(Engine::new(self.engine_config()?).await?)
+    }
+
+    /// The engine of a plan's agent, writable only in `namespace`.
+    pub async fn confined_engine(&self, namespace: Namespace) -> Result<Engine> {
+        Ok(Engine::confined(self.engine_config()?, namespace).await?)
+    }
+
+    /// What this session's engine is built from.
+    pub fn engine_config(&self) -> Result<EngineConfig> {
+        let settings = &self.settings;
+        let parts = self.parts;
+        Ok(EngineConfig {
+            workspace: self.workspace.clone(),
+            limits: settings.limits.clone(),
+            present: settings.present.clone(),
+            os: self.sandboxed().then(|| OsTier {
+                settings: settings.sandbox.clone(),
+                clix_config_dir: Some(self.paths.config_dir.clone()),
+                audit_log: Some(self.audit_log()),
+                session_id: self.id.clone(),
+            }),
+            memory: parts.memory.then(|| self.memory_config(self.id.clone())),
+            hub: parts.hub.then(|| self.hub_config()),
+            policy: if parts.policy { Some(self.policy_config()?) } else { None },
+            browser: parts.browser.then(|| settings.browser.clone()),
+            clip: parts.clip.then(|| self.clip_config()),
+        })
+    }
+
+    fn sandboxed(&self) -> bool {
+        self.settings.sandbox.mode != SandboxMode::Off
+    }
+
+    /// Every capability's audit lines go to one file in the state folder.
+    fn audit_log(&self) -> PathBuf {
+        self.paths.state_dir.join("audit.jsonl")
+    }
+
+    /// The memory of this session: the store under the data folder, the
+    /// topic (`memory.topic` / `--topic`, else the workspace's canonical
+    /// path), the embedder settings with their key, stored memories marked
+    /// with `session`.
+    pub fn memory_config(&self, session: String) -> MemoryConfig {
+        let settings = &self.settings.memory;
+        let topic = if settings.topic.is_empty() { workspace_topic(&self.workspace) } else { settings.topic.clone() };
+        let mut memory = settings.clone();
+        if self.reads_secrets {
+            // The key's variables left the environment at start, into the
+            // secret store: resolved here, by the memory's own rule.
+            memory.api_key = memory.api_key_from(clix_config::secrets::var);
+        }
+        MemoryConfig {
+            path: self.memory_store(),
+            topic,
+            session,
+            settings: memory,
+            progress: self.progress.clone(),
+            // Inside run: the session's topic and the global one; `clix memory` asks for more.
+            access: MemoryAccess::Session,
+        }
+    }
+
+    /// The memory's SQLite file.
+    pub fn memory_store(&self) -> PathBuf {
+        self.paths.data_dir.join("memory.sqlite")
+    }
+
+    /// The hub: the config folder's `hub/`, `hub.dirs` (or `--hub`),
+    /// `CLIX_HUB_PATH`, then the workspace's `.clix/hub` (the person's own
+    /// tools win over a workspace's of the same name).
+    fn hub_config(&self) -> HubConfig {
+        let hub = &self.settings.hub;
+        let configured = hub.env.clone();
+        HubConfig {
+            sources: hub_sources(Some(&self.workspace), &self.paths.config_dir, &hub.dirs, self.hub_path.as_deref()),
+            load: LoadOptions::default(),
+            domains: hub.domains.clone(),
+            state_dir: self.paths.state_dir.clone(),
+            self_test_ttl: Duration::from_secs(hub.self_test_ttl_secs),
+            env: Arc::new(move |name| configured.get(name).cloned()),
+            audit_log: Some(self.audit_log()),
+            session: self.id.clone(),
+        }
+    }
+
+    /// The policy: the `[policy]` section, the person's `policy.toml` beside
+    /// the config file, whoever answers an `ask`, the audit log.
+    fn policy_config(&self) -> Result<PolicyConfig> {
+        let file = user_policy_file(&self.paths);
+        let mut user_files = Vec::new();
+        match std::fs::read_to_string(&file) {
+            Ok(text) => user_files
+                .push(RuleFile { origin: Origin { file: file.display().to_string(), scope: Scope::User }, text }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("cannot read the policy file {}", file.display())),
+        }
+        Ok(PolicyConfig {
+            settings: self.settings.policy.clone(),
+            config_file: self.paths.config_file.display().to_string(),
+            user_files,
+            approver: self.approver.clone(),
+            audit_log: Some(self.audit_log()),
+            session_id: self.id.clone(),
+        })
+    }
+
+    /// The `clip` environments: the person's `[[clip]]` entries (their
+    /// config file only), the `local` kind in the session's sandbox.
+    fn clip_config(&self) -> ClipConfig {
+        ClipConfig {
+            environments: self.settings.clip.clone(),
+            state_dir: self.paths.state_dir.clone(),
+            audit_log: Some(self.audit_log()),
+            session_id: self.id.clone(),
+            sandbox: self.sandboxed().then(|| self.settings.sandbox.clone()),
+            clix_config_dir: Some(self.paths.config_dir.clone()),
+            // The engine holds a call's output to the line's memory budget.
+            output_cap_bytes: 0,
+        }
+    }
+}
+
+/// The person's own rule file, beside `config.toml`.
+pub(crate) fn user_policy_file(paths: &Paths) -> PathBuf {
+    paths.config_dir.join("policy.toml")
+}
+
+/// A label for this process's calls in the audit log: `<label>-<pid>-<start ms>`.
+fn session_id(label: &str) -> String {
+    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+    format!("{label}-{}-{ms}", std::process::id())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn session(home: &Path, workspace: &Path) -> Session {
+        let mut settings = Settings::default();
+        settings.sandbox.mode = SandboxMode::Off;
+        Session::isolated(Paths::at_home(home), settings, workspace)
+    }
+
+    #[test]
+    fn every_capability_files_under_the_session_s_home() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let mut s = session(home.path(), ws.path());
+        s.settings.sandbox.mode = SandboxMode::Bwrap;
+        let config = s.engine_config().unwrap();
+        let audit = home.path().join("state/audit.jsonl");
+        assert_eq!(config.os.as_ref().unwrap().audit_log.as_ref(), Some(&audit));
+        assert_eq!(config.hub.as_ref().unwrap().audit_log.as_ref(), Some(&audit));
+        assert_eq!(config.policy.as_ref().unwrap().audit_log.as_ref(), Some(&audit));
+        assert_eq!(config.clip.as_ref().unwrap().audit_log.as_ref(), Some(&audit));
+        assert_eq!(config.memory.as_ref().unwrap().path, home.path().join("data/memory.sqlite"));
+    }
+
+    #[test]
+    fn parts_left_out_are_absent_and_sandbox_off_means_no_os_tier() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let config = session(home.path(), ws.path()).parts(Parts::SHELL).engine_config().unwrap();
+        assert!(config.os.is_none() && config.memory.is_none() && config.hub.is_none());
+        assert!(config.policy.is_none() && config.browser.is_none() && config.clip.is_none());
+    }
+
+    #[test]
+    fn the_memory_topic_is_the_workspace_s_path_unless_set() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let mut s = session(home.path(), ws.path());
+        let canonical = std::fs::canonicalize(ws.path()).unwrap();
+        assert_eq!(s.memory_config(String::new()).topic, canonical.to_string_lossy());
+        s.settings.memory.topic = "ops".into();
+        assert_eq!(s.memory_config(String::new()).topic, "ops");
+    }
+
+    #[test]
+    fn the_person_s_policy_file_is_read_and_an_unreadable_one_is_an_error() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let s = session(home.path(), ws.path());
+        assert!(s.engine_config().unwrap().policy.unwrap().user_files.is_empty());
+        std::fs::write(home.path().join("policy.toml"), "# mine\n").unwrap();
+        let files = s.engine_config().unwrap().policy.unwrap().user_files;
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].text, "# mine\n");
+        std::fs::remove_file(home.path().join("policy.toml")).unwrap();
+        std::fs::create_dir(home.path().join("policy.toml")).unwrap();
+        let err = s.engine_config().err().unwrap().to_string();
+        assert!(err.contains("cannot read the policy file"), "{err}");
+    }
+}
