@@ -26,7 +26,8 @@
 //!   (DNS, refused, time-out, authentication, host key, not running) with
 //!   what to check;
 //! - one `kind: "clip"` audit line per call (environment, command with
-//!   secret-looking words redacted, exit code, bytes, duration).
+//!   secret-looking words redacted, exit code, bytes, duration), through
+//!   clix-audit's envelope, redaction and writer.
 //!
 //! It must not: run a child through a shell (the only shell string is the
 //! line handed to the remote shell); read environments from anywhere but
@@ -44,9 +45,10 @@ use std::collections::HashMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
-use clix_sandbox::{AuditLog, Outcome, Request, Sandbox, SandboxMode, SandboxSettings, redact_argv};
+use clix_audit::{AuditLog, Record, now_ms, redact_argv, redact_line};
+use clix_sandbox::{Outcome, Request, Sandbox, SandboxMode, SandboxSettings};
 use clix_workspace::{Folder, Workspace};
 use serde::{Deserialize, Serialize};
 
@@ -647,7 +649,11 @@ impl Clip {
         let all: HashMap<String, StoredProbe> = serde_json::from_str(&text).ok()?;
         let stored = all.get(name).filter(|s| s.key == key)?;
         let age = now_ms().saturating_sub(stored.at_ms);
-        (age < PROBE_TTL.as_millis()).then(|| Reachability { cached: true, probe_ms: 0, ..stored.reach.clone() })
+        (u128::from(age) < PROBE_TTL.as_millis()).then(|| Reachability {
+            cached: true,
+            probe_ms: 0,
+            ..stored.reach.clone()
+        })
     }
 
     fn store_probe(&self, name: &str, key: &str, reach: &Reachability) {
@@ -672,18 +678,14 @@ impl Clip {
     }
 
     fn audit_start<'a>(&'a self, env: &Environment, action: &'static str, command: &str) -> PendingAudit<'a> {
-        let words: Vec<String> = command.split_whitespace().map(String::from).collect();
         PendingAudit {
             clip: self,
             record: ClipAudit {
-                ts_ms: 0,
-                kind: "clip",
-                session: self.config.session_id.clone(),
                 environment: env.name.clone(),
                 env_kind: env.kind(),
                 target: env.target_text(),
                 action,
-                command: redact_argv(&words).join(" "),
+                command: redact_line(command),
                 exit_code: -1,
                 duration_ms: 0,
                 stdout_bytes: 0,
@@ -702,16 +704,14 @@ impl Clip {
 struct StoredProbe {
     /// The environment's target when probed: a changed entry is probed again.
     key: String,
-    at_ms: u128,
+    at_ms: u64,
     reach: Reachability,
 }
 
-/// One `clip` call in the audit log.
+/// One `clip` call in the audit log, a `kind: "clip"` line (the envelope
+/// is clix-audit's).
 #[derive(Debug, Clone, Serialize)]
 struct ClipAudit {
-    ts_ms: u128,
-    kind: &'static str,
-    session: String,
     environment: String,
     env_kind: &'static str,
     target: String,
@@ -727,6 +727,10 @@ struct ClipAudit {
     bytes_moved: Option<u64>,
     /// `exit`, `timeout`, `unreachable`, `failed` or `cancelled`.
     ended: &'static str,
+}
+
+impl Record for ClipAudit {
+    const KIND: &'static str = "clip";
 }
 
 /// A call's audit line, written when it ends or, if its caller gave up on
@@ -762,11 +766,10 @@ impl PendingAudit<'_> {
         if std::mem::replace(&mut self.done, true) {
             return;
         }
-        self.record.ts_ms = now_ms();
         self.record.duration_ms = self.started.elapsed().as_millis();
         let Some(path) = &self.clip.config.audit_log else { return };
-        if let Err(e) = (AuditLog { path: path.clone() }).append(&self.record) {
-            tracing::error!(path = %path.display(), error = %e, "cannot append to the audit log");
+        if let Err(e) = (AuditLog { path: path.clone() }).append(&self.clip.config.session_id, &self.record) {
+            tracing::error!(error = %e, "cannot append to the audit log");
         }
     }
 }
@@ -793,10 +796,6 @@ fn outside_local(env: &Environment, remote: &str, root: &Path) -> ClipError {
 
 fn first(text: &str) -> String {
     text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("failed").to_string()
-}
-
-fn now_ms() -> u128 {
-    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0)
 }
 
 /// Makes `dir` (and its parents) with only the owner allowed in.

@@ -5,10 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use clix_audit::{AuditLog, Record, redact_line};
 use clix_policy::{
     Approver, Context, Gate, GateOptions, LoadError, Origin, Policy, PolicyEvent, PolicySettings, RuleFile, Scope,
 };
-use clix_sandbox::AuditLog;
 use clix_shell::{CommandGate, Workspace};
 
 /// The workspace's own rules, beside its hub tools.
@@ -72,8 +72,8 @@ pub(crate) fn gate(policy: Policy, config: &PolicyConfig, workspace: &Workspace)
         let log = AuditLog { path };
         let session = config.session_id.clone();
         Arc::new(move |event: &PolicyEvent| {
-            let record = AuditRecord { ts_ms: now_ms(), kind: "policy", session: &session, event: Redacted(event) };
-            if let Err(e) = log.append(&record) {
+            let record = PolicyRecord(PolicyEvent { command: redact_line(&event.command), ..event.clone() });
+            if let Err(e) = log.append(&session, &record) {
                 tracing::warn!(error = %e, "the policy decision could not be written to the audit log");
             }
         }) as clix_policy::AuditSink
@@ -83,29 +83,14 @@ pub(crate) fn gate(policy: Policy, config: &PolicyConfig, workspace: &Workspace)
     Arc::new(Gate::new(Arc::new(policy), ctx, options))
 }
 
-/// One audit line: the decision, with the command's secret-looking words hidden.
+/// A `kind: "policy"` audit line: the decision, its command's
+/// secret-looking words already hidden.
 #[derive(serde::Serialize)]
-struct AuditRecord<'a> {
-    ts_ms: u128,
-    kind: &'static str,
-    session: &'a str,
-    #[serde(flatten)]
-    event: Redacted<'a>,
-}
+#[serde(transparent)]
+struct PolicyRecord(PolicyEvent);
 
-struct Redacted<'a>(&'a PolicyEvent);
-
-impl serde::Serialize for Redacted<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let words: Vec<String> = self.0.command.split_whitespace().map(String::from).collect();
-        let mut event = self.0.clone();
-        event.command = clix_sandbox::redact_argv(&words).join(" ");
-        event.serialize(serializer)
-    }
-}
-
-fn now_ms() -> u128 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0)
+impl Record for PolicyRecord {
+    const KIND: &'static str = "policy";
 }
 
 /// The gate as the shell asks it.

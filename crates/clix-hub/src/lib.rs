@@ -16,8 +16,10 @@
 //! and version drift at load, cached by the manifest's and the program's
 //! modification and change times), calls them under governance (rate limit and one-at-a-time
 //! serialization shared by every clix process, the manifest's timeout, cwd
-//! and env), writes an audit line per call and reads `hub stats` back from
-//! it, and ranks tools for `hub search` with SQLite FTS5.
+//! and env), writes a `kind: "hub"` line per call to the audit log and
+//! reads `hub stats` back from it (both through clix-audit, which owns the
+//! line's envelope and the file), and ranks tools for `hub search` with
+//! SQLite FTS5.
 //!
 //! It must not run a program any other way than through the OS tier's
 //! sandbox (`clix-sandbox`), and never through a shell: values such as

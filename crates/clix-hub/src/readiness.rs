@@ -2,7 +2,7 @@
 //! and hide tools that are not ready") and whether its own version agrees
 //! with its manifest ("warn on drift").
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use clix_sandbox::Sandbox;
 use serde::{Deserialize, Serialize};
@@ -39,8 +39,9 @@ pub(crate) fn cache_key(tool: &Tool) -> String {
     format!("{}\0{}\0{}\0{}", tool.manifest.name, tool.manifest_path.display(), tool.program.display(), tool.stamp)
 }
 
+/// The audit log's clock, as the hub's SQLite tables keep it (signed).
 pub(crate) fn now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+    i64::try_from(clix_audit::now_ms()).unwrap_or(i64::MAX)
 }
 
 /// Runs the tool's self-test and version check in the sandbox, from the

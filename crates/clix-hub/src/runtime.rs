@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use clix_sandbox::{AuditLog, Outcome, Sandbox, SandboxError, SandboxMode, is_secret_name};
+use clix_audit::AuditLog;
+use clix_common::is_secret_name;
+use clix_sandbox::{Outcome, Sandbox, SandboxError, SandboxMode};
 use clix_workspace::Workspace;
 use futures_util::StreamExt;
 use serde_json::{Map, Value};
@@ -198,8 +200,8 @@ impl HubRuntime {
     }
 
     /// Where calls are audited (and `hub stats` reads), if anywhere.
-    fn audit_log(&self) -> Option<&Path> {
-        self.config.audit_log.as_deref()
+    fn audit_log(&self) -> Option<AuditLog> {
+        self.config.audit_log.clone().map(|path| AuditLog { path })
     }
 
     /// The `k` ready tools that best fit `query`.
@@ -215,7 +217,7 @@ impl HubRuntime {
     /// Figures per tool from the audit log.
     pub fn stats(&self, tool: Option<&str>) -> Result<Vec<ToolStats>, String> {
         let Some(log) = self.audit_log() else { return Ok(Vec::new()) };
-        stats(log, tool).map_err(|e| format!("cannot read the audit log {}: {e}", log.display()))
+        stats(&log, tool).map_err(|e| format!("cannot read the audit log {}: {e}", log.path.display()))
     }
 
     /// Ready tools, most called first (then by name): what a model sees
@@ -562,22 +564,19 @@ impl<'a> PendingCall<'a> {
     }
 
     fn write(&mut self, exit_code: i32, error_code: Option<String>) {
-        let Some(path) = self.runtime.audit_log() else { return };
+        let Some(log) = self.runtime.audit_log() else { return };
         let record = CallRecord {
-            ts_ms: readiness::now_ms() as u128,
-            kind: "hub".into(),
-            session: self.runtime.config.session.clone(),
             tool: self.tool.to_string(),
             params: std::mem::take(&mut self.params),
             exit_code,
             error_code,
-            duration_ms: self.started.elapsed().as_millis(),
+            duration_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
             stdout_bytes: self.bytes.0,
             stderr_bytes: self.bytes.1,
         };
-        if let Err(e) = (AuditLog { path: path.to_path_buf() }).append(&record) {
+        if let Err(e) = log.append(&self.runtime.config.session, &record) {
             // Losing an audit line must be visible, never silent.
-            tracing::error!(path = %path.display(), error = %e, "cannot append to the audit log");
+            tracing::error!(error = %e, "cannot append to the audit log");
         }
     }
 }

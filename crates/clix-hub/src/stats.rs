@@ -3,18 +3,14 @@
 //! "keep per-tool success rate, average latency and error distribution").
 
 use std::collections::BTreeMap;
-use std::io::BufRead;
-use std::path::Path;
 
+use clix_audit::{AuditLog, Record};
 use serde::{Deserialize, Serialize};
 
-/// One hub call as the audit log records it.
+/// One hub call as the audit log records it, a `kind: "hub"` line (the
+/// envelope is clix-audit's).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct CallRecord {
-    pub ts_ms: u128,
-    /// Always `hub`; the OS tier's lines in the same log say `os`.
-    pub kind: String,
-    pub session: String,
     pub tool: String,
     /// The call's arguments, secret-looking names redacted.
     pub params: serde_json::Map<String, serde_json::Value>,
@@ -22,9 +18,13 @@ pub(crate) struct CallRecord {
     /// The tool's `error_code`, or clix's own (`TIMEOUT`, `BAD_OUTPUT`, …); absent on success.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_code: Option<String>,
-    pub duration_ms: u128,
+    pub duration_ms: u64,
     pub stdout_bytes: u64,
     pub stderr_bytes: u64,
+}
+
+impl Record for CallRecord {
+    const KIND: &'static str = "hub";
 }
 
 /// The figures of one tool.
@@ -39,39 +39,28 @@ pub struct ToolStats {
     /// `ok / calls`, 0..=1.
     pub success_rate: f64,
     /// Median call duration in milliseconds (nearest rank).
-    pub p50_ms: u128,
+    pub p50_ms: u64,
     /// 95th percentile call duration in milliseconds (nearest rank).
-    pub p95_ms: u128,
+    pub p95_ms: u64,
     /// Error code → calls that ended with it.
     pub errors: BTreeMap<String, u64>,
 }
 
 /// Figures per tool (sorted by name) from the hub lines of an audit log;
-/// `tool` keeps only that one. A missing log means no calls yet. Lines that
-/// do not parse (another kind, a torn write) are skipped.
-pub(crate) fn stats(audit_log: &Path, tool: Option<&str>) -> std::io::Result<Vec<ToolStats>> {
-    let file = match std::fs::File::open(audit_log) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
-    };
+/// `tool` keeps only that one. A missing log means no calls yet; the log's
+/// other kinds and lines that do not parse (a torn write) are skipped.
+pub(crate) fn stats(audit_log: &AuditLog, tool: Option<&str>) -> std::io::Result<Vec<ToolStats>> {
     let mut per_tool: BTreeMap<String, Vec<CallRecord>> = BTreeMap::new();
-    for line in std::io::BufReader::new(file).split(b'\n') {
-        let line = line?;
-        let Ok(line) = std::str::from_utf8(&line) else { continue };
-        if !line.contains("\"kind\":\"hub\"") {
-            continue;
-        }
-        let Ok(record) = serde_json::from_str::<CallRecord>(line) else { continue };
-        if tool.is_none_or(|t| t == record.tool) {
-            per_tool.entry(record.tool.clone()).or_default().push(record);
+    for entry in audit_log.read::<CallRecord>()? {
+        if tool.is_none_or(|t| t == entry.record.tool) {
+            per_tool.entry(entry.record.tool.clone()).or_default().push(entry.record);
         }
     }
     Ok(per_tool.into_iter().map(|(tool, calls)| summarize(tool, &calls)).collect())
 }
 
 fn summarize(tool: String, calls: &[CallRecord]) -> ToolStats {
-    let mut durations: Vec<u128> = calls.iter().map(|c| c.duration_ms).collect();
+    let mut durations: Vec<u64> = calls.iter().map(|c| c.duration_ms).collect();
     durations.sort_unstable();
     let ok = calls.iter().filter(|c| c.exit_code == 0).count() as u64;
     let mut errors = BTreeMap::new();
@@ -91,7 +80,7 @@ fn summarize(tool: String, calls: &[CallRecord]) -> ToolStats {
 }
 
 /// Nearest-rank percentile of sorted values.
-fn percentile(sorted: &[u128], p: usize) -> u128 {
+fn percentile(sorted: &[u64], p: usize) -> u64 {
     if sorted.is_empty() {
         return 0;
     }
@@ -105,7 +94,7 @@ mod tests {
 
     #[test]
     fn nearest_rank_percentiles() {
-        let v: Vec<u128> = (1..=20).collect();
+        let v: Vec<u64> = (1..=20).collect();
         assert_eq!((percentile(&v, 50), percentile(&v, 95)), (10, 19));
         assert_eq!((percentile(&[7], 50), percentile(&[7], 95)), (7, 7));
         assert_eq!(percentile(&[], 50), 0);

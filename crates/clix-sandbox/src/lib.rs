@@ -35,8 +35,8 @@
 //!   next run's sandbox set up ahead on a thread of its own
 //!   (`keep_ready`); no fd of clix's own reaches bwrap or the program;
 //! - process-group teardown (SIGTERM, then SIGKILL), bounded output capture
-//!   with exact counts, the availability probe and the audit log of every
-//!   OS execution;
+//!   with exact counts, the availability probe and a `kind: "os"` line in
+//!   the audit log (clix-audit's envelope and writer) for every OS execution;
 //! - long-lived programs (the browser) in the same sandbox: [`Service`],
 //!   with pipes at fixed descriptors, ended with its process group when
 //!   dropped (and by bwrap's `--die-with-parent` when clix dies).

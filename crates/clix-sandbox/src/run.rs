@@ -5,7 +5,7 @@ use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
@@ -527,9 +527,6 @@ impl Sandbox {
     fn audit(&self, argv: &[String], cwd: &Path, o: &Outcome, ended: &str) {
         let Some(log) = &self.audit else { return };
         let record = AuditRecord {
-            ts_ms: SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0),
-            kind: "os".into(),
-            session: self.session.clone(),
             argv: redact_argv(argv),
             cwd: cwd.display().to_string(),
             exit_code: o.exit_code,
@@ -539,7 +536,7 @@ impl Sandbox {
             ended: ended.into(),
             mode: format!("{:?}", self.settings.mode).to_lowercase(),
         };
-        if let Err(e) = log.append(&record) {
+        if let Err(e) = log.append(&self.session, &record) {
             // Losing an audit line must be visible, never silent.
             tracing::error!(path = %log.path.display(), error = %e, "cannot append to the audit log");
         }

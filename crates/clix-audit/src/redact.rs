@@ -1,0 +1,77 @@
+//! Secret-looking words of a command line, hidden before it is logged.
+
+use clix_common::is_secret_name;
+
+/// Token shapes worth hiding wherever they appear.
+const TOKEN_PREFIXES: &[&str] = &["sk-", "ghp_", "gho_", "github_pat_", "xoxb-", "xoxp-", "AKIA"];
+
+/// `argv` with secret values replaced by `***`: `NAME=value` where NAME looks
+/// secret, the value after `--token`/`--password`/…, and known token shapes.
+pub fn redact_argv(argv: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(argv.len());
+    let mut hide_next = false;
+    for arg in argv {
+        if std::mem::take(&mut hide_next) {
+            out.push("***".to_string());
+            continue;
+        }
+        let flag = arg.trim_start_matches('-');
+        if let Some((key, _)) = arg.split_once('=')
+            && is_secret_name(key.trim_start_matches('-'))
+        {
+            out.push(format!("{key}=***"));
+        } else if arg.starts_with('-') && is_secret_name(flag) {
+            hide_next = true;
+            out.push(arg.clone());
+        } else if TOKEN_PREFIXES.iter().any(|p| arg.starts_with(p) && arg.len() > p.len() + 8) {
+            out.push("***".to_string());
+        } else {
+            out.push(arg.clone());
+        }
+    }
+    out
+}
+
+/// A command line (a shell line, a remote path) redacted word by word as
+/// [`redact_argv`] does; its words are joined by single spaces.
+pub fn redact_line(line: &str) -> String {
+    let words: Vec<String> = line.split_whitespace().map(String::from).collect();
+    redact_argv(&words).join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn argv_redaction_table() {
+        let cases: [(&[&str], &[&str]); 8] = [
+            (&["git", "status"], &["git", "status"]),
+            (&["env", "API_KEY=abc", "x"], &["env", "API_KEY=***", "x"]),
+            (&["tool", "--token", "abc", "--name", "n"], &["tool", "--token", "***", "--name", "n"]),
+            (&["tool", "--password=pw"], &["tool", "--password=***"]),
+            (&["curl", "sk-0123456789abcdef"], &["curl", "***"]),
+            (&["echo", "ghp_abcdefghijklmnop", "sk-short"], &["echo", "***", "sk-short"]),
+            // The word after a secret flag is hidden even at the end of a line.
+            (&["login", "-p", "x", "--api-key"], &["login", "-p", "x", "--api-key"]),
+            (&["mysql", "--password", "hunter2", "db"], &["mysql", "--password", "***", "db"]),
+        ];
+        for (argv, want) in cases {
+            let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+            assert_eq!(redact_argv(&argv), want, "{argv:?}");
+        }
+    }
+
+    #[test]
+    fn line_redaction_table() {
+        for (line, want) in [
+            ("ls -la", "ls -la"),
+            ("GH_TOKEN=ghp_0123456789abcdef git push", "GH_TOKEN=*** git push"),
+            ("curl -H x --token  s3cr3t   https://h", "curl -H x --token *** https://h"),
+            ("echo AKIAABCDEFGHIJKLMNOP > creds", "echo *** > creds"),
+            ("", ""),
+        ] {
+            assert_eq!(redact_line(line), want, "{line}");
+        }
+    }
+}
