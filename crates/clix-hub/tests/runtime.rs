@@ -141,6 +141,69 @@ async fn arguments_reach_the_tool_as_argv_in_declared_order() {
     }
 }
 
+/// Parameters that do not fit the manifest are a usage error, as a bad
+/// command line is everywhere in clix: the usage code, `PARAMETER` in the
+/// audit log, the usage shown, and the tool never started. `--help` is not
+/// a call.
+#[tokio::test]
+async fn every_parameter_error_exits_with_the_usage_code_and_never_starts_the_tool() {
+    let f = Fixture::new();
+    let params = json!([
+        {"name": "query", "type": "string", "required": true},
+        {"name": "limit", "type": "integer"},
+        {"name": "file", "type": "string", "positional": true}
+    ]);
+    f.tool("strict", json!({"parameters": params}), "touch ran; echo '{}'");
+    let hub = f.load().await;
+    let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let limit = Duration::from_secs(60);
+    let ran = f.ws.join("ran");
+    // The marker works: a call that fits starts the tool.
+    let ok = hub.call_words("strict", &words(&["--query", "q", "f.txt"]), None, &f.ws, limit).await;
+    assert_eq!(ok.exit_code, 0, "{ok:?}");
+    std::fs::remove_file(&ran).expect("the tool ran once");
+
+    let mut refused = Vec::new();
+    for (line, want) in [
+        (&["--limit", "5"][..], "missing required --query"),
+        (&["--query"], "--query needs a value"),
+        (&["--query", "a", "--query", "b"], "--query is given more than once"),
+        (&["--query", "a", "--limit", "many"], "--limit: expected an integer"),
+        (&["--query", "a", "one", "two"], "unexpected argument `two`"),
+        (&["--querry", "a"], "did you mean --query?"),
+    ] {
+        refused.push((line.join(" "), want, hub.call_words("strict", &words(line), None, &f.ws, limit).await));
+    }
+    for (args, want) in [(json!({}), "missing required --query"), (json!({"query": 5}), "--query: expected a string")] {
+        refused.push((args.to_string(), want, call(&hub, &f.ws, "strict", args).await));
+    }
+    for (given, want, r) in &refused {
+        assert_eq!(
+            (r.exit_code, r.error_code.as_deref()),
+            (clix_common::exit::USAGE, Some("PARAMETER")),
+            "{given}: {r:?}"
+        );
+        assert!(r.stderr.starts_with("[error] strict: ") && r.stderr.contains(want), "{given}: {}", r.stderr);
+        assert!(r.stderr.contains("usage: strict --query <string>"), "{given}: {}", r.stderr);
+    }
+    assert!(!ran.exists(), "a refused call started the tool");
+
+    let help = hub.call_words("strict", &words(&["--help"]), None, &f.ws, limit).await;
+    assert_eq!(help.exit_code, 0, "{help:?}");
+    assert!(String::from_utf8_lossy(&help.stdout).contains("usage: strict --query <string>"), "{help:?}");
+    assert!(!ran.exists(), "--help started the tool");
+
+    let log = std::fs::read_to_string(f.audit_path()).unwrap();
+    let hub_lines: Vec<Value> =
+        log.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).filter(|v| v["kind"] == "hub").collect();
+    let codes: Vec<(i64, &str)> =
+        hub_lines.iter().map(|l| (l["exit_code"].as_i64().unwrap(), l["error_code"].as_str().unwrap_or(""))).collect();
+    let usage = i64::from(clix_common::exit::USAGE);
+    let mut want = vec![(0, "")];
+    want.extend(std::iter::repeat_n((usage, "PARAMETER"), refused.len()));
+    assert_eq!(codes, want, "one line per call, none for --help");
+}
+
 #[tokio::test]
 async fn results_are_read_by_the_contract() {
     let f = Fixture::new();
