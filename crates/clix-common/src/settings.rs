@@ -52,6 +52,19 @@ pub fn at_least_one(key: &str, value: u64, what: &str) -> Option<BadValue> {
     (value == 0).then(|| BadValue::new(key, value, format!("at least 1 ({what})")))
 }
 
+/// The longest time a setting in seconds may give: a year. Every time
+/// limit becomes a deadline (`Instant::now() + limit`), which panics past
+/// the clock's range; a year is past any line, call or task.
+pub const MAX_SECS: u64 = 365 * 24 * 60 * 60;
+
+/// The rule for a time limit in seconds: 0 ends everything at once, and
+/// past [`MAX_SECS`] a deadline no longer fits the clock. `None` when
+/// `value` is allowed, else the problem, `what` saying what it limits.
+pub fn seconds(key: &str, value: u64, what: &str) -> Option<BadValue> {
+    (value == 0 || value > MAX_SECS)
+        .then(|| BadValue::new(key, value, format!("from 1 to {MAX_SECS} (seconds {what}; {MAX_SECS} is a year)")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,5 +74,13 @@ mod tests {
         let bad = at_least_one("timeout_secs", 0, "seconds").map(|b| b.in_section("limits"));
         assert_eq!(bad.map(|b| b.to_string()).as_deref(), Some("limits.timeout_secs = 0: at least 1 (seconds)"));
         assert_eq!(at_least_one("timeout_secs", 1, "seconds"), None);
+    }
+
+    #[test]
+    fn a_time_limit_is_from_a_second_to_a_year() {
+        let shown = |v| seconds("t", v, "of a line").map(|b| b.to_string());
+        assert_eq!(shown(0).as_deref(), Some("t = 0: from 1 to 31536000 (seconds of a line; 31536000 is a year)"));
+        assert!(shown(MAX_SECS + 1).is_some_and(|s| s.starts_with("t = 31536001: from 1 to")));
+        assert_eq!((shown(1), shown(MAX_SECS)), (None, None));
     }
 }
