@@ -10,6 +10,7 @@
 use std::time::Duration;
 
 use bashkit::{ExecutionBudgetExceeded, LimitExceeded};
+use clix_common::settings::{BadValue, Validate, at_least_one, seconds};
 use serde::{Deserialize, Serialize};
 
 /// A count limit nobody set: out of reach within any time limit (a line
@@ -74,6 +75,32 @@ impl Default for ShellLimits {
             max_session_calls: 1_000_000,
             max_session_commands: None,
         }
+    }
+}
+
+impl Validate for ShellLimits {
+    /// A line needs time and memory to run at all; a count a person sets
+    /// must let something run (to count nothing, the setting is left out).
+    fn validate(&self) -> Vec<BadValue> {
+        let counts = [
+            ("max_commands", self.max_commands.map(|n| n as u64), "commands"),
+            ("max_loop_iterations", self.max_loop_iterations.map(|n| n as u64), "iterations"),
+            ("max_total_loop_iterations", self.max_total_loop_iterations.map(|n| n as u64), "iterations"),
+            ("max_input_bytes", self.max_input_bytes, "bytes"),
+            ("max_session_commands", self.max_session_commands, "commands"),
+        ];
+        let set = counts
+            .into_iter()
+            .filter_map(|(key, value, what)| at_least_one(key, value?, &format!("{what}; leave it out for no count")));
+        [
+            seconds("timeout_secs", self.timeout_secs, "of one line"),
+            at_least_one("max_memory_bytes", self.max_memory_bytes as u64, "bytes; a line holds its own output"),
+            at_least_one("max_session_calls", self.max_session_calls, "calls"),
+        ]
+        .into_iter()
+        .flatten()
+        .chain(set)
+        .collect()
     }
 }
 
@@ -211,7 +238,39 @@ fn binary_size(bytes: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::binary_size;
+    use super::*;
+
+    /// (the limits, every value refused) — and the defaults are allowed.
+    #[test]
+    fn values_a_line_cannot_run_with_are_refused() {
+        let d = ShellLimits::default;
+        let cases = [
+            (d(), vec![]),
+            (
+                ShellLimits { timeout_secs: 0, ..d() },
+                vec!["timeout_secs = 0: from 1 to 31536000 (seconds of one line;"],
+            ),
+            (ShellLimits { timeout_secs: u64::MAX, ..d() }, vec!["timeout_secs = 18446744073709551615: from 1 to"]),
+            (ShellLimits { max_memory_bytes: 0, ..d() }, vec!["max_memory_bytes = 0: at least 1 (bytes;"]),
+            (ShellLimits { max_tmp_bytes: 0, ..d() }, vec![]),
+            (
+                ShellLimits { max_commands: Some(0), max_input_bytes: Some(0), max_session_calls: 0, ..d() },
+                vec![
+                    "max_session_calls = 0: at least 1 (calls)",
+                    "max_commands = 0: at least 1 (commands; leave it out for no count)",
+                    "max_input_bytes = 0: at least 1 (bytes; leave it out for no count)",
+                ],
+            ),
+            (ShellLimits { max_loop_iterations: Some(1), ..d() }, vec![]),
+        ];
+        for (limits, want) in cases {
+            let got: Vec<String> = limits.validate().iter().map(ToString::to_string).collect();
+            assert_eq!(got.len(), want.len(), "{got:?}");
+            for (got, want) in got.iter().zip(&want) {
+                assert!(got.starts_with(want), "{got} / {want}");
+            }
+        }
+    }
 
     #[test]
     fn sizes_read_as_a_person_wrote_them() {
