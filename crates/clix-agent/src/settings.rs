@@ -3,6 +3,8 @@
 use std::time::Duration;
 
 use clix_common::Secret;
+use clix_common::names::did_you_mean;
+use clix_common::settings::{BadValue, Validate, at_least_one, seconds};
 use serde::{Deserialize, Serialize};
 
 /// Default when nothing is configured: a local Ollama.
@@ -102,6 +104,45 @@ impl Default for AgentSettings {
     }
 }
 
+/// What `provider` (and `--provider`) may name, and how to say so.
+const PROVIDERS: [&str; 3] = ["auto", "openai", "anthropic"];
+const PROVIDER_CHOICES: &str = "\"auto\", \"openai\" (any OpenAI-compatible API) or \"anthropic\"";
+
+impl Validate for AgentSettings {
+    /// Every budget must let a task make a call; the compaction point is a
+    /// share of the window; the provider and endpoint are ones clix speaks to.
+    fn validate(&self) -> Vec<BadValue> {
+        let mut bad: Vec<BadValue> = [
+            at_least_one("max_steps", self.max_steps.into(), "model calls of one task"),
+            at_least_one("max_total_tokens", self.max_total_tokens, "tokens of one task"),
+            seconds("max_wall_secs", self.max_wall_secs, "of one task"),
+            seconds("model_call_secs", self.model_call_secs, "of one model call"),
+            at_least_one("model_call_tries", self.model_call_tries.into(), "tries, the first included"),
+            at_least_one("max_output_tokens", self.max_output_tokens.into(), "tokens of one reply"),
+            at_least_one("context_window", self.context_window, "tokens"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if !(self.provider.is_empty() || PROVIDERS.contains(&self.provider.as_str())) {
+            let near =
+                did_you_mean(&self.provider, PROVIDERS).map(|n| format!("; did you mean \"{n}\"?")).unwrap_or_default();
+            bad.push(BadValue::new("provider", format!("{:?}", self.provider), format!("{PROVIDER_CHOICES}{near}")));
+        }
+        if !(self.base_url.is_empty() || self.base_url.starts_with("http://") || self.base_url.starts_with("https://"))
+        {
+            bad.push(BadValue::new("base_url", format!("{:?}", self.base_url), "empty, or an http:// or https:// URL"));
+        }
+        if !(self.compact_at > 0.0 && self.compact_at <= 1.0) {
+            bad.push(BadValue::new("compact_at", self.compact_at, "a share of the window above 0, at most 1 (0.8)"));
+        }
+        if !self.temperature.is_finite() {
+            bad.push(BadValue::new("temperature", self.temperature, "a number (negative: the provider's default)"));
+        }
+        bad
+    }
+}
+
 /// The limits of one run, taken from the settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Budgets {
@@ -170,9 +211,7 @@ pub fn resolve_provider(
             if !generic && env("ANTHROPIC_API_KEY").is_some() { ProviderKind::Anthropic } else { ProviderKind::OpenAi }
         }
         other => {
-            return Err(format!(
-                "unknown provider {other:?}; use \"openai\" (any OpenAI-compatible API) or \"anthropic\""
-            ));
+            return Err(format!("unknown provider {other:?}; use {PROVIDER_CHOICES}"));
         }
     };
     let (key_var, url_var) = match kind {
@@ -268,10 +307,50 @@ mod tests {
         assert_eq!(r.api_key.as_ref().map(Secret::expose), Some("k6"), "the environment beats the file");
     }
 
+    /// (the settings, every value refused) — and the defaults are allowed.
+    #[test]
+    fn budgets_that_allow_no_call_and_unknown_endpoints_are_refused() {
+        let d = AgentSettings::default;
+        let cases = [
+            (d(), vec![]),
+            (AgentSettings { max_steps: 0, ..d() }, vec!["max_steps = 0: at least 1 (model calls of one task)"]),
+            (
+                AgentSettings { model_call_secs: 0, max_wall_secs: u64::MAX, model_call_tries: 0, ..d() },
+                vec![
+                    "max_wall_secs = 18446744073709551615: from 1 to",
+                    "model_call_secs = 0: from 1 to",
+                    "model_call_tries = 0",
+                ],
+            ),
+            (
+                AgentSettings { provider: "antropic".into(), ..d() },
+                vec!["provider = \"antropic\": \"auto\", \"openai\""],
+            ),
+            (AgentSettings { provider: "".into(), ..d() }, vec![]),
+            (
+                AgentSettings { base_url: "localhost:11434/v1".into(), ..d() },
+                vec!["base_url = \"localhost:11434/v1\": empty, or"],
+            ),
+            (AgentSettings { compact_at: 0.0, ..d() }, vec!["compact_at = 0: a share of the window"]),
+            (AgentSettings { compact_at: 1.5, ..d() }, vec!["compact_at = 1.5: a share"]),
+            (AgentSettings { temperature: f64::NAN, ..d() }, vec!["temperature = NaN: a number"]),
+            (AgentSettings { temperature: 0.0, compact_at: 1.0, ..d() }, vec![]),
+        ];
+        for (settings, want) in cases {
+            let got: Vec<String> = settings.validate().iter().map(ToString::to_string).collect();
+            assert_eq!(got.len(), want.len(), "{got:?}");
+            for (got, want) in got.iter().zip(&want) {
+                assert!(got.starts_with(want), "{got} / {want}");
+            }
+        }
+        let near = AgentSettings { provider: "antropic".into(), ..d() }.validate();
+        assert!(near[0].allowed.ends_with("did you mean \"anthropic\"?"), "{near:?}");
+    }
+
     #[test]
     fn unknown_provider_says_what_works() {
         let s = AgentSettings { provider: "gemini".into(), ..AgentSettings::default() };
         let err = resolve_provider(&s, |_| None, None, None).unwrap_err();
-        assert!(err.contains("use \"openai\""), "{err}");
+        assert!(err.contains("use \"auto\", \"openai\""), "{err}");
     }
 }
