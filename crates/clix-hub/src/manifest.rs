@@ -268,12 +268,6 @@ fn is_param_name(s: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
 }
 
-fn is_env_name(s: &str) -> bool {
-    let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
 /// How a JSON value is called in messages.
 pub(crate) fn kind(v: &Value) -> &'static str {
     match v {
@@ -407,7 +401,7 @@ impl Checker {
             Some(Value::Object(map)) => {
                 for (k, val) in map {
                     let field = format!("env.{k}");
-                    if !is_env_name(k) {
+                    if !clix_sandbox::is_variable_name(k) {
                         self.push(
                             &field,
                             "is not a valid variable name",

@@ -67,4 +67,4 @@ pub use mounts::SYSTEM_DIRS;
 pub use probe::{Availability, probe};
 pub use run::{HostEnv, Outcome, Request, Sandbox, SandboxError, pipe};
 pub use service::{Service, ServiceRequest};
-pub use settings::{SandboxMode, SandboxSettings};
+pub use settings::{SandboxMode, SandboxSettings, is_variable_name};
