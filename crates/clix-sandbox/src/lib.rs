@@ -34,8 +34,11 @@
 //!   waiting shell that then `exec`s the program, so a session keeps the
 //!   next run's sandbox set up ahead on a thread of its own
 //!   (`keep_ready`); no fd of clix's own reaches bwrap or the program;
-//! - process-group teardown (SIGTERM, then SIGKILL), bounded output capture
-//!   with exact counts, the availability probe and a `kind: "os"` line in
+//! - which process groups a run has (bwrap's, and the program's own
+//!   session inside it) and the grace a program gets; the supervision
+//!   itself (stdin, capped capture with exact counts, the time limit,
+//!   SIGTERM then SIGKILL, the bounded drain) is `clix-process`'s;
+//! - the availability probe and a `kind: "os"` line in
 //!   the audit log (clix-audit's envelope and writer) for every OS execution;
 //! - long-lived programs (the browser) in the same sandbox: [`Service`],
 //!   with pipes at fixed descriptors, ended with its process group when
@@ -65,6 +68,8 @@ pub use clix_common::is_secret_name;
 pub use env::sandbox_env;
 pub use mounts::SYSTEM_DIRS;
 pub use probe::{Availability, probe};
-pub use run::{HostEnv, Outcome, Request, Sandbox, SandboxError, pipe};
+// The supervisor's outcome is a run's: its callers take it from here.
+pub use clix_process::Outcome;
+pub use run::{HostEnv, Request, Sandbox, SandboxError, pipe};
 pub use service::{Service, ServiceRequest};
 pub use settings::{SandboxMode, SandboxSettings, is_variable_name};

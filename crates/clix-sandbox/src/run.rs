@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use clix_process::{Groups, Outcome};
 
 use crate::audit::{AuditLog, AuditRecord, redact_argv};
 use crate::cgroup::{self, RunCgroups};
@@ -18,15 +18,14 @@ use crate::seccomp;
 use crate::settings::{SandboxMode, SandboxSettings};
 use crate::stub::{self, Launch, ReadyStub};
 
-/// A run's program, the guard that kills it if the run is given up, and its cgroups.
-pub(crate) type Started = (tokio::process::Child, KillGuard, RunCgroups);
+/// A run's bwrap, its process groups (which end it if the run is given
+/// up), and its cgroups.
+pub(crate) type Started = (tokio::process::Child, Groups, RunCgroups);
 
-/// Time a program gets between SIGTERM and SIGKILL.
-const KILL_GRACE: Duration = Duration::from_secs(2);
-/// How long output is still read after the program ended or was killed.
-const DRAIN_LIMIT: Duration = Duration::from_millis(500);
-/// Exit code of a program stopped by its time limit, as GNU `timeout` uses.
-const TIMEOUT_EXIT: i32 = clix_common::exit::TIMEOUT;
+/// Time a program gets between SIGTERM and SIGKILL. It is the real program
+/// (a build, a test run, a server) and may have files to finish and
+/// children to stop, so it gets what `timeout -k 2` would give it.
+pub(crate) const KILL_GRACE: Duration = Duration::from_secs(2);
 /// Pipes handed to bubblewrap are moved to fds at least this high, so the
 /// child's stdio set-up (fds 0-2) can never land on them.
 const HIGH_FD: i32 = 10;
@@ -79,39 +78,6 @@ impl<'a> Request<'a> {
     /// A run with only the sandbox's own mounts, environment and network.
     pub fn new(argv: &'a [String], cwd: &'a Path, stdin: Option<&'a [u8]>, timeout: Duration) -> Self {
         Request { argv, cwd, stdin, timeout, read_only: &[], env: &[], network: None, audit: true, output_cap: None }
-    }
-}
-
-/// What a program did. Totals are exact even when output was capped.
-#[derive(Debug, Clone, Default)]
-pub struct Outcome {
-    /// Standard output, up to the request's output cap.
-    pub stdout: Vec<u8>,
-    /// Standard error, up to the request's output cap.
-    pub stderr: Vec<u8>,
-    /// The exit code; 128+N for a signal, 124 for the time limit.
-    pub exit_code: i32,
-    /// Wall time from spawn to the end.
-    pub duration: Duration,
-    /// The limit that ended it, when the time limit did.
-    pub timed_out: Option<Duration>,
-    /// Bytes written to stdout, kept or not.
-    pub stdout_total: u64,
-    /// Newlines written to stdout, kept or not.
-    pub stdout_lines_total: u64,
-    /// Bytes written to stderr, kept or not.
-    pub stderr_total: u64,
-}
-
-impl Outcome {
-    /// Bytes of stdout that were counted but not kept.
-    pub fn stdout_dropped(&self) -> u64 {
-        self.stdout_total - self.stdout.len() as u64
-    }
-
-    /// Whether some of stdout or stderr was counted but not kept.
-    pub fn was_capped(&self) -> bool {
-        self.stdout_dropped() > 0 || self.stderr_total > self.stderr.len() as u64
     }
 }
 
@@ -355,7 +321,7 @@ impl Sandbox {
         let network = req.network.unwrap_or(self.settings.network);
         log_start(&req, bwrap.is_some(), network);
         let started = Instant::now();
-        let (child, mut guard, cgroups) = match &bwrap {
+        let (child, groups, cgroups) = match &bwrap {
             Some(bwrap) => self.start_in_stub(bwrap, &req, network).await?,
             None => self.start_on_host(&req).map_err(|e| spawn_error(e.to_string()))?,
         };
@@ -372,7 +338,7 @@ impl Sandbox {
                 .ok()
         });
         let cap = req.output_cap.unwrap_or((self.settings.output_cap_mb << 20) as usize);
-        let outcome = supervise(child, &mut guard, req.stdin, req.timeout, cap, started).await;
+        let outcome = clix_process::supervise(child, groups, req.stdin, req.timeout, cap, started).await;
         cgroups.remove().await;
         audit.finish(&outcome);
         if let Some(launch) = next {
@@ -460,8 +426,8 @@ impl Sandbox {
         let cgroups = run_cgroups(&self.settings);
         ChildLimits::new(&self.settings, &cgroups, Vec::new()).install(&mut cmd);
         let child = cmd.spawn()?;
-        let guard = KillGuard { bwrap_pid: child.id().unwrap_or(0) as i32, child_pid: None, armed: true };
-        Ok((child, guard, cgroups))
+        let groups = Groups::of(&child, KILL_GRACE);
+        Ok((child, groups, cgroups))
     }
 
     /// Refuses extra read-only folders that would expose a secret, the home
@@ -626,68 +592,6 @@ impl BwrapPipes {
     }
 }
 
-/// Feeds stdin, captures both streams up to `cap` bytes (counting all of
-/// them), and waits for the end or the time limit: SIGTERM, a grace period,
-/// then SIGKILL.
-async fn supervise(
-    mut child: tokio::process::Child,
-    guard: &mut KillGuard,
-    stdin: Option<&[u8]>,
-    timeout: Duration,
-    cap: usize,
-    started: Instant,
-) -> Outcome {
-    let stdin_task = match (child.stdin.take(), stdin) {
-        (Some(mut pipe), Some(bytes)) => {
-            let bytes = bytes.to_vec();
-            Some(tokio::spawn(async move {
-                // A program that stops reading early is not an error.
-                let _ = pipe.write_all(&bytes).await;
-            }))
-        }
-        _ => None,
-    };
-    let stdout = tokio::spawn(capture(child.stdout.take(), cap));
-    let stderr = tokio::spawn(capture(child.stderr.take(), cap));
-
-    let (status, timed_out) = tokio::select! {
-        status = child.wait() => (status.ok(), None),
-        () = tokio::time::sleep(timeout) => {
-            guard.terminate();
-            let status = match tokio::time::timeout(KILL_GRACE, child.wait()).await {
-                Ok(status) => status.ok(),
-                Err(_) => {
-                    guard.kill();
-                    child.wait().await.ok()
-                }
-            };
-            (status, Some(timeout))
-        }
-    };
-    guard.armed = false;
-    if let Some(task) = stdin_task {
-        task.abort();
-    }
-    let stdout = drain(stdout).await;
-    let stderr = drain(stderr).await;
-
-    let exit_code = match (timed_out, status) {
-        (Some(_), _) => TIMEOUT_EXIT,
-        (None, Some(s)) => exit_code_of(s),
-        (None, None) => 1,
-    };
-    Outcome {
-        exit_code,
-        duration: started.elapsed(),
-        timed_out,
-        stdout_total: stdout.total,
-        stdout_lines_total: stdout.lines,
-        stderr_total: stderr.total,
-        stdout: stdout.kept,
-        stderr: stderr.kept,
-    }
-}
-
 /// What is about to start (debug); argv redacted, extra variables by name only.
 fn log_start(req: &Request<'_>, sandboxed: bool, network: bool) {
     tracing::debug!(
@@ -778,11 +682,6 @@ pub(crate) fn unavailable(reason: &str) -> SandboxError {
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
-}
-
-fn exit_code_of(status: std::process::ExitStatus) -> i32 {
-    use std::os::unix::process::ExitStatusExt;
-    status.code().or_else(|| status.signal().map(|s| 128 + s)).unwrap_or(1)
 }
 
 /// Resource limits applied in the child between fork and exec.
@@ -946,90 +845,4 @@ async fn read_child_pid(fd: OwnedFd) -> Option<i32> {
     .ok()?;
     let value: serde_json::Value = serde_json::from_str(text.trim()).ok()?;
     value.get("child-pid")?.as_i64().map(|p| p as i32)
-}
-
-/// Kills what is still running when a run ends early (timeout, or the
-/// caller dropped the future): SIGTERM now, SIGKILL after the grace period.
-pub(crate) struct KillGuard {
-    pub(crate) bwrap_pid: i32,
-    /// The sandboxed program, a session leader of its own (bwrap --new-session).
-    pub(crate) child_pid: Option<i32>,
-    pub(crate) armed: bool,
-}
-
-impl KillGuard {
-    pub(crate) fn terminate(&self) {
-        // The program's own group gets SIGTERM first, so it can clean up;
-        // bwrap is left alive, because its death SIGKILLs the sandbox.
-        let target = self.child_pid.unwrap_or(self.bwrap_pid);
-        signal_group(target, libc::SIGTERM);
-    }
-
-    pub(crate) fn kill(&self) {
-        for pid in self.child_pid.into_iter().chain([self.bwrap_pid]) {
-            signal_group(pid, libc::SIGKILL);
-        }
-    }
-}
-
-impl Drop for KillGuard {
-    fn drop(&mut self) {
-        if !self.armed || self.bwrap_pid <= 0 {
-            return;
-        }
-        self.terminate();
-        let (bwrap, child) = (self.bwrap_pid, self.child_pid);
-        std::thread::spawn(move || {
-            std::thread::sleep(KILL_GRACE);
-            KillGuard { bwrap_pid: bwrap, child_pid: child, armed: false }.kill();
-        });
-    }
-}
-
-fn signal_group(pid: i32, signal: i32) {
-    if pid > 0 {
-        // SAFETY: kill with a negative pid signals that process group.
-        unsafe {
-            libc::kill(-pid, signal);
-        }
-    }
-}
-
-/// Output kept up to a cap, with exact totals.
-#[derive(Default)]
-struct Captured {
-    kept: Vec<u8>,
-    total: u64,
-    lines: u64,
-}
-
-async fn capture(stream: Option<impl AsyncRead + Unpin>, cap: usize) -> Captured {
-    let mut c = Captured::default();
-    let Some(mut stream) = stream else { return c };
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        match stream.read(&mut buf).await {
-            Ok(0) | Err(_) => return c,
-            Ok(n) => {
-                let chunk = &buf[..n];
-                c.total += n as u64;
-                c.lines += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
-                let room = cap.saturating_sub(c.kept.len());
-                c.kept.extend_from_slice(&chunk[..n.min(room)]);
-            }
-        }
-    }
-}
-
-/// Waits for a capture task, but not for ever: a grandchild that holds
-/// the pipe open must not hang the caller.
-async fn drain(task: tokio::task::JoinHandle<Captured>) -> Captured {
-    let abort = task.abort_handle();
-    match tokio::time::timeout(DRAIN_LIMIT, task).await {
-        Ok(Ok(c)) => c,
-        _ => {
-            abort.abort();
-            Captured::default()
-        }
-    }
 }

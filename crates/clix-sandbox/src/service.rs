@@ -11,10 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
+use clix_process::Groups;
 use tokio::io::AsyncReadExt;
 
 use crate::cgroup::RunCgroups;
-use crate::run::{BwrapPipes, ChildLimits, KillGuard, Sandbox, SandboxError, high, run_cgroups};
+use crate::run::{BwrapPipes, ChildLimits, KILL_GRACE, Sandbox, SandboxError, high, run_cgroups};
 
 /// The end of the program's stderr kept for error messages.
 const STDERR_TAIL: usize = 4096;
@@ -40,7 +41,7 @@ pub struct ServiceRequest<'a> {
 /// started (its process group, and the sandbox's pid namespace with it).
 pub struct Service {
     child: tokio::process::Child,
-    guard: KillGuard,
+    groups: Groups,
     _cgroups: RunCgroups,
     stderr: Arc<Mutex<Vec<u8>>>,
 }
@@ -73,31 +74,28 @@ impl Sandbox {
         tracing::debug!(argv = ?req.argv, share_network = req.share_network, sandboxed = bwrap.is_some(), "sandbox: starting a service");
         let mut child = cmd.spawn().map_err(|e| spawn_error(e.to_string()))?;
         drop(handed);
-        let pid = child.id().unwrap_or(0) as i32;
-        let mut guard = KillGuard { bwrap_pid: pid, child_pid: None, armed: true };
+        let mut groups = Groups::of(&child, KILL_GRACE);
         let stderr = Arc::new(Mutex::new(Vec::new()));
         if let Some(pipe) = child.stderr.take() {
             tokio::spawn(keep_tail(pipe, Arc::clone(&stderr)));
         }
         if let Some(pipes) = pipes {
-            guard.child_pid = pipes.child_pid().await;
-            if guard.child_pid.is_none() {
+            let Some(program) = pipes.child_pid().await else {
                 let _ = child.wait().await;
-                guard.armed = false;
+                groups.disarm();
                 let reason = tail_text(&stderr);
                 return Err(crate::run::unavailable(&format!("bwrap cannot create the sandbox here: {reason}")));
-            }
+            };
+            groups.set_inner(program);
         }
-        Ok(Service { child, guard, _cgroups: cgroups, stderr })
+        Ok(Service { child, groups, _cgroups: cgroups, stderr })
     }
 }
 
 impl Service {
     /// The exit code if the program has ended (it crashed, or was killed).
     pub fn exited(&mut self) -> Option<i32> {
-        use std::os::unix::process::ExitStatusExt;
-        let status = self.child.try_wait().ok()??;
-        Some(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+        Some(clix_process::exit_code(self.child.try_wait().ok()??))
     }
 
     /// The last lines the program wrote to stderr, for an error message.
@@ -108,22 +106,17 @@ impl Service {
     /// Ends the program (SIGTERM, then SIGKILL after a grace period) and
     /// waits until bubblewrap is gone.
     pub async fn stop(mut self) {
-        self.guard.terminate();
-        if tokio::time::timeout(std::time::Duration::from_secs(2), self.child.wait()).await.is_err() {
-            self.guard.kill();
-            let _ = self.child.wait().await;
-        }
-        self.guard.armed = false;
+        self.groups.end(&mut self.child).await;
     }
 }
 
 impl Drop for Service {
     fn drop(&mut self) {
-        // Not stopped politely: the kill guard ends the group now, and
-        // bwrap's death takes the whole pid namespace with it.
-        if self.guard.armed {
-            self.guard.kill();
-            self.guard.armed = false;
+        // Not stopped politely: its groups end now, not after a grace,
+        // and bwrap's death takes the whole pid namespace with it.
+        if self.groups.is_armed() {
+            self.groups.kill();
+            self.groups.disarm();
         }
     }
 }

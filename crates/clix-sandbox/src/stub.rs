@@ -24,7 +24,9 @@ use std::sync::mpsc;
 use tokio::sync::oneshot;
 
 use crate::cgroup::RunCgroups;
-use crate::run::{BwrapPipes, ChildLimits, KillGuard, SandboxError, Started, pipe, run_cgroups, unavailable};
+use clix_process::Groups;
+
+use crate::run::{BwrapPipes, ChildLimits, KILL_GRACE, SandboxError, Started, pipe, run_cgroups, unavailable};
 use crate::settings::SandboxSettings;
 
 /// The descriptor the stub reads its line from. A shell's redirections
@@ -48,7 +50,7 @@ pub(crate) struct Launch {
 /// A sandbox that is set up, its shell waiting for the line to run.
 pub(crate) struct Stub {
     child: tokio::process::Child,
-    guard: KillGuard,
+    groups: Groups,
     cgroups: RunCgroups,
     line: OwnedFd,
 }
@@ -67,21 +69,21 @@ impl Launch {
             .install(&mut cmd);
         let mut child = cmd.spawn().map_err(spawn_error)?;
         drop(line_read);
-        let bwrap_pid = child.id().unwrap_or(0) as i32;
-        let mut guard = KillGuard { bwrap_pid, child_pid: None, armed: true };
-        guard.child_pid = pipes.child_pid().await;
-        if guard.child_pid.is_none() {
+        let mut groups = Groups::of(&child, KILL_GRACE);
+        // The shell, and then the program it becomes, leads a session of its own (bwrap --new-session).
+        let Some(shell) = pipes.child_pid().await else {
             // bwrap writes the child's pid once the sandbox is set up;
             // without it, bwrap itself failed (no user namespaces, …).
-            guard.armed = false;
+            groups.disarm();
             drop(child.stdin.take());
             let out = child.wait_with_output().await.map_err(spawn_error)?;
             cgroups.remove().await;
             let reason = String::from_utf8_lossy(&out.stderr).trim().to_string();
             tracing::debug!(%reason, "sandbox: bwrap could not set the sandbox up");
             return Err(unavailable(&format!("bwrap cannot create the sandbox here: {reason}")));
-        }
-        Ok(Stub { child, guard, cgroups, line })
+        };
+        groups.set_inner(shell);
+        Ok(Stub { child, groups, cgroups, line })
     }
 }
 
@@ -91,7 +93,7 @@ impl Stub {
     /// made). bwrap holds the line's pipe too, so a dead shell would
     /// otherwise only show as the run's exit status.
     fn waiting(&mut self) -> bool {
-        let shell_alive = self.guard.child_pid.is_some_and(|pid| {
+        let shell_alive = self.groups.inner().is_some_and(|pid| {
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
             let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next());
             matches!(state, Some(s) if s != "Z" && s != "X")
@@ -102,12 +104,12 @@ impl Stub {
     /// Hands the stub its line; the program is running (or its shell is
     /// reporting why not) once this returns. `Err` if the stub was gone.
     pub(crate) async fn start(self, line: Vec<u8>) -> std::io::Result<Started> {
-        let Stub { child, guard, cgroups, line: fd } = self;
+        let Stub { child, groups, cgroups, line: fd } = self;
         // The line fits a pipe's buffer unless its arguments are huge; a
         // thread of its own keeps a long one from blocking the caller.
         let written = tokio::task::spawn_blocking(move || std::fs::File::from(fd).write_all(&line)).await;
         written.map_err(std::io::Error::other)??;
-        Ok((child, guard, cgroups))
+        Ok((child, groups, cgroups))
     }
 }
 
