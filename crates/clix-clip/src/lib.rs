@@ -14,8 +14,9 @@
 //!   wrapper; `<engine> exec -i`; `kubectl exec -i … --` (a selector → the
 //!   first ready pod); `scp`, `<engine> cp`, `kubectl cp`;
 //! - running those children on the host with the person's environment minus
-//!   every secret-looking variable, stdin piped, stdout and stderr apart,
-//!   captured up to a cap with exact counts, killed at the time limit;
+//!   every secret-looking variable, in a process group of their own, with
+//!   the grace a client gets (`child.rs`); their supervision (stdin, capped
+//!   capture with exact counts, the time limit) is `clix-process`'s;
 //! - the `local` kind, run through `clix-sandbox` with the folder as the
 //!   sandbox's workspace;
 //! - pull and push through a private staging folder, copied to and from the
