@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
+use clix_common::names::UnknownField;
 use serde::Serialize;
 use toml::Value;
 
@@ -83,8 +84,8 @@ impl Plan {
             fail(vec![format!("line {line}: {}; the file is not valid TOML", e.message())])
         })?;
         let mut problems = Vec::new();
-        for key in table.keys().filter(|k| *k != "task") {
-            problems.push(format!("`{key}` is not a plan field; a plan is `[[task]]` entries"));
+        for unknown in UnknownField::among(table.keys().map(String::as_str), &["task"]) {
+            problems.push(format!("{unknown} (a plan is `[[task]]` entries)"));
         }
         let entries: &[Value] = match table.get("task") {
             Some(Value::Array(items)) if !items.is_empty() => items,
@@ -323,10 +324,8 @@ fn read_task(index: usize, value: &Value, problems: &mut Vec<String>) -> Option<
     let id = table.get("id").and_then(Value::as_str).map(str::to_string);
     let name = id.clone().map(|id| format!("task `{id}`")).unwrap_or_else(|| format!("task {}", index + 1));
     let mut problem = |text: String| problems.push(format!("{name}: {text}"));
-    for key in table.keys().filter(|k| !TASK_FIELDS.contains(&k.as_str())) {
-        let hint = clix_common::names::did_you_mean(key, TASK_FIELDS.iter().copied())
-            .map(|s| format!(" (did you mean `{s}`?)"));
-        problem(format!("`{key}` is not a task field{}; fields: {}", hint.unwrap_or_default(), TASK_FIELDS.join(", ")));
+    for unknown in UnknownField::among(table.keys().map(String::as_str), TASK_FIELDS) {
+        problem(unknown.to_string());
     }
     match &id {
         None => problem("no `id`; give it a short name such as id = \"fetch\"".into()),
@@ -482,7 +481,7 @@ retries = 2
         let cases: &[(&str, &str)] = &[
             (
                 "[[task]]\nid = \"a\"\nprompt = \"x\"\ndepnds_on = [\"b\"]",
-                "`depnds_on` is not a task field (did you mean `depends_on`?)",
+                "unknown field `depnds_on`; did you mean `depends_on`?",
             ),
             (
                 "[[task]]\nid = \"a\"\nprompt = \"x\"\ndepends_on = [\"ghost\"]",
@@ -507,7 +506,7 @@ retries = 2
             ("[[task]]\nid = \"a b\"\nprompt = \"x\"", "must be letters, digits"),
             ("[[task]]\nid = \"a\"", "no `prompt`"),
             ("[[task]]\nid = \"a\"\nprompt = \"x\"\nretries = \"2\"", "`retries` must be a whole number"),
-            ("title = \"x\"", "`title` is not a plan field"),
+            ("title = \"x\"", "unknown field `title`"),
             ("", "no `[[task]]` entries"),
             ("[[task]\n", "line 1: unclosed array table"),
         ];
@@ -517,6 +516,43 @@ retries = 2
         }
         // Ordered tasks may share a folder.
         assert!(problems("[[task]]\nid = \"a\"\nprompt = \"x\"\nwrites = [\"src\"]\n[[task]]\nid = \"b\"\nprompt = \"y\"\nwrites = [\"src\"]\ndepends_on = [\"a\"]").is_empty());
+    }
+
+    /// An unknown field names the file and the task: a slip gets its near
+    /// name, another word the fields there are.
+    #[test]
+    fn unknown_fields_name_the_file_and_the_task() {
+        let cases = [
+            (
+                "[[task]]\nid = \"a\"\nprompt = \"x\"\ndepnds_on = []",
+                "plan.toml: task `a`: unknown field `depnds_on`; did you mean `depends_on`?",
+            ),
+            (
+                "[[task]]\nid = \"a\"\nprompt = \"x\"\ncolour = 1",
+                "plan.toml: task `a`: unknown field `colour`; known fields: id, prompt, depends_on, inputs, writes, \
+                 model, provider, max_steps, timeout_secs, retries, domain",
+            ),
+            (
+                "[[tsak]]\nid = \"a\"",
+                "plan.toml: unknown field `tsak`; did you mean `task`? (a plan is `[[task]]` entries)",
+            ),
+            (
+                "title = \"x\"\n[[task]]\nid = \"a\"\nprompt = \"x\"",
+                "plan.toml: unknown field `title`; known fields: task (a plan is `[[task]]` entries)",
+            ),
+        ];
+        for (text, want) in cases {
+            let shown = Plan::parse(text, "plan.toml").unwrap_err().to_string();
+            assert!(shown.lines().any(|l| l == want), "{text:?}: {shown}");
+        }
+        // The fields are the task's own: one added to `Task` and not to the list would be refused.
+        let plan = Plan::parse("[[task]]\nid = \"a\"\nprompt = \"x\"", "plan.toml").unwrap();
+        let task = serde_json::to_value(&plan.tasks[0]).unwrap();
+        let mut keys: Vec<&str> = task.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut fields = TASK_FIELDS.to_vec();
+        keys.sort_unstable();
+        fields.sort_unstable();
+        assert_eq!(keys, fields);
     }
 
     /// One pass finds everything: a task's own problems (a bad field,
@@ -561,8 +597,8 @@ retries = 2
                 "a task without an id still has its names checked, and a stray top-level key",
                 "title = \"t\"\n[[task]]\nid = \"a\"\nprompt = \"\"\nbogus = 1\n[[task]]\nprompt = \"y\"\ndepends_on = [\"ghost\"]\nwrites = [\"agents/x\"]",
                 &[
-                    "`title` is not a plan field",
-                    "task `a`: `bogus` is not a task field",
+                    "unknown field `title`",
+                    "task `a`: unknown field `bogus`",
                     "task `a`: no `prompt`",
                     "task 2: no `id`",
                     "task 2: writes `agents/x`: `agents/` is the runtime's",
