@@ -151,7 +151,10 @@ pub struct Environment {
     pub target: Target,
 }
 
-/// The fields each kind may use, besides `name`, `description`, `kind` and `shell`.
+/// The fields of every kind.
+const EVERY_KIND: &[&str] = &["name", "description", "kind", "shell"];
+
+/// The fields each kind may use, besides [`EVERY_KIND`]'s.
 const FIELDS: &[(&str, &[&str])] = &[
     ("ssh", &["host", "user", "port", "identity_file", "options"]),
     ("container", &["engine", "container"]),
@@ -187,7 +190,7 @@ impl Environment {
                 entry.kind
             )));
         };
-        if let Some(field) = entry.fields_set().into_iter().find(|f| !allowed.contains(f)) {
+        if let Some(field) = entry.fields_set().into_iter().find(|f| !allowed.contains(&f.as_str())) {
             return Err(problem(format!(
                 "`{field}` is not a field of kind {}; its fields are {}",
                 entry.kind,
@@ -324,23 +327,12 @@ impl Environment {
 }
 
 impl ClipEntry {
-    /// The kind-specific fields this entry sets.
-    fn fields_set(&self) -> Vec<&'static str> {
-        let set = [
-            ("host", self.host.is_some()),
-            ("user", self.user.is_some()),
-            ("port", self.port.is_some()),
-            ("identity_file", self.identity_file.is_some()),
-            ("options", !self.options.is_empty()),
-            ("engine", self.engine.is_some()),
-            ("container", self.container.is_some()),
-            ("context", self.context.is_some()),
-            ("namespace", self.namespace.is_some()),
-            ("pod", self.pod.is_some()),
-            ("selector", self.selector.is_some()),
-            ("path", self.path.is_some()),
-        ];
-        set.into_iter().filter(|(_, on)| *on).map(|(f, _)| f).collect()
+    /// The kind-specific fields this entry sets: the fields its serialized
+    /// form holds (an unset one is skipped there) but those of every kind.
+    fn fields_set(&self) -> Vec<String> {
+        // Entries are read from TOML, whose strings are UTF-8: a path always serializes.
+        let Ok(serde_json::Value::Object(set)) = serde_json::to_value(self) else { return Vec::new() };
+        set.into_iter().map(|(field, _)| field).filter(|f| !EVERY_KIND.contains(&f.as_str())).collect()
     }
 }
 
@@ -416,6 +408,30 @@ mod tests {
         assert_eq!(k.shell, Shell::Sh);
     }
 
+    /// A field no kind has is refused by serde as the config file is read
+    /// (the loader names the file and the entry, `clip[0]`); its message
+    /// takes the near name from the entry's own fields.
+    #[test]
+    fn unknown_fields_get_the_near_name_from_the_entrys_fields() {
+        let cases = [
+            (r#"{"name": "a", "kind": "ssh", "hots": "h"}"#, "unknown field `hots`; did you mean `host`?"),
+            (
+                r#"{"name": "a", "kind": "kubernetes", "namespce": "n"}"#,
+                "unknown field `namespce`; did you mean `namespace`?",
+            ),
+            (
+                r#"{"name": "a", "kind": "ssh", "colour": 1}"#,
+                "unknown field `colour`; known fields: name, description, kind, shell, host, user, port, \
+                 identity_file, options, engine, container, context, namespace, pod, selector, path",
+            ),
+        ];
+        for (text, want) in cases {
+            let error = serde_json::from_str::<ClipEntry>(text).unwrap_err().to_string();
+            let unknown = clix_common::names::UnknownField::from_serde(&error).unwrap();
+            assert_eq!(unknown.to_string(), want);
+        }
+    }
+
     #[test]
     fn bad_entries_say_what_to_fix() {
         let rows = [
@@ -425,6 +441,10 @@ mod tests {
             ),
             ("name = \"x\"\nkind = \"ssh\"", "kind ssh needs `host`"),
             ("name = \"x\"\nkind = \"ssh\"\nhost = \"h\"\ncontainer = \"c\"", "`container` is not a field of kind ssh"),
+            (
+                "name = \"x\"\nkind = \"local\"\npath = \"/srv\"\noptions = [\"A=b\"]\ndescription = \"d\"",
+                "`options` is not a field of kind local; its fields are path",
+            ),
             ("name = \"list\"\nkind = \"local\"\npath = \"/srv\"", "`list` is a word of `clip` itself"),
             ("name = \"-x\"\nkind = \"local\"\npath = \"/srv\"", "`name` must be"),
             ("name = \"x\"\nkind = \"local\"\npath = \"rel\"", "must be an absolute folder path"),
