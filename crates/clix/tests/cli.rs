@@ -132,7 +132,59 @@ fn bad_input_gets_a_clear_error() {
     std::fs::write(env.home.path().join("config.toml"), "[limits]\ntimeout = 5\n").unwrap();
     let o = env.run(&["run", "ls"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("unknown setting `limits.timeout`"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("limits: unknown field `timeout`; did you mean `timeout_secs`?"), "{}", stderr(&o));
+}
+
+/// (config.toml, the error): a value its setting does not allow, or a field
+/// no section has, is refused naming the file, the key or section, and
+/// what is allowed or the near name; every problem of every layer at once.
+#[test]
+fn config_values_are_checked_as_the_flags_are() {
+    let env = Env::new();
+    let file = env.home.path().join("config.toml");
+    let cases = [
+        ("[limits]\ntimeout_secs = 0\n", "limits.timeout_secs = 0: from 1 to 31536000 (seconds of one line;"),
+        ("[limits]\ntimout_secs = 5\n", "limits: unknown field `timout_secs`; did you mean `timeout_secs`?"),
+        ("[limits]\ncolour = 5\n", "limits: unknown field `colour`; known fields: timeout_secs,"),
+        ("[limts]\ntimeout_secs = 5\n", "unknown field `limts`; did you mean `limits`?"),
+        ("[limits]\nmax_memory_bytes = 0\n", "limits.max_memory_bytes = 0: at least 1"),
+        ("[limits]\nmax_commands = 0\n", "limits.max_commands = 0: at least 1 (commands; leave it out for no count)"),
+        ("[sandbox]\nmemory_mb = 0\n", "sandbox.memory_mb = 0: from 1 to"),
+        ("[sandbox]\nextra_ro = [\"data\"]\n", "sandbox.extra_ro = \"data\": absolute host paths"),
+        ("[agent]\nmax_steps = 0\n", "agent.max_steps = 0: at least 1 (model calls of one task)"),
+        ("[agent]\nprovider = \"antropic\"\n", "agent.provider = \"antropic\": \"auto\", \"openai\""),
+        (
+            "[[clip]]\nname = \"a\"\nkind = \"ssh\"\nhots = \"h\"\n",
+            "clip[0]: unknown field `hots`; did you mean `host`?",
+        ),
+    ];
+    for (text, want) in cases {
+        std::fs::write(&file, text).unwrap();
+        let o = env.run(&["run", "true"]);
+        let want = format!("config file {}: {want}", file.display());
+        assert_eq!(o.status.code(), Some(1), "{text}: {}", stderr(&o));
+        assert!(stderr(&o).contains(&want), "{text}\n  got:  {}\n  want: {want}", stderr(&o));
+    }
+
+    std::fs::write(&file, "[limits]\ntimeout_secs = 0\nmax_commandz = 5\n").unwrap();
+    let o = env.cmd(&["ask", "--max-steps", "0", "hello"]).env("CLIX_SANDBOX_MEMORY_MB", "0").output().unwrap();
+    let err = stderr(&o);
+    for want in [
+        format!("config file {}: limits.timeout_secs = 0: from 1 to", file.display()),
+        format!("config file {}: limits: unknown field `max_commandz`; did you mean `max_commands`?", file.display()),
+        "environment variable CLIX_SANDBOX_MEMORY_MB: sandbox.memory_mb = 0: from 1 to".to_string(),
+        "--max-steps: agent.max_steps = 0: at least 1 (model calls of one task)".to_string(),
+    ] {
+        assert!(err.contains(&want), "missing {want}\nin {err}");
+    }
+
+    // A good config loads, with a count the defaults leave unset.
+    std::fs::write(&file, "[limits]\ntimeout_secs = 5\nmax_commands = 1000\n[agent]\nmax_steps = 3\n").unwrap();
+    let o = env.run(&["run", "echo ok"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = env.run(&["config", "show", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{}", stderr(&o)));
+    assert_eq!(v["limits.max_commands"]["value"], 1000);
 }
 
 #[test]
