@@ -1,116 +1,13 @@
-//! Tidy: the crate graph of ARCHITECTURE.md, enforced. Data flows one way
-//! (bin → agent/mcp → engine → shell + present, with sandbox, hub and
-//! memory beside them); each row below is a crate and the clix crates it may
-//! depend on, everything else being its "must not". `cargo metadata` says
-//! what the crates really depend on.
+//! Tidy: ARCHITECTURE.md's map, enforced. The map's tiers say which
+//! crates may use which (a dependency only goes down a tier), and its crate
+//! graph is `cargo metadata`'s, checked here; so are the rules no tier
+//! says: test support is never shipped, library crates print nothing, and
+//! the binary and the tests build each shared crate once.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
-
-/// Each workspace crate and the clix crates it may use (normal dependencies).
-const MAY_DEPEND_ON: &[(&str, &[&str])] = &[
-    ("clix-common", &[]),
-    ("clix-config", &["clix-common"]),
-    ("clix-present", &["clix-common"]),
-    ("clix-memory", &["clix-common"]),
-    ("clix-workspace", &["clix-config"]),
-    ("clix-shell", &["clix-common", "clix-workspace"]),
-    // Pure rules: it decides, the shell's hook and the engine apply.
-    ("clix-policy", &[]),
-    // The audit log's envelope, writer and redaction: beneath every crate that writes a line.
-    ("clix-audit", &["clix-common"]),
-    // One child process, supervised (stdin, capture, time limit, teardown): under the sandbox and clip.
-    ("clix-process", &["clix-common"]),
-    ("clix-sandbox", &["clix-audit", "clix-common", "clix-process", "clix-workspace"]),
-    ("clix-hub", &["clix-audit", "clix-common", "clix-sandbox", "clix-workspace"]),
-    // The browser: Chromium started through the sandbox, driven over CDP; it prints nothing.
-    ("clix-browser", &["clix-sandbox"]),
-    // Other machines as commands: host children (ssh, docker, kubectl), the local kind through the sandbox.
-    ("clix-clip", &["clix-audit", "clix-common", "clix-process", "clix-sandbox", "clix-workspace"]),
-    (
-        "clix-engine",
-        &[
-            "clix-audit",
-            "clix-browser",
-            "clix-clip",
-            "clix-common",
-            "clix-hub",
-            "clix-memory",
-            "clix-policy",
-            "clix-present",
-            "clix-sandbox",
-            "clix-shell",
-            "clix-workspace",
-        ],
-    ),
-    ("clix-agent", &["clix-common", "clix-config", "clix-engine", "clix-memory", "clix-workspace"]),
-    ("clix-mcp", &["clix-common", "clix-engine"]),
-    // Plans of agents: over the agent's stream and tools, the engine's namespaces.
-    ("clix-plan", &["clix-agent", "clix-common", "clix-engine", "clix-workspace"]),
-    // The composition root: settings, and every session assembled once.
-    (
-        "clix-session",
-        &[
-            "clix-agent",
-            "clix-browser",
-            "clix-clip",
-            "clix-common",
-            "clix-config",
-            "clix-engine",
-            "clix-hub",
-            "clix-memory",
-            "clix-plan",
-            "clix-policy",
-        ],
-    ),
-    // The binary: clap and rendering over the session.
-    (
-        "clix",
-        &[
-            "clix-agent",
-            "clix-common",
-            "clix-config",
-            "clix-engine",
-            "clix-eval",
-            "clix-mcp",
-            "clix-memory",
-            "clix-plan",
-            "clix-policy",
-            "clix-session",
-        ],
-    ),
-    // The eval harness.
-    (
-        "clix-eval",
-        &["clix-agent", "clix-common", "clix-config", "clix-engine", "clix-sandbox", "clix-session", "clix-workspace"],
-    ),
-    // Test support, a dev-dependency only (and the unshipped bench's): no
-    // shipped crate may need it to build.
-    ("clix-testkit", &[]),
-    // Not shipped: it measures the others side by side (with the tests' sshd).
-    (
-        "clix-bench",
-        &[
-            "clix-agent",
-            "clix-browser",
-            "clix-clip",
-            "clix-config",
-            "clix-engine",
-            "clix-hub",
-            "clix-memory",
-            "clix-plan",
-            "clix-policy",
-            "clix-present",
-            "clix-sandbox",
-            "clix-session",
-            "clix-shell",
-            "clix-testkit",
-            "clix-workspace",
-        ],
-    ),
-];
 
 /// Every workspace crate and its normal dependencies on other clix crates.
 fn actual_graph() -> BTreeMap<String, BTreeSet<String>> {
@@ -140,20 +37,125 @@ fn actual_graph() -> BTreeMap<String, BTreeSet<String>> {
         .collect()
 }
 
+/// ARCHITECTURE.md, the map these tests hold the tree to.
+const MAP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../ARCHITECTURE.md");
+
+/// The fenced block after `marker` in the map: its lines, and where it
+/// starts and ends in `map` (for rewriting it).
+fn block<'m>(map: &'m str, marker: &str) -> (Vec<&'m str>, usize, usize) {
+    let at = map.find(marker).unwrap_or_else(|| panic!("ARCHITECTURE.md has no `{marker}`"));
+    let open = at + map[at..].find("```text\n").expect("a ```text block after the marker") + "```text\n".len();
+    let close = open + map[open..].find("```").expect("the block's end");
+    (map[open..close].lines().collect(), open, close)
+}
+
+/// The tiers, top first: each a name and its crates.
+fn tiers(map: &str) -> Vec<(String, Vec<String>)> {
+    let (lines, _, _) = block(map, "<!-- tiers:");
+    lines
+        .iter()
+        .map(|line| {
+            // The tier's name may hold spaces and commas; its crates start at the first `clix`.
+            let at = line.find("clix").unwrap_or_else(|| panic!("a tier without crates: {line}"));
+            let crates = line[at..].split_whitespace().map(String::from).collect();
+            (line[..at].trim().to_string(), crates)
+        })
+        .collect()
+}
+
+/// The graph as the map shows it: each crate (tier by tier, top first) and
+/// the clix crates it uses.
+fn render_graph(graph: &BTreeMap<String, BTreeSet<String>>, tiers: &[(String, Vec<String>)]) -> String {
+    let width = graph.keys().map(String::len).max().unwrap_or(0);
+    let mut out = String::new();
+    for (_, crates) in tiers {
+        let mut crates = crates.clone();
+        crates.sort();
+        for krate in crates {
+            let deps: Vec<&str> = graph.get(&krate).into_iter().flatten().map(String::as_str).collect();
+            let deps = if deps.is_empty() { "(none)".to_string() } else { deps.join(" ") };
+            out.push_str(&format!("{krate:width$}  → {deps}\n"));
+        }
+    }
+    out
+}
+
 #[test]
-fn no_crate_depends_on_one_it_must_not() {
-    let table: BTreeMap<&str, &[&str]> = MAY_DEPEND_ON.iter().copied().collect();
+fn every_dependency_goes_down_a_tier() {
+    let map = std::fs::read_to_string(MAP).expect("the map");
+    let tiers = tiers(&map);
+    let mut tier_of = BTreeMap::new();
     let mut wrong = Vec::new();
-    for (krate, deps) in actual_graph() {
-        let Some(allowed) = table.get(krate.as_str()) else {
-            wrong.push(format!("{krate} is not in the table: add its row here and in ARCHITECTURE.md"));
+    for (rank, (name, crates)) in tiers.iter().enumerate() {
+        for krate in crates {
+            if let Some((other, _)) = tier_of.insert(krate.clone(), (name.clone(), rank)) {
+                wrong.push(format!("{krate} is in two tiers: {other} and {name}"));
+            }
+        }
+    }
+    let graph = actual_graph();
+    for (krate, deps) in &graph {
+        let Some((name, rank)) = tier_of.get(krate) else {
+            wrong.push(format!("{krate} is in no tier: add it to ARCHITECTURE.md's tiers"));
             continue;
         };
-        for dep in deps.iter().filter(|d| !allowed.contains(&d.as_str())) {
-            wrong.push(format!("{krate} depends on {dep}, which ARCHITECTURE.md says it must not"));
+        for dep in deps {
+            match tier_of.get(dep) {
+                Some((_, below)) if below > rank => {}
+                Some((other, _)) => {
+                    wrong.push(format!("{krate} ({name}) depends on {dep} ({other}), not a lower tier"))
+                }
+                None => {}
+            }
+        }
+    }
+    for krate in tier_of.keys().filter(|k| !graph.contains_key(*k)) {
+        wrong.push(format!("{krate} is in a tier but not in the workspace"));
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_map_s_graph_is_cargo_s() {
+    let map = std::fs::read_to_string(MAP).expect("the map");
+    let (lines, open, close) = block(&map, "<!-- graph:");
+    let want = render_graph(&actual_graph(), &tiers(&map));
+    let shown: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    if shown == want {
+        return;
+    }
+    if std::env::var_os("CLIX_BLESS").is_some() {
+        std::fs::write(MAP, format!("{}{want}{}", &map[..open], &map[close..])).expect("rewrite the map");
+        return;
+    }
+    panic!(
+        "ARCHITECTURE.md's crate graph differs from cargo metadata; look at the change, then \
+         CLIX_BLESS=1 cargo test -p clix --test tidy rewrites it.\nshown:\n{shown}\ncargo's:\n{want}"
+    );
+}
+
+#[test]
+fn test_support_and_front_ends_are_depended_on_by_nothing_shipped() {
+    let mut wrong = Vec::new();
+    for (krate, deps) in actual_graph() {
+        if deps.contains("clix-testkit") && krate != "clix-bench" {
+            wrong.push(format!("{krate} depends on clix-testkit (a dev-dependency only)"));
+        }
+        for front in ["clix", "clix-bench"] {
+            if deps.contains(front) {
+                wrong.push(format!("{krate} depends on {front}, a front end"));
+            }
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn every_crate_is_on_the_architecture_map() {
+    let map = std::fs::read_to_string(MAP).expect("the map");
+    for krate in actual_graph().keys() {
+        assert!(map.contains(&format!("| `{krate}` |")), "ARCHITECTURE.md's table has no row for `{krate}`");
+    }
 }
 
 /// Each package of a `cargo tree` and the feature sets it is built with (one
@@ -198,18 +200,6 @@ fn the_binary_and_the_tests_build_every_shared_crate_alike() {
     );
 }
 
-#[test]
-fn every_crate_is_on_the_architecture_map() {
-    let map = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../ARCHITECTURE.md")).expect("the map");
-    for (krate, _) in MAY_DEPEND_ON {
-        assert!(map.contains(&format!("`{krate}`")), "ARCHITECTURE.md has no row for `{krate}`");
-    }
-    let members = actual_graph();
-    for (krate, _) in MAY_DEPEND_ON {
-        assert!(members.contains_key(*krate), "{krate} is in the table but not in the workspace");
-    }
-}
-
 /// The library crates print nothing: they emit `tracing` events, and the
 /// binary's one subscriber decides where those go (stderr; stdout carries
 /// results, and MCP under `clix mcp`).
@@ -218,7 +208,7 @@ fn library_crates_print_nothing() {
     const PRINTS: &[&str] = &["println!", "print!(", "eprintln!", "eprint!(", "dbg!(", "io::stdout()", "io::stderr()"];
     let crates = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
     let mut found = Vec::new();
-    for (krate, _) in MAY_DEPEND_ON.iter().filter(|(k, _)| !["clix", "clix-bench", "clix-testkit"].contains(k)) {
+    for krate in actual_graph().keys().filter(|k| !["clix", "clix-bench", "clix-testkit"].contains(&k.as_str())) {
         let mut dirs = vec![std::path::Path::new(crates).join(krate).join("src")];
         while let Some(dir) = dirs.pop() {
             for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())).flatten() {
