@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use clix_common::is_secret_name;
 use clix_common::settings::{BadValue, Validate, at_least_one};
 use serde::{Deserialize, Serialize};
 
@@ -106,12 +107,16 @@ impl Validate for SandboxSettings {
                 bad.push(BadValue::new(key, format!("{:?}", path.display()), "absolute host paths (/srv/data)"));
             }
         }
-        for name in self.env.iter().filter(|n| !is_variable_name(n)) {
-            bad.push(BadValue::new(
-                "env",
-                format!("{name:?}"),
-                "variable names (letters, digits and _, not first a digit)",
-            ));
+        for name in &self.env {
+            let allowed = if !is_variable_name(name) {
+                "variable names (letters, digits and _, not first a digit)"
+            } else if is_secret_name(name) {
+                // The environment's allowlist drops it whatever this says.
+                "names that hold no secret: a secret-looking name is never passed to a sandboxed program"
+            } else {
+                continue;
+            };
+            bad.push(BadValue::new("env", format!("{name:?}"), allowed));
         }
         bad
     }
@@ -149,6 +154,10 @@ mod tests {
                     ..d()
                 },
                 vec!["extra_ro = \"data\": absolute host paths", "env = \"A-B\": variable names"],
+            ),
+            (
+                SandboxSettings { env: vec!["GITHUB_TOKEN".into(), "PROJECT_MODE".into()], ..d() },
+                vec!["env = \"GITHUB_TOKEN\": names that hold no secret"],
             ),
         ];
         for (settings, want) in cases {
