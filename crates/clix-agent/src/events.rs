@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::agent::StopReason;
 use crate::message::{Image, Message, ToolCall, ToolSpec};
 use crate::provider::{ToolChoice, Usage};
 
@@ -162,9 +163,8 @@ pub enum Event {
     },
     /// The run ended.
     Done {
-        /// `answered`, `max_steps`, `max_tokens`, `wall_time`,
-        /// `interrupted`, or `error: <message>`.
-        stop_reason: String,
+        /// Why (`answered`, `max_steps`, …, `error: <message>`).
+        stop_reason: StopReason,
         /// The model's last text.
         answer: String,
         /// Steps taken.

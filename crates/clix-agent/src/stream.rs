@@ -101,8 +101,8 @@ impl ArtifactWatch {
 pub struct RunResult {
     /// The run did not end with an answer (a budget, an interrupt, an error).
     pub is_error: bool,
-    /// `answered`, `max_steps`, `max_tokens`, `wall_time`, `interrupted`, `error: …`.
-    pub stop_reason: String,
+    /// Why it ended (`answered`, `max_steps`, …, `error: <message>`).
+    pub stop_reason: StopReason,
     /// The model's last text.
     pub answer: String,
     /// Model calls with tools offered.
@@ -137,7 +137,7 @@ impl RunResult {
     pub fn new(summary: &RunSummary, duration_ms: u64, artifacts: Vec<Artifact>) -> RunResult {
         RunResult {
             is_error: summary.stop_reason != StopReason::Answered,
-            stop_reason: summary.stop_reason.label(),
+            stop_reason: summary.stop_reason.clone(),
             answer: summary.answer.clone(),
             steps: summary.steps,
             usage: ResultUsage { input_tokens: summary.usage.input_tokens, output_tokens: summary.usage.output_tokens },
@@ -243,7 +243,7 @@ pub enum UpstreamError {
     #[error("the upstream agent failed ({stop_reason}); its answer: {answer}")]
     Failed {
         /// Why it stopped.
-        stop_reason: String,
+        stop_reason: StopReason,
         /// Where it stood.
         answer: String,
     },
@@ -349,7 +349,7 @@ mod tests {
         let text = w.event(&Event::Text { text: "hi".into() }).unwrap();
         assert_eq!((text.kind.as_str(), text.content["text"].as_str(), text.metadata.seq), ("text", Some("hi"), 1));
         let done = Event::Done {
-            stop_reason: "answered".into(),
+            stop_reason: StopReason::Answered,
             answer: "42".into(),
             steps: 2,
             input_tokens: 1,

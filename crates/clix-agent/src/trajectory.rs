@@ -15,6 +15,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use clix_common::Secret;
 use serde::{Deserialize, Serialize};
 
+use crate::agent::StopReason;
 use crate::events::Event;
 
 /// One line of a trajectory file.
@@ -144,8 +145,8 @@ pub struct RunInfo {
     pub id: String,
     /// The task it was given.
     pub task: String,
-    /// Why it ended (`Done`'s label); `None` while it runs or if it was killed.
-    pub stop_reason: Option<String>,
+    /// Why it ended; `None` while it runs or if it was killed.
+    pub stop_reason: Option<StopReason>,
     /// Steps taken (the last recorded one, for an unfinished run).
     pub steps: u32,
 }
@@ -266,9 +267,15 @@ mod tests {
              {\"ts_ms\":2,\"type\":\"done\",\"stop_reason\":\"answered\",\"answer\":\"a\",\"steps\":1,\"input_tokens\":1,\"output_tokens\":1}\n",
         )
         .unwrap();
+        std::fs::write(
+            dir.path().join("old2.jsonl"),
+            "{\"ts_ms\":1,\"type\":\"done\",\"stop_reason\":\"error: HTTP 401: bad key\",\"answer\":\"\",\"steps\":0,\"input_tokens\":0,\"output_tokens\":0}\n",
+        )
+        .unwrap();
         assert_eq!(read_run(dir.path(), "old").unwrap().len(), 2);
         let runs = list_runs(dir.path());
-        assert_eq!((runs[0].task.as_str(), runs[0].stop_reason.as_deref()), ("t", Some("answered")));
+        assert_eq!((runs[0].task.as_str(), runs[0].stop_reason.as_ref()), ("t", Some(&StopReason::Answered)));
+        assert_eq!(runs[1].stop_reason, Some(StopReason::Error("HTTP 401: bad key".into())));
     }
 
     #[test]

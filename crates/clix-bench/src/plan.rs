@@ -30,7 +30,7 @@ impl AgentRunner for AnswersAtOnce {
             self.starts.borrow_mut().push(started.elapsed());
             let result = RunResult {
                 is_error: false,
-                stop_reason: "answered".into(),
+                stop_reason: clix_agent::StopReason::Answered,
                 answer: "done".into(),
                 steps: 1,
                 usage: ResultUsage { input_tokens: 0, output_tokens: 0 },

@@ -1,5 +1,6 @@
 //! Why a browser command failed, worded to say what to do next.
 
+use clix_common::exit;
 use clix_sandbox::SandboxError;
 
 use crate::cdp::CdpError;
@@ -69,10 +70,10 @@ impl BrowserError {
     /// The exit code a command line sees.
     pub fn exit_code(&self) -> i32 {
         match self {
-            BrowserError::Timeout { .. } => 124,
-            BrowserError::Usage(_) => 2,
-            BrowserError::NotInstalled { .. } => 127,
-            _ => 1,
+            BrowserError::Timeout { .. } => exit::TIMEOUT,
+            BrowserError::Usage(_) => exit::USAGE,
+            BrowserError::NotInstalled { .. } => exit::NOT_FOUND,
+            _ => exit::FAILURE,
         }
     }
 }

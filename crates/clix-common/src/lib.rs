@@ -19,10 +19,19 @@ pub mod settings;
 pub use secret::{Secret, is_secret_name};
 
 /// Exit codes, as bash and GNU tools use them where they have one, and
-/// sysexits(3) for the hub's own refusals.
+/// sysexits(3) for the hub's own refusals. Every crate's exit code is one of
+/// these (the tidy test refuses a literal elsewhere), so a number means the
+/// same from a line in the shell to `clix ask`'s own exit.
 pub mod exit {
+    /// It worked.
+    pub const SUCCESS: i32 = 0;
+    /// It failed, with nothing more specific to say (the error says why).
+    pub const FAILURE: i32 = 1;
     /// A bad command line: a missing or unknown flag or subcommand.
     pub const USAGE: i32 = 2;
+    /// An agent stopped by one of its budgets (steps, tokens, wall time)
+    /// before it answered: not a failure of its tools or model.
+    pub const BUDGET: i32 = 3;
     /// A tool broke its output contract (EX_SOFTWARE).
     pub const BAD_OUTPUT: i32 = 70;
     /// A rate limit or a busy serialized tool: try again later (EX_TEMPFAIL).
@@ -37,4 +46,10 @@ pub mod exit {
     pub const NOT_FOUND: i32 = 127;
     /// Cancelled by the caller (128 + SIGINT).
     pub const CANCELLED: i32 = 130;
+    /// Its reader closed the pipe it wrote to (128 + SIGPIPE), as `seq` or
+    /// `cat` end in a shell.
+    pub const BROKEN_PIPE: i32 = 141;
+    /// The other machine could not be reached: ssh's own code for a failed
+    /// connection, which clip gives every kind of environment.
+    pub const UNREACHABLE: i32 = 255;
 }

@@ -51,7 +51,7 @@ pub use designs::{BashTools, Design, Executor, OUTPUT_LIMIT_CHARS, RunTools, Too
 pub use model::{ModelRun, run_model};
 pub use paths::{DATA_ROOTS, PathMap};
 pub use report::{
-    AttemptRecord, Ended, Mode, NothingRecord, Results, SCHEMA_VERSION, Skip, StopReason, Summary, summarize,
+    AttemptRecord, AttemptStop, Ended, Mode, NothingRecord, Results, SCHEMA_VERSION, Skip, Summary, summarize,
 };
 pub use report_html::html;
 pub use solution::{SolutionRun, problems, run_solutions};

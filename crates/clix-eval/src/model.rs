@@ -20,7 +20,7 @@ use serde_json::json;
 
 use crate::attempt::{Attempt, AttemptOptions};
 use crate::designs::{Design, Executor, ToolSpec, definition_bytes};
-use crate::report::{AttemptRecord, Ended, Mode, Results, Skip, StopReason, summarize};
+use crate::report::{AttemptRecord, AttemptStop, Ended, Mode, Results, Skip, summarize};
 use crate::task::{RUN_ONLY, Task};
 use crate::trace::{Trace, estimate_tokens};
 
@@ -161,7 +161,7 @@ async fn attempt(task: &Task, design: Design, repeat: u32, run: &ModelRun) -> (A
                 STOP_GRACE.as_secs(),
                 attempt.timeout().as_secs()
             );
-            (StopReason::Timeout, Some(why), trace.calls.len() as u32, None, false)
+            (AttemptStop::Timeout, Some(why), trace.calls.len() as u32, None, false)
         }
     };
     let score = attempt.score(&trace).await;
@@ -243,16 +243,14 @@ fn open_trajectory(
     Ok(trajectory)
 }
 
-/// The record's stop reason, and the detail worth keeping.
-fn stop_reason(stop: &AgentStop, timed_out: bool, timeout: Duration) -> (StopReason, Option<String>) {
-    let after = || Some(format!("the attempt's {}s ran out", timeout.as_secs()));
-    match stop {
-        _ if timed_out => (StopReason::Timeout, after()),
-        AgentStop::Answered => (StopReason::Answered, None),
-        AgentStop::MaxSteps => (StopReason::MaxSteps, None),
-        AgentStop::MaxTokens => (StopReason::TokenBudget, None),
-        AgentStop::WallTime | AgentStop::Interrupted => (StopReason::Timeout, after()),
-        AgentStop::Error(e) => (StopReason::Error, Some(e.clone())),
+/// The record's stop reason, and the detail worth keeping: the agent's
+/// own, unless the harness's deadline stopped it (whatever the interrupted
+/// run then said).
+fn stop_reason(stop: &AgentStop, timed_out: bool, timeout: Duration) -> (AttemptStop, Option<String>) {
+    if timed_out {
+        (AttemptStop::Timeout, Some(format!("the attempt's {}s ran out", timeout.as_secs())))
+    } else {
+        (AttemptStop::Agent(stop.clone()), None)
     }
 }
 
@@ -341,14 +339,12 @@ mod tests {
     #[test]
     fn stop_reasons_map_to_records() {
         let t = Duration::from_secs(60);
-        assert_eq!(stop_reason(&AgentStop::Answered, false, t), (StopReason::Answered, None));
-        assert_eq!(stop_reason(&AgentStop::MaxSteps, false, t).0, StopReason::MaxSteps);
-        assert_eq!(stop_reason(&AgentStop::MaxTokens, false, t).0, StopReason::TokenBudget);
-        let timeout = (StopReason::Timeout, Some("the attempt's 60s ran out".to_string()));
-        assert_eq!(stop_reason(&AgentStop::WallTime, false, t), timeout);
+        for stop in [AgentStop::Answered, AgentStop::MaxSteps, AgentStop::WallTime, AgentStop::Error("401".into())] {
+            assert_eq!(stop_reason(&stop, false, t), (AttemptStop::Agent(stop.clone()), None), "the agent's own");
+        }
+        let timeout = (AttemptStop::Timeout, Some("the attempt's 60s ran out".to_string()));
         assert_eq!(stop_reason(&AgentStop::Interrupted, true, t), timeout);
         assert_eq!(stop_reason(&AgentStop::Answered, true, t), timeout, "the deadline wins");
-        assert_eq!(stop_reason(&AgentStop::Error("401".into()), false, t), (StopReason::Error, Some("401".into())));
     }
 
     #[test]

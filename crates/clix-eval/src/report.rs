@@ -14,32 +14,66 @@ use crate::task::Task;
 use crate::trace::{CallSummary, Trace};
 
 /// The version of `results.json`'s shape. Raise it when a field changes
-/// meaning or goes away (adding one does not).
-pub const SCHEMA_VERSION: u32 = 1;
+/// meaning or goes away (adding one does not), and teach [`Results::read`]
+/// to bring the older shape up to it.
+pub const SCHEMA_VERSION: u32 = 2;
 
-/// Why an attempt ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StopReason {
-    /// The model gave its final answer.
-    Answered,
+/// Why an attempt ended: how its agent run stopped, in the agent's own
+/// words, or one of the two ends only the harness sees. Written as one
+/// string: `answered`, `max_steps`, `max_tokens`, `wall_time`,
+/// `interrupted`, `error: <why>` (as a trajectory's `done`), `solution_done`
+/// or `timeout`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AttemptStop {
+    /// The agent loop stopped by itself, or the attempt could not start
+    /// (`Error`, with why: its setup, its tools, its provider).
+    Agent(clix_agent::StopReason),
     /// Every reference step ran (`--solution`).
     SolutionDone,
-    /// The step budget ran out.
-    MaxSteps,
-    /// The token budget ran out.
-    TokenBudget,
-    /// The attempt's wall time ran out.
+    /// The attempt's deadline passed and the harness stopped it.
     Timeout,
-    /// The attempt could not run (setup, tools or provider failed); see `error`.
-    Error,
 }
 
-impl std::fmt::Display for StopReason {
-    /// The name `results.json` gives it (`answered`, `solution_done`, …).
+/// The words of the harness-only ends.
+const SOLUTION_DONE: &str = "solution_done";
+const TIMEOUT: &str = "timeout";
+
+impl AttemptStop {
+    /// The attempt could not run, or its model kept failing: what went
+    /// wrong, when it did.
+    pub fn error(&self) -> Option<&str> {
+        match self {
+            AttemptStop::Agent(clix_agent::StopReason::Error(why)) => Some(why),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for AttemptStop {
+    /// The string `results.json` holds.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let name = serde_json::to_value(self).ok().and_then(|v| v.as_str().map(str::to_string));
-        f.write_str(&name.unwrap_or_default())
+        match self {
+            AttemptStop::Agent(reason) => reason.fmt(f),
+            AttemptStop::SolutionDone => f.write_str(SOLUTION_DONE),
+            AttemptStop::Timeout => f.write_str(TIMEOUT),
+        }
+    }
+}
+
+impl Serialize for AttemptStop {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for AttemptStop {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<AttemptStop, D::Error> {
+        let label = String::deserialize(deserializer)?;
+        match label.as_str() {
+            SOLUTION_DONE => Ok(AttemptStop::SolutionDone),
+            TIMEOUT => Ok(AttemptStop::Timeout),
+            _ => label.parse().map(AttemptStop::Agent).map_err(serde::de::Error::custom),
+        }
     }
 }
 
@@ -81,8 +115,9 @@ pub struct AttemptRecord {
     /// Wall time of the attempt, setup and checks included, in milliseconds.
     pub wall_ms: u64,
     /// Why it ended.
-    pub stop_reason: StopReason,
-    /// What went wrong, when `stop_reason` is `error` (or a timeout's detail).
+    pub stop_reason: AttemptStop,
+    /// What the stop reason does not say: a timeout's detail, a solution
+    /// past its step budget.
     pub error: Option<String>,
     /// Where the task's absolute paths were in this attempt.
     pub path_map: PathMap,
@@ -123,8 +158,8 @@ impl AttemptRecord {
 
     /// The record of an attempt that could not run: a fail with the reason.
     pub fn error(task: &Task, design: Design, repeat: u32, error: String, wall_ms: u64) -> Self {
-        let ended =
-            Ended { steps: 0, wall_ms, reason: StopReason::Error, error: Some(error), path_map: PathMap::default() };
+        let reason = AttemptStop::Agent(clix_agent::StopReason::Error(error));
+        let ended = Ended { steps: 0, wall_ms, reason, error: None, path_map: PathMap::default() };
         let mut record = AttemptRecord::new(task, design, repeat, &Trace::default(), Score::of(Vec::new()), ended);
         record.passed = false;
         record.score = 0.0;
@@ -140,7 +175,7 @@ pub struct Ended {
     /// Wall time, in milliseconds.
     pub wall_ms: u64,
     /// Why it ended.
-    pub reason: StopReason,
+    pub reason: AttemptStop,
     /// What went wrong, if anything.
     pub error: Option<String>,
     /// The attempt's path map.
@@ -317,12 +352,15 @@ impl Results {
         Ok(path)
     }
 
-    /// Reads a `results.json`, refusing a schema this build does not know.
+    /// Reads a `results.json` of this schema or an older one (brought up to
+    /// this one), refusing a schema this build does not know.
     pub fn read(path: &Path) -> Result<Results, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         match value.get("schema_version").and_then(serde_json::Value::as_u64) {
             Some(v) if v == u64::from(SCHEMA_VERSION) => {}
+            Some(1) => upgrade_from_1(&mut value),
             other => {
                 return Err(format!(
                     "{}: schema_version {other:?}, this clix reads {SCHEMA_VERSION}; use the clix that wrote it",
@@ -460,6 +498,28 @@ impl Results {
     }
 }
 
+/// Schema 1 to 2: stop reasons in the agent's words. `token_budget` was the
+/// agent's `max_tokens`; `error` kept its message in `error`, which the
+/// reason now holds (`error: <why>`).
+fn upgrade_from_1(results: &mut serde_json::Value) {
+    use serde_json::Value;
+    results["schema_version"] = Value::from(SCHEMA_VERSION);
+    let Some(attempts) = results.get_mut("attempts").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for attempt in attempts {
+        let reason = match attempt.get("stop_reason").and_then(Value::as_str) {
+            Some("token_budget") => clix_agent::StopReason::MaxTokens,
+            Some("error") => {
+                let why = attempt.get_mut("error").map(Value::take);
+                clix_agent::StopReason::Error(why.as_ref().and_then(Value::as_str).unwrap_or_default().to_string())
+            }
+            _ => continue,
+        };
+        attempt["stop_reason"] = Value::from(reason.to_string());
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -514,7 +574,7 @@ pub(crate) mod tests {
             tool_result_tokens: bytes / 4,
             image_bytes: 0,
             wall_ms: 10 * u64::from(repeat + 1),
-            stop_reason: StopReason::SolutionDone,
+            stop_reason: AttemptStop::SolutionDone,
             error: None,
             path_map: PathMap::default(),
             calls: Vec::new(),
@@ -570,8 +630,33 @@ pub(crate) mod tests {
         let path = results.write(dir.path()).unwrap();
         assert_eq!(Results::read(&path).unwrap(), results);
         let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        assert_eq!(json["schema_version"], 1);
+        assert_eq!(json["schema_version"], 2);
         assert_eq!(json["attempts"][0]["stop_reason"], "solution_done");
+
+        // Schema 1, as an older clix wrote it: its own words for two stop
+        // reasons, read as the agent's.
+        let mut v1 = json.clone();
+        v1["schema_version"] = 1.into();
+        let stops = [
+            ("token_budget", None, AttemptStop::Agent(clix_agent::StopReason::MaxTokens), None),
+            ("error", Some("HTTP 401"), AttemptStop::Agent(clix_agent::StopReason::Error("HTTP 401".into())), None),
+            ("timeout", Some("the attempt's 60s ran out"), AttemptStop::Timeout, Some("the attempt's 60s ran out")),
+            ("max_steps", None, AttemptStop::Agent(clix_agent::StopReason::MaxSteps), None),
+            ("answered", None, AttemptStop::Agent(clix_agent::StopReason::Answered), None),
+            ("solution_done", None, AttemptStop::SolutionDone, None),
+        ];
+        for (old, error, stop, kept) in stops {
+            v1["attempts"][0]["stop_reason"] = old.into();
+            v1["attempts"][0]["error"] = error.into();
+            std::fs::write(&path, v1.to_string()).unwrap();
+            let read = Results::read(&path).unwrap();
+            assert_eq!(read.schema_version, SCHEMA_VERSION);
+            assert_eq!((&read.attempts[0].stop_reason, read.attempts[0].error.as_deref()), (&stop, kept), "{old}");
+        }
+        v1["attempts"][0]["stop_reason"] = "token_budget".into();
+        v1["schema_version"] = 2.into();
+        std::fs::write(&path, v1.to_string()).unwrap();
+        assert!(Results::read(&path).unwrap_err().contains("unknown stop reason `token_budget`"), "only schema 1's");
 
         std::fs::write(&path, r#"{"schema_version": 99}"#).unwrap();
         assert!(Results::read(&path).unwrap_err().contains("schema_version Some(99)"));

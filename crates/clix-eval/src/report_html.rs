@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::report::{AttemptRecord, Results, StopReason};
+use crate::report::{AttemptRecord, Results};
 
 /// The page for `results`; `link` gives the address of an attempt's replay
 /// (relative to the page), when it has one.
@@ -125,7 +125,7 @@ fn grid(results: &Results, link: &dyn Fn(&AttemptRecord) -> Option<String>) -> S
 fn cell(r: &AttemptRecord, href: Option<String>) -> String {
     let class = if r.passed {
         "pass"
-    } else if r.stop_reason == StopReason::Error {
+    } else if r.stop_reason.error().is_some() {
         "error"
     } else {
         "fail"

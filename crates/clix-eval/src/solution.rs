@@ -12,7 +12,7 @@ use std::time::{Instant, SystemTime};
 
 use crate::attempt::{Attempt, AttemptOptions};
 use crate::designs::{Design, definition_bytes};
-use crate::report::{AttemptRecord, Ended, Mode, NothingRecord, Results, Skip, StopReason, summarize};
+use crate::report::{AttemptRecord, AttemptStop, Ended, Mode, NothingRecord, Results, Skip, summarize};
 use crate::task::{RUN_ONLY, Step, Task};
 use crate::trace::Trace;
 
@@ -112,8 +112,8 @@ async fn solve(task: &Task, design: Design, options: &AttemptOptions) -> (Attemp
     })
     .await;
     let (reason, mut error) = match ran {
-        Ok(()) => (StopReason::SolutionDone, None),
-        Err(_) => (StopReason::Timeout, Some(format!("timed out after {}s", attempt.timeout().as_secs()))),
+        Ok(()) => (AttemptStop::SolutionDone, None),
+        Err(_) => (AttemptStop::Timeout, Some(format!("timed out after {}s", attempt.timeout().as_secs()))),
     };
     if trace.calls.len() > attempt.max_steps() as usize {
         let calls = trace.calls.len();
@@ -164,7 +164,8 @@ pub fn problems(results: &Results) -> Vec<String> {
         if !r.passed || r.error.is_some() {
             let failed: Vec<String> =
                 r.checks.iter().filter(|c| !c.passed).map(|c| format!("{} ({})", c.check, c.detail)).collect();
-            let why = r.error.iter().cloned().chain(failed).collect::<Vec<_>>().join("; ");
+            let stopped = r.stop_reason.error().map(str::to_string);
+            let why = stopped.into_iter().chain(r.error.iter().cloned()).chain(failed).collect::<Vec<_>>().join("; ");
             out.push(format!("{} [{}]: the solution does not pass: {why}", r.task, r.design));
         }
     }

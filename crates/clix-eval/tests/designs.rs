@@ -8,7 +8,7 @@ mod common;
 use std::path::Path;
 
 use clix_eval::{
-    Attempt, AttemptError, AttemptOptions, Design, OUTPUT_LIMIT_CHARS, SolutionRun, StopReason, Task, Trace,
+    Attempt, AttemptError, AttemptOptions, AttemptStop, Design, OUTPUT_LIMIT_CHARS, SolutionRun, Task, Trace,
     parse_task, run_solutions,
 };
 use common::sandbox_ready;
@@ -234,7 +234,7 @@ async fn a_timeout_is_a_failed_attempt_with_its_reason() {
     assert!(started.elapsed().as_secs() < 60, "the attempt was cut at its timeout");
     assert_eq!(results.attempts.len(), 2);
     for record in &results.attempts {
-        assert_eq!(record.stop_reason, StopReason::Timeout, "{record:?}");
+        assert_eq!(record.stop_reason, AttemptStop::Timeout, "{record:?}");
         assert!(!record.passed);
         assert_eq!(record.error.as_deref(), Some("timed out after 1s"));
     }

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use clix_eval::{
-    CHECK_KINDS, Design, PathMap, SolutionRun, Step, StopReason, Task, load_suites, problems, run_solutions,
+    AttemptStop, CHECK_KINDS, Design, PathMap, SolutionRun, Step, Task, load_suites, problems, run_solutions,
 };
 use common::sandbox_ready;
 
@@ -82,7 +82,7 @@ async fn every_core_solution_passes_and_doing_nothing_fails() {
         let want = if task.run_only() { vec![Design::Run] } else { Design::ALL.to_vec() };
         assert_eq!(designs, want, "{}", task.id);
     }
-    assert!(results.attempts.iter().all(|r| r.stop_reason == StopReason::SolutionDone && r.passed));
+    assert!(results.attempts.iter().all(|r| r.stop_reason == AttemptStop::SolutionDone && r.passed));
     assert_eq!(results.do_nothing.len(), tasks.len());
     assert!(results.do_nothing.iter().all(|n| !n.passed && n.error.is_none()));
 

@@ -157,7 +157,7 @@ mod tests {
     fn answered(id: &str) -> RunResult {
         RunResult {
             is_error: false,
-            stop_reason: "answered".into(),
+            stop_reason: clix_agent::StopReason::Answered,
             answer: format!("{id} answered"),
             steps: 1,
             usage: clix_agent::stream::ResultUsage { input_tokens: 1, output_tokens: 1 },
@@ -255,10 +255,7 @@ mod tests {
         let path = checkpoint_path(state.path(), Path::new("/work/PLAN.toml"));
         let resumed = Checkpoint::open(&path, &plan, true).unwrap();
         assert!(resumed.done().is_empty());
-        assert_eq!(
-            resumed.note.as_deref(),
-            Some("no earlier run of this plan was saved, so every task runs")
-        );
+        assert_eq!(resumed.note.as_deref(), Some("no earlier run of this plan was saved, so every task runs"));
         // One checkpoint per plan file: its text is not in the key.
         assert_ne!(path, checkpoint_path(state.path(), Path::new("/work/OTHER.toml")));
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();

@@ -441,9 +441,11 @@ fn attempt_task<'a>(
                 Ok(result) if !result.is_error => {
                     return (task.id.clone(), TaskStatus::Done { result, attempts: attempt, resumed: false }, took());
                 }
-                Ok(result) => {
-                    TaskStatus::Failed { reason: result.stop_reason.clone(), attempts: attempt, result: Some(result) }
-                }
+                Ok(result) => TaskStatus::Failed {
+                    reason: result.stop_reason.to_string(),
+                    attempts: attempt,
+                    result: Some(result),
+                },
                 Err(reason) => TaskStatus::Failed { reason, attempts: attempt, result: None },
             };
             if *stop.borrow() {

@@ -16,6 +16,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use clix_agent::StopReason;
 use clix_agent::stream::{ResultUsage, RunResult, StreamEvent};
 use clix_plan::{
     AgentRunner, Checkpoint, Job, LocalFuture, OnFailure, Plan, PlanResult, RunOptions, StatusKind, TaskEnd, TaskStatus,
@@ -77,10 +78,10 @@ struct Scripted {
     most: Cell<usize>,
 }
 
-fn result(answer: Option<String>, stop_reason: &str) -> RunResult {
+fn result(answer: Option<String>, stop_reason: StopReason) -> RunResult {
     RunResult {
         is_error: answer.is_none(),
-        stop_reason: stop_reason.into(),
+        stop_reason,
         answer: answer.unwrap_or_default(),
         steps: 1,
         usage: ResultUsage { input_tokens: 10, output_tokens: 5 },
@@ -108,10 +109,12 @@ impl AgentRunner for Scripted {
             let attempt = job.attempt;
             self.calls.borrow_mut().push(Call { task: id.clone(), attempt, prompt: job.prompt, start, end, saw_stop });
             let outcome = match (saw_stop, attempt <= script.fail_first, script.then) {
-                (true, _, _) => result(None, "interrupted"),
-                (false, true, _) | (false, false, Ends::NoAnswer) => result(None, "max_steps"),
+                (true, _, _) => result(None, StopReason::Interrupted),
+                (false, true, _) | (false, false, Ends::NoAnswer) => result(None, StopReason::MaxSteps),
                 (false, false, Ends::Error) => return Err(format!("cannot start `{id}`: scripted")),
-                (false, false, Ends::Answer) => result(Some(format!("{id} answered in attempt {attempt}")), "answered"),
+                (false, false, Ends::Answer) => {
+                    result(Some(format!("{id} answered in attempt {attempt}")), StopReason::Answered)
+                }
             };
             let mut stream = job.stream;
             emit(stream.result(&outcome));
@@ -417,8 +420,10 @@ fn run(case: &Case, plan: &Plan) -> Ran {
     if resume {
         let mut earlier = Checkpoint::open(&path, plan, false).unwrap();
         for id in case.earlier {
-            earlier
-                .record(plan.task(id).unwrap(), &result(Some(format!("{id} answered in an earlier run")), "answered"));
+            earlier.record(
+                plan.task(id).unwrap(),
+                &result(Some(format!("{id} answered in an earlier run")), StopReason::Answered),
+            );
         }
     }
     let mut checkpoint = Checkpoint::open(&path, plan, resume).unwrap();

@@ -145,7 +145,7 @@ pub(crate) async fn ask(paths: &Paths, args: AskArgs) -> Result<ExitCode> {
     remember(&mut agent, &mut render).await;
     render.result(&result);
     render.finish(&summary, &path);
-    Ok(exit_code(&summary))
+    Ok(crate::cli::exit_code(summary.stop_reason.exit_code()))
 }
 
 /// The upstream stream on stdin, read whole.
@@ -179,7 +179,7 @@ fn upstream_failed(args: &AgentArgs, why: &str, started: std::time::Instant) -> 
             }
         }
     }
-    ExitCode::from(1)
+    ExitCode::FAILURE
 }
 
 /// `clix chat`: a REPL over one session; history persists across turns.
@@ -219,14 +219,6 @@ async fn remember(agent: &mut Agent<'_>, render: &mut Renderer) {
     }
 }
 
-fn exit_code(summary: &RunSummary) -> ExitCode {
-    match summary.stop_reason {
-        StopReason::Answered => ExitCode::SUCCESS,
-        StopReason::Error(_) => ExitCode::from(1),
-        StopReason::Interrupted => ExitCode::from(130),
-        StopReason::MaxSteps | StopReason::MaxTokens | StopReason::WallTime => ExitCode::from(3),
-    }
-}
 
 /// Turns events into terminal text or stream lines.
 struct Renderer {
@@ -392,8 +384,7 @@ pub(crate) fn runs(paths: &Paths, json: bool) -> Result<ExitCode> {
     } else {
         for r in runs {
             // "error: <the whole provider message>" would break the table; `replay` has it all.
-            let stop = r.stop_reason.map(|s| s.split(':').next().unwrap_or_default().to_string());
-            let stop = stop.unwrap_or_else(|| "unfinished".into());
+            let stop = r.stop_reason.as_ref().map_or("unfinished", StopReason::kind);
             outln(format_args!("{}  {:>3} steps  {:<12} {}", r.id, r.steps, stop, one_line(&r.task, 60)))?;
         }
     }

@@ -266,17 +266,13 @@ pub(crate) async fn main() -> ExitCode {
     match dispatch(cli).await {
         Ok(code) => code,
         // The reader left (`clix run … | head -c 10`): nothing more to say, and no one to say it to.
-        Err(e) if is_broken_pipe(&e) => ExitCode::from(BROKEN_PIPE_EXIT),
+        Err(e) if is_broken_pipe(&e) => exit_code(clix_common::exit::BROKEN_PIPE),
         Err(e) => {
             let _ = writeln!(std::io::stderr(), "clix: {e:#}");
-            ExitCode::from(1)
+            ExitCode::FAILURE
         }
     }
 }
-
-/// The status of a program whose reader closed its stdout: what a shell
-/// reports for one killed by SIGPIPE (128 + 13), as `seq` or `cat` end.
-const BROKEN_PIPE_EXIT: u8 = 141;
 
 /// Whether `e` is, at bottom, a write to a closed pipe.
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
@@ -285,7 +281,7 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// Writes `bytes` to stdout, flushed. Every result clix prints goes through
 /// here (or [`outln`]): a closed stdout is an error that ends clix quietly
-/// with [`BROKEN_PIPE_EXIT`], never a panic as from `println!`.
+/// with `clix_common::exit::BROKEN_PIPE`, never a panic as from `println!`.
 pub(crate) fn out(bytes: &[u8]) -> std::io::Result<()> {
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(bytes)?;
@@ -504,7 +500,7 @@ pub(crate) fn on_ctrl_c(stopping: &'static str, first: impl Fn() + Send + 'stati
             pressed += 1;
             if pressed > 1 {
                 eprintln!("\nclix: exiting");
-                std::process::exit(130);
+                std::process::exit(clix_common::exit::CANCELLED);
             }
             eprintln!("\nclix: {stopping} (Ctrl-C again to exit)");
             first();
@@ -687,8 +683,10 @@ pub(crate) fn read_piped_stdin() -> Result<Option<Vec<u8>>> {
     Ok((!bytes.is_empty()).then_some(bytes))
 }
 
-fn exit_code(code: i32) -> ExitCode {
-    ExitCode::from(u8::try_from(code.rem_euclid(256)).unwrap_or(1))
+/// A `clix_common::exit` code (or a program's) as the process's status,
+/// modulo 256 as a shell reports it.
+pub(crate) fn exit_code(code: i32) -> ExitCode {
+    u8::try_from(code.rem_euclid(256)).map_or(ExitCode::FAILURE, ExitCode::from)
 }
 
 fn config(paths: &Paths, action: ConfigAction) -> Result<ExitCode> {

@@ -19,7 +19,7 @@ use clix_agent::trajectory::{now_ms, timestamp_id};
 use clix_agent::read_run;
 use clix_config::Paths;
 use clix_eval::{
-    AttemptOptions, AttemptRecord, Design, ModelRun, Results, SolutionRun, StopReason, Task, comparison, load_suites,
+    AttemptOptions, AttemptRecord, Design, ModelRun, Results, SolutionRun, Task, comparison, load_suites,
     problems, run_model, run_solutions,
 };
 
@@ -182,7 +182,7 @@ async fn model(
         print_skipped(&results)?;
     }
     eprintln!("wrote {} and {}", json.display(), page.display());
-    let errors: Vec<&AttemptRecord> = results.attempts.iter().filter(|r| r.stop_reason == StopReason::Error).collect();
+    let errors: Vec<&AttemptRecord> = results.attempts.iter().filter(|r| r.stop_reason.error().is_some()).collect();
     if let Some(first) = errors.first() {
         eprintln!(
             "clix: {} of {} attempts could not run; the first ({} in {}): {}",
@@ -190,7 +190,7 @@ async fn model(
             results.attempts.len(),
             first.task,
             first.design,
-            first.error.as_deref().unwrap_or("no reason recorded")
+            first.stop_reason.error().unwrap_or_default()
         );
         return Ok(ExitCode::FAILURE);
     }

@@ -29,7 +29,7 @@ fn main() -> ExitCode {
         Err(e) => {
             // Even a closed stderr must not turn this into a panic.
             let _ = writeln!(std::io::stderr(), "clix: cannot start the async runtime: {e}");
-            return ExitCode::from(1);
+            return ExitCode::FAILURE;
         }
     };
     runtime.block_on(cli::main())

@@ -125,7 +125,7 @@ fn read_plan(workspace: &Path, path: &Path) -> Result<Plan, ExitCode> {
         .and_then(|text| Plan::parse(&text, &path.display().to_string()).map_err(|e| e.to_string()));
     read.map_err(|e| {
         eprintln!("{e}");
-        ExitCode::from(1)
+        ExitCode::FAILURE
     })
 }
 
@@ -162,7 +162,7 @@ async fn make(paths: &Paths, goal: &str, output: &Path, flags: &ModelFlags) -> R
     let summary = agent.run(goal, &mut |_| {}).await;
     drop(agent);
     let Some(text) = tools.accepted else {
-        bail!("the coordinator proposed no valid plan ({}); its run: {}", summary.stop_reason.label(), saved.display());
+        bail!("the coordinator proposed no valid plan ({}); its run: {}", summary.stop_reason, saved.display());
     };
     let header = format!(
         "# Written by `clix plan make` for: {}\n# Check it with `clix plan check`, then `clix plan run`.\n\n",
@@ -235,11 +235,11 @@ async fn run_cmd(paths: &Paths, args: RunPlanArgs) -> Result<ExitCode> {
         outln(format_args!("result: {}", saved.display()))?;
     }
     Ok(if *stop.borrow() {
-        ExitCode::from(130)
+        crate::cli::exit_code(clix_common::exit::CANCELLED)
     } else if result.succeeded() {
         ExitCode::SUCCESS
     } else {
-        ExitCode::from(1)
+        ExitCode::FAILURE
     })
 }
 

@@ -89,7 +89,7 @@ pub(crate) async fn policy(paths: &Paths, args: PolicyArgs) -> Result<ExitCode> 
             Ok(entries) => check(&entries, args.json),
             Err(e) => {
                 eprintln!("clix policy: the line does not parse, so it would not run: {e}");
-                Ok(ExitCode::from(2))
+                Ok(crate::cli::exit_code(clix_common::exit::USAGE))
             }
         },
         PolicyAction::List => list(gate.policy(), args.json),
@@ -118,7 +118,7 @@ fn check(entries: &[LineEntry], json: bool) -> Result<ExitCode> {
         }
     }
     let refused = entries.iter().any(|e| e.verdict.as_ref().is_some_and(|v| v.decision != Decision::Allow));
-    Ok(if refused { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if refused { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
 fn list(policy: &clix_policy::Policy, json: bool) -> Result<ExitCode> {

@@ -100,7 +100,7 @@ fn item(r: &Record) -> Option<String> {
             ),
             Event::Done { stop_reason, answer, steps, input_tokens, output_tokens } => format!(
                 "<div class=done><b>{}</b> after {steps} steps · {input_tokens} in / {output_tokens} out tokens<pre>{}</pre></div>",
-                esc(stop_reason),
+                esc(&stop_reason.to_string()),
                 esc(answer)
             ),
             _ => return None,

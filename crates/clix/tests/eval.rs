@@ -58,7 +58,7 @@ async fn eval_with_a_model_leaves_results_a_report_and_replays() {
     assert!(text(&o.stderr).contains("PASS count_errors [run] r0: answered"), "{}", text(&o.stderr));
 
     let results: Value = serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
-    assert_eq!((results["schema_version"].clone(), results["mode"].clone()), (json!(1), json!("model")));
+    assert_eq!((results["schema_version"].clone(), results["mode"].clone()), (json!(2), json!("model")));
     let attempt = &results["attempts"][0];
     assert_eq!((attempt["input_tokens"].clone(), attempt["output_tokens"].clone()), (json!(100), json!(5)));
     let trajectory = attempt["trajectory"].as_str().unwrap();
@@ -137,7 +137,7 @@ async fn eval_with_the_real_model_writes_results_and_a_report() {
     let results: Value = serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
     let attempt = &results["attempts"][0];
     assert_eq!(attempt["task"], "log_error_count", "{said}");
-    assert_ne!(attempt["stop_reason"], "error", "{said}");
+    assert!(!attempt["stop_reason"].as_str().unwrap().starts_with("error"), "{said}");
     assert!(attempt["input_tokens"].as_u64().unwrap() > 0, "usage from the server: {attempt}");
     assert!(std::fs::read_to_string(out.join("report.html")).unwrap().contains("log_error_count"));
     let replay = out.join("runs/log_error_count-run-r0.html");

@@ -8,13 +8,16 @@
 //! `model_call` (time limit, retries, reply cache, interrupt), `tool_calls`
 //! (a reply's calls through the tools), `text_calls` (a call the model
 //! wrote as text), `compaction` (staying inside the
-//! context window) and `session_summary` (what memory keeps of a session).
+//! context window), `session_summary` (what memory keeps of a session)
+//! and `stop` (why a run ended, as every file that says so writes it).
 
 mod compaction;
 mod model_call;
 mod session_summary;
+mod stop;
 mod text_calls;
 
+pub use stop::StopReason;
 pub use text_calls::unknown_tool_text;
 pub(crate) mod tool_calls;
 
@@ -37,47 +40,6 @@ use crate::trajectory::Trajectory;
 
 /// clix's one tool.
 pub(crate) const TOOL: &str = "run";
-
-/// Why a run ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StopReason {
-    /// The model answered without a tool call.
-    Answered,
-    /// `agent.max_steps` model calls were made.
-    MaxSteps,
-    /// `agent.max_total_tokens` (input plus output, the whole run) were used.
-    MaxTokens,
-    /// `agent.max_wall_secs` passed since the task began.
-    WallTime,
-    /// Ctrl-C (or the caller) stopped it.
-    Interrupted,
-    /// The model could not be reached or kept failing; the provider's message.
-    Error(String),
-}
-
-impl StopReason {
-    /// `answered`, `max_steps`, …, `error: <message>`: as trajectories and streams write it.
-    pub fn label(&self) -> String {
-        match self {
-            StopReason::Answered => "answered".into(),
-            StopReason::MaxSteps => "max_steps".into(),
-            StopReason::MaxTokens => "max_tokens".into(),
-            StopReason::WallTime => "wall_time".into(),
-            StopReason::Interrupted => "interrupted".into(),
-            StopReason::Error(e) => format!("error: {e}"),
-        }
-    }
-
-    /// Budget stops end with one last text-only call.
-    fn budget_note(&self) -> Option<&'static str> {
-        match self {
-            StopReason::MaxSteps => Some("the step budget"),
-            StopReason::MaxTokens => Some("the token budget"),
-            StopReason::WallTime => Some("the time budget"),
-            _ => None,
-        }
-    }
-}
 
 /// How a run ended, for the caller (the CLI's exit code and last line).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -519,7 +481,7 @@ impl<'e, T: Tools> Agent<'e, T> {
         self.worked |= !matches!(stop, StopReason::Error(_) | StopReason::Interrupted);
         let Progress { steps, usage, answer, .. } = progress;
         let done = Event::Done {
-            stop_reason: stop.label(),
+            stop_reason: stop.clone(),
             answer: answer.clone(),
             steps,
             input_tokens: usage.input_tokens,
