@@ -54,6 +54,24 @@ impl BrowserSettings {
     }
 }
 
+/// The browser must be able to wait, stay open and draw its window.
+impl clix_common::settings::Validate for BrowserSettings {
+    fn validate(&self) -> Vec<clix_common::settings::BadValue> {
+        use clix_common::settings::{BadValue, seconds};
+        let mut bad: Vec<BadValue> = [
+            seconds("idle_secs", self.idle_secs, "without a browser command before it closes"),
+            seconds("load_timeout_secs", self.load_timeout_secs, "of waiting for a page"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if self.window_size().is_err() {
+            bad.push(BadValue::new("window", format!("{:?}", self.window), "WIDTHxHEIGHT in pixels, each 1 to 8192"));
+        }
+        bad
+    }
+}
+
 /// Which hosts pages may reach: loopback and `file://` always; the named
 /// hosts of `[browser] allow`; every host when the network is on.
 #[derive(Debug, Clone, PartialEq, Eq)]

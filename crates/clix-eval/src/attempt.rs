@@ -294,10 +294,12 @@ impl Attempt {
     /// lies in the workspace's `.clix/hub` and is so untrusted. Nothing of
     /// the process running the eval (its keys, `CLIX_HUB_PATH`) reaches it.
     fn engine_config(&self, with_hub: bool) -> Result<EngineConfig, String> {
-        let mut settings = clix_session::Settings::default();
-        settings.sandbox = self.options.sandbox.clone();
-        settings.limits = self.options.limits.clone();
-        settings.present = self.options.present.clone();
+        let mut settings = clix_session::Settings {
+            sandbox: self.options.sandbox.clone(),
+            limits: self.options.limits.clone(),
+            present: self.options.present.clone(),
+            ..Default::default()
+        };
         settings.memory.topic = TOPIC.into();
         let parts = Parts { hub: with_hub, browser: false, clip: false, ..Parts::ALL };
         Session::isolated(Paths::at_home(&self.home), settings, self.workspace.root())

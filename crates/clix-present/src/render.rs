@@ -37,6 +37,25 @@ impl Default for PresentOptions {
     }
 }
 
+/// An overflow must leave the model something to read: a threshold or a
+/// preview of 0 would spill every output, empty ones too, or show none.
+impl clix_common::settings::Validate for PresentOptions {
+    fn validate(&self) -> Vec<clix_common::settings::BadValue> {
+        use clix_common::settings::{BadValue, at_least_one};
+        let counts = [
+            ("max_lines", self.max_lines, "lines before an output overflows"),
+            ("max_bytes", self.max_bytes, "bytes before an output overflows"),
+            ("preview_max_bytes", self.preview_max_bytes, "bytes of an overflow's preview"),
+        ];
+        let mut bad: Vec<BadValue> =
+            counts.into_iter().filter_map(|(key, value, what)| at_least_one(key, value as u64, what)).collect();
+        if self.head_lines + self.tail_lines == 0 {
+            bad.push(BadValue::new("head_lines", 0, "head_lines + tail_lines at least 1 (lines an overflow shows)"));
+        }
+        bad
+    }
+}
+
 /// The raw result of one command line, as Layer 1 produced it.
 #[derive(Debug, Clone, Copy)]
 pub struct CommandOutput<'a> {

@@ -55,10 +55,13 @@ pub fn default_file() -> String {
 /// to one rule.
 impl Validate for Settings {
     fn validate(&self) -> Vec<BadValue> {
-        let sections: [(&str, Vec<BadValue>); 3] = [
+        let sections: [(&str, Vec<BadValue>); 6] = [
+            ("present", self.present.validate()),
             ("limits", self.limits.validate()),
             ("sandbox", self.sandbox.validate()),
             ("agent", self.agent.validate()),
+            ("memory", self.memory.validate()),
+            ("browser", self.browser.validate()),
         ];
         sections.into_iter().flat_map(|(name, bad)| bad.into_iter().map(move |b| b.in_section(name))).collect()
     }
@@ -100,5 +103,34 @@ mod tests {
         let mut found = Vec::new();
         nulls("", &serde_json::to_value(Settings::default()).unwrap(), &mut found);
         assert!(found.is_empty(), "settings without a default value: {found:?}");
+    }
+
+    /// Each section's rule reaches the whole settings' check, under its section's name.
+    #[test]
+    fn every_section_s_values_are_checked() {
+        type Spoil = fn(&mut Settings);
+        let rows: [(Spoil, &str); 8] = [
+            (|s| s.present.max_lines = 0, "present.max_lines = 0: at least 1"),
+            (
+                |s| (s.present.head_lines, s.present.tail_lines) = (0, 0),
+                "present.head_lines = 0: head_lines + tail_lines",
+            ),
+            (|s| s.limits.timeout_secs = 0, "limits.timeout_secs = 0: from 1 to"),
+            (|s| s.sandbox.memory_mb = 0, "sandbox.memory_mb = 0: from 1 to"),
+            (|s| s.agent.max_steps = 0, "agent.max_steps = 0: at least 1"),
+            (
+                |s| s.memory.embedder = "openia".into(),
+                "memory.embedder = \"openia\": one of none, openai, model2vec; did you mean \"openai\"?",
+            ),
+            (|s| s.memory.recall_min_similarity = 2.0, "memory.recall_min_similarity = 2: from -1 to 1"),
+            (|s| s.browser.window = "big".into(), "browser.window = \"big\": WIDTHxHEIGHT"),
+        ];
+        assert!(Settings::default().validate().is_empty(), "the defaults are allowed");
+        for (spoil, want) in rows {
+            let mut settings = Settings::default();
+            spoil(&mut settings);
+            let found: Vec<String> = settings.validate().iter().map(ToString::to_string).collect();
+            assert!(found.len() == 1 && found[0].starts_with(want), "{want}: {found:?}");
+        }
     }
 }

@@ -107,7 +107,8 @@ pub(crate) struct SessionFlags {
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
     /// Time limit of each command line, in seconds (default 30); an MCP call's `timeout_ms` can only lower it.
-    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    /// Checked by the `limits.timeout_secs` rule, as the config file's value is.
+    #[arg(long, value_name = "SECS")]
     pub timeout: Option<u64>,
     /// The session's memory topic (default: the workspace folder's name).
     #[arg(long, value_name = "TOPIC")]
@@ -179,10 +180,11 @@ struct McpArgs {
     #[arg(long, value_name = "FILE", requires = "http")]
     token_file: Option<PathBuf>,
     /// Most HTTP sessions open at once; a new one past it gets 503.
-    #[arg(long, value_name = "N", default_value_t = 16, requires = "http")]
+    #[arg(long, value_name = "N", default_value_t = 16, requires = "http", value_parser = crate::cli::at_least_one())]
     max_sessions: usize,
     /// Close an HTTP session (and its shell) after this many idle seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 1800, requires = "http")]
+    #[arg(long, value_name = "SECS", default_value_t = 1800, requires = "http",
+          value_parser = clap::value_parser!(u64).range(1..))]
     idle_timeout: u64,
     /// A browser origin (scheme://host[:port]) allowed to call the HTTP server besides loopback ones (repeatable).
     #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
@@ -216,6 +218,12 @@ impl HubFlags {
         }
         layers
     }
+}
+
+/// A count flag that 0 would make meaningless (`-j 0`, `--max-sessions 0`):
+/// refused by clap, as a bad value of a setting is by the config loader.
+pub(crate) fn at_least_one() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::new().range(1..)
 }
 
 /// `path` from the current folder, so it means the same after a cd.
@@ -444,7 +452,7 @@ async fn mcp(paths: Paths, args: McpArgs) -> Result<ExitCode> {
             let options = clix_mcp::HttpOptions {
                 addr,
                 token: token.secret,
-                idle: std::time::Duration::from_secs(args.idle_timeout.max(1)),
+                idle: std::time::Duration::from_secs(args.idle_timeout),
                 max_sessions: args.max_sessions,
                 allowed_origins: args.allow_origins,
             };

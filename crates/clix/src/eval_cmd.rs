@@ -15,12 +15,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use clix_agent::trajectory::{now_ms, timestamp_id};
 use clix_agent::read_run;
+use clix_agent::trajectory::{now_ms, timestamp_id};
 use clix_config::Paths;
 use clix_eval::{
-    AttemptOptions, AttemptRecord, Design, ModelRun, Results, SolutionRun, Task, comparison, load_suites,
-    problems, run_model, run_solutions,
+    AttemptOptions, AttemptRecord, Design, ModelRun, Results, SolutionRun, Task, comparison, load_suites, problems,
+    run_model, run_solutions,
 };
 
 use crate::cli::outln;
@@ -50,13 +50,15 @@ pub(crate) struct EvalArgs {
     #[arg(long, conflicts_with = "solution")]
     provider: Option<String>,
     /// Attempts of each task in each design (pass@k and pass^k need more than one).
-    #[arg(long, value_name = "N", default_value_t = 1, conflicts_with = "solution")]
+    #[arg(long, value_name = "N", default_value_t = 1, conflicts_with = "solution",
+          value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
     /// Attempts run at once.
-    #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 1, conflicts_with = "solution")]
+    #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 1, conflicts_with = "solution",
+          value_parser = crate::cli::at_least_one())]
     jobs: usize,
     /// Model turns of an attempt when its task names none (default 10, as bashkit-eval).
-    #[arg(long, value_name = "N", conflicts_with = "solution")]
+    #[arg(long, value_name = "N", conflicts_with = "solution", value_parser = clap::value_parser!(u32).range(1..))]
     max_steps: Option<u32>,
     /// Write results.json (and, with a model, report.html and the runs) into this folder.
     #[arg(long, value_name = "DIR")]
@@ -162,8 +164,8 @@ async fn model(
         options,
         provider,
         agent: settings.agent.clone(),
-        repeat: args.repeat.max(1),
-        jobs: args.jobs.max(1),
+        repeat: args.repeat,
+        jobs: args.jobs,
         runs_dir: out.join("runs"),
     };
     let mut progress = Progress::new(run.attempts(tasks) as u64, !args.json && std::io::stderr().is_terminal());

@@ -57,7 +57,7 @@ struct RunPlanArgs {
     #[arg(long, value_name = "GOAL")]
     goal: Option<String>,
     /// Agents at a time.
-    #[arg(short = 'j', long, default_value_t = 4, value_name = "N")]
+    #[arg(short = 'j', long, default_value_t = 4, value_name = "N", value_parser = crate::cli::at_least_one())]
     jobs: usize,
     /// After a task fails for good: finish independent branches, or stop everything.
     #[arg(long, value_enum, default_value = "continue")]
@@ -199,7 +199,7 @@ async fn run_cmd(paths: &Paths, args: RunPlanArgs) -> Result<ExitCode> {
     }
     let plan_id = format!("plan-{}", clix_agent::trajectory::process_stamp());
     let options = RunOptions {
-        jobs: args.jobs.max(1),
+        jobs: args.jobs,
         on_failure: match args.on_failure {
             FailureFlag::Continue => OnFailure::Continue,
             FailureFlag::Stop => OnFailure::Stop,

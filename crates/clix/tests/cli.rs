@@ -122,7 +122,7 @@ fn bad_input_gets_a_clear_error() {
         (&["run", "--workspace", "/", "ls"], "the host's root cannot be a workspace"),
         (&["run"], "<LINE>"),
         (&["run", "--timeout", "soon", "ls"], "invalid value 'soon'"),
-        (&["run", "--timeout", "0", "ls"], "0 is not in 1.."),
+        (&["run", "--timeout", "0", "ls"], "--timeout: limits.timeout_secs = 0: from 1 to 31536000"),
     ];
     for (args, needle) in cases {
         let o = env.run(args);

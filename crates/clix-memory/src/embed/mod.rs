@@ -114,6 +114,35 @@ impl Default for MemorySettings {
 
 pub(crate) const OPENAI_URL: &str = "https://api.openai.com/v1";
 
+/// The embedders there are, for the setting's check and its message.
+const EMBEDDERS: [&str; 3] = ["none", "openai", "model2vec"];
+
+/// An unknown embedder is a typo to name at load, not a session that
+/// quietly runs on full text; a similarity is a cosine.
+impl clix_common::settings::Validate for MemorySettings {
+    fn validate(&self) -> Vec<clix_common::settings::BadValue> {
+        use clix_common::settings::BadValue;
+        let mut bad = Vec::new();
+        if !self.embedder.is_empty() && !EMBEDDERS.contains(&self.embedder.as_str()) {
+            let near = clix_common::names::did_you_mean(&self.embedder, EMBEDDERS)
+                .map(|n| format!("; did you mean {n:?}?"))
+                .unwrap_or_default();
+            bad.push(BadValue::new(
+                "embedder",
+                format!("{:?}", self.embedder),
+                format!("one of none, openai, model2vec{near}"),
+            ));
+        }
+        if !(-1.0..=1.0).contains(&self.recall_min_similarity) {
+            bad.push(BadValue::new("recall_min_similarity", self.recall_min_similarity, "from -1 to 1 (a cosine)"));
+        }
+        if !self.recall_min_bm25.is_finite() {
+            bad.push(BadValue::new("recall_min_bm25", self.recall_min_bm25, "a number (a BM25 score)"));
+        }
+        bad
+    }
+}
+
 impl MemorySettings {
     /// The embedder's API key: `memory.api_key`, else `CLIX_MEMORY_API_KEY`,
     /// else `OPENAI_API_KEY` as `env` gives them (empty when none is set).
