@@ -97,7 +97,7 @@ impl Failure {
     /// `None` when it does not look like a connection failure.
     pub fn classify(env: &Environment, exit_code: i32, stderr: &str) -> Option<Failure> {
         let rules = match &env.target {
-            Target::Ssh(_) if exit_code == 255 => SSH,
+            Target::Ssh(_) if exit_code == crate::UNREACHABLE_EXIT => SSH,
             Target::Container(_) => CONTAINER,
             Target::Kubernetes(_) => KUBERNETES,
             Target::Ssh(_) | Target::Local(_) => return None,

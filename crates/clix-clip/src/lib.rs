@@ -58,7 +58,7 @@ pub use failure::Failure;
 pub use transfer::{MAX_FILE_BYTES, Moved, base_name, copy_tree};
 
 /// Exit code of a call whose environment could not be reached (ssh's own).
-pub const UNREACHABLE_EXIT: i32 = 255;
+pub const UNREACHABLE_EXIT: i32 = clix_common::exit::UNREACHABLE;
 /// How long a probe's answer is reused.
 pub const PROBE_TTL: Duration = Duration::from_secs(30);
 /// How long a probe may take.
@@ -482,7 +482,7 @@ impl Clip {
             return Ok(());
         }
         let stderr = String::from_utf8_lossy(&outcome.stderr).into_owned();
-        if outcome.exit_code == 128 + libc::SIGXFSZ || stderr.contains("File too large") {
+        if outcome.exit_code == clix_common::exit::SIGNALLED + libc::SIGXFSZ || stderr.contains("File too large") {
             return Err(ClipError::Failed(format!(
                 "{}: a file of the copy is larger than clip's cap of {} MiB per transfer, and nothing was copied \
                  into the workspace; copy a smaller part (compress it or split it where it is)",
@@ -687,7 +687,7 @@ impl Clip {
                 target: env.target_text(),
                 action,
                 command: redact_line(command),
-                exit_code: -1,
+                exit_code: clix_common::exit::NO_CODE,
                 duration_ms: 0,
                 stdout_bytes: 0,
                 stderr_bytes: 0,

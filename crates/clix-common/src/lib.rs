@@ -23,6 +23,9 @@ pub use secret::{Secret, is_secret_name};
 /// these (the tidy test refuses a literal elsewhere), so a number means the
 /// same from a line in the shell to `clix ask`'s own exit.
 pub mod exit {
+    /// No code: the call was dropped before its program ended (an audit
+    /// line that says `cancelled`).
+    pub const NO_CODE: i32 = -1;
     /// It worked.
     pub const SUCCESS: i32 = 0;
     /// It failed, with nothing more specific to say (the error says why).
@@ -38,6 +41,8 @@ pub mod exit {
     pub const TRY_LATER: i32 = 75;
     /// A configuration value is missing or wrong (EX_CONFIG).
     pub const CONFIG: i32 = 78;
+    /// Killed by signal N, the code is this plus N, as a shell reports it.
+    pub const SIGNALLED: i32 = 128;
     /// A time limit ended it, as GNU `timeout`.
     pub const TIMEOUT: i32 = 124;
     /// It exists but cannot be run, as bash's "cannot execute".

@@ -41,7 +41,7 @@ impl ToolCall {
             images: Vec::new(),
             stdout: String::new(),
             stderr: message,
-            exit_code: 2,
+            exit_code: clix_common::exit::USAGE,
             duration: Duration::ZERO,
         }
     }

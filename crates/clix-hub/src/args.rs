@@ -46,7 +46,7 @@ pub(crate) enum ArgError {
 
 impl ArgError {
     /// The seed's exit code for a parameter error.
-    pub(crate) const EXIT_CODE: i32 = 2;
+    pub(crate) const EXIT_CODE: i32 = clix_common::exit::USAGE;
 }
 
 impl fmt::Display for ArgError {

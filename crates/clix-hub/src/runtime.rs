@@ -464,7 +464,7 @@ fn read_outcome(tool: &Tool, o: Outcome, timeout: Duration, in_line: bool, audit
         let hint = "narrow the request, or raise timeout_ms in the tool's manifest";
         return with_logs(CallResult::refused(name, "TIMEOUT", &message, hint, exit::TIMEOUT));
     }
-    if o.exit_code == 1 && logs.starts_with("bwrap:") {
+    if o.exit_code == clix_common::exit::FAILURE && logs.starts_with("bwrap:") {
         // bubblewrap itself could not set the tool up (a mount, the cwd).
         let message = logs.trim().to_string();
         let hint = "see hub info for the tool's program and folder";

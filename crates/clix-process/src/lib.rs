@@ -236,7 +236,7 @@ pub async fn supervise(
     let exit_code = match (timed_out, status) {
         (Some(_), _) => clix_common::exit::TIMEOUT,
         (None, Some(status)) => exit_code(status),
-        (None, None) => 1,
+        (None, None) => clix_common::exit::FAILURE,
     };
     Outcome {
         exit_code,
@@ -252,8 +252,9 @@ pub async fn supervise(
 
 /// The exit code of `status`: the child's own, or 128+N for signal N.
 pub fn exit_code(status: ExitStatus) -> i32 {
+    use clix_common::exit::{FAILURE, SIGNALLED};
     use std::os::unix::process::ExitStatusExt;
-    status.code().or_else(|| status.signal().map(|s| 128 + s)).unwrap_or(1)
+    status.code().or_else(|| status.signal().map(|s| SIGNALLED + s)).unwrap_or(FAILURE)
 }
 
 fn signal_group(pid: i32, signal: i32) {

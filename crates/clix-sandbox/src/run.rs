@@ -532,7 +532,11 @@ impl PendingAudit<'_> {
 impl Drop for PendingAudit<'_> {
     fn drop(&mut self) {
         if !self.done {
-            let outcome = Outcome { exit_code: -1, duration: self.started.elapsed(), ..Outcome::default() };
+            let outcome = Outcome {
+                exit_code: clix_common::exit::NO_CODE,
+                duration: self.started.elapsed(),
+                ..Outcome::default()
+            };
             self.sandbox.audit(self.argv, self.cwd, &outcome, "cancelled");
         }
     }

@@ -152,7 +152,7 @@ impl ShellLimits {
 
 /// Exit code of a line stopped by one of its limits (not the time limit):
 /// never 0, whatever the last stage's status would have been.
-pub(crate) const LIMIT_EXIT: i32 = 1;
+pub(crate) const LIMIT_EXIT: i32 = clix_common::exit::FAILURE;
 
 /// Which bound stopped a line, for [`stop_message`].
 pub(crate) enum Stop {

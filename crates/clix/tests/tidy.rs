@@ -206,25 +206,111 @@ fn the_binary_and_the_tests_build_every_shared_crate_alike() {
 #[test]
 fn library_crates_print_nothing() {
     const PRINTS: &[&str] = &["println!", "print!(", "eprintln!", "eprint!(", "dbg!(", "io::stdout()", "io::stderr()"];
-    let crates = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
     let mut found = Vec::new();
     for krate in actual_graph().keys().filter(|k| !["clix", "clix-bench", "clix-testkit"].contains(&k.as_str())) {
-        let mut dirs = vec![std::path::Path::new(crates).join(krate).join("src")];
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())).flatten() {
-                let path = entry.path();
-                if path.is_dir() {
-                    dirs.push(path);
-                } else if path.extension().is_some_and(|e| e == "rs") {
-                    let source = std::fs::read_to_string(&path).unwrap_or_default();
-                    for (n, line) in source.lines().enumerate() {
-                        if !line.trim_start().starts_with("//") && PRINTS.iter().any(|p| line.contains(p)) {
-                            found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
-                        }
-                    }
+        for (path, source) in sources(krate) {
+            for (n, line) in source.lines().enumerate() {
+                if !line.trim_start().starts_with("//") && PRINTS.iter().any(|p| line.contains(p)) {
+                    found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
                 }
             }
         }
     }
     assert!(found.is_empty(), "library crates print (use tracing events instead):\n{}", found.join("\n"));
+}
+
+/// Every `.rs` file under `krate`'s `src/`, with its text.
+fn sources(krate: &str) -> Vec<(std::path::PathBuf, String)> {
+    let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("crates/");
+    let mut dirs = vec![crates.join(krate).join("src")];
+    let mut out = Vec::new();
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())).flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let source = std::fs::read_to_string(&path).unwrap_or_default();
+                out.push((path, source));
+            }
+        }
+    }
+    out
+}
+
+/// Exit codes have one home, `clix_common::exit`: outside it a code is
+/// written by its name, so a number means the same from a shell line to
+/// `clix ask`'s own exit. 0 may stay where it means success; tests
+/// (`#[cfg(test)]` modules, `tests.rs` files) write what they expect.
+#[test]
+fn exit_codes_are_named_in_clix_common() {
+    let found: Vec<String> = actual_graph()
+        .keys()
+        .filter(|k| *k != "clix-common")
+        .flat_map(|krate| sources(krate))
+        .filter(|(path, _)| path.file_stem().is_none_or(|stem| stem != "tests"))
+        .flat_map(|(path, source)| {
+            exit_code_literals(&source).into_iter().map(move |(n, line)| format!("{}:{n}: {line}", path.display()))
+        })
+        .collect();
+    assert!(
+        found.is_empty(),
+        "exit codes written as numbers; name them from clix_common::exit (add the code there if it is new):\n{}",
+        found.join("\n")
+    );
+}
+
+/// The lines of `source` (outside its `#[cfg(test)]` modules) that write an
+/// exit code as a number, with their numbers from 1: `ExitCode::from(3)`,
+/// `process::exit(130)`, `exit_code: 2`, `exit_code == 255`, a constant
+/// named like an exit code (`LIMIT_EXIT`, `CANNOT_RUN`) set to a number, and
+/// `=> 1` or `unwrap_or(1)` inside a function named for an exit code or in
+/// an `exit_code = match`.
+fn exit_code_literals(source: &str) -> Vec<(usize, String)> {
+    let common = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../clix-common/src/lib.rs")).unwrap();
+    let named: Vec<String> =
+        regex::Regex::new(r"pub const (\w+): i32").unwrap().captures_iter(&common).map(|c| c[1].to_string()).collect();
+    assert!(named.iter().any(|n| n == "USAGE"), "clix_common::exit's names are read: {named:?}");
+    let anywhere = regex::Regex::new(
+        r"ExitCode::from\(\s*\d+\s*\)|process::exit\(\s*-?\d+\s*\)|\bexit_code\s*(?::|==|!=)\s*(?:-\d+|0*[1-9]\d*)\b",
+    )
+    .unwrap();
+    let constant = regex::Regex::new(r"\bconst\s+(\w+)\s*:\s*(?:i32|u8|i64)\s*=\s*-?\d+\s*;").unwrap();
+    let scope = regex::Regex::new(r"\bfn\s+\w*exit\w*\s*[(<]|\bexit_code\s*=\s*match\b").unwrap();
+    let in_scope = regex::Regex::new(r"=>\s*(?:-\d+|0*[1-9]\d*)\b|unwrap_or\(\s*(?:-\d+|0*[1-9]\d*)\s*\)").unwrap();
+    let mut found = Vec::new();
+    // Brace depth, and the depth at which a test module or a scope opened.
+    let (mut depth, mut test_module, mut code_scope) = (0i64, None::<i64>, None::<i64>);
+    let mut cfg_test = false;
+    for (n, line) in source.lines().enumerate() {
+        let code = line.trim_start();
+        if code.starts_with("//") {
+            continue;
+        }
+        if code.starts_with("#[cfg(test)]") {
+            cfg_test = true;
+            continue;
+        }
+        if cfg_test && test_module.is_none() && code.starts_with("mod ") && code.ends_with('{') {
+            test_module = Some(depth);
+        }
+        cfg_test &= code.starts_with("#[");
+        if code_scope.is_none() && scope.is_match(code) {
+            code_scope = Some(depth);
+        }
+        let named_like_a_code =
+            constant.captures(code).is_some_and(|c| c[1].contains("EXIT") || named.iter().any(|name| *name == c[1]));
+        let flagged = anywhere.is_match(code) || named_like_a_code || (code_scope.is_some() && in_scope.is_match(code));
+        if flagged && test_module.is_none() {
+            found.push((n + 1, code.to_string()));
+        }
+        depth += code.matches('{').count() as i64 - code.matches('}').count() as i64;
+        if test_module.is_some_and(|d| depth <= d) {
+            test_module = None;
+        }
+        if code_scope.is_some_and(|d| depth <= d) && code.contains('}') {
+            code_scope = None;
+        }
+    }
+    found
 }

@@ -33,7 +33,7 @@ impl<T: Tools> Agent<'_, T> {
                         step,
                         id: call.id.clone(),
                         text: message.clone(),
-                        exit_code: 2,
+                        exit_code: clix_common::exit::USAGE,
                         duration_ms: 0,
                         images: vec![],
                     };

@@ -18,9 +18,6 @@ use crate::trace::ToolCall;
 /// Characters of output a call returns; the rest is cut.
 pub const OUTPUT_LIMIT_CHARS: usize = 30_000;
 
-/// The sandbox's exit code for a program that could not be started.
-const CANNOT_RUN: i32 = 126;
-
 /// The `bash` tool of one attempt (also the typed set's `shell`).
 pub struct BashTools {
     sandbox: Sandbox,
@@ -57,7 +54,7 @@ impl BashTools {
                     }
                     (String::from_utf8_lossy(&out.stdout).into_owned(), stderr, out.exit_code)
                 }
-                Err(e) => (String::new(), format!("{e}\n"), CANNOT_RUN),
+                Err(e) => (String::new(), format!("{e}\n"), clix_common::exit::CANNOT_RUN),
             };
         ToolCall {
             tool: tool.to_string(),
