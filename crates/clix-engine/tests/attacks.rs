@@ -42,6 +42,7 @@ impl Fixture {
                 clix_config_dir: None,
                 audit_log: Some(self.state.path().join("audit.jsonl")),
                 session_id: "attack-test".into(),
+                env: Vec::new(),
             }),
             ..EngineConfig::new(self.ws.clone())
         })
@@ -125,6 +126,7 @@ async fn the_big_file_probe_never_looks_outside() {
             clix_config_dir: None,
             audit_log: Some(f.state.path().join("audit.jsonl")),
             session_id: "probe".into(),
+            env: Vec::new(),
         }),
         ..EngineConfig::new(f.ws.clone())
     })

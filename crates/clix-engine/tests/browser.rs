@@ -63,6 +63,7 @@ async fn fixture(browser: clix_browser::BrowserSettings) -> Fixture {
             clix_config_dir: None,
             audit_log: Some(state.path().join("audit.jsonl")),
             session_id: "browser-test".into(),
+            env: Vec::new(),
         }),
         ..EngineConfig::new(ws.path())
     })

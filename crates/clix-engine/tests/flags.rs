@@ -40,6 +40,7 @@ async fn fixture() -> Fixture {
         clix_config_dir: None,
         audit_log: None,
         session_id: "flags-test".into(),
+        env: Vec::new(),
     };
     let engine = Engine::new(EngineConfig {
         os: Some(os),

@@ -34,6 +34,8 @@ async fn fixture_with(settings: SandboxSettings) -> Result<Fixture, clix_engine:
             clix_config_dir: None,
             audit_log: Some(state.path().join("audit.jsonl")),
             session_id: "namespace-test".into(),
+            // As the plan runner sets it for its agents' programs.
+            env: vec![("CLIX_PLAN_AGENT".into(), "1".into())],
         }),
         ..EngineConfig::new(ws.path())
     };
@@ -115,7 +117,7 @@ async fn real_programs_in_the_sandbox_write_only_in_the_namespace() {
     assert!(out.contains("Read-only file system"), "{out}");
     assert_eq!(std::fs::read_to_string(f.ws.path().join("agents/a/mine.txt")).unwrap(), "ok");
     let (out, _, _) = raw(&mut f, "python3 -c 'import os; print(os.environ.get(\"CLIX_PLAN_AGENT\"))'").await;
-    assert_eq!(out.trim(), "1", "a plan's programs know they are one");
+    assert_eq!(out.trim(), "1", "the caller's variables reach the programs");
     // A read-only folder of the workspace is still a place to run programs from.
     let (out, err, code) =
         raw(&mut f, "cd ../../shared && python3 -c 'print(open(\"input.txt\").read().strip())'").await;

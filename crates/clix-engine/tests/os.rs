@@ -26,6 +26,7 @@ async fn fixture_with(settings: SandboxSettings, limits: ShellLimits) -> Fixture
             clix_config_dir: None,
             audit_log: Some(state.path().join("audit.jsonl")),
             session_id: "engine-test".into(),
+            env: Vec::new(),
         }),
         ..EngineConfig::new(ws.path())
     })

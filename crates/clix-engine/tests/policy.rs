@@ -131,6 +131,7 @@ async fn fixture(policy: PolicyConfig) -> Fixture {
             clix_config_dir: None,
             audit_log: Some(audit.clone()),
             session_id: "policy-test".into(),
+            env: Vec::new(),
         }),
         ..EngineConfig::new(ws.path())
     })
@@ -392,6 +393,7 @@ fn config_on(ws: &Path, policy: PolicyConfig) -> EngineConfig {
             clix_config_dir: None,
             audit_log: None,
             session_id: "policy-test".into(),
+            env: Vec::new(),
         }),
         ..EngineConfig::new(ws)
     }

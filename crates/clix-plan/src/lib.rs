@@ -16,6 +16,11 @@
 //! It must not build engines or providers itself, nor print: the binary
 //! gives it an [`AgentRunner`] and renders the stream lines it emits.
 
+/// The variable set (to `1`) for every program a plan's agent runs: the
+/// depth limit, since `clix plan run|make` refuses to start under it (the
+/// coordinator plans; agents do their own task).
+pub const AGENT_VAR: &str = "CLIX_PLAN_AGENT";
+
 mod checkpoint;
 mod files;
 mod plan;

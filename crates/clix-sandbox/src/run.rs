@@ -166,9 +166,14 @@ impl Sandbox {
         let places: Vec<PathBuf> = writable.iter().map(|w| ws.join(w)).collect();
         self.layout.read_write.splice(0..0, places);
         self.writable = Some(writable.to_vec());
-        // Tells a `clix` run inside that it is a plan's agent, which may not start plans.
-        self.env.insert("CLIX_PLAN_AGENT".into(), "1".into());
         Ok(self)
+    }
+
+    /// The same sandbox with `vars` set for every program it runs, over
+    /// the environment it passes on: what its caller tells them.
+    pub fn with_env(mut self, vars: &[(String, String)]) -> Self {
+        self.env.extend(vars.iter().cloned());
+        self
     }
 
     /// [`Sandbox::new`] laid out from `host` instead of this process's PATH and HOME.

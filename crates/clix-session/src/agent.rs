@@ -120,8 +120,11 @@ impl PlanRunner {
 
     async fn run_job(&self, job: Job, emit: &dyn Fn(StreamEvent)) -> Result<RunResult> {
         // No one answers the agents' questions: a machine runs the plan.
+        // Its programs know they run for a plan's agent, so a `clix` among
+        // them starts no plan of its own.
         let session = Session::for_person(self.paths.clone(), self.settings_for(&job), self.workspace.clone())
-            .label(&format!("plan-{}", job.task.id));
+            .label(&format!("plan-{}", job.task.id))
+            .program_env(vec![(clix_plan::AGENT_VAR.to_string(), "1".to_string())]);
         let mut engine = session.confined_engine(job.namespace.clone()).await?;
         let model = job.task.model.as_deref().or(self.model.as_deref());
         let kind = job.task.provider.as_deref().or(self.provider.as_deref());

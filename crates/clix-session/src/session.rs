@@ -60,6 +60,9 @@ pub struct Session {
     pub approver: Option<Arc<dyn Approver>>,
     /// Told `(done, total)` while memories are re-embedded for a new embedder.
     pub progress: Option<Progress>,
+    /// Variables set for every program the engine's sandbox runs (a plan's
+    /// agents get `clix_plan::AGENT_VAR`).
+    pub program_env: Vec<(String, String)>,
     /// `CLIX_HUB_PATH`, for a person's session; `None` for an isolated one.
     hub_path: Option<OsString>,
     /// A person's session reads the embedder's and the provider's keys from
@@ -91,6 +94,7 @@ impl Session {
             parts: Parts::ALL,
             approver: None,
             progress: None,
+            program_env: Vec::new(),
             hub_path: None,
             reads_secrets: false,
         }
@@ -126,6 +130,12 @@ impl Session {
         self
     }
 
+    /// Sets `vars` for every program the engine's sandbox runs.
+    pub fn program_env(mut self, vars: Vec<(String, String)>) -> Session {
+        self.program_env = vars;
+        self
+    }
+
     /// The engine of this session.
     pub async fn engine(&self) -> Result<Engine> {
         Ok(Engine::new(self.engine_config()?).await?)
@@ -149,6 +159,7 @@ impl Session {
                 clix_config_dir: Some(self.paths.config_dir.clone()),
                 audit_log: Some(self.audit_log()),
                 session_id: self.id.clone(),
+                env: self.program_env.clone(),
             }),
             memory: parts.memory.then(|| self.memory_config(self.id.clone())),
             hub: parts.hub.then(|| self.hub_config()),

@@ -108,10 +108,10 @@ pub(crate) async fn plan(paths: &Paths, args: PlanArgs) -> Result<ExitCode> {
     }
 }
 
-/// The depth limit: a plan's agents run their programs in a sandbox that
-/// sets `CLIX_PLAN_AGENT`, and may not start plans of their own.
+/// The depth limit: a plan's agents run their programs with
+/// [`clix_plan::AGENT_VAR`] set, and may not start plans of their own.
 fn refuse_inside_a_plan() -> Result<()> {
-    if std::env::var_os("CLIX_PLAN_AGENT").is_some() {
+    if std::env::var_os(clix_plan::AGENT_VAR).is_some() {
         bail!("agents inside a plan cannot start plans; the coordinator plans, agents do their own task");
     }
     Ok(())

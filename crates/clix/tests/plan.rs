@@ -499,7 +499,8 @@ async fn ten_agents_at_once_share_one_hub_rate_limit() {
     let manifest = json!({"name": "limited", "version": "1.0.0", "description": "a limited tool", "command": "./run",
                           "self_test": false, "version_args": false, "rate_limit": 5});
     std::fs::write(tool.join("manifest.json"), manifest.to_string()).unwrap();
-    std::fs::write(tool.join("run"), "#!/bin/sh\necho '{}'\n").unwrap();
+    // It says whether it runs for a plan's agent (the plan runner sets the variable for its programs).
+    std::fs::write(tool.join("run"), "#!/bin/sh\necho \"{\\\"plan_agent\\\": \\\"$CLIX_PLAN_AGENT\\\"}\"\n").unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(tool.join("run"), std::fs::Permissions::from_mode(0o755)).unwrap();
     // Each agent is told to call only once all ten have asked: the ten calls
@@ -523,13 +524,17 @@ async fn ten_agents_at_once_share_one_hub_rate_limit() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let stream = text(&o.stdout);
     assert!(!stream.contains("locked"), "{stream}");
-    let codes: Vec<i64> = stream
+    let results: Vec<Value> = stream
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .filter(|l| l["type"] == "tool_result")
-        .map(|l| l["content"]["exit_code"].as_i64().unwrap())
         .collect();
+    let codes: Vec<i64> = results.iter().map(|l| l["content"]["exit_code"].as_i64().unwrap()).collect();
     assert_eq!(codes.len(), 10);
+    for ran in results.iter().filter(|l| l["content"]["exit_code"] == 0) {
+        let said = ran["content"]["text"].as_str().unwrap();
+        assert!(said.contains(r#""plan_agent": "1""#), "the agent's programs know they run in a plan: {said}");
+    }
     assert_eq!(codes.iter().filter(|c| **c == 0).count(), 5, "{codes:?}: five calls allowed");
     assert_eq!(codes.iter().filter(|c| **c == 75).count(), 5, "{codes:?}: five refused as rate-limited");
 }

@@ -106,6 +106,9 @@ pub struct OsTier {
     pub audit_log: Option<PathBuf>,
     /// Identifies this engine's calls in the audit log.
     pub session_id: String,
+    /// Variables set for every program the sandbox runs, over the ones it
+    /// passes on: what the engine's caller tells its programs.
+    pub env: Vec<(String, String)>,
 }
 
 /// The result of [`Engine::run`]: the presentation and the raw facts behind it.

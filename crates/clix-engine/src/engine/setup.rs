@@ -39,7 +39,8 @@ pub(super) fn open_sandbox(
     namespace: Option<&super::Namespace>,
 ) -> Result<Arc<Sandbox>, String> {
     let audit = os.audit_log.map(|path| AuditLog { path });
-    let sandbox = Sandbox::new(os.settings, workspace.root(), os.clix_config_dir.as_deref(), audit, os.session_id);
+    let sandbox = Sandbox::new(os.settings, workspace.root(), os.clix_config_dir.as_deref(), audit, os.session_id)
+        .with_env(&os.env);
     match namespace {
         Some(ns) => Ok(Arc::new(sandbox.confined(&ns.writable)?)),
         None => Ok(Arc::new(sandbox)),
