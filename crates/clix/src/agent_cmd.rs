@@ -219,7 +219,6 @@ async fn remember(agent: &mut Agent<'_>, render: &mut Renderer) {
     }
 }
 
-
 /// Turns events into terminal text or stream lines.
 struct Renderer {
     /// With `--jsonl`: the stream the events become.

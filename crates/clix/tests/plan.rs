@@ -376,7 +376,7 @@ async fn plan_check_lists_every_problem_with_its_fix() {
     let o = h.output(&server, &["plan", "run", "PLAN.toml"]).await;
     assert_eq!(o.status.code(), Some(1));
     let err = text(&o.stderr);
-    assert!(err.contains("`foo` is not a task field") && err.contains("names `ghost`, which is not a task"), "{err}");
+    assert!(err.contains("unknown field `foo`") && err.contains("names `ghost`, which is not a task"), "{err}");
     assert!(server.requests.lock().unwrap().is_empty(), "a model was called for an invalid plan");
     std::fs::write(h.ws.path().join("PLAN.toml"), DIAMOND).unwrap();
     // The depth limit: a plan's agent (its programs run with CLIX_PLAN_AGENT) starts no plan.
