@@ -212,15 +212,25 @@ const RETRIED: &str = "[[task]]\nid = \"a\"\nprompt = \"x\"\nretries = 3\n[[task
 
 use StatusKind::{Done, Failed, Skipped, Stopped};
 
+/// What a case leaves as it is: every plan's default `-j`, no scripted
+/// outcome, no earlier run, `--on-failure continue`, no Ctrl-C.
+const BASE: Case = Case {
+    name: "",
+    plan: "",
+    scripts: &[],
+    jobs: 4,
+    on_failure: OnFailure::Continue,
+    stop_at: None,
+    earlier: &[],
+    most: 1,
+    expect: &[],
+};
+
 const CASES: &[Case] = &[
     Case {
         name: "a diamond runs its middle at once and joins after the slower half",
         plan: DIAMOND,
         scripts: &[("c", takes(300))],
-        jobs: 4,
-        on_failure: OnFailure::Continue,
-        stop_at: None,
-        earlier: &[],
         most: 2,
         expect: &[
             ("a", Done, &[0], 100, ""),
@@ -228,15 +238,12 @@ const CASES: &[Case] = &[
             ("c", Done, &[100], 300, ""),
             ("d", Done, &[400], 100, ""),
         ],
+        ..BASE
     },
     Case {
         name: "-j 1 runs one agent at a time, in plan order",
         plan: DIAMOND,
-        scripts: &[],
         jobs: 1,
-        on_failure: OnFailure::Continue,
-        stop_at: None,
-        earlier: &[],
         most: 1,
         expect: &[
             ("a", Done, &[0], 100, ""),
@@ -244,15 +251,13 @@ const CASES: &[Case] = &[
             ("c", Done, &[200], 100, ""),
             ("d", Done, &[300], 100, ""),
         ],
+        ..BASE
     },
     Case {
         name: "-j 2 keeps two running and fills a free slot at once (no barrier)",
         plan: WIDE,
         scripts: &[("t1", takes(250))],
         jobs: 2,
-        on_failure: OnFailure::Continue,
-        stop_at: None,
-        earlier: &[],
         most: 2,
         expect: &[
             ("t1", Done, &[0], 250, ""),
@@ -261,15 +266,12 @@ const CASES: &[Case] = &[
             ("t4", Done, &[200], 100, ""),
             ("t5", Done, &[250], 100, ""),
         ],
+        ..BASE
     },
     Case {
         name: "-j larger than the plan runs everything ready at once",
         plan: WIDE,
-        scripts: &[],
         jobs: 8,
-        on_failure: OnFailure::Continue,
-        stop_at: None,
-        earlier: &[],
         most: 5,
         expect: &[
             ("t1", Done, &[0], 100, ""),
@@ -278,27 +280,21 @@ const CASES: &[Case] = &[
             ("t4", Done, &[0], 100, ""),
             ("t5", Done, &[0], 100, ""),
         ],
+        ..BASE
     },
     Case {
         name: "a retry waits the backoff, each next one twice as long",
         plan: RETRIED,
         scripts: &[("a", fails_first(2))],
-        jobs: 4,
-        on_failure: OnFailure::Continue,
-        stop_at: None,
-        earlier: &[],
         most: 1,
         // 0-100 fails, waits 1000; 1100-1200 fails, waits 2000; 3200-3300 answers.
         expect: &[("a", Done, &[0, 1100, 3200], 3300, ""), ("b", Done, &[3300], 100, "")],
+        ..BASE
     },
     Case {
         name: "retries used up: the task fails, its dependents are skipped, the other branch finishes",
         plan: BRANCHES,
         scripts: &[("a", ends(Ends::NoAnswer)), ("x", takes(5000))],
-        jobs: 4,
-        on_failure: OnFailure::Continue,
-        stop_at: None,
-        earlier: &[],
         most: 2,
         expect: &[
             ("a", Failed, &[0, 1100, 3200], 3300, "max_steps"),
@@ -307,29 +303,23 @@ const CASES: &[Case] = &[
             ("x", Done, &[0], 5000, ""),
             ("y", Done, &[5000], 100, ""),
         ],
+        ..BASE
     },
     Case {
         name: "an agent that cannot start is a failed attempt, retried",
         plan: RETRIED,
         scripts: &[("a", ends(Ends::Error))],
-        jobs: 4,
-        on_failure: OnFailure::Continue,
-        stop_at: None,
-        earlier: &[],
         most: 1,
         expect: &[
             ("a", Failed, &[0, 1100, 3200, 7300], 7400, "cannot start `a`"),
             ("b", Skipped, &[], 0, "`a` failed"),
         ],
+        ..BASE
     },
     Case {
         name: "--on-failure continue: the independent branch finishes",
         plan: FAIL_BESIDE,
         scripts: &[("a", ends(Ends::NoAnswer)), ("x", takes(500))],
-        jobs: 4,
-        on_failure: OnFailure::Continue,
-        stop_at: None,
-        earlier: &[],
         most: 2,
         expect: &[
             ("a", Failed, &[0], 100, "max_steps"),
@@ -337,15 +327,13 @@ const CASES: &[Case] = &[
             ("x", Done, &[0], 500, ""),
             ("y", Done, &[500], 100, ""),
         ],
+        ..BASE
     },
     Case {
         name: "--on-failure stop: the running agent stops at once and nothing more starts",
         plan: FAIL_BESIDE,
         scripts: &[("a", ends(Ends::NoAnswer)), ("x", takes(500))],
-        jobs: 4,
         on_failure: OnFailure::Stop,
-        stop_at: None,
-        earlier: &[],
         most: 2,
         expect: &[
             ("a", Failed, &[0], 100, "max_steps"),
@@ -353,15 +341,13 @@ const CASES: &[Case] = &[
             ("x", Stopped, &[0], 100, "task `a` failed and the plan runs with --on-failure stop"),
             ("y", Stopped, &[], 0, "task `a` failed and the plan runs with --on-failure stop"),
         ],
+        ..BASE
     },
     Case {
         name: "stopped from outside mid-run: the running agents see it, the rest never start",
         plan: DIAMOND,
         scripts: &[("b", takes(500)), ("c", takes(500))],
-        jobs: 4,
-        on_failure: OnFailure::Continue,
         stop_at: Some(300),
-        earlier: &[],
         most: 2,
         expect: &[
             ("a", Done, &[0], 100, ""),
@@ -369,28 +355,23 @@ const CASES: &[Case] = &[
             ("c", Stopped, &[100], 200, "the plan was interrupted"),
             ("d", Stopped, &[], 0, "the plan was interrupted"),
         ],
+        ..BASE
     },
     Case {
         name: "stopped while a task waits to retry: no next attempt",
         plan: RETRIED,
         scripts: &[("a", fails_first(3))],
-        jobs: 4,
-        on_failure: OnFailure::Continue,
         stop_at: Some(500),
-        earlier: &[],
         most: 1,
         expect: &[
             ("a", Stopped, &[0], 500, "the plan was interrupted"),
             ("b", Stopped, &[], 0, "the plan was interrupted"),
         ],
+        ..BASE
     },
     Case {
         name: "resume: finished tasks are not run again, and their answers still reach their dependents",
         plan: DIAMOND,
-        scripts: &[],
-        jobs: 4,
-        on_failure: OnFailure::Continue,
-        stop_at: None,
         earlier: &["a", "b"],
         most: 1,
         expect: &[
@@ -399,6 +380,7 @@ const CASES: &[Case] = &[
             ("c", Done, &[0], 100, ""),
             ("d", Done, &[100], 100, ""),
         ],
+        ..BASE
     },
 ];
 
