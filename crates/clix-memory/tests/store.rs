@@ -223,7 +223,7 @@ fn settings_pick_the_embedder_with_errors_that_say_what_to_do() {
     assert!(none.embedder(|_| None).unwrap().is_none());
     let err = |s: MemorySettings| s.embedder(|_| None).err().unwrap().to_string();
     let bad = err(MemorySettings { embedder: "bert".into(), ..Default::default() });
-    assert!(bad.contains("none, openai or model2vec"), "{bad}");
+    assert!(bad.contains("one of none, openai, model2vec"), "{bad}");
     let no_model = err(MemorySettings { embedder: "openai".into(), ..Default::default() });
     assert!(no_model.contains("memory.model"), "{no_model}");
     let no_path = err(MemorySettings { embedder: "model2vec".into(), ..Default::default() });

@@ -443,7 +443,7 @@ fn eval_plays_reference_solutions_through_every_design() {
     assert!(tables.contains("count_errors"), "{tables}");
     let results: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
-    assert_eq!(results["schema_version"], 1);
+    assert_eq!(results["schema_version"], clix_eval::SCHEMA_VERSION);
 
     std::fs::write(&suite, format!("{}\n", task("miscounted", "grep -c INFO app.log"))).unwrap();
     let o = env.run(&["eval", "suite.jsonl", "--solution", "--tools", "run"]);

@@ -171,7 +171,11 @@ fn a_bad_embedder_setting_says_what_to_do() {
     h.env.push(("CLIX_MEMORY_EMBEDDER".into(), "bert".into()));
     let o = h.run(&["recent"]);
     assert_eq!(o.status.code(), Some(1));
-    assert_eq!(text(&o.stderr), "[error] memory: memory.embedder must be none, openai or model2vec, not \"bert\"\n");
+    // Refused when the settings load, naming where the value came from.
+    assert_eq!(
+        text(&o.stderr),
+        "clix: environment variable CLIX_MEMORY_EMBEDDER: memory.embedder = \"bert\": one of none, openai, model2vec\n"
+    );
     h.env = vec![("CLIX_MEMORY_EMBEDDER".into(), "model2vec".into())];
     let o = h.run(&["recent"]);
     assert!(text(&o.stderr).contains("needs memory.path"), "{}", text(&o.stderr));

@@ -130,7 +130,7 @@ impl clix_common::settings::Validate for MemorySettings {
             bad.push(BadValue::new(
                 "embedder",
                 format!("{:?}", self.embedder),
-                format!("one of none, openai, model2vec{near}"),
+                format!("one of {}{near}", EMBEDDERS.join(", ")),
             ));
         }
         if !(-1.0..=1.0).contains(&self.recall_min_similarity) {
@@ -181,9 +181,10 @@ impl MemorySettings {
                 let key = Some(self.api_key_from(env)).filter(|k| !k.is_empty());
                 Ok(Some(Box::new(OpenAiEmbedder::new(base_url, &self.model, key))))
             }
-            other => {
-                Err(EmbedError::Config(format!("memory.embedder must be none, openai or model2vec, not {other:?}")))
-            }
+            other => Err(EmbedError::Config(format!(
+                "memory.embedder must be one of {}, not {other:?}",
+                EMBEDDERS.join(", ")
+            ))),
         }
     }
 }
