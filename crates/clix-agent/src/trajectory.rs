@@ -153,14 +153,8 @@ pub struct RunInfo {
 
 /// Every run in `runs_dir`, oldest first.
 pub fn list_runs(runs_dir: &Path) -> Vec<RunInfo> {
-    let mut ids: Vec<String> = std::fs::read_dir(runs_dir)
+    run_ids(runs_dir)
         .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.strip_suffix(".jsonl").map(str::to_string))
-        .collect();
-    ids.sort();
-    ids.into_iter()
         .map(|id| {
             let records = read_run(runs_dir, &id).unwrap_or_default();
             let mut info = RunInfo { id, task: String::new(), stop_reason: None, steps: 0 };
@@ -188,6 +182,41 @@ pub fn read_run(runs_dir: &Path, id: &str) -> std::io::Result<Vec<Record>> {
         std::io::Error::new(e.kind(), format!("no run {id} in {} ({e}); see clix runs list", runs_dir.display()))
     })?;
     Ok(BufReader::new(file).lines().map_while(Result::ok).filter_map(|l| serde_json::from_str(&l).ok()).collect())
+}
+
+/// The ids of the runs in `runs_dir`, oldest first (an id starts with its time).
+fn run_ids(runs_dir: &Path) -> Vec<String> {
+    let mut ids: Vec<String> = std::fs::read_dir(runs_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.strip_suffix(".jsonl").map(str::to_string))
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// The run a person names: `last` (the newest), a whole id, or the start
+/// of exactly one id (`20261204-1812`). The error says what there is.
+pub fn find_run(runs_dir: &Path, named: &str) -> Result<String, String> {
+    let ids = run_ids(runs_dir);
+    if named == "last" {
+        return ids.last().cloned().ok_or_else(|| format!("no runs yet in {}", runs_dir.display()));
+    }
+    if ids.iter().any(|id| id == named) {
+        return Ok(named.to_string());
+    }
+    let matching: Vec<&String> = ids.iter().filter(|id| id.starts_with(named)).collect();
+    match matching.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(format!("no run {named} in {}; see clix runs list (or name the run `last`)", runs_dir.display())),
+        many => Err(format!(
+            "{named} starts {} runs ({}{}); give more of the id",
+            many.len(),
+            many.iter().take(5).map(|id| id.as_str()).collect::<Vec<_>>().join(", "),
+            if many.len() > 5 { ", …" } else { "" }
+        )),
+    }
 }
 
 /// Milliseconds since the Unix epoch.
@@ -304,5 +333,30 @@ mod tests {
         let records = read_run(dir.path(), &t.id).unwrap();
         let messages: Vec<_> = records.into_iter().map(|r| r.event).collect();
         assert_eq!(messages, vec![Event::Error { message: "one".into() }, Event::Error { message: "two".into() }]);
+    }
+
+    #[test]
+    fn a_run_is_found_by_last_its_id_or_the_start_of_one() {
+        let dir = tempfile::tempdir().unwrap();
+        for id in ["20261203-101010-1", "20261204-090000-7", "20261204-093000-8"] {
+            std::fs::write(dir.path().join(format!("{id}.jsonl")), "").unwrap();
+        }
+        let rows: [(&str, Result<&str, &str>); 6] = [
+            ("last", Ok("20261204-093000-8")),
+            ("20261203-101010-1", Ok("20261203-101010-1")),
+            ("20261203", Ok("20261203-101010-1")),
+            ("20261204-09", Err("20261204-09 starts 2 runs (20261204-090000-7, 20261204-093000-8); give more")),
+            ("2025", Err("no run 2025 in")),
+            ("", Err("starts 3 runs")),
+        ];
+        for (named, want) in rows {
+            match (find_run(dir.path(), named), want) {
+                (Ok(found), Ok(want)) => assert_eq!(found, want, "{named:?}"),
+                (Err(e), Err(want)) => assert!(e.contains(want), "{named:?}: {e}"),
+                (got, want) => panic!("{named:?}: {got:?}, wanted {want:?}"),
+            }
+        }
+        let empty = tempfile::tempdir().unwrap();
+        assert!(find_run(empty.path(), "last").unwrap_err().starts_with("no runs yet"));
     }
 }

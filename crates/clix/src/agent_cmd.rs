@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clix_agent::stream::{ArtifactWatch, RunResult, StreamWriter, Upstream, read_upstream};
-use clix_agent::{Agent, Event, ReplyCache, RunSummary, StopReason, list_runs, read_run};
+use clix_agent::{Agent, Event, ReplyCache, RunSummary, StopReason, find_run, list_runs, read_run};
 use clix_config::Paths;
 use clix_session::{AgentSession, Session, run_task};
 
@@ -30,6 +30,9 @@ pub(crate) struct AgentArgs {
     /// One JSON event per line instead of text (for machines and agent pipes).
     #[arg(long)]
     pub jsonl: bool,
+    /// Give sandboxed programs network access (off by default), as `clix run --network`.
+    #[arg(long)]
+    pub network: bool,
     /// Answer identical model requests from a local cache (debugging, tests).
     #[arg(long)]
     pub cache: bool,
@@ -77,6 +80,9 @@ fn flags(args: &AgentArgs) -> Vec<(&'static str, &'static str, toml::Value)> {
     let mut flags = args.session.layers();
     if let Some(n) = args.max_steps {
         flags.push(("agent.max_steps", "--max-steps", toml::Value::Integer(i64::from(n))));
+    }
+    if args.network {
+        flags.push(("sandbox.network", "--network", toml::Value::Boolean(true)));
     }
     flags
 }
@@ -402,7 +408,11 @@ pub(crate) fn replay(paths: &Paths, id: &str, jsonl: bool, html: Option<&Path>) 
         (true, Some(parent), Some(stem)) if file.is_file() => {
             (parent.to_path_buf(), stem.to_string_lossy().into_owned())
         }
-        _ => (clix_session::runs_dir(paths), id.to_string()),
+        _ => {
+            let dir = clix_session::runs_dir(paths);
+            let id = find_run(&dir, id).map_err(anyhow::Error::msg)?;
+            (dir, id)
+        }
     };
     let id = id.as_str();
     let records = read_run(&dir, id)?;

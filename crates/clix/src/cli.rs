@@ -53,8 +53,9 @@ enum Command {
     },
     /// Show a saved run again: pretty, as JSON lines, or as one HTML page.
     Replay {
-        /// The run's id (see `clix runs list`), or the path of a trajectory file
-        /// (an eval attempt's: OUT/runs/<task>-<design>-r0.jsonl).
+        /// The run's id (see `clix runs list`), the start of one, `last` (the
+        /// newest), or the path of a trajectory file (an eval attempt's:
+        /// OUT/runs/<task>-<design>-r0.jsonl).
         id: String,
         /// The raw events, one JSON object per line.
         #[arg(long, conflicts_with = "html")]

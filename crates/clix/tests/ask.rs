@@ -456,3 +456,32 @@ async fn chat_stores_one_summary_when_the_session_ends() {
     );
     assert_eq!(server.requests().len(), 2, "one task, one summary");
 }
+
+/// `--network` reaches the session's sandbox, as `clix run --network` does;
+/// `clix replay` takes `last` and the start of an id.
+#[tokio::test]
+async fn ask_takes_network_and_replay_takes_last_or_an_id_prefix() {
+    let server = start(vec![
+        openai_calls(&[("run", &run_call("sandbox status | grep network"))], 10, 5),
+        openai_text("checked", 20, 9),
+    ])
+    .await;
+    let h = Home::new();
+    // The sandbox on (these tests turn it off), so its status can say what --network did.
+    let mut cmd = h.clix(Some(&server), &["ask", "--network", "is the network on?"]);
+    cmd.env("CLIX_SANDBOX_MODE", "bwrap");
+    let o = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let second = server.requests()[1].body.to_string();
+    assert!(second.contains("network: ON"), "{second}");
+
+    let id = h.runs()[0]["id"].as_str().unwrap().to_string();
+    for named in ["last", &id[..11]] {
+        let o = h.output(None, &["replay", named, "--jsonl"]).await;
+        assert_eq!(o.status.code(), Some(0), "{named}: {}", text(&o.stderr));
+        assert!(text(&o.stdout).contains("is the network on?"), "{named}");
+    }
+    let o = h.output(None, &["replay", "1999"]).await;
+    assert_ne!(o.status.code(), Some(0));
+    assert!(text(&o.stderr).contains("no run 1999 in"), "{}", text(&o.stderr));
+}
