@@ -190,12 +190,15 @@ fn upstream_failed(args: &AgentArgs, why: &str, started: std::time::Instant) -> 
 
 /// `clix chat`: a REPL over one session; history persists across turns.
 pub(crate) async fn chat(paths: &Paths, args: AgentArgs) -> Result<ExitCode> {
+    // Piped stdin is read before anything starts: with no line in it, no run is made.
+    let mut turns = Turns::from_stdin(paths)?;
     let session = agent_session(paths, &args)?;
     let mut engine = session.engine().await?;
     let (mut agent, path) = agent(paths, &session, &mut engine, &args)?;
-    let mut editor = crate::repl::Editor::new(&paths.state_dir.join("chat_history.txt"))?;
-    eprintln!("clix chat in {} — /help for commands, /exit to leave", session.workspace.display());
-    while let Some(line) = editor.read_line()? {
+    if matches!(turns, Turns::Terminal(_)) {
+        eprintln!("clix chat in {} — /help for commands, /exit to leave", session.workspace.display());
+    }
+    while let Some(line) = turns.next_line()? {
         match line.trim() {
             "" => continue,
             "/exit" | "/quit" => break,
@@ -214,6 +217,43 @@ pub(crate) async fn chat(paths: &Paths, args: AgentArgs) -> Result<ExitCode> {
     }
     remember(&mut agent, &mut Renderer::new(args.jsonl)).await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where a chat's turns come from: a person at the line editor, or piped
+/// stdin, one task per line.
+enum Turns {
+    Terminal(Box<crate::repl::Editor>),
+    Piped(std::vec::IntoIter<String>),
+}
+
+impl Turns {
+    fn from_stdin(paths: &Paths) -> Result<Turns> {
+        match crate::cli::read_piped_stdin()? {
+            None if std::io::stdin().is_terminal() => {
+                Ok(Turns::Terminal(Box::new(crate::repl::Editor::new(&paths.state_dir.join("chat_history.txt"))?)))
+            }
+            piped => {
+                let text = String::from_utf8_lossy(piped.as_deref().unwrap_or_default()).into_owned();
+                let lines: Vec<String> =
+                    text.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect();
+                if lines.is_empty() {
+                    bail!(
+                        "clix chat: stdin held no task; type in a terminal, pipe one task per line, \
+                         or give one task to clix ask \"…\""
+                    );
+                }
+                Ok(Turns::Piped(lines.into_iter()))
+            }
+        }
+    }
+
+    /// The next input; `None` at the end (Ctrl-D, or the last piped line).
+    fn next_line(&mut self) -> Result<Option<String>> {
+        match self {
+            Turns::Terminal(editor) => editor.read_line(),
+            Turns::Piped(lines) => Ok(lines.next()),
+        }
+    }
 }
 
 /// The session's summary into memory (when a model did the work); a

@@ -70,6 +70,18 @@ async fn a_guess_before_looking_is_asked_again_with_a_tool_call_required() {
 }
 
 #[tokio::test]
+async fn a_guess_asked_again_for_is_not_printed() {
+    // Issue 31: the model ignored `required` and answered again; both
+    // answers were printed, `Hi! How can I help?Hi! How can I help?`.
+    let server = start(vec![openai_text("Hi! How can I help?", 1, 1), openai_text("Hi! How can I help?", 1, 1)]).await;
+    let h = Home::new();
+    let o = h.output(Some(&server), &["ask", "hello there"]).await;
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout).trim_end(), "Hi! How can I help?");
+    assert_eq!(server.requests().len(), 2, "asked again once");
+}
+
+#[tokio::test]
 async fn ask_streams_the_answer_and_saves_a_run_that_replays() {
     let server = start(vec![
         openai_calls(&[("run", &run_call("wc -l < notes.txt")), ("run", &run_call("see red.png"))], 10, 5),
@@ -484,4 +496,33 @@ async fn ask_takes_network_and_replay_takes_last_or_an_id_prefix() {
     let o = h.output(None, &["replay", "1999"]).await;
     assert_ne!(o.status.code(), Some(0));
     assert!(text(&o.stderr).contains("no run 1999 in"), "{}", text(&o.stderr));
+}
+
+/// `clix chat` with piped stdin takes one task per line as its turns, in one
+/// run; with nothing piped it refuses before a run is made.
+#[tokio::test]
+async fn chat_reads_piped_lines_as_turns_and_refuses_an_empty_stdin() {
+    let h = Home::new();
+    let o = h.output(None, &["chat"]).await;
+    assert_ne!(o.status.code(), Some(0));
+    assert!(text(&o.stderr).contains("stdin held no task"), "{}", text(&o.stderr));
+    assert!(h.runs().is_empty(), "a refused chat left a run");
+
+    let server = start(vec![openai_text("one", 10, 2), openai_text("two", 20, 2)]).await;
+    let mut cmd = h.clix(Some(&server), &["chat"]);
+    cmd.env("CLIX_AGENT_LOOK_FIRST", "false").stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+    let o = tokio::task::spawn_blocking(move || {
+        use std::io::Write;
+        let mut child = cmd.stderr(std::process::Stdio::piped()).spawn().unwrap();
+        child.stdin.take().unwrap().write_all(b"say one\n\nsay two\n").unwrap();
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "one\ntwo\n");
+    let runs = h.runs();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let second = server.requests()[1].body.to_string();
+    assert!(second.contains("say one") && second.contains("say two"), "one conversation: {second}");
 }
