@@ -149,6 +149,10 @@ pub struct RunInfo {
     pub stop_reason: Option<StopReason>,
     /// Steps taken (the last recorded one, for an unfinished run).
     pub steps: u32,
+    /// The model it asked.
+    pub model: String,
+    /// The folder it worked in.
+    pub workspace: String,
 }
 
 /// Every run in `runs_dir`, oldest first.
@@ -157,10 +161,19 @@ pub fn list_runs(runs_dir: &Path) -> Vec<RunInfo> {
         .into_iter()
         .map(|id| {
             let records = read_run(runs_dir, &id).unwrap_or_default();
-            let mut info = RunInfo { id, task: String::new(), stop_reason: None, steps: 0 };
+            let mut info = RunInfo {
+                id,
+                task: String::new(),
+                stop_reason: None,
+                steps: 0,
+                model: String::new(),
+                workspace: String::new(),
+            };
             for r in records {
                 match r.event {
-                    Event::Start { task, .. } => info.task = task,
+                    Event::Start { task, model, workspace, .. } => {
+                        (info.task, info.model, info.workspace) = (task, model, workspace)
+                    }
                     Event::Response { step, .. } => info.steps = info.steps.max(step),
                     Event::Done { stop_reason, steps, .. } => {
                         info.stop_reason = Some(stop_reason);

@@ -430,10 +430,30 @@ pub(crate) fn runs(paths: &Paths, json: bool) -> Result<ExitCode> {
         for r in runs {
             // "error: <the whole provider message>" would break the table; `replay` has it all.
             let stop = r.stop_reason.as_ref().map_or("unfinished", StopReason::kind);
-            outln(format_args!("{}  {:>3} steps  {:<12} {}", r.id, r.steps, stop, one_line(&r.task, 60)))?;
+            let folder = Path::new(&r.workspace).file_name().map(|n| n.to_string_lossy().into_owned());
+            outln(format_args!(
+                "{}  {}  {:>3} steps  {:<12} {:<20} {:<16} {}",
+                r.id,
+                run_date(&r.id),
+                r.steps,
+                stop,
+                one_line(&r.model, 20),
+                folder.unwrap_or_default(),
+                one_line(&r.task, 60)
+            ))?;
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `2026-12-04 18:12` (UTC) from a run id, which starts with its time
+/// (`20261204-181200-…`); the id itself when it does not.
+fn run_date(id: &str) -> String {
+    let digits = |range: std::ops::Range<usize>| id.get(range).filter(|d| d.bytes().all(|b| b.is_ascii_digit()));
+    match (digits(0..4), digits(4..6), digits(6..8), digits(9..11), digits(11..13)) {
+        (Some(y), Some(mo), Some(d), Some(h), Some(mi)) => format!("{y}-{mo}-{d} {h}:{mi}"),
+        _ => id.to_string(),
+    }
 }
 
 /// `clix replay <id>`: pretty, `--jsonl`, or `--html FILE`; a plan's
@@ -528,4 +548,15 @@ fn write_page(out: &Path, page: &str) -> Result<ExitCode> {
     clix_plan::write_named(&workspace, out, page).map_err(anyhow::Error::msg)?;
     outln(format_args!("wrote {}", out.display()))?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_s_date_is_read_from_its_id() {
+        assert_eq!(run_date("20261204-181200-4242"), "2026-12-04 18:12");
+        assert_eq!(run_date("count-run-r0"), "count-run-r0");
+    }
 }

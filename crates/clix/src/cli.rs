@@ -49,7 +49,10 @@ enum Command {
     /// Saved agent runs.
     Runs {
         #[command(subcommand)]
-        action: RunsAction,
+        action: Option<RunsAction>,
+        /// Machine-readable output (as `clix runs list --json`).
+        #[arg(long)]
+        json: bool,
     },
     /// Show a saved run again: pretty, as JSON lines, or as one HTML page.
     Replay {
@@ -234,7 +237,7 @@ fn absolute(path: &Path) -> PathBuf {
 
 #[derive(Subcommand)]
 enum RunsAction {
-    /// Every saved run: id, steps, how it ended, the task.
+    /// Every saved run: id, date, steps, how it ended, model, workspace, the task (also bare `clix runs`).
     List {
         #[arg(long)]
         json: bool,
@@ -369,7 +372,10 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Run(args) => run(&paths, args).await,
         Command::Ask(args) => crate::agent_cmd::ask(&paths, args).await,
         Command::Chat(args) => crate::agent_cmd::chat(&paths, args).await,
-        Command::Runs { action: RunsAction::List { json } } => crate::agent_cmd::runs(&paths, json),
+        Command::Runs { action, json } => {
+            let json = json || matches!(action, Some(RunsAction::List { json: true }));
+            crate::agent_cmd::runs(&paths, json)
+        }
         Command::Replay { id, jsonl, html } => crate::agent_cmd::replay(&paths, &id, jsonl, html.as_deref()),
         Command::ToolDef { format } => {
             let engine = scratch_engine(&paths).await?;

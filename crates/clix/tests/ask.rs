@@ -487,7 +487,15 @@ async fn ask_takes_network_and_replay_takes_last_or_an_id_prefix() {
     let second = server.requests()[1].body.to_string();
     assert!(second.contains("network: ON"), "{second}");
 
-    let id = h.runs()[0]["id"].as_str().unwrap().to_string();
+    let runs = h.runs();
+    assert_eq!((runs[0]["model"].as_str(), runs[0]["workspace"].as_str()), (Some("scripted"), h.ws.path().to_str()));
+    let id = runs[0]["id"].as_str().unwrap().to_string();
+    // Bare `clix runs` is the list, with the date, the model and the folder.
+    let o = h.output(None, &["runs"]).await;
+    let folder = h.ws.path().file_name().unwrap().to_str().unwrap();
+    let line = text(&o.stdout);
+    assert!(line.starts_with(&id) && line.contains(" scripted ") && line.contains(folder), "{line}");
+    assert!(line.contains(&format!("{}-{}-{} ", &id[..4], &id[4..6], &id[6..8])), "{line}");
     for named in ["last", &id[..11]] {
         let o = h.output(None, &["replay", named, "--jsonl"]).await;
         assert_eq!(o.status.code(), Some(0), "{named}: {}", text(&o.stderr));
