@@ -55,7 +55,10 @@ pub enum Event {
         /// The messages new since the previous record.
         added: Vec<Message>,
     },
-    /// A piece of the model's text as it streams (not kept in trajectories).
+    /// The text of a model reply the run keeps, once the reply is whole (not
+    /// kept in trajectories). A reply asked again for (a guess made without
+    /// looking, a give-up after a failed call) has none: its text is only in
+    /// its `response`.
     Text {
         /// The new text, appended to what came before.
         text: String,

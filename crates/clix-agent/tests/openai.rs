@@ -150,9 +150,7 @@ async fn tool_call_round_trip() {
         ]
     );
     assert!(!o.events.iter().any(|e| matches!(e, Event::Context { .. } | Event::Request { .. })), "trajectory only");
-    let text: String =
-        o.events.iter().filter_map(|e| if let Event::Text { text } = e { Some(text.as_str()) } else { None }).collect();
-    assert_eq!(text, "There are 2 lines.", "text streams as it arrives");
+    assert_eq!(shown(&o), "There are 2 lines.", "the kept reply's text is shown");
 }
 
 #[tokio::test]
@@ -431,6 +429,67 @@ async fn a_first_answer_without_looking_is_asked_again_with_a_tool_call_required
     assert!(AgentSettings::default().look_first);
     let o = run(vec![openai_text("3", 1, 1)], settings(), "how many lines?").await;
     assert_eq!((o.summary.answer.as_str(), o.requests.len()), ("3", 1));
+}
+
+/// The `text` events of a run, joined: what `clix ask` prints.
+fn shown(o: &Outcome) -> String {
+    o.events.iter().filter_map(|e| if let Event::Text { text } = e { Some(text.as_str()) } else { None }).collect()
+}
+
+#[tokio::test]
+async fn a_guess_asked_again_for_is_never_shown() {
+    // `out=$(clix ask "hello there")` held the answer twice when the model
+    // ignored `required` (issue 31): the guess was shown before it was
+    // asked again. Streamed and unstreamed replies alike.
+    let look = AgentSettings { look_first: true, ..settings() };
+    let unstreamed = AgentSettings { stream: false, ..look.clone() };
+    let refused =
+        || Reply::Status(400, vec![], r#"{"error":{"message":"tool_choice 'required' is not supported"}}"#.into());
+    // (case, script, settings, the guess, the answer)
+    let cases: Vec<(&str, Vec<Reply>, &AgentSettings, &str, &str)> = vec![
+        (
+            "ignored, streamed",
+            vec![openai_text("Hi! How can I help?", 1, 1), openai_text("Hi!", 1, 1)],
+            &look,
+            "Hi! How can I help?",
+            "Hi!",
+        ),
+        ("ignored, unstreamed", vec![openai_json("refused"), openai_json("Hi!")], &unstreamed, "refused", "Hi!"),
+        (
+            "looked",
+            vec![
+                openai_text("3", 1, 1),
+                openai_calls(&[("run", &run_call("wc -l notes.txt"))], 1, 1),
+                openai_text("2", 1, 1),
+            ],
+            &look,
+            "3",
+            "2",
+        ),
+        // The guess is the answer after all: shown once, after the refusal.
+        ("required refused", vec![openai_text("3", 1, 1), refused()], &look, "3", "3"),
+    ];
+    for (case, script, settings, guess, answer) in cases {
+        let o = run(script, settings.clone(), "hello there").await;
+        assert_eq!((o.summary.answer.as_str(), shown(&o).as_str()), (answer, answer), "{case}");
+        // The guess stays in the trajectory, as the reply it was.
+        let first =
+            o.trajectory.iter().find_map(|e| if let Event::Response { text, .. } = e { Some(text) } else { None });
+        assert_eq!(first.map(String::as_str), Some(guess), "{case}");
+    }
+}
+
+#[tokio::test]
+async fn a_try_that_fails_mid_stream_is_not_shown() {
+    // llama.cpp's 500 can come after the text has begun; the retry's text
+    // is the one shown.
+    let half = Reply::Sse(vec![
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"half an an\"}}]}\n\n".into(),
+        "data: {\"error\":{\"code\":500,\"message\":\"Invalid diff\",\"type\":\"server_error\"}}\n\n".into(),
+    ]);
+    let o = run(vec![half, openai_json("whole answer")], settings(), "hi").await;
+    assert_eq!((o.summary.answer.as_str(), shown(&o).as_str()), ("whole answer", "whole answer"));
+    assert_eq!(o.requests.len(), 2);
 }
 
 #[tokio::test]

@@ -94,6 +94,23 @@ async fn a_finished_run_ends_with_its_result_and_every_line_fits_the_schema() {
 }
 
 #[tokio::test]
+async fn a_guess_asked_again_for_has_no_text_event() {
+    // Issue 31: asked again with a call required, the model answered again;
+    // the guess is in its `response`, the answer alone in `text`.
+    let server = start(vec![openai_text("refused", 1, 1), openai_text("refused too", 1, 1)]).await;
+    let h = Home::new();
+    let o = h.output(&server, &["ask", "--jsonl", "hello there"], b"").await;
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let lines = checked_stream(&o.stdout);
+    let of = |kind: &str| -> Vec<&str> {
+        lines.iter().filter(|l| l["type"] == kind).map(|l| l["content"]["text"].as_str().unwrap()).collect()
+    };
+    assert_eq!(of("text"), ["refused too"]);
+    assert_eq!(of("response"), ["refused", "refused too"]);
+    assert_eq!(lines.last().unwrap()["content"]["answer"], "refused too");
+}
+
+#[tokio::test]
 async fn a_failing_command_and_a_budget_stop_fit_the_schema_and_exit_as_documented() {
     // A command that fails is the model's to handle: the run still answers.
     let server =

@@ -41,6 +41,15 @@ use crate::trajectory::Trajectory;
 /// clix's one tool.
 pub(crate) const TOOL: &str = "run";
 
+/// A kept reply's text to the caller ([`Event::Text`], not recorded), after
+/// its model call: shown only once the step knows the reply stays in the
+/// conversation.
+fn show_text(text: &str, on_event: &mut dyn FnMut(&Event)) {
+    if !text.is_empty() {
+        on_event(&Event::Text { text: text.to_string() });
+    }
+}
+
 /// How a run ended, for the caller (the CLI's exit code and last line).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunSummary {
@@ -358,6 +367,7 @@ impl<'e, T: Tools> Agent<'e, T> {
                     "asked again with a tool call required, the model call failed ({e}); the first answer stands"
                 );
                 self.emit(on_event, Event::Error { message });
+                show_text(&answer, on_event);
                 progress.answer = answer;
                 return Some(StopReason::Answered);
             }
@@ -373,14 +383,20 @@ impl<'e, T: Tools> Agent<'e, T> {
         }
         progress.add(reply.usage);
         progress.last_input_tokens = reply.usage.input_tokens;
+        let ask_again = if reply.tool_calls.is_empty() { self.ask_again_for(progress, &reply.text) } else { None };
+        if ask_again.is_none() {
+            // A reply asked again for is a guess the user must not see
+            // (`clix ask` printed it before the real answer).
+            show_text(&reply.text, on_event);
+        }
         self.record_reply(progress.steps, &reply, progress.usage, on_event);
         if !reply.tool_calls.is_empty() {
             self.run_tool_calls(progress.steps, &reply.tool_calls, on_event).await;
             return None;
         }
-        if let Some(reason) = self.ask_again_for(progress, &reply.text) {
+        if let Some(reason) = ask_again {
             // The reply leaves the conversation: asked again, the model
-            // would otherwise repeat its guess.
+            // would otherwise repeat its guess. Its `response` record stays.
             self.messages.pop();
             progress.asked_again.push(reason);
             progress.unlooked_answer = Some(reply.text);
@@ -467,6 +483,7 @@ impl<'e, T: Tools> Agent<'e, T> {
         ));
         let step = progress.steps + 1;
         if let Ok(reply) = self.call_model(step, ToolChoice::None, on_event).await {
+            show_text(&reply.text, on_event);
             progress.add(reply.usage);
             self.record_reply(step, &reply, progress.usage, on_event);
             progress.answer = reply.text;

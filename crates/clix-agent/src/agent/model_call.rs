@@ -33,7 +33,7 @@ impl<T: Tools> Agent<'_, T> {
         let mut attempt = 1;
         let mut stream = true;
         loop {
-            let error = match self.try_model(choice, stream, on_event).await? {
+            let error = match self.try_model(choice, stream).await? {
                 Ok(reply) => return Ok(reply),
                 Err(error) => error,
             };
@@ -60,13 +60,14 @@ impl<T: Tools> Agent<'_, T> {
     }
 
     /// One try: the reply cache, else the provider within the call's time
-    /// limit (streamed when `stream` and the provider streams), its text
-    /// passed on as it streams. `Err` only for the interrupt.
+    /// limit (streamed when `stream` and the provider streams). Its text is
+    /// not passed on here: the step shows it once it knows the reply is
+    /// kept (`Agent::show_text`), and a try that fails mid-stream is not
+    /// shown at all. `Err` only for the interrupt.
     async fn try_model(
         &mut self,
         choice: ToolChoice,
         stream: bool,
-        on_event: &mut dyn FnMut(&Event),
     ) -> Result<Result<ChatResponse, ProviderError>, StopReason> {
         let limit = self.settings.budgets().model_call;
         let request = ChatRequest {
@@ -82,9 +83,6 @@ impl<T: Tools> Agent<'_, T> {
             && let Some(reply) = cache.get(key)
         {
             tracing::debug!(model = %self.provider.model, "reply cache hit: the model is not called");
-            if !reply.text.is_empty() {
-                on_event(&Event::Text { text: reply.text.clone() });
-            }
             return Ok(Ok(reply));
         }
         let unstreamed;
@@ -94,19 +92,13 @@ impl<T: Tools> Agent<'_, T> {
             unstreamed = self.provider.unstreamed();
             &unstreamed
         };
-        let mut streamed = Vec::new();
-        let result = {
-            let mut on_text = |t: &str| streamed.push(t.to_string());
-            tokio::select! {
-                r = tokio::time::timeout(limit, provider.complete(&request, &mut on_text)) => {
-                    r.unwrap_or(Err(ProviderError::Timeout(limit)))
-                }
-                () = self.interrupt.wait() => return Err(StopReason::Interrupted),
+        let mut unshown = |_: &str| {};
+        let result = tokio::select! {
+            r = tokio::time::timeout(limit, provider.complete(&request, &mut unshown)) => {
+                r.unwrap_or(Err(ProviderError::Timeout(limit)))
             }
+            () = self.interrupt.wait() => return Err(StopReason::Interrupted),
         };
-        for text in streamed {
-            on_event(&Event::Text { text });
-        }
         if let (Ok(reply), Some(cache), Some(key)) = (&result, &self.cache, &key) {
             cache.put(key, reply);
         }
