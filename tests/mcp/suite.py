@@ -132,11 +132,13 @@ async def t_list_tools(c: Client, srv: Server) -> None:
     check(a.open_world_hint is False, "no network by default, so not open world")
     out = run.output_schema
     check(out is not None, "an output schema is declared")
-    # One RunReport type: `clix run --json` fills stdout/stderr too; MCP leaves them out (the text shows them).
-    want = {"exit_code", "duration_ms", "truncated", "spill_path", "stdout_bytes", "stderr_bytes", "stdout", "stderr"}
+    # One RunReport type: `clix run --json` fills the streams too (a binary stdout as stdout_base64);
+    # MCP leaves them out (the text shows them).
+    want = {"exit_code", "duration_ms", "truncated", "spill_path", "stdout_bytes", "stderr_bytes", "stdout",
+            "stdout_base64", "stderr"}
     check(set(out["properties"]) == want, f"output schema properties: {sorted(out['properties'])}")
     check(all(out["properties"][p].get("description") for p in want), "every output field is documented")
-    check(not {"stdout", "stderr"} & set(out.get("required", [])), "the streams are optional")
+    check(not {"stdout", "stdout_base64", "stderr"} & set(out.get("required", [])), "the streams are optional")
     # auto negotiates the 2026-07-28 era over stdio; over HTTP the server
     # offers only the handshake era (sessions), so auto falls back to it.
     version = c.protocol_version

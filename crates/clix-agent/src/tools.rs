@@ -128,6 +128,6 @@ impl Tools for Engine {
 
     async fn run(&mut self, invocation: &Invocation) -> ToolOutcome {
         let out = Engine::run(self, &invocation.command, invocation.stdin.as_deref().map(str::as_bytes)).await;
-        ToolOutcome { text: out.text, exit_code: out.raw.exit_code, duration: out.raw.duration, images: out.images }
+        ToolOutcome { text: out.text, exit_code: out.exit_code, duration: out.raw.duration, images: out.images }
     }
 }

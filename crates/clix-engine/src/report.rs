@@ -2,6 +2,7 @@
 //! prints and what an MCP result carries as `structuredContent`, one type
 //! so the two can never drift apart.
 
+use base64::Engine as _;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -31,9 +32,13 @@ pub struct RunReport {
     /// Bytes the command line wrote to stderr (up to the capture cap).
     pub stderr_bytes: u64,
     /// The whole stdout as text (bytes that are not UTF-8 become U+FFFD);
-    /// only `clix run --json` includes it.
+    /// only `clix run --json` includes it, and not when it is binary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stdout: Option<String>,
+    /// The whole stdout as base64 when it is binary (what the presentation
+    /// withholds), in place of `stdout`; only `clix run --json` includes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdout_base64: Option<String>,
     /// The whole stderr as text, as `stdout`; only `clix run --json` includes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stderr: Option<String>,
@@ -44,21 +49,26 @@ impl RunOutput {
     pub fn report(&self) -> RunReport {
         let raw = &self.raw;
         RunReport {
-            exit_code: raw.exit_code,
+            exit_code: self.exit_code,
             duration_ms: u64::try_from(raw.duration.as_millis()).unwrap_or(u64::MAX),
             truncated: self.truncated,
             spill_path: self.spill_path.clone(),
             stdout_bytes: raw.stdout.len() as u64,
             stderr_bytes: raw.stderr.len() as u64,
             stdout: None,
+            stdout_base64: None,
             stderr: None,
         }
     }
 
-    /// The facts of this run with both streams as text (`clix run --json`).
+    /// The facts of this run with both streams (`clix run --json`): as
+    /// text, or stdout as base64 when it is binary, so no byte is mangled.
     pub fn report_with_streams(&self) -> RunReport {
+        let stdout = &self.raw.stdout;
+        let binary = clix_present::classify(stdout).is_some();
         RunReport {
-            stdout: Some(String::from_utf8_lossy(&self.raw.stdout).into_owned()),
+            stdout: (!binary).then(|| String::from_utf8_lossy(stdout).into_owned()),
+            stdout_base64: binary.then(|| base64::engine::general_purpose::STANDARD.encode(stdout)),
             stderr: Some(String::from_utf8_lossy(&self.raw.stderr).into_owned()),
             ..self.report()
         }
@@ -79,7 +89,7 @@ mod tests {
             text: "shown".into(),
             images: Vec::new(),
             raw: RawResult {
-                stdout: b"ok\xff\n".to_vec(),
+                stdout: b"ok\n".to_vec(),
                 stderr: b"warn\n".to_vec(),
                 exit_code: 3,
                 duration: Duration::from_micros(12_900),
@@ -88,6 +98,7 @@ mod tests {
             },
             truncated: true,
             spill_path: Some(".clix/out/cmd-1.txt".into()),
+            exit_code: 3,
         }
     }
 
@@ -97,10 +108,10 @@ mod tests {
         assert_eq!(
             facts,
             serde_json::json!({"exit_code": 3, "duration_ms": 12, "truncated": true,
-                               "spill_path": ".clix/out/cmd-1.txt", "stdout_bytes": 4, "stderr_bytes": 5})
+                               "spill_path": ".clix/out/cmd-1.txt", "stdout_bytes": 3, "stderr_bytes": 5})
         );
         let full = serde_json::to_value(output().report_with_streams()).unwrap();
-        assert_eq!((full["stdout"].as_str(), full["stderr"].as_str()), (Some("ok\u{fffd}\n"), Some("warn\n")));
+        assert_eq!((full["stdout"].as_str(), full["stderr"].as_str()), (Some("ok\n"), Some("warn\n")));
         let back: RunReport = serde_json::from_value(full).unwrap();
         assert_eq!(back, output().report_with_streams());
     }
@@ -114,5 +125,16 @@ mod tests {
         }
         let required: Vec<&str> = schema["required"].as_array().unwrap().iter().filter_map(|v| v.as_str()).collect();
         assert!(!required.contains(&"stdout") && required.contains(&"exit_code"), "{required:?}");
+    }
+
+    /// Binary stdout is withheld from the model (exit 1 when the line's was
+    /// 0) and given whole, as base64, to `clix run --json`.
+    #[test]
+    fn binary_stdout_is_base64_in_the_streams_report() {
+        let mut out = output();
+        out.raw.stdout = b"\x00\x01\x02binary".to_vec();
+        let full = serde_json::to_value(out.report_with_streams()).unwrap();
+        assert_eq!(full["stdout_base64"], "AAECYmluYXJ5");
+        assert!(full.get("stdout").is_none(), "{full}");
     }
 }

@@ -41,7 +41,7 @@ pub fn description(catalog: &Catalog) -> String {
          [exit:N | duration] (0 ok, 1 error, 2 usage, 124 timed out, 127 unknown command). \
          Output over 200 lines or 50KB is shown as its first and last lines plus the path \
          of a file holding all of it; explore that file with grep -n or tail. Binary output \
-         is never shown; the error says what to use instead.\n\
+         is never shown (exit 1); the error says what to use instead.\n\
          More: help, help <command>, <command> --help.",
     );
     text

@@ -114,6 +114,10 @@ pub struct Presentation {
     pub truncated: bool,
     /// Where the full stdout (or, failing that, stderr) was saved.
     pub spill_path: Option<String>,
+    /// The exit code the footer shows: the line's own, except that a line
+    /// whose stdout was withheld as binary did not give the reader its
+    /// output, so a 0 becomes 1 (the `[error]` line says what to run instead).
+    pub exit_code: i32,
 }
 
 /// The line shown above the footer when a command line ran out of time.
@@ -135,9 +139,15 @@ pub fn present(
     let mut text = String::new();
     let mut truncated = false;
     let mut spill_path = None;
+    let mut exit_code = out.exit_code;
 
     match classify(out.stdout) {
-        Some(kind) => text.push_str(&binary_message(&kind, out.stdout.len(), &origin)),
+        Some(kind) => {
+            text.push_str(&binary_message(&kind, out.stdout.len(), &origin));
+            if exit_code == clix_common::exit::SUCCESS {
+                exit_code = clix_common::exit::FAILURE;
+            }
+        }
         None => {
             let shown = show_stream(out.stdout, opts, spill);
             truncated |= shown.truncated;
@@ -196,8 +206,8 @@ pub fn present(
         text.push_str(&timeout_line(limit));
         text.push('\n');
     }
-    text.push_str(&footer(out.exit_code, out.duration));
-    Presentation { text, truncated, spill_path }
+    text.push_str(&footer(exit_code, out.duration));
+    Presentation { text, truncated, spill_path, exit_code }
 }
 
 struct Shown {
@@ -459,9 +469,12 @@ mod tests {
                 "[error] output: binary output (2B). Redirect it to a file (… > out.bin), then: cat -b out.bin (base64)\n",
             ),
         ];
+        // The reader did not get the output: a 0 becomes 1; a failure keeps its own code.
         for (bytes, origin, want) in cases {
             let (p, _) = render(&out(bytes, b"", 0), &origin);
-            assert_eq!(p.text, format!("{want}[exit:0 | 12ms]"));
+            assert_eq!((p.text, p.exit_code), (format!("{want}[exit:1 | 12ms]"), 1));
+            let (p, _) = render(&out(bytes, b"", 3), &origin);
+            assert_eq!((p.text, p.exit_code), (format!("{want}[exit:3 | 12ms]"), 3));
         }
     }
 

@@ -647,7 +647,7 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
     } else {
         outln(&shown.text)?;
     }
-    Ok(exit_code(shown.raw.exit_code))
+    Ok(exit_code(shown.exit_code))
 }
 
 /// A person's session on `workspace`: the terminal answers the policy's

@@ -89,6 +89,22 @@ fn json_mode_reports_every_field() {
     assert_eq!(spilled.lines().count(), 300);
 }
 
+/// Binary stdout is withheld from the reader, so the footer and the exit
+/// say it failed; `--json` gives the bytes whole, as base64.
+#[test]
+fn binary_output_fails_and_json_gives_it_as_base64() {
+    let env = Env::new();
+    std::fs::write(env.ws.path().join("blob.bin"), b"\x00\x01\x02binary").unwrap();
+    let o = env.run(&["run", "cat blob.bin"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("binary file (9B)") && stdout(&o).contains("[exit:1 | "), "{}", stdout(&o));
+    let o = env.run(&["run", "--json", "cat blob.bin"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!((v["exit_code"].as_i64(), v["stdout_base64"].as_str()), (Some(1), Some("AAECYmluYXJ5")));
+    assert!(v.get("stdout").is_none(), "{v}");
+    assert_eq!(env.run(&["run", "--raw", "cat blob.bin"]).status.code(), Some(0), "--raw keeps bash's code");
+}
+
 #[test]
 fn piped_stdin_feeds_the_line() {
     let env = Env::new();

@@ -125,6 +125,9 @@ pub struct RunOutput {
     /// Where the full output was saved when it was too long to show, as the
     /// next command line can open it.
     pub spill_path: Option<String>,
+    /// The exit code the model is told (the footer's): `raw.exit_code`,
+    /// except 1 when a 0-exit line's stdout was withheld as binary.
+    pub exit_code: i32,
 }
 
 /// A shell session with our commands, plus the presentation settings.
@@ -347,7 +350,7 @@ impl Engine {
         let shown = present(&output, || origin(session, line), &self.present, &mut spill);
         let truncated = shown.truncated || raw.capped;
         let images = std::mem::take(&mut *self.seen.lock().unwrap_or_else(|p| p.into_inner()));
-        RunOutput { text: shown.text, images, raw, truncated, spill_path: shown.spill_path }
+        RunOutput { text: shown.text, images, raw, truncated, spill_path: shown.spill_path, exit_code: shown.exit_code }
     }
 }
 

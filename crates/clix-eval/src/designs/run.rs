@@ -61,7 +61,7 @@ impl RunTools {
             images: out.images,
             stdout: String::from_utf8_lossy(&out.raw.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&out.raw.stderr).into_owned(),
-            exit_code: out.raw.exit_code,
+            exit_code: out.exit_code,
             duration: started.elapsed(),
         }
     }
