@@ -109,6 +109,10 @@ fn agent<'e>(
     args: &AgentArgs,
 ) -> Result<(Agent<'e>, PathBuf)> {
     let provider = session.provider(args.model.as_deref(), args.provider.as_deref())?;
+    if !args.jsonl {
+        // Whom it is talking to, before anything is sent (a machine reading --jsonl has it in `start`).
+        eprintln!("clix: model {} at {}", provider.model, provider.base_url());
+    }
     let AgentSession { mut agent, trajectory, notes } = session.agent(engine, provider)?;
     for note in notes {
         eprintln!("clix: {note}");

@@ -93,6 +93,8 @@ async fn ask_streams_the_answer_and_saves_a_run_that_replays() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert_eq!(text(&o.stdout), "notes.txt has 3 lines and the image is red.\n");
     let err = text(&o.stderr);
+    // The first line names the model and the endpoint it is sent to.
+    assert_eq!(err.lines().next(), Some(format!("clix: model scripted at {}/v1", server.url).as_str()), "{err}");
     assert!(err.contains("▸ run wc -l < notes.txt") && err.contains("[exit:0 | "), "{err}");
     assert!(err.contains("run saved: "), "{err}");
 
