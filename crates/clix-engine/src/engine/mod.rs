@@ -45,6 +45,10 @@ pub struct EngineConfig {
     /// Other machines as commands (`[[clip]]` of the person's config);
     /// `None` leaves the `clip` command out.
     pub clip: Option<clix_clip::ClipConfig>,
+    /// The `run` tool's description template, a person's
+    /// `prompts/run-tool.md` checked against [`crate::RUN_TOOL_PLACEHOLDERS`];
+    /// `None`: the built-in one.
+    pub run_tool_prompt: Option<clix_common::template::Template>,
 }
 
 impl EngineConfig {
@@ -64,6 +68,7 @@ impl EngineConfig {
             policy: None,
             browser: None,
             clip: None,
+            run_tool_prompt: None,
         }
     }
 }
@@ -217,7 +222,7 @@ impl Engine {
             start_in: namespace.as_ref().map(|ns| ns.home.clone()),
         })
         .await?;
-        let catalog = setup::catalog(&registry, &session, &hub, environments);
+        let catalog = setup::catalog(&registry, &session, &hub, environments, config.run_tool_prompt);
         // Set exactly once, here, before any command can read it.
         let _ = shared.set(catalog.clone());
         let spill = match &namespace {
