@@ -10,6 +10,7 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clix_common::template::Template;
 use clix_engine::{CancelHandle, Engine, SeenImage, ToolFormat, tool_definition};
 use serde_json::Value;
 
@@ -20,7 +21,8 @@ pub trait Tools {
     /// The tools offered to the model, sent with every model call.
     fn specs(&self) -> Vec<ToolSpec>;
 
-    /// The system prompt's sentences on acting through these tools.
+    /// The system prompt's sentences on acting through these tools (its
+    /// `{tool_guidance}`).
     fn guidance(&self) -> String;
 
     /// The folder the tools work in (the system prompt names it).
@@ -103,10 +105,7 @@ impl Tools for Engine {
     }
 
     fn guidance(&self) -> String {
-        "You act through one tool, run(command, stdin?), which runs a bash command line there and shows its \
-         output, ending with [exit:N | duration]. Compose commands with pipes and && as you would in a \
-         terminal. Start with `help` if you are unsure what exists; long outputs are saved to a file you can grep."
-            .into()
+        Template::parse(crate::prompt::RUN_GUIDANCE).render(&[])
     }
 
     fn workspace(&self) -> PathBuf {

@@ -33,6 +33,7 @@ use crate::cache::ReplyCache;
 use crate::events::Event;
 use crate::memory::AgentMemory;
 use crate::message::{Message, Role, ToolCall, ToolSpec};
+use crate::prompt::SystemPrompt;
 use crate::provider::{ChatResponse, Provider, ToolChoice, Usage};
 use crate::settings::AgentSettings;
 use crate::tools::Tools;
@@ -180,8 +181,20 @@ impl<'e, T: Tools> Agent<'e, T> {
     /// its workspace, cwd and variables), asking `provider`, recording
     /// every event in `trajectory` when given.
     pub fn new(engine: &'e mut T, provider: Provider, settings: AgentSettings, trajectory: Option<Trajectory>) -> Self {
+        Self::new_with_prompt(engine, provider, settings, trajectory, &SystemPrompt::default())
+    }
+
+    /// [`Agent::new`] whose system prompt starts with `prompt` (a person's
+    /// template, the project's notes) instead of the built-in text alone.
+    pub fn new_with_prompt(
+        engine: &'e mut T,
+        provider: Provider,
+        settings: AgentSettings,
+        trajectory: Option<Trajectory>,
+        prompt: &SystemPrompt,
+    ) -> Self {
         let tools = engine.specs();
-        let system = system_prompt(&engine.workspace().display().to_string(), &engine.guidance());
+        let system = prompt.render(&engine.workspace().display().to_string(), &engine.guidance());
         let interrupt = Interrupt { flag: Arc::default(), notify: Arc::default(), tools: engine.cancel_handle() };
         let mut trajectory = trajectory;
         if let Some(t) = &mut trajectory {
@@ -240,6 +253,20 @@ impl<'e, T: Tools> Agent<'e, T> {
     /// The conversation so far.
     pub fn messages(&self) -> &[Message] {
         &self.messages
+    }
+
+    /// The system prompt and tool definitions a model call would send now,
+    /// as the provider's request body has them (`clix ask --show-prompt`):
+    /// `{"system", "tools"}`.
+    pub fn shown_prompt(&self) -> serde_json::Value {
+        let system: Vec<Message> = self.messages.iter().filter(|m| m.role == Role::System).cloned().collect();
+        let request = crate::provider::ChatRequest {
+            messages: &system,
+            tools: &self.tools,
+            tool_choice: ToolChoice::Auto,
+            max_output_tokens: self.settings.max_output_tokens,
+        };
+        self.provider.shown_prompt(&request)
     }
 
     /// Adds to the system prompt (memory facts, recall blocks, …).
@@ -539,12 +566,4 @@ impl<'e, T: Tools> Agent<'e, T> {
             self.emit(on_event, Event::Error { message: format!("memory: {problem}") });
         }
     }
-}
-
-fn system_prompt(workspace: &str, guidance: &str) -> String {
-    format!(
-        "You are a capable software agent working in the folder {workspace}. {guidance} Do the work \
-         yourself with the tools: run commands rather than showing them, and look at files rather than \
-         guessing what they hold. When the task is done, answer in plain text without calling a tool."
-    )
 }

@@ -16,26 +16,7 @@ pub(super) async fn complete(
     req: &ChatRequest<'_>,
     on_text: &mut (dyn FnMut(&str) + Send),
 ) -> Result<ChatResponse, ProviderError> {
-    let tools: Vec<Value> = req
-        .tools
-        .iter()
-        .map(|ToolSpec { name, description, parameters }| {
-            json!({"name": name, "description": description, "input_schema": parameters})
-        })
-        .collect();
-    let system: Vec<&str> = req.messages.iter().filter(|m| m.role == Role::System).map(|m| m.text.as_str()).collect();
-    let mut body = json!({
-        "model": p.model,
-        "max_tokens": req.max_output_tokens,
-        "system": system.join("\n\n"),
-        "messages": messages(req.messages),
-        "tools": tools,
-        "tool_choice": {"type": req.tool_choice.anthropic()},
-        "stream": true,
-    });
-    if let Some(t) = p.temperature() {
-        body["temperature"] = json!(t);
-    }
+    let body = body(p, req);
     let mut request =
         p.client.post(format!("{}/v1/messages", p.base_url)).header("anthropic-version", API_VERSION).json(&body);
     if let Some(key) = &p.api_key {
@@ -114,6 +95,31 @@ pub(super) async fn complete(
         })
         .collect();
     Ok(reply)
+}
+
+/// The request body of `req`: what is sent, and what `--show-prompt` shows.
+pub(super) fn body(p: &Provider, req: &ChatRequest<'_>) -> Value {
+    let tools: Vec<Value> = req
+        .tools
+        .iter()
+        .map(|ToolSpec { name, description, parameters }| {
+            json!({"name": name, "description": description, "input_schema": parameters})
+        })
+        .collect();
+    let system: Vec<&str> = req.messages.iter().filter(|m| m.role == Role::System).map(|m| m.text.as_str()).collect();
+    let mut body = json!({
+        "model": p.model,
+        "max_tokens": req.max_output_tokens,
+        "system": system.join("\n\n"),
+        "messages": messages(req.messages),
+        "tools": tools,
+        "tool_choice": {"type": req.tool_choice.anthropic()},
+        "stream": true,
+    });
+    if let Some(t) = p.temperature() {
+        body["temperature"] = json!(t);
+    }
+    body
 }
 
 /// The wire form: system text goes in `system`; tool results and any
