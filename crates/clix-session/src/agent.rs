@@ -1,16 +1,21 @@
-//! The agent's wiring: its provider, trajectory and memory, one task run
-//! to its result, and a plan's tasks run the same way.
+//! The agent's wiring: its provider, system prompt (the person's template,
+//! the project's notes), trajectory and memory, one task run to its
+//! result, and a plan's tasks run the same way.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clix_agent::stream::{ArtifactWatch, RunResult, StreamEvent, StreamWriter};
-use clix_agent::{Agent, AgentMemory, Event, Provider, ResolvedProvider, RunSummary, Trajectory, resolve_provider};
+use clix_agent::{
+    Agent, AgentMemory, Event, ProjectNotes, Provider, ResolvedProvider, RunSummary, SystemPrompt, Trajectory,
+    resolve_provider,
+};
 use clix_config::Paths;
 use clix_engine::Engine;
 use clix_plan::{AgentRunner, Job, LocalFuture};
 
+use crate::prompts::Prompt;
 use crate::session::Session;
 use crate::settings::Settings;
 
@@ -51,9 +56,47 @@ impl Session {
     pub fn agent<'e>(&self, engine: &'e mut Engine, provider: Provider) -> Result<AgentSession<'e>> {
         let trajectory = Trajectory::create(&self.runs_dir()).context("cannot create the run's trajectory file")?;
         let path = trajectory.path.clone();
-        let memory = self.memory_config(trajectory.id.clone());
-        let mut agent = Agent::new(engine, provider, self.settings.agent.clone(), Some(trajectory));
+        let stored_as = trajectory.id.clone();
+        let (agent, notes) = self.assemble(engine, provider, Some(trajectory), stored_as)?;
+        Ok(AgentSession { agent, trajectory: path, notes })
+    }
+
+    /// What [`Session::agent`]'s first model call would send of its system
+    /// prompt and tools (`clix ask --show-prompt`), with what the person
+    /// should know; no run is recorded and no model is called.
+    pub fn shown_prompt(&self, engine: &mut Engine, provider: Provider) -> Result<(serde_json::Value, Vec<String>)> {
+        let (agent, notes) = self.assemble(engine, provider, None, self.id.clone())?;
+        Ok((agent.shown_prompt(), notes))
+    }
+
+    /// The system prompt's stable part: the person's `prompts/system.md`
+    /// (else the built-in text) and, unless `agent.project_notes` is off,
+    /// the `AGENTS.md` files from the workspace root down to the working
+    /// folder, read through the engine's workspace handle; with a line for
+    /// each notes file that could not be read.
+    pub fn system_prompt(&self, engine: &Engine) -> Result<(SystemPrompt, Vec<String>)> {
+        let mut prompt = SystemPrompt { template: self.prompt(Prompt::System)?, project_notes: None };
         let mut notes = Vec::new();
+        if self.settings.agent.project_notes {
+            let read = ProjectNotes::read(engine.session().folder(), &self.working_folder);
+            notes.extend(read.skipped.iter().map(|why| format!("project notes: {why}")));
+            prompt.project_notes = read.block();
+        }
+        Ok((prompt, notes))
+    }
+
+    /// The agent, its memory (facts stored as `stored_as`'s) and what the
+    /// person should know before it starts.
+    fn assemble<'e>(
+        &self,
+        engine: &'e mut Engine,
+        provider: Provider,
+        trajectory: Option<Trajectory>,
+        stored_as: String,
+    ) -> Result<(Agent<'e>, Vec<String>)> {
+        let (prompt, mut notes) = self.system_prompt(engine)?;
+        let memory = self.memory_config(stored_as);
+        let mut agent = Agent::new_with_prompt(engine, provider, self.settings.agent.clone(), trajectory, &prompt);
         match memory.open() {
             Ok(opened) => {
                 notes.extend(opened.degraded.map(|why| format!("memory: {why}")));
@@ -61,7 +104,7 @@ impl Session {
             }
             Err(e) => notes.push(format!("memory is off for this session: {e}")),
         }
-        Ok(AgentSession { agent, trajectory: path, notes })
+        Ok((agent, notes))
     }
 }
 
