@@ -36,6 +36,13 @@ pub(crate) struct AgentArgs {
     /// Answer identical model requests from a local cache (debugging, tests).
     #[arg(long)]
     pub cache: bool,
+    /// Leave the project's AGENTS.md files out of the system prompt (as `agent.project_notes = false`).
+    #[arg(long)]
+    pub no_agents_md: bool,
+    /// Print the system prompt and the tool definitions the model would be
+    /// sent, then exit without calling it (with --jsonl: one JSON object).
+    #[arg(long)]
+    pub show_prompt: bool,
 }
 
 #[derive(clap::Args)]
@@ -51,8 +58,8 @@ pub(crate) struct AskArgs {
     #[arg(long, value_enum, default_value = "result", value_name = "WHICH")]
     pub input_events: InputEvents,
     /// The task. Piped stdin is appended to it.
-    #[arg(value_name = "TASK")]
-    pub task: String,
+    #[arg(value_name = "TASK", required_unless_present = "show_prompt")]
+    pub task: Option<String>,
 }
 
 /// `--input`.
@@ -84,6 +91,9 @@ fn flags(args: &AgentArgs) -> Vec<(&'static str, &'static str, toml::Value)> {
     if args.network {
         flags.push(("sandbox.network", "--network", toml::Value::Boolean(true)));
     }
+    if args.no_agents_md {
+        flags.push(("agent.project_notes", "--no-agents-md", toml::Value::Boolean(false)));
+    }
     flags
 }
 
@@ -97,7 +107,39 @@ fn person_at_terminal(args: &AgentArgs) -> bool {
 fn agent_session(paths: &Paths, args: &AgentArgs) -> Result<Session> {
     let settings = clix_session::load(paths, &flags(args))?.value;
     let workspace = crate::cli::workspace_or_cwd(args.session.workspace.clone())?;
-    Ok(crate::cli::session(paths, settings, &workspace, person_at_terminal(args)))
+    let session = crate::cli::session(paths, settings, &workspace, person_at_terminal(args));
+    // The project's notes are read down to where the person is, when that is inside the workspace.
+    Ok(match std::env::current_dir() {
+        Ok(cwd) => session.working_folder(cwd),
+        Err(_) => session,
+    })
+}
+
+/// `--show-prompt`: what the first model call would send of the system
+/// prompt and the tools, printed; no model is called, no run recorded.
+async fn show_prompt(paths: &Paths, args: &AgentArgs) -> Result<ExitCode> {
+    let session = agent_session(paths, args)?;
+    let mut engine = session.engine().await?;
+    let provider = session.provider(args.model.as_deref(), args.provider.as_deref())?;
+    let (kind, model, url) = (provider.kind(), provider.model.clone(), provider.base_url().to_string());
+    let (shown, notes) = session.shown_prompt(&mut engine, provider)?;
+    for note in notes {
+        eprintln!("clix: {note}");
+    }
+    if args.jsonl {
+        outln(serde_json::to_string(&shown)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let system = match &shown["system"] {
+        serde_json::Value::String(text) => text.clone(),
+        other => serde_json::to_string_pretty(other)?,
+    };
+    let kind = format!("{kind:?}").to_lowercase();
+    outln(format_args!(
+        "# system prompt (for model {model} at {url})\n{system}\n\n# tools (as the {kind} API is sent them)\n{}",
+        serde_json::to_string_pretty(&shown["tools"])?
+    ))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The agent for one `ask` or `chat` over `engine`, its trajectory started,
@@ -128,9 +170,12 @@ fn agent<'e>(
 
 /// `clix ask "<task>"`: one task, streamed.
 pub(crate) async fn ask(paths: &Paths, args: AskArgs) -> Result<ExitCode> {
+    if args.common.show_prompt {
+        return show_prompt(paths, &args.common).await;
+    }
     let started = std::time::Instant::now();
     let piped = crate::cli::read_piped_stdin()?;
-    let mut task = args.task.clone();
+    let mut task = args.task.clone().unwrap_or_default();
     match (args.input, piped) {
         (InputForm::Jsonl, piped) => match upstream(piped.as_deref()) {
             Ok(upstream) => {
@@ -194,6 +239,9 @@ fn upstream_failed(args: &AgentArgs, why: &str, started: std::time::Instant) -> 
 
 /// `clix chat`: a REPL over one session; history persists across turns.
 pub(crate) async fn chat(paths: &Paths, args: AgentArgs) -> Result<ExitCode> {
+    if args.show_prompt {
+        return show_prompt(paths, &args).await;
+    }
     // Piped stdin is read before anything starts: with no line in it, no run is made.
     let mut turns = Turns::from_stdin(paths)?;
     let session = agent_session(paths, &args)?;
