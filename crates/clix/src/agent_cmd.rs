@@ -461,6 +461,10 @@ impl Renderer {
             "{}",
             self.dim(&format!("— {how}; {} steps; {usage}; run saved: {}", summary.steps, trajectory.display()))
         );
+        let stopped = [StopReason::MaxSteps, StopReason::MaxTokens, StopReason::WallTime, StopReason::Interrupted];
+        if stopped.contains(&summary.stop_reason) {
+            eprintln!("{}", self.dim("  to go on where it stopped: clix ask --continue \"what next\""));
+        }
     }
 }
 
