@@ -5,11 +5,11 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use clix_agent::stream::{ArtifactWatch, RunResult, StreamEvent, StreamWriter};
 use clix_agent::{
-    Agent, AgentMemory, Event, ProjectNotes, Provider, ResolvedProvider, RunSummary, SystemPrompt, Trajectory,
-    resolve_provider,
+    Agent, AgentMemory, Event, ProjectNotes, Provider, ResolvedProvider, Resumable, RunSummary, SystemPrompt,
+    Trajectory, resolve_provider,
 };
 use clix_config::Paths;
 use clix_engine::Engine;
@@ -55,6 +55,43 @@ impl Session {
     /// command): what `ask`, `chat` and each task of a plan share.
     pub fn agent<'e>(&self, engine: &'e mut Engine, provider: Provider) -> Result<AgentSession<'e>> {
         let trajectory = Trajectory::create(&self.runs_dir()).context("cannot create the run's trajectory file")?;
+        self.agent_recording(engine, provider, trajectory)
+    }
+
+    /// An agent going on with an earlier run of this workspace (`clix ask
+    /// --continue`, `--resume`): its conversation rebuilt after a fresh
+    /// system prompt, its trajectory appended to. A run of another folder
+    /// is refused, since its commands and paths meant that folder.
+    pub fn resumed_agent<'e>(
+        &self,
+        engine: &'e mut Engine,
+        provider: Provider,
+        run: Resumable,
+    ) -> Result<AgentSession<'e>> {
+        let here = engine.session().workspace().display().to_string();
+        if run.workspace != here {
+            bail!(
+                "run {} worked in {}, not here ({here}); resume it there (cd {} or --workspace {})",
+                run.id,
+                run.workspace,
+                run.workspace,
+                run.workspace
+            );
+        }
+        let trajectory = Trajectory::reopen(&self.runs_dir(), &run.id)
+            .with_context(|| format!("cannot append to the run file {}", run.path.display()))?;
+        let mut session = self.agent_recording(engine, provider, trajectory)?;
+        session.agent = session.agent.with_conversation(run.messages);
+        Ok(session)
+    }
+
+    /// [`Session::agent`] writing to `trajectory`.
+    fn agent_recording<'e>(
+        &self,
+        engine: &'e mut Engine,
+        provider: Provider,
+        trajectory: Trajectory,
+    ) -> Result<AgentSession<'e>> {
         let path = trajectory.path.clone();
         let stored_as = trajectory.id.clone();
         let (agent, notes) = self.assemble(engine, provider, Some(trajectory), stored_as)?;

@@ -7,7 +7,10 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clix_agent::stream::{ArtifactWatch, RunResult, StreamWriter, Upstream, read_upstream};
-use clix_agent::{Agent, Event, ReplyCache, RunSummary, StopReason, find_run, list_runs, read_run};
+use clix_agent::{
+    Agent, Event, ReplyCache, Resumable, RunSummary, StopReason, find_run, latest_resumable, list_runs, read_run,
+    resumable,
+};
 use clix_config::Paths;
 use clix_session::{AgentSession, Session, run_task};
 
@@ -36,6 +39,9 @@ pub(crate) struct AgentArgs {
     /// Answer identical model requests from a local cache (debugging, tests).
     #[arg(long)]
     pub cache: bool,
+    /// Go on with this workspace's latest run: its conversation, its file.
+    #[arg(long = "continue")]
+    pub continue_last: bool,
     /// Leave the project's AGENTS.md files out of the system prompt (as `agent.project_notes = false`).
     #[arg(long)]
     pub no_agents_md: bool,
@@ -43,6 +49,17 @@ pub(crate) struct AgentArgs {
     /// sent, then exit without calling it (with --jsonl: one JSON object).
     #[arg(long)]
     pub show_prompt: bool,
+}
+
+/// `clix chat`'s flags.
+#[derive(clap::Args)]
+pub(crate) struct ChatArgs {
+    #[command(flatten)]
+    pub common: AgentArgs,
+    /// Go on with a run (its id, the start of one, or `last`; without one,
+    /// this workspace's latest, as --continue).
+    #[arg(long, value_name = "RUN_ID", num_args = 0..=1, default_missing_value = "", conflicts_with = "continue_last")]
+    pub resume: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -57,9 +74,41 @@ pub(crate) struct AskArgs {
     /// (summarized to fit).
     #[arg(long, value_enum, default_value = "result", value_name = "WHICH")]
     pub input_events: InputEvents,
+    /// Go on with a run (its id from `clix runs`, the start of one, or `last`).
+    #[arg(long, value_name = "RUN_ID", conflicts_with = "continue_last")]
+    pub resume: Option<String>,
     /// The task. Piped stdin is appended to it.
     #[arg(value_name = "TASK", required_unless_present = "show_prompt")]
     pub task: Option<String>,
+}
+
+/// Which earlier run an `ask` or `chat` goes on with.
+enum Resume {
+    /// This workspace's run written to last.
+    Latest,
+    /// The run a person named (an id, its start, `last`).
+    Named(String),
+}
+
+impl Resume {
+    /// From `--continue` and `--resume [RUN_ID]` (empty: the latest).
+    fn from_flags(continue_last: bool, resume: Option<&str>) -> Option<Resume> {
+        match resume {
+            Some("") => Some(Resume::Latest),
+            Some(named) => Some(Resume::Named(named.to_string())),
+            None => continue_last.then_some(Resume::Latest),
+        }
+    }
+
+    /// The run's conversation, rebuilt from its file.
+    fn load(&self, paths: &Paths, workspace: &Path) -> Result<Resumable> {
+        let runs = clix_session::runs_dir(paths);
+        let id = match self {
+            Resume::Latest => latest_resumable(&runs, &workspace.display().to_string()),
+            Resume::Named(named) => find_run(&runs, named),
+        };
+        resumable(&runs, &id.map_err(anyhow::Error::msg)?).map_err(anyhow::Error::msg)
+    }
 }
 
 /// `--input`.
@@ -149,13 +198,22 @@ fn agent<'e>(
     session: &Session,
     engine: &'e mut clix_engine::Engine,
     args: &AgentArgs,
+    resume: Option<Resume>,
 ) -> Result<(Agent<'e>, PathBuf)> {
     let provider = session.provider(args.model.as_deref(), args.provider.as_deref())?;
+    // Read before anything is sent: a damaged file stops the run here.
+    let resumed = resume.map(|r| r.load(paths, engine.session().workspace())).transpose()?;
     if !args.jsonl {
         // Whom it is talking to, before anything is sent (a machine reading --jsonl has it in `start`).
         eprintln!("clix: model {} at {}", provider.model, provider.base_url());
+        if let Some(run) = &resumed {
+            eprintln!("clix: going on with run {} ({} messages)", run.id, run.messages.len());
+        }
     }
-    let AgentSession { mut agent, trajectory, notes } = session.agent(engine, provider)?;
+    let AgentSession { mut agent, trajectory, notes } = match resumed {
+        Some(run) => session.resumed_agent(engine, provider, run)?,
+        None => session.agent(engine, provider)?,
+    };
     for note in notes {
         eprintln!("clix: {note}");
     }
@@ -194,7 +252,8 @@ pub(crate) async fn ask(paths: &Paths, args: AskArgs) -> Result<ExitCode> {
     let session = agent_session(paths, &args.common)?;
     let mut engine = session.engine().await?;
     let watch = args.common.jsonl.then(|| ArtifactWatch::start(engine.session().folder(), &[PathBuf::new()]));
-    let (mut agent, path) = agent(paths, &session, &mut engine, &args.common)?;
+    let resume = Resume::from_flags(args.common.continue_last, args.resume.as_deref());
+    let (mut agent, path) = agent(paths, &session, &mut engine, &args.common, resume)?;
     let mut render = Renderer::new(args.common.jsonl);
     let (summary, result) = run_task(&mut agent, &task, watch.as_ref(), &mut |e| render.event(e)).await;
     remember(&mut agent, &mut render).await;
@@ -238,15 +297,17 @@ fn upstream_failed(args: &AgentArgs, why: &str, started: std::time::Instant) -> 
 }
 
 /// `clix chat`: a REPL over one session; history persists across turns.
-pub(crate) async fn chat(paths: &Paths, args: AgentArgs) -> Result<ExitCode> {
-    if args.show_prompt {
-        return show_prompt(paths, &args).await;
+pub(crate) async fn chat(paths: &Paths, chat: ChatArgs) -> Result<ExitCode> {
+    if chat.common.show_prompt {
+        return show_prompt(paths, &chat.common).await;
     }
     // Piped stdin is read before anything starts: with no line in it, no run is made.
     let mut turns = Turns::from_stdin(paths)?;
+    let args = chat.common;
     let session = agent_session(paths, &args)?;
     let mut engine = session.engine().await?;
-    let (mut agent, path) = agent(paths, &session, &mut engine, &args)?;
+    let resume = Resume::from_flags(args.continue_last, chat.resume.as_deref());
+    let (mut agent, path) = agent(paths, &session, &mut engine, &args, resume)?;
     if matches!(turns, Turns::Terminal(_)) {
         eprintln!("clix chat in {} — /help for commands, /exit to leave", session.workspace.display());
     }
@@ -411,7 +472,7 @@ impl Renderer {
             }
             Event::Start { .. } => self.spin("thinking…"),
             // What the model was given is for the trajectory (`clix replay --jsonl`), not the terminal.
-            Event::Context { .. } | Event::Request { .. } | Event::Annotation { .. } => {}
+            Event::Context { .. } | Event::Request { .. } | Event::Tail { .. } | Event::Annotation { .. } => {}
             Event::Response { .. } | Event::Usage { .. } | Event::Done { .. } => {}
         }
     }
@@ -448,6 +509,10 @@ impl Renderer {
             "{}",
             self.dim(&format!("— {how}; {} steps; {usage}; run saved: {}", summary.steps, trajectory.display()))
         );
+        let stopped = [StopReason::MaxSteps, StopReason::MaxTokens, StopReason::WallTime, StopReason::Interrupted];
+        if stopped.contains(&summary.stop_reason) {
+            eprintln!("{}", self.dim("  to go on where it stopped: clix ask --continue \"what next\""));
+        }
     }
 }
 
@@ -479,12 +544,14 @@ pub(crate) fn runs(paths: &Paths, json: bool) -> Result<ExitCode> {
     } else if runs.is_empty() {
         outln(format_args!("no runs yet in {}", clix_session::runs_dir(paths).display()))?;
     } else {
+        let resumable = runs.iter().any(|r| r.resumable);
         for r in runs {
             // "error: <the whole provider message>" would break the table; `replay` has it all.
             let stop = r.stop_reason.as_ref().map_or("unfinished", StopReason::kind);
+            let stop = format!("{}{stop}", if r.resumable { "+" } else { " " });
             let folder = Path::new(&r.workspace).file_name().map(|n| n.to_string_lossy().into_owned());
             outln(format_args!(
-                "{}  {}  {:>3} steps  {:<12} {:<20} {:<16} {}",
+                "{}  {}  {:>3} steps  {:<13} {:<20} {:<16} {}",
                 r.id,
                 run_date(&r.id),
                 r.steps,
@@ -493,6 +560,9 @@ pub(crate) fn runs(paths: &Paths, json: bool) -> Result<ExitCode> {
                 folder.unwrap_or_default(),
                 one_line(&r.task, 60)
             ))?;
+        }
+        if resumable {
+            eprintln!("+ can be continued: clix ask --resume ID \"next instruction\" (or clix chat --resume ID)");
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -45,7 +45,7 @@ enum Command {
     /// Give a model one task in the workspace, with the run tool; prints its answer.
     Ask(crate::agent_cmd::AskArgs),
     /// A conversation with the agent (history, multi-line input; /exit to leave).
-    Chat(crate::agent_cmd::AgentArgs),
+    Chat(crate::agent_cmd::ChatArgs),
     /// Saved agent runs.
     Runs {
         #[command(subcommand)]

@@ -222,6 +222,19 @@ impl<'e, T: Tools> Agent<'e, T> {
         }
     }
 
+    /// Continues an earlier conversation (`clix ask --continue`): `messages`
+    /// follow this agent's own system prompt, as a resumed run's file
+    /// rebuilt them ([`crate::trajectory::resumable`]). The next task is
+    /// asked after them.
+    pub fn with_conversation(mut self, messages: Vec<Message>) -> Self {
+        // As a call reaching the tools sets it (tool_calls.rs): the model has looked before.
+        self.ran_a_call =
+            messages.iter().flat_map(|m| &m.tool_calls).any(|call| self.tools.iter().any(|t| t.name == call.name));
+        self.messages.truncate(1);
+        self.messages.extend(messages.into_iter().filter(|m| m.role != Role::System));
+        self
+    }
+
     /// Answers identical model requests from `cache` (`--cache`).
     pub fn with_cache(mut self, cache: ReplyCache) -> Self {
         self.cache = Some(cache);
@@ -302,6 +315,17 @@ impl<'e, T: Tools> Agent<'e, T> {
             Event::Context { system: system.text.clone(), tools: self.tools.clone(), messages: messages.to_vec() };
         self.recorded = self.messages.len();
         self.record(&context, on_event);
+    }
+
+    /// Records what the conversation gained after the last model call
+    /// ([`Event::Tail`]), so the file holds all of it when the run ends.
+    fn record_tail(&mut self, on_event: &mut dyn FnMut(&Event)) {
+        if self.trajectory.is_none() || self.recorded >= self.messages.len() {
+            return;
+        }
+        let added = self.messages[self.recorded..].to_vec();
+        self.recorded = self.messages.len();
+        self.record(&Event::Tail { added }, on_event);
     }
 
     /// Records a model call: the messages added since the last record
@@ -523,6 +547,7 @@ impl<'e, T: Tools> Agent<'e, T> {
             self.emit(on_event, Event::Error { message: message.clone() });
         }
         self.worked |= !matches!(stop, StopReason::Error(_) | StopReason::Interrupted);
+        self.record_tail(on_event);
         let Progress { steps, usage, answer, .. } = progress;
         let done = Event::Done {
             stop_reason: stop.clone(),
