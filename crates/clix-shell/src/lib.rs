@@ -19,7 +19,8 @@ mod session;
 mod stop;
 
 pub use bashkit::{
-    BuiltinContext, CommandResolver, CommandStatus, ExecResult, FileSystem, ScriptAnalysis, StreamData, async_trait,
+    BuiltinContext, CommandResolver, CommandStatus, ExecResult, FileSystem, PipelineStage, PipelineStatus,
+    ScriptAnalysis, StreamData, async_trait,
 };
 pub use clix_workspace::{Entry, Folder, Kind, OWN_READ_LIMIT, Workspace, WorkspaceError};
 pub use command::{
