@@ -38,7 +38,8 @@ pub fn description(catalog: &Catalog) -> String {
     text.push_str(&standard_line(&catalog.standard));
     text.push_str(
         "\n\nOutput: stdout, then stderr as [stderr] lines, then a last line \
-         [exit:N | duration] (0 ok, 1 error, 2 usage, 124 timed out, 127 unknown command). \
+         [exit:N | duration] (0 ok, 1 error, 2 usage, 124 timed out, 127 unknown command); \
+         it names a failed pipeline stage the code hides: [exit:0 | jq exit 5 | 4ms]. \
          Output over 200 lines or 50KB is shown as its first and last lines plus the path \
          of a file holding all of it; explore that file with grep -n or tail. Binary output \
          is never shown (exit 1); the error says what to use instead.\n\
