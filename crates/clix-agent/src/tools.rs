@@ -78,6 +78,11 @@ pub struct ToolOutcome {
     pub duration: Duration,
     /// Images the model is shown with its next call (`see`).
     pub images: Vec<SeenImage>,
+    /// A pipeline stage other than the last failed, which the exit code
+    /// (the last stage's) does not show; the footer names it (`[exit:0 | jq
+    /// exit 5 | 4ms]`). The loop treats the call as failed, as it treats a
+    /// non-zero exit, while the code stays the line's own.
+    pub stage_failed: bool,
 }
 
 /// The arguments of a call as JSON, forgiving one common slip of small
@@ -127,6 +132,12 @@ impl Tools for Engine {
 
     async fn run(&mut self, invocation: &Invocation) -> ToolOutcome {
         let out = Engine::run(self, &invocation.command, invocation.stdin.as_deref().map(str::as_bytes)).await;
-        ToolOutcome { text: out.text, exit_code: out.exit_code, duration: out.raw.duration, images: out.images }
+        ToolOutcome {
+            stage_failed: !out.failed_stages.is_empty(),
+            text: out.text,
+            exit_code: out.exit_code,
+            duration: out.raw.duration,
+            images: out.images,
+        }
     }
 }

@@ -329,6 +329,7 @@ impl Tools for EvalTools {
             exit_code: call.exit_code,
             duration: call.duration,
             images: call.images.clone(),
+            stage_failed: call.stage_failed,
         };
         self.trace.calls.push(call);
         outcome

@@ -158,7 +158,8 @@ struct RunArgs {
     #[arg(long, conflicts_with = "json")]
     raw: bool,
     /// Print the run as one JSON object: exit_code, duration_ms, truncated, spill_path,
-    /// stdout_bytes, stderr_bytes (as MCP's structuredContent), plus stdout and stderr.
+    /// stdout_bytes, stderr_bytes, failed_stages when a pipeline stage failed (as MCP's
+    /// structuredContent), plus stdout and stderr.
     #[arg(long)]
     json: bool,
     /// The command line, quoted as one argument: clix run 'ls | head -5'.

@@ -170,7 +170,8 @@ pub struct Agent<'e, T: Tools = Engine> {
     /// unknown tool or for bad arguments did not).
     ran_a_call: bool,
     /// The command of the conversation's last call, when that call failed
-    /// (a non-zero exit, or refused: then its raw arguments).
+    /// (a non-zero exit, a failed pipeline stage that its exit code hides,
+    /// or refused: then its raw arguments).
     last_failed_call: Option<String>,
     /// The model refused images: `see` results go as text alone.
     images_refused: bool,
