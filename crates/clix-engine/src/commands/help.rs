@@ -85,10 +85,12 @@ fn unknown(name: &str, catalog: &Catalog) -> String {
     names.sort_unstable();
     let near = clix_common::names::nearest(name, names);
     let mut msg = format!("[error] help: no command named {name}\n");
-    if !near.is_empty() {
-        msg.push_str(&format!("did you mean: {}?\n", near.join(", ")));
+    if near.is_empty() {
+        // A program of the sandbox (python3, git…) is in no list.
+        msg.push_str(&format!("Use: help (lists every command); a program outside that list: {name} --help\n"));
+    } else {
+        msg.push_str(&format!("did you mean: {}?\nUse: help (lists every command)\n", near.join(", ")));
     }
-    msg.push_str(&format!("Use: help (lists every command); a program outside that list: {name} --help\n"));
     msg
 }
 
