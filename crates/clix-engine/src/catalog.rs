@@ -12,6 +12,10 @@ use clix_shell::CommandSpec;
 pub struct Catalog {
     /// Our commands, sorted by name.
     pub agent: Vec<CommandSpec>,
+    /// Our commands that run but are not offered to the model (`hub`
+    /// without ready tools, `clip` without environments): `help` still
+    /// answers for them, since a person's docs name them.
+    pub unlisted: Vec<CommandSpec>,
     /// The standard Unix commands and shell builtins, sorted.
     pub standard: Vec<String>,
     /// Ready hub tools, most used first: a large hub shows only the first
@@ -43,9 +47,9 @@ impl Catalog {
         names
     }
 
-    /// One of our commands or a hub tool.
+    /// One of our commands (listed or not) or a hub tool.
     pub fn agent_command(&self, name: &str) -> Option<&CommandSpec> {
-        self.agent.iter().chain(&self.hub).find(|s| s.name == name)
+        self.agent.iter().chain(&self.unlisted).chain(&self.hub).find(|s| s.name == name)
     }
 
     /// The hub section of the `run` description and of `help`, empty without

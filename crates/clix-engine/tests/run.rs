@@ -68,13 +68,57 @@ async fn help_lists_commands_and_points_onwards() {
     assert!(text.starts_with("write - write text to a file"), "{text}");
     assert!(text.contains("usage: write [-a|--append] <path> [content...]"));
 
+    // A standard command's help is its own --help, else its usage.
+    let (text, code) = run(&mut f, "help grep").await;
+    assert_eq!((text, code), (run(&mut f, "grep --help").await.0, 0));
+    let (text, code) = run(&mut f, "help cd").await;
+    assert_eq!((text.lines().nth(1), code), (Some("Usage: cd [DIR]"), 0), "{text}");
+
     let cases = [
-        ("help grep", "[error] help: grep is a standard command. Use: grep --help\n"),
-        ("help nope", "[error] help: no command named nope. Use: help (lists every command)\n"),
+        ("help gerp", "[error] help: no command named gerp\ndid you mean: grep?\nUse: help (lists every command)\n"),
+        (
+            "help nope",
+            "[error] help: no command named nope\nUse: help (lists every command); a program outside that list: \
+             nope --help\n",
+        ),
     ];
     for (line, want) in cases {
         assert_eq!(run(&mut f, line).await, (want.to_string(), 1), "{line}");
     }
+}
+
+/// `help NAME` for every name the catalog has, ours (listed or not) and
+/// bashkit's: exit 0 and a text that names it.
+#[tokio::test]
+async fn help_knows_every_command_of_the_catalog() {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    // clip without environments runs but is not offered to the model.
+    let clip = clix_engine::ClipConfig {
+        environments: vec![],
+        state_dir: state.path().to_path_buf(),
+        audit_log: None,
+        session_id: "help".into(),
+        sandbox: None,
+        clix_config_dir: None,
+        output_cap_bytes: 1 << 20,
+    };
+    let config = EngineConfig { clip: Some(clip), ..EngineConfig::new(ws.path()) };
+    let mut f = Fixture { engine: Engine::new(config).await.unwrap(), ws };
+    let catalog = f.engine.catalog().clone();
+    assert!(catalog.unlisted.iter().any(|s| s.name == "clip"), "{:?}", catalog.unlisted);
+    let mut names = catalog.all_names();
+    names.extend(catalog.unlisted.iter().map(|s| s.name.clone()));
+    assert!(names.len() > 150, "{names:?}");
+    let mut wrong = Vec::new();
+    for name in &names {
+        // Quoted: `[`, `.` and `:` are names too.
+        let (text, code) = run(&mut f, &format!("help '{name}'")).await;
+        if code != 0 || !text.contains(name.as_str()) {
+            wrong.push(format!("{name}: exit {code}: {text}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 #[tokio::test]

@@ -119,7 +119,7 @@ pub(crate) fn next_step_hint(command: Option<&str>, exit_code: i32, stderr: &str
     }
     if lower.contains("jq: ") {
         if lower.contains("invalid json") || lower.contains("parse error") {
-            return Some("try: jq reads JSON only; for CSV use csv (csv --help), for plain lines jq -R".into());
+            return Some("try: jq reads JSON only; for CSV use csv (help csv), for plain lines jq -R".into());
         }
         if lower.contains("cannot index array with") {
             return Some(
@@ -151,24 +151,43 @@ fn in_memory_files_limit(stderr: &str) -> Option<u64> {
     line.split(" byte limit").next()?.split_whitespace().last()?.parse().ok()
 }
 
-/// The path a "No such file or directory" line names: its last `: `
-/// field before the phrase, the quoted part when quoted, else its last word
-/// (`cat: x: …`, `cp: cannot stat 'x': …`, `jq: error: Could not open file x: …`).
+/// The words every "missing file" message of bash, coreutils, Python and
+/// node shares (node writes them in lower case).
+const MISSING: &str = "no such file or directory";
+
+/// The path a "No such file or directory" line names. Python's exception
+/// and node's ENOENT name it after the words, quoted
+/// (`FileNotFoundError: [Errno 2] No such file or directory: 'data/x.csv'`,
+/// `Error: ENOENT: no such file or directory, open 'x'`); everything else
+/// before them, in the last `: ` field: its quoted part when quoted, else
+/// its last word (`cat: x: …`, `ls: cannot access 'x': …`, `jq: error:
+/// Could not open file x: …`, `python3: can't open file 'x': [Errno 2] …`).
 fn missing_path(stderr: &str) -> Option<String> {
-    let line = stderr.lines().find(|l| l.contains("No such file or directory"))?;
-    let before = line.split("No such file or directory").next()?;
-    // Python: "can't open file 'x': [Errno 2] No such file …".
-    let before = before.trim_end().trim_end_matches(|c: char| c == ']' || c.is_ascii_digit() || c == ' ');
-    let before = before.strip_suffix("[Errno").unwrap_or(before).trim_end().trim_end_matches(':');
-    let field = before.rsplit(": ").next()?.trim();
-    // The last quoted part: "can't open file 'x'" has an apostrophe before it.
-    let quoted = ['\'', '"'].iter().find_map(|q| {
-        let end = field.rfind(*q)?;
-        let start = field[..end].rfind(*q)? + 1;
-        Some(&field[start..end])
-    });
-    let path = quoted.or_else(|| field.split_whitespace().last())?;
+    let line = stderr.lines().find(|l| l.to_ascii_lowercase().contains(MISSING))?;
+    // ASCII lower-casing keeps every byte where it was.
+    let at = line.to_ascii_lowercase().find(MISSING)?;
+    let (before, after) = (&line[..at], &line[at + MISSING.len()..]);
+    let path = match last_quoted(after) {
+        Some(path) => path,
+        None => {
+            // Python's "[Errno 2]" stands between the path and the words.
+            let before = before.trim_end().trim_end_matches(|c: char| c == ']' || c.is_ascii_digit() || c == ' ');
+            let before = before.strip_suffix("[Errno").unwrap_or(before).trim_end().trim_end_matches(':');
+            let field = before.rsplit(": ").next()?.trim();
+            last_quoted(field).or_else(|| field.split_whitespace().last())?
+        }
+    };
     (!path.is_empty()).then(|| path.to_string())
+}
+
+/// The last part of `text` between two of the same quote. From the end, so
+/// that the apostrophe of "can't open file 'x'" is not taken for one.
+fn last_quoted(text: &str) -> Option<&str> {
+    ['\'', '"'].iter().find_map(|q| {
+        let end = text.rfind(*q)?;
+        let start = text[..end].rfind(*q)? + 1;
+        Some(&text[start..end])
+    })
 }
 
 /// `try: find . -name 'x'` for a missing `path`, when its name can be quoted plainly.
@@ -312,12 +331,40 @@ mod tests {
                 "python3: can't open file '/w/chek.py': [Errno 2] No such file or directory\n",
                 Some("try: find . -name 'chek.py' (no /w/chek.py here)"),
             ),
+            // A traceback: the path, not the exception's name (issue 31).
+            (
+                Some("python3"),
+                1,
+                "Traceback (most recent call last):\n  File \"/w/load.py\", line 3, in <module>\n    \
+                 open('data/x.csv')\nFileNotFoundError: [Errno 2] No such file or directory: 'data/x.csv'\n",
+                Some("try: find . -name 'x.csv' (no data/x.csv here)"),
+            ),
+            (
+                Some("node"),
+                1,
+                "node:fs:573\n  return binding.open(\n         ^\n\nError: ENOENT: no such file or directory, open \
+                 'conf/app.json'\n    at Object.openSync (node:fs:573:18) {\n  errno: -2,\n  code: 'ENOENT',\n}\n",
+                Some("try: find . -name 'app.json' (no conf/app.json here)"),
+            ),
+            (
+                Some("ls"),
+                2,
+                "ls: cannot access 'build/out': No such file or directory\n",
+                Some("try: find . -name 'out' (no build/out here)"),
+            ),
+            (
+                Some("cat"),
+                1,
+                "bash: line 1: cat: x: No such file or directory\n",
+                Some("try: find . -name 'x' (no x here)"),
+            ),
+            (Some("python3"), 1, "OSError: [Errno 2] No such file or directory: \"it's.txt\"\n", None),
             (Some("cat"), 1, "cat: 'it*': No such file or directory\n", None),
             (
                 Some("jq"),
                 5,
                 "jq: invalid JSON: expected ident at line 1 column 2\n",
-                Some("try: jq reads JSON only; for CSV use csv (csv --help), for plain lines jq -R"),
+                Some("try: jq reads JSON only; for CSV use csv (help csv), for plain lines jq -R"),
             ),
             (
                 Some("jq"),

@@ -2,7 +2,8 @@
 //!
 //! This crate owns the shell engine (bashkit, with its builtins such as grep,
 //! sed, awk and jq), the workspace jail, the per-conversation [`Session`],
-//! the execution limits, and the plumbing through which agent commands
+//! the execution limits, what bashkit says about its builtins for `help`
+//! ([`builtin_help`]), and the plumbing through which agent commands
 //! ([`AgentCommand`]), the unknown-command hook and the policy's
 //! [`CommandGate`] (asked before every command runs) plug into the engine.
 //!
@@ -13,6 +14,7 @@
 
 mod command;
 mod gate;
+mod help;
 mod jailfs;
 mod limits;
 mod printed;
@@ -28,6 +30,7 @@ pub use command::{
     AgentCommand, CommandIo, CommandRegistry, CommandSpec, SubcommandSpec, USAGE_EXIT, fail, read_stdin, usage_error,
 };
 pub use gate::CommandGate;
+pub use help::builtin_help;
 pub use limits::ShellLimits;
 pub use session::{
     CANCELLED_EXIT, CancelHandle, NETWORK_BUILTINS, RawResult, Session, SessionConfig, SessionError, builtin_names,

@@ -100,7 +100,7 @@ pub const NETWORK_BUILTINS: &[&str] = &["curl", "wget", "http"];
 /// the resolver like any other program.
 pub(crate) const TERMINAL_BUILTINS: &[&str] = &["vi", "nano"];
 
-fn kept_builtin(name: &str) -> bool {
+pub(crate) fn kept_builtin(name: &str) -> bool {
     !NETWORK_BUILTINS.contains(&name) && !TERMINAL_BUILTINS.contains(&name)
 }
 

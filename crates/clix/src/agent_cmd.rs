@@ -15,6 +15,7 @@ use clix_config::Paths;
 use clix_session::{AgentSession, Session, run_task};
 
 use crate::cli::outln;
+use crate::markdown::Answer;
 
 /// Flags shared by `ask` and `chat`.
 #[derive(clap::Args, Clone)]
@@ -388,6 +389,8 @@ struct Renderer {
     /// Shown on a terminal while the model or a command works.
     spinner: Option<indicatif::ProgressBar>,
     interactive: bool,
+    /// The model's text drawn as Markdown, or as written.
+    answer: Answer,
 }
 
 impl Renderer {
@@ -395,7 +398,7 @@ impl Renderer {
         let interactive = !jsonl && std::io::stderr().is_terminal();
         let color = interactive && std::env::var_os("NO_COLOR").is_none();
         let stream = jsonl.then(|| StreamWriter::new(String::new(), None));
-        Renderer { stream, mid_text: false, color, spinner: None, interactive }
+        Renderer { stream, mid_text: false, color, spinner: None, interactive, answer: Answer::for_stdout(jsonl) }
     }
 
     fn spin(&mut self, message: &str) {
@@ -431,6 +434,7 @@ impl Renderer {
         self.stop_spinner();
         match event {
             Event::Text { text } => {
+                let text = self.answer.show(text);
                 let _ = out.write_all(text.as_bytes());
                 let _ = out.flush();
                 self.mid_text = !text.ends_with('\n');

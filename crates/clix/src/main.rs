@@ -8,6 +8,7 @@ mod cli;
 mod eval_cmd;
 mod hub_cmd;
 mod logging;
+mod markdown;
 mod plan_cmd;
 mod policy_cmd;
 mod repl;

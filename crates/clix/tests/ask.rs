@@ -294,8 +294,13 @@ async fn wait_for_prompt(screen: &common::Screen, turns: usize) {
 /// `clix chat` as `inner` would start it, inside a pseudo-terminal:
 /// reedline needs one, and `script` (util-linux) provides it.
 fn chat_in_a_terminal(h: &Home, inner: Command) -> std::process::Child {
+    in_a_terminal(h, inner, "chat")
+}
+
+/// `clix WORDS` with `inner`'s environment, inside a pseudo-terminal.
+fn in_a_terminal(h: &Home, inner: Command, words: &str) -> std::process::Child {
     let env: Vec<_> = inner.get_envs().filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))).collect();
-    let line = format!("{} chat", env!("CARGO_BIN_EXE_clix"));
+    let line = format!("{} {words}", env!("CARGO_BIN_EXE_clix"));
     Command::new("script")
         .args(["-qc", &line, "/dev/null"])
         .env_clear()
@@ -620,4 +625,53 @@ fn find_file(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
         }
     }
     std::path::PathBuf::new()
+}
+
+/// Issue 31: the answer's Markdown is drawn on a terminal, and left as the
+/// model wrote it when stdout is a pipe (or a file), with `--jsonl`, and
+/// with `NO_COLOR`.
+#[tokio::test]
+async fn the_answer_is_drawn_on_a_terminal_and_raw_when_piped() {
+    let answer = "**3 lines** in `notes.txt`:\n\n- one\n- two";
+    let server = start(vec![openai_text(answer, 1, 1); 4]).await;
+    let h = Home::new();
+    let ask = |args: &[&str]| {
+        let mut cmd = h.clix(Some(&server), args);
+        cmd.env("CLIX_AGENT_LOOK_FIRST", "false"); // each scripted reply is the answer
+        cmd
+    };
+
+    let mut cmd = ask(&["ask", "count"]);
+    let o = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), format!("{answer}\n"), "piped: as written");
+
+    let mut cmd = ask(&["ask", "--jsonl", "count"]);
+    let o = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    let texts: Vec<serde_json::Value> = text(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["type"] == "text")
+        .collect();
+    assert_eq!(texts.len(), 1, "{}", text(&o.stdout));
+    assert_eq!(texts[0]["content"]["text"], answer, "--jsonl: as written");
+
+    for no_color in [false, true] {
+        let mut cmd = ask(&[]);
+        if no_color {
+            cmd.env("NO_COLOR", "1");
+        }
+        let child = in_a_terminal(&h, cmd, "ask count");
+        let o = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+        // The pseudo-terminal ends lines with \r\n.
+        let shown = text(&o.stdout).replace("\r\n", "\n");
+        if no_color {
+            assert!(shown.contains(&format!("{answer}\n")), "NO_COLOR: as written: {shown:?}");
+            assert!(!shown.contains("\x1b[1m"), "{shown:?}");
+        } else {
+            let drawn = "\x1b[1m3 lines\x1b[0m in \x1b[36mnotes.txt\x1b[0m:\n\n• one\n• two\n";
+            assert!(shown.contains(drawn), "{shown:?}");
+        }
+    }
+    assert_eq!(server.requests().len(), 4, "one call each");
 }

@@ -2,7 +2,7 @@
 
 use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail};
 
-use crate::catalog::{SharedCatalog, catalog_of};
+use crate::catalog::{Catalog, SharedCatalog, catalog_of};
 
 pub(crate) struct Help {
     spec: CommandSpec,
@@ -18,7 +18,8 @@ impl Help {
             subcommands: vec![],
             details: "With no argument, lists our agent commands with a summary each and the\n\
                       standard Unix commands by name. `help <command>` prints that command's\n\
-                      full help; for standard commands it is the same as `<command> --help`."
+                      full help: for a standard command its own `--help`, or its usage when it\n\
+                      has none."
                 .into(),
             needs_args: false,
         };
@@ -57,24 +58,40 @@ impl AgentCommand for Help {
 
     async fn run(&self, io: CommandIo<'_>) -> bashkit::Result<CommandStatus> {
         let catalog = catalog_of(&self.catalog);
-        let text = match io.args.first() {
-            None => self.overview(),
-            Some(name) => match catalog.agent_command(name) {
-                Some(spec) => spec.help(),
-                // Standard commands document themselves; send the model there.
-                None if catalog.standard.iter().any(|n| n == name) => {
-                    let msg = format!("[error] help: {name} is a standard command. Use: {name} --help\n");
-                    return fail(&io, &msg, 1).await;
-                }
-                None => {
-                    let msg = format!("[error] help: no command named {name}. Use: help (lists every command)\n");
-                    return fail(&io, &msg, 1).await;
-                }
-            },
+        let Some(name) = io.args.first() else {
+            io.stdout.write_all(self.overview().as_bytes()).await?;
+            return Ok(CommandStatus::success());
         };
-        io.stdout.write_all(text.as_bytes()).await?;
-        Ok(CommandStatus::success())
+        let text = match catalog.agent_command(name) {
+            Some(spec) => Some(spec.help()),
+            None if catalog.standard.contains(name) => clix_shell::builtin_help(name).await,
+            None => None,
+        };
+        match text {
+            Some(text) => {
+                io.stdout.write_all(text.as_bytes()).await?;
+                Ok(CommandStatus::success())
+            }
+            None => fail(&io, &unknown(name, &catalog), 1).await,
+        }
     }
+}
+
+/// `help NAME` for a name it has nothing for: the nearest names, then
+/// where to look.
+fn unknown(name: &str, catalog: &Catalog) -> String {
+    let ours = catalog.agent.iter().chain(&catalog.unlisted).chain(&catalog.hub).map(|s| s.name.as_str());
+    let mut names: Vec<&str> = ours.chain(catalog.standard.iter().map(String::as_str)).collect();
+    names.sort_unstable();
+    let near = clix_common::names::nearest(name, names);
+    let mut msg = format!("[error] help: no command named {name}\n");
+    if near.is_empty() {
+        // A program of the sandbox (python3, git…) is in no list.
+        msg.push_str(&format!("Use: help (lists every command); a program outside that list: {name} --help\n"));
+    } else {
+        msg.push_str(&format!("did you mean: {}?\nUse: help (lists every command)\n", near.join(", ")));
+    }
+    msg
 }
 
 /// Greedy word wrap of a comma-separated list.

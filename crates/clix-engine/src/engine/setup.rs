@@ -168,13 +168,13 @@ pub(super) fn catalog(
     // `hub` stays callable without ready tools (people run `clix hub check`),
     // but is not advertised to the model then: there is nothing to find.
     // Nor is `clip` without environments.
-    let advertised = |s: &&CommandSpec| {
-        !hub.tools.contains(&s.name)
-            && (s.name != "hub" || !hub.tools.is_empty())
-            && (s.name != "clip" || !environments.is_empty())
-    };
+    let advertised =
+        |s: &CommandSpec| (s.name != "hub" || !hub.tools.is_empty()) && (s.name != "clip" || !environments.is_empty());
+    let (agent, unlisted) =
+        registry.specs().filter(|s| !hub.tools.contains(&s.name)).cloned().partition(|s| advertised(s));
     Catalog {
-        agent: registry.specs().filter(advertised).cloned().collect(),
+        agent,
+        unlisted,
         standard: session.command_names().into_iter().filter(|name| registry.get(name).is_none()).collect(),
         hub: hub.tools.iter().filter_map(|name| registry.get(name)).map(|c| c.spec().clone()).collect(),
         hub_not_ready: hub.not_ready.clone(),
