@@ -134,8 +134,9 @@ async def t_list_tools(c: Client, srv: Server) -> None:
     check(out is not None, "an output schema is declared")
     # One RunReport type: `clix run --json` fills the streams too (a binary stdout as stdout_base64);
     # MCP leaves them out (the text shows them).
+    # failed_stages: the pipeline stages that failed where the exit code does not say so.
     want = {"exit_code", "duration_ms", "truncated", "spill_path", "stdout_bytes", "stderr_bytes", "stdout",
-            "stdout_base64", "stderr"}
+            "stdout_base64", "stderr", "failed_stages"}
     check(set(out["properties"]) == want, f"output schema properties: {sorted(out['properties'])}")
     check(all(out["properties"][p].get("description") for p in want), "every output field is documented")
     check(not {"stdout", "stdout_base64", "stderr"} & set(out.get("required", [])), "the streams are optional")
