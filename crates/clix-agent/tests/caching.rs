@@ -17,7 +17,7 @@ use clix_agent::{
 use clix_engine::CancelHandle;
 use serde_json::{Value, json};
 use support::{
-    RED_PNG, Recorded, Reply, anthropic_reply, engine, openai_calls, openai_text, provider, run_call, start,
+    RED_PNG, Recorded, Reply, anthropic_reply, engine, openai_calls, openai_text, provider, run_call, start, with_usage,
 };
 
 const NOTE: &str = "Facts stored about this topic in earlier sessions:\n- the build uses make";
@@ -242,36 +242,6 @@ async fn two_sessions_on_one_workspace_send_the_same_first_request() {
     }
 }
 
-/// `reply` (a testkit stream) with `extra` merged into the object of the
-/// frame whose field `key` holds its usage.
-fn merge_into_usage_frame(reply: Reply, key: &str, extra: &Value) -> Reply {
-    let Reply::Sse(frames) = reply else { panic!("a stream") };
-    let frames = frames
-        .into_iter()
-        .map(|frame| {
-            let Some((head, data)) = frame.split_once("data: ") else { return frame };
-            let Ok(mut v) = serde_json::from_str::<Value>(data.trim()) else { return frame };
-            if v.pointer(key).is_none() {
-                return frame;
-            }
-            merge(&mut v, extra);
-            format!("{head}data: {v}\n\n")
-        })
-        .collect();
-    Reply::Sse(frames)
-}
-
-fn merge(into: &mut Value, extra: &Value) {
-    match (into, extra) {
-        (Value::Object(a), Value::Object(b)) => {
-            for (k, v) in b {
-                merge(a.entry(k.clone()).or_insert(Value::Null), v);
-            }
-        }
-        (slot, v) => *slot = v.clone(),
-    }
-}
-
 /// The forms of cached tokens each server sends, summed over a run: OpenAI's
 /// `prompt_tokens_details.cached_tokens`, llama.cpp's `timings.cache_n`
 /// (streamed and not, as its server b7710 sends them), Anthropic's
@@ -281,13 +251,13 @@ fn merge(into: &mut Value, extra: &Value) {
 async fn cached_tokens_of_every_provider_are_read_and_summed_over_the_run() {
     let openai = [
         openai_calls(&[("run", &run_call("cat notes.txt"))], 900, 10),
-        merge_into_usage_frame(
+        with_usage(
             openai_calls(&[("run", &run_call("wc -l notes.txt"))], 1000, 10),
             "/usage",
             &json!({"usage": {"prompt_tokens_details": {"cached_tokens": 896}}}),
         ),
         // llama.cpp: `prompt_tokens` = `cache_n` + `prompt_n`.
-        merge_into_usage_frame(
+        with_usage(
             openai_text("2 lines.", 1100, 5),
             "/usage",
             &json!({"timings": {"cache_n": 1040, "prompt_n": 60, "predicted_n": 5}}),
@@ -333,12 +303,12 @@ async fn cached_tokens_of_every_provider_are_read_and_summed_over_the_run() {
     assert_eq!((summary.usage.input_tokens, summary.usage.cache_read_tokens, summary.usage.output_tokens), (23, 22, 2));
 
     let anthropic = [
-        merge_into_usage_frame(
+        with_usage(
             anthropic_reply("", &[("toolu_1", &run_call("cat notes.txt"))], 20, 10),
             "/message/usage",
             &json!({"message": {"usage": {"cache_creation_input_tokens": 1500, "cache_read_input_tokens": 0}}}),
         ),
-        merge_into_usage_frame(
+        with_usage(
             anthropic_reply("2 lines.", &[], 30, 5),
             "/message/usage",
             &json!({"message": {"usage": {"cache_creation_input_tokens": 60, "cache_read_input_tokens": 1500}}}),
@@ -360,12 +330,12 @@ async fn a_run_costs_what_the_prices_set_for_its_model_say() {
     let rows = [("scripted", Some(0.0015 + 0.00036 + 0.000075 + 0.0003)), ("another-model", None)];
     for (priced, want) in rows {
         let script = vec![
-            merge_into_usage_frame(
+            with_usage(
                 anthropic_reply("", &[("toolu_1", &run_call("cat notes.txt"))], 500, 10),
                 "/message/usage",
                 &json!({"message": {"usage": {"cache_creation_input_tokens": 20}}}),
             ),
-            merge_into_usage_frame(
+            with_usage(
                 anthropic_reply("2 lines.", &[], 0, 10),
                 "/message/usage",
                 &json!({"message": {"usage": {"cache_read_input_tokens": 1200}}}),
