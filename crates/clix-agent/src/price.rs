@@ -2,7 +2,7 @@
 //! (`[agent.prices."<model>"]`). clix ships no price table: providers change
 //! their prices, and a stale built-in figure would be worse than none.
 
-use clix_common::settings::BadValue;
+use clix_common::settings::{BadValue, key_part};
 use serde::{Deserialize, Serialize};
 
 use crate::provider::Usage;
@@ -38,7 +38,9 @@ impl ModelPrice {
         (cost * 1e6).round() / 1e6
     }
 
-    /// Each price that is not a number of 0 or more, keyed under `model`.
+    /// Each price that is not a number of 0 or more, keyed under `model` as
+    /// the config loader and `clix config show` write keys
+    /// (`prices."gpt-4.1".input`), so the loader names where the value came from.
     pub(crate) fn validate(&self, model: &str) -> Vec<BadValue> {
         let prices = [
             ("input", Some(self.input)),
@@ -50,7 +52,11 @@ impl ModelPrice {
             .into_iter()
             .filter_map(|(key, price)| {
                 price.filter(|p| !(p.is_finite() && *p >= 0.0)).map(|p| {
-                    BadValue::new(format!("prices.{model:?}.{key}"), p, "a price per million tokens, 0 or more")
+                    BadValue::new(
+                        format!("prices.{}.{key}", key_part(model)),
+                        p,
+                        "a price per million tokens, 0 or more",
+                    )
                 })
             })
             .collect()
@@ -87,11 +93,13 @@ mod tests {
     fn a_price_is_a_number_of_zero_or_more() {
         let bad = ModelPrice { input: -1.0, cached_input: Some(f64::NAN), cache_write: None, output: 0.0 };
         let shown: Vec<String> = bad.validate("m-1").iter().map(ToString::to_string).collect();
+        let dotted = bad.validate("gpt-4.1");
+        assert_eq!(dotted[0].key, "prices.\"gpt-4.1\".input", "a name with a dot stays one part of the key");
         assert_eq!(
             shown,
             [
-                "prices.\"m-1\".input = -1: a price per million tokens, 0 or more",
-                "prices.\"m-1\".cached_input = NaN: a price per million tokens, 0 or more"
+                "prices.m-1.input = -1: a price per million tokens, 0 or more",
+                "prices.m-1.cached_input = NaN: a price per million tokens, 0 or more"
             ]
         );
         let good = ModelPrice { input: 0.0, cached_input: Some(0.1), cache_write: Some(1.0), output: 2.0 };

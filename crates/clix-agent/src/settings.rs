@@ -359,7 +359,7 @@ mod tests {
                     .into(),
                     ..d()
                 },
-                vec!["prices.\"m\".input = -3: a price per million tokens"],
+                vec!["prices.m.input = -3: a price per million tokens"],
             ),
         ];
         for (settings, want) in cases {
