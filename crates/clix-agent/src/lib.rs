@@ -6,7 +6,11 @@
 //! the eval harness's tool designs) and results back to the model, the budgets (steps, tokens, wall time, per model call), context
 //! compaction, images from `see`, the trajectory of every run, and memory
 //! in the loop (facts in the system prompt, recall per task, a summary at
-//! the end of a session).
+//! the end of a session), and prompt caching: every request starts with the
+//! same bytes as the one before (the tools, the stable system prompt, then
+//! the session's notes, then the earlier turns), Anthropic's carry cache
+//! breakpoints, and usage splits the input into its cached and uncached
+//! parts, priced when the person set prices for the model.
 //!
 //! It must not execute commands itself (the engine does) nor print to a
 //! terminal (callers render the [`Event`]s it emits).
