@@ -585,6 +585,31 @@ fn write_page(out: &Path, page: &str) -> Result<ExitCode> {
 mod tests {
     use super::*;
 
+    /// Tokens read as counts (thousands past 10,000), the cache's part only
+    /// when there is one, the cost only when priced.
+    #[test]
+    fn a_run_s_tokens_and_cost_read_as_people_read_them() {
+        let usage = |input, output, read, write| clix_agent::Usage {
+            input_tokens: input,
+            output_tokens: output,
+            cache_read_tokens: read,
+            cache_write_tokens: write,
+        };
+        let rows = [
+            (usage(30, 14, 0, 0), None, "30 in / 14 out tokens"),
+            (usage(5982, 130, 5690, 0), Some(0.000138), "5982 in (5690 cached) / 130 out tokens, cost 0.000138"),
+            (
+                usage(41_230, 1_310, 38_000, 2_100),
+                Some(0.0421),
+                "41.2k in (38.0k cached, 2100 written to the cache) / 1310 out tokens, cost 0.0421",
+            ),
+            (usage(12_000_000, 0, 0, 0), Some(0.0), "12.0M in / 0 out tokens, cost 0.000000"),
+        ];
+        for (usage, cost, want) in rows {
+            assert_eq!(usage_text(&usage, cost), want);
+        }
+    }
+
     #[test]
     fn a_run_s_date_is_read_from_its_id() {
         assert_eq!(run_date("20261204-181200-4242"), "2026-12-04 18:12");
