@@ -167,7 +167,7 @@ fuzz_target!(|data: &[u8]| {
     let after = snapshot(&f.grand, &f.ws);
     assert!(after == f.before, "{line:?} changed something outside the workspace:\n{:#?}", diff(&f.before, &after));
     assert!(took <= LIMIT + SLACK, "{line:?} took {took:?}, limit {LIMIT:?}");
-    let footer = clix_present::footer(out.raw.exit_code, out.raw.duration);
+    let footer = clix_present::footer(out.raw.exit_code, &out.failed_stages, out.raw.duration);
     assert!(out.text.ends_with(&footer), "{line:?}: no footer {footer:?} at the end of {:?}", out.text);
     assert!(!out.text.contains('\0'), "{line:?}: NUL in the presentation {:?}", out.text);
 });

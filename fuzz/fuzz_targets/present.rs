@@ -126,13 +126,13 @@ fuzz_target!(|data: &[u8]| {
         command: COMMANDS.get(usize::from(h[40])).map(|s| s.to_string()),
         path: PATHS.get(usize::from(h[41])).map(|s| s.to_string()),
     };
-    let out = CommandOutput { stdout: &stdout, stderr, exit_code, duration, timed_out, capture };
+    let out = CommandOutput { stdout: &stdout, stderr, exit_code, duration, timed_out, capture, pipelines: &[] };
     let mut sink = Sink { fail: flags & 8 != 0, spilled: Vec::new() };
 
     let p = present(&out, || origin.clone(), &opts, &mut sink);
 
     assert!(!p.text.contains('\0'), "NUL in the presentation: {:?}", p.text);
-    let want_footer = footer(exit_code, duration);
+    let want_footer = footer(exit_code, &[], duration);
     assert!(p.text.ends_with(&want_footer), "no footer {want_footer:?} at the end of {:?}", p.text);
     let nuls = stdout.iter().chain(stderr).filter(|&&b| b == 0).count();
     let cap = hard_cap(&opts, &origin, nuls);

@@ -55,6 +55,15 @@ pub enum Event {
         /// The messages new since the previous record.
         added: Vec<Message>,
     },
+    /// What the conversation gained after the run's last model call (the
+    /// final reply, the results of its calls, the loop's notes), in the
+    /// trajectory only, written when the run ends. With the last `context`
+    /// and the `request` records since, it is the whole conversation:
+    /// what `clix ask --continue` rebuilds.
+    Tail {
+        /// The messages new since the previous record.
+        added: Vec<Message>,
+    },
     /// The text of a model reply the run keeps, once the reply is whole (not
     /// kept in trajectories). A reply asked again for (a guess made without
     /// looking, a give-up after a failed call) has none: its text is only in

@@ -86,6 +86,11 @@ pub struct AgentSettings {
     /// with `input`, `cached_input`, `cache_write`, `output`): a run of a
     /// model named here shows and records its cost. None are built in.
     pub prices: BTreeMap<String, ModelPrice>,
+    /// The project's notes: the `AGENTS.md` files from the workspace root
+    /// down to the working folder join the system prompt, introduced as
+    /// the project's (at most 32 KiB together). `false` (or `clix ask
+    /// --no-agents-md`) leaves them out.
+    pub project_notes: bool,
 }
 
 impl Default for AgentSettings {
@@ -109,6 +114,7 @@ impl Default for AgentSettings {
             retry_failed: true,
             temperature: -1.0,
             prices: BTreeMap::new(),
+            project_notes: true,
         }
     }
 }
@@ -204,7 +210,22 @@ pub struct ResolvedProvider {
     pub stream: bool,
     /// The sampling temperature to send; `None` leaves the provider's default.
     pub temperature: Option<f64>,
+    /// Nothing configured the endpoint: it is clix's fallback, a local
+    /// Ollama. A refused connection there is no blip to retry but nothing
+    /// set up, and stops at once with how to configure a model.
+    pub default_endpoint: bool,
 }
+
+/// The variables [`resolve_provider`] reads besides the `CLIX_AGENT_*`
+/// layer, each with the setting it fills (`clix config show` lists them).
+pub const PROVIDER_VARS: [(&str, &str); 6] = [
+    ("AGENT_API_KEY", "agent.api_key"),
+    ("AGENT_BASE_URL", "agent.base_url"),
+    ("AGENT_MODEL", "agent.model"),
+    ("OPENAI_API_KEY", "agent.api_key (provider openai)"),
+    ("OPENAI_BASE_URL", "agent.base_url (provider openai)"),
+    ("ANTHROPIC_API_KEY", "agent.api_key (provider anthropic)"),
+];
 
 /// Flags beat the environment, which beats the file: `AGENT_*` (seed 003),
 /// then `OPENAI_*` / `ANTHROPIC_API_KEY`, then `[agent]`. With nothing set,
@@ -237,14 +258,13 @@ pub fn resolve_provider(
         .or_else(|| env(key_var))
         .map(Secret::new)
         .or_else(|| (!s.api_key.is_empty()).then(|| s.api_key.clone()));
-    let base_url = env("AGENT_BASE_URL")
-        .or_else(|| url_var.and_then(&env))
-        .or_else(|| file(&s.base_url))
-        .unwrap_or_else(|| match (kind, &api_key) {
-            (ProviderKind::Anthropic, _) => ANTHROPIC_URL.into(),
-            (ProviderKind::OpenAi, Some(_)) => OPENAI_URL.into(),
-            (ProviderKind::OpenAi, None) => OLLAMA_URL.into(),
-        });
+    let configured_url = env("AGENT_BASE_URL").or_else(|| url_var.and_then(&env)).or_else(|| file(&s.base_url));
+    let default_endpoint = configured_url.is_none() && kind == ProviderKind::OpenAi && api_key.is_none();
+    let base_url = configured_url.unwrap_or_else(|| match (kind, &api_key) {
+        (ProviderKind::Anthropic, _) => ANTHROPIC_URL.into(),
+        (ProviderKind::OpenAi, Some(_)) => OPENAI_URL.into(),
+        (ProviderKind::OpenAi, None) => OLLAMA_URL.into(),
+    });
     let model =
         flag_model.map(str::to_string).or_else(|| env("AGENT_MODEL")).or_else(|| file(&s.model)).unwrap_or_else(|| {
             match (kind, base_url.as_str()) {
@@ -253,7 +273,15 @@ pub fn resolve_provider(
                 (ProviderKind::OpenAi, _) => "qwen2.5-coder:7b".into(),
             }
         });
-    Ok(ResolvedProvider { kind, base_url, api_key, model, stream: s.stream, temperature: s.temperature() })
+    Ok(ResolvedProvider {
+        kind,
+        base_url,
+        api_key,
+        model,
+        stream: s.stream,
+        temperature: s.temperature(),
+        default_endpoint,
+    })
 }
 
 #[cfg(test)]
@@ -286,9 +314,17 @@ mod tests {
         let d = AgentSettings::default();
         let r = resolve(&[], &d, None);
         assert_eq!(
-            (r.kind, r.base_url.as_str(), r.api_key.as_ref().map(Secret::expose)),
-            (ProviderKind::OpenAi, OLLAMA_URL, None)
+            (r.kind, r.base_url.as_str(), r.api_key.as_ref().map(Secret::expose), r.default_endpoint),
+            (ProviderKind::OpenAi, OLLAMA_URL, None, true)
         );
+        // Only the fallback is the default endpoint: the same address set by
+        // the person, or a key that picks a provider's own, is not.
+        for env in [[("AGENT_BASE_URL", OLLAMA_URL)], [("OPENAI_BASE_URL", OLLAMA_URL)], [("OPENAI_API_KEY", "k")]] {
+            assert!(!resolve(&env, &d, None).default_endpoint, "{env:?}");
+        }
+        let file = AgentSettings { base_url: OLLAMA_URL.into(), ..d.clone() };
+        assert!(!resolve(&[], &file, None).default_endpoint);
+        assert!(!resolve(&[("ANTHROPIC_API_KEY", "k")], &d, None).default_endpoint);
 
         let r = resolve(&[("OPENAI_API_KEY", "k1")], &d, None);
         assert_eq!((r.base_url.as_str(), r.model.as_str()), (OPENAI_URL, "gpt-4o-mini"));
@@ -320,6 +356,17 @@ mod tests {
         assert_eq!(resolve(&[], &keyed, None).api_key.as_ref().map(Secret::expose), Some("k5"));
         let r = resolve(&[("OPENAI_API_KEY", "k6")], &keyed, None);
         assert_eq!(r.api_key.as_ref().map(Secret::expose), Some("k6"), "the environment beats the file");
+    }
+
+    /// Each variable `clix config show` says the provider reads changes what it resolves.
+    #[test]
+    fn every_provider_variable_is_read() {
+        let d = AgentSettings::default();
+        let base = resolve(&[], &d, None);
+        for (name, _) in PROVIDER_VARS {
+            let value = if name.ends_with("_URL") { "http://set/v1" } else { "set" };
+            assert_ne!(resolve(&[(name, value)], &d, None), base, "{name}");
+        }
     }
 
     /// (the settings, every value refused) — and the defaults are allowed.

@@ -170,7 +170,11 @@ impl StreamWriter {
     pub fn event(&mut self, event: &Event) -> Option<StreamEvent> {
         if matches!(
             event,
-            Event::Context { .. } | Event::Request { .. } | Event::Annotation { .. } | Event::Done { .. }
+            Event::Context { .. }
+                | Event::Request { .. }
+                | Event::Tail { .. }
+                | Event::Annotation { .. }
+                | Event::Done { .. }
         ) {
             return None;
         }

@@ -10,6 +10,7 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clix_common::template::Template;
 use clix_engine::{CancelHandle, Engine, SeenImage, ToolFormat, tool_definition};
 use serde_json::Value;
 
@@ -20,7 +21,8 @@ pub trait Tools {
     /// The tools offered to the model, sent with every model call.
     fn specs(&self) -> Vec<ToolSpec>;
 
-    /// The system prompt's sentences on acting through these tools.
+    /// The system prompt's sentences on acting through these tools (its
+    /// `{tool_guidance}`).
     fn guidance(&self) -> String;
 
     /// The folder the tools work in (the system prompt names it).
@@ -76,6 +78,11 @@ pub struct ToolOutcome {
     pub duration: Duration,
     /// Images the model is shown with its next call (`see`).
     pub images: Vec<SeenImage>,
+    /// A pipeline stage other than the last failed, which the exit code
+    /// (the last stage's) does not show; the footer names it (`[exit:0 | jq
+    /// exit 5 | 4ms]`). The loop treats the call as failed, as it treats a
+    /// non-zero exit, while the code stays the line's own.
+    pub stage_failed: bool,
 }
 
 /// The arguments of a call as JSON, forgiving one common slip of small
@@ -103,10 +110,7 @@ impl Tools for Engine {
     }
 
     fn guidance(&self) -> String {
-        "You act through one tool, run(command, stdin?), which runs a bash command line there and shows its \
-         output, ending with [exit:N | duration]. Compose commands with pipes and && as you would in a \
-         terminal. Start with `help` if you are unsure what exists; long outputs are saved to a file you can grep."
-            .into()
+        Template::parse(crate::prompt::RUN_GUIDANCE).render(&[])
     }
 
     fn workspace(&self) -> PathBuf {
@@ -128,6 +132,12 @@ impl Tools for Engine {
 
     async fn run(&mut self, invocation: &Invocation) -> ToolOutcome {
         let out = Engine::run(self, &invocation.command, invocation.stdin.as_deref().map(str::as_bytes)).await;
-        ToolOutcome { text: out.text, exit_code: out.exit_code, duration: out.raw.duration, images: out.images }
+        ToolOutcome {
+            stage_failed: !out.failed_stages.is_empty(),
+            text: out.text,
+            exit_code: out.exit_code,
+            duration: out.raw.duration,
+            images: out.images,
+        }
     }
 }

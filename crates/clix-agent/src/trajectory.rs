@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::agent::StopReason;
 use crate::events::Event;
+use crate::message::{Message, Role};
 use crate::provider::Usage;
 
 /// One line of a trajectory file.
@@ -62,6 +63,20 @@ impl Trajectory {
             }
         }
         Err(std::io::Error::other("no free run file name"))
+    }
+
+    /// Run `id`'s file, opened to append a resumed run's records after its
+    /// own. A torn last line (the process was killed while writing it) is
+    /// cut first, so the next record starts a line of its own.
+    pub fn reopen(runs_dir: &Path, id: &str) -> std::io::Result<Self> {
+        let path = runs_dir.join(format!("{id}.jsonl"));
+        let file = OpenOptions::new().read(true).append(true).open(&path)?;
+        let text = std::fs::read(&path)?;
+        if !text.is_empty() && !text.ends_with(b"\n") {
+            let whole = text.iter().rposition(|&b| b == b'\n').map_or(0, |at| at + 1);
+            file.set_len(whole as u64)?;
+        }
+        Ok(Trajectory { id: id.to_string(), path, file, hidden: Vec::new() })
     }
 
     /// Shows `value` as `***` wherever it would appear (a key from a config
@@ -144,7 +159,7 @@ fn redact(value: &mut serde_json::Value, hidden: &[Secret]) -> bool {
 pub struct RunInfo {
     /// The run's id (`clix replay <id>`).
     pub id: String,
-    /// The task it was given.
+    /// The task it was given (its first, when it was resumed).
     pub task: String,
     /// Why it ended; `None` while it runs or if it was killed.
     pub stop_reason: Option<StopReason>,
@@ -161,6 +176,10 @@ pub struct RunInfo {
     /// `None` when no price was set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost: Option<f64>,
+    /// Its conversation reached the model, so `clix ask --resume` can go on with it.
+    pub resumable: bool,
+    /// When its file was last written, in milliseconds since the Unix epoch.
+    pub updated_ms: u64,
 }
 
 /// Every run in `runs_dir`, oldest first.
@@ -178,12 +197,19 @@ pub fn list_runs(runs_dir: &Path) -> Vec<RunInfo> {
                 workspace: String::new(),
                 usage: Usage::default(),
                 cost: None,
+                resumable: false,
+                updated_ms: 0,
             };
             for r in records {
+                info.updated_ms = r.ts_ms;
                 match r.event {
                     Event::Start { task, model, workspace, .. } => {
-                        (info.task, info.model, info.workspace) = (task, model, workspace)
+                        if info.task.is_empty() {
+                            info.task = task;
+                        }
+                        (info.model, info.workspace) = (model, workspace);
                     }
+                    Event::Context { .. } => info.resumable = true,
                     // Summed call by call, so a run that was killed still counts.
                     Event::Response { step, usage, .. } => {
                         info.steps = info.steps.max(step);
@@ -212,6 +238,117 @@ pub fn read_run(runs_dir: &Path, id: &str) -> std::io::Result<Vec<Record>> {
         std::io::Error::new(e.kind(), format!("no run {id} in {} ({e}); see clix runs list", runs_dir.display()))
     })?;
     Ok(BufReader::new(file).lines().map_while(Result::ok).filter_map(|l| serde_json::from_str(&l).ok()).collect())
+}
+
+/// A run's conversation, rebuilt from its file to be continued.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resumable {
+    /// The run's id.
+    pub id: String,
+    /// Its file.
+    pub path: PathBuf,
+    /// The folder it worked in.
+    pub workspace: String,
+    /// The conversation after the system prompt, as the model last had it
+    /// (after a compaction, from its summary on) and what followed its
+    /// last call.
+    pub messages: Vec<Message>,
+}
+
+/// Run `id`'s conversation: its last `context`, the `request` records
+/// since and its `tail`. A run killed before writing its tail gets the
+/// replies and results recorded after its last call instead, and a call
+/// with no recorded result an error result, as a model API requires one
+/// per call. Every line must read (a torn last one aside): a damaged file
+/// is an error naming it and the line.
+pub fn resumable(runs_dir: &Path, id: &str) -> Result<Resumable, String> {
+    let path = runs_dir.join(format!("{id}.jsonl"));
+    let text =
+        std::fs::read_to_string(&path).map_err(|e| format!("cannot read the run file {}: {e}", path.display()))?;
+    let lines: Vec<&str> = text.lines().collect();
+    let mut workspace = None;
+    let mut messages: Option<Vec<Message>> = None;
+    let mut unsettled: Vec<Event> = Vec::new();
+    for (n, line) in lines.iter().enumerate() {
+        let record: Record = match serde_json::from_str(line) {
+            Ok(record) => record,
+            Err(_) if n + 1 == lines.len() && !text.ends_with('\n') => break,
+            Err(e) => {
+                return Err(format!(
+                    "the run file {} is damaged at line {} ({e}); it cannot be resumed (clix replay {id} shows what it holds)",
+                    path.display(),
+                    n + 1
+                ));
+            }
+        };
+        match record.event {
+            Event::Start { workspace: w, .. } => workspace = Some(w),
+            Event::Context { messages: all, .. } => {
+                messages = Some(all);
+                unsettled.clear();
+            }
+            Event::Request { added, .. } | Event::Tail { added } => {
+                let Some(messages) = messages.as_mut() else {
+                    return Err(format!("the run file {} has a request before any context", path.display()));
+                };
+                messages.extend(added);
+                unsettled.clear();
+            }
+            event @ (Event::Response { .. } | Event::ToolResult { .. }) => unsettled.push(event),
+            _ => {}
+        }
+    }
+    let Some(mut messages) = messages else {
+        return Err(format!(
+            "run {id} never reached the model ({} has no context record): start a new one",
+            path.display()
+        ));
+    };
+    messages.extend(settle(unsettled));
+    let workspace = workspace.ok_or_else(|| format!("the run file {} has no start record", path.display()))?;
+    Ok(Resumable { id: id.to_string(), path, workspace, messages })
+}
+
+/// The messages a run without its `tail` gained after its last call: its
+/// last reply, the results recorded, an error result for each call left
+/// without one.
+fn settle(events: Vec<Event>) -> Vec<Message> {
+    let mut messages = Vec::new();
+    let mut answered = std::collections::HashSet::new();
+    let mut calls = Vec::new();
+    for event in events {
+        match event {
+            Event::Response { text, tool_calls, .. } => {
+                calls.clone_from(&tool_calls);
+                messages.push(Message { tool_calls, ..Message::new(Role::Assistant, text) });
+            }
+            Event::ToolResult { id, text, exit_code, .. } => {
+                answered.insert(id.clone());
+                messages.push(Message::tool_result(&id, text, exit_code != 0));
+            }
+            _ => {}
+        }
+    }
+    for call in calls.iter().filter(|c| !answered.contains(&c.id)) {
+        messages.push(Message::tool_result(
+            &call.id,
+            "[error] the run ended before this call's result was recorded",
+            true,
+        ));
+    }
+    messages
+}
+
+/// The run of `workspace` written to last that can be resumed.
+pub fn latest_resumable(runs_dir: &Path, workspace: &str) -> Result<String, String> {
+    list_runs(runs_dir)
+        .into_iter()
+        .filter(|r| r.resumable && r.workspace == workspace)
+        .max_by_key(|r| r.updated_ms)
+        .map(|r| r.id)
+        .ok_or_else(|| {
+            format!("no run to continue in {workspace} (clix runs lists the runs; start one with clix ask \"…\")")
+        })
 }
 
 /// The ids of the runs in `runs_dir`, oldest first (an id starts with its time).

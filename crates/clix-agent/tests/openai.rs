@@ -129,6 +129,7 @@ async fn tool_call_round_trip() {
             Event::ToolCall { .. } => "tool_call",
             Event::ToolResult { .. } => "tool_result",
             Event::Usage { .. } => "usage",
+            Event::Tail { .. } => "tail",
             Event::Done { .. } => "done",
             _ => "other",
         })
@@ -146,10 +147,12 @@ async fn tool_call_round_trip() {
             "request",
             "response",
             "usage",
+            "tail",
             "done"
         ]
     );
-    assert!(!o.events.iter().any(|e| matches!(e, Event::Context { .. } | Event::Request { .. })), "trajectory only");
+    let trajectory_only = |e: &Event| matches!(e, Event::Context { .. } | Event::Request { .. } | Event::Tail { .. });
+    assert!(!o.events.iter().any(trajectory_only), "trajectory only");
     assert_eq!(shown(&o), "There are 2 lines.", "the kept reply's text is shown");
 }
 

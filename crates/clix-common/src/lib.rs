@@ -4,8 +4,9 @@
 //! [`Secret`] type that settings of every crate use for keys and
 //! [`is_secret_name`], the rule for which names hold one, and which
 //! known name a mistyped one was meant to be ([`names`], for every "did you
-//! mean" and every unknown field), and how a settings type reports a value
-//! it does not allow ([`settings`]). A rule lives here only when at least
+//! mean" and every unknown field), how a settings type reports a value
+//! it does not allow ([`settings`]), and the syntax of prompt templates
+//! ([`template`]). A rule lives here only when at least
 //! two crates that do not depend on each other need it; everything else
 //! belongs to the crate that owns the concept.
 //!
@@ -15,6 +16,7 @@
 pub mod names;
 mod secret;
 pub mod settings;
+pub mod template;
 
 pub use secret::{Secret, is_secret_name};
 

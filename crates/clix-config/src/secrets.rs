@@ -23,6 +23,12 @@ pub fn get(name: &str) -> Option<&'static Secret> {
     STORE.get()?.get(name)
 }
 
+/// The names of the variables taken into the store, sorted (`clix config
+/// show` lists the ones it reads; their values stay here).
+pub fn names() -> impl Iterator<Item = &'static str> {
+    STORE.get().into_iter().flat_map(|s| s.keys()).map(String::as_str)
+}
+
 /// The value of the environment variable `name` as the process started
 /// with it: from the store for a secret, else from the environment (absent
 /// when unset or not UTF-8, like `std::env::var(name).ok()`).

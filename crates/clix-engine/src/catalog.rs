@@ -24,6 +24,9 @@ pub struct Catalog {
     pub hub_problems: usize,
     /// The `[[clip]]` environments: name and description, in the config's order.
     pub environments: Vec<(String, String)>,
+    /// The `run` tool's description template (a person's
+    /// `prompts/run-tool.md`); `None`: the built-in one.
+    pub run_tool_prompt: Option<clix_common::template::Template>,
 }
 
 /// How many hub tools the `run` description and `help` list by name (seed

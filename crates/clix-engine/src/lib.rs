@@ -30,7 +30,9 @@ pub use engine::{Engine, EngineConfig, EngineError, Namespace, OsTier, RunOutput
 pub use policy::PolicyConfig;
 pub use report::RunReport;
 pub use spill::SpillDir;
-pub use tooldef::{ToolFormat, description as tool_description, tool_definition};
+pub use tooldef::{
+    RUN_TOOL_PLACEHOLDERS, RUN_TOOL_PROMPT, ToolFormat, description as tool_description, tool_definition,
+};
 
 pub use clix_clip::{ClipConfig, ClipEntry};
 pub use clix_present::PresentOptions;

@@ -3,6 +3,7 @@
 //! so the two can never drift apart.
 
 use base64::Engine as _;
+use clix_present::StageExit;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -31,6 +32,13 @@ pub struct RunReport {
     pub stdout_bytes: u64,
     /// Bytes the command line wrote to stderr (up to the capture cap).
     pub stderr_bytes: u64,
+    /// Stages of the line's pipelines that failed while the exit code shows
+    /// another's (a pipeline's code is its last stage's): each stage other
+    /// than a pipeline's last that exited non-zero (141, a writer whose
+    /// reader stopped early, is not a failure), first failure first, as the
+    /// footer names them (`[exit:0 | jq exit 5 | 4ms]`). Left out when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_stages: Vec<StageExit>,
     /// The whole stdout as text (bytes that are not UTF-8 become U+FFFD);
     /// only `clix run --json` includes it, and not when it is binary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -55,6 +63,7 @@ impl RunOutput {
             spill_path: self.spill_path.clone(),
             stdout_bytes: raw.stdout.len() as u64,
             stderr_bytes: raw.stderr.len() as u64,
+            failed_stages: self.failed_stages.clone(),
             stdout: None,
             stdout_base64: None,
             stderr: None,
@@ -95,10 +104,12 @@ mod tests {
                 duration: Duration::from_micros(12_900),
                 timed_out: None,
                 capped: false,
+                pipelines: Vec::new(),
             },
             truncated: true,
             spill_path: Some(".clix/out/cmd-1.txt".into()),
             exit_code: 3,
+            failed_stages: Vec::new(),
         }
     }
 
@@ -114,6 +125,17 @@ mod tests {
         assert_eq!((full["stdout"].as_str(), full["stderr"].as_str()), (Some("ok\n"), Some("warn\n")));
         let back: RunReport = serde_json::from_value(full).unwrap();
         assert_eq!(back, output().report_with_streams());
+    }
+
+    /// The stages the footer names are in both shapes, as data.
+    #[test]
+    fn failed_stages_are_reported() {
+        let mut out = output();
+        out.failed_stages = vec![StageExit { command: "jq".into(), exit_code: 5 }];
+        let facts = serde_json::to_value(out.report()).unwrap();
+        assert_eq!(facts["failed_stages"], serde_json::json!([{"command": "jq", "exit_code": 5}]));
+        let back: RunReport = serde_json::from_value(serde_json::to_value(out.report_with_streams()).unwrap()).unwrap();
+        assert_eq!(back.failed_stages, out.failed_stages);
     }
 
     #[test]

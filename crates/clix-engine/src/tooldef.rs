@@ -4,7 +4,9 @@
 //! line per agent command, one line on the standard commands (a few named,
 //! `help` lists them all), the output conventions, and where to get more.
 //! Its order is stable (sorted), so a provider's prompt cache keeps hitting.
+//! Its wording is a text file, `prompts/run-tool.md` ([`RUN_TOOL_PROMPT`]).
 
+use clix_common::template::Template;
 use serde_json::{Value, json};
 
 use crate::catalog::Catalog;
@@ -20,30 +22,40 @@ pub enum ToolFormat {
     Mcp,
 }
 
-/// The description text of the `run` tool.
+/// The built-in text of the `run` tool's description
+/// (`crates/clix-engine/prompts/run-tool.md`), a template whose one
+/// placeholder, `{commands}`, is the catalog's command list. A person's
+/// `prompts/run-tool.md` replaces it ([`Catalog::run_tool_prompt`]).
+pub const RUN_TOOL_PROMPT: &str = include_str!("../prompts/run-tool.md");
+
+/// The placeholders of the `run` tool's description.
+pub const RUN_TOOL_PLACEHOLDERS: &[&str] = &["commands"];
+
+/// The description text of the `run` tool: its template (the catalog's,
+/// else the built-in) with the commands filled in.
 pub fn description(catalog: &Catalog) -> String {
+    let builtin;
+    let template = match &catalog.run_tool_prompt {
+        Some(template) => template,
+        None => {
+            builtin = Template::parse(RUN_TOOL_PROMPT);
+            &builtin
+        }
+    };
+    template.render(&[("commands", &commands(catalog))])
+}
+
+/// The `{commands}` of the description: a line per agent command, the hub's
+/// and the environments' sections, and the standard commands in one line.
+fn commands(catalog: &Catalog) -> String {
     let width = catalog.agent.iter().map(|s| s.name.len()).max().unwrap_or(0);
-    let mut text = String::from(
-        "Run a command line in a bash-compatible shell whose working directory is the \
-         user's workspace. One call can be a whole workflow: pipes (|), && || ;, \
-         redirections, variables, loops, $( ), globs and heredocs all work, e.g. \
-         `cat app.log | grep ERROR | wc -l`. cd and variables persist between calls.\n\n\
-         Agent commands:\n",
-    );
+    let mut text = String::new();
     for spec in &catalog.agent {
         text.push_str(&format!("  {:width$}  {}\n", spec.name, spec.summary));
     }
     text.push_str(&catalog.hub_section());
     text.push_str(&catalog.clip_section());
     text.push_str(&standard_line(&catalog.standard));
-    text.push_str(
-        "\n\nOutput: stdout, then stderr as [stderr] lines, then a last line \
-         [exit:N | duration] (0 ok, 1 error, 2 usage, 124 timed out, 127 unknown command). \
-         Output over 200 lines or 50KB is shown as its first and last lines plus the path \
-         of a file holding all of it; explore that file with grep -n or tail. Binary output \
-         is never shown (exit 1); the error says what to use instead.\n\
-         More: help, help <command>, <command> --help.",
-    );
     text
 }
 
@@ -102,5 +114,22 @@ pub fn tool_definition(catalog: &Catalog, format: ToolFormat) -> Value {
         ToolFormat::Mcp => {
             json!({"name": "run", "description": description, "inputSchema": input_schema()})
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The built-in text fills every placeholder; a catalog's own template
+    /// replaces it, with the same commands.
+    #[test]
+    fn the_description_is_its_template_with_the_commands() {
+        let mut catalog = Catalog { standard: vec!["grep".into(), "jq".into()], ..Catalog::default() };
+        let builtin = description(&catalog);
+        assert!(builtin.starts_with("Run a command line") && !builtin.contains("{commands}"), "{builtin}");
+        assert!(builtin.contains("Standard commands: bash builtins and the usual Unix tools (grep …), also jq;"));
+        catalog.run_tool_prompt = Some(Template::parse("Mine.\n{commands}\n"));
+        assert_eq!(description(&catalog), format!("Mine.\n{}", commands(&catalog)));
     }
 }

@@ -276,6 +276,7 @@ mod tests {
             stderr: stderr.into(),
             exit_code,
             duration: Duration::ZERO,
+            stage_failed: false,
         }
     }
 

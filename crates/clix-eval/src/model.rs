@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use clix_agent::{
-    Agent, AgentSettings, Event, Invocation, Provider, ResolvedProvider, StopReason as AgentStop, ToolOutcome, Tools,
-    Trajectory, call_arguments,
+    Agent, AgentSettings, Event, Invocation, ProjectNotes, Provider, ResolvedProvider, StopReason as AgentStop,
+    SystemPrompt, ToolOutcome, Tools, Trajectory, call_arguments,
 };
 use clix_engine::CancelHandle;
 use futures_util::StreamExt;
@@ -198,7 +198,12 @@ async fn drive(
     trajectory: Trajectory,
     attempt: &Attempt,
 ) -> Driven {
-    let mut agent = Agent::new(tools, provider, settings, Some(trajectory));
+    // As `clix ask` would in the task's workspace: the task's own AGENTS.md
+    // joins the built-in prompt (none of the person's files is read).
+    let project_notes =
+        if settings.project_notes { ProjectNotes::read(attempt.workspace(), Path::new(".")).block() } else { None };
+    let prompt = SystemPrompt { template: None, project_notes };
+    let mut agent = Agent::new_with_prompt(tools, provider, settings, Some(trajectory), &prompt);
     if let Some(system) = attempt.system() {
         agent.add_system_note(system);
     }
@@ -329,6 +334,7 @@ impl Tools for EvalTools {
             exit_code: call.exit_code,
             duration: call.duration,
             images: call.images.clone(),
+            stage_failed: call.stage_failed,
         };
         self.trace.calls.push(call);
         outcome

@@ -28,6 +28,11 @@ pub struct ToolCall {
     pub exit_code: i32,
     /// Wall time of the call.
     pub duration: Duration,
+    /// Under `run`, a pipeline stage other than the last failed (the footer
+    /// names it) though the exit code is the last stage's: the agent treats
+    /// the call as failed. Always false for the other designs, which have
+    /// no footer.
+    pub stage_failed: bool,
 }
 
 impl ToolCall {
@@ -43,6 +48,7 @@ impl ToolCall {
             stderr: message,
             exit_code: clix_common::exit::USAGE,
             duration: Duration::ZERO,
+            stage_failed: false,
         }
     }
 
@@ -150,6 +156,7 @@ mod tests {
             stderr: String::new(),
             exit_code,
             duration: Duration::ZERO,
+            stage_failed: false,
         }
     }
 

@@ -106,6 +106,7 @@ fn run(url: &str, designs: Vec<Design>, repeat: u32, jobs: usize, runs: &Path) -
             model: "scripted".into(),
             stream: true,
             temperature: None,
+            default_endpoint: false,
         },
         // The scripted model answers some tasks without a call: taken as the answer.
         agent: AgentSettings { model_call_tries: 1, look_first: false, ..AgentSettings::default() },

@@ -128,7 +128,7 @@ impl Tools for ProposePlan {
             }
             Err(problems) => (format!("[error] the plan has problems; fix them and propose again:\n{problems}"), 1),
         };
-        ToolOutcome { text, exit_code, duration: started.elapsed(), images: Vec::new() }
+        ToolOutcome { text, exit_code, duration: started.elapsed(), images: Vec::new(), stage_failed: false }
     }
 }
 

@@ -2,8 +2,9 @@
 //!
 //! This crate owns the presentation rules of the `run` tool: the binary guard,
 //! overflow previews with exact totals, `[stderr]` sections, `(no output)`,
-//! the `[exit:N | 12ms]` footer and the hints that turn an error into a next
-//! step. Everything here is a pure function of its inputs.
+//! the `[exit:N | 12ms]` footer (which names a failed pipeline stage the
+//! exit code hides: `[exit:0 | jq exit 5 | 4ms]`) and the hints that turn an
+//! error into a next step. Everything here is a pure function of its inputs.
 //!
 //! It must not execute anything, read files or know about the shell engine.
 //! The only side effect, saving a full output that overflowed, goes through
@@ -18,7 +19,7 @@ mod overflow;
 mod render;
 
 pub use binary::{BinaryKind, classify};
-pub use footer::footer;
+pub use footer::{StageExit, failed_stages, footer};
 pub use hints::{Known, unknown_command_message};
 pub use missing::{MISSING_PROGRAMS, MissingProgram, failure_hint, missing_program, needs_a_terminal};
 pub use render::{Capture, CommandOutput, Origin, PresentOptions, Presentation, SpillSink, present, timeout_line};

@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::binary::{BinaryKind, classify};
-use crate::footer::{footer, format_duration};
+use crate::footer::{StageExit, failed_stages, footer, format_duration};
 use crate::hints::next_step_hint;
 use crate::overflow::{TextStats, preview};
 
@@ -71,6 +71,9 @@ pub struct CommandOutput<'a> {
     pub timed_out: Option<Duration>,
     /// Whether the capture kept every byte (a capped one is said so).
     pub capture: Capture,
+    /// The line's pipelines, each its stages first to last, in the order
+    /// they ended: the footer names the failed ones ([`failed_stages`]).
+    pub pipelines: &'a [Vec<StageExit>],
 }
 
 /// Whether the engine kept everything the command printed.
@@ -118,6 +121,9 @@ pub struct Presentation {
     /// whose stdout was withheld as binary did not give the reader its
     /// output, so a 0 becomes 1 (the `[error]` line says what to run instead).
     pub exit_code: i32,
+    /// The pipeline stages the footer names as failed ([`failed_stages`]):
+    /// the line's code does not show them. Empty when none failed.
+    pub failed_stages: Vec<StageExit>,
 }
 
 /// The line shown above the footer when a command line ran out of time.
@@ -206,8 +212,9 @@ pub fn present(
         text.push_str(&timeout_line(limit));
         text.push('\n');
     }
-    text.push_str(&footer(exit_code, out.duration));
-    Presentation { text, truncated, spill_path, exit_code }
+    let failed = failed_stages(out.pipelines);
+    text.push_str(&footer(exit_code, &failed, out.duration));
+    Presentation { text, truncated, spill_path, exit_code, failed_stages: failed }
 }
 
 struct Shown {
@@ -350,6 +357,7 @@ mod tests {
             duration: Duration::from_millis(12),
             timed_out: None,
             capture: Capture::Complete,
+            pipelines: &[],
         }
     }
 
@@ -476,6 +484,26 @@ mod tests {
             let (p, _) = render(&out(bytes, b"", 3), &origin);
             assert_eq!((p.text, p.exit_code), (format!("{want}[exit:3 | 12ms]"), 3));
         }
+    }
+
+    /// `jq '.amount' orders.json | awk …` on an array file: jq's error is
+    /// on stderr, the line exits 0 (awk's), and the footer names jq.
+    #[test]
+    fn a_failed_stage_is_named_in_the_footer_and_given_to_callers() {
+        let stage = |command: &str, exit_code| StageExit { command: command.into(), exit_code };
+        let pipelines = [vec![stage("jq", 5), stage("awk", 0)]];
+        let stderr = b"jq: error (at orders.json:0): Cannot index array with \"amount\"\n";
+        let (p, _) = render(&CommandOutput { pipelines: &pipelines, ..out(b"\n", stderr, 0) }, &Origin::default());
+        assert_eq!(
+            p.text,
+            "\n[stderr] jq: error (at orders.json:0): Cannot index array with \"amount\"\n\
+             try: the input is an array; iterate with .[] (e.g. '.[] | .name') or pick one with .[0]\n\
+             [exit:0 | jq exit 5 | 12ms]"
+        );
+        assert_eq!((p.exit_code, p.failed_stages), (0, vec![stage("jq", 5)]), "the code is not faked");
+        let fine = [vec![stage("cat", 0), stage("wc", 0)]];
+        let (p, _) = render(&CommandOutput { pipelines: &fine, ..out(b"3\n", b"", 0) }, &Origin::default());
+        assert_eq!((p.text.as_str(), p.failed_stages.len()), ("3\n[exit:0 | 12ms]", 0));
     }
 
     #[test]

@@ -26,6 +26,7 @@ fn output(stdout: &[u8]) -> CommandOutput<'_> {
         duration: Duration::from_millis(12),
         timed_out: None,
         capture: Capture::Complete,
+        pipelines: &[],
     }
 }
 

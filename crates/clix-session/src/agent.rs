@@ -1,16 +1,21 @@
-//! The agent's wiring: its provider, trajectory and memory, one task run
-//! to its result, and a plan's tasks run the same way.
+//! The agent's wiring: its provider, system prompt (the person's template,
+//! the project's notes), trajectory and memory, one task run to its
+//! result, and a plan's tasks run the same way.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use clix_agent::stream::{ArtifactWatch, RunResult, StreamEvent, StreamWriter};
-use clix_agent::{Agent, AgentMemory, Event, Provider, ResolvedProvider, RunSummary, Trajectory, resolve_provider};
+use clix_agent::{
+    Agent, AgentMemory, Event, ProjectNotes, Provider, ResolvedProvider, Resumable, RunSummary, SystemPrompt,
+    Trajectory, resolve_provider,
+};
 use clix_config::Paths;
 use clix_engine::Engine;
 use clix_plan::{AgentRunner, Job, LocalFuture};
 
+use crate::prompts::Prompt;
 use crate::session::Session;
 use crate::settings::Settings;
 
@@ -50,10 +55,85 @@ impl Session {
     /// command): what `ask`, `chat` and each task of a plan share.
     pub fn agent<'e>(&self, engine: &'e mut Engine, provider: Provider) -> Result<AgentSession<'e>> {
         let trajectory = Trajectory::create(&self.runs_dir()).context("cannot create the run's trajectory file")?;
+        self.agent_recording(engine, provider, trajectory)
+    }
+
+    /// An agent going on with an earlier run of this workspace (`clix ask
+    /// --continue`, `--resume`): its conversation rebuilt after a fresh
+    /// system prompt, its trajectory appended to. A run of another folder
+    /// is refused, since its commands and paths meant that folder.
+    pub fn resumed_agent<'e>(
+        &self,
+        engine: &'e mut Engine,
+        provider: Provider,
+        run: Resumable,
+    ) -> Result<AgentSession<'e>> {
+        let here = engine.session().workspace().display().to_string();
+        if run.workspace != here {
+            bail!(
+                "run {} worked in {}, not here ({here}); resume it there (cd {} or --workspace {})",
+                run.id,
+                run.workspace,
+                run.workspace,
+                run.workspace
+            );
+        }
+        let trajectory = Trajectory::reopen(&self.runs_dir(), &run.id)
+            .with_context(|| format!("cannot append to the run file {}", run.path.display()))?;
+        let mut session = self.agent_recording(engine, provider, trajectory)?;
+        session.agent = session.agent.with_conversation(run.messages);
+        Ok(session)
+    }
+
+    /// [`Session::agent`] writing to `trajectory`.
+    fn agent_recording<'e>(
+        &self,
+        engine: &'e mut Engine,
+        provider: Provider,
+        trajectory: Trajectory,
+    ) -> Result<AgentSession<'e>> {
         let path = trajectory.path.clone();
-        let memory = self.memory_config(trajectory.id.clone());
-        let mut agent = Agent::new(engine, provider, self.settings.agent.clone(), Some(trajectory));
+        let stored_as = trajectory.id.clone();
+        let (agent, notes) = self.assemble(engine, provider, Some(trajectory), stored_as)?;
+        Ok(AgentSession { agent, trajectory: path, notes })
+    }
+
+    /// What [`Session::agent`]'s first model call would send of its system
+    /// prompt and tools (`clix ask --show-prompt`), with what the person
+    /// should know; no run is recorded and no model is called.
+    pub fn shown_prompt(&self, engine: &mut Engine, provider: Provider) -> Result<(serde_json::Value, Vec<String>)> {
+        let (agent, notes) = self.assemble(engine, provider, None, self.id.clone())?;
+        Ok((agent.shown_prompt(), notes))
+    }
+
+    /// The system prompt's stable part: the person's `prompts/system.md`
+    /// (else the built-in text) and, unless `agent.project_notes` is off,
+    /// the `AGENTS.md` files from the workspace root down to the working
+    /// folder, read through the engine's workspace handle; with a line for
+    /// each notes file that could not be read.
+    pub fn system_prompt(&self, engine: &Engine) -> Result<(SystemPrompt, Vec<String>)> {
+        let mut prompt = SystemPrompt { template: self.prompt(Prompt::System)?, project_notes: None };
         let mut notes = Vec::new();
+        if self.settings.agent.project_notes {
+            let read = ProjectNotes::read(engine.session().folder(), &self.working_folder);
+            notes.extend(read.skipped.iter().map(|why| format!("project notes: {why}")));
+            prompt.project_notes = read.block();
+        }
+        Ok((prompt, notes))
+    }
+
+    /// The agent, its memory (facts stored as `stored_as`'s) and what the
+    /// person should know before it starts.
+    fn assemble<'e>(
+        &self,
+        engine: &'e mut Engine,
+        provider: Provider,
+        trajectory: Option<Trajectory>,
+        stored_as: String,
+    ) -> Result<(Agent<'e>, Vec<String>)> {
+        let (prompt, mut notes) = self.system_prompt(engine)?;
+        let memory = self.memory_config(stored_as);
+        let mut agent = Agent::new_with_prompt(engine, provider, self.settings.agent.clone(), trajectory, &prompt);
         match memory.open() {
             Ok(opened) => {
                 notes.extend(opened.degraded.map(|why| format!("memory: {why}")));
@@ -61,7 +141,7 @@ impl Session {
             }
             Err(e) => notes.push(format!("memory is off for this session: {e}")),
         }
-        Ok(AgentSession { agent, trajectory: path, notes })
+        Ok((agent, notes))
     }
 }
 

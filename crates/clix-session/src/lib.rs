@@ -9,7 +9,11 @@
 //!   rules that join them (where the audit log, memory store and hub state
 //!   live; the memory topic; which hub folders are searched; the person's
 //!   `policy.toml`; the embedder's key), and which [`Parts`] a session has;
-//! - the agent's wiring: the provider, the trajectory, the agent's memory
+//! - the person's prompt files (`prompts/system.md`, `prompts/run-tool.md`
+//!   in the config folder, each checked against its placeholders: [`Prompt`])
+//!   and the environment the provider reads ([`provider_env`]);
+//! - the agent's wiring: the provider, the system prompt with the
+//!   project's `AGENTS.md` notes, the trajectory, the agent's memory
 //!   ([`Session::agent`]), one task run to its [`RunResult`] ([`run_task`]),
 //!   and the plan runner ([`PlanRunner`], clix-plan's `AgentRunner`).
 //!
@@ -22,11 +26,13 @@
 //! progress callback), nor hold execution, presentation or agent logic.
 
 mod agent;
+mod prompts;
 mod session;
 mod settings;
 
 pub use agent::{AgentSession, PlanRunner, run_task, runs_dir};
 pub use clix_agent::stream::RunResult;
 pub use clix_policy::Approver;
+pub use prompts::{EnvSource, Prompt, PromptSource, load_prompt, prompt_source, provider_env};
 pub use session::{Parts, Session};
 pub use settings::{Settings, default_file, load, workspace_topic};

@@ -15,6 +15,9 @@ use clix_hub::{HubConfig, LoadOptions, hub_sources};
 use clix_memory::Progress;
 use clix_policy::{Approver, Origin, RuleFile, Scope};
 
+use clix_common::template::Template;
+
+use crate::prompts::{Prompt, load_prompt};
 use crate::settings::{Settings, workspace_topic};
 
 /// Which capabilities a session's engine has besides the shell (and the OS
@@ -63,6 +66,10 @@ pub struct Session {
     /// Variables set for every program the engine's sandbox runs (a plan's
     /// agents get `clix_plan::AGENT_VAR`).
     pub program_env: Vec<(String, String)>,
+    /// Where the person works inside the workspace (`clix ask`'s current
+    /// folder): the project's notes are read from the root down to it.
+    /// The workspace itself unless set.
+    pub working_folder: PathBuf,
     /// `CLIX_HUB_PATH`, for a person's session; `None` for an isolated one.
     hub_path: Option<OsString>,
     /// A person's session reads the embedder's and the provider's keys from
@@ -86,10 +93,12 @@ impl Session {
     /// attempts and benchmarks, whose results must not depend on who runs
     /// them): its paths and settings only.
     pub fn isolated(paths: Paths, settings: Settings, workspace: impl Into<PathBuf>) -> Session {
+        let workspace = workspace.into();
         Session {
             paths,
             settings,
-            workspace: workspace.into(),
+            working_folder: workspace.clone(),
+            workspace,
             id: session_id("cli"),
             parts: Parts::ALL,
             approver: None,
@@ -136,6 +145,22 @@ impl Session {
         self
     }
 
+    /// Works in `folder` (inside the workspace, else the workspace's root counts).
+    pub fn working_folder(mut self, folder: impl Into<PathBuf>) -> Session {
+        self.working_folder = folder.into();
+        self
+    }
+
+    /// The person's template for `prompt`; `None` keeps the built-in text,
+    /// as an isolated session always does (its results must not depend on
+    /// whose config folder it runs under).
+    pub fn prompt(&self, prompt: Prompt) -> Result<Option<Template>> {
+        if !self.reads_secrets {
+            return Ok(None);
+        }
+        load_prompt(&self.paths, prompt)
+    }
+
     /// The engine of this session.
     pub async fn engine(&self) -> Result<Engine> {
         Ok(Engine::new(self.engine_config()?).await?)
@@ -166,6 +191,7 @@ impl Session {
             policy: if parts.policy { Some(self.policy_config()?) } else { None },
             browser: parts.browser.then(|| settings.browser.clone()),
             clip: parts.clip.then(|| self.clip_config()),
+            run_tool_prompt: self.prompt(Prompt::RunTool)?,
         })
     }
 

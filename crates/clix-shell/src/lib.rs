@@ -6,8 +6,9 @@
 //! ([`AgentCommand`]), the unknown-command hook and the policy's
 //! [`CommandGate`] (asked before every command runs) plug into the engine.
 //!
-//! It must not shape output for a model: results are raw bytes, an exit code
-//! and a duration, never truncated and never annotated. Presentation belongs
+//! It must not shape output for a model: results are raw bytes, an exit code,
+//! a duration and the statuses of the line's pipeline stages, never truncated
+//! and never annotated. Presentation belongs
 //! to `clix-present`; concrete agent commands belong to `clix-engine`.
 
 mod command;
@@ -19,7 +20,8 @@ mod session;
 mod stop;
 
 pub use bashkit::{
-    BuiltinContext, CommandResolver, CommandStatus, ExecResult, FileSystem, ScriptAnalysis, StreamData, async_trait,
+    BuiltinContext, CommandResolver, CommandStatus, ExecResult, FileSystem, PipelineStage, PipelineStatus,
+    ScriptAnalysis, StreamData, async_trait,
 };
 pub use clix_workspace::{Entry, Folder, Kind, OWN_READ_LIMIT, Workspace, WorkspaceError};
 pub use command::{

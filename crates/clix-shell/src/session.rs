@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bashkit::{
-    Bash, CommandResolver, Error, ExecOptions, ExecutionBudgetExceeded, LimitExceeded, PosixFs, ScriptAnalysis,
-    StreamData,
+    Bash, CommandResolver, Error, ExecOptions, ExecutionBudgetExceeded, LimitExceeded, PipelineStatus, PosixFs,
+    ScriptAnalysis, StreamData,
 };
 use clix_workspace::Workspace;
 
@@ -79,6 +79,14 @@ pub struct RawResult {
     /// stdout or stderr reached `max_memory_bytes`: the rest was not kept, and
     /// the line failed with the limit's `[error]` line.
     pub capped: bool,
+    /// The line's pipelines of two stages or more, each stage with its
+    /// command and status, in the order they ended: those in which a stage
+    /// other than the last failed (the first 16), then the last one, from
+    /// anywhere in the line (a loop, a function, `$(…)`, another stage).
+    /// A pipeline's status is its last stage's, so `exit_code` alone hides
+    /// `jq … | awk …` whose jq failed. Empty for a line that ran no
+    /// pipeline, and for one routed whole to the sandbox.
+    pub pipelines: Vec<PipelineStatus>,
 }
 
 /// bashkit's HTTP clients, left out of every session: built without its
@@ -240,6 +248,8 @@ impl Session {
         };
         let outcome = cancel.guard(run).await.unwrap_or(Err(Error::Cancelled));
         let duration = started.elapsed();
+        // Taken whatever the outcome: a line stopped later still ran them.
+        let pipelines = self.bash.take_pipelines();
         // Taken now, so that the chunks it shares with the result are let go
         // before the result's buffers are taken whole.
         let printed = std::mem::take(&mut *printed.lock().unwrap_or_else(|p| p.into_inner()));
@@ -252,7 +262,9 @@ impl Session {
                 }
                 Err(_) => printed.into_bytes(),
             };
-            return RawResult::stopped(stdout, without_hook_notes(&stderr), &halt.message, halt.exit_code, duration);
+            let stopped =
+                RawResult::stopped(stdout, without_hook_notes(&stderr), &halt.message, halt.exit_code, duration);
+            return RawResult { pipelines, ..stopped };
         }
         match outcome {
             Ok(r) => {
@@ -267,7 +279,15 @@ impl Session {
                     );
                     exit_code = LIMIT_EXIT;
                 }
-                RawResult { capped, stdout: r.stdout.into_bytes(), stderr, exit_code, duration, timed_out: None }
+                RawResult {
+                    capped,
+                    stdout: r.stdout.into_bytes(),
+                    stderr,
+                    exit_code,
+                    duration,
+                    timed_out: None,
+                    pipelines,
+                }
             }
             Err(error) => {
                 let (stdout, mut stderr) = printed.into_bytes();
@@ -275,7 +295,7 @@ impl Session {
                 if let Some(message) = message {
                     stderr.extend_from_slice(message.as_bytes());
                 }
-                RawResult { stdout, stderr, exit_code, duration, timed_out, capped: false }
+                RawResult { stdout, stderr, exit_code, duration, timed_out, capped: false, pipelines }
             }
         }
     }
@@ -355,7 +375,7 @@ impl RawResult {
     /// A line stopped with `exit_code`: its output so far, then why.
     fn stopped(stdout: Vec<u8>, mut stderr: Vec<u8>, message: &str, exit_code: i32, duration: Duration) -> RawResult {
         stderr.extend_from_slice(message.as_bytes());
-        RawResult { stdout, stderr, exit_code, duration, timed_out: None, capped: false }
+        RawResult { stdout, stderr, exit_code, duration, timed_out: None, capped: false, pipelines: Vec::new() }
     }
 }
 

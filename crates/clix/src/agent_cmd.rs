@@ -7,7 +7,10 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clix_agent::stream::{ArtifactWatch, RunResult, StreamWriter, Upstream, read_upstream};
-use clix_agent::{Agent, Event, ReplyCache, RunSummary, StopReason, find_run, list_runs, read_run};
+use clix_agent::{
+    Agent, Event, ReplyCache, Resumable, RunSummary, StopReason, find_run, latest_resumable, list_runs, read_run,
+    resumable,
+};
 use clix_config::Paths;
 use clix_session::{AgentSession, Session, run_task};
 
@@ -36,6 +39,27 @@ pub(crate) struct AgentArgs {
     /// Answer identical model requests from a local cache (debugging, tests).
     #[arg(long)]
     pub cache: bool,
+    /// Go on with this workspace's latest run: its conversation, its file.
+    #[arg(long = "continue")]
+    pub continue_last: bool,
+    /// Leave the project's AGENTS.md files out of the system prompt (as `agent.project_notes = false`).
+    #[arg(long)]
+    pub no_agents_md: bool,
+    /// Print the system prompt and the tool definitions the model would be
+    /// sent, then exit without calling it (with --jsonl: one JSON object).
+    #[arg(long)]
+    pub show_prompt: bool,
+}
+
+/// `clix chat`'s flags.
+#[derive(clap::Args)]
+pub(crate) struct ChatArgs {
+    #[command(flatten)]
+    pub common: AgentArgs,
+    /// Go on with a run (its id, the start of one, or `last`; without one,
+    /// this workspace's latest, as --continue).
+    #[arg(long, value_name = "RUN_ID", num_args = 0..=1, default_missing_value = "", conflicts_with = "continue_last")]
+    pub resume: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -50,9 +74,41 @@ pub(crate) struct AskArgs {
     /// (summarized to fit).
     #[arg(long, value_enum, default_value = "result", value_name = "WHICH")]
     pub input_events: InputEvents,
+    /// Go on with a run (its id from `clix runs`, the start of one, or `last`).
+    #[arg(long, value_name = "RUN_ID", conflicts_with = "continue_last")]
+    pub resume: Option<String>,
     /// The task. Piped stdin is appended to it.
-    #[arg(value_name = "TASK")]
-    pub task: String,
+    #[arg(value_name = "TASK", required_unless_present = "show_prompt")]
+    pub task: Option<String>,
+}
+
+/// Which earlier run an `ask` or `chat` goes on with.
+enum Resume {
+    /// This workspace's run written to last.
+    Latest,
+    /// The run a person named (an id, its start, `last`).
+    Named(String),
+}
+
+impl Resume {
+    /// From `--continue` and `--resume [RUN_ID]` (empty: the latest).
+    fn from_flags(continue_last: bool, resume: Option<&str>) -> Option<Resume> {
+        match resume {
+            Some("") => Some(Resume::Latest),
+            Some(named) => Some(Resume::Named(named.to_string())),
+            None => continue_last.then_some(Resume::Latest),
+        }
+    }
+
+    /// The run's conversation, rebuilt from its file.
+    fn load(&self, paths: &Paths, workspace: &Path) -> Result<Resumable> {
+        let runs = clix_session::runs_dir(paths);
+        let id = match self {
+            Resume::Latest => latest_resumable(&runs, &workspace.display().to_string()),
+            Resume::Named(named) => find_run(&runs, named),
+        };
+        resumable(&runs, &id.map_err(anyhow::Error::msg)?).map_err(anyhow::Error::msg)
+    }
 }
 
 /// `--input`.
@@ -84,6 +140,9 @@ fn flags(args: &AgentArgs) -> Vec<(&'static str, &'static str, toml::Value)> {
     if args.network {
         flags.push(("sandbox.network", "--network", toml::Value::Boolean(true)));
     }
+    if args.no_agents_md {
+        flags.push(("agent.project_notes", "--no-agents-md", toml::Value::Boolean(false)));
+    }
     flags
 }
 
@@ -97,7 +156,39 @@ fn person_at_terminal(args: &AgentArgs) -> bool {
 fn agent_session(paths: &Paths, args: &AgentArgs) -> Result<Session> {
     let settings = clix_session::load(paths, &flags(args))?.value;
     let workspace = crate::cli::workspace_or_cwd(args.session.workspace.clone())?;
-    Ok(crate::cli::session(paths, settings, &workspace, person_at_terminal(args)))
+    let session = crate::cli::session(paths, settings, &workspace, person_at_terminal(args));
+    // The project's notes are read down to where the person is, when that is inside the workspace.
+    Ok(match std::env::current_dir() {
+        Ok(cwd) => session.working_folder(cwd),
+        Err(_) => session,
+    })
+}
+
+/// `--show-prompt`: what the first model call would send of the system
+/// prompt and the tools, printed; no model is called, no run recorded.
+async fn show_prompt(paths: &Paths, args: &AgentArgs) -> Result<ExitCode> {
+    let session = agent_session(paths, args)?;
+    let mut engine = session.engine().await?;
+    let provider = session.provider(args.model.as_deref(), args.provider.as_deref())?;
+    let (kind, model, url) = (provider.kind(), provider.model.clone(), provider.base_url().to_string());
+    let (shown, notes) = session.shown_prompt(&mut engine, provider)?;
+    for note in notes {
+        eprintln!("clix: {note}");
+    }
+    if args.jsonl {
+        outln(serde_json::to_string(&shown)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let system = match &shown["system"] {
+        serde_json::Value::String(text) => text.clone(),
+        other => serde_json::to_string_pretty(other)?,
+    };
+    let kind = format!("{kind:?}").to_lowercase();
+    outln(format_args!(
+        "# system prompt (for model {model} at {url})\n{system}\n\n# tools (as the {kind} API is sent them)\n{}",
+        serde_json::to_string_pretty(&shown["tools"])?
+    ))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The agent for one `ask` or `chat` over `engine`, its trajectory started,
@@ -107,13 +198,22 @@ fn agent<'e>(
     session: &Session,
     engine: &'e mut clix_engine::Engine,
     args: &AgentArgs,
+    resume: Option<Resume>,
 ) -> Result<(Agent<'e>, PathBuf)> {
     let provider = session.provider(args.model.as_deref(), args.provider.as_deref())?;
+    // Read before anything is sent: a damaged file stops the run here.
+    let resumed = resume.map(|r| r.load(paths, engine.session().workspace())).transpose()?;
     if !args.jsonl {
         // Whom it is talking to, before anything is sent (a machine reading --jsonl has it in `start`).
         eprintln!("clix: model {} at {}", provider.model, provider.base_url());
+        if let Some(run) = &resumed {
+            eprintln!("clix: going on with run {} ({} messages)", run.id, run.messages.len());
+        }
     }
-    let AgentSession { mut agent, trajectory, notes } = session.agent(engine, provider)?;
+    let AgentSession { mut agent, trajectory, notes } = match resumed {
+        Some(run) => session.resumed_agent(engine, provider, run)?,
+        None => session.agent(engine, provider)?,
+    };
     for note in notes {
         eprintln!("clix: {note}");
     }
@@ -128,9 +228,12 @@ fn agent<'e>(
 
 /// `clix ask "<task>"`: one task, streamed.
 pub(crate) async fn ask(paths: &Paths, args: AskArgs) -> Result<ExitCode> {
+    if args.common.show_prompt {
+        return show_prompt(paths, &args.common).await;
+    }
     let started = std::time::Instant::now();
     let piped = crate::cli::read_piped_stdin()?;
-    let mut task = args.task.clone();
+    let mut task = args.task.clone().unwrap_or_default();
     match (args.input, piped) {
         (InputForm::Jsonl, piped) => match upstream(piped.as_deref()) {
             Ok(upstream) => {
@@ -149,7 +252,8 @@ pub(crate) async fn ask(paths: &Paths, args: AskArgs) -> Result<ExitCode> {
     let session = agent_session(paths, &args.common)?;
     let mut engine = session.engine().await?;
     let watch = args.common.jsonl.then(|| ArtifactWatch::start(engine.session().folder(), &[PathBuf::new()]));
-    let (mut agent, path) = agent(paths, &session, &mut engine, &args.common)?;
+    let resume = Resume::from_flags(args.common.continue_last, args.resume.as_deref());
+    let (mut agent, path) = agent(paths, &session, &mut engine, &args.common, resume)?;
     let mut render = Renderer::new(args.common.jsonl);
     let (summary, result) = run_task(&mut agent, &task, watch.as_ref(), &mut |e| render.event(e)).await;
     remember(&mut agent, &mut render).await;
@@ -194,12 +298,17 @@ fn upstream_failed(args: &AgentArgs, why: &str, started: std::time::Instant) -> 
 }
 
 /// `clix chat`: a REPL over one session; history persists across turns.
-pub(crate) async fn chat(paths: &Paths, args: AgentArgs) -> Result<ExitCode> {
+pub(crate) async fn chat(paths: &Paths, chat: ChatArgs) -> Result<ExitCode> {
+    if chat.common.show_prompt {
+        return show_prompt(paths, &chat.common).await;
+    }
     // Piped stdin is read before anything starts: with no line in it, no run is made.
     let mut turns = Turns::from_stdin(paths)?;
+    let args = chat.common;
     let session = agent_session(paths, &args)?;
     let mut engine = session.engine().await?;
-    let (mut agent, path) = agent(paths, &session, &mut engine, &args)?;
+    let resume = Resume::from_flags(args.continue_last, chat.resume.as_deref());
+    let (mut agent, path) = agent(paths, &session, &mut engine, &args, resume)?;
     if matches!(turns, Turns::Terminal(_)) {
         eprintln!("clix chat in {} — /help for commands, /exit to leave", session.workspace.display());
     }
@@ -364,7 +473,7 @@ impl Renderer {
             }
             Event::Start { .. } => self.spin("thinking…"),
             // What the model was given is for the trajectory (`clix replay --jsonl`), not the terminal.
-            Event::Context { .. } | Event::Request { .. } | Event::Annotation { .. } => {}
+            Event::Context { .. } | Event::Request { .. } | Event::Tail { .. } | Event::Annotation { .. } => {}
             Event::Response { .. } | Event::Usage { .. } | Event::Done { .. } => {}
         }
     }
@@ -401,6 +510,10 @@ impl Renderer {
             "{}",
             self.dim(&format!("— {how}; {} steps; {usage}; run saved: {}", summary.steps, trajectory.display()))
         );
+        let stopped = [StopReason::MaxSteps, StopReason::MaxTokens, StopReason::WallTime, StopReason::Interrupted];
+        if stopped.contains(&summary.stop_reason) {
+            eprintln!("{}", self.dim("  to go on where it stopped: clix ask --continue \"what next\""));
+        }
     }
 }
 
@@ -457,12 +570,14 @@ pub(crate) fn runs(paths: &Paths, json: bool) -> Result<ExitCode> {
     } else if runs.is_empty() {
         outln(format_args!("no runs yet in {}", clix_session::runs_dir(paths).display()))?;
     } else {
+        let resumable = runs.iter().any(|r| r.resumable);
         for r in runs {
             // "error: <the whole provider message>" would break the table; `replay` has it all.
             let stop = r.stop_reason.as_ref().map_or("unfinished", StopReason::kind);
+            let stop = format!("{}{stop}", if r.resumable { "+" } else { " " });
             let folder = Path::new(&r.workspace).file_name().map(|n| n.to_string_lossy().into_owned());
             outln(format_args!(
-                "{}  {}  {:>3} steps  {:<12} {:<20} {:<16} {}  {}",
+                "{}  {}  {:>3} steps  {:<13} {:<20} {:<16} {:<61}  {}",
                 r.id,
                 run_date(&r.id),
                 r.steps,
@@ -472,6 +587,9 @@ pub(crate) fn runs(paths: &Paths, json: bool) -> Result<ExitCode> {
                 one_line(&r.task, 60),
                 usage_text(&r.usage, r.cost)
             ))?;
+        }
+        if resumable {
+            eprintln!("+ can be continued: clix ask --resume ID \"next instruction\" (or clix chat --resume ID)");
         }
     }
     Ok(ExitCode::SUCCESS)

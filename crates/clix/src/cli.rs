@@ -45,7 +45,7 @@ enum Command {
     /// Give a model one task in the workspace, with the run tool; prints its answer.
     Ask(crate::agent_cmd::AskArgs),
     /// A conversation with the agent (history, multi-line input; /exit to leave).
-    Chat(crate::agent_cmd::AgentArgs),
+    Chat(crate::agent_cmd::ChatArgs),
     /// Saved agent runs.
     Runs {
         #[command(subcommand)]
@@ -158,7 +158,8 @@ struct RunArgs {
     #[arg(long, conflicts_with = "json")]
     raw: bool,
     /// Print the run as one JSON object: exit_code, duration_ms, truncated, spill_path,
-    /// stdout_bytes, stderr_bytes (as MCP's structuredContent), plus stdout and stderr.
+    /// stdout_bytes, stderr_bytes, failed_stages when a pipeline stage failed (as MCP's
+    /// structuredContent), plus stdout and stderr.
     #[arg(long)]
     json: bool,
     /// The command line, quoted as one argument: clix run 'ls | head -5'.
@@ -728,18 +729,42 @@ fn config(paths: &Paths, action: ConfigAction) -> Result<ExitCode> {
                     other => other.clone(),
                 }
             };
+            // Beside the settings: where each prompt comes from, and the
+            // variables the provider reads outside the CLIX_* layer.
+            let prompts: Vec<(String, String)> = clix_session::Prompt::ALL
+                .into_iter()
+                .map(|p| Ok((format!("prompts/{}", p.file_name()), clix_session::prompt_source(paths, p)?.to_string())))
+                .collect::<Result<_>>()?;
+            let env = clix_session::provider_env();
             if json {
-                let rows: serde_json::Map<String, serde_json::Value> = loaded
+                let mut rows: serde_json::Map<String, serde_json::Value> = loaded
                     .settings
                     .iter()
                     .map(|(k, s)| (k.clone(), json!({"value": shown(k, &s.value), "source": s.source.to_string()})))
                     .collect();
+                for (name, source) in prompts {
+                    rows.insert(name, json!({ "source": source }));
+                }
+                for var in env {
+                    rows.insert(format!("env {}", var.name), json!({"value": var.shown, "fills": var.fills}));
+                }
                 outln(serde_json::to_string_pretty(&rows)?)?;
             } else {
                 let mut text = format!("# config file: {}\n", paths.config_file.display());
                 let width = loaded.settings.keys().map(String::len).max().unwrap_or(0);
                 for (key, s) in &loaded.settings {
                     text.push_str(&format!("{key:width$} = {:<12} # {}\n", shown(key, &s.value).to_string(), s.source));
+                }
+                text.push_str("\n# prompts (override one with a file of that name in the config folder)\n");
+                for (name, source) in prompts {
+                    text.push_str(&format!("{name:<19} # {source}\n"));
+                }
+                if !env.is_empty() {
+                    text.push_str("\n# environment variables the agent's provider reads\n");
+                    let width = env.iter().map(|v| v.name.len()).max().unwrap_or(0);
+                    for var in env {
+                        text.push_str(&format!("{:width$} = {:<12} # fills {}\n", var.name, var.shown, var.fills));
+                    }
                 }
                 out(text.as_bytes())?;
             }

@@ -542,3 +542,88 @@ async fn chat_reads_piped_lines_as_turns_and_refuses_an_empty_stdin() {
     let second = server.requests()[1].body.to_string();
     assert!(second.contains("say one") && second.contains("say two"), "one conversation: {second}");
 }
+
+/// `clix ask --continue`, `--resume ID` and `clix chat --resume` go on
+/// with an earlier run: its conversation sent again, its file appended to.
+#[tokio::test]
+async fn ask_continue_and_chat_resume_go_on_with_the_run() {
+    let server = start(vec![
+        openai_calls(&[("run", &run_call("wc -l notes.txt"))], 10, 5),
+        openai_text("3 lines", 20, 2),
+        openai_text("one, two, three", 30, 4),
+        openai_text("still three", 40, 4),
+    ])
+    .await;
+    let h = Home::new();
+    let o = h.output(None, &["ask", "--continue", "go on"]).await;
+    assert_ne!(o.status.code(), Some(0));
+    assert!(text(&o.stderr).contains("no run to continue in"), "{}", text(&o.stderr));
+
+    let o = h.output(Some(&server), &["ask", "how many lines in notes.txt?"]).await;
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let o = h.output(Some(&server), &["ask", "--continue", "which are they?"]).await;
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "one, two, three\n");
+    assert!(text(&o.stderr).contains("going on with run"), "{}", text(&o.stderr));
+    let sent = server.requests();
+    let before = sent[1].body["messages"].as_array().unwrap();
+    let resumed = sent[2].body["messages"].as_array().unwrap();
+    assert_eq!(resumed[..before.len()], before[..], "the conversation the model had");
+    assert_eq!(resumed[before.len()]["content"], "3 lines");
+    assert_eq!(resumed[before.len() + 1]["content"], "which are they?");
+
+    let runs = h.runs();
+    assert_eq!(runs.len(), 1, "one run, appended to: {runs:?}");
+    assert_eq!(runs[0]["resumable"], true);
+    let id = runs[0]["id"].as_str().unwrap().to_string();
+    let listed = h.output(None, &["runs"]).await;
+    assert!(text(&listed.stdout).contains("+answered"), "{}", text(&listed.stdout));
+
+    let mut cmd = h.clix(Some(&server), &["chat", "--resume", &id[..11]]);
+    cmd.env("CLIX_AGENT_LOOK_FIRST", "false").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let o = tokio::task::spawn_blocking(move || {
+        use std::io::Write;
+        let mut child = cmd.spawn().unwrap();
+        child.stdin.take().unwrap().write_all(b"still?\n").unwrap();
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let last = server.requests()[3].body["messages"].to_string();
+    assert!(last.contains("which are they?") && last.contains("one, two, three") && last.contains("still?"), "{last}");
+
+    // Another folder's run is refused; so is a damaged file, by name.
+    let elsewhere = Home { home: tempfile::tempdir().unwrap(), ws: tempfile::tempdir().unwrap() };
+    let mut cmd = common::clix(h.home.path(), elsewhere.ws.path(), &["ask", "--resume", &id, "more"]);
+    cmd.env("AGENT_BASE_URL", format!("{}/v1", server.url)).env("CLIX_SANDBOX_MODE", "off");
+    let o = cmd.output().unwrap();
+    assert_ne!(o.status.code(), Some(0));
+    assert!(text(&o.stderr).contains("not here"), "{}", text(&o.stderr));
+    let o = h.output(Some(&server), &["ask", "--resume", "1999", "more"]).await;
+    assert!(text(&o.stderr).contains("no run 1999 in"), "{}", text(&o.stderr));
+    let path = find_file(h.home.path(), &format!("{id}.jsonl"));
+    let kept = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("garbage\n{kept}")).unwrap();
+    let o = h.output(Some(&server), &["ask", "--continue", "more"]).await;
+    assert_ne!(o.status.code(), Some(0));
+    let stderr = text(&o.stderr);
+    assert!(stderr.contains(&format!("{id}.jsonl is damaged at line 1")), "{stderr}");
+    assert_eq!(server.requests().len(), 4, "no model call for a refused resume");
+}
+
+/// The file named `name` under `dir`.
+fn find_file(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            let found = find_file(&path, name);
+            if found.is_file() {
+                return found;
+            }
+        } else if path.file_name().is_some_and(|n| n == name) {
+            return path;
+        }
+    }
+    std::path::PathBuf::new()
+}

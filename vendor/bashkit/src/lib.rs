@@ -519,8 +519,8 @@ pub use fs::{
 pub use fs::{RealFs, RealFsMode};
 pub use host_call::{ExecutionEvent, ExecutionHandle, HostCallId, HostCallRequest};
 pub use interpreter::{
-    ControlFlow, ExecResult, HistoryEntry, OutputCallback, ShellFeatures, ShellState,
-    ShellStateView,
+    ControlFlow, ExecResult, HistoryEntry, OutputCallback, PipelineStage, PipelineStatus,
+    ShellFeatures, ShellState, ShellStateView,
 };
 pub use limits::{
     ExecutionBudget, ExecutionBudgetExceeded, ExecutionBudgetLease, ExecutionCounters,
@@ -1707,6 +1707,20 @@ impl Bash {
     /// ```
     pub fn shell_state(&self) -> ShellState {
         self.interpreter.shell_state()
+    }
+
+    /// The pipelines of two stages or more that the last `exec` ran, with
+    /// each stage's command and status, in the order they finished: those
+    /// in which a stage other than the last exited non-zero (the first 16),
+    /// then the last pipeline. Pipelines inside a stage, a loop, a
+    /// function, a `$(…)` or a background job count too. A pipeline's
+    /// status is its last stage's, so this is how a host sees a failure
+    /// that `cmd | tail` hides (clix patch, docs/bashkit-patches.md).
+    ///
+    /// Taken: a second call, or a call after an `exec` that was dropped
+    /// before it started, gives none. `PIPESTATUS` is not changed by it.
+    pub fn take_pipelines(&mut self) -> Vec<PipelineStatus> {
+        self.interpreter.take_pipelines()
     }
 
     /// Capture a lightweight shell-state view for prompt/UI inspection.

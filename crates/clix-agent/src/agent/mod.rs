@@ -33,6 +33,7 @@ use crate::cache::ReplyCache;
 use crate::events::Event;
 use crate::memory::AgentMemory;
 use crate::message::{Message, Role, SYSTEM_JOIN, ToolCall, ToolSpec, split_system};
+use crate::prompt::SystemPrompt;
 use crate::provider::{ChatResponse, Provider, ToolChoice, Usage};
 use crate::settings::AgentSettings;
 use crate::tools::Tools;
@@ -165,7 +166,8 @@ pub struct Agent<'e, T: Tools = Engine> {
     /// unknown tool or for bad arguments did not).
     ran_a_call: bool,
     /// The command of the conversation's last call, when that call failed
-    /// (a non-zero exit, or refused: then its raw arguments).
+    /// (a non-zero exit, a failed pipeline stage that its exit code hides,
+    /// or refused: then its raw arguments).
     last_failed_call: Option<String>,
     /// The model refused images: `see` results go as text alone.
     images_refused: bool,
@@ -176,8 +178,20 @@ impl<'e, T: Tools> Agent<'e, T> {
     /// its workspace, cwd and variables), asking `provider`, recording
     /// every event in `trajectory` when given.
     pub fn new(engine: &'e mut T, provider: Provider, settings: AgentSettings, trajectory: Option<Trajectory>) -> Self {
+        Self::new_with_prompt(engine, provider, settings, trajectory, &SystemPrompt::default())
+    }
+
+    /// [`Agent::new`] whose system prompt starts with `prompt` (a person's
+    /// template, the project's notes) instead of the built-in text alone.
+    pub fn new_with_prompt(
+        engine: &'e mut T,
+        provider: Provider,
+        settings: AgentSettings,
+        trajectory: Option<Trajectory>,
+        prompt: &SystemPrompt,
+    ) -> Self {
         let tools = engine.specs();
-        let system = system_prompt(&engine.workspace().display().to_string(), &engine.guidance());
+        let system = prompt.render(&engine.workspace().display().to_string(), &engine.guidance());
         let interrupt = Interrupt { flag: Arc::default(), notify: Arc::default(), tools: engine.cancel_handle() };
         let mut trajectory = trajectory;
         if let Some(t) = &mut trajectory {
@@ -203,6 +217,22 @@ impl<'e, T: Tools> Agent<'e, T> {
             last_failed_call: None,
             images_refused: false,
         }
+    }
+
+    /// Continues an earlier conversation (`clix ask --continue`): `messages`
+    /// follow this agent's own system prompt, as a resumed run's file
+    /// rebuilt them ([`crate::trajectory::resumable`]). The next task is
+    /// asked after them.
+    pub fn with_conversation(mut self, messages: Vec<Message>) -> Self {
+        // As a call reaching the tools sets it (tool_calls.rs): the model has looked before.
+        self.ran_a_call =
+            messages.iter().flat_map(|m| &m.tool_calls).any(|call| self.tools.iter().any(|t| t.name == call.name));
+        // This agent's system prompt stays: its stable part and the notes
+        // added for this session (memory's facts).
+        let system = self.messages.iter().take_while(|m| m.role == Role::System).count();
+        self.messages.truncate(system);
+        self.messages.extend(messages.into_iter().filter(|m| m.role != Role::System));
+        self
     }
 
     /// Answers identical model requests from `cache` (`--cache`).
@@ -236,6 +266,20 @@ impl<'e, T: Tools> Agent<'e, T> {
     /// The conversation so far.
     pub fn messages(&self) -> &[Message] {
         &self.messages
+    }
+
+    /// The system prompt and tool definitions a model call would send now,
+    /// as the provider's request body has them (`clix ask --show-prompt`):
+    /// `{"system", "tools"}`.
+    pub fn shown_prompt(&self) -> serde_json::Value {
+        let system: Vec<Message> = self.messages.iter().filter(|m| m.role == Role::System).cloned().collect();
+        let request = crate::provider::ChatRequest {
+            messages: &system,
+            tools: &self.tools,
+            tool_choice: ToolChoice::Auto,
+            max_output_tokens: self.settings.max_output_tokens,
+        };
+        self.provider.shown_prompt(&request)
     }
 
     /// Adds a note to the system prompt (memory facts, an eval task's own
@@ -275,6 +319,17 @@ impl<'e, T: Tools> Agent<'e, T> {
             Event::Context { system: system.join(SYSTEM_JOIN), tools: self.tools.clone(), messages: messages.to_vec() };
         self.recorded = self.messages.len();
         self.record(&context, on_event);
+    }
+
+    /// Records what the conversation gained after the last model call
+    /// ([`Event::Tail`]), so the file holds all of it when the run ends.
+    fn record_tail(&mut self, on_event: &mut dyn FnMut(&Event)) {
+        if self.trajectory.is_none() || self.recorded >= self.messages.len() {
+            return;
+        }
+        let added = self.messages[self.recorded..].to_vec();
+        self.recorded = self.messages.len();
+        self.record(&Event::Tail { added }, on_event);
     }
 
     /// Records a model call: the messages added since the last record
@@ -496,6 +551,7 @@ impl<'e, T: Tools> Agent<'e, T> {
             self.emit(on_event, Event::Error { message: message.clone() });
         }
         self.worked |= !matches!(stop, StopReason::Error(_) | StopReason::Interrupted);
+        self.record_tail(on_event);
         let Progress { steps, usage, answer, .. } = progress;
         let cost = self.settings.cost(&self.provider.model, &usage);
         let done = Event::Done { stop_reason: stop.clone(), answer: answer.clone(), steps, usage, cost };
@@ -536,12 +592,4 @@ impl<'e, T: Tools> Agent<'e, T> {
             self.emit(on_event, Event::Error { message: format!("memory: {problem}") });
         }
     }
-}
-
-fn system_prompt(workspace: &str, guidance: &str) -> String {
-    format!(
-        "You are a capable software agent working in the folder {workspace}. {guidance} Do the work \
-         yourself with the tools: run commands rather than showing them, and look at files rather than \
-         guessing what they hold. When the task is done, answer in plain text without calling a tool."
-    )
 }

@@ -80,7 +80,11 @@ impl<T: Tools> Agent<'_, T> {
                 images: seen.iter().map(|(_, i)| i.clone()).collect(),
             };
             self.emit(on_event, result);
-            self.last_failed_call = (out.exit_code != 0).then(|| invocation.command.clone());
+            // A failed stage the exit code hides is a failure too: the
+            // model that got `jq … | awk …`'s empty sum with [exit:0] took
+            // it as an answer, or repeated the line and gave up (issue 31).
+            let failed = out.exit_code != 0 || out.stage_failed;
+            self.last_failed_call = failed.then(|| invocation.command.clone());
             self.messages.push(Message::tool_result(&call.id, out.text, out.exit_code != 0));
             images.extend(seen);
         }

@@ -107,8 +107,9 @@ pub(super) async fn complete(
     Ok(reply)
 }
 
-/// The request body, its breakpoints marked (see the module's doc).
-fn body(p: &Provider, req: &ChatRequest<'_>) -> Value {
+/// The request body of `req`, its breakpoints marked (see the module's
+/// doc): what is sent, and what `--show-prompt` shows.
+pub(super) fn body(p: &Provider, req: &ChatRequest<'_>) -> Value {
     let mut tools: Vec<Value> = req
         .tools
         .iter()

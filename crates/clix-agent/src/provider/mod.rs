@@ -134,6 +134,17 @@ pub enum ProviderError {
         /// The cause, with its chain.
         message: String,
     },
+    /// The connection was refused at clix's default endpoint, which no one
+    /// configured: nothing to retry, a model to set up.
+    #[error(
+        "nothing is listening at {url}, clix's default endpoint (a local Ollama), and no model is configured. \
+         Set one up: `[agent] base_url` and `model` in the config file (`clix config path`), or AGENT_BASE_URL \
+         and AGENT_MODEL, or OPENAI_API_KEY, or ANTHROPIC_API_KEY; see \"Agent\" in the README"
+    )]
+    NothingListening {
+        /// The default endpoint called.
+        url: String,
+    },
     /// The call took longer than `agent.model_call_secs`.
     #[error("the model call took longer than {0:?}")]
     Timeout(Duration),
@@ -148,6 +159,7 @@ impl ProviderError {
     pub fn is_retryable(&self) -> bool {
         match self {
             ProviderError::Http { status, .. } => *status == 429 || *status >= 500,
+            ProviderError::NothingListening { .. } => false,
             _ => true,
         }
     }
@@ -164,6 +176,8 @@ pub struct Provider {
     pub model: String,
     stream: bool,
     temperature: Option<f64>,
+    /// The endpoint is clix's fallback, not the person's ([`ResolvedProvider::default_endpoint`]).
+    default_endpoint: bool,
     client: reqwest::Client,
 }
 
@@ -187,6 +201,7 @@ impl Provider {
             model: resolved.model.clone(),
             stream: resolved.stream,
             temperature: resolved.temperature,
+            default_endpoint: resolved.default_endpoint,
             client,
         }
     }
@@ -215,6 +230,30 @@ impl Provider {
     /// one; Anthropic replies always stream).
     pub(crate) fn unstreamed(&self) -> Provider {
         Provider { stream: false, ..self.clone() }
+    }
+
+    /// What a call of `req` sends of its system prompt and tools, as the
+    /// API's body has them (`clix ask --show-prompt`): `{"system", "tools"}`.
+    pub fn shown_prompt(&self, req: &ChatRequest<'_>) -> serde_json::Value {
+        let (system, tools) = match self.kind {
+            ProviderKind::OpenAi => {
+                let mut body = openai::body(self, req, self.stream);
+                let system: Vec<serde_json::Value> = body["messages"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|m| m["role"] == "system")
+                    .map(|m| m["content"].clone())
+                    .collect();
+                let system = if system.len() == 1 { system[0].clone() } else { serde_json::Value::from(system) };
+                (system, body["tools"].take())
+            }
+            ProviderKind::Anthropic => {
+                let mut body = anthropic::body(self, req);
+                (body["system"].take(), body["tools"].take())
+            }
+        };
+        serde_json::json!({ "system": system, "tools": tools })
     }
 
     /// One call, with text deltas passed to `on_text` as they stream in.
@@ -250,10 +289,14 @@ impl Provider {
             }
             ProviderError::Protocol(message) => ProviderError::Protocol(clean(message)),
             ProviderError::Timeout(limit) => ProviderError::Timeout(limit),
+            ProviderError::NothingListening { url } => ProviderError::NothingListening { url: clean(url) },
         }
     }
 
     fn connect_error(&self, e: reqwest::Error) -> ProviderError {
+        if self.default_endpoint && refused(&e) {
+            return ProviderError::NothingListening { url: self.base_url.clone() };
+        }
         // reqwest's own message is generic; the cause (refused, reset, DNS) is in the chain.
         let mut message = e.to_string();
         let mut source = std::error::Error::source(&e);
@@ -263,6 +306,19 @@ impl Provider {
         }
         ProviderError::Connect { url: self.base_url.clone(), message }
     }
+}
+
+/// The connection was refused: nothing listens at the address (the cause
+/// is an I/O error deep in reqwest's chain).
+fn refused(e: &reqwest::Error) -> bool {
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        if cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused) {
+            return true;
+        }
+        source = cause.source();
+    }
+    false
 }
 
 /// Turns a non-success HTTP response into an error, keeping the provider's

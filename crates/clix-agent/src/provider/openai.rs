@@ -38,7 +38,8 @@ pub(super) async fn complete(
     Ok(reply)
 }
 
-fn body(p: &Provider, req: &ChatRequest<'_>, stream: bool) -> Value {
+/// The request body of `req`: what is sent, and what `--show-prompt` shows.
+pub(super) fn body(p: &Provider, req: &ChatRequest<'_>, stream: bool) -> Value {
     let tools: Vec<Value> = req
         .tools
         .iter()

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clix_hub::HubConfig;
-use clix_present::{Capture, CommandOutput, Origin, PresentOptions, SpillSink, present};
+use clix_present::{Capture, CommandOutput, Origin, PresentOptions, SpillSink, StageExit, present};
 use clix_sandbox::{Sandbox, SandboxSettings};
 use clix_shell::{
     CancelHandle, CommandRegistry, Kind, RawResult, Session, SessionConfig, SessionError, ShellLimits, Workspace,
@@ -45,6 +45,10 @@ pub struct EngineConfig {
     /// Other machines as commands (`[[clip]]` of the person's config);
     /// `None` leaves the `clip` command out.
     pub clip: Option<clix_clip::ClipConfig>,
+    /// The `run` tool's description template, a person's
+    /// `prompts/run-tool.md` checked against [`crate::RUN_TOOL_PLACEHOLDERS`];
+    /// `None`: the built-in one.
+    pub run_tool_prompt: Option<clix_common::template::Template>,
 }
 
 impl EngineConfig {
@@ -64,6 +68,7 @@ impl EngineConfig {
             policy: None,
             browser: None,
             clip: None,
+            run_tool_prompt: None,
         }
     }
 }
@@ -128,6 +133,10 @@ pub struct RunOutput {
     /// The exit code the model is told (the footer's): `raw.exit_code`,
     /// except 1 when a 0-exit line's stdout was withheld as binary.
     pub exit_code: i32,
+    /// The pipeline stages the footer names as failed (`[exit:0 | jq exit 5
+    /// | 4ms]`): a stage other than a pipeline's last whose failure the
+    /// line's code does not show. Empty when none failed.
+    pub failed_stages: Vec<StageExit>,
 }
 
 /// A shell session with our commands, plus the presentation settings.
@@ -217,7 +226,7 @@ impl Engine {
             start_in: namespace.as_ref().map(|ns| ns.home.clone()),
         })
         .await?;
-        let catalog = setup::catalog(&registry, &session, &hub, environments);
+        let catalog = setup::catalog(&registry, &session, &hub, environments, config.run_tool_prompt);
         // Set exactly once, here, before any command can read it.
         let _ = shared.set(catalog.clone());
         let spill = match &namespace {
@@ -326,6 +335,8 @@ impl Engine {
             duration: started.elapsed(),
             timed_out: None,
             capped: false,
+            // GNU bash ran it: its stages' codes stay inside the sandbox.
+            pipelines: Vec::new(),
         }
     }
 
@@ -337,6 +348,13 @@ impl Engine {
     /// [`run`](Self::run) with a time limit for this call, capped by the configured one.
     pub async fn run_within(&mut self, line: &str, stdin: Option<&[u8]>, limit: Option<Duration>) -> RunOutput {
         let (raw, capture) = self.execute(line, stdin, limit).await;
+        let pipelines: Vec<Vec<StageExit>> = raw
+            .pipelines
+            .iter()
+            .map(|p| {
+                p.stages.iter().map(|s| StageExit { command: s.command.clone(), exit_code: s.exit_code }).collect()
+            })
+            .collect();
         let output = CommandOutput {
             stdout: &raw.stdout,
             stderr: &raw.stderr,
@@ -344,13 +362,22 @@ impl Engine {
             duration: raw.duration,
             timed_out: raw.timed_out,
             capture,
+            pipelines: &pipelines,
         };
         let session = &self.session;
         let mut spill = SessionSpill { dir: &mut self.spill, session };
         let shown = present(&output, || origin(session, line), &self.present, &mut spill);
         let truncated = shown.truncated || raw.capped;
         let images = std::mem::take(&mut *self.seen.lock().unwrap_or_else(|p| p.into_inner()));
-        RunOutput { text: shown.text, images, raw, truncated, spill_path: shown.spill_path, exit_code: shown.exit_code }
+        RunOutput {
+            text: shown.text,
+            images,
+            raw,
+            truncated,
+            spill_path: shown.spill_path,
+            exit_code: shown.exit_code,
+            failed_stages: shown.failed_stages,
+        }
     }
 }
 

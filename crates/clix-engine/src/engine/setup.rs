@@ -156,12 +156,14 @@ pub(super) fn register_clip(
     Ok(environments)
 }
 
-/// What models and `help` are told the session can run.
+/// What models and `help` are told the session can run, and the `run`
+/// tool's description template when the session has its own.
 pub(super) fn catalog(
     registry: &CommandRegistry,
     session: &Session,
     hub: &HubPart,
     environments: Vec<(String, String)>,
+    run_tool_prompt: Option<clix_common::template::Template>,
 ) -> Catalog {
     // `hub` stays callable without ready tools (people run `clix hub check`),
     // but is not advertised to the model then: there is nothing to find.
@@ -178,5 +180,6 @@ pub(super) fn catalog(
         hub_not_ready: hub.not_ready.clone(),
         hub_problems: hub.problems,
         environments,
+        run_tool_prompt,
     }
 }

@@ -65,6 +65,7 @@ impl BashTools {
             stderr,
             exit_code,
             duration: started.elapsed(),
+            stage_failed: false,
         }
     }
 }

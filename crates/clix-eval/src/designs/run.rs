@@ -63,6 +63,7 @@ impl RunTools {
             stderr: String::from_utf8_lossy(&out.raw.stderr).into_owned(),
             exit_code: out.exit_code,
             duration: started.elapsed(),
+            stage_failed: !out.failed_stages.is_empty(),
         }
     }
 }

@@ -74,6 +74,7 @@ impl TypedTools {
             stderr,
             exit_code,
             duration: started.elapsed(),
+            stage_failed: false,
         }
     }
 }

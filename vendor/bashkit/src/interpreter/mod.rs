@@ -52,6 +52,7 @@ mod history;
 mod jobs;
 pub(crate) mod pipe;
 mod pipeline_admission;
+mod pipeline_log;
 mod prompt;
 mod readline_bind;
 mod readline_defaults;
@@ -62,6 +63,7 @@ mod xtrace;
 
 #[allow(unused_imports)]
 pub use jobs::{JobInfo, JobState, JobTable, SharedJobTable};
+pub use pipeline_log::{PipelineStage, PipelineStatus};
 pub use state::{BuiltinSideEffect, ControlFlow, ExecResult};
 use time_command::{
     TimeUsage, render_time_format, render_timeformat, sanitize_time_path, validate_time_format,
@@ -1942,6 +1944,8 @@ pub struct Interpreter {
     operand_substs: std::collections::VecDeque<String>,
     /// PIPESTATUS: exit codes of the last pipeline's commands
     pipestatus: Vec<i32>,
+    /// The pipelines of this exec, shared with its forks (clix patch).
+    pipeline_log: Arc<pipeline_log::PipelineLog>,
     /// THREAT[TM-DOS-023]: Bounded cache for repeated `[[ value =~ pattern ]]` evaluations.
     regex_cache: RuntimeRegexCache,
     /// Command history entries for the current session.
@@ -2631,6 +2635,7 @@ impl Interpreter {
             nounset_error: None,
             operand_substs: std::collections::VecDeque::new(),
             pipestatus: Vec::new(),
+            pipeline_log: Arc::default(),
             regex_cache: RuntimeRegexCache::default(),
             history: Vec::new(),
             history_bytes: 0,
@@ -2853,6 +2858,7 @@ impl Interpreter {
             nounset_error: None,
             operand_substs: std::collections::VecDeque::new(),
             pipestatus: Vec::new(),
+            pipeline_log: Arc::clone(&self.pipeline_log),
             regex_cache: RuntimeRegexCache::default(),
             history: Vec::new(),
             history_bytes: 0,
@@ -3185,6 +3191,12 @@ impl Interpreter {
             .filter(|var| *var != "SHOPT_interactive_comments")
     }
 
+    /// The pipelines the last exec ran, taken (clix patch): see
+    /// [`Bash::take_pipelines`](crate::Bash::take_pipelines).
+    pub fn take_pipelines(&mut self) -> Vec<PipelineStatus> {
+        self.pipeline_log.take()
+    }
+
     /// THREAT[TM-ISO-005/006/007]: Reset per-exec transient state.
     /// Called by Bash::exec() before each top-level execution to prevent
     /// traps, exit code, `set` options, transient stdin, and fd3+ redirect
@@ -3193,6 +3205,8 @@ impl Interpreter {
     /// preserved — they are persistent session configuration.
     pub fn reset_transient_state(&mut self) {
         self.memory_limit_error = None;
+        // A new log: a job the last exec left running records into its own.
+        self.pipeline_log = Arc::default();
         self.nofork = Arc::default();
         self.nofork_now = false;
         self.traps_mut().clear();
@@ -7981,6 +7995,9 @@ impl Interpreter {
         last_result.stderr_truncated |= stderr_truncated;
 
         // Store PIPESTATUS array
+        if pipe_statuses.len() > 1 {
+            self.pipeline_log.record(&pipeline.commands, &pipe_statuses);
+        }
         self.pipestatus = pipe_statuses.clone();
         let mut ps_arr = HashMap::new();
         for (i, code) in pipe_statuses.iter().enumerate() {
