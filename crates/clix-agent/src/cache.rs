@@ -99,6 +99,7 @@ impl ReplyCache {
                     usage: Usage {
                         input_tokens: row.get::<_, i64>(2)?.max(0) as u64,
                         output_tokens: row.get::<_, i64>(3)?.max(0) as u64,
+                        ..Usage::default()
                     },
                 })
             },

@@ -125,6 +125,12 @@ pub enum Event {
         output_tokens: u64,
         /// Their sum, what `agent.max_total_tokens` limits.
         total_tokens: u64,
+        /// Of the input, the tokens read from the provider's prompt cache.
+        #[serde(default)]
+        cache_read_tokens: u64,
+        /// Of the input, the tokens written to the prompt cache.
+        #[serde(default)]
+        cache_write_tokens: u64,
     },
     /// Memories relevant to the task were put before it (a marked block).
     Recall {
@@ -181,10 +187,15 @@ pub enum Event {
         answer: String,
         /// Steps taken.
         steps: u32,
-        /// Input tokens of the whole run.
-        input_tokens: u64,
-        /// Output tokens of the whole run.
-        output_tokens: u64,
+        /// Tokens of the whole run, its fields beside the others
+        /// (`input_tokens`, `output_tokens`, `cache_read_tokens`,
+        /// `cache_write_tokens`; the last two 0 in files from before them).
+        #[serde(flatten)]
+        usage: Usage,
+        /// What the run cost at the prices set for its model
+        /// (`agent.prices`); absent when none are.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost: Option<f64>,
     },
 }
 

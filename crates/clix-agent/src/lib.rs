@@ -6,9 +6,13 @@
 //! the eval harness's tool designs) and results back to the model, the budgets (steps, tokens, wall time, per model call), context
 //! compaction, images from `see`, the trajectory of every run, memory
 //! in the loop (facts in the system prompt, recall per task, a summary at
-//! the end of a session), and the system prompt's stable part: its text
-//! file (`prompts/system.md`, or a person's template) and the project's
-//! `AGENTS.md` notes, read through the workspace handle.
+//! the end of a session), the system prompt's stable part (its text file,
+//! `prompts/system.md` or a person's template, and the project's `AGENTS.md`
+//! notes, read through the workspace handle), and prompt caching: every
+//! request starts with the same bytes as the one before (the tools, the
+//! stable system prompt, then the session's notes, then the earlier turns),
+//! Anthropic's carry cache breakpoints, and usage splits the input into its
+//! cached and uncached parts, priced when the person set prices for the model.
 //!
 //! It must not execute commands itself (the engine does) nor print to a
 //! terminal (callers render the [`Event`]s it emits).
@@ -21,6 +25,7 @@ mod events;
 pub mod fuzzing;
 mod memory;
 mod message;
+mod price;
 mod prompt;
 mod provider;
 mod settings;
@@ -33,6 +38,7 @@ pub use cache::ReplyCache;
 pub use events::Event;
 pub use memory::AgentMemory;
 pub use message::{Image, Message, Role, ToolCall, ToolSpec};
+pub use price::ModelPrice;
 pub use prompt::{
     PROJECT_NOTES_CAP, PROJECT_NOTES_FILE, ProjectNotes, SYSTEM_PLACEHOLDERS, SYSTEM_PROMPT, SystemPrompt,
 };

@@ -7,7 +7,9 @@ use serde_json::Value;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
-    /// The system prompt: who the agent is, its tool, memory facts.
+    /// The system prompt: who the agent is, its tool, memory facts. The
+    /// conversation starts with the stable prompt, then the session's
+    /// notes, each a system message of its own ([`split_system`]).
     System,
     /// The person's task, recall blocks, images from `see`, and the loop's
     /// own notes (an empty reply, a budget used up, a compaction summary).
@@ -81,4 +83,17 @@ pub struct ToolSpec {
     pub description: String,
     /// The JSON Schema of its arguments.
     pub parameters: Value,
+}
+
+/// Between the system prompt's parts where a provider takes it as one text.
+pub(crate) const SYSTEM_JOIN: &str = "\n\n";
+
+/// The texts of the system messages the conversation starts with (the
+/// stable prompt `Agent::new` built, then the notes added for the session),
+/// and the conversation after them. Providers send the stable part first,
+/// so the prefix a prompt cache matches on ends as late as it can.
+pub(crate) fn split_system(messages: &[Message]) -> (Vec<&str>, &[Message]) {
+    let count = messages.iter().take_while(|m| m.role == Role::System).count();
+    let (system, rest) = messages.split_at(count);
+    (system.iter().map(|m| m.text.as_str()).collect(), rest)
 }

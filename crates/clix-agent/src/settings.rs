@@ -1,11 +1,15 @@
 //! The `[agent]` section, and which provider the environment points at.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use clix_common::Secret;
 use clix_common::names::did_you_mean;
 use clix_common::settings::{BadValue, Validate, at_least_one, seconds};
 use serde::{Deserialize, Serialize};
+
+use crate::price::ModelPrice;
+use crate::provider::Usage;
 
 /// Default when nothing is configured: a local Ollama.
 pub(crate) const OLLAMA_URL: &str = "http://127.0.0.1:11434/v1";
@@ -78,6 +82,10 @@ pub struct AgentSettings {
     /// attempt by attempt. (A number, not an `Option`: the config file
     /// knows its keys from the defaults.)
     pub temperature: f64,
+    /// Prices per model, per million tokens (`[agent.prices."<model>"]`
+    /// with `input`, `cached_input`, `cache_write`, `output`): a run of a
+    /// model named here shows and records its cost. None are built in.
+    pub prices: BTreeMap<String, ModelPrice>,
     /// The project's notes: the `AGENTS.md` files from the workspace root
     /// down to the working folder join the system prompt, introduced as
     /// the project's (at most 32 KiB together). `false` (or `clix ask
@@ -105,6 +113,7 @@ impl Default for AgentSettings {
             look_first: true,
             retry_failed: true,
             temperature: -1.0,
+            prices: BTreeMap::new(),
             project_notes: true,
         }
     }
@@ -145,6 +154,7 @@ impl Validate for AgentSettings {
         if !self.temperature.is_finite() {
             bad.push(BadValue::new("temperature", self.temperature, "a number (negative: the provider's default)"));
         }
+        bad.extend(self.prices.iter().flat_map(|(model, price)| price.validate(model)));
         bad
     }
 }
@@ -166,6 +176,11 @@ impl AgentSettings {
     /// The temperature to send, if any (`agent.temperature` when not negative).
     pub fn temperature(&self) -> Option<f64> {
         (self.temperature >= 0.0).then_some(self.temperature)
+    }
+
+    /// What `usage` of `model` cost, when the person set its prices.
+    pub fn cost(&self, model: &str, usage: &Usage) -> Option<f64> {
+        self.prices.get(model).map(|price| price.cost(usage))
     }
 
     /// The limits of one run.
@@ -382,6 +397,17 @@ mod tests {
             (AgentSettings { compact_at: 1.5, ..d() }, vec!["compact_at = 1.5: a share"]),
             (AgentSettings { temperature: f64::NAN, ..d() }, vec!["temperature = NaN: a number"]),
             (AgentSettings { temperature: 0.0, compact_at: 1.0, ..d() }, vec![]),
+            (
+                AgentSettings {
+                    prices: [(
+                        "m".to_string(),
+                        ModelPrice { input: -3.0, cached_input: None, cache_write: None, output: 15.0 },
+                    )]
+                    .into(),
+                    ..d()
+                },
+                vec!["prices.m.input = -3: a price per million tokens"],
+            ),
         ];
         for (settings, want) in cases {
             let got: Vec<String> = settings.validate().iter().map(ToString::to_string).collect();

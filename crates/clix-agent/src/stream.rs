@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 
 use crate::agent::{RunSummary, StopReason};
 use crate::events::Event;
+use crate::provider::Usage;
 use crate::trajectory::{now_ms, rfc3339};
 
 /// The stream's version, in every line's `v`. A change that renames or
@@ -107,8 +108,12 @@ pub struct RunResult {
     pub answer: String,
     /// Model calls with tools offered.
     pub steps: u32,
-    /// Tokens of the whole run.
-    pub usage: ResultUsage,
+    /// Tokens of the whole run, the input's cached part included.
+    pub usage: Usage,
+    /// What the run cost at the prices set for its model (`agent.prices`);
+    /// absent when none are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
     /// Wall time of the run.
     pub duration_ms: u64,
     /// Files created, changed or removed in the agent's namespace.
@@ -116,15 +121,6 @@ pub struct RunResult {
     /// The run's trajectory id (`clix replay <id>`), when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
-}
-
-/// Token counts in a `result`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ResultUsage {
-    /// Input tokens of every call.
-    pub input_tokens: u64,
-    /// Output tokens of every call.
-    pub output_tokens: u64,
 }
 
 impl RunResult {
@@ -140,7 +136,8 @@ impl RunResult {
             stop_reason: summary.stop_reason.clone(),
             answer: summary.answer.clone(),
             steps: summary.steps,
-            usage: ResultUsage { input_tokens: summary.usage.input_tokens, output_tokens: summary.usage.output_tokens },
+            usage: summary.usage,
+            cost: summary.cost,
             duration_ms,
             artifacts,
             run_id: summary.run_id.clone(),
@@ -335,7 +332,6 @@ fn fit(items: &[String], room: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::Usage;
 
     fn summary(stop: StopReason) -> RunSummary {
         RunSummary {
@@ -343,7 +339,8 @@ mod tests {
             stop_reason: stop,
             answer: "42".into(),
             steps: 2,
-            usage: Usage { input_tokens: 10, output_tokens: 3 },
+            usage: Usage { input_tokens: 10, output_tokens: 3, ..Usage::default() },
+            cost: None,
         }
     }
 
@@ -356,8 +353,8 @@ mod tests {
             stop_reason: StopReason::Answered,
             answer: "42".into(),
             steps: 2,
-            input_tokens: 1,
-            output_tokens: 1,
+            usage: Usage { input_tokens: 1, output_tokens: 1, ..Usage::default() },
+            cost: None,
         };
         assert!(w.event(&done).is_none());
         let result = w.result(&RunResult::new(&summary(StopReason::Answered), 5, vec![]));

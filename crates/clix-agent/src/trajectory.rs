@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::agent::StopReason;
 use crate::events::Event;
 use crate::message::{Message, Role};
+use crate::provider::Usage;
 
 /// One line of a trajectory file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -168,6 +169,13 @@ pub struct RunInfo {
     pub model: String,
     /// The folder it worked in.
     pub workspace: String,
+    /// Tokens of every model call it made (each task's, in a chat), the
+    /// input's cached part included.
+    pub usage: Usage,
+    /// What its tasks cost at the prices set for its model when they ran;
+    /// `None` when no price was set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
     /// Its conversation reached the model, so `clix ask --resume` can go on with it.
     pub resumable: bool,
     /// When its file was last written, in milliseconds since the Unix epoch.
@@ -187,6 +195,8 @@ pub fn list_runs(runs_dir: &Path) -> Vec<RunInfo> {
                 steps: 0,
                 model: String::new(),
                 workspace: String::new(),
+                usage: Usage::default(),
+                cost: None,
                 resumable: false,
                 updated_ms: 0,
             };
@@ -200,10 +210,17 @@ pub fn list_runs(runs_dir: &Path) -> Vec<RunInfo> {
                         (info.model, info.workspace) = (model, workspace);
                     }
                     Event::Context { .. } => info.resumable = true,
-                    Event::Response { step, .. } => info.steps = info.steps.max(step),
-                    Event::Done { stop_reason, steps, .. } => {
+                    // Summed call by call, so a run that was killed still counts.
+                    Event::Response { step, usage, .. } => {
+                        info.steps = info.steps.max(step);
+                        info.usage.add(usage);
+                    }
+                    Event::Done { stop_reason, steps, cost, .. } => {
                         info.stop_reason = Some(stop_reason);
                         info.steps = steps;
+                        if let Some(cost) = cost {
+                            info.cost = Some(info.cost.unwrap_or(0.0) + cost);
+                        }
                     }
                     _ => {}
                 }
@@ -451,10 +468,37 @@ mod tests {
             "{\"ts_ms\":1,\"type\":\"done\",\"stop_reason\":\"error: HTTP 401: bad key\",\"answer\":\"\",\"steps\":0,\"input_tokens\":0,\"output_tokens\":0}\n",
         )
         .unwrap();
-        assert_eq!(read_run(dir.path(), "old").unwrap().len(), 2);
+        let old = read_run(dir.path(), "old").unwrap();
+        assert_eq!(old.len(), 2);
+        let Event::Done { usage, cost, .. } = &old[1].event else { panic!("{:?}", old[1]) };
+        assert_eq!((usage.input_tokens, usage.cache_read_tokens, *cost), (1, 0, None), "no cached tokens, no cost");
         let runs = list_runs(dir.path());
         assert_eq!((runs[0].task.as_str(), runs[0].stop_reason.as_ref()), ("t", Some(&StopReason::Answered)));
         assert_eq!(runs[1].stop_reason, Some(StopReason::Error("HTTP 401: bad key".into())));
+    }
+
+    /// A `done` with its cached tokens and cost reads back as written, also
+    /// when a hidden value made the line go through the redaction.
+    #[test]
+    fn a_done_record_keeps_its_tokens_and_cost() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = Trajectory::create(dir.path()).unwrap();
+        t.hide("sk-hidden-123");
+        let usage = Usage { input_tokens: 1200, output_tokens: 30, cache_read_tokens: 1000, cache_write_tokens: 150 };
+        for answer in ["plain", "told sk-hidden-123"] {
+            let done = |answer: &str| Event::Done {
+                stop_reason: StopReason::Answered,
+                answer: answer.into(),
+                steps: 2,
+                usage,
+                cost: Some(0.0123),
+            };
+            t.record(&done(answer)).unwrap();
+            let records = read_run(dir.path(), &t.id).unwrap();
+            assert_eq!(records.last().unwrap().event, done(&answer.replace("sk-hidden-123", "***")));
+        }
+        let line = std::fs::read_to_string(&t.path).unwrap();
+        assert!(line.contains("\"input_tokens\":1200,\"output_tokens\":30,\"cache_read_tokens\":1000"), "{line}");
     }
 
     #[test]

@@ -51,7 +51,7 @@ async fn tool_use_round_trip_with_an_image() {
     assert_eq!(first.path, "/v1/messages");
     assert!(first.headers.iter().any(|(k, v)| k == "x-api-key" && v == "ant-key"));
     assert!(first.headers.iter().any(|(k, v)| k == "anthropic-version" && v == "2023-06-01"));
-    assert!(first.body["system"].as_str().unwrap().contains("one tool"));
+    assert!(first.body["system"][0]["text"].as_str().unwrap().contains("one tool"));
     assert_eq!(first.body["tools"][0]["name"], "run");
     assert_eq!(first.body["tools"][0]["input_schema"]["required"], json!(["command"]));
     assert_eq!(first.body["tool_choice"], json!({"type": "auto"}));

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use clix_agent::stream::{ArtifactWatch, ResultUsage, RunResult, StreamEvent};
+use clix_agent::stream::{ArtifactWatch, RunResult, StreamEvent};
 use clix_plan::{AgentRunner, Checkpoint, Job, LocalFuture, Plan, RunOptions};
 use clix_session::Parts;
 
@@ -33,7 +33,8 @@ impl AgentRunner for AnswersAtOnce {
                 stop_reason: clix_agent::StopReason::Answered,
                 answer: "done".into(),
                 steps: 1,
-                usage: ResultUsage { input_tokens: 0, output_tokens: 0 },
+                usage: clix_agent::Usage::default(),
+                cost: None,
                 duration_ms: started.elapsed().as_millis() as u64,
                 artifacts: watch.finish(),
                 run_id: None,

@@ -45,6 +45,35 @@ pub trait Validate {
     fn validate(&self) -> Vec<BadValue>;
 }
 
+/// One part of a dotted settings key as TOML writes it: bare when it can be
+/// (`timeout_secs`, `claude-sonnet-4-5`), quoted otherwise (`"gpt-4.1"`), so
+/// a map's key that holds a dot (a model's name) stays one part. The config
+/// loader's keys, `clix config show` and a [`BadValue`]'s key all write it so.
+pub fn key_part(name: &str) -> std::borrow::Cow<'_, str> {
+    let bare = !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if bare { name.into() } else { format!("\"{}\"", name.replace('\\', "\\\\").replace('"', "\\\"")).into() }
+}
+
+/// The parts of a dotted key whose parts [`key_part`] wrote, unquoted.
+pub fn key_parts(key: &str) -> Vec<String> {
+    let mut parts = vec![String::new()];
+    let (mut quoted, mut escaped) = (false, false);
+    for c in key.chars() {
+        let Some(part) = parts.last_mut() else { break };
+        match c {
+            _ if escaped => {
+                part.push(c);
+                escaped = false;
+            }
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            '.' if !quoted => parts.push(String::new()),
+            _ => part.push(c),
+        }
+    }
+    parts
+}
+
 /// The rule for a count or size where 0 means nothing can happen (every
 /// line times out, no model call is made): `None` when `value` is at least
 /// 1, else the problem, `what` saying what the number counts.
@@ -74,6 +103,23 @@ mod tests {
         let bad = at_least_one("timeout_secs", 0, "seconds").map(|b| b.in_section("limits"));
         assert_eq!(bad.map(|b| b.to_string()).as_deref(), Some("limits.timeout_secs = 0: at least 1 (seconds)"));
         assert_eq!(at_least_one("timeout_secs", 1, "seconds"), None);
+    }
+
+    /// A part that is not a bare TOML key is quoted, and splitting gives it back whole.
+    #[test]
+    fn a_key_part_with_a_dot_stays_one_part() {
+        let rows = [
+            ("timeout_secs", "timeout_secs"),
+            ("claude-sonnet-4-5", "claude-sonnet-4-5"),
+            ("gpt-4.1", "\"gpt-4.1\""),
+            ("a \"b\"\\c", "\"a \\\"b\\\"\\\\c\""),
+            ("", "\"\""),
+        ];
+        for (name, written) in rows {
+            assert_eq!(key_part(name), written);
+            let key = format!("agent.prices.{}.input", key_part(name));
+            assert_eq!(key_parts(&key), ["agent", "prices", name, "input"], "{key}");
+        }
     }
 
     #[test]

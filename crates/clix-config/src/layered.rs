@@ -5,7 +5,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use clix_common::names::UnknownField;
-use clix_common::settings::Validate;
+use clix_common::settings::{Validate, key_part, key_parts};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use toml::{Table, Value};
@@ -253,7 +253,8 @@ fn locate(table: &Table, unknown: &UnknownField) -> Option<String> {
             found.push((prefix.to_string(), table));
         }
         for (name, value) in table {
-            let at = if prefix.is_empty() { name.clone() } else { format!("{prefix}.{name}") };
+            let name = key_part(name);
+            let at = if prefix.is_empty() { name.into_owned() } else { format!("{prefix}.{name}") };
             match value {
                 Value::Table(inner) => walk(&at, inner, key, found),
                 Value::Array(items) => {
@@ -278,15 +279,18 @@ fn locate(table: &Table, unknown: &UnknownField) -> Option<String> {
 /// Removes the key at a path [`locate`] or [`error_key`] gave; false when
 /// there is none.
 fn remove(table: &mut Table, path: &str) -> bool {
-    let (head, rest) = match path.split_once('.') {
-        Some((head, rest)) => (head, Some(rest)),
-        None => (path, None),
-    };
+    remove_parts(table, &key_parts(path))
+}
+
+fn remove_parts(table: &mut Table, parts: &[String]) -> bool {
+    let Some((head, rest)) = parts.split_first() else { return false };
     let (name, index) = match head.split_once('[') {
         Some((name, i)) => (name, i.trim_end_matches(']').parse::<usize>().ok()),
-        None => (head, None),
+        None => (head.as_str(), None),
     };
-    let Some(rest) = rest else { return table.remove(name).is_some() };
+    if rest.is_empty() {
+        return table.remove(name).is_some();
+    }
     let inner = match (table.get_mut(name), index) {
         (Some(Value::Table(inner)), None) => inner,
         (Some(Value::Array(items)), Some(i)) => match items.get_mut(i) {
@@ -297,7 +301,7 @@ fn remove(table: &mut Table, path: &str) -> bool {
         (Some(Value::Array(_)), None) => return table.remove(name).is_some(),
         _ => return false,
     };
-    remove(inner, rest)
+    remove_parts(inner, rest)
 }
 
 /// The file's values as settings. A key the file names keeps its value as
@@ -377,7 +381,8 @@ fn source_of<'s>(settings: &'s BTreeMap<String, Setting>, key: &str) -> &'s Sour
 /// Calls `leaf` for every non-table value, with its dotted key.
 fn flatten(prefix: &str, table: &Table, leaf: &mut dyn FnMut(String, &Value)) {
     for (key, value) in table {
-        let dotted = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
+        let key = key_part(key);
+        let dotted = if prefix.is_empty() { key.into_owned() } else { format!("{prefix}.{key}") };
         match value {
             Value::Table(inner) => flatten(&dotted, inner, leaf),
             other => leaf(dotted, other),
@@ -386,17 +391,15 @@ fn flatten(prefix: &str, table: &Table, leaf: &mut dyn FnMut(String, &Value)) {
 }
 
 fn insert_dotted(table: &mut Table, key: &str, value: Value) {
-    match key.split_once('.') {
-        None => {
-            table.insert(key.to_string(), value);
-        }
-        Some((head, rest)) => {
-            let inner = table.entry(head.to_string()).or_insert_with(|| Value::Table(Table::new()));
-            if let Value::Table(inner) = inner {
-                insert_dotted(inner, rest, value);
-            }
-        }
+    let parts = key_parts(key);
+    let Some((last, path)) = parts.split_last() else { return };
+    let mut table = table;
+    for head in path {
+        let inner = table.entry(head.clone()).or_insert_with(|| Value::Table(Table::new()));
+        let Value::Table(inner) = inner else { return };
+        table = inner;
     }
+    table.insert(last.clone(), value);
 }
 
 /// Parses an environment string as the same TOML type as the default.
@@ -535,11 +538,14 @@ mod tests {
 
     #[test]
     fn maps_take_any_key_from_the_file() {
-        let file = "[limits.labels]\nteam = \"ops\"\nGH_TOKEN = \"t\"\n";
+        let file = "[limits.labels]\nteam = \"ops\"\nGH_TOKEN = \"t\"\n\"gpt-4.1\" = \"a model\"\n";
         let l = run(Some(file), &[], &[]).unwrap();
         assert_eq!(l.value.limits.labels.get("team").map(String::as_str), Some("ops"));
-        assert_eq!(l.value.limits.labels.len(), 2);
+        // A key with a dot (a model's name) is one key, shown quoted.
+        assert_eq!(l.value.limits.labels.get("gpt-4.1").map(String::as_str), Some("a model"));
+        assert_eq!(l.value.limits.labels.len(), 3);
         assert!(matches!(l.settings["limits.labels.team"].source, Source::File(_)));
+        assert!(matches!(l.settings["limits.labels.\"gpt-4.1\""].source, Source::File(_)));
     }
 
     /// Fields the defaults cannot show (unset options, another name for a

@@ -171,6 +171,11 @@ async fn attempt(task: &Task, design: Design, repeat: u32, run: &ModelRun) -> (A
     if let Some(usage) = usage {
         record.input_tokens = Some(usage.input_tokens);
         record.output_tokens = Some(usage.output_tokens);
+        // An estimate knows nothing of a cache.
+        if !estimated {
+            record.cache_read_tokens = Some(usage.cache_read_tokens);
+            record.cache_write_tokens = Some(usage.cache_write_tokens);
+        }
         record.tokens_estimated = estimated;
     }
     record.trajectory = Some(trajectory_path);

@@ -104,6 +104,13 @@ pub struct AttemptRecord {
     pub input_tokens: Option<u64>,
     /// Output tokens, likewise.
     pub output_tokens: Option<u64>,
+    /// Of the input tokens, those the provider read from its prompt cache;
+    /// none without a model, with estimated tokens, or in older results.
+    #[serde(default)]
+    pub cache_read_tokens: Option<u64>,
+    /// Of the input tokens, those written to the prompt cache (Anthropic's breakpoints), likewise.
+    #[serde(default)]
+    pub cache_write_tokens: Option<u64>,
     /// The token counts are estimates (the provider gave no usage).
     pub tokens_estimated: bool,
     /// Bytes of tool results sent to the model (text; images apart).
@@ -143,6 +150,8 @@ impl AttemptRecord {
             failed_calls: trace.calls.iter().filter(|c| c.failed()).count() as u32,
             input_tokens: None,
             output_tokens: None,
+            cache_read_tokens: None,
+            cache_write_tokens: None,
             tokens_estimated: false,
             tool_result_bytes: trace.result_bytes(),
             tool_result_tokens: trace.estimated_tokens(),
@@ -229,6 +238,13 @@ pub struct Summary {
     pub mean_score: f64,
     /// Mean input + output tokens per attempt; none without a model.
     pub tokens_per_task: Option<f64>,
+    /// Mean input tokens read from the provider's prompt cache per attempt,
+    /// over the attempts whose provider said; none when none did.
+    #[serde(default)]
+    pub cache_read_tokens_per_task: Option<f64>,
+    /// Mean input tokens written to the prompt cache per attempt, likewise.
+    #[serde(default)]
+    pub cache_write_tokens_per_task: Option<f64>,
     /// Mean bytes of tool results per attempt.
     pub tool_result_bytes_per_task: f64,
     /// Mean estimated tokens of tool results per attempt.
@@ -280,6 +296,10 @@ fn summary(design: Design, category: Option<String>, records: &[&AttemptRecord])
     };
     let tokens: Vec<f64> =
         records.iter().filter_map(|r| Some((r.input_tokens? + r.output_tokens.unwrap_or(0)) as f64)).collect();
+    let mean_of = |tokens: fn(&AttemptRecord) -> Option<u64>| -> Option<f64> {
+        let known: Vec<f64> = records.iter().filter_map(|r| tokens(r)).map(|t| t as f64).collect();
+        (!known.is_empty()).then(|| mean(known.iter().copied()))
+    };
     let walls: Vec<f64> = records.iter().map(|r| r.wall_ms as f64).collect();
     Some(Summary {
         design,
@@ -291,6 +311,8 @@ fn summary(design: Design, category: Option<String>, records: &[&AttemptRecord])
         pass_rate_ci95: wilson(passed, attempts).unwrap_or((0.0, 1.0)),
         mean_score: mean(records.iter().map(|r| r.score)),
         tokens_per_task: (!tokens.is_empty()).then(|| mean(tokens.iter().copied())),
+        cache_read_tokens_per_task: mean_of(|r| r.cache_read_tokens),
+        cache_write_tokens_per_task: mean_of(|r| r.cache_write_tokens),
         tool_result_bytes_per_task: mean(records.iter().map(|r| r.tool_result_bytes as f64)),
         tool_result_tokens_per_task: mean(records.iter().map(|r| r.tool_result_tokens as f64)),
         steps_per_task: mean(records.iter().map(|r| f64::from(r.steps))),
@@ -569,6 +591,8 @@ pub(crate) mod tests {
             failed_calls: 0,
             input_tokens: None,
             output_tokens: None,
+            cache_read_tokens: None,
+            cache_write_tokens: None,
             tokens_estimated: false,
             tool_result_bytes: bytes,
             tool_result_tokens: bytes / 4,
@@ -591,6 +615,10 @@ pub(crate) mod tests {
             records.push(record("b", "json", Design::Run, repeat, false, 300));
             records.push(record("a", "text", Design::Bash, repeat, true, 1000));
         }
+        // Cached tokens are averaged over the attempts whose provider told them.
+        records[0].cache_read_tokens = Some(900);
+        records[3].cache_read_tokens = Some(300);
+        records[3].cache_write_tokens = Some(50);
         let summary = summarize(&records);
         let run = summary.iter().find(|s| s.design == Design::Run && s.category.is_none()).unwrap();
         assert_eq!((run.tasks, run.attempts, run.passed), (2, 6, 2));
@@ -598,6 +626,9 @@ pub(crate) mod tests {
         assert_eq!(run.pass_rate_ci95, wilson(2, 6).unwrap());
         assert_eq!(run.tool_result_bytes_per_task, 200.0);
         assert_eq!(run.wall_ms_p50, 20.0);
+        assert_eq!((run.cache_read_tokens_per_task, run.cache_write_tokens_per_task), (Some(600.0), Some(50.0)));
+        let bash = summary.iter().find(|s| s.design == Design::Bash && s.category.is_none()).unwrap();
+        assert_eq!(bash.cache_read_tokens_per_task, None);
         // pass@k and pass^k are means over tasks: a (n=3, c=2), b (n=3, c=0).
         assert!((run.pass_at_k[&1] - (2.0 / 3.0) / 2.0).abs() < 1e-9);
         assert!((run.pass_at_k[&2] - 1.0 / 2.0).abs() < 1e-9, "a: 1 - C(1,2)/C(3,2) = 1");
@@ -657,6 +688,18 @@ pub(crate) mod tests {
         v1["schema_version"] = 2.into();
         std::fs::write(&path, v1.to_string()).unwrap();
         assert!(Results::read(&path).unwrap_err().contains("unknown stop reason `token_budget`"), "only schema 1's");
+
+        // Schema 2 from before the cached tokens: read, the fields unknown.
+        let mut older = json.clone();
+        for attempt in older["attempts"].as_array_mut().unwrap() {
+            attempt.as_object_mut().unwrap().retain(|k, _| !k.starts_with("cache_"));
+        }
+        for summary in older["summary"].as_array_mut().unwrap() {
+            summary.as_object_mut().unwrap().retain(|k, _| !k.starts_with("cache_"));
+        }
+        std::fs::write(&path, older.to_string()).unwrap();
+        let read = Results::read(&path).unwrap();
+        assert_eq!((read.attempts[0].cache_read_tokens, read.summary[0].cache_read_tokens_per_task), (None, None));
 
         std::fs::write(&path, r#"{"schema_version": 99}"#).unwrap();
         assert!(Results::read(&path).unwrap_err().contains("schema_version Some(99)"));

@@ -17,7 +17,7 @@ use clix_agent::{AgentSettings, Event, ProviderKind, ResolvedProvider, StopReaso
 use clix_eval::{AttemptOptions, AttemptRecord, AttemptStop, Design, ModelRun, Task, parse_task, run_model};
 use common::sandbox_ready;
 use serde_json::{Value, json};
-use support::{Reply, openai_calls, openai_text};
+use support::{Reply, openai_calls, openai_text, with_usage};
 
 const COUNT: &str = r#"{"id":"count","category":"text","description":"d",
     "prompt":"How many ERROR lines are in /data/app.log? Write the count to /data/count.txt and answer with it.",
@@ -76,7 +76,9 @@ fn model(body: &Value) -> Reply {
             let command = format!("grep -c ERROR {log} | tee {count}");
             return openai_calls(&[(shell, &json!({ "command": command }).to_string())], 100, 10);
         }
-        return openai_text("There are 3 ERROR lines.", 150, 5);
+        // The second call reads the first's 100 tokens from the cache.
+        let cached = json!({"usage": {"prompt_tokens_details": {"cached_tokens": 100}}});
+        return with_usage(openai_text("There are 3 ERROR lines.", 150, 5), "/usage", &cached);
     }
     if prompt.starts_with("Convert") {
         // A command called as a tool, as small models do; then a script
@@ -140,6 +142,7 @@ async fn a_scripted_model_solves_one_task_and_fails_another_in_every_design() {
             assert_eq!(r.stop_reason, AttemptStop::Agent(StopReason::Answered), "{what}");
             assert_eq!((r.steps, r.tool_calls, r.failed_calls), (2, 1, 0), "{what}");
             assert_eq!((r.input_tokens, r.output_tokens, r.tokens_estimated), (Some(250), Some(15), false), "{what}");
+            assert_eq!((r.cache_read_tokens, r.cache_write_tokens), (Some(100), Some(0)), "{what}");
             let tool = r.calls[0].tool.as_str();
             assert_eq!(tool, ["run", "bash", "shell"][Design::ALL.iter().position(|d| *d == r.design).unwrap()]);
         } else {

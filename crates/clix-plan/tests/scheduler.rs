@@ -16,8 +16,8 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use clix_agent::StopReason;
-use clix_agent::stream::{ResultUsage, RunResult, StreamEvent};
+use clix_agent::stream::{RunResult, StreamEvent};
+use clix_agent::{StopReason, Usage};
 use clix_plan::{
     AgentRunner, Checkpoint, Job, LocalFuture, OnFailure, Plan, PlanResult, RunOptions, StatusKind, TaskEnd, TaskStatus,
 };
@@ -84,7 +84,8 @@ fn result(answer: Option<String>, stop_reason: StopReason) -> RunResult {
         stop_reason,
         answer: answer.unwrap_or_default(),
         steps: 1,
-        usage: ResultUsage { input_tokens: 10, output_tokens: 5 },
+        usage: Usage { input_tokens: 10, output_tokens: 5, ..Usage::default() },
+        cost: None,
         duration_ms: 0,
         artifacts: vec![],
         run_id: None,

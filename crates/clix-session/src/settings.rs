@@ -105,6 +105,39 @@ mod tests {
         assert!(found.is_empty(), "settings without a default value: {found:?}");
     }
 
+    /// `[agent.prices."<model>"]` from the file: read per model, a mistyped
+    /// field named with the near one, a price that is not one refused.
+    #[test]
+    fn prices_are_read_per_model_and_checked() {
+        let home = tempfile::tempdir().unwrap();
+        let paths = Paths::at_home(home.path());
+        std::fs::create_dir_all(paths.config_file.parent().unwrap()).unwrap();
+        let read = |text: &str| {
+            std::fs::write(&paths.config_file, text).unwrap();
+            load(&paths, &[]).map(|l| l.value.agent.prices).map_err(|e| e.to_string())
+        };
+        let prices =
+            read("[agent.prices.\"claude-sonnet-4-5\"]\ninput = 3.0\ncached_input = 0.3\noutput = 15\n").unwrap();
+        let price = prices["claude-sonnet-4-5"];
+        assert_eq!((price.input, price.cached_input, price.cache_write, price.output), (3.0, Some(0.3), None, 15.0));
+        let rows = [
+            (
+                "[agent.prices.m]\ninput = 1\noutput = 1\ncahced_input = 0.1\n",
+                "unknown field `cahced_input`; did you mean `cached_input`?",
+            ),
+            (
+                "[agent.prices.\"gpt-4.1\"]\ninput = -1\noutput = 1\n",
+                "agent.prices.\"gpt-4.1\".input = -1: a price per million tokens, 0 or more",
+            ),
+            ("[agent.prices.m]\ninput = 1\n", "missing field `output`"),
+            ("[agent.price.m]\ninput = 1\n", "unknown field `price`; did you mean `prices`?"),
+        ];
+        for (file, want) in rows {
+            let err = read(file).unwrap_err();
+            assert!(err.contains(want), "{file:?}: {err}");
+        }
+    }
+
     /// Each section's rule reaches the whole settings' check, under its section's name.
     #[test]
     fn every_section_s_values_are_checked() {

@@ -244,6 +244,39 @@ pub fn openai_calls(calls: &[(&str, &str)], input_tokens: u64, output_tokens: u6
     Reply::Sse(frames)
 }
 
+/// `reply` (a stream) with `extra` merged into the JSON of each frame that
+/// has `pointer` (`/usage` of an OpenAI stream's usage chunk,
+/// `/message/usage` of Anthropic's `message_start`): the usage fields a real
+/// server adds that the builders above leave out (cached tokens, llama.cpp's
+/// `timings`).
+pub fn with_usage(reply: Reply, pointer: &str, extra: &Value) -> Reply {
+    fn merge(into: &mut Value, extra: &Value) {
+        match (into, extra) {
+            (Value::Object(a), Value::Object(b)) => {
+                for (k, v) in b {
+                    merge(a.entry(k.clone()).or_insert(Value::Null), v);
+                }
+            }
+            (slot, v) => *slot = v.clone(),
+        }
+    }
+    let Reply::Sse(frames) = reply else { panic!("with_usage takes a stream") };
+    let frames = frames
+        .into_iter()
+        .map(|frame| {
+            let Some((head, data)) = frame.split_once("data: ") else { return frame };
+            match serde_json::from_str::<Value>(data.trim()) {
+                Ok(mut v) if v.pointer(pointer).is_some() => {
+                    merge(&mut v, extra);
+                    format!("{head}data: {v}\n\n")
+                }
+                _ => frame,
+            }
+        })
+        .collect();
+    Reply::Sse(frames)
+}
+
 /// A non-streamed Chat Completions reply.
 pub fn openai_json(text: &str) -> Reply {
     let body = json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}});

@@ -283,6 +283,7 @@ fn upstream_failed(args: &AgentArgs, why: &str, started: std::time::Instant) -> 
             answer: String::new(),
             steps: 0,
             usage: clix_agent::Usage::default(),
+            cost: None,
         };
         let lines = [
             writer.line("error".into(), serde_json::json!({ "message": format!("not started: {why}") })),
@@ -500,7 +501,7 @@ impl Renderer {
             return;
         }
         self.end_text();
-        let usage = format!("{} in / {} out tokens", summary.usage.input_tokens, summary.usage.output_tokens);
+        let usage = usage_text(&summary.usage, summary.cost);
         let how = match &summary.stop_reason {
             StopReason::Answered => "done".to_string(),
             StopReason::Interrupted => format!("stopped by Ctrl-C at step {}", summary.steps),
@@ -540,6 +541,31 @@ fn one_line(s: &str, max: usize) -> String {
     if flat.chars().count() <= max { flat } else { format!("{}…", flat.chars().take(max).collect::<String>()) }
 }
 
+/// A run's tokens as people read them, its input's cached part apart, and
+/// its cost when the model has prices (`agent.prices`):
+/// `12.4k in (9.8k cached) / 310 out tokens, cost 0.0123`.
+pub(crate) fn usage_text(usage: &clix_agent::Usage, cost: Option<f64>) -> String {
+    let count = |n: u64| match n {
+        0..10_000 => n.to_string(),
+        10_000..10_000_000 => format!("{:.1}k", n as f64 / 1e3),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    };
+    let mut cached = Vec::new();
+    if usage.cache_read_tokens > 0 {
+        cached.push(format!("{} cached", count(usage.cache_read_tokens)));
+    }
+    if usage.cache_write_tokens > 0 {
+        cached.push(format!("{} written to the cache", count(usage.cache_write_tokens)));
+    }
+    let cached = if cached.is_empty() { String::new() } else { format!(" ({})", cached.join(", ")) };
+    let mut text = format!("{} in{cached} / {} out tokens", count(usage.input_tokens), count(usage.output_tokens));
+    if let Some(cost) = cost {
+        // Four decimals hide a cheap run's cost; six show it.
+        text.push_str(&if cost >= 0.01 { format!(", cost {cost:.4}") } else { format!(", cost {cost:.6}") });
+    }
+    text
+}
+
 /// `clix runs list`.
 pub(crate) fn runs(paths: &Paths, json: bool) -> Result<ExitCode> {
     let runs = list_runs(&clix_session::runs_dir(paths));
@@ -555,14 +581,15 @@ pub(crate) fn runs(paths: &Paths, json: bool) -> Result<ExitCode> {
             let stop = format!("{}{stop}", if r.resumable { "+" } else { " " });
             let folder = Path::new(&r.workspace).file_name().map(|n| n.to_string_lossy().into_owned());
             outln(format_args!(
-                "{}  {}  {:>3} steps  {:<13} {:<20} {:<16} {}",
+                "{}  {}  {:>3} steps  {:<13} {:<20} {:<16} {:<61}  {}",
                 r.id,
                 run_date(&r.id),
                 r.steps,
                 stop,
                 one_line(&r.model, 20),
                 folder.unwrap_or_default(),
-                one_line(&r.task, 60)
+                one_line(&r.task, 60),
+                usage_text(&r.usage, r.cost)
             ))?;
         }
         if resumable {
@@ -621,9 +648,9 @@ pub(crate) fn replay(paths: &Paths, id: &str, jsonl: bool, html: Option<&Path>) 
             Event::Response { text, .. } if !text.is_empty() => outln(text)?,
             Event::ToolCall { tool, command, .. } => outln(format_args!("▸ {tool} {command}"))?,
             Event::ToolResult { text, .. } => outln(text)?,
-            Event::Done { stop_reason, steps, input_tokens, output_tokens, .. } => outln(format_args!(
-                "# {stop_reason} after {steps} steps; {input_tokens} in / {output_tokens} out tokens"
-            ))?,
+            Event::Done { stop_reason, steps, usage, cost, .. } => {
+                outln(format_args!("# {stop_reason} after {steps} steps; {}", usage_text(usage, *cost)))?
+            }
             other => render.event(other),
         }
     }
@@ -679,6 +706,31 @@ fn write_page(out: &Path, page: &str) -> Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Tokens read as counts (thousands past 10,000), the cache's part only
+    /// when there is one, the cost only when priced.
+    #[test]
+    fn a_run_s_tokens_and_cost_read_as_people_read_them() {
+        let usage = |input, output, read, write| clix_agent::Usage {
+            input_tokens: input,
+            output_tokens: output,
+            cache_read_tokens: read,
+            cache_write_tokens: write,
+        };
+        let rows = [
+            (usage(30, 14, 0, 0), None, "30 in / 14 out tokens"),
+            (usage(5982, 130, 5690, 0), Some(0.000138), "5982 in (5690 cached) / 130 out tokens, cost 0.000138"),
+            (
+                usage(41_230, 1_310, 38_000, 2_100),
+                Some(0.0421),
+                "41.2k in (38.0k cached, 2100 written to the cache) / 1310 out tokens, cost 0.0421",
+            ),
+            (usage(12_000_000, 0, 0, 0), Some(0.0), "12.0M in / 0 out tokens, cost 0.000000"),
+        ];
+        for (usage, cost, want) in rows {
+            assert_eq!(usage_text(&usage, cost), want);
+        }
+    }
 
     #[test]
     fn a_run_s_date_is_read_from_its_id() {

@@ -98,9 +98,10 @@ fn item(r: &Record) -> Option<String> {
                 esc(name),
                 esc(&serde_json::to_string_pretty(value).unwrap_or_default())
             ),
-            Event::Done { stop_reason, answer, steps, input_tokens, output_tokens } => format!(
-                "<div class=done><b>{}</b> after {steps} steps · {input_tokens} in / {output_tokens} out tokens<pre>{}</pre></div>",
+            Event::Done { stop_reason, answer, steps, usage, cost } => format!(
+                "<div class=done><b>{}</b> after {steps} steps · {}<pre>{}</pre></div>",
                 esc(&stop_reason.to_string()),
+                esc(&crate::agent_cmd::usage_text(usage, *cost)),
                 esc(answer)
             ),
             _ => return None,

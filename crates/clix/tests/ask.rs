@@ -503,6 +503,12 @@ async fn ask_takes_network_and_replay_takes_last_or_an_id_prefix() {
     let line = text(&o.stdout);
     assert!(line.starts_with(&id) && line.contains(" scripted ") && line.contains(folder), "{line}");
     assert!(line.contains(&format!("{}-{}-{} ", &id[..4], &id[4..6], &id[6..8])), "{line}");
+    // And the run's tokens, summed over its calls.
+    assert!(line.trim_end().ends_with("30 in / 14 out tokens"), "{line}");
+    assert_eq!(
+        (runs[0]["usage"]["input_tokens"].as_u64(), runs[0]["usage"]["output_tokens"].as_u64()),
+        (Some(30), Some(14))
+    );
     for named in ["last", &id[..11]] {
         let o = h.output(None, &["replay", named, "--jsonl"]).await;
         assert_eq!(o.status.code(), Some(0), "{named}: {}", text(&o.stderr));

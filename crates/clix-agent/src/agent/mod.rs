@@ -32,7 +32,7 @@ use tokio::sync::Notify;
 use crate::cache::ReplyCache;
 use crate::events::Event;
 use crate::memory::AgentMemory;
-use crate::message::{Message, Role, ToolCall, ToolSpec};
+use crate::message::{Message, Role, SYSTEM_JOIN, ToolCall, ToolSpec, split_system};
 use crate::prompt::SystemPrompt;
 use crate::provider::{ChatResponse, Provider, ToolChoice, Usage};
 use crate::settings::AgentSettings;
@@ -52,7 +52,7 @@ fn show_text(text: &str, on_event: &mut dyn FnMut(&Event)) {
 }
 
 /// How a run ended, for the caller (the CLI's exit code and last line).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunSummary {
     /// The trajectory's id (`clix replay <id>`), when the run has one.
     pub run_id: Option<String>,
@@ -64,6 +64,9 @@ pub struct RunSummary {
     pub steps: u32,
     /// Tokens of every model call of the run, as the provider counted them.
     pub usage: Usage,
+    /// What those tokens cost at the prices set for the model
+    /// (`agent.prices`); `None` when none are.
+    pub cost: Option<f64>,
 }
 
 /// Stops a run from another task: the model call or command in flight ends
@@ -136,13 +139,6 @@ enum AskAgain {
     Unlooked,
     /// Given right after a call that failed (`agent.retry_failed`).
     AfterFailure,
-}
-
-impl Progress {
-    fn add(&mut self, usage: Usage) {
-        self.usage.input_tokens += usage.input_tokens;
-        self.usage.output_tokens += usage.output_tokens;
-    }
 }
 
 /// One conversation: the tools (the engine session's `run`, unless the
@@ -231,7 +227,10 @@ impl<'e, T: Tools> Agent<'e, T> {
         // As a call reaching the tools sets it (tool_calls.rs): the model has looked before.
         self.ran_a_call =
             messages.iter().flat_map(|m| &m.tool_calls).any(|call| self.tools.iter().any(|t| t.name == call.name));
-        self.messages.truncate(1);
+        // This agent's system prompt stays: its stable part and the notes
+        // added for this session (memory's facts).
+        let system = self.messages.iter().take_while(|m| m.role == Role::System).count();
+        self.messages.truncate(system);
         self.messages.extend(messages.into_iter().filter(|m| m.role != Role::System));
         self
     }
@@ -283,12 +282,16 @@ impl<'e, T: Tools> Agent<'e, T> {
         self.provider.shown_prompt(&request)
     }
 
-    /// Adds to the system prompt (memory facts, recall blocks, …).
+    /// Adds a note to the system prompt (memory facts, an eval task's own
+    /// instructions): a system message of its own after the stable prompt
+    /// and the notes before it, so providers send the stable part first and
+    /// a prompt cache keeps it across sessions whose notes differ.
     pub fn add_system_note(&mut self, note: &str) {
-        if let Some(system) = self.messages.first_mut() {
-            system.text.push_str("\n\n");
-            system.text.push_str(note);
+        if note.is_empty() {
+            return;
         }
+        let at = self.messages.iter().take_while(|m| m.role == Role::System).count();
+        self.messages.insert(at, Message::new(Role::System, note));
     }
 
     /// `event` to the trajectory and to the caller.
@@ -311,9 +314,9 @@ impl<'e, T: Tools> Agent<'e, T> {
         if self.trajectory.is_none() {
             return;
         }
-        let Some((system, messages)) = self.messages.split_first() else { return };
+        let (system, messages) = split_system(&self.messages);
         let context =
-            Event::Context { system: system.text.clone(), tools: self.tools.clone(), messages: messages.to_vec() };
+            Event::Context { system: system.join(SYSTEM_JOIN), tools: self.tools.clone(), messages: messages.to_vec() };
         self.recorded = self.messages.len();
         self.record(&context, on_event);
     }
@@ -433,7 +436,7 @@ impl<'e, T: Tools> Agent<'e, T> {
         for call in &mut reply.tool_calls {
             text_calls::route_command_call(call, &self.tools);
         }
-        progress.add(reply.usage);
+        progress.usage.add(reply.usage);
         progress.last_input_tokens = reply.usage.input_tokens;
         let ask_again = if reply.tool_calls.is_empty() { self.ask_again_for(progress, &reply.text) } else { None };
         if ask_again.is_none() {
@@ -536,7 +539,7 @@ impl<'e, T: Tools> Agent<'e, T> {
         let step = progress.steps + 1;
         if let Ok(reply) = self.call_model(step, ToolChoice::None, on_event).await {
             show_text(&reply.text, on_event);
-            progress.add(reply.usage);
+            progress.usage.add(reply.usage);
             self.record_reply(step, &reply, progress.usage, on_event);
             progress.answer = reply.text;
         }
@@ -550,15 +553,10 @@ impl<'e, T: Tools> Agent<'e, T> {
         self.worked |= !matches!(stop, StopReason::Error(_) | StopReason::Interrupted);
         self.record_tail(on_event);
         let Progress { steps, usage, answer, .. } = progress;
-        let done = Event::Done {
-            stop_reason: stop.clone(),
-            answer: answer.clone(),
-            steps,
-            input_tokens: usage.input_tokens,
-            output_tokens: usage.output_tokens,
-        };
+        let cost = self.settings.cost(&self.provider.model, &usage);
+        let done = Event::Done { stop_reason: stop.clone(), answer: answer.clone(), steps, usage, cost };
         self.emit(on_event, done);
-        RunSummary { run_id: self.run_id().map(str::to_string), stop_reason: stop, answer, steps, usage }
+        RunSummary { run_id: self.run_id().map(str::to_string), stop_reason: stop, answer, steps, usage, cost }
     }
 
     /// The reply joins the conversation; `response` and `usage` (the run's
@@ -580,6 +578,8 @@ impl<'e, T: Tools> Agent<'e, T> {
             input_tokens: total.input_tokens,
             output_tokens: total.output_tokens,
             total_tokens: total.total(),
+            cache_read_tokens: total.cache_read_tokens,
+            cache_write_tokens: total.cache_write_tokens,
         };
         self.emit(on_event, usage);
     }

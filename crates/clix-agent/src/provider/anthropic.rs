@@ -1,4 +1,11 @@
-//! The Anthropic Messages API, streaming.
+//! The Anthropic Messages API, streaming, with prompt-cache breakpoints.
+//!
+//! A request marks three of the API's four allowed `cache_control`
+//! breakpoints: the last tool definition, the system prompt's stable block
+//! (the session's notes follow it, unmarked), and the newest message's last
+//! content block. Everything before a breakpoint is read from the cache when
+//! an earlier request had it (a tenth of the input price) and written to it
+//! otherwise, so every step pays in full only for what is new since the last.
 
 use std::collections::BTreeMap;
 
@@ -6,8 +13,8 @@ use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
-use super::{ChatRequest, ChatResponse, Provider, ProviderError, http_error};
-use crate::message::{Message, Role, ToolCall, ToolSpec};
+use super::{ChatRequest, ChatResponse, Provider, ProviderError, Usage, http_error};
+use crate::message::{Message, Role, ToolCall, ToolSpec, split_system};
 
 const API_VERSION: &str = "2023-06-01";
 
@@ -16,9 +23,11 @@ pub(super) async fn complete(
     req: &ChatRequest<'_>,
     on_text: &mut (dyn FnMut(&str) + Send),
 ) -> Result<ChatResponse, ProviderError> {
-    let body = body(p, req);
-    let mut request =
-        p.client.post(format!("{}/v1/messages", p.base_url)).header("anthropic-version", API_VERSION).json(&body);
+    let mut request = p
+        .client
+        .post(format!("{}/v1/messages", p.base_url))
+        .header("anthropic-version", API_VERSION)
+        .json(&body(p, req));
     if let Some(key) = &p.api_key {
         request = request.header("x-api-key", key.expose());
     }
@@ -44,8 +53,9 @@ pub(super) async fn complete(
         let index = data.get("index").and_then(Value::as_u64).unwrap_or(0);
         match data.get("type").and_then(Value::as_str).unwrap_or(&event.event) {
             "message_start" => {
-                reply.usage.input_tokens =
-                    data.pointer("/message/usage/input_tokens").and_then(Value::as_u64).unwrap_or(0);
+                if let Some(usage) = data.pointer("/message/usage") {
+                    read_usage(usage, &mut reply.usage);
+                }
             }
             "content_block_start"
                 if data.pointer("/content_block/type").and_then(Value::as_str) == Some("tool_use") =>
@@ -70,8 +80,8 @@ pub(super) async fn complete(
                 _ => {}
             },
             "message_delta" => {
-                if let Some(out) = data.pointer("/usage/output_tokens").and_then(Value::as_u64) {
-                    reply.usage.output_tokens = out;
+                if let Some(usage) = data.get("usage") {
+                    read_usage(usage, &mut reply.usage);
                 }
             }
             "error" => {
@@ -97,21 +107,29 @@ pub(super) async fn complete(
     Ok(reply)
 }
 
-/// The request body of `req`: what is sent, and what `--show-prompt` shows.
+/// The request body of `req`, its breakpoints marked (see the module's
+/// doc): what is sent, and what `--show-prompt` shows.
 pub(super) fn body(p: &Provider, req: &ChatRequest<'_>) -> Value {
-    let tools: Vec<Value> = req
+    let mut tools: Vec<Value> = req
         .tools
         .iter()
         .map(|ToolSpec { name, description, parameters }| {
             json!({"name": name, "description": description, "input_schema": parameters})
         })
         .collect();
-    let system: Vec<&str> = req.messages.iter().filter(|m| m.role == Role::System).map(|m| m.text.as_str()).collect();
+    if let Some(last) = tools.last_mut() {
+        last["cache_control"] = breakpoint();
+    }
+    let (system, rest) = split_system(req.messages);
+    let mut messages = messages(rest);
+    if let Some(last) = messages.last_mut().and_then(|m| m["content"].as_array_mut()).and_then(|c| c.last_mut()) {
+        last["cache_control"] = breakpoint();
+    }
     let mut body = json!({
         "model": p.model,
         "max_tokens": req.max_output_tokens,
-        "system": system.join("\n\n"),
-        "messages": messages(req.messages),
+        "system": system_blocks(&system),
+        "messages": messages,
         "tools": tools,
         "tool_choice": {"type": req.tool_choice.anthropic()},
         "stream": true,
@@ -122,12 +140,51 @@ pub(super) fn body(p: &Provider, req: &ChatRequest<'_>) -> Value {
     body
 }
 
-/// The wire form: system text goes in `system`; tool results and any
-/// following user text or images merge into one user turn, because the API
-/// wants user and assistant turns to alternate.
+/// A `cache_control` breakpoint: the prefix up to here is cached (five minutes).
+fn breakpoint() -> Value {
+    json!({"type": "ephemeral"})
+}
+
+/// The system prompt as text blocks: the stable part, marked as a
+/// breakpoint, then each of the session's notes (memory facts change
+/// between sessions; the stable part's cache outlives them). Empty texts are
+/// left out: the API refuses an empty text block.
+fn system_blocks(system: &[&str]) -> Vec<Value> {
+    system
+        .iter()
+        .enumerate()
+        .filter(|(_, text)| !text.is_empty())
+        .map(|(i, text)| {
+            let mut block = json!({"type": "text", "text": text});
+            if i == 0 {
+                block["cache_control"] = breakpoint();
+            }
+            block
+        })
+        .collect()
+}
+
+/// Anthropic's `input_tokens` leaves out what was read from or written to
+/// the cache, so the input is the sum of the three. `message_start` carries
+/// them, `message_delta` the final output count (and, in newer versions,
+/// the input again); what an event leaves out keeps its value.
+fn read_usage(u: &Value, usage: &mut Usage) {
+    let n = |k: &str| u.get(k).and_then(Value::as_u64);
+    let fresh = n("input_tokens").unwrap_or_else(|| usage.uncached_input_tokens());
+    usage.cache_read_tokens = n("cache_read_input_tokens").unwrap_or(usage.cache_read_tokens);
+    usage.cache_write_tokens = n("cache_creation_input_tokens").unwrap_or(usage.cache_write_tokens);
+    usage.input_tokens = fresh + usage.cache_read_tokens + usage.cache_write_tokens;
+    if let Some(out) = n("output_tokens") {
+        usage.output_tokens = out;
+    }
+}
+
+/// The wire form of the conversation after the system prompt: tool results
+/// and any following user text or images merge into one user turn, because
+/// the API wants user and assistant turns to alternate.
 fn messages(messages: &[Message]) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::new();
-    for m in messages.iter().filter(|m| m.role != Role::System) {
+    for m in messages {
         let (role, blocks) = match m.role {
             Role::Assistant => {
                 let mut blocks = Vec::new();

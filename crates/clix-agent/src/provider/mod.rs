@@ -62,19 +62,43 @@ pub struct ChatRequest<'a> {
 }
 
 /// Tokens of one call or a run, as the provider counted them (0 when it
-/// does not say).
+/// does not say). The input splits into the part read from the provider's
+/// prompt cache, the part written to it, and the rest
+/// ([`Usage::uncached_input_tokens`]); each is billed at its own price.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
-    /// Tokens of the conversation sent.
+    /// Tokens of the conversation sent, all of them: cached or not.
     pub input_tokens: u64,
     /// Tokens of the reply.
     pub output_tokens: u64,
+    /// Of the input, the tokens read from the provider's prompt cache
+    /// (OpenAI's `cached_tokens`, Anthropic's `cache_read_input_tokens`,
+    /// llama.cpp's `cache_n`). Records from before it read as 0.
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    /// Of the input, the tokens written to the prompt cache (Anthropic's
+    /// `cache_creation_input_tokens`, billed above plain input).
+    #[serde(default)]
+    pub cache_write_tokens: u64,
 }
 
 impl Usage {
     /// Input plus output: what `agent.max_total_tokens` limits.
     pub fn total(&self) -> u64 {
         self.input_tokens + self.output_tokens
+    }
+
+    /// The input neither read from nor written to the cache.
+    pub fn uncached_input_tokens(&self) -> u64 {
+        self.input_tokens.saturating_sub(self.cache_read_tokens + self.cache_write_tokens)
+    }
+
+    /// Adds `other`'s tokens: a run's usage is the sum of its calls'.
+    pub fn add(&mut self, other: Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
     }
 }
 

@@ -7,7 +7,7 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 
 use super::{ChatRequest, ChatResponse, Provider, ProviderError, Usage, http_error};
-use crate::message::{Message, Role, ToolCall, ToolSpec};
+use crate::message::{Message, Role, SYSTEM_JOIN, ToolCall, ToolSpec, split_system};
 
 pub(super) async fn complete(
     p: &Provider,
@@ -64,12 +64,16 @@ pub(super) fn body(p: &Provider, req: &ChatRequest<'_>, stream: bool) -> Value {
     body
 }
 
-/// The wire form of the conversation. Tool messages cannot carry images in
-/// this API, so images ride in a user message (the loop puts them there).
+/// The wire form of the conversation. The system prompt is one message,
+/// its stable part first and the session's notes after it. Tool messages
+/// cannot carry images in this API, so images ride in a user message (the
+/// loop puts them there).
 fn messages(messages: &[Message]) -> Vec<Value> {
-    messages
-        .iter()
-        .map(|m| match m.role {
+    let (system, rest) = split_system(messages);
+    let system = (!system.is_empty()).then(|| json!({"role": "system", "content": system.join(SYSTEM_JOIN)}));
+    system
+        .into_iter()
+        .chain(rest.iter().map(|m| match m.role {
             Role::System => json!({"role": "system", "content": m.text}),
             Role::User if m.images.is_empty() => json!({"role": "user", "content": m.text}),
             Role::User => {
@@ -92,7 +96,7 @@ fn messages(messages: &[Message]) -> Vec<Value> {
                 msg
             }
             Role::Tool => json!({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.text}),
-        })
+        }))
         .collect()
 }
 
@@ -138,8 +142,8 @@ async fn streamed(
         if let Some(error) = chunk.get("error") {
             return Err(stream_error(error));
         }
-        if let Some(usage) = chunk.get("usage").filter(|u| !u.is_null()) {
-            reply.usage = usage_of(usage);
+        if chunk.get("usage").is_some_and(|u| !u.is_null()) {
+            reply.usage = usage_of(&chunk);
         }
         let Some(delta) = chunk.pointer("/choices/0/delta") else { continue };
         if let Some(text) = delta.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
@@ -210,7 +214,7 @@ async fn unstreamed(p: &Provider, req: &ChatRequest<'_>) -> Result<ChatResponse,
     Ok(ChatResponse {
         text: message.get("content").and_then(Value::as_str).unwrap_or_default().to_string(),
         tool_calls,
-        usage: value.get("usage").map(usage_of).unwrap_or_default(),
+        usage: usage_of(&value),
     })
 }
 
@@ -222,9 +226,22 @@ fn with_id(mut call: ToolCall, index: usize) -> ToolCall {
     call
 }
 
-fn usage_of(u: &Value) -> Usage {
-    let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
-    Usage { input_tokens: n("prompt_tokens"), output_tokens: n("completion_tokens") }
+/// The usage of a reply (or of the stream chunk that carries it).
+/// `prompt_tokens` counts the cached tokens too; OpenAI says how many in
+/// `usage.prompt_tokens_details.cached_tokens`, llama.cpp's server (b7710,
+/// seen with xllamacpp 0.2.9) only in its own `timings.cache_n`, beside
+/// `usage` (`prompt_tokens` = `cache_n` + `prompt_n`). Neither writes to
+/// a cache at a price of its own.
+fn usage_of(reply: &Value) -> Usage {
+    let n = |path: &str| reply.pointer(path).and_then(Value::as_u64);
+    let input_tokens = n("/usage/prompt_tokens").unwrap_or(0);
+    let cached = n("/usage/prompt_tokens_details/cached_tokens").or_else(|| n("/timings/cache_n")).unwrap_or(0);
+    Usage {
+        input_tokens,
+        output_tokens: n("/usage/completion_tokens").unwrap_or(0),
+        cache_read_tokens: cached.min(input_tokens),
+        cache_write_tokens: 0,
+    }
 }
 
 fn clip(s: &str) -> String {
