@@ -8,7 +8,7 @@
 //! agent was handed ([`Trajectory::hide`]) before the line is written.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -70,11 +70,10 @@ impl Trajectory {
     /// cut first, so the next record starts a line of its own.
     pub fn reopen(runs_dir: &Path, id: &str) -> std::io::Result<Self> {
         let path = runs_dir.join(format!("{id}.jsonl"));
-        let file = OpenOptions::new().read(true).append(true).open(&path)?;
-        let text = std::fs::read(&path)?;
-        if !text.is_empty() && !text.ends_with(b"\n") {
-            let whole = text.iter().rposition(|&b| b == b'\n').map_or(0, |at| at + 1);
-            file.set_len(whole as u64)?;
+        let mut file = OpenOptions::new().read(true).append(true).open(&path)?;
+        let whole = whole_lines_len(&mut file)?;
+        if whole < file.metadata()?.len() {
+            file.set_len(whole)?;
         }
         Ok(Trajectory { id: id.to_string(), path, file, hidden: Vec::new() })
     }
@@ -88,8 +87,8 @@ impl Trajectory {
         }
     }
 
-    /// Appends `event`, secrets hidden (streamed text deltas are left out:
-    /// the whole reply is recorded as a `response`).
+    /// Appends `event`, secrets hidden (a kept reply's `text` is left out:
+    /// the same words are in its `response`).
     pub fn record(&mut self, event: &Event) -> std::io::Result<()> {
         if matches!(event, Event::Text { .. }) {
             return Ok(());
@@ -391,6 +390,26 @@ pub fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
+/// The length of `file` up to and including its last newline: what is left
+/// when a torn last line is cut. Read backwards a block at a time, since
+/// a run file can be large and only its end matters.
+fn whole_lines_len(file: &mut File) -> std::io::Result<u64> {
+    const BLOCK: u64 = 64 * 1024;
+    let mut end = file.metadata()?.len();
+    let mut block = Vec::new();
+    while end > 0 {
+        let start = end.saturating_sub(BLOCK);
+        block.resize((end - start) as usize, 0);
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut block)?;
+        if let Some(at) = block.iter().rposition(|&b| b == b'\n') {
+            return Ok(start + at as u64 + 1);
+        }
+        end = start;
+    }
+    Ok(0)
+}
+
 /// `20261130-034512-4242`: now, and this process's id; names a run (and a
 /// plan, or a stream with no run) that sorts by time and never collides
 /// with another clix started in the same second.
@@ -527,6 +546,28 @@ mod tests {
         let records = read_run(dir.path(), &t.id).unwrap();
         let messages: Vec<_> = records.into_iter().map(|r| r.event).collect();
         assert_eq!(messages, vec![Event::Error { message: "one".into() }, Event::Error { message: "two".into() }]);
+    }
+
+    #[test]
+    fn reopening_cuts_only_a_torn_last_line_however_long() {
+        let long = "x".repeat(150 * 1024); // spans three of the blocks read backwards
+        let rows: [(String, usize); 5] = [
+            (String::new(), 0),
+            ("{}\n".into(), 3),
+            ("{}\n{\"ts".into(), 3),
+            (format!("{{\"a\":\"{long}\"}}\n{long}"), long.len() + 9),
+            (long.clone(), 0),
+        ];
+        for (text, kept) in rows {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(dir.path().join("r.jsonl"), &text).unwrap();
+            let mut t = Trajectory::reopen(dir.path(), "r").unwrap();
+            assert_eq!(std::fs::metadata(&t.path).unwrap().len() as usize, kept, "{}", &text[..text.len().min(12)]);
+            t.record(&Event::Error { message: "next".into() }).unwrap();
+            let after = std::fs::read_to_string(&t.path).unwrap();
+            assert_eq!(&after[..kept], &text[..kept]);
+            assert!(after[kept..].starts_with("{\"ts_ms\"") && after.ends_with("\"next\"}\n"), "{}", &after[kept..]);
+        }
     }
 
     #[test]
