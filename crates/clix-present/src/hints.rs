@@ -16,6 +16,8 @@ const USAGE_PHRASES: &[&str] = &[
     "option requires an argument",
     "no pattern",
     "missing argument",
+    // bashkit's csv, which also reads `--help` as a subcommand.
+    "unknown subcommand",
 ];
 
 /// Standard tools an agent means more often than their lookalikes: among
@@ -90,7 +92,8 @@ fn nearest<'a>(name: &str, candidates: &[&'a str], preferred: &[&str]) -> Vec<&'
 }
 
 /// The next thing to try after a failed command, from its stderr: the
-/// command's `--help` for a usage error, where a missing file is for a
+/// command's `--help` for a usage error (`help NAME` when `--help` was what
+/// it refused), where a missing file is for a
 /// path that does not exist, and how to read the input for jq's two
 /// commonest mistakes (JSON it is not, an array indexed as an object), and
 /// where to put a file the in-memory files have no room for.
@@ -98,14 +101,14 @@ fn nearest<'a>(name: &str, candidates: &[&'a str], preferred: &[&str]) -> Vec<&'
 /// a pipe's last command decides the exit (`jq … | awk …` exits 0).
 /// Qwen2.5-Coder-1.5B stopped at each of these in the eval's runs instead
 /// of trying again (docs/eval.md).
-pub(crate) fn next_step_hint(command: Option<&str>, exit_code: i32, stderr: &str) -> Option<String> {
+pub(crate) fn next_step_hint(command: Option<&str>, asked_help: bool, exit_code: i32, stderr: &str) -> Option<String> {
     let stderr = last_part(stderr, HINT_WINDOW);
     let lower = stderr.to_lowercase();
     if exit_code != 0
         && let Some(command) = command.filter(|c| !c.is_empty())
         && USAGE_PHRASES.iter().any(|p| lower.contains(p))
     {
-        return Some(format!("try: {command} --help"));
+        return Some(if asked_help { format!("try: help {command}") } else { format!("try: {command} --help") });
     }
     if let Some(hint) = missing_path(stderr).and_then(|path| find_hint(&path)) {
         return Some(hint);
@@ -286,11 +289,11 @@ mod tests {
         let noise = "é".repeat(HINT_WINDOW);
         let stderr = format!("{noise}\ncat: nope.txt: No such file or directory\n");
         assert_eq!(
-            next_step_hint(Some("cat"), 1, &stderr).as_deref(),
+            next_step_hint(Some("cat"), false, 1, &stderr).as_deref(),
             Some("try: find . -name 'nope.txt' (no nope.txt here)")
         );
         let early = format!("cat: nope.txt: No such file or directory\n{noise}");
-        assert_eq!(next_step_hint(Some("cat"), 1, &early), None);
+        assert_eq!(next_step_hint(Some("cat"), false, 1, &early), None);
     }
 
     #[test]
@@ -399,7 +402,17 @@ mod tests {
             ),
         ];
         for (cmd, code, stderr, want) in cases {
-            assert_eq!(next_step_hint(cmd, code, stderr).as_deref(), want, "{stderr}");
+            assert_eq!(next_step_hint(cmd, false, code, stderr).as_deref(), want, "{stderr}");
         }
+    }
+
+    #[test]
+    fn a_refused_help_flag_points_at_help_not_at_itself() {
+        // bashkit's cd takes no --help: suggesting `cd --help` again loops.
+        let stderr = "bash: line 1: cd: --: invalid option\ncd: usage: cd [-L|[-P [-e]] [-@]] [dir]\n";
+        assert_eq!(next_step_hint(Some("cd"), true, 2, stderr).as_deref(), Some("try: help cd"));
+        assert_eq!(next_step_hint(Some("cd"), false, 2, stderr).as_deref(), Some("try: cd --help"));
+        let csv = "csv: unknown subcommand '--help'\n";
+        assert_eq!(next_step_hint(Some("csv"), true, 1, csv).as_deref(), Some("try: help csv"));
     }
 }

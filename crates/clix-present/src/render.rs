@@ -99,6 +99,10 @@ pub struct Origin {
     pub command: Option<String>,
     /// The file that command read, if one: `see FILE` or `cat -b FILE` is suggested for it.
     pub path: Option<String>,
+    /// That command was given `--help` and refused it with a usage error
+    /// (`cd --help` in bashkit): the hint is then `help NAME`, which every
+    /// in-process command answers, not the same `--help` again.
+    pub asked_help: bool,
 }
 
 /// Where full outputs go when they overflow.
@@ -186,7 +190,7 @@ pub fn present(
         } else {
             let stderr_text = String::from_utf8_lossy(out.stderr);
             let command = if out.exit_code == 0 { None } else { origin.command.as_deref() };
-            next_step_hint(command, out.exit_code, &stderr_text)
+            next_step_hint(command, origin.asked_help, out.exit_code, &stderr_text)
         };
         if let Some(hint) = hint {
             text.push_str(&hint);
@@ -458,7 +462,11 @@ mod tests {
     #[test]
     fn binary_messages_table() {
         let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0";
-        let cat = |path: Option<&str>| Origin { command: Some("cat".into()), path: path.map(str::to_string) };
+        let cat = |path: Option<&str>| Origin {
+            command: Some("cat".into()),
+            path: path.map(str::to_string),
+            ..Origin::default()
+        };
         let cases: [(&[u8], Origin, &str); 4] = [
             (png, cat(Some("photo.png")), "[error] cat: binary image file (29B, PNG). Use: see photo.png\n"),
             (
@@ -508,7 +516,7 @@ mod tests {
 
     #[test]
     fn usage_errors_point_at_help() {
-        let origin = Origin { command: Some("grep".into()), path: None };
+        let origin = Origin { command: Some("grep".into()), ..Origin::default() };
         let (p, _) = render(&out(b"", b"grep: usage: grep PATTERN\n", 2), &origin);
         assert_eq!(p.text, "[stderr] grep: usage: grep PATTERN\ntry: grep --help\n[exit:2 | 12ms]");
     }

@@ -403,5 +403,6 @@ fn origin(session: &Session, line: &str) -> Origin {
     };
     let is_file = |a: &String| session.folder().metadata(&cwd.join(a)).is_ok_and(|m| m.kind == Kind::File);
     let path = last.args.iter().rev().flatten().find(|a| !a.starts_with('-')).filter(|a| is_file(a)).cloned();
-    Origin { command: last.name, path }
+    let asked_help = last.args.iter().flatten().any(|a| a == "--help");
+    Origin { command: last.name, path, asked_help }
 }
