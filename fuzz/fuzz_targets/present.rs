@@ -6,7 +6,7 @@
 //!
 //! | bytes  | field |
 //! |--------|-------|
-//! | 0      | flags: 1 timed out, 2 capture capped, 4 dropped count known, 8 spill fails, 64 options scaled by 2^32 |
+//! | 0      | flags: 1 timed out, 2 capture capped, 4 dropped count known, 8 spill fails, 16 a pipeline ran (its stages made from the first stderr bytes, see [`pipeline`]), 32 the command was given `--help`, 64 options scaled by 2^32 |
 //! | 1      | stdout size: low nibble n, the stdout part repeated `1 + n` times; high nibble k, `k` KiB of ordinary log lines before it (big outputs from small inputs: the overflow thresholds, the 8 KiB binary scan) |
 //! | 2..4   | max_lines (u16 LE) |
 //! | 4..8   | max_bytes (u32 LE) |
@@ -24,7 +24,9 @@
 //!
 //! Properties checked on every input:
 //! - the text never contains NUL (a model API rejects it, a terminal hides it);
-//! - it ends with the footer `[exit:N | duration]` of this result;
+//! - it ends with the footer `[exit:N | duration]` of this result, one line,
+//!   naming exactly the pipeline's failed stages (never one that ended 0 or
+//!   by SIGPIPE, never the last);
 //! - it is no longer than the hard cap the options imply ([`hard_cap`]);
 //! - a stream that overflowed went to the spill sink whole, byte for byte,
 //!   and `truncated` says so; `spill_path` is the first stream's path;
@@ -36,7 +38,9 @@
 
 use std::time::Duration;
 
-use clix_present::{Capture, CommandOutput, Origin, PresentOptions, SpillSink, classify, footer, present};
+use clix_present::{
+    Capture, CommandOutput, Origin, PresentOptions, SpillSink, StageExit, classify, failed_stages, footer, present,
+};
 use libfuzzer_sys::fuzz_target;
 
 const HEADER: usize = 42;
@@ -125,15 +129,28 @@ fuzz_target!(|data: &[u8]| {
     let origin = Origin {
         command: COMMANDS.get(usize::from(h[40])).map(|s| s.to_string()),
         path: PATHS.get(usize::from(h[41])).map(|s| s.to_string()),
+        asked_help: flags & 32 != 0,
     };
-    let out = CommandOutput { stdout: &stdout, stderr, exit_code, duration, timed_out, capture, pipelines: &[] };
+    let pipelines = if flags & 16 != 0 { vec![pipeline(stderr)] } else { Vec::new() };
+    let out = CommandOutput { stdout: &stdout, stderr, exit_code, duration, timed_out, capture, pipelines: &pipelines };
     let mut sink = Sink { fail: flags & 8 != 0, spilled: Vec::new() };
 
     let p = present(&out, || origin.clone(), &opts, &mut sink);
 
     assert!(!p.text.contains('\0'), "NUL in the presentation: {:?}", p.text);
-    let want_footer = footer(exit_code, &[], duration);
+    let failed = failed_stages(&pipelines);
+    let want_footer = footer(exit_code, &failed, duration);
     assert!(p.text.ends_with(&want_footer), "no footer {want_footer:?} at the end of {:?}", p.text);
+    assert!(!want_footer.contains('\n'), "a footer of two lines: {want_footer:?}");
+    let stages = pipelines.first().map_or(&[][..], |p| p.split_last().map_or(&[][..], |(_, before)| before));
+    for stage in stages {
+        let named = failed.contains(stage);
+        assert_eq!(named, stage.exit_code != 0 && stage.exit_code != 141, "{stage:?} named: {named}");
+    }
+    assert!(
+        failed.iter().all(|f| stages.contains(f)),
+        "a failed stage that is not a stage before the last: {failed:?}"
+    );
     let nuls = stdout.iter().chain(stderr).filter(|&&b| b == 0).count();
     let cap = hard_cap(&opts, &origin, nuls);
     assert!(p.text.len() <= cap, "{} bytes of text, cap {cap} for {opts:?}", p.text.len());
@@ -153,6 +170,28 @@ fuzz_target!(|data: &[u8]| {
         assert!(p.text.starts_with(shown), "stdout not shown verbatim");
     }
 });
+
+/// Stage names a pipeline may hold: commands, and the paths (non-ASCII,
+/// longer than the footer shows) as names built from a `$(…)`.
+fn stage_name(b: u8) -> &'static str {
+    let names = COMMANDS.len() + PATHS.len() + 1;
+    match usize::from(b) % names {
+        i if i < COMMANDS.len() => COMMANDS[i],
+        i if i < names - 1 => PATHS[i - COMMANDS.len()],
+        _ => "",
+    }
+}
+
+/// One pipeline of up to 6 stages, one per leading stderr byte: the byte
+/// is the stage's exit code (0, 124, 137, 141 and the rest all reachable)
+/// and picks its name.
+fn pipeline(stderr: &[u8]) -> Vec<StageExit> {
+    stderr
+        .iter()
+        .take(6)
+        .map(|&b| StageExit { command: stage_name(b.rotate_left(3)).to_string(), exit_code: i32::from(b) })
+        .collect()
+}
 
 /// `len` bytes of ordinary log lines, as a long output starts.
 fn filler(len: usize) -> Vec<u8> {
