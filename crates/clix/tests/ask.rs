@@ -12,37 +12,11 @@ use std::time::{Duration, Instant};
 use common::text;
 use support::{RED_PNG, Server, openai_calls, openai_text, run_call, start, start_with_summarizer};
 
-struct Home {
-    home: tempfile::TempDir,
-    ws: tempfile::TempDir,
-}
+use common::agent_home::AgentHome as Home;
 
 impl Home {
     fn new() -> Self {
-        let h = Home { home: tempfile::tempdir().unwrap(), ws: tempfile::tempdir().unwrap() };
-        std::fs::write(h.ws.path().join("red.png"), RED_PNG).unwrap();
-        std::fs::write(h.ws.path().join("notes.txt"), "one\ntwo\nthree\n").unwrap();
-        h
-    }
-
-    fn clix(&self, server: Option<&Server>, args: &[&str]) -> Command {
-        let mut cmd = common::clix(self.home.path(), self.ws.path(), args);
-        // Session summaries cost one more model call; the memory tests turn them on.
-        cmd.env("CLIX_SANDBOX_MODE", "off").env("CLIX_MEMORY_SUMMARIES", "false");
-        if let Some(s) = server {
-            cmd.env("AGENT_BASE_URL", format!("{}/v1", s.url)).env("AGENT_MODEL", "scripted");
-        }
-        cmd
-    }
-
-    async fn output(&self, server: Option<&Server>, args: &[&str]) -> Output {
-        let mut cmd = self.clix(server, args);
-        tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap()
-    }
-
-    fn runs(&self) -> Vec<serde_json::Value> {
-        let o = self.clix(None, &["runs", "list", "--json"]).output().unwrap();
-        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap().as_array().unwrap().clone()
+        Home::with_files(&[("red.png", RED_PNG), ("notes.txt", b"one\ntwo\nthree\n")])
     }
 }
 
@@ -599,7 +573,7 @@ async fn ask_continue_and_chat_resume_go_on_with_the_run() {
     assert!(last.contains("which are they?") && last.contains("one, two, three") && last.contains("still?"), "{last}");
 
     // Another folder's run is refused; so is a damaged file, by name.
-    let elsewhere = Home { home: tempfile::tempdir().unwrap(), ws: tempfile::tempdir().unwrap() };
+    let elsewhere = Home::with_files(&[]);
     let mut cmd = common::clix(h.home.path(), elsewhere.ws.path(), &["ask", "--resume", &id, "more"]);
     cmd.env("AGENT_BASE_URL", format!("{}/v1", server.url)).env("CLIX_SANDBOX_MODE", "off");
     let o = cmd.output().unwrap();

@@ -12,19 +12,16 @@ use clix_testkit::model_server::{Server, openai_text, start};
 use common::text;
 use serde_json::{Value, json};
 
-/// A home with a system prompt of the person's, and a workspace with notes
-/// at its root and in `sub`.
-struct Home {
-    home: tempfile::TempDir,
-    ws: tempfile::TempDir,
-}
+use common::agent_home::{AgentHome as Home, finish};
 
 impl Home {
+    /// A home with a system prompt of the person's, and a workspace with
+    /// notes at its root and in `sub`.
     fn new() -> Self {
-        let h = Home { home: tempfile::tempdir().unwrap(), ws: tempfile::tempdir().unwrap() };
-        std::fs::create_dir_all(h.ws.path().join("sub")).unwrap();
-        std::fs::write(h.ws.path().join("AGENTS.md"), "Root: run `make test` before answering.\n").unwrap();
-        std::fs::write(h.ws.path().join("sub/AGENTS.md"), "Sub: this folder is the API.\n").unwrap();
+        let h = Home::with_files(&[
+            ("AGENTS.md", b"Root: run `make test` before answering.\n"),
+            ("sub/AGENTS.md", b"Sub: this folder is the API.\n"),
+        ]);
         h.prompt("system.md", "Custom prompt for {workspace}.\n{tool_guidance}\n");
         h
     }
@@ -35,26 +32,22 @@ impl Home {
     }
 
     /// `clix ARGS` on the workspace from its `sub` folder.
-    fn clix(&self, server: Option<&Server>, args: &[&str]) -> Command {
-        let mut cmd = common::clix(self.home.path(), &self.ws.path().join("sub"), &args[..1]);
+    fn clix_sub(&self, server: Option<&Server>, args: &[&str]) -> Command {
+        let mut cmd = self.clix_in(&self.ws.path().join("sub"), server, &args[..1]);
         cmd.arg("--workspace").arg(self.ws.path()).args(&args[1..]);
-        cmd.env("CLIX_SANDBOX_MODE", "off").env("CLIX_MEMORY_SUMMARIES", "false").env("CLIX_AGENT_LOOK_FIRST", "false");
-        if let Some(s) = server {
-            cmd.env("AGENT_BASE_URL", format!("{}/v1", s.url)).env("AGENT_MODEL", "scripted");
-        }
+        cmd.env("CLIX_AGENT_LOOK_FIRST", "false");
         cmd
     }
 
-    async fn output(&self, server: Option<&Server>, args: &[&str]) -> Output {
-        let mut cmd = self.clix(server, args);
-        tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap()
+    async fn output_sub(&self, server: Option<&Server>, args: &[&str]) -> Output {
+        finish(self.clix_sub(server, args)).await
     }
 
     /// `--show-prompt --jsonl`'s object.
     async fn shown(&self, server: &Server, args: &[&str]) -> Value {
         let mut all = vec!["ask", "--show-prompt", "--jsonl"];
         all.extend_from_slice(args);
-        let o = self.output(Some(server), &all).await;
+        let o = self.output_sub(Some(server), &all).await;
         assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
         serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o.stdout)))
     }
@@ -67,7 +60,7 @@ async fn show_prompt_is_the_first_request_with_the_template_and_the_notes_down_t
     let shown = h.shown(&server, &[]).await;
     assert!(server.requests().is_empty(), "--show-prompt calls no model");
 
-    let o = h.output(Some(&server), &["ask", "hi"]).await;
+    let o = h.output_sub(Some(&server), &["ask", "hi"]).await;
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let body = &server.requests()[0].body;
     assert_eq!(shown["system"], body["messages"][0]["content"]);
@@ -81,7 +74,7 @@ async fn show_prompt_is_the_first_request_with_the_template_and_the_notes_down_t
     assert!(at[0] < at[1], "{system}");
 
     // The text form says what it shows.
-    let o = h.output(Some(&server), &["ask", "--show-prompt"]).await;
+    let o = h.output_sub(Some(&server), &["ask", "--show-prompt"]).await;
     assert!(text(&o.stdout).starts_with("# system prompt (for model scripted at http://"), "{}", text(&o.stdout));
     assert!(text(&o.stdout).contains("\n# tools (as the openai API is sent them)\n[\n"), "{}", text(&o.stdout));
     assert_eq!(server.requests().len(), 1);
@@ -104,7 +97,7 @@ async fn a_prompt_with_an_unknown_placeholder_stops_with_the_file_and_the_known_
     let h = Home::new();
     h.prompt("run-tool.md", "Run it. {comands}\n");
     let server = start(vec![]).await;
-    let o = h.output(Some(&server), &["ask", "--show-prompt"]).await;
+    let o = h.output_sub(Some(&server), &["ask", "--show-prompt"]).await;
     assert_eq!(o.status.code(), Some(1));
     let file = h.home.path().join("prompts/run-tool.md");
     let want = format!(

@@ -15,34 +15,11 @@ use common::text;
 use serde_json::Value;
 use support::{Server, openai_calls, openai_text, run_call, start};
 
-struct Home {
-    home: tempfile::TempDir,
-    ws: tempfile::TempDir,
-}
+use common::agent_home::AgentHome as Home;
 
 impl Home {
     fn new() -> Self {
-        let h = Home { home: tempfile::tempdir().unwrap(), ws: tempfile::tempdir().unwrap() };
-        std::fs::write(h.ws.path().join("app.log"), "ok\nERROR a\nERROR b\n").unwrap();
-        h
-    }
-
-    fn clix(&self, server: &Server, args: &[&str]) -> Command {
-        let mut cmd = common::clix(self.home.path(), self.ws.path(), args);
-        cmd.env("CLIX_SANDBOX_MODE", "off")
-            .env("CLIX_MEMORY_SUMMARIES", "false")
-            .env("AGENT_BASE_URL", format!("{}/v1", server.url))
-            .env("AGENT_MODEL", "scripted");
-        cmd
-    }
-
-    /// `clix args…` with `stdin` piped in.
-    async fn output(&self, server: &Server, args: &[&str], stdin: &[u8]) -> Output {
-        let mut cmd = self.clix(server, args);
-        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-        let mut child = cmd.spawn().unwrap();
-        child.stdin.take().unwrap().write_all(stdin).unwrap();
-        tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap()
+        Home::with_files(&[("app.log", b"ok\nERROR a\nERROR b\n")])
     }
 }
 
@@ -81,7 +58,7 @@ async fn a_finished_run_ends_with_its_result_and_every_line_fits_the_schema() {
     ])
     .await;
     let h = Home::new();
-    let o = h.output(&server, &["ask", "--jsonl", "count the errors"], b"").await;
+    let o = h.output_with_stdin(Some(&server), &["ask", "--jsonl", "count the errors"], b"").await;
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let lines = checked_stream(&o.stdout);
     assert_eq!(kinds(&lines)[0], "start");
@@ -99,7 +76,7 @@ async fn a_guess_asked_again_for_has_no_text_event() {
     // the guess is in its `response`, the answer alone in `text`.
     let server = start(vec![openai_text("refused", 1, 1), openai_text("refused too", 1, 1)]).await;
     let h = Home::new();
-    let o = h.output(&server, &["ask", "--jsonl", "hello there"], b"").await;
+    let o = h.output_with_stdin(Some(&server), &["ask", "--jsonl", "hello there"], b"").await;
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let lines = checked_stream(&o.stdout);
     let of = |kind: &str| -> Vec<&str> {
@@ -116,7 +93,7 @@ async fn a_failing_command_and_a_budget_stop_fit_the_schema_and_exit_as_document
     let server =
         start(vec![openai_calls(&[("run", &run_call("cat missing.txt"))], 1, 1), openai_text("none", 1, 1)]).await;
     let h = Home::new();
-    let o = h.output(&server, &["ask", "--jsonl", "read it"], b"").await;
+    let o = h.output_with_stdin(Some(&server), &["ask", "--jsonl", "read it"], b"").await;
     assert_eq!(o.status.code(), Some(0));
     let lines = checked_stream(&o.stdout);
     let failed = lines.iter().find(|l| l["type"] == "tool_result").unwrap();
@@ -127,7 +104,7 @@ async fn a_failing_command_and_a_budget_stop_fit_the_schema_and_exit_as_document
         openai_text("I listed the folder; counting is left.", 1, 1),
     ])
     .await;
-    let o = h.output(&server, &["ask", "--jsonl", "--max-steps", "1", "count"], b"").await;
+    let o = h.output_with_stdin(Some(&server), &["ask", "--jsonl", "--max-steps", "1", "count"], b"").await;
     assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
     let lines = checked_stream(&o.stdout);
     let result = &lines.last().unwrap()["content"];
@@ -138,7 +115,7 @@ async fn a_failing_command_and_a_budget_stop_fit_the_schema_and_exit_as_document
 async fn an_interrupted_run_still_ends_with_a_result() {
     let server = start(vec![openai_calls(&[("run", &run_call("sleep 30"))], 1, 1)]).await;
     let h = Home::new();
-    let mut cmd = h.clix(&server, &["ask", "--jsonl", "wait"]);
+    let mut cmd = h.clix(Some(&server), &["ask", "--jsonl", "wait"]);
     let child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let started = Instant::now();
     while !std::fs::read_dir(h.home.path().join("data/runs"))
@@ -172,10 +149,15 @@ async fn two_and_three_agents_pipe_their_results_downstream() {
     .await;
     let third = start(vec![openai_text("checked", 1, 1)]).await;
     let h = Home::new();
-    let one = h.output(&first, &["ask", "--jsonl", "find the errors"], b"").await;
+    let one = h.output_with_stdin(Some(&first), &["ask", "--jsonl", "find the errors"], b"").await;
     assert_eq!(one.status.code(), Some(0));
-    let two =
-        h.output(&second, &["ask", "--jsonl", "--input", "jsonl", "write a fix plan to PLAN.md"], &one.stdout).await;
+    let two = h
+        .output_with_stdin(
+            Some(&second),
+            &["ask", "--jsonl", "--input", "jsonl", "write a fix plan to PLAN.md"],
+            &one.stdout,
+        )
+        .await;
     assert_eq!(two.status.code(), Some(0), "{}", text(&two.stderr));
     checked_stream(&two.stdout);
     // The downstream task carries the upstream answer and files.
@@ -186,7 +168,11 @@ async fn two_and_three_agents_pipe_their_results_downstream() {
     );
     assert!(task.ends_with("Your task:\nwrite a fix plan to PLAN.md"), "{task}");
     let three = h
-        .output(&third, &["ask", "--jsonl", "--input", "jsonl", "--input-events", "all", "check it"], &two.stdout)
+        .output_with_stdin(
+            Some(&third),
+            &["ask", "--jsonl", "--input", "jsonl", "--input-events", "all", "check it"],
+            &two.stdout,
+        )
         .await;
     assert_eq!(three.status.code(), Some(0), "{}", text(&three.stderr));
     let task = third.requests()[0].body["messages"][1]["content"].as_str().unwrap().to_string();
@@ -198,7 +184,7 @@ async fn two_and_three_agents_pipe_their_results_downstream() {
 async fn a_failed_or_unfinished_upstream_stops_the_downstream_before_any_model_call() {
     let h = Home::new();
     let budget = start(vec![openai_calls(&[("run", &run_call("ls"))], 1, 1), openai_text("stuck", 1, 1)]).await;
-    let failed = h.output(&budget, &["ask", "--jsonl", "--max-steps", "1", "a"], b"").await;
+    let failed = h.output_with_stdin(Some(&budget), &["ask", "--jsonl", "--max-steps", "1", "a"], b"").await;
     assert_eq!(failed.status.code(), Some(3));
     let unfinished: String =
         text(&failed.stdout).lines().filter(|l| !l.contains("\"type\":\"result\"")).map(|l| format!("{l}\n")).collect();
@@ -210,7 +196,7 @@ async fn a_failed_or_unfinished_upstream_stops_the_downstream_before_any_model_c
     ];
     for (case, stdin, says) in cases {
         let downstream = start(vec![openai_text("should not be asked", 1, 1)]).await;
-        let o = h.output(&downstream, &["ask", "--jsonl", "--input", "jsonl", "go on"], stdin).await;
+        let o = h.output_with_stdin(Some(&downstream), &["ask", "--jsonl", "--input", "jsonl", "go on"], stdin).await;
         assert_eq!(o.status.code(), Some(1), "{case}");
         assert!(text(&o.stderr).contains(says), "{case}: {}", text(&o.stderr));
         assert!(downstream.requests().is_empty(), "{case}: a model was called");

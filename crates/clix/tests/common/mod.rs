@@ -2,6 +2,7 @@
 //! a cleared environment, its own `CLIX_HOME` and a workspace as cwd.
 #![allow(dead_code)]
 
+pub(crate) mod agent_home;
 pub(crate) mod differ;
 pub(crate) mod mcp_http;
 
