@@ -28,14 +28,40 @@
 //! command and the agent's recall are built on top of it, and progress is
 //! reported through a callback.
 
+mod backend;
 mod embed;
-mod schema;
+mod pg;
+mod sqlite;
 mod store;
 mod vectors;
 
+pub use backend::Location;
 pub use embed::{EmbedError, Embedder, MemorySettings, Model2Vec, OpenAiEmbedder};
+pub use sqlite::vectors::{COARSE_MIN, COARSE_PER_RESULT};
 pub use store::{Filter, Hit, Memory, MemoryError, Progress, Store};
-pub use vectors::{COARSE_MIN, COARSE_PER_RESULT};
+
+/// What [`migrate`] did: the store's schema version before and after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Migrated {
+    /// The version found (0: a store with no schema yet).
+    pub from: i32,
+    /// The version it is at now: this clix's.
+    pub to: i32,
+}
+
+/// Brings the store at `url_or_path` (as [`Store::connect`] takes it) to
+/// this clix's schema, in one transaction that keeps every memory: the
+/// explicit step (`clix storage migrate`) a PostgreSQL store needs before
+/// [`Store::connect`] opens it, and after an upgrade of clix. An SQLite
+/// file is migrated the same way (opening it does too). A store already
+/// at this version is left as it is; a newer one is an error.
+pub fn migrate(url_or_path: &str) -> Result<Migrated, MemoryError> {
+    let (from, to) = match Location::parse(url_or_path)? {
+        Location::File(path) => sqlite::Sqlite::migrate(&path)?,
+        Location::Postgres(url) => pg::Postgres::migrate(&url)?,
+    };
+    Ok(Migrated { from, to })
+}
 
 /// The reserved topic of memories a person marked global: every session
 /// reads them beside its own topic's; inside `run` they are read-only, and
