@@ -254,20 +254,22 @@ impl Backend for Postgres {
     ) -> Result<(i64, Option<Space>), MemoryError> {
         let folded = new.text.to_lowercase();
         self.in_transaction(|tx| {
+            // The space first: creating one locks `memories` against writes
+            // (its foreign key), which must not wait on a writer that waits
+            // for the space's lock in turn.
+            let space = match embedding {
+                Some((target, embedding)) => Some(space_for(tx, target, embedding.dim())?),
+                None => None,
+            };
             let id: i64 = tx
                 .query_one(
                     "INSERT INTO memories (topic, kind, text, session, folded) VALUES ($1, $2, $3, $4, $5) RETURNING id",
                     &[&new.topic, &new.kind, &new.text, &new.session, &folded],
                 )?
                 .get(0);
-            let space = match embedding {
-                Some((target, embedding)) => {
-                    let space = space_for(tx, target, embedding.dim())?;
-                    save(tx, &space, id, new.topic, embedding)?;
-                    Some(space)
-                }
-                None => None,
-            };
+            if let (Some(space), Some((_, embedding))) = (&space, embedding) {
+                save(tx, space, id, new.topic, embedding)?;
+            }
             Ok((id, space))
         })
     }
