@@ -174,3 +174,17 @@ fn a_server_restart_fails_calls_clearly_and_then_they_work_again() {
     assert_eq!(found.len(), 2, "{found:?}");
     assert!(found.contains(&before) && found.contains(&after));
 }
+
+#[test]
+fn a_search_path_in_the_url_keeps_the_tables_in_their_own_schema() {
+    let Some(pg) = server("a_search_path_in_the_url_keeps_the_tables_in_their_own_schema") else { return };
+    let db = pg.create_database();
+    pg.psql(&db, "CREATE SCHEMA clix");
+    let url = format!("{}?options=-csearch_path%3Dclix", pg.socket_url(&db));
+    clix_memory::migrate(&url).unwrap();
+    let mut store = Store::connect(&url).unwrap();
+    let id = store.store("kept in the clix schema", "t", "note", "").unwrap();
+    assert_eq!(store.search("schema", &Filter::default(), 5).unwrap()[0].memory.id, id);
+    let tables = pg.psql(&db, "SELECT schemaname FROM pg_tables WHERE tablename IN ('memories', 'clix_schema')");
+    assert_eq!(tables.split_whitespace().collect::<Vec<_>>(), vec!["clix", "clix"], "{tables}");
+}

@@ -375,9 +375,8 @@ impl Backend for Postgres {
                AND ($4 = '' OR EXISTS (SELECT 1 FROM memories m WHERE m.id = v.id AND strpos(m.folded, $4) > 0))
              ORDER BY v.embedding <=> $1::text::vector LIMIT $5"
         );
-        let topics: Option<Vec<&str>> = scope.map(|t| t.iter().map(String::as_str).collect());
         let rows = db
-            .query(&sql, &[&vector_text(query), &filter.topic, &topics, &keyword, &(k as i64)])
+            .query(&sql, &[&vector_text(query), &filter.topic, &scope, &keyword, &(k as i64)])
             .map_err(|e| self.fail(e))?;
         let mut nearest: Vec<(i64, f64)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
         // Equal distances in the order SQLite gives them (the lower id first).
@@ -406,10 +405,9 @@ impl Backend for Postgres {
              ORDER BY ts_rank(m.tsv, q) DESC, m.id DESC LIMIT $4"
         );
         let keyword = filter.keyword.to_lowercase();
-        let topics: Option<Vec<&str>> = scope.map(|t| t.iter().map(String::as_str).collect());
         let rows = self
             .client()?
-            .query(&sql, &[&query, &filter.topic, &keyword, &(limit as i64), &topics])
+            .query(&sql, &[&query, &filter.topic, &keyword, &(limit as i64), &scope])
             .map_err(|e| self.fail(e))?;
         Ok(rows
             .iter()
@@ -442,18 +440,16 @@ impl Backend for Postgres {
              WHERE {kind} ($1 = '' OR m.topic = $1) AND ($3::text[] IS NULL OR m.topic = ANY ($3))
              ORDER BY m.created_at DESC, m.id DESC LIMIT $2"
         );
-        let topics: Option<Vec<&str>> = scope.map(|t| t.iter().map(String::as_str).collect());
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let rows = self.client()?.query(&sql, &[&topic, &limit, &topics]).map_err(|e| self.fail(e))?;
+        let rows = self.client()?.query(&sql, &[&topic, &limit, &scope]).map_err(|e| self.fail(e))?;
         Ok(rows.iter().map(memory).collect())
     }
 
     /// Its vectors and records go with it (`ON DELETE CASCADE`).
     fn forget(&self, id: i64, scope: Scope<'_>) -> Result<bool, MemoryError> {
-        let topics: Option<Vec<&str>> = scope.map(|t| t.iter().map(String::as_str).collect());
         let n = self
             .client()?
-            .execute("DELETE FROM memories WHERE id = $1 AND ($2::text[] IS NULL OR topic = ANY ($2))", &[&id, &topics])
+            .execute("DELETE FROM memories WHERE id = $1 AND ($2::text[] IS NULL OR topic = ANY ($2))", &[&id, &scope])
             .map_err(|e| self.fail(e))?;
         Ok(n > 0)
     }
