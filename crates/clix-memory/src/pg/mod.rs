@@ -351,7 +351,8 @@ impl Backend for Postgres {
 
     /// The HNSW index's KNN (exact for spaces too large for it), the
     /// topic, scope and keyword in the same query: iterative scans go on
-    /// until `k` rows pass them (or the index is exhausted).
+    /// until `k` rows pass them (or the index is exhausted, or pgvector's
+    /// `hnsw.max_scan_tuples` is reached).
     fn knn(
         &self,
         space: &Space,
