@@ -2,7 +2,8 @@
 //!
 //! Today: the exit codes clix gives a line or a call ([`exit`]), the
 //! [`Secret`] type that settings of every crate use for keys and
-//! [`is_secret_name`], the rule for which names hold one, and which
+//! [`is_secret_name`], the rule for which names hold one, how a connection
+//! URL is shown without its password ([`redact_url`]), and which
 //! known name a mistyped one was meant to be ([`names`], for every "did you
 //! mean" and every unknown field), how a settings type reports a value
 //! it does not allow ([`settings`]), and the syntax of prompt templates
@@ -18,7 +19,7 @@ mod secret;
 pub mod settings;
 pub mod template;
 
-pub use secret::{Secret, is_secret_name};
+pub use secret::{Secret, is_secret_name, redact_url};
 
 /// Exit codes, as bash and GNU tools use them where they have one, and
 /// sysexits(3) for the hub's own refusals. Every crate's exit code is one of

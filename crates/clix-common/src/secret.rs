@@ -14,6 +14,41 @@ pub fn is_secret_name(name: &str) -> bool {
     SECRET_MARKERS.iter().any(|m| upper.contains(m))
 }
 
+/// A connection URL as it may be shown: its password (`user:PASSWORD@`,
+/// and a `password=` parameter) replaced by `***`, everything else kept so
+/// that a person can tell which server and database it names.
+/// `postgres://clix:s3cret@db:5432/mem?sslmode=disable` shows as
+/// `postgres://clix:***@db:5432/mem?sslmode=disable`. The user part ends at
+/// the last `@` of the URL: a password with an unescaped `@` or `/` is
+/// hidden whole (more is hidden, never less).
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return redact_params(url) };
+    let (userinfo, after) = match rest.rfind('@') {
+        Some(at) => (Some(&rest[..at]), &rest[at + 1..]),
+        None => (None, rest),
+    };
+    let user = userinfo.map(|u| match u.split_once(':') {
+        Some((name, _)) => format!("{name}:***@"),
+        None => format!("{u}@"),
+    });
+    format!("{scheme}://{}{}", user.unwrap_or_default(), redact_params(after))
+}
+
+/// `password=…` parameters (a URL's query, or key=value words) as `password=***`.
+fn redact_params(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.to_ascii_lowercase().find("password=") {
+        let value = at + "password=".len();
+        out.push_str(&rest[..value]);
+        out.push_str("***");
+        let end = rest[value..].find(['&', ' ', '#']).map_or(rest.len(), |e| value + e);
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// A value that must not be shown: Debug, Display and Serialize give `***`;
 /// [`Secret::expose`] gives the value to the one place that sends it.
 ///
@@ -83,7 +118,23 @@ impl<'de> Deserialize<'de> for Secret {
 
 #[cfg(test)]
 mod tests {
-    use super::{Secret, is_secret_name};
+    use super::{Secret, is_secret_name, redact_url};
+
+    #[test]
+    fn urls_show_everything_but_the_password() {
+        for (url, shown) in [
+            ("postgres://clix:s3cret@db:5432/mem?sslmode=disable", "postgres://clix:***@db:5432/mem?sslmode=disable"),
+            ("postgresql://clix@db/mem", "postgresql://clix@db/mem"),
+            ("postgres://db/mem?user=clix&password=s3cret&x=1", "postgres://db/mem?user=clix&password=***&x=1"),
+            ("postgres://clix:p@ss/w@rd@db/mem", "postgres://clix:***@db/mem"),
+            ("postgres://%2Frun%2Fpg/mem", "postgres://%2Frun%2Fpg/mem"),
+            ("host=db password=s3cret user=clix", "host=db password=*** user=clix"),
+            ("/home/me/.local/share/clix/memory.sqlite", "/home/me/.local/share/clix/memory.sqlite"),
+        ] {
+            assert_eq!(redact_url(url), shown, "{url}");
+            assert!(!redact_url(url).contains("s3cret") && !redact_url(url).contains("rd@"), "{url}");
+        }
+    }
 
     #[test]
     fn secret_names_table() {

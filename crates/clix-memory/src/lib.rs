@@ -1,21 +1,49 @@
-//! The agent's memory: one SQLite file of notes, facts and summaries, found
-//! by hybrid search.
+//! The agent's memory: notes, facts and summaries, found by hybrid search,
+//! in an SQLite file (the zero-setup default) or a PostgreSQL database
+//! that many processes and machines share.
 //!
-//! This crate owns the schema and its migrations (`PRAGMA user_version`),
-//! the full-text index (FTS5, porter + unicode61, BM25), the vector index
-//! (sqlite-vec `vec0`, one table per embedder and dimension, so vectors of
-//! different spaces never mix; the topic is its partition key), the
-//! embedders (none, any OpenAI-compatible `/v1/embeddings`, a local
-//! model2vec folder) and the `[memory]` settings, search (BM25 and KNN fused
-//! with Reciprocal Rank Fusion; topic and keyword filters apply before
-//! ranking; the KNN takes candidates by Hamming distance over sign bits,
-//! then ranks them by exact cosine), lazy re-embedding when the embedder
-//! changes, listing and forgetting (from every index, by triggers). Several
-//! processes may share the file (WAL, busy timeout). A store is committed
-//! once its id is returned: it survives the process crashing or being
-//! killed (SIGKILL). The file uses WAL with `synchronous = NORMAL`, so the
-//! last commits before a power loss or an operating-system crash may be
-//! lost (the file stays consistent).
+//! One [`Store`], two backends. The rest of clix holds a `Store`, opened
+//! with [`Store::open`] (a file) or [`Store::connect`] (a `postgres://`
+//! URL or a path); [`migrate`] brings either to this build's schema. Under
+//! it, a private `Backend` trait has one implementation per database, and
+//! only stores and queries: everything that decides is written once in the
+//! store (validation, when and what to embed, what an embedder's failure
+//! means, Reciprocal Rank Fusion of the two rankings, confinement,
+//! warnings), so the two cannot drift apart. A trait rather than an enum
+//! of backends: each backend's queries are a whole module of their own,
+//! and the trait is the list of what a third one would have to answer.
+//! The conformance suite (`tests/`) runs every memory test on both.
+//!
+//! What both backends keep: memories, a full-text index and vectors in
+//! step (one transaction per write; forgetting reaches every index);
+//! vectors in one space per (embedder, dimension), so vectors of different
+//! spaces never mix; filters (topic, keyword) applied before ranking;
+//! lazy re-embedding when the embedder changes; memories an embedder
+//! rejects recorded as having no vector. A store is committed once its id
+//! is returned: it survives the process crashing or being killed.
+//!
+//! - **SQLite**: FTS5 (porter + unicode61, BM25), sqlite-vec `vec0` tables
+//!   (the topic as partition key; a sign-bit KNN re-ranked by exact
+//!   cosine), the schema migrated on open (`PRAGMA user_version`).
+//!   Several processes may share the file (WAL, busy timeout); WAL with
+//!   `synchronous = NORMAL` may lose the last commits to a power loss (the
+//!   file stays consistent).
+//! - **PostgreSQL**: a `tsvector` column (English stemming without
+//!   stopwords, GIN, `websearch_to_tsquery`, `ts_rank`), pgvector tables
+//!   with HNSW cosine indexes and iterative scans (filters hold before the
+//!   `k` nearest are cut), versioned in `clix_schema` and migrated only by
+//!   [`migrate`]: a store that is behind, ahead or unreachable is an error
+//!   that says which and what to do. The URL is a secret (errors and Debug
+//!   show the password as `***`); connections are plain TCP or a unix
+//!   socket (a URL asking for TLS is refused, saying so). Text is lowercased
+//!   by clix, so matching does not depend on the server's locale.
+//!
+//! Where the backends differ, by design: the lexical score (BM25 in
+//! [`Hit::bm25`], `ts_rank` in [`Hit::ts_rank`], which has no inverse
+//! document frequency), the order of equal scores, SQLite's folding of
+//! diacritics (FTS5 `unicode61` finds "Ärger" for "arger"; PostgreSQL does
+//! not), and the approximate KNN (both hold at least 90% of the exact top
+//! 5 in the tests).
 //!
 //! Topics keep projects apart: a memory belongs to one topic (a session's
 //! is its workspace's canonical path, shown by the folder's name: see
@@ -28,14 +56,40 @@
 //! command and the agent's recall are built on top of it, and progress is
 //! reported through a callback.
 
+mod backend;
 mod embed;
-mod schema;
+mod pg;
+mod sqlite;
 mod store;
 mod vectors;
 
+pub use backend::Location;
 pub use embed::{EmbedError, Embedder, MemorySettings, Model2Vec, OpenAiEmbedder};
+pub use sqlite::vectors::{COARSE_MIN, COARSE_PER_RESULT};
 pub use store::{Filter, Hit, Memory, MemoryError, Progress, Store};
-pub use vectors::{COARSE_MIN, COARSE_PER_RESULT};
+
+/// What [`migrate`] did: the store's schema version before and after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Migrated {
+    /// The version found (0: a store with no schema yet).
+    pub from: i32,
+    /// The version it is at now: this clix's.
+    pub to: i32,
+}
+
+/// Brings the store at `url_or_path` (as [`Store::connect`] takes it) to
+/// this clix's schema, in one transaction that keeps every memory: the
+/// explicit step (`clix storage migrate`) a PostgreSQL store needs before
+/// [`Store::connect`] opens it, and after an upgrade of clix. An SQLite
+/// file is migrated the same way (opening it does too). A store already
+/// at this version is left as it is; a newer one is an error.
+pub fn migrate(url_or_path: &str) -> Result<Migrated, MemoryError> {
+    let (from, to) = match Location::parse(url_or_path)? {
+        Location::File(path) => sqlite::Sqlite::migrate(&path)?,
+        Location::Postgres(url) => pg::Postgres::migrate(&url)?,
+    };
+    Ok(Migrated { from, to })
+}
 
 /// The reserved topic of memories a person marked global: every session
 /// reads them beside its own topic's; inside `run` they are read-only, and

@@ -1,22 +1,24 @@
-//! The store: storing, search, listing and forgetting. The file's schema
-//! lives in `schema.rs`, the vector side in `vectors.rs`.
+//! The store: storing, search, listing and forgetting, over either
+//! backend. What is decided here (validation, embedding, the fusion of the
+//! two rankings, confinement, warnings) is the same for both; each backend
+//! only stores and queries (`backend.rs`).
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 
 use crate::RRF_K;
+use crate::backend::{Backend, Location, NewMemory};
 use crate::embed::Embedder;
-use crate::schema::{self, SCHEMA_VERSION};
 use crate::vectors::{Embedding, Vectors};
 
 /// Texts embedded per call while filling in missing vectors.
 const BATCH: usize = 64;
 
-/// Why a memory operation failed; the message names the file or the fix.
+/// Why a memory operation failed; the message names the store (a URL's
+/// password as `***`) and the fix.
 #[derive(Debug, thiserror::Error)]
 pub enum MemoryError {
     /// SQLite refused: an unreadable, locked past its timeout or damaged file.
@@ -27,13 +29,71 @@ pub enum MemoryError {
         /// SQLite's error.
         source: rusqlite::Error,
     },
-    /// A newer clix wrote this file; this one will not guess at its schema.
-    #[error("memory store {path} has schema version {found}, newer than this clix ({SCHEMA_VERSION}); upgrade clix")]
+    /// PostgreSQL refused a query, or the connection broke.
+    #[error("memory store {url}: {source}")]
+    Postgres {
+        /// The store's URL, password as `***`.
+        url: String,
+        /// The server's or the client's error.
+        source: postgres::Error,
+    },
+    /// The server cannot be reached, or refuses the connection.
+    #[error(
+        "cannot reach the memory store {url}: {message}; check the URL (host, port, user, password, database) \
+         and that PostgreSQL is running there"
+    )]
+    Unreachable {
+        /// The store's URL, password as `***`.
+        url: String,
+        /// Why, from the client.
+        message: String,
+    },
+    /// Not a URL or path a store can be at, or a URL this build cannot use.
+    #[error("memory store {shown}: {message}")]
+    BadLocation {
+        /// The setting, password as `***`.
+        shown: String,
+        /// What is wrong and what to give instead.
+        message: String,
+    },
+    /// A newer clix wrote this store; this one will not guess at its schema.
+    #[error(
+        "memory store {path} has schema version {found}, newer than this clix ({wanted}); upgrade clix \
+         (nothing was changed)"
+    )]
     TooNew {
-        /// The store's file.
+        /// The store's file, or its URL (password as `***`).
         path: String,
         /// The schema version found in it.
         found: i32,
+        /// The version this clix writes.
+        wanted: i32,
+    },
+    /// A PostgreSQL store whose schema is older than this clix's (or not
+    /// there yet): migrations run only when asked.
+    #[error(
+        "memory store {url} has schema version {found}, this clix needs {wanted}: run `clix storage migrate` \
+         (it keeps every memory)"
+    )]
+    NeedsMigration {
+        /// The store's URL, password as `***`.
+        url: String,
+        /// The schema version found (0: none).
+        found: i32,
+        /// The version this clix writes.
+        wanted: i32,
+    },
+    /// The database has no pgvector, and this user may not add it.
+    #[error(
+        "memory store {url}: the pgvector extension is not available ({message}): install pgvector on the \
+         server (https://github.com/pgvector/pgvector) or have a superuser run `CREATE EXTENSION vector` in \
+         this database, then run `clix storage migrate` again"
+    )]
+    NoPgvector {
+        /// The store's URL, password as `***`.
+        url: String,
+        /// The server's answer.
+        message: String,
     },
     /// A kind other than note, fact or summary.
     #[error("kind must be note, fact or summary, not {0:?}")]
@@ -45,6 +105,13 @@ pub enum MemoryError {
 
 /// What a memory is.
 pub(crate) const KINDS: &[&str] = &["note", "fact", "summary"];
+
+impl Hit {
+    /// The lexical score, whichever backend gave it (higher is better).
+    pub fn lexical(&self) -> Option<f64> {
+        self.bm25.or(self.ts_rank)
+    }
+}
 
 /// One stored memory.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -71,12 +138,18 @@ pub struct Hit {
     /// The memory itself.
     #[serde(flatten)]
     pub memory: Memory,
-    /// Higher is better: the negated BM25 with full-text search alone, the
-    /// Reciprocal Rank Fusion score when vectors take part.
+    /// Higher is better: the lexical score (negated BM25 on SQLite,
+    /// `ts_rank` on PostgreSQL) with full-text search alone, the Reciprocal
+    /// Rank Fusion score when vectors take part.
     pub score: f64,
-    /// Negated BM25, when the memory's words matched.
+    /// Negated BM25, when the memory's words matched (SQLite).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bm25: Option<f64>,
+    /// PostgreSQL's `ts_rank`, when the memory's words matched there. It
+    /// has no inverse document frequency, so it is not on BM25's scale and
+    /// is kept apart from it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ts_rank: Option<f64>,
     /// Cosine similarity to the query, when the vector search ranked it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub similarity: Option<f64>,
@@ -101,41 +174,56 @@ type Fused = (f64, Option<Hit>, Option<f64>);
 /// Told `(done, total)` while missing vectors are being embedded.
 pub type Progress = Arc<dyn Fn(usize, usize) + Send + Sync>;
 
-/// One memory file: full-text search always, vectors when an embedder is set.
+/// A memory store: full-text search always, vectors when an embedder is
+/// set, in an SQLite file or a PostgreSQL database.
 pub struct Store {
-    pub(crate) db: Connection,
-    path: String,
-    /// The topics reads and forgets are confined to, as a JSON array for
-    /// `json_each`; empty: every topic.
-    scope: String,
+    db: Box<dyn Backend>,
+    /// The topics reads and forgets are confined to; `None`: every topic.
+    scope: Option<Vec<String>>,
     vectors: Option<Vectors>,
     progress: Option<Progress>,
     warnings: Vec<String>,
 }
 
+/// Names the store (a URL's password as `***`) and its confinement.
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("at", &self.db.shown())
+            .field("confined_to", &self.scope)
+            .field("vectors", &self.vectors.is_some())
+            .finish()
+    }
+}
+
 impl Store {
-    /// Opens (creating and migrating) the store, full-text search only.
-    /// Several processes may use the same file at once: WAL mode and a busy
-    /// timeout.
+    /// Opens (creating and migrating) the SQLite store at `path`, full-text
+    /// search only. Several processes may use the same file at once: WAL
+    /// mode and a busy timeout.
     pub fn open(path: &Path) -> Result<Self, MemoryError> {
-        let shown = path.display().to_string();
-        let fail = |source| MemoryError::Sqlite { path: shown.clone(), source };
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
+        Ok(Self::with_backend(Box::new(crate::sqlite::Sqlite::open(path)?)))
+    }
+
+    /// Opens the store at `url_or_path`: a `postgres://` URL (its schema
+    /// must be this clix's: see [`crate::migrate`]), or an SQLite file's
+    /// path (created and migrated as [`Store::open`] does). Full-text
+    /// search only until [`Store::with_embedder`].
+    pub fn connect(url_or_path: &str) -> Result<Self, MemoryError> {
+        match Location::parse(url_or_path)? {
+            Location::File(path) => Self::open(&path),
+            Location::Postgres(url) => Ok(Self::with_backend(Box::new(crate::pg::Postgres::connect(&url)?))),
         }
-        let (db, version) = schema::connect(path).map_err(fail)?;
-        if version > SCHEMA_VERSION {
-            return Err(MemoryError::TooNew { path: shown, found: version });
-        }
-        Ok(Store { db, path: shown, scope: String::new(), vectors: None, progress: None, warnings: Vec::new() })
+    }
+
+    fn with_backend(db: Box<dyn Backend>) -> Self {
+        Store { db, scope: None, vectors: None, progress: None, warnings: Vec::new() }
     }
 
     /// Adds vector search with `embedder`. Memories it has no vector for
     /// yet (stored before, or under another embedder) are embedded at the
     /// next store or search.
     pub fn with_embedder(mut self, embedder: Box<dyn Embedder>) -> Result<Self, MemoryError> {
-        let vectors = Vectors::new(&self.db, embedder).map_err(|e| self.fail(e))?;
-        self.vectors = Some(vectors);
+        self.vectors = Some(Vectors::new(self.db.as_ref(), embedder)?);
         Ok(self)
     }
 
@@ -145,12 +233,12 @@ impl Store {
     /// Storing is not confined: which topic may be written is the caller's
     /// decision. One project's session must not read or erase another's.
     pub fn confine_to(&mut self, topics: &[&str]) {
-        self.scope = serde_json::to_string(topics).unwrap_or_default();
+        self.scope = Some(topics.iter().map(|t| t.to_string()).collect());
     }
 
     /// The topics of [`Store::confine_to`], or `None` for every topic.
     pub fn confined_to(&self) -> Option<Vec<String>> {
-        (!self.scope.is_empty()).then(|| serde_json::from_str(&self.scope).unwrap_or_default())
+        self.scope.clone()
     }
 
     /// Called with `(done, total)` while missing vectors are embedded.
@@ -162,10 +250,6 @@ impl Store {
     /// the memory was stored, the search ran on full text alone).
     pub fn take_warnings(&mut self) -> Vec<String> {
         std::mem::take(&mut self.warnings)
-    }
-
-    pub(crate) fn fail(&self, source: rusqlite::Error) -> MemoryError {
-        MemoryError::Sqlite { path: self.path.clone(), source }
     }
 
     /// Stores `text`; returns its id once it is committed (with its vector,
@@ -196,40 +280,24 @@ impl Store {
             }
             None => None,
         };
-        let id = match self.insert(text, topic, kind, session, embedding.as_ref()) {
-            Ok(id) => id,
+        let memory = NewMemory { text, topic, kind, session };
+        let with = embedding.as_ref().zip(self.vectors.as_ref()).map(|(e, v)| (v.target(), e));
+        let (id, space) = match self.db.insert(&memory, with) {
+            Ok(done) => done,
             Err(e) => {
                 if let Some(vectors) = &mut self.vectors {
-                    vectors.reload(&self.db);
+                    vectors.reload(self.db.as_ref());
                 }
-                return Err(self.fail(e));
+                return Err(e);
             }
         };
-        if let (None, Some(vectors)) = (&embedding, &mut self.vectors) {
-            vectors.unsynced();
+        if let Some(vectors) = &mut self.vectors {
+            vectors.used(space);
+            if embedding.is_none() {
+                vectors.unsynced();
+            }
         }
         self.fill_missing();
-        Ok(id)
-    }
-
-    fn insert(
-        &mut self,
-        text: &str,
-        topic: &str,
-        kind: &str,
-        session: &str,
-        embedding: Option<&Embedding>,
-    ) -> rusqlite::Result<i64> {
-        let tx = rusqlite::Transaction::new_unchecked(&self.db, TransactionBehavior::Immediate)?;
-        tx.execute(
-            "INSERT INTO memories (topic, kind, text, session) VALUES (?1, ?2, ?3, ?4)",
-            params![topic, kind, text, session],
-        )?;
-        let id = tx.last_insert_rowid();
-        if let (Some(embedding), Some(vectors)) = (embedding, &mut self.vectors) {
-            vectors.save(&tx, id, topic, embedding)?;
-        }
-        tx.commit()?;
         Ok(id)
     }
 
@@ -243,44 +311,45 @@ impl Store {
                 p(done, total);
             }
         };
-        if let Err(e) = vectors.fill_missing(&self.db, BATCH, report, &mut self.warnings) {
+        if let Err(e) = vectors.fill_missing(self.db.as_ref(), BATCH, report, &mut self.warnings) {
             self.warnings.push(format!("cannot embed every memory: {e}"));
         }
     }
 
-    /// The best `limit` matches of `query`, filters applied first: BM25
-    /// alone without an embedder, else BM25 and vector KNN fused with
-    /// Reciprocal Rank Fusion (BM25 alone, with a warning, when the
-    /// embedder fails or has no vector for the query).
+    /// The best `limit` matches of `query`, filters applied first: the
+    /// full-text ranking alone without an embedder, else the full-text
+    /// ranking and the vector KNN fused with Reciprocal Rank Fusion (full
+    /// text alone, with a warning, when the embedder fails or has no
+    /// vector for the query).
     pub fn search(&mut self, query: &str, filter: &Filter<'_>, limit: usize) -> Result<Vec<Hit>, MemoryError> {
         if self.vectors.is_none() || fts_query(query).is_none() {
             let why = if self.vectors.is_none() { "no embedder" } else { "no word of the query is searchable" };
-            tracing::debug!(topic = filter.topic, limit, why, "memory search: full text (BM25) only");
-            return self.fts(query, filter, limit).map_err(|e| self.fail(e));
+            tracing::debug!(topic = filter.topic, limit, why, "memory search: full text only");
+            return self.fts(query, filter, limit);
         }
         let query_vector = match self.query_vector(query) {
             Ok(v) => v,
             Err(e) => {
                 tracing::debug!(topic = filter.topic, error = %e, "memory search: full text only, the embedder failed");
                 self.warnings.push(format!("searched full text only: {e}"));
-                return self.fts(query, filter, limit).map_err(|e| self.fail(e));
+                return self.fts(query, filter, limit);
             }
         };
         let Some(vectors) = &self.vectors else { return Ok(Vec::new()) };
         // Each list brings more candidates than asked for, so fusion can
         // lift a document that only one list ranks high.
         let pool = (limit.saturating_mul(4)).clamp(20, 4096);
-        let lexical = self.fts(query, filter, pool).map_err(|e| self.fail(e))?;
-        let semantic = vectors.knn(&self.db, &query_vector, filter, &self.scope, pool).map_err(|e| self.fail(e))?;
+        let lexical = self.fts(query, filter, pool)?;
+        let semantic = vectors.knn(self.db.as_ref(), &query_vector, filter, self.scope.as_deref(), pool)?;
         tracing::debug!(
             topic = filter.topic,
             limit,
             pool,
             lexical = lexical.len(),
             semantic = semantic.len(),
-            "memory search: BM25 and vector KNN, fused by Reciprocal Rank Fusion"
+            "memory search: full text and vector KNN, fused by Reciprocal Rank Fusion"
         );
-        self.fuse(lexical, semantic, limit).map_err(|e| self.fail(e))
+        self.fuse(lexical, semantic, limit)
     }
 
     /// The vector search alone: the `limit` nearest memories to `query` as
@@ -299,7 +368,7 @@ impl Store {
             }
         };
         let Some(vectors) = &self.vectors else { return Ok(Vec::new()) };
-        vectors.knn(&self.db, &query_vector, filter, &self.scope, limit).map_err(|e| self.fail(e))
+        vectors.knn(self.db.as_ref(), &query_vector, filter, self.scope.as_deref(), limit)
     }
 
     /// The unit vector of a query; missing vectors are filled in once the
@@ -315,7 +384,10 @@ impl Store {
         }
     }
 
-    fn fuse(&self, lexical: Vec<Hit>, semantic: Vec<(i64, f64)>, limit: usize) -> rusqlite::Result<Vec<Hit>> {
+    /// Reciprocal Rank Fusion of the two rankings, for both backends: a
+    /// memory at rank r (from 1) of a list gains 1 / (RRF_K + r); equal
+    /// scores go to the newer memory (the higher id).
+    fn fuse(&self, lexical: Vec<Hit>, semantic: Vec<(i64, f64)>, limit: usize) -> Result<Vec<Hit>, MemoryError> {
         // id → (fused score, the full-text hit, the cosine similarity)
         let mut fused: HashMap<i64, Fused> = HashMap::new();
         for (rank, hit) in lexical.into_iter().enumerate() {
@@ -336,9 +408,9 @@ impl Store {
             let hit = match lexical {
                 Some(hit) => Hit { score, similarity, ..hit },
                 None => {
-                    let Some(memory) = self.get_row(id)? else { continue };
+                    let Some(memory) = self.db.get(id)? else { continue };
                     let snippet = preview(&memory.text, 16);
-                    Hit { memory, score, bm25: None, similarity, snippet }
+                    Hit { memory, score, bm25: None, ts_rank: None, similarity, snippet }
                 }
             };
             hits.push(hit);
@@ -346,25 +418,10 @@ impl Store {
         Ok(hits)
     }
 
-    /// BM25 over FTS5, filters applied inside the query.
-    fn fts(&self, query: &str, filter: &Filter<'_>, limit: usize) -> rusqlite::Result<Vec<Hit>> {
+    /// The full-text ranking, filters applied inside the query.
+    fn fts(&self, query: &str, filter: &Filter<'_>, limit: usize) -> Result<Vec<Hit>, MemoryError> {
         let Some(fts) = fts_query(query) else { return Ok(Vec::new()) };
-        let mut stmt = self.db.prepare_cached(
-            "SELECT m.id, m.topic, m.kind, m.text, m.created_at, date(m.created_at, 'unixepoch'), m.session,
-                    -bm25(memories_fts) AS score,
-                    snippet(memories_fts, 0, '[', ']', '…', 12)
-             FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
-             WHERE memories_fts MATCH ?1
-               AND (?2 = '' OR m.topic = ?2)
-               AND (?3 = '' OR clix_contains(m.text, ?3))
-               AND (?5 = '' OR m.topic IN (SELECT value FROM json_each(?5)))
-             ORDER BY bm25(memories_fts) LIMIT ?4",
-        )?;
-        let rows = stmt.query_map(params![fts, filter.topic, filter.keyword, limit as i64, self.scope], |r| {
-            let score: f64 = r.get(7)?;
-            Ok(Hit { memory: memory(r)?, score, bm25: Some(score), similarity: None, snippet: r.get(8)? })
-        })?;
-        rows.collect()
+        self.db.full_text(&fts, filter, self.scope.as_deref(), limit)
     }
 
     /// Moves every memory of topic `from` to topic `to` (a person adopting
@@ -372,14 +429,7 @@ impl Store {
     /// embedded again under the new topic on the next store or search.
     /// Not confined: the caller decides who may do this.
     pub fn retopic(&mut self, from: &str, to: &str) -> Result<usize, MemoryError> {
-        let moved = (|| {
-            let tx = self.db.transaction()?;
-            crate::vectors::forget_vectors_of(&tx, from)?;
-            let moved = tx.execute("UPDATE memories SET topic = ?2 WHERE topic = ?1", params![from, to])?;
-            tx.commit()?;
-            Ok(moved)
-        })()
-        .map_err(|e| self.fail(e))?;
+        let moved = self.db.retopic(from, to)?;
         if let Some(vectors) = &mut self.vectors {
             vectors.unsynced();
         }
@@ -390,92 +440,47 @@ impl Store {
     /// How many memories topic `topic` holds (unconfined: for telling a
     /// person about an old topic).
     pub fn count(&self, topic: &str) -> Result<usize, MemoryError> {
-        self.db
-            .query_row("SELECT count(*) FROM memories WHERE topic = ?1", [topic], |r| r.get::<_, i64>(0))
-            .map(|n| n as usize)
-            .map_err(|e| self.fail(e))
+        self.db.count(topic)
     }
 
     /// The newest `limit` memories, of one topic or all.
     pub fn recent(&self, limit: usize, topic: &str) -> Result<Vec<Memory>, MemoryError> {
-        self.list("(?1 = '' OR topic = ?1)", topic, limit)
+        self.db.list(false, topic, self.scope.as_deref(), limit)
     }
 
     /// Every fact of a topic (or all), newest first.
     pub fn facts(&self, topic: &str) -> Result<Vec<Memory>, MemoryError> {
-        self.list("kind = 'fact' AND (?1 = '' OR topic = ?1)", topic, usize::MAX >> 1)
-    }
-
-    fn list(&self, condition: &str, topic: &str, limit: usize) -> Result<Vec<Memory>, MemoryError> {
-        let sql = format!(
-            "SELECT id, topic, kind, text, created_at, date(created_at, 'unixepoch'), session FROM memories \
-             WHERE {condition} AND {IN_SCOPE} ORDER BY created_at DESC, id DESC LIMIT ?2"
-        );
-        let mut stmt = self.db.prepare(&sql).map_err(|e| self.fail(e))?;
-        let rows = stmt.query_map(params![topic, limit as i64, self.scope], memory).map_err(|e| self.fail(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.fail(e))
+        self.db.list(true, topic, self.scope.as_deref(), usize::MAX >> 1)
     }
 
     /// Removes a memory from the table, the full-text index and every
-    /// vector table (triggers do the indexes); `false` if there was none
-    /// (or, in a confined store, none of its topics).
+    /// vector space; `false` if there was none (or, in a confined store,
+    /// none of its topics).
     pub fn forget(&self, id: i64) -> Result<bool, MemoryError> {
-        let sql = format!("DELETE FROM memories WHERE id = ?1 AND {}", IN_SCOPE.replace("?3", "?2"));
-        let n = self.db.execute(&sql, params![id, self.scope]).map_err(|e| self.fail(e))?;
-        Ok(n > 0)
+        self.db.forget(id, self.scope.as_deref())
     }
 
     /// Memory `id` (`None` if there is none, or it is outside a confined store's topics).
     pub fn get(&self, id: i64) -> Result<Option<Memory>, MemoryError> {
-        let found = self.get_row(id).map_err(|e| self.fail(e))?;
-        Ok(found.filter(|m| self.confined_to().is_none_or(|topics| topics.contains(&m.topic))))
-    }
-
-    fn get_row(&self, id: i64) -> rusqlite::Result<Option<Memory>> {
-        self.db
-            .query_row(
-                "SELECT id, topic, kind, text, created_at, date(created_at, 'unixepoch'), session FROM memories WHERE id = ?1",
-                params![id],
-                memory,
-            )
-            .optional()
+        let found = self.db.get(id)?;
+        Ok(found.filter(|m| self.scope.as_ref().is_none_or(|topics| topics.contains(&m.topic))))
     }
 
     /// Rows in the full-text index matching `query` (for tests and checks).
     pub fn indexed(&self, query: &str) -> Result<usize, MemoryError> {
         let Some(fts) = fts_query(query) else { return Ok(0) };
-        self.db
-            .query_row("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?1", params![fts], |r| {
-                r.get::<_, i64>(0)
-            })
-            .map(|n| n as usize)
-            .map_err(|e| self.fail(e))
+        self.db.indexed(&fts)
     }
 
-    /// Every vector space in the file: (embedder id, dimension, vectors).
+    /// Every vector space in the store: (embedder id, dimension, vectors).
     pub fn spaces(&self) -> Result<Vec<(String, usize, usize)>, MemoryError> {
-        crate::vectors::spaces(&self.db).map_err(|e| self.fail(e))
+        self.db.spaces()
     }
 
     /// Vector rows of memory `id`, over every space (for tests and checks).
     pub fn vector_rows(&self, id: i64) -> Result<usize, MemoryError> {
-        crate::vectors::rows_of(&self.db, id).map_err(|e| self.fail(e))
+        self.db.vector_rows(id)
     }
-}
-
-/// A memory's topic is in the store's scope (`?3`: the JSON array, or '').
-const IN_SCOPE: &str = "(?3 = '' OR topic IN (SELECT value FROM json_each(?3)))";
-
-pub(crate) fn memory(r: &rusqlite::Row<'_>) -> rusqlite::Result<Memory> {
-    Ok(Memory {
-        id: r.get(0)?,
-        topic: r.get(1)?,
-        kind: r.get(2)?,
-        text: r.get(3)?,
-        created_at: r.get(4)?,
-        date: r.get(5)?,
-        session: r.get(6)?,
-    })
 }
 
 /// The first `words` words of `text`.
@@ -501,9 +506,10 @@ const STOPWORDS: &[&str] = &[
     "why", "will", "with", "would", "you", "your",
 ];
 
-/// A user's words as an FTS5 query: each word quoted (so `-`, `:` or `"`
-/// in it are never FTS syntax), any word may match; BM25 ranks documents
-/// matching more and rarer words first.
+/// A user's words as a full-text query: each word quoted (so `-`, `:` or
+/// `"` in it are never query syntax), any word may match. FTS5's MATCH and
+/// PostgreSQL's `websearch_to_tsquery` read this form alike; both rank
+/// documents matching more words first (BM25 also weighs rarer ones).
 pub(crate) fn fts_query(query: &str) -> Option<String> {
     let words: Vec<&str> = query.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
     let content: Vec<&str> =

@@ -3,11 +3,17 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
+#[path = "support/backends.rs"]
+mod backends;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 
-use clix_memory::{Filter, MemorySettings, OpenAiEmbedder, Store};
+use backends::{Fixture, conformance};
+use clix_memory::{Filter, MemorySettings, OpenAiEmbedder};
+
+conformance!(openai_embedder_stores_and_searches_through_the_api, openai_errors_say_what_went_wrong_and_lose_nothing);
 use serde_json::{Value, json};
 
 /// (path, authorization header, body) of each request.
@@ -77,8 +83,7 @@ fn server(status: u16) -> (String, Log) {
     (url, log)
 }
 
-#[test]
-fn openai_embedder_stores_and_searches_through_the_api() {
+fn openai_embedder_stores_and_searches_through_the_api(f: Fixture) {
     let (url, log) = server(200);
     let settings = MemorySettings {
         embedder: "openai".into(),
@@ -87,8 +92,7 @@ fn openai_embedder_stores_and_searches_through_the_api() {
         ..Default::default()
     };
     let embedder = settings.embedder(|k| (k == "CLIX_MEMORY_API_KEY").then(|| "sk-memory".to_string())).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&dir.path().join("m.sqlite")).unwrap().with_embedder(embedder.unwrap()).unwrap();
+    let mut s = f.open().with_embedder(embedder.unwrap()).unwrap();
     let answer = s.store("credentials are replaced every Friday", "ops", "fact", "").unwrap();
     s.store("lunch is served at noon", "ops", "note", "").unwrap();
     let hits = s.search("when does the signing key rotate", &Filter::default(), 1).unwrap();
@@ -106,12 +110,10 @@ fn openai_embedder_stores_and_searches_through_the_api() {
     assert_eq!(log[2].2["input"], json!(["when does the signing key rotate"]));
 }
 
-#[test]
-fn openai_errors_say_what_went_wrong_and_lose_nothing() {
+fn openai_errors_say_what_went_wrong_and_lose_nothing(f: Fixture) {
     let (url, _log) = server(401);
     let embedder = OpenAiEmbedder::new(&url, "test-embed", Some("sk-wrong".into()));
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&dir.path().join("m.sqlite")).unwrap().with_embedder(Box::new(embedder)).unwrap();
+    let mut s = f.open().with_embedder(Box::new(embedder)).unwrap();
     let id = s.store("deploys go through CI", "ops", "note", "").unwrap();
     let warnings = s.take_warnings().join("\n");
     assert!(warnings.contains("HTTP 401") && warnings.contains("Incorrect API key provided"), "{warnings}");
@@ -122,7 +124,7 @@ fn openai_errors_say_what_went_wrong_and_lose_nothing() {
 
     // Nothing listening: a connection error that names the URL.
     let gone = OpenAiEmbedder::new("http://127.0.0.1:9/v1", "m", None);
-    let mut s = Store::open(&dir.path().join("m2.sqlite")).unwrap().with_embedder(Box::new(gone)).unwrap();
+    let mut s = f.another().open().with_embedder(Box::new(gone)).unwrap();
     s.store("x", "t", "note", "").unwrap();
     let warnings = s.take_warnings().join("\n");
     assert!(warnings.contains("http://127.0.0.1:9/v1/embeddings") && warnings.contains("cannot reach"), "{warnings}");

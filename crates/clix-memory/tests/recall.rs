@@ -1,15 +1,25 @@
 //! Hybrid beats lexical: a labelled set where no query shares a content
 //! word with its answer, searched with full text alone and with full text
 //! plus a real embedder (a model2vec folder built from all-MiniLM-L6-v2 by
-//! scripts/make-minilm-model2vec.py). Prints the recall figures.
+//! scripts/make-minilm-model2vec.py). Prints the recall figures. Each
+//! test runs on both backends (`sqlite::NAME`, `postgres::NAME`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
+#[path = "support/backends.rs"]
+mod backends;
 #[path = "support/model2vec.rs"]
 mod model2vec;
 use std::path::PathBuf;
 
+use backends::{Fixture, conformance};
 use clix_memory::{Filter, Model2Vec, Store};
+
+conformance!(
+    hybrid_beats_lexical_on_queries_that_share_no_words,
+    text_the_model_has_no_vector_for_keeps_search_working,
+    the_two_stage_knn_agrees_with_exact_cosine_on_real_text,
+);
 
 /// (query, the memory that answers it): no shared word but stopwords.
 const PAIRS: &[(&str, &str)] = &[
@@ -63,27 +73,26 @@ fn recall(store: &mut Store, answers: &[i64], k: usize) -> f64 {
     found as f64 / PAIRS.len() as f64
 }
 
-#[test]
-fn hybrid_beats_lexical_on_queries_that_share_no_words() {
+fn hybrid_beats_lexical_on_queries_that_share_no_words(f: Fixture) {
     let model = Model2Vec::load(&model2vec::model_dir()).unwrap();
     assert_eq!(model.dim(), 384);
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("memory.sqlite");
 
-    let mut lexical = Store::open(&path).unwrap();
+    let mut lexical = f.open();
     let answers: Vec<i64> = PAIRS.iter().map(|(_, a)| lexical.store(a, "t", "note", "").unwrap()).collect();
     for d in DISTRACTORS {
         lexical.store(d, "t", "note", "").unwrap();
     }
-    let mut hybrid = Store::open(&path).unwrap().with_embedder(Box::new(model)).unwrap();
+    let mut hybrid = f.open().with_embedder(Box::new(model)).unwrap();
 
     let mut rows = Vec::new();
     for k in [1, 3, 5] {
         rows.push((k, recall(&mut lexical, &answers, k), recall(&mut hybrid, &answers, k)));
     }
     assert!(hybrid.take_warnings().is_empty());
-    println!("recall@k over {} queries, {} memories", PAIRS.len(), PAIRS.len() + DISTRACTORS.len());
-    println!("| k | lexical (FTS5 BM25) | hybrid (BM25 + model2vec MiniLM, RRF) | vectors alone |\n|---|---|---|---|");
+    println!("recall@k over {} queries, {} memories, {:?}", PAIRS.len(), PAIRS.len() + DISTRACTORS.len(), f.backend);
+    println!(
+        "| k | lexical (full text) | hybrid (full text + model2vec MiniLM, RRF) | vectors alone |\n|---|---|---|---|"
+    );
     for (k, lex, hyb) in &rows {
         let vectors = PAIRS
             .iter()
@@ -105,12 +114,10 @@ fn hybrid_beats_lexical_on_queries_that_share_no_words() {
     }
 }
 
-#[test]
-fn text_the_model_has_no_vector_for_keeps_search_working() {
+fn text_the_model_has_no_vector_for_keeps_search_working(f: Fixture) {
     // MiniLM's model2vec gives emoji-only text, and runes, a zero vector.
     let model = Model2Vec::load(&model2vec::model_dir()).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("m.sqlite")).unwrap().with_embedder(Box::new(model)).unwrap();
+    let mut store = f.open().with_embedder(Box::new(model)).unwrap();
     let deploy = store.store("deploys go through CI on every merge", "t", "note", "").unwrap();
     let party = store.store("🎉🚀", "t", "note", "").unwrap();
     let runes = store.store("ᚠᚢᚦ", "t", "note", "").unwrap();
@@ -204,8 +211,10 @@ fn exact_top5(vectors: &[Vec<f32>], ids: &[i64], query: &[f32]) -> Vec<i64> {
     exact.iter().take(5).map(|e| e.0).collect()
 }
 
-#[test]
-fn the_two_stage_knn_agrees_with_exact_cosine_on_real_text() {
+/// SQLite's KNN has two stages (sign bits, then exact cosine);
+/// PostgreSQL's is pgvector's HNSW index: both are approximate, and both
+/// must hold 90% of the exact top 5.
+fn the_two_stage_knn_agrees_with_exact_cosine_on_real_text(f: Fixture) {
     use clix_memory::Embedder;
     let lines = repository_lines();
     assert!(lines.len() > 4 * clix_memory::COARSE_MIN, "only {} lines", lines.len());
@@ -214,8 +223,7 @@ fn the_two_stage_knn_agrees_with_exact_cosine_on_real_text() {
     let paraphrases: Vec<String> = PARAPHRASES.iter().map(|q| q.to_string()).collect();
     assert!(paraphrases.iter().all(|q| !lines.contains(q)), "a paraphrase is a stored line");
     let paraphrase_vectors = model.embed(&paraphrases).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("m.sqlite")).unwrap().with_embedder(Box::new(model)).unwrap();
+    let mut store = f.open().with_embedder(Box::new(model)).unwrap();
     let ids: Vec<i64> = lines.iter().map(|l| store.store(l, "t", "note", "").unwrap()).collect();
     // Share of the exact top 5 that the two-stage KNN's top 5 holds.
     let mut overlap = |queries: &[(&String, &Vec<f32>)]| {
@@ -234,8 +242,9 @@ fn the_two_stage_knn_agrees_with_exact_cosine_on_real_text() {
     let unstored: Vec<(&String, &Vec<f32>)> = paraphrases.iter().zip(&paraphrase_vectors).collect();
     let (of_stored, of_unstored) = (overlap(&stored), overlap(&unstored));
     println!(
-        "{} memories of real text: the two-stage KNN's top 5 holds {:.1}% of the exact top 5 \
+        "{:?}, {} memories of real text: the KNN's top 5 holds {:.1}% of the exact top 5 \
          for {} stored lines as queries, {:.1}% for {} paraphrased questions",
+        f.backend,
         lines.len(),
         of_stored * 100.0,
         stored.len(),

@@ -1,11 +1,36 @@
-//! The store on real SQLite files: full text, vectors from a small
-//! deterministic embedder, filters, forgetting, embedder changes.
+//! The store on both backends (a real SQLite file, a real PostgreSQL
+//! database): full text, vectors from a small deterministic embedder,
+//! filters, forgetting, embedder changes. Each test runs on both
+//! (`sqlite::NAME`, `postgres::NAME`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
+#[path = "support/backends.rs"]
+mod backends;
+
 use std::sync::{Arc, Mutex};
 
-use clix_memory::{EmbedError, Embedder, Filter, MemoryError, MemorySettings, Store};
+use backends::{Backend, Fixture, conformance};
+use clix_memory::{EmbedError, Embedder, Filter, MemoryError, MemorySettings};
+
+conformance!(
+    store_search_filter_and_forget_everywhere,
+    queries_are_never_fts_syntax_and_stopwords_do_not_match,
+    bad_kind_and_reopen_keep_data,
+    hybrid_finds_synonyms_and_forget_removes_vectors,
+    hybrid_filters_apply_before_ranking,
+    a_new_embedder_re_embeds_lazily_into_its_own_space,
+    a_failing_embedder_never_loses_a_store,
+    past_the_coarse_pool_the_two_stage_knn_still_finds_the_nearest,
+    zero_vectors_never_break_hybrid_search,
+    empty_text_is_not_stored,
+    a_memory_the_embedder_always_rejects_does_not_stall_the_others,
+    an_embedder_that_is_down_marks_nothing_as_unembeddable,
+    a_dimension_change_mid_session_re_embeds_every_memory_into_the_new_space,
+    the_keyword_filter_ignores_case_beyond_ascii,
+    a_busy_server_marks_no_memory_as_unembeddable,
+    a_confined_store_reads_and_forgets_only_its_topics,
+);
 
 /// Bag-of-words vectors: each word (lowercased, crude plural folding) adds
 /// to one of `dim` buckets; synonyms listed together share a bucket.
@@ -57,18 +82,12 @@ fn words(id: &str, dim: usize) -> Box<dyn Embedder> {
     Box::new(Words { id: id.into(), dim, fail: false })
 }
 
-fn open(dir: &tempfile::TempDir) -> Store {
-    Store::open(&dir.path().join("memory.sqlite")).unwrap()
-}
-
 fn ids(hits: &[clix_memory::Hit]) -> Vec<i64> {
     hits.iter().map(|h| h.memory.id).collect()
 }
 
-#[test]
-fn store_search_filter_and_forget_everywhere() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = open(&dir);
+fn store_search_filter_and_forget_everywhere(f: Fixture) {
+    let mut s = f.open();
     let a = s.store("The deploy script needs the staging token rotated weekly", "ops", "fact", "s1").unwrap();
     let b = s.store("Deploys run from CI on every merge to main", "ops", "note", "s1").unwrap();
     let c = s.store("Deploying the docs site uses a different script", "docs", "note", "s2").unwrap();
@@ -77,7 +96,10 @@ fn store_search_filter_and_forget_everywhere() {
     assert!(hits[0].memory.id == a || hits[0].memory.id == c, "two-word matches rank first: {:?}", ids(&hits));
     assert!(hits[0].snippet.contains('['), "{}", hits[0].snippet);
     assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
-    assert!(hits.iter().all(|h| h.similarity.is_none() && h.bm25 == Some(h.score)), "no embedder: BM25 alone");
+    assert!(
+        hits.iter().all(|h| h.similarity.is_none() && h.lexical() == Some(h.score)),
+        "no embedder: full text alone"
+    );
 
     assert_eq!(s.search("deploy", &Filter { topic: "ops", keyword: "" }, 5).unwrap().len(), 2);
     assert_eq!(ids(&s.search("deploy", &Filter { topic: "", keyword: "CI" }, 5).unwrap()), vec![b]);
@@ -93,10 +115,8 @@ fn store_search_filter_and_forget_everywhere() {
     assert!(s.search("staging token", &Filter::default(), 5).unwrap().is_empty());
 }
 
-#[test]
-fn queries_are_never_fts_syntax_and_stopwords_do_not_match() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = open(&dir);
+fn queries_are_never_fts_syntax_and_stopwords_do_not_match(f: Fixture) {
+    let mut s = f.open();
     s.store("a NEAR(b c) \"quoted\" col:value -minus", "t", "note", "").unwrap();
     s.store("the cat is on the mat", "t", "note", "").unwrap();
     for q in ["NEAR(b", "\"", "col:value", "-minus", "*", "AND OR NOT", ""] {
@@ -107,20 +127,16 @@ fn queries_are_never_fts_syntax_and_stopwords_do_not_match() {
     assert_eq!(s.search("the", &Filter::default(), 5).unwrap().len(), 1, "a query of stopwords alone keeps them");
 }
 
-#[test]
-fn bad_kind_and_reopen_keep_data() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = open(&dir);
+fn bad_kind_and_reopen_keep_data(f: Fixture) {
+    let mut s = f.open();
     assert!(matches!(s.store("x", "t", "memo", ""), Err(MemoryError::Kind(_))));
     let id = s.store("kept across opens", "t", "note", "").unwrap();
     drop(s);
-    assert_eq!(open(&dir).get(id).unwrap().unwrap().text, "kept across opens");
+    assert_eq!(f.open().get(id).unwrap().unwrap().text, "kept across opens");
 }
 
-#[test]
-fn hybrid_finds_synonyms_and_forget_removes_vectors() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = open(&dir).with_embedder(words("words:a", 64)).unwrap();
+fn hybrid_finds_synonyms_and_forget_removes_vectors(f: Fixture) {
+    let mut s = f.open().with_embedder(words("words:a", 64)).unwrap();
     let key = s.store("credentials are replaced every Friday", "ops", "fact", "").unwrap();
     let other = s.store("the build cache lives in target", "ops", "note", "").unwrap();
     assert_eq!(s.spaces().unwrap(), vec![("words:a".to_string(), 64, 2)]);
@@ -128,7 +144,7 @@ fn hybrid_finds_synonyms_and_forget_removes_vectors() {
 
     let hits = s.search("when does the signing key rotate", &Filter::default(), 5).unwrap();
     assert_eq!(hits.first().map(|h| h.memory.id), Some(key), "{hits:?}");
-    assert!(hits[0].bm25.is_none() && hits[0].similarity.unwrap() > 0.3, "{:?}", hits[0]);
+    assert!(hits[0].lexical().is_none() && hits[0].similarity.unwrap() > 0.3, "{:?}", hits[0]);
     assert_eq!(hits[0].snippet, "credentials are replaced every Friday");
     let expected = 1.0 / (clix_memory::RRF_K + 1.0);
     assert!((hits[0].score - expected).abs() < 1e-9, "RRF score of a rank-1 vector hit: {}", hits[0].score);
@@ -141,10 +157,8 @@ fn hybrid_finds_synonyms_and_forget_removes_vectors() {
     assert!(s.take_warnings().is_empty());
 }
 
-#[test]
-fn hybrid_filters_apply_before_ranking() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = open(&dir).with_embedder(words("words:a", 64)).unwrap();
+fn hybrid_filters_apply_before_ranking(f: Fixture) {
+    let mut s = f.open().with_embedder(words("words:a", 64)).unwrap();
     let mut in_ops = Vec::new();
     for i in 0..30 {
         s.store(&format!("credentials are replaced every Friday, copy {i}"), "web", "note", "").unwrap();
@@ -165,17 +179,15 @@ fn hybrid_filters_apply_before_ranking() {
     assert!(hits.is_empty(), "{hits:?}");
 }
 
-#[test]
-fn a_new_embedder_re_embeds_lazily_into_its_own_space() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = open(&dir);
+fn a_new_embedder_re_embeds_lazily_into_its_own_space(f: Fixture) {
+    let mut s = f.open();
     let first = s.store("credentials are replaced every Friday", "ops", "note", "").unwrap();
     s.store("lunch is at noon", "ops", "note", "").unwrap();
     s.store("the release job tags the commit", "ops", "note", "").unwrap();
     drop(s);
 
     let seen: Arc<Mutex<Vec<(usize, usize)>>> = Arc::default();
-    let mut s = open(&dir).with_embedder(words("words:a", 32)).unwrap();
+    let mut s = f.open().with_embedder(words("words:a", 32)).unwrap();
     let log = Arc::clone(&seen);
     s.set_progress(Arc::new(move |done, total| log.lock().unwrap().push((done, total))));
     assert!(s.spaces().unwrap().is_empty(), "nothing embedded until used");
@@ -186,7 +198,7 @@ fn a_new_embedder_re_embeds_lazily_into_its_own_space() {
     drop(s);
 
     // Another embedder, another dimension: its own table, the old one kept.
-    let mut s = open(&dir).with_embedder(words("words:b", 48)).unwrap();
+    let mut s = f.open().with_embedder(words("words:b", 48)).unwrap();
     s.store("a fourth memory", "ops", "note", "").unwrap();
     assert_eq!(
         s.spaces().unwrap(),
@@ -199,16 +211,14 @@ fn a_new_embedder_re_embeds_lazily_into_its_own_space() {
     drop(s);
 
     // A process without an embedder can still forget (the vec0 triggers need sqlite-vec).
-    let s = open(&dir);
+    let s = f.open();
     let last = s.recent(1, "").unwrap()[0].id;
     assert!(s.forget(last).unwrap());
     assert_eq!(s.vector_rows(last).unwrap(), 0);
 }
 
-#[test]
-fn a_failing_embedder_never_loses_a_store() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = open(&dir).with_embedder(Box::new(Words { id: "down".into(), dim: 8, fail: true })).unwrap();
+fn a_failing_embedder_never_loses_a_store(f: Fixture) {
+    let mut s = f.open().with_embedder(Box::new(Words { id: "down".into(), dim: 8, fail: true })).unwrap();
     let id = s.store("deploys go through CI", "ops", "note", "").unwrap();
     let warnings = s.take_warnings();
     assert!(warnings.iter().any(|w| w.contains("stored without a vector") && w.contains("down")), "{warnings:?}");
@@ -236,10 +246,8 @@ fn settings_pick_the_embedder_with_errors_that_say_what_to_do() {
     assert_eq!(e.id(), "openai:https://api.openai.com/v1:m");
 }
 
-#[test]
-fn past_the_coarse_pool_the_two_stage_knn_still_finds_the_nearest() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = open(&dir).with_embedder(words("words:a", 64)).unwrap();
+fn past_the_coarse_pool_the_two_stage_knn_still_finds_the_nearest(f: Fixture) {
+    let mut s = f.open().with_embedder(words("words:a", 64)).unwrap();
     let mut ids = Vec::new();
     for i in 0..(clix_memory::COARSE_MIN * 2) {
         let topic = if i % 2 == 0 { "even" } else { "odd" };
@@ -256,12 +264,11 @@ fn past_the_coarse_pool_the_two_stage_knn_still_finds_the_nearest() {
     assert_eq!(odd[0].0, target);
 }
 
-#[test]
-fn zero_vectors_never_break_hybrid_search() {
-    // 64 dimensions: sign bits and exact cosine; 12: vec0's float KNN.
-    for dim in [64, 12] {
-        let dir = tempfile::tempdir().unwrap();
-        let mut s = open(&dir).with_embedder(words("words:a", dim)).unwrap();
+fn zero_vectors_never_break_hybrid_search(first: Fixture) {
+    // SQLite: 64 dimensions take the sign bits and exact cosine, 12 vec0's
+    // float KNN. PostgreSQL: the same HNSW index for both.
+    for (dim, f) in [(64, first.another()), (12, first)] {
+        let mut s = f.open().with_embedder(words("words:a", dim)).unwrap();
         let deploy = s.store("deploys go through CI", "ops", "note", "").unwrap();
         assert!(s.take_warnings().is_empty());
         let emoji = s.store("🎉🚀", "ops", "note", "").unwrap();
@@ -285,30 +292,31 @@ fn zero_vectors_never_break_hybrid_search() {
         // A query the embedder has no vector for: full text alone.
         let hits = s.search("xyzzy", &Filter::default(), 5).unwrap();
         assert_eq!(ids(&hits), vec![unknown]);
-        assert!(hits[0].similarity.is_none() && hits[0].bm25.is_some());
+        assert!(hits[0].similarity.is_none() && hits[0].lexical().is_some());
         assert!(s.take_warnings().iter().any(|w| w.contains("searched full text only")));
         assert!(s.nearest("plugh", &Filter::default(), 5).unwrap().is_empty());
         assert_eq!(ids(&s.search("deploys", &Filter::default(), 5).unwrap()), vec![deploy]);
     }
 }
 
+/// SQLite only: files written before zero vectors were refused may hold
+/// some; no PostgreSQL store was ever written by such a clix.
 #[test]
 fn a_zero_vector_stored_before_is_left_out_of_the_vector_search() {
-    // Files written before zero vectors were refused may hold some.
     for dim in [64, 12] {
-        let dir = tempfile::tempdir().unwrap();
-        let mut s = open(&dir).with_embedder(words("words:a", dim)).unwrap();
+        let f = Fixture::new(Backend::Sqlite, "a_zero_vector_stored_before_is_left_out_of_the_vector_search").unwrap();
+        let mut s = f.open().with_embedder(words("words:a", dim)).unwrap();
         let deploy = s.store("deploys go through CI", "ops", "note", "").unwrap();
         let emoji = s.store("🎉", "ops", "note", "").unwrap();
         drop(s);
-        let db = rusqlite::Connection::open(dir.path().join("memory.sqlite")).unwrap();
+        let db = rusqlite::Connection::open(f.file()).unwrap();
         let zero: Vec<u8> = vec![0; dim * 4];
         let sql = if dim % 8 == 0 {
             "INSERT INTO memories_vec_1 (rowid, topic, bits, embedding) VALUES (?1, 'ops', vec_quantize_binary(vec_f32(?2)), ?2)"
         } else {
             "INSERT INTO memories_vec_1 (rowid, topic, embedding) VALUES (?1, 'ops', ?2)"
         };
-        let mut s = open(&dir).with_embedder(words("words:a", dim)).unwrap();
+        let mut s = f.open().with_embedder(words("words:a", dim)).unwrap();
         db.execute(sql, rusqlite::params![emoji, zero]).unwrap();
         db.execute("INSERT INTO embedded (embedder, id) VALUES (1, ?1)", [emoji]).unwrap();
         assert_eq!(s.vector_rows(emoji).unwrap(), 1);
@@ -319,10 +327,8 @@ fn a_zero_vector_stored_before_is_left_out_of_the_vector_search() {
     }
 }
 
-#[test]
-fn empty_text_is_not_stored() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = open(&dir);
+fn empty_text_is_not_stored(f: Fixture) {
+    let mut s = f.open();
     for text in ["", "  \n\t "] {
         let err = s.store(text, "t", "note", "").unwrap_err();
         assert!(matches!(err, MemoryError::Empty), "{err:?}");
@@ -357,10 +363,8 @@ fn calls_with(calls: &Mutex<Vec<Vec<String>>>, word: &str) -> usize {
     calls.lock().unwrap().iter().filter(|c| c.iter().any(|t| t.contains(word))).count()
 }
 
-#[test]
-fn a_memory_the_embedder_always_rejects_does_not_stall_the_others() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = open(&dir);
+fn a_memory_the_embedder_always_rejects_does_not_stall_the_others(f: Fixture) {
+    let mut s = f.open();
     let poison = s.store("a poison text first", "t", "note", "").unwrap();
     let mut others = Vec::new();
     for i in 0..5 {
@@ -370,7 +374,7 @@ fn a_memory_the_embedder_always_rejects_does_not_stall_the_others() {
 
     let calls: Arc<Mutex<Vec<Vec<String>>>> = Arc::default();
     let picky = Picky { bad: "poison", calls: Arc::clone(&calls) };
-    let mut s = open(&dir).with_embedder(Box::new(picky)).unwrap();
+    let mut s = f.open().with_embedder(Box::new(picky)).unwrap();
     s.search("deploy", &Filter::default(), 3).unwrap();
     assert_eq!(s.spaces().unwrap(), vec![("picky".to_string(), 16, 5)], "the others are embedded");
     assert!(others.iter().all(|id| s.vector_rows(*id).unwrap() == 1));
@@ -393,7 +397,7 @@ fn a_memory_the_embedder_always_rejects_does_not_stall_the_others() {
     // Stored while the embedder is configured: left alone once it is seen to answer other texts.
     let calls: Arc<Mutex<Vec<Vec<String>>>> = Arc::default();
     let picky = Picky { bad: "venom", calls: Arc::clone(&calls) };
-    let mut s = open(&dir).with_embedder(Box::new(picky)).unwrap();
+    let mut s = f.open().with_embedder(Box::new(picky)).unwrap();
     let venom = s.store("venom too", "t", "note", "").unwrap();
     assert!(s.take_warnings().iter().any(|w| w.contains("stored without a vector")));
     for i in 0..3 {
@@ -405,21 +409,19 @@ fn a_memory_the_embedder_always_rejects_does_not_stall_the_others() {
     assert_eq!(s.spaces().unwrap(), vec![("picky".to_string(), 16, 11)]);
 }
 
-#[test]
-fn an_embedder_that_is_down_marks_nothing_as_unembeddable() {
-    let dir = tempfile::tempdir().unwrap();
+fn an_embedder_that_is_down_marks_nothing_as_unembeddable(f: Fixture) {
     let up = |fail| Box::new(Words { id: "flaky".into(), dim: 8, fail });
-    let mut s = open(&dir).with_embedder(up(false)).unwrap();
+    let mut s = f.open().with_embedder(up(false)).unwrap();
     s.store("deploys go through CI", "ops", "note", "").unwrap();
     drop(s);
-    let mut s = open(&dir).with_embedder(up(true)).unwrap();
+    let mut s = f.open().with_embedder(up(true)).unwrap();
     for i in 0..4 {
         s.store(&format!("stored while it was down {i}"), "ops", "note", "").unwrap();
         s.search("deploys", &Filter::default(), 3).unwrap();
     }
     assert!(!s.take_warnings().is_empty());
     drop(s);
-    let mut s = open(&dir).with_embedder(up(false)).unwrap();
+    let mut s = f.open().with_embedder(up(false)).unwrap();
     s.search("deploys", &Filter::default(), 3).unwrap();
     assert_eq!(s.spaces().unwrap(), vec![("flaky".to_string(), 8, 5)], "every memory embedded once it is back");
     assert!(s.take_warnings().is_empty());
@@ -455,11 +457,9 @@ impl Embedder for Resizing {
     }
 }
 
-#[test]
-fn a_dimension_change_mid_session_re_embeds_every_memory_into_the_new_space() {
-    let dir = tempfile::tempdir().unwrap();
+fn a_dimension_change_mid_session_re_embeds_every_memory_into_the_new_space(f: Fixture) {
     let dim = Arc::new(std::sync::atomic::AtomicUsize::new(16));
-    let mut s = open(&dir).with_embedder(Box::new(Resizing(Arc::clone(&dim)))).unwrap();
+    let mut s = f.open().with_embedder(Box::new(Resizing(Arc::clone(&dim)))).unwrap();
     let key = s.store("credentials are replaced every Friday", "ops", "note", "").unwrap();
     s.store("lunch is at noon", "ops", "note", "").unwrap();
     assert_eq!(s.spaces().unwrap(), vec![("resizing".to_string(), 16, 2)]);
@@ -471,14 +471,12 @@ fn a_dimension_change_mid_session_re_embeds_every_memory_into_the_new_space() {
     assert!(s.take_warnings().is_empty());
 }
 
-#[test]
-fn the_keyword_filter_ignores_case_beyond_ascii() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut fts = open(&dir);
+fn the_keyword_filter_ignores_case_beyond_ascii(f: Fixture) {
+    let mut fts = f.open();
     let umlaut = fts.store("Ärger mit dem Deploy am Freitag", "t", "note", "").unwrap();
     let greek = fts.store("deploy notes: ΣΟΦΊΑ signs the release", "t", "note", "").unwrap();
     fts.store("deploy without trouble", "t", "note", "").unwrap();
-    let mut hybrid = open(&dir).with_embedder(words("words:a", 64)).unwrap();
+    let mut hybrid = f.open().with_embedder(words("words:a", 64)).unwrap();
     for s in [&mut fts, &mut hybrid] {
         let hits = s.search("deploy", &Filter { topic: "", keyword: "ärger" }, 5).unwrap();
         assert_eq!(ids(&hits), vec![umlaut]);
@@ -511,16 +509,14 @@ impl Embedder for Overloaded {
     }
 }
 
-#[test]
-fn a_busy_server_marks_no_memory_as_unembeddable() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = open(&dir);
+fn a_busy_server_marks_no_memory_as_unembeddable(f: Fixture) {
+    let mut s = f.open();
     let busy = s.store("a deploy note sent while the server was busy", "t", "note", "").unwrap();
     let other = s.store("a deploy note", "t", "note", "").unwrap();
     drop(s);
 
     let recovered = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let mut s = open(&dir).with_embedder(Box::new(Overloaded { recovered: Arc::clone(&recovered) })).unwrap();
+    let mut s = f.open().with_embedder(Box::new(Overloaded { recovered: Arc::clone(&recovered) })).unwrap();
     s.search("deploy", &Filter::default(), 3).unwrap();
     assert_eq!(s.vector_rows(busy).unwrap(), 0, "not embedded while the server is busy");
     s.take_warnings();
@@ -531,12 +527,10 @@ fn a_busy_server_marks_no_memory_as_unembeddable() {
     assert_eq!(s.vector_rows(other).unwrap(), 1);
 }
 
-#[test]
-fn a_confined_store_reads_and_forgets_only_its_topics() {
-    // 64: the two-stage (sign bits) KNN; 36: vec0's exact KNN.
-    for dim in [64, 36] {
-        let dir = tempfile::tempdir().unwrap();
-        let mut s = open(&dir).with_embedder(words("words:a", dim)).unwrap();
+fn a_confined_store_reads_and_forgets_only_its_topics(first: Fixture) {
+    // SQLite: 64 takes the two-stage (sign bits) KNN, 36 vec0's exact KNN.
+    for (dim, f) in [(64, first.another()), (36, first)] {
+        let mut s = f.open().with_embedder(words("words:a", dim)).unwrap();
         let mine = s.store("credentials of alpha are replaced every Friday", "alpha", "fact", "").unwrap();
         let theirs = s.store("credentials of beta are replaced every Monday", "beta", "fact", "").unwrap();
         let shared = s.store("credentials are never pasted into chat", clix_memory::GLOBAL_TOPIC, "fact", "").unwrap();
@@ -565,7 +559,7 @@ fn a_confined_store_reads_and_forgets_only_its_topics() {
 
         assert_eq!(s.get(theirs).unwrap(), None);
         assert!(!s.forget(theirs).unwrap(), "another topic's memory is out of reach");
-        let mut everything = open(&dir);
+        let mut everything = f.open();
         assert_eq!(everything.get(theirs).unwrap().map(|m| m.topic), Some("beta".into()), "and still there");
         assert_eq!(everything.search("Monday", &all, 5).map(|h| ids(&h)).unwrap(), vec![theirs]);
         assert!(s.forget(mine).unwrap());

@@ -3,9 +3,11 @@
 //! their symlink-swapping race, the real small model the end-to-end
 //! tests serve (`llm`), which processes are still alive and a finished
 //! one's peak memory (`procs`), a private sshd for the `clip` tests
-//! (`sshd`), the scale suite's table and generated workspace (`scale`), and
-//! the scripted model server of the agent's, the binary's and the eval's
-//! tests (`model_server`: real HTTP, OpenAI and Anthropic replies in turn).
+//! (`sshd`), a private PostgreSQL with pgvector, one per test binary with a
+//! database per test (`postgres`), the scale suite's table and generated
+//! workspace (`scale`), and the scripted model server of the agent's, the
+//! binary's and the eval's tests (`model_server`: real HTTP, OpenAI and
+//! Anthropic replies in turn).
 //!
 //! It is a dev-dependency only (and a dependency of the benchmark, which is
 //! not shipped and reaches the same sshd). It must not hold assertions about clix's
@@ -15,6 +17,7 @@
 mod canary;
 pub mod llm;
 pub mod model_server;
+pub mod postgres;
 mod procs;
 pub mod scale;
 mod skip;
@@ -22,6 +25,7 @@ mod sshd;
 mod swapper;
 
 pub use canary::Canary;
+pub use postgres::Postgres;
 pub use procs::{chromiums_of, pids_with_cmdline, wait_with_peak_rss};
 pub use skip::{skip_host_limit, skip_missing};
 pub use sshd::{Sshd, free_port, which, whoami};

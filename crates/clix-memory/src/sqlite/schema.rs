@@ -162,3 +162,11 @@ fn migrate(db: &Connection) -> rusqlite::Result<i32> {
     }
     Ok(found)
 }
+
+/// The schema version of the file at `path` (0 for a new file), read
+/// without migrating it.
+pub(crate) fn version_of(path: &Path) -> rusqlite::Result<i32> {
+    let db = Connection::open(path)?;
+    db.busy_timeout(BUSY_TIMEOUT)?;
+    db.query_row("PRAGMA user_version", [], |r| r.get(0))
+}

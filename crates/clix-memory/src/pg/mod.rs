@@ -1,0 +1,534 @@
+//! The PostgreSQL backend: one database shared by every process and
+//! machine that names it. Full text in a `tsvector` column (GIN index,
+//! `websearch_to_tsquery`, ranked by `ts_rank`), vectors in pgvector
+//! tables (one per space, HNSW cosine index, iterative scans so that
+//! filters apply before the `k` nearest are cut). The schema is in
+//! `schema.rs`; it is migrated only when asked ([`crate::migrate`]).
+//!
+//! The connection is plain TCP or a unix socket (no TLS in this build: a
+//! URL asking for it is refused with what to do). A dropped connection
+//! (the server restarted) is opened again at the next operation.
+
+mod schema;
+
+use std::cell::{Cell, RefCell, RefMut};
+
+use postgres::config::SslMode;
+use postgres::{Client, Config, NoTls, Transaction};
+
+use crate::backend::{Backend, NewMemory, Pending, Scope, Space, Target};
+use crate::store::{Filter, Hit, Memory, MemoryError};
+use crate::vectors::Embedding;
+
+pub(crate) use schema::SCHEMA_VERSION;
+
+/// pgvector's HNSW indexes `vector` columns of at most this many
+/// dimensions; larger spaces are searched exactly (a scan).
+const HNSW_MAX_DIM: usize = 2000;
+
+/// pgvector's bounds for `hnsw.ef_search`: the candidates the index
+/// keeps while it searches, at least as many as results wanted.
+const EF_SEARCH: (usize, usize) = (40, 1000);
+
+/// The columns of a [`Memory`], in [`memory`]'s order (`m`: memories).
+const COLUMNS: &str = "m.id, m.topic, m.kind, m.text, m.created_at, \
+     to_char(to_timestamp(m.created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD'), m.session";
+
+/// One database.
+pub(crate) struct Postgres {
+    /// Borrowed by one operation at a time: a `Store` is used from one thread.
+    db: RefCell<Client>,
+    config: Config,
+    /// The URL with its password as `***`.
+    shown: String,
+    /// The session's `hnsw.ef_search`, set when a KNN needs another.
+    ef_search: Cell<usize>,
+}
+
+impl Postgres {
+    /// Connects to a database at this clix's schema version.
+    pub(crate) fn connect(url: &str) -> Result<Self, MemoryError> {
+        let (config, shown) = parse(url)?;
+        let mut db = open(&config, &shown)?;
+        let found = schema::version(&mut db).map_err(|source| MemoryError::Postgres { url: shown.clone(), source })?;
+        if found > SCHEMA_VERSION {
+            return Err(MemoryError::TooNew { path: shown, found, wanted: SCHEMA_VERSION });
+        }
+        if found < SCHEMA_VERSION {
+            return Err(MemoryError::NeedsMigration { url: shown, found, wanted: SCHEMA_VERSION });
+        }
+        Ok(Postgres { db: RefCell::new(db), config, shown, ef_search: Cell::new(0) })
+    }
+
+    /// Brings the database at `url` to this clix's schema; (before, after).
+    pub(crate) fn migrate(url: &str) -> Result<(i32, i32), MemoryError> {
+        let (config, shown) = parse(url)?;
+        let mut db = open(&config, &shown)?;
+        schema::migrate(&mut db, &shown)
+    }
+
+    fn fail(&self, source: postgres::Error) -> MemoryError {
+        if source.is_closed() {
+            return MemoryError::Unreachable { url: self.shown.clone(), message: source.to_string() };
+        }
+        MemoryError::Postgres { url: self.shown.clone(), source }
+    }
+
+    /// The connection, opened again if the server dropped it.
+    fn client(&self) -> Result<RefMut<'_, Client>, MemoryError> {
+        let mut db = self.db.borrow_mut();
+        if db.is_closed() {
+            *db = open(&self.config, &self.shown)?;
+            self.ef_search.set(0);
+        }
+        Ok(db)
+    }
+
+    /// Runs `work` in one transaction, committed when it returns `Ok`.
+    fn in_transaction<T>(
+        &self,
+        work: impl FnOnce(&mut Transaction<'_>) -> Result<T, postgres::Error>,
+    ) -> Result<T, MemoryError> {
+        let mut db = self.client()?;
+        let run = || {
+            let mut tx = db.transaction()?;
+            let value = work(&mut tx)?;
+            tx.commit()?;
+            Ok(value)
+        };
+        run().map_err(|e| self.fail(e))
+    }
+}
+
+/// The URL as a client configuration, and as it may be shown.
+fn parse(url: &str) -> Result<(Config, String), MemoryError> {
+    let shown = clix_common::redact_url(url);
+    let bad = |message: String| MemoryError::BadLocation { shown: shown.clone(), message };
+    if asks_for_tls(url) {
+        return Err(bad("the URL asks for TLS (sslmode require or verify-*), which this clix does not support: \
+             connect over a unix socket, loopback or a private network with sslmode=disable, or through a \
+             TLS-terminating proxy"
+            .into()));
+    }
+    let config: Config = url.parse().map_err(|e: postgres::Error| bad(format!("not a usable PostgreSQL URL ({e})")))?;
+    if config.get_ssl_mode() == SslMode::Require {
+        return Err(bad("the URL asks for TLS (sslmode=require), which this clix does not support".into()));
+    }
+    Ok((config, shown))
+}
+
+/// Whether the URL's `sslmode` is one that needs TLS.
+fn asks_for_tls(url: &str) -> bool {
+    let lower = url.to_ascii_lowercase();
+    lower
+        .split(['?', '&'])
+        .filter_map(|p| p.strip_prefix("sslmode="))
+        .any(|mode| mode != "disable" && mode != "prefer" && mode != "allow")
+}
+
+/// A new session: connected, with pgvector's iterative index scans on, so
+/// that a filtered KNN keeps searching until it has `k` rows that pass.
+fn open(config: &Config, shown: &str) -> Result<Client, MemoryError> {
+    let mut db = config
+        .connect(NoTls)
+        .map_err(|e| MemoryError::Unreachable { url: shown.to_string(), message: e.to_string() })?;
+    db.batch_execute("SET hnsw.iterative_scan = strict_order")
+        .map_err(|source| MemoryError::Postgres { url: shown.to_string(), source })?;
+    Ok(db)
+}
+
+fn memory(r: &postgres::Row) -> Memory {
+    Memory {
+        id: r.get(0),
+        topic: r.get(1),
+        kind: r.get(2),
+        text: r.get(3),
+        created_at: r.get(4),
+        date: r.get(5),
+        session: r.get(6),
+    }
+}
+
+/// The vector table of the space with this id.
+fn table_of(id: i64) -> String {
+    format!("memory_vectors_{id}")
+}
+
+/// A vector in pgvector's text form, `[0.1,-0.2,…]` (each f32 written
+/// exactly: Rust's shortest round-trip form).
+fn vector_text(vector: &[f32]) -> String {
+    let parts: Vec<String> = vector.iter().map(f32::to_string).collect();
+    format!("[{}]", parts.join(","))
+}
+
+/// The space of `target`'s embedder for vectors of `dim`, created if new
+/// (inside the caller's transaction; an advisory lock keeps two
+/// processes from creating one table at once).
+fn space_for(tx: &mut Transaction<'_>, target: Target<'_>, dim: usize) -> Result<Space, postgres::Error> {
+    if let Some(space) = target.known.filter(|s| s.dim == dim) {
+        return Ok(space.clone());
+    }
+    tx.batch_execute("SELECT pg_advisory_xact_lock(hashtext('clix_memory_spaces'))")?;
+    let dim_sql = dim as i32;
+    tx.execute(
+        "INSERT INTO memory_embedders (key, dim) VALUES ($1, $2) ON CONFLICT (key, dim) DO NOTHING",
+        &[&target.key, &dim_sql],
+    )?;
+    let id: i64 =
+        tx.query_one("SELECT id FROM memory_embedders WHERE key = $1 AND dim = $2", &[&target.key, &dim_sql])?.get(0);
+    let table = table_of(id);
+    let hnsw = if dim <= HNSW_MAX_DIM {
+        format!("CREATE INDEX IF NOT EXISTS {table}_hnsw ON {table} USING hnsw (embedding vector_cosine_ops);")
+    } else {
+        String::new()
+    };
+    tx.batch_execute(&format!(
+        "CREATE TABLE IF NOT EXISTS {table} (
+             id BIGINT PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE,
+             topic TEXT NOT NULL,
+             embedding vector({dim}) NOT NULL
+         );
+         CREATE INDEX IF NOT EXISTS {table}_topic ON {table} (topic);
+         {hnsw}"
+    ))?;
+    Ok(Space { id, dim })
+}
+
+/// Memory `id`'s embedding into its space (inside the caller's
+/// transaction): its vector, or the record that it has none. Rows another
+/// process saved first are left as they are.
+fn save(
+    tx: &mut Transaction<'_>,
+    space: &Space,
+    id: i64,
+    topic: &str,
+    embedding: &Embedding,
+) -> Result<(), postgres::Error> {
+    match embedding {
+        Embedding::Vector(vector) => {
+            let table = table_of(space.id);
+            tx.execute(
+                &format!("INSERT INTO {table} (id, topic, embedding) VALUES ($1, $2, $3::text::vector) ON CONFLICT (id) DO NOTHING"),
+                &[&id, &topic, &vector_text(vector)],
+            )?;
+            tx.execute(
+                "INSERT INTO memory_embedded (embedder, id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                &[&space.id, &id],
+            )?;
+        }
+        Embedding::None { .. } => {
+            tx.execute(
+                "INSERT INTO memory_embed_failed (embedder, id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                &[&space.id, &id],
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The memories without a vector (nor a record of having none) in space
+/// `$1`; with `since`, only those written or moved by transactions that
+/// the mark's snapshot did not see (xid at least its xmin).
+fn missing_where(since: Option<&str>) -> (String, Option<i64>) {
+    let xmin = since.and_then(|mark| mark.split(':').next()).and_then(|x| x.parse::<i64>().ok());
+    let recent = if xmin.is_some() { "m.xid >= $2 AND" } else { "" };
+    (
+        format!(
+            "FROM memories m WHERE {recent}
+                 NOT EXISTS (SELECT 1 FROM memory_embedded e WHERE e.embedder = $1 AND e.id = m.id)
+             AND NOT EXISTS (SELECT 1 FROM memory_embed_failed f WHERE f.embedder = $1 AND f.id = m.id)"
+        ),
+        xmin,
+    )
+}
+
+impl Backend for Postgres {
+    fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    fn insert(
+        &self,
+        new: &NewMemory<'_>,
+        embedding: Option<(Target<'_>, &Embedding)>,
+    ) -> Result<(i64, Option<Space>), MemoryError> {
+        let folded = new.text.to_lowercase();
+        self.in_transaction(|tx| {
+            // The space first: creating one locks `memories` against writes
+            // (its foreign key), which must not wait on a writer that waits
+            // for the space's lock in turn.
+            let space = match embedding {
+                Some((target, embedding)) => Some(space_for(tx, target, embedding.dim())?),
+                None => None,
+            };
+            let id: i64 = tx
+                .query_one(
+                    "INSERT INTO memories (topic, kind, text, session, folded) VALUES ($1, $2, $3, $4, $5) RETURNING id",
+                    &[&new.topic, &new.kind, &new.text, &new.session, &folded],
+                )?
+                .get(0);
+            if let (Some(space), Some((_, embedding))) = (&space, embedding) {
+                save(tx, space, id, new.topic, embedding)?;
+            }
+            Ok((id, space))
+        })
+    }
+
+    fn newest_space(&self, key: &str) -> Result<Option<Space>, MemoryError> {
+        let row = self
+            .client()?
+            .query_opt("SELECT id, dim FROM memory_embedders WHERE key = $1 ORDER BY id DESC LIMIT 1", &[&key])
+            .map_err(|e| self.fail(e))?;
+        Ok(row.map(|r| Space { id: r.get(0), dim: r.get::<_, i32>(1) as usize }))
+    }
+
+    /// The current snapshot (`xmin:xmax:running xids`): the same text means
+    /// the same set of committed transactions.
+    fn mark(&self) -> Result<String, MemoryError> {
+        let row = self.client()?.query_one("SELECT pg_current_snapshot()::text", &[]).map_err(|e| self.fail(e))?;
+        Ok(row.get(0))
+    }
+
+    fn missing_count(&self, space: Option<&Space>, since: Option<&str>) -> Result<usize, MemoryError> {
+        let (condition, xmin) = missing_where(since);
+        let space_id = space.map_or(-1, |s| s.id);
+        let sql = format!("SELECT count(*) {condition}");
+        let mut db = self.client()?;
+        let row = match xmin {
+            Some(x) => db.query_one(&sql, &[&space_id, &x]),
+            None => db.query_one(&sql, &[&space_id]),
+        }
+        .map_err(|e| self.fail(e))?;
+        Ok(row.get::<_, i64>(0).max(0) as usize)
+    }
+
+    fn missing(&self, space: Option<&Space>, since: Option<&str>, limit: usize) -> Result<Vec<Pending>, MemoryError> {
+        let (condition, xmin) = missing_where(since);
+        let space_id = space.map_or(-1, |s| s.id);
+        let limit = limit as i64;
+        let mut db = self.client()?;
+        let rows = match xmin {
+            Some(x) => db.query(
+                &format!("SELECT m.id, m.topic, m.text {condition} ORDER BY m.id LIMIT $3"),
+                &[&space_id, &x, &limit],
+            ),
+            None => db.query(
+                &format!("SELECT m.id, m.topic, m.text {condition} ORDER BY m.id LIMIT $2"),
+                &[&space_id, &limit],
+            ),
+        }
+        .map_err(|e| self.fail(e))?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1), r.get(2))).collect())
+    }
+
+    fn save_embeddings(
+        &self,
+        target: Target<'_>,
+        batch: &[(&Pending, &Embedding)],
+    ) -> Result<Option<Space>, MemoryError> {
+        self.in_transaction(|tx| {
+            let mut used: Option<Space> = None;
+            for ((id, topic, _), embedding) in batch {
+                let known = used.as_ref().or(target.known);
+                let space = space_for(tx, Target { key: target.key, known }, embedding.dim())?;
+                // Another process may have embedded or forgotten it meanwhile.
+                let wanted: bool = tx
+                    .query_one(
+                        "SELECT EXISTS (SELECT 1 FROM memories WHERE id = $1)
+                            AND NOT EXISTS (SELECT 1 FROM memory_embedded WHERE embedder = $2 AND id = $1)
+                            AND NOT EXISTS (SELECT 1 FROM memory_embed_failed WHERE embedder = $2 AND id = $1)",
+                        &[id, &space.id],
+                    )?
+                    .get(0);
+                if wanted {
+                    save(tx, &space, *id, topic, embedding)?;
+                }
+                used = Some(space);
+            }
+            Ok(used)
+        })
+    }
+
+    /// The HNSW index's KNN (exact for spaces too large for it), the
+    /// topic, scope and keyword in the same query: iterative scans go on
+    /// until `k` rows pass them (or the index is exhausted, or pgvector's
+    /// `hnsw.max_scan_tuples` is reached).
+    fn knn(
+        &self,
+        space: &Space,
+        query: &[f32],
+        filter: &Filter<'_>,
+        scope: Scope<'_>,
+        k: usize,
+    ) -> Result<Vec<(i64, f64)>, MemoryError> {
+        let mut db = self.client()?;
+        let ef = k.clamp(EF_SEARCH.0, EF_SEARCH.1);
+        if self.ef_search.get() != ef {
+            db.batch_execute(&format!("SET hnsw.ef_search = {ef}")).map_err(|e| self.fail(e))?;
+            self.ef_search.set(ef);
+        }
+        let table = table_of(space.id);
+        let keyword = filter.keyword.to_lowercase();
+        let sql = format!(
+            "SELECT v.id, 1 - (v.embedding <=> $1::text::vector) FROM {table} v
+             WHERE ($2 = '' OR v.topic = $2)
+               AND ($3::text[] IS NULL OR v.topic = ANY ($3))
+               AND ($4 = '' OR EXISTS (SELECT 1 FROM memories m WHERE m.id = v.id AND strpos(m.folded, $4) > 0))
+             ORDER BY v.embedding <=> $1::text::vector LIMIT $5"
+        );
+        let rows = db
+            .query(&sql, &[&vector_text(query), &filter.topic, &scope, &keyword, &(k as i64)])
+            .map_err(|e| self.fail(e))?;
+        let mut nearest: Vec<(i64, f64)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+        // Equal distances in the order SQLite gives them (the lower id first).
+        nearest.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        Ok(nearest)
+    }
+
+    /// `ts_rank` over the `tsvector` column, filters inside the query; the
+    /// snippet from `ts_headline`, matches in [brackets].
+    fn full_text(
+        &self,
+        query: &str,
+        filter: &Filter<'_>,
+        scope: Scope<'_>,
+        limit: usize,
+    ) -> Result<Vec<Hit>, MemoryError> {
+        let sql = format!(
+            "SELECT {COLUMNS}, ts_rank(m.tsv, q),
+                    ts_headline('clix_english', m.text, q,
+                                'StartSel=[, StopSel=], MaxWords=12, MinWords=4, ShortWord=0, MaxFragments=1')
+             FROM memories m, websearch_to_tsquery('clix_english', $1) q
+             WHERE m.tsv @@ q
+               AND ($2 = '' OR m.topic = $2)
+               AND ($3 = '' OR strpos(m.folded, $3) > 0)
+               AND ($5::text[] IS NULL OR m.topic = ANY ($5))
+             ORDER BY ts_rank(m.tsv, q) DESC, m.id DESC LIMIT $4"
+        );
+        let keyword = filter.keyword.to_lowercase();
+        let rows = self
+            .client()?
+            .query(&sql, &[&query, &filter.topic, &keyword, &(limit as i64), &scope])
+            .map_err(|e| self.fail(e))?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let rank = f64::from(r.get::<_, f32>(7));
+                Hit {
+                    memory: memory(r),
+                    score: rank,
+                    bm25: None,
+                    ts_rank: Some(rank),
+                    similarity: None,
+                    snippet: r.get(8),
+                }
+            })
+            .collect())
+    }
+
+    fn get(&self, id: i64) -> Result<Option<Memory>, MemoryError> {
+        let row = self
+            .client()?
+            .query_opt(&format!("SELECT {COLUMNS} FROM memories m WHERE m.id = $1"), &[&id])
+            .map_err(|e| self.fail(e))?;
+        Ok(row.as_ref().map(memory))
+    }
+
+    fn list(&self, facts_only: bool, topic: &str, scope: Scope<'_>, limit: usize) -> Result<Vec<Memory>, MemoryError> {
+        let kind = if facts_only { "m.kind = 'fact' AND" } else { "" };
+        let sql = format!(
+            "SELECT {COLUMNS} FROM memories m
+             WHERE {kind} ($1 = '' OR m.topic = $1) AND ($3::text[] IS NULL OR m.topic = ANY ($3))
+             ORDER BY m.created_at DESC, m.id DESC LIMIT $2"
+        );
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = self.client()?.query(&sql, &[&topic, &limit, &scope]).map_err(|e| self.fail(e))?;
+        Ok(rows.iter().map(memory).collect())
+    }
+
+    /// Its vectors and records go with it (`ON DELETE CASCADE`).
+    fn forget(&self, id: i64, scope: Scope<'_>) -> Result<bool, MemoryError> {
+        let n = self
+            .client()?
+            .execute("DELETE FROM memories WHERE id = $1 AND ($2::text[] IS NULL OR topic = ANY ($2))", &[&id, &scope])
+            .map_err(|e| self.fail(e))?;
+        Ok(n > 0)
+    }
+
+    /// The moved memories get this transaction's id, so that every process
+    /// sees them as written since it last looked, and embeds them again.
+    fn retopic(&self, from: &str, to: &str) -> Result<usize, MemoryError> {
+        self.in_transaction(|tx| {
+            let spaces: Vec<i64> = tx.query("SELECT id FROM memory_embedders", &[])?.iter().map(|r| r.get(0)).collect();
+            for space in spaces {
+                let table = table_of(space);
+                let exists: bool = tx.query_one("SELECT to_regclass($1) IS NOT NULL", &[&table])?.get(0);
+                if exists {
+                    tx.execute(&format!("DELETE FROM {table} WHERE topic = $1"), &[&from])?;
+                }
+            }
+            for record in ["memory_embedded", "memory_embed_failed"] {
+                tx.execute(
+                    &format!("DELETE FROM {record} WHERE id IN (SELECT id FROM memories WHERE topic = $1)"),
+                    &[&from],
+                )?;
+            }
+            let moved = tx.execute(
+                "UPDATE memories SET topic = $2, xid = pg_current_xact_id()::text::bigint WHERE topic = $1",
+                &[&from, &to],
+            )?;
+            Ok(moved as usize)
+        })
+    }
+
+    fn count(&self, topic: &str) -> Result<usize, MemoryError> {
+        let row = self
+            .client()?
+            .query_one("SELECT count(*) FROM memories WHERE topic = $1", &[&topic])
+            .map_err(|e| self.fail(e))?;
+        Ok(row.get::<_, i64>(0) as usize)
+    }
+
+    fn indexed(&self, query: &str) -> Result<usize, MemoryError> {
+        let row = self
+            .client()?
+            .query_one("SELECT count(*) FROM memories WHERE tsv @@ websearch_to_tsquery('clix_english', $1)", &[&query])
+            .map_err(|e| self.fail(e))?;
+        Ok(row.get::<_, i64>(0) as usize)
+    }
+
+    fn spaces(&self) -> Result<Vec<(String, usize, usize)>, MemoryError> {
+        let rows = self
+            .client()?
+            .query(
+                "SELECT e.key, e.dim, (SELECT count(*) FROM memory_embedded d WHERE d.embedder = e.id)
+                 FROM memory_embedders e ORDER BY e.id",
+                &[],
+            )
+            .map_err(|e| self.fail(e))?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get::<_, i32>(1) as usize, r.get::<_, i64>(2) as usize)).collect())
+    }
+
+    fn vector_rows(&self, id: i64) -> Result<usize, MemoryError> {
+        let mut db = self.client()?;
+        let spaces: Vec<i64> = db
+            .query("SELECT id FROM memory_embedders", &[])
+            .map_err(|e| self.fail(e))?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let mut n = 0;
+        for space in spaces {
+            let table = table_of(space);
+            let exists: bool =
+                db.query_one("SELECT to_regclass($1) IS NOT NULL", &[&table]).map_err(|e| self.fail(e))?.get(0);
+            if exists {
+                let row = db
+                    .query_one(&format!("SELECT count(*) FROM {table} WHERE id = $1"), &[&id])
+                    .map_err(|e| self.fail(e))?;
+                n += row.get::<_, i64>(0) as usize;
+            }
+        }
+        Ok(n)
+    }
+}

@@ -1,0 +1,120 @@
+//! The PostgreSQL schema: its steps, its version (a row of `clix_schema`),
+//! and the explicit migration that brings a database to this clix's.
+
+use postgres::Client;
+
+use crate::store::MemoryError;
+
+/// Bumped with every step; stored in `clix_schema` under [`COMPONENT`].
+pub(crate) const SCHEMA_VERSION: i32 = 1;
+
+/// This crate's row in `clix_schema`: other parts of clix that keep state
+/// in the same database version theirs under their own names.
+const COMPONENT: &str = "memory";
+
+/// Every step in one transaction, under one advisory lock: two migrations
+/// at once run each step once, and a failing step leaves the database as
+/// it was.
+const LOCK: &str = "SELECT pg_advisory_xact_lock(hashtext('clix_schema'))";
+
+/// The schema, one step per version: step n brings a database from
+/// version n - 1 to n. pgvector is created before step 1 (its own error).
+///
+/// - `clix_english`: English stemming without a stopword list, as FTS5's
+///   porter tokenizer (the store drops stopwords from queries itself, and
+///   keeps a query of stopwords alone).
+/// - `folded`: the text lowercased by clix (Unicode, whatever the
+///   server's locale): the full-text vector is made from it, and the
+///   keyword filter reads it.
+/// - `xid`: the transaction that wrote or moved the memory, so that a
+///   process finds the memories still missing a vector among those
+///   written since it last looked, without scanning them all.
+/// - Vectors live in one table per space (`memory_vectors_<id>`, made
+///   when first needed, with an HNSW cosine index); every record of a
+///   memory goes with it (`ON DELETE CASCADE`).
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = ["
+    CREATE TEXT SEARCH DICTIONARY clix_english_stem (TEMPLATE = snowball, Language = english);
+    CREATE TEXT SEARCH CONFIGURATION clix_english (COPY = english);
+    ALTER TEXT SEARCH CONFIGURATION clix_english ALTER MAPPING REPLACE english_stem WITH clix_english_stem;
+    CREATE TABLE memories (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        topic TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('note', 'fact', 'summary')),
+        text TEXT NOT NULL,
+        created_at BIGINT NOT NULL DEFAULT extract(epoch FROM now())::bigint,
+        session TEXT NOT NULL DEFAULT '',
+        folded TEXT NOT NULL,
+        tsv tsvector GENERATED ALWAYS AS (to_tsvector('clix_english'::regconfig, folded)) STORED,
+        xid BIGINT NOT NULL DEFAULT pg_current_xact_id()::text::bigint
+    );
+    CREATE INDEX memories_topic ON memories (topic, created_at);
+    CREATE INDEX memories_tsv ON memories USING gin (tsv);
+    CREATE INDEX memories_xid ON memories (xid);
+    CREATE TABLE memory_embedders (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        key TEXT NOT NULL,
+        dim INTEGER NOT NULL,
+        created_at BIGINT NOT NULL DEFAULT extract(epoch FROM now())::bigint,
+        UNIQUE (key, dim)
+    );
+    CREATE TABLE memory_embedded (
+        embedder BIGINT NOT NULL REFERENCES memory_embedders (id),
+        id BIGINT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+        PRIMARY KEY (embedder, id)
+    );
+    CREATE INDEX memory_embedded_id ON memory_embedded (id);
+    CREATE TABLE memory_embed_failed (
+        embedder BIGINT NOT NULL REFERENCES memory_embedders (id),
+        id BIGINT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+        PRIMARY KEY (embedder, id)
+    );
+    CREATE INDEX memory_embed_failed_id ON memory_embed_failed (id);
+"];
+
+/// The version in the database (0: none yet), read without changing anything.
+pub(crate) fn version(db: &mut Client) -> Result<i32, postgres::Error> {
+    let exists: bool = db.query_one("SELECT to_regclass('clix_schema') IS NOT NULL", &[])?.get(0);
+    if !exists {
+        return Ok(0);
+    }
+    let row = db.query_opt("SELECT version FROM clix_schema WHERE component = $1", &[&COMPONENT])?;
+    Ok(row.map_or(0, |r| r.get(0)))
+}
+
+/// Brings the database to [`SCHEMA_VERSION`]; (version before, after).
+/// A newer version is left alone (an error); nothing is ever dropped.
+pub(crate) fn migrate(db: &mut Client, shown: &str) -> Result<(i32, i32), MemoryError> {
+    let fail = |source| MemoryError::Postgres { url: shown.to_string(), source };
+    let mut tx = db.transaction().map_err(fail)?;
+    tx.batch_execute(LOCK).map_err(fail)?;
+    tx.batch_execute("CREATE TABLE IF NOT EXISTS clix_schema (component TEXT PRIMARY KEY, version INTEGER NOT NULL)")
+        .map_err(fail)?;
+    let found: i32 = tx
+        .query_opt("SELECT version FROM clix_schema WHERE component = $1", &[&COMPONENT])
+        .map_err(fail)?
+        .map_or(0, |r| r.get(0));
+    if found > SCHEMA_VERSION {
+        return Err(MemoryError::TooNew { path: shown.to_string(), found, wanted: SCHEMA_VERSION });
+    }
+    if found == SCHEMA_VERSION {
+        return Ok((found, found));
+    }
+    tx.batch_execute("CREATE EXTENSION IF NOT EXISTS vector")
+        .map_err(|e| MemoryError::NoPgvector { url: shown.to_string(), message: db_message(&e) })?;
+    for sql in MIGRATIONS.iter().skip(found.max(0) as usize) {
+        tx.batch_execute(sql).map_err(fail)?;
+    }
+    tx.execute(
+        "INSERT INTO clix_schema (component, version) VALUES ($1, $2)
+         ON CONFLICT (component) DO UPDATE SET version = excluded.version",
+        &[&COMPONENT, &SCHEMA_VERSION],
+    )
+    .map_err(fail)?;
+    tx.commit().map_err(fail)?;
+    Ok((found, SCHEMA_VERSION))
+}
+
+/// The server's own message, when there is one (else the client's).
+pub(crate) fn db_message(e: &postgres::Error) -> String {
+    e.as_db_error().map_or_else(|| e.to_string(), |db| db.message().to_string())
+}

@@ -1,0 +1,190 @@
+//! What only the PostgreSQL backend has: its URL (a secret: shown with
+//! the password as `***`), explicit migrations (a store that is behind,
+//! ahead or unreachable is an error that says which and what to do, and
+//! nothing is dropped), two migrations at once, and a server that
+//! restarts under a store that stays open.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
+use clix_memory::{Filter, Location, MemoryError, Migrated, Store};
+use clix_testkit::Postgres;
+
+/// The test binary's server, or `None` (skipped; failed under CI).
+fn server(test: &str) -> Option<&'static Postgres> {
+    let server = Postgres::shared();
+    if server.is_none() {
+        clix_testkit::skip_missing(test, clix_testkit::postgres::MISSING);
+    }
+    server
+}
+
+#[test]
+fn a_url_is_shown_without_its_password() {
+    let Some(pg) = server("a_url_is_shown_without_its_password") else { return };
+    let db = pg.create_database();
+    // Trust authentication ignores the password: the store opens, and its URL holds one.
+    let socket = pg.socket_dir().display().to_string().replace('/', "%2F");
+    let url = format!("postgres://postgres:s3cret-pw@{socket}:{}/{db}", pg.port());
+    clix_memory::migrate(&url).unwrap();
+    let store = Store::connect(&url).unwrap();
+    let shown = format!("{store:?}");
+    assert!(shown.contains("postgres:***@") && !shown.contains("s3cret"), "{shown}");
+    let location = Location::parse(&url).unwrap();
+    for shown in [format!("{location:?}"), location.to_string()] {
+        assert!(shown.contains("postgres:***@") && !shown.contains("s3cret"), "{shown}");
+    }
+    // Errors too, whatever the failure.
+    let closed = clix_testkit::free_port();
+    for bad in [
+        format!("postgres://clix:s3cret-pw@127.0.0.1:{closed}/{db}"),
+        format!("postgres://clix:s3cret-pw@127.0.0.1:{}/{db}?sslmode=require", pg.port()),
+        format!("postgres://clix:s3cret-pw@127.0.0.1:{}/{db}?sslmode=verify-full", pg.port()),
+        format!("postgres://clix:s3cret-pw@127.0.0.1:{}/{db}?nonsense=1", pg.port()),
+        "postgres://clix:s3cret-pw@127.0.0.1:notaport/x".to_string(),
+    ] {
+        let err = Store::connect(&bad).unwrap_err();
+        let text = format!("{err} {err:?}");
+        assert!(!text.contains("s3cret"), "{text}");
+        assert!(text.contains("clix:***@"), "{text}");
+        assert!(clix_memory::migrate(&bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn errors_say_which_problem_and_what_to_do() {
+    let Some(pg) = server("errors_say_which_problem_and_what_to_do") else { return };
+    let closed = clix_testkit::free_port();
+    let err = Store::connect(&format!("postgres://clix@127.0.0.1:{closed}/mem")).unwrap_err();
+    assert!(matches!(err, MemoryError::Unreachable { .. }), "{err:?}");
+    assert!(err.to_string().contains("check the URL") && err.to_string().contains(&closed.to_string()), "{err}");
+
+    let err = Store::connect(&format!("postgres://clix@127.0.0.1:{}/mem?sslmode=require", pg.port())).unwrap_err();
+    assert!(matches!(err, MemoryError::BadLocation { .. }), "{err:?}");
+    assert!(err.to_string().contains("TLS") && err.to_string().contains("sslmode=disable"), "{err}");
+
+    for other in ["mysql://u@h/db", "  "] {
+        let err = Store::connect(other).unwrap_err();
+        assert!(err.to_string().contains("postgres://"), "{err}");
+    }
+
+    // A database clix never migrated: the command that does it.
+    let url = pg.socket_url(&pg.create_database());
+    let err = Store::connect(&url).unwrap_err();
+    assert!(matches!(err, MemoryError::NeedsMigration { found: 0, wanted: 1, .. }), "{err:?}");
+    assert!(err.to_string().contains("clix storage migrate"), "{err}");
+}
+
+#[test]
+fn migrate_is_explicit_repeatable_and_never_goes_back() {
+    let Some(pg) = server("migrate_is_explicit_repeatable_and_never_goes_back") else { return };
+    let db = pg.create_database();
+    let url = pg.socket_url(&db);
+    assert_eq!(clix_memory::migrate(&url).unwrap(), Migrated { from: 0, to: 1 });
+    assert_eq!(clix_memory::migrate(&url).unwrap(), Migrated { from: 1, to: 1 }, "nothing to do twice");
+    let mut store = Store::connect(&url).unwrap();
+    let id = store.store("kept through every migration", "t", "fact", "").unwrap();
+    drop(store);
+
+    // A newer clix migrated it: this one neither opens nor touches it.
+    pg.psql(&db, "UPDATE clix_schema SET version = 99 WHERE component = 'memory'");
+    for err in [Store::connect(&url).unwrap_err(), clix_memory::migrate(&url).unwrap_err()] {
+        assert!(matches!(err, MemoryError::TooNew { found: 99, wanted: 1, .. }), "{err:?}");
+        assert!(err.to_string().contains("upgrade clix"), "{err}");
+    }
+    assert_eq!(pg.psql(&db, "SELECT version FROM clix_schema WHERE component = 'memory'").trim(), "99");
+    pg.psql(&db, "UPDATE clix_schema SET version = 1 WHERE component = 'memory'");
+    assert_eq!(Store::connect(&url).unwrap().get(id).unwrap().unwrap().text, "kept through every migration");
+
+    // Another part of clix's rows in the same table are left alone.
+    pg.psql(&db, "INSERT INTO clix_schema (component, version) VALUES ('hub', 7)");
+    clix_memory::migrate(&url).unwrap();
+    assert_eq!(pg.psql(&db, "SELECT version FROM clix_schema WHERE component = 'hub'").trim(), "7");
+}
+
+#[test]
+fn threads_migrating_one_fresh_database_at_once_all_succeed() {
+    const THREADS: usize = 6;
+    let Some(pg) = server("threads_migrating_one_fresh_database_at_once_all_succeed") else { return };
+    for _ in 0..3 {
+        let url = pg.socket_url(&pg.create_database());
+        let start = std::sync::Barrier::new(THREADS);
+        let results: Vec<Result<Migrated, String>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..THREADS)
+                .map(|_| {
+                    s.spawn(|| {
+                        start.wait();
+                        clix_memory::migrate(&url).map_err(|e| e.to_string())
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let done: Vec<Migrated> = results.into_iter().map(Result::unwrap).collect();
+        assert_eq!(done.iter().filter(|m| m.from == 0).count(), 1, "one migration ran the steps: {done:?}");
+        assert!(done.iter().all(|m| m.to == 1));
+        Store::connect(&url).unwrap();
+    }
+}
+
+#[test]
+fn a_postgres_migration_rereads_the_version_once_it_holds_the_lock() {
+    let Some(pg) = server("a_postgres_migration_rereads_the_version_once_it_holds_the_lock") else { return };
+    let db = pg.create_database();
+    let url = pg.socket_url(&db);
+    // Another migrator (a newer clix) holds the lock and is past this clix's version.
+    let mut other = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let mut tx = other.transaction().unwrap();
+    tx.batch_execute(
+        "SELECT pg_advisory_xact_lock(hashtext('clix_schema'));
+         CREATE TABLE clix_schema (component TEXT PRIMARY KEY, version INTEGER NOT NULL);
+         INSERT INTO clix_schema VALUES ('memory', 1000);",
+    )
+    .unwrap();
+    let migrated = std::thread::scope(|s| {
+        let migrating = s.spawn(|| clix_memory::migrate(&url));
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        tx.commit().unwrap();
+        migrating.join().unwrap()
+    });
+    assert!(matches!(migrated, Err(MemoryError::TooNew { found: 1000, .. })), "{migrated:?}");
+    assert_eq!(pg.psql(&db, "SELECT version FROM clix_schema").trim(), "1000", "never overwritten");
+    assert_eq!(pg.psql(&db, "SELECT count(*) FROM pg_tables WHERE tablename = 'memories'").trim(), "0");
+}
+
+#[test]
+fn a_server_restart_fails_calls_clearly_and_then_they_work_again() {
+    if clix_testkit::postgres::pgserver_dir().is_none() {
+        clix_testkit::skip_missing("a_server_restart_fails_calls_clearly", clix_testkit::postgres::MISSING);
+        return;
+    }
+    // A server of its own: the test stops it.
+    let pg = Postgres::start();
+    let url = pg.tcp_url(&pg.create_database());
+    clix_memory::migrate(&url).unwrap();
+    let mut store = Store::connect(&url).unwrap();
+    let before = store.store("stored before the restart", "t", "note", "").unwrap();
+    pg.stop();
+    let err = store.store("stored while it is down", "t", "note", "").unwrap_err();
+    assert!(matches!(err, MemoryError::Unreachable { .. }), "{err:?}");
+    assert!(err.to_string().contains("check the URL") && err.to_string().contains(&pg.port().to_string()), "{err}");
+    assert!(store.search("restart", &Filter::default(), 5).is_err(), "every call fails while it is down");
+    pg.start_again();
+    let after = store.store("stored after the restart", "t", "note", "").unwrap();
+    let found: Vec<i64> = store.search("restart", &Filter::default(), 5).unwrap().iter().map(|h| h.memory.id).collect();
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found.contains(&before) && found.contains(&after));
+}
+
+#[test]
+fn a_search_path_in_the_url_keeps_the_tables_in_their_own_schema() {
+    let Some(pg) = server("a_search_path_in_the_url_keeps_the_tables_in_their_own_schema") else { return };
+    let db = pg.create_database();
+    pg.psql(&db, "CREATE SCHEMA clix");
+    let url = format!("{}?options=-csearch_path%3Dclix", pg.socket_url(&db));
+    clix_memory::migrate(&url).unwrap();
+    let mut store = Store::connect(&url).unwrap();
+    let id = store.store("kept in the clix schema", "t", "note", "").unwrap();
+    assert_eq!(store.search("schema", &Filter::default(), 5).unwrap()[0].memory.id, id);
+    let tables = pg.psql(&db, "SELECT schemaname FROM pg_tables WHERE tablename IN ('memories', 'clix_schema')");
+    assert_eq!(tables.split_whitespace().collect::<Vec<_>>(), vec!["clix", "clix"], "{tables}");
+}
