@@ -216,7 +216,7 @@ pub fn merge(parts: &[(PathBuf, Results)]) -> Result<Results, String> {
     let mut owner: BTreeMap<&str, &(&PathBuf, &Results, &ShardRecord)> = BTreeMap::new();
     for part in &shards {
         for task in &part.2.tasks {
-            if let Some(other) = owner.insert(task, part) {
+            if let Some(other) = owner.insert(task.as_str(), part) {
                 return Err(format!(
                     "the shards overlap: the attempts of {task} are in {} and in {}; merge the shards of one run",
                     name(other.0, other.2),
@@ -291,7 +291,7 @@ fn same_run(a: &Results, a_shard: &ShardRecord, b: &Results, b_shard: &ShardReco
             if ids.is_empty() { "none".to_string() } else { ids.join(", ") }
         };
         return Err(format!(
-            "ran different tasks (other suites or --filter): only in the first {}; only in the second {}",
+            "ran different tasks (other suites or --filter): only in the first: {}; only in the second: {}",
             only(&a_tasks, &b_tasks),
             only(&b_tasks, &a_tasks)
         ));
@@ -497,7 +497,7 @@ mod tests {
             (
                 "tasks",
                 |p| p[2].1.shard.as_mut().unwrap().run_tasks.push("extra".into()),
-                "ran different tasks (other suites or --filter): only in the first none; only in the second extra",
+                "ran different tasks (other suites or --filter): only in the first: none; only in the second: extra",
             ),
             (
                 "definitions",
