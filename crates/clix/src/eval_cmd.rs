@@ -366,7 +366,7 @@ fn read_results(given: &Path) -> Result<Results> {
 
 /// The folder of a run given as its folder or its `results.json`.
 fn run_folder(given: &Path) -> &Path {
-    if given.is_dir() { given } else { given.parent().unwrap_or(Path::new(".")) }
+    if given.is_dir() { given } else { given.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")) }
 }
 
 /// `clix eval merge SHARD… [--out DIR]`: the whole run's results, shown
