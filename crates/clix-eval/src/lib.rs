@@ -19,6 +19,10 @@
 //!   (`model`: the designs as `clix_agent::Tools`, attempts in parallel,
 //!   a trajectory each, the deadline) and the `--solution` mode
 //!   (`solution`: reference steps, no model);
+//! - sharded runs (`shard`): the deterministic slice of a run's tasks
+//!   that `--shard i/n` runs, what `results.json` records of it, and the
+//!   merge of every shard's results into the whole run's, refusing shards
+//!   of different runs, overlaps and missing shards;
 //! - the per-attempt records, summaries, `results.json`, the Markdown
 //!   tables, the comparison of two runs (`report`), the HTML report
 //!   (`report_html`) and their statistics (`stats`: Wilson intervals,
@@ -39,6 +43,7 @@ mod model;
 mod paths;
 mod report;
 mod report_html;
+mod shard;
 mod solution;
 mod stats;
 mod task;
@@ -54,6 +59,7 @@ pub use report::{
     AttemptRecord, AttemptStop, Ended, Mode, NothingRecord, Results, SCHEMA_VERSION, Skip, Summary, summarize,
 };
 pub use report_html::html;
+pub use shard::{Shard, ShardRecord, merge};
 pub use solution::{SolutionRun, problems, run_solutions};
 pub use stats::{median, pass_at_k, pass_pow_k, wilson};
 pub use task::{

@@ -57,7 +57,7 @@ impl ModelRun {
         let mut planned = Vec::new();
         for task in tasks {
             for &design in &self.designs {
-                if task.run_only() && design != Design::Run {
+                if !task.runs_in(design) {
                     let reason = format!("{RUN_ONLY}: it needs clix's own commands");
                     skipped.push(Skip { task: task.id.clone(), design: Some(design), reason });
                     continue;
@@ -66,6 +66,12 @@ impl ModelRun {
             }
         }
         (planned, skipped)
+    }
+
+    /// The settings every shard of such a run must share, for its
+    /// [`ShardRecord`](crate::ShardRecord).
+    pub fn shard_settings(&self) -> serde_json::Value {
+        crate::shard::run_settings(&self.options, Some(&self.agent), self.repeat)
     }
 
     /// How many attempts [`run_model`] will make of `tasks` (a progress bar's length).
@@ -107,6 +113,7 @@ pub async fn run_model(
         mode: Mode::Model,
         model: Some(run.provider.model.clone()),
         temperature: run.provider.temperature,
+        shard: None,
         finished_unix,
         suites: suites.to_vec(),
         designs: run.designs.clone(),

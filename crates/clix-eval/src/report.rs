@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::checks::{CheckResult, Score};
 use crate::designs::Design;
 use crate::paths::PathMap;
+use crate::shard::ShardRecord;
 use crate::stats::{mean, median, pass_at_k, pass_pow_k, wilson};
 use crate::task::Task;
 use crate::trace::{CallSummary, Trace};
@@ -346,6 +347,11 @@ pub struct Results {
     /// two runs differ by chance and are not comparable attempt by attempt.
     #[serde(default)]
     pub temperature: Option<f64>,
+    /// Which slice of a sharded run these are (`--shard i/n`) and what
+    /// every slice of that run must share; none for a whole run, a merged
+    /// one, and in files written before sharding.
+    #[serde(default)]
+    pub shard: Option<ShardRecord>,
     /// When the run ended, in seconds since 1970.
     pub finished_unix: u64,
     /// The suites given.
@@ -366,11 +372,15 @@ pub struct Results {
 
 impl Results {
     /// Writes `results.json` into `dir` (made if missing); returns its path.
+    /// The file appears whole or not at all (written beside, then renamed):
+    /// a merge waiting for the shards on a shared volume never reads half of one.
     pub fn write(&self, dir: &Path) -> std::io::Result<PathBuf> {
         std::fs::create_dir_all(dir)?;
         let path = dir.join("results.json");
+        let partial = dir.join(".results.json.partial");
         let json = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
-        std::fs::write(&path, json)?;
+        std::fs::write(&partial, json)?;
+        std::fs::rename(&partial, &path)?;
         Ok(path)
     }
 
@@ -559,6 +569,7 @@ pub(crate) mod tests {
             mode: Mode::Model,
             model: Some("m".into()),
             temperature: None,
+            shard: None,
             finished_unix: 1,
             suites: vec![PathBuf::from("evals/core.jsonl")],
             designs,
@@ -648,6 +659,7 @@ pub(crate) mod tests {
             mode: Mode::Solution,
             model: None,
             temperature: None,
+            shard: None,
             finished_unix: 1,
             suites: vec![PathBuf::from("evals/core.jsonl")],
             designs: vec![Design::Run, Design::Bash],
@@ -689,8 +701,9 @@ pub(crate) mod tests {
         std::fs::write(&path, v1.to_string()).unwrap();
         assert!(Results::read(&path).unwrap_err().contains("unknown stop reason `token_budget`"), "only schema 1's");
 
-        // Schema 2 from before the cached tokens: read, the fields unknown.
+        // Schema 2 from before the cached tokens and sharding: read, the fields unknown.
         let mut older = json.clone();
+        older.as_object_mut().unwrap().remove("shard");
         for attempt in older["attempts"].as_array_mut().unwrap() {
             attempt.as_object_mut().unwrap().retain(|k, _| !k.starts_with("cache_"));
         }
@@ -700,6 +713,7 @@ pub(crate) mod tests {
         std::fs::write(&path, older.to_string()).unwrap();
         let read = Results::read(&path).unwrap();
         assert_eq!((read.attempts[0].cache_read_tokens, read.summary[0].cache_read_tokens_per_task), (None, None));
+        assert_eq!(read.shard, None);
 
         std::fs::write(&path, r#"{"schema_version": 99}"#).unwrap();
         assert!(Results::read(&path).unwrap_err().contains("schema_version Some(99)"));

@@ -27,6 +27,14 @@ pub struct SolutionRun {
     pub do_nothing: bool,
 }
 
+impl SolutionRun {
+    /// The settings every shard of such a run must share, for its
+    /// [`ShardRecord`](crate::ShardRecord).
+    pub fn shard_settings(&self) -> serde_json::Value {
+        crate::shard::run_settings(&self.options, None, 1)
+    }
+}
+
 impl Default for SolutionRun {
     fn default() -> Self {
         SolutionRun { designs: Design::ALL.to_vec(), options: AttemptOptions::default(), do_nothing: true }
@@ -45,7 +53,7 @@ pub async fn run_solutions(tasks: &[Task], suites: &[std::path::PathBuf], run: &
             continue;
         }
         for &design in &run.designs {
-            if task.run_only() && design != Design::Run {
+            if !task.runs_in(design) {
                 skipped.push(Skip {
                     task: task.id.clone(),
                     design: Some(design),
@@ -74,6 +82,7 @@ pub async fn run_solutions(tasks: &[Task], suites: &[std::path::PathBuf], run: &
         mode: Mode::Solution,
         model: None,
         temperature: None,
+        shard: None,
         finished_unix,
         suites: suites.to_vec(),
         designs: run.designs.clone(),

@@ -73,6 +73,10 @@ pub struct Task {
     pub hub: Option<PathBuf>,
     /// Where the task was read.
     pub source: Source,
+    /// A digest (SHA-256, hex) of the task's line as JSON, whitespace
+    /// aside: the same definition gives the same digest on every machine,
+    /// so shards of one run can prove they read the same suite.
+    pub digest: String,
 }
 
 /// A check and its weight.
@@ -127,6 +131,12 @@ impl Task {
     /// Whether only the `run` design can do this task.
     pub fn run_only(&self) -> bool {
         self.tags.iter().any(|t| t == RUN_ONLY)
+    }
+
+    /// Whether `design` runs this task: every design does, but a
+    /// [`RUN_ONLY`] task runs in `run` alone.
+    pub fn runs_in(&self, design: Design) -> bool {
+        !self.run_only() || design == Design::Run
     }
 
     /// The reference steps for `design`: its own, else `solution`'s lines.
@@ -274,6 +284,8 @@ pub fn parse_task(file: &Path, line: usize, text: &str) -> Result<Task, TaskErro
         hub,
         source: Source { file: file.to_path_buf(), line },
         id,
+        // Writing a map of JSON values cannot fail.
+        digest: crate::shard::digest(&serde_json::to_vec(&object).unwrap_or_default()),
     };
     Ok(task)
 }

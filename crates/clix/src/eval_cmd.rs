@@ -9,7 +9,12 @@
 //!   must fail.
 //! - `clix eval compare A B`: two runs' `results.json` side by side, with
 //!   the tasks that flipped.
+//! - `clix eval SUITE… --shard i/n` runs one slice of either kind of run,
+//!   and `clix eval merge DIR…` joins every slice's results (and, with a
+//!   model, their trajectories, replay pages and report) into the whole
+//!   run's.
 
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -19,8 +24,8 @@ use clix_agent::read_run;
 use clix_agent::trajectory::{now_ms, timestamp_id};
 use clix_config::Paths;
 use clix_eval::{
-    AttemptOptions, AttemptRecord, Design, ModelRun, Results, SolutionRun, Task, comparison, load_suites, problems,
-    run_model, run_solutions,
+    AttemptOptions, AttemptRecord, Design, Mode, ModelRun, Results, Shard, ShardRecord, SolutionRun, Task, comparison,
+    load_suites, problems, run_model, run_solutions,
 };
 
 use crate::cli::outln;
@@ -43,6 +48,10 @@ pub(crate) struct EvalArgs {
     /// Only the tasks whose id matches this regular expression.
     #[arg(long, value_name = "RE")]
     filter: Option<String>,
+    /// Run slice I of N of the tasks (after --filter), every design and repeat of a task on one slice,
+    /// the same slice on every machine, e.g. --shard 2/4; clix eval merge joins the slices' results.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<Shard>,
     /// Model name (beats AGENT_MODEL and the config file).
     #[arg(long, conflicts_with = "solution")]
     model: Option<String>,
@@ -80,13 +89,27 @@ enum EvalCommand {
         /// The second run's results.json (or its folder).
         after: PathBuf,
     },
+    /// Every shard of a run (--shard i/n) joined into the whole run's results: clix eval merge A B C --out DIR
+    Merge {
+        /// Each shard's output folder (or its results.json).
+        #[arg(required = true, value_name = "DIR")]
+        shards: Vec<PathBuf>,
+        /// Write the merged results.json (and, with a model, report.html and the runs) into this folder.
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Print the results as JSON (results.json's schema) instead of tables.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub(crate) async fn eval(paths: &Paths, args: EvalArgs) -> Result<ExitCode> {
-    if let Some(EvalCommand::Compare { before, after }) = &args.compare {
-        return compare(before, after);
+    match &args.compare {
+        Some(EvalCommand::Compare { before, after }) => return compare(before, after),
+        Some(EvalCommand::Merge { shards, out, json }) => return merge(paths, shards, out.as_deref(), *json),
+        None => {}
     }
-    let tasks = tasks(&args)?;
+    let run_tasks = tasks(&args)?;
     let settings = clix_session::load(paths, &[])?.value;
     let designs = if args.tools.is_empty() {
         Design::ALL.to_vec()
@@ -100,10 +123,36 @@ pub(crate) async fn eval(paths: &Paths, args: EvalArgs) -> Result<ExitCode> {
     };
     options.present = settings.present.clone();
     options.keep = args.keep;
+    let slice = args.shard.map(|shard| {
+        let slice = shard.slice(&run_tasks, &designs);
+        if slice.is_empty() {
+            eprintln!(
+                "clix: shard {shard} has no task (the run has {}, and all the attempts of a task run on one \
+                 shard); its results say so, for the merge",
+                run_tasks.len()
+            );
+        }
+        slice
+    });
+    let planned = Planned { run: &run_tasks, tasks: slice.as_deref().unwrap_or(&run_tasks) };
     if args.solution {
-        solution(&args, &tasks, SolutionRun { designs, options, do_nothing: true }).await
+        solution(&args, planned, SolutionRun { designs, options, do_nothing: true }).await
     } else {
-        model(paths, &args, &tasks, &settings, designs, options).await
+        model(paths, &args, planned, &settings, designs, options).await
+    }
+}
+
+/// The tasks of the whole run (after `--filter`) and those this process
+/// runs: all of them, or its shard's.
+struct Planned<'t> {
+    run: &'t [Task],
+    tasks: &'t [Task],
+}
+
+impl Planned<'_> {
+    /// What `results.json` records of the shard, when this run is one.
+    fn shard(&self, args: &EvalArgs, settings: &serde_json::Value) -> Option<ShardRecord> {
+        args.shard.map(|shard| ShardRecord::new(shard, self.run, self.tasks, settings))
     }
 }
 
@@ -121,14 +170,21 @@ fn tasks(args: &EvalArgs) -> Result<Vec<Task>> {
     Ok(tasks)
 }
 
-async fn solution(args: &EvalArgs, tasks: &[Task], run: SolutionRun) -> Result<ExitCode> {
-    let results = run_solutions(tasks, &args.suites, &run).await;
+async fn solution(args: &EvalArgs, planned: Planned<'_>, run: SolutionRun) -> Result<ExitCode> {
+    let mut results = run_solutions(planned.tasks, &args.suites, &run).await;
+    results.shard = planned.shard(args, &run.shard_settings());
     if let Some(dir) = &args.out {
         let path = results.write(dir).with_context(|| format!("cannot write results into {}", dir.display()))?;
         eprintln!("wrote {}", path.display());
     }
-    if args.json {
-        outln(serde_json::to_string_pretty(&results)?)?;
+    show_solutions(&results, args.json)
+}
+
+/// A `--solution` run's tables (or JSON) and its problems: exit 1 when
+/// there is one.
+fn show_solutions(results: &Results, json: bool) -> Result<ExitCode> {
+    if json {
+        outln(serde_json::to_string_pretty(results)?)?;
     } else {
         outln(results.markdown())?;
         outln(results.comparison_markdown())?;
@@ -136,9 +192,9 @@ async fn solution(args: &EvalArgs, tasks: &[Task], run: SolutionRun) -> Result<E
         for (design, bytes) in &results.definition_bytes {
             outln(format!("tool definitions of {design}: {bytes} bytes"))?;
         }
-        print_skipped(&results)?;
+        print_skipped(results)?;
     }
-    let problems = problems(&results);
+    let problems = problems(results);
     for problem in &problems {
         eprintln!("PROBLEM {problem}");
     }
@@ -148,7 +204,7 @@ async fn solution(args: &EvalArgs, tasks: &[Task], run: SolutionRun) -> Result<E
 async fn model(
     paths: &Paths,
     args: &EvalArgs,
-    tasks: &[Task],
+    planned: Planned<'_>,
     settings: &Settings,
     designs: Vec<Design>,
     mut options: AttemptOptions,
@@ -158,7 +214,7 @@ async fn model(
     if let Some(n) = args.max_steps {
         options.max_steps = n;
     }
-    let out = args.out.clone().unwrap_or_else(|| paths.data_dir.join("evals").join(timestamp_id(now_ms() / 1000)));
+    let out = args.out.clone().unwrap_or_else(|| default_out(paths));
     let run = ModelRun {
         designs,
         options,
@@ -168,22 +224,42 @@ async fn model(
         jobs: args.jobs,
         runs_dir: out.join("runs"),
     };
+    let tasks = planned.tasks;
     let mut progress = Progress::new(run.attempts(tasks) as u64, !args.json && std::io::stderr().is_terminal());
-    let results = run_model(tasks, &args.suites, &run, &mut |r| progress.done(r)).await;
+    let mut results = run_model(tasks, &args.suites, &run, &mut |r| progress.done(r)).await;
     progress.finish();
-    let json = results.write(&out).with_context(|| format!("cannot write results into {}", out.display()))?;
-    write_replays(&results, &run.runs_dir);
+    results.shard = planned.shard(args, &run.shard_settings());
+    write_model_run(&results, &out)?;
+    show_model_run(&results, args.json)
+}
+
+/// Where a run's output goes without `--out`: `<data>/evals/<time>`.
+fn default_out(paths: &Paths) -> PathBuf {
+    paths.data_dir.join("evals").join(timestamp_id(now_ms() / 1000))
+}
+
+/// A model run's `results.json`, a replay page beside each trajectory in
+/// `out/runs/`, and `report.html`.
+fn write_model_run(results: &Results, out: &Path) -> Result<()> {
+    let json = results.write(out).with_context(|| format!("cannot write results into {}", out.display()))?;
+    write_replays(results, &out.join("runs"));
     let page = out.join("report.html");
-    let html = clix_eval::html(&results, &|r| replay_page(r).map(|p| format!("runs/{p}")));
+    let html = clix_eval::html(results, &|r| replay_page(r).map(|p| format!("runs/{p}")));
     std::fs::write(&page, html).with_context(|| format!("cannot write {}", page.display()))?;
-    if args.json {
-        outln(serde_json::to_string_pretty(&results)?)?;
+    eprintln!("wrote {} and {}", json.display(), page.display());
+    Ok(())
+}
+
+/// A model run's tables (or JSON): exit 1 when an attempt could not run,
+/// naming the first.
+fn show_model_run(results: &Results, json: bool) -> Result<ExitCode> {
+    if json {
+        outln(serde_json::to_string_pretty(results)?)?;
     } else {
         outln(format!("model: {}", results.model.as_deref().unwrap_or_default()))?;
         outln(results.markdown())?;
-        print_skipped(&results)?;
+        print_skipped(results)?;
     }
-    eprintln!("wrote {} and {}", json.display(), page.display());
     let errors: Vec<&AttemptRecord> = results.attempts.iter().filter(|r| r.stop_reason.error().is_some()).collect();
     if let Some(first) = errors.first() {
         eprintln!(
@@ -279,13 +355,86 @@ impl Progress {
     }
 }
 
+/// A run's `results.json`, given as its folder or the file.
+fn read_results(given: &Path) -> Result<Results> {
+    if !given.exists() {
+        bail!("{}: no such folder; give a run's output folder (its --out) or its results.json", given.display());
+    }
+    let file = if given.is_dir() { given.join("results.json") } else { given.to_path_buf() };
+    Results::read(&file).map_err(anyhow::Error::msg)
+}
+
+/// The folder of a run given as its folder or its `results.json`.
+fn run_folder(given: &Path) -> &Path {
+    if given.is_dir() { given } else { given.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")) }
+}
+
+/// `clix eval merge SHARD… [--out DIR]`: the whole run's results, shown
+/// and written as the unsharded run would have shown and written them,
+/// with the same exit code.
+fn merge(paths: &Paths, given: &[PathBuf], out: Option<&Path>, json: bool) -> Result<ExitCode> {
+    let parts = given.iter().map(|p| Ok((p.clone(), read_results(p)?))).collect::<Result<Vec<_>>>()?;
+    let mut results = clix_eval::merge(&parts).map_err(anyhow::Error::msg)?;
+    let out = out.map_or_else(|| default_out(paths), Path::to_path_buf);
+    if let Ok(target) = out.canonicalize() {
+        for shard in given {
+            if run_folder(shard).canonicalize().is_ok_and(|folder| folder == target) {
+                bail!("--out {} is a shard's own folder; merge into a folder of its own", out.display());
+            }
+        }
+    }
+    match results.mode {
+        Mode::Solution => {
+            let path = results.write(&out).with_context(|| format!("cannot write results into {}", out.display()))?;
+            eprintln!("wrote {}", path.display());
+            show_solutions(&results, json)
+        }
+        Mode::Model => {
+            gather_trajectories(&parts, &mut results, &out.join("runs"))?;
+            write_model_run(&results, &out)?;
+            show_model_run(&results, json)
+        }
+    }
+}
+
+/// Copies each attempt's trajectory from its shard's `runs/` into
+/// `runs_dir` and points the merged record at the copy (the replay pages
+/// are then made afresh). One that cannot be copied is said, and its
+/// record loses the link rather than pointing into another machine's
+/// folder.
+fn gather_trajectories(parts: &[(PathBuf, Results)], results: &mut Results, runs_dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(runs_dir).with_context(|| format!("cannot make {}", runs_dir.display()))?;
+    let mut copied = BTreeMap::new();
+    for (given, part) in parts {
+        for r in &part.attempts {
+            // Where the shard's run wrote it may be a path on another machine; its name is in the shard's runs/.
+            let Some(name) = r.trajectory.as_deref().and_then(Path::file_name) else {
+                continue;
+            };
+            let (from, to) = (run_folder(given).join("runs").join(name), runs_dir.join(name));
+            match std::fs::copy(&from, &to) {
+                Ok(_) => {
+                    copied.insert((r.task.clone(), r.design, r.repeat), to);
+                }
+                Err(e) => eprintln!(
+                    "clix: cannot copy {}: {e}; the merged report has no replay of {} [{}] r{}",
+                    from.display(),
+                    r.task,
+                    r.design,
+                    r.repeat
+                ),
+            }
+        }
+    }
+    for r in &mut results.attempts {
+        r.trajectory = copied.remove(&(r.task.clone(), r.design, r.repeat));
+    }
+    Ok(())
+}
+
 /// `clix eval compare A B`.
 fn compare(before: &Path, after: &Path) -> Result<ExitCode> {
-    let read = |p: &Path| {
-        let file = if p.is_dir() { p.join("results.json") } else { p.to_path_buf() };
-        Results::read(&file).map_err(anyhow::Error::msg)
-    };
-    let (a, b) = (read(before)?, read(after)?);
+    let (a, b) = (read_results(before)?, read_results(after)?);
     for (label, r, p) in [("A", &a, before), ("B", &b, after)] {
         outln(format!("{label}: {} ({})", p.display(), r.model.as_deref().unwrap_or("reference solutions")))?;
     }
