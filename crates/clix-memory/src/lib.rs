@@ -29,7 +29,9 @@
 //!   `synchronous = NORMAL` may lose the last commits to a power loss (the
 //!   file stays consistent).
 //! - **PostgreSQL**: a `tsvector` column (English stemming without
-//!   stopwords, GIN, `websearch_to_tsquery`, `ts_rank`), pgvector tables
+//!   stopwords, GIN, `websearch_to_tsquery`, BM25 computed as FTS5
+//!   computes it from the vectors' positions, the memories' lengths and
+//!   trigger-kept corpus counts), pgvector tables
 //!   with HNSW cosine indexes and iterative scans (filters hold before the
 //!   `k` nearest are cut), versioned in `clix_schema` and migrated only by
 //!   [`migrate`]: a store that is behind, ahead or unreachable is an error
@@ -38,12 +40,16 @@
 //!   socket (a URL asking for TLS is refused, saying so). Text is lowercased
 //!   by clix, so matching does not depend on the server's locale.
 //!
-//! Where the backends differ, by design: the lexical score (BM25 in
-//! [`Hit::bm25`], `ts_rank` in [`Hit::ts_rank`], which has no inverse
-//! document frequency), the order of equal scores, SQLite's folding of
-//! diacritics (FTS5 `unicode61` finds "Ärger" for "arger"; PostgreSQL does
-//! not), and the approximate KNN (both hold at least 90% of the exact top
-//! 5 in the tests).
+//! The lexical score, [`Hit::bm25`], is Okapi BM25 on both (k1 = 1.2,
+//! b = 0.75, FTS5's clamped IDF), so one `recall_min_bm25` serves both:
+//! the tests hold both to the same ordering on queries whose answer is
+//! clear, and to the same side of the default threshold for a rare word
+//! and a common one. Where the backends differ, by design: the exact
+//! scores (porter stemming in FTS5, snowball in PostgreSQL; a hyphenated
+//! word is one token in FTS5 and three lexemes in PostgreSQL), the order
+//! of equal scores, SQLite's folding of diacritics (FTS5 `unicode61` finds
+//! "Ärger" for "arger"; PostgreSQL does not), and the approximate KNN
+//! (both hold at least 90% of the exact top 5 in the tests).
 //!
 //! Topics keep projects apart: a memory belongs to one topic (a session's
 //! is its workspace's canonical path, shown by the folder's name: see

@@ -106,13 +106,6 @@ pub enum MemoryError {
 /// What a memory is.
 pub(crate) const KINDS: &[&str] = &["note", "fact", "summary"];
 
-impl Hit {
-    /// The lexical score, whichever backend gave it (higher is better).
-    pub fn lexical(&self) -> Option<f64> {
-        self.bm25.or(self.ts_rank)
-    }
-}
-
 /// One stored memory.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Memory {
@@ -138,18 +131,16 @@ pub struct Hit {
     /// The memory itself.
     #[serde(flatten)]
     pub memory: Memory,
-    /// Higher is better: the lexical score (negated BM25 on SQLite,
-    /// `ts_rank` on PostgreSQL) with full-text search alone, the Reciprocal
-    /// Rank Fusion score when vectors take part.
+    /// Higher is better: [`Hit::bm25`] with full-text search alone, the
+    /// Reciprocal Rank Fusion score when vectors take part.
     pub score: f64,
-    /// Negated BM25, when the memory's words matched (SQLite).
+    /// Okapi BM25 (k1 = 1.2, b = 0.75), higher is better, when the memory's
+    /// words matched: FTS5's `bm25()` negated on SQLite, the same formula
+    /// over the `tsvector`s on PostgreSQL. One scale on both (one
+    /// `recall_min_bm25` serves both); the values differ a little, as the
+    /// two stem words differently.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bm25: Option<f64>,
-    /// PostgreSQL's `ts_rank`, when the memory's words matched there. It
-    /// has no inverse document frequency, so it is not on BM25's scale and
-    /// is kept apart from it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ts_rank: Option<f64>,
     /// Cosine similarity to the query, when the vector search ranked it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub similarity: Option<f64>,
@@ -410,7 +401,7 @@ impl Store {
                 None => {
                     let Some(memory) = self.db.get(id)? else { continue };
                     let snippet = preview(&memory.text, 16);
-                    Hit { memory, score, bm25: None, ts_rank: None, similarity, snippet }
+                    Hit { memory, score, bm25: None, similarity, snippet }
                 }
             };
             hits.push(hit);

@@ -1,8 +1,9 @@
 //! What only the PostgreSQL backend has: its URL (a secret: shown with
 //! the password as `***`), explicit migrations (a store that is behind,
 //! ahead or unreachable is an error that says which and what to do, and
-//! nothing is dropped), two migrations at once, and a server that
-//! restarts under a store that stays open.
+//! nothing is dropped), two migrations at once, a server that restarts
+//! under a store that stays open, and the corpus counts BM25 reads (kept
+//! by a trigger, filled in by the migration that added them).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
@@ -70,7 +71,7 @@ fn errors_say_which_problem_and_what_to_do() {
     // A database clix never migrated: the command that does it.
     let url = pg.socket_url(&pg.create_database());
     let err = Store::connect(&url).unwrap_err();
-    assert!(matches!(err, MemoryError::NeedsMigration { found: 0, wanted: 1, .. }), "{err:?}");
+    assert!(matches!(err, MemoryError::NeedsMigration { found: 0, wanted: 2, .. }), "{err:?}");
     assert!(err.to_string().contains("clix storage migrate"), "{err}");
 }
 
@@ -79,8 +80,8 @@ fn migrate_is_explicit_repeatable_and_never_goes_back() {
     let Some(pg) = server("migrate_is_explicit_repeatable_and_never_goes_back") else { return };
     let db = pg.create_database();
     let url = pg.socket_url(&db);
-    assert_eq!(clix_memory::migrate(&url).unwrap(), Migrated { from: 0, to: 1 });
-    assert_eq!(clix_memory::migrate(&url).unwrap(), Migrated { from: 1, to: 1 }, "nothing to do twice");
+    assert_eq!(clix_memory::migrate(&url).unwrap(), Migrated { from: 0, to: 2 });
+    assert_eq!(clix_memory::migrate(&url).unwrap(), Migrated { from: 2, to: 2 }, "nothing to do twice");
     let mut store = Store::connect(&url).unwrap();
     let id = store.store("kept through every migration", "t", "fact", "").unwrap();
     drop(store);
@@ -88,11 +89,11 @@ fn migrate_is_explicit_repeatable_and_never_goes_back() {
     // A newer clix migrated it: this one neither opens nor touches it.
     pg.psql(&db, "UPDATE clix_schema SET version = 99 WHERE component = 'memory'");
     for err in [Store::connect(&url).unwrap_err(), clix_memory::migrate(&url).unwrap_err()] {
-        assert!(matches!(err, MemoryError::TooNew { found: 99, wanted: 1, .. }), "{err:?}");
+        assert!(matches!(err, MemoryError::TooNew { found: 99, wanted: 2, .. }), "{err:?}");
         assert!(err.to_string().contains("upgrade clix"), "{err}");
     }
     assert_eq!(pg.psql(&db, "SELECT version FROM clix_schema WHERE component = 'memory'").trim(), "99");
-    pg.psql(&db, "UPDATE clix_schema SET version = 1 WHERE component = 'memory'");
+    pg.psql(&db, "UPDATE clix_schema SET version = 2 WHERE component = 'memory'");
     assert_eq!(Store::connect(&url).unwrap().get(id).unwrap().unwrap().text, "kept through every migration");
 
     // Another part of clix's rows in the same table are left alone.
@@ -121,7 +122,7 @@ fn threads_migrating_one_fresh_database_at_once_all_succeed() {
         });
         let done: Vec<Migrated> = results.into_iter().map(Result::unwrap).collect();
         assert_eq!(done.iter().filter(|m| m.from == 0).count(), 1, "one migration ran the steps: {done:?}");
-        assert!(done.iter().all(|m| m.to == 1));
+        assert!(done.iter().all(|m| m.to == 2));
         Store::connect(&url).unwrap();
     }
 }
@@ -187,4 +188,72 @@ fn a_search_path_in_the_url_keeps_the_tables_in_their_own_schema() {
     assert_eq!(store.search("schema", &Filter::default(), 5).unwrap()[0].memory.id, id);
     let tables = pg.psql(&db, "SELECT schemaname FROM pg_tables WHERE tablename IN ('memories', 'clix_schema')");
     assert_eq!(tables.split_whitespace().collect::<Vec<_>>(), vec!["clix", "clix"], "{tables}");
+}
+
+/// The memories' count and total length in tokens as the store's trigger
+/// keeps them, and as counted from the memories themselves.
+fn corpus_counts(pg: &Postgres, db: &str) -> (String, String) {
+    let kept = pg.psql(db, "SELECT sum(docs) || ' ' || sum(tokens) FROM memory_fts_stats");
+    let counted = pg.psql(db, "SELECT count(*) || ' ' || coalesce(sum(tokens), 0) FROM memories");
+    (kept.trim().to_string(), counted.trim().to_string())
+}
+
+#[test]
+fn the_corpus_counts_follow_stores_forgets_and_concurrent_writers() {
+    let Some(pg) = server("the_corpus_counts_follow_stores_forgets_and_concurrent_writers") else { return };
+    let db = pg.create_database();
+    let url = pg.socket_url(&db);
+    clix_memory::migrate(&url).unwrap();
+    assert_eq!(corpus_counts(pg, &db), ("0 0".to_string(), "0 0".to_string()));
+    let mut store = Store::connect(&url).unwrap();
+    let id = store.store("a memory of five words", "t", "note", "").unwrap();
+    // Positions, not distinct lexemes: a repeated word counts each time.
+    store.store("deploy deploy deploy", "t", "note", "").unwrap();
+    assert_eq!(corpus_counts(pg, &db).0, "2 8");
+    assert!(store.forget(id).unwrap());
+    assert_eq!(corpus_counts(pg, &db).0, "1 3");
+    // Writers on their own connections (their own slots, or shared ones).
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let url = &url;
+            s.spawn(move || {
+                let mut store = Store::connect(url).unwrap();
+                for n in 0..25 {
+                    store.store(&format!("writer {t} memory {n}"), "t", "note", "").unwrap();
+                }
+            });
+        }
+    });
+    let (kept, counted) = corpus_counts(pg, &db);
+    assert_eq!(kept, counted);
+    assert_eq!(kept, "101 403");
+}
+
+#[test]
+fn the_migration_to_bm25_keeps_every_memory_and_counts_them() {
+    let Some(pg) = server("the_migration_to_bm25_keeps_every_memory_and_counts_them") else { return };
+    let db = pg.create_database();
+    let url = pg.socket_url(&db);
+    clix_memory::migrate(&url).unwrap();
+    let mut store = Store::connect(&url).unwrap();
+    for text in ["the signing key rotates every Friday", "deploys need the VPN", "the VPN is down on Sundays"] {
+        store.store(text, "t", "note", "").unwrap();
+    }
+    drop(store);
+    // Back to schema version 1 (what step 2 added, undone), memories kept.
+    pg.psql(
+        &db,
+        "DROP TRIGGER memories_fts_stats ON memories; DROP FUNCTION clix_memory_fts_stats();
+         DROP TABLE memory_fts_stats; ALTER TABLE memories DROP COLUMN tokens; DROP FUNCTION clix_tokens(tsvector);
+         UPDATE clix_schema SET version = 1 WHERE component = 'memory'",
+    );
+    let err = Store::connect(&url).unwrap_err();
+    assert!(matches!(err, MemoryError::NeedsMigration { found: 1, wanted: 2, .. }), "{err:?}");
+    assert_eq!(clix_memory::migrate(&url).unwrap(), Migrated { from: 1, to: 2 });
+    assert_eq!(corpus_counts(pg, &db), ("3 16".to_string(), "3 16".to_string()));
+    let mut store = Store::connect(&url).unwrap();
+    let hits = store.search("vpn sundays", &Filter::default(), 5).unwrap();
+    assert_eq!(hits.len(), 2);
+    assert_eq!(hits[0].memory.text, "the VPN is down on Sundays");
+    assert!(hits[0].bm25.unwrap() > hits[1].bm25.unwrap());
 }

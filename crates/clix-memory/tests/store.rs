@@ -96,10 +96,7 @@ fn store_search_filter_and_forget_everywhere(f: Fixture) {
     assert!(hits[0].memory.id == a || hits[0].memory.id == c, "two-word matches rank first: {:?}", ids(&hits));
     assert!(hits[0].snippet.contains('['), "{}", hits[0].snippet);
     assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
-    assert!(
-        hits.iter().all(|h| h.similarity.is_none() && h.lexical() == Some(h.score)),
-        "no embedder: full text alone"
-    );
+    assert!(hits.iter().all(|h| h.similarity.is_none() && h.bm25 == Some(h.score)), "no embedder: full text alone");
 
     assert_eq!(s.search("deploy", &Filter { topic: "ops", keyword: "" }, 5).unwrap().len(), 2);
     assert_eq!(ids(&s.search("deploy", &Filter { topic: "", keyword: "CI" }, 5).unwrap()), vec![b]);
@@ -144,7 +141,7 @@ fn hybrid_finds_synonyms_and_forget_removes_vectors(f: Fixture) {
 
     let hits = s.search("when does the signing key rotate", &Filter::default(), 5).unwrap();
     assert_eq!(hits.first().map(|h| h.memory.id), Some(key), "{hits:?}");
-    assert!(hits[0].lexical().is_none() && hits[0].similarity.unwrap() > 0.3, "{:?}", hits[0]);
+    assert!(hits[0].bm25.is_none() && hits[0].similarity.unwrap() > 0.3, "{:?}", hits[0]);
     assert_eq!(hits[0].snippet, "credentials are replaced every Friday");
     let expected = 1.0 / (clix_memory::RRF_K + 1.0);
     assert!((hits[0].score - expected).abs() < 1e-9, "RRF score of a rank-1 vector hit: {}", hits[0].score);
@@ -292,7 +289,7 @@ fn zero_vectors_never_break_hybrid_search(first: Fixture) {
         // A query the embedder has no vector for: full text alone.
         let hits = s.search("xyzzy", &Filter::default(), 5).unwrap();
         assert_eq!(ids(&hits), vec![unknown]);
-        assert!(hits[0].similarity.is_none() && hits[0].lexical().is_some());
+        assert!(hits[0].similarity.is_none() && hits[0].bm25.is_some());
         assert!(s.take_warnings().iter().any(|w| w.contains("searched full text only")));
         assert!(s.nearest("plugh", &Filter::default(), 5).unwrap().is_empty());
         assert_eq!(ids(&s.search("deploys", &Filter::default(), 5).unwrap()), vec![deploy]);

@@ -6,7 +6,7 @@ use postgres::Client;
 use crate::store::MemoryError;
 
 /// Bumped with every step; stored in `clix_schema` under [`COMPONENT`].
-pub(crate) const SCHEMA_VERSION: i32 = 1;
+pub(crate) const SCHEMA_VERSION: i32 = 2;
 
 /// This crate's row in `clix_schema`: other parts of clix that keep state
 /// in the same database version theirs under their own names.
@@ -32,7 +32,23 @@ const LOCK: &str = "SELECT pg_advisory_xact_lock(hashtext('clix_schema'))";
 /// - Vectors live in one table per space (`memory_vectors_<id>`, made
 ///   when first needed, with an HNSW cosine index); every record of a
 ///   memory goes with it (`ON DELETE CASCADE`).
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = ["
+///
+/// Step 2 keeps what BM25 needs besides each memory's `tsvector` (see
+/// `full_text` in `mod.rs`), so that a search reads it instead of scanning
+/// every memory:
+/// - `tokens`: the memory's length in tokens, as FTS5 counts it (every
+///   word, repeats included: the positions of its `tsvector`, not its
+///   distinct lexemes).
+/// - `memory_fts_stats`: how many memories there are and their total
+///   length, kept by a trigger. In 64 slots, each writer adding to the
+///   slot of its connection (`pg_backend_pid() % 64`) and a search summing
+///   them: one row would make concurrent writers wait for each other's
+///   commits. The step's `ALTER TABLE` locks `memories` against writes
+///   until the migration commits, so the counts filled in at its end miss
+///   no memory and count none twice. The trigger's `search_path` is
+///   pinned, so that it finds the table whatever the writing session's is.
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
+    "
     CREATE TEXT SEARCH DICTIONARY clix_english_stem (TEMPLATE = snowball, Language = english);
     CREATE TEXT SEARCH CONFIGURATION clix_english (COPY = english);
     ALTER TEXT SEARCH CONFIGURATION clix_english ALTER MAPPING REPLACE english_stem WITH clix_english_stem;
@@ -69,7 +85,37 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = ["
         PRIMARY KEY (embedder, id)
     );
     CREATE INDEX memory_embed_failed_id ON memory_embed_failed (id);
-"];
+",
+    "
+    CREATE FUNCTION clix_tokens(tsvector) RETURNS integer LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+        AS $$ SELECT coalesce(sum(cardinality(positions)), 0)::integer FROM unnest($1) $$;
+    ALTER TABLE memories ADD COLUMN tokens INTEGER NOT NULL
+        GENERATED ALWAYS AS (clix_tokens(to_tsvector('clix_english'::regconfig, folded))) STORED;
+    CREATE TABLE memory_fts_stats (
+        slot INTEGER PRIMARY KEY,
+        docs BIGINT NOT NULL DEFAULT 0,
+        tokens BIGINT NOT NULL DEFAULT 0
+    );
+    INSERT INTO memory_fts_stats (slot) SELECT generate_series(0, 63);
+    CREATE FUNCTION clix_memory_fts_stats() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+    BEGIN
+        IF TG_OP IN ('INSERT', 'UPDATE') THEN
+            UPDATE memory_fts_stats SET docs = docs + 1, tokens = tokens + NEW.tokens
+                WHERE slot = pg_backend_pid() % 64;
+        END IF;
+        IF TG_OP IN ('DELETE', 'UPDATE') THEN
+            UPDATE memory_fts_stats SET docs = docs - 1, tokens = tokens - OLD.tokens
+                WHERE slot = pg_backend_pid() % 64;
+        END IF;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER memories_fts_stats AFTER INSERT OR DELETE OR UPDATE OF folded ON memories
+        FOR EACH ROW EXECUTE FUNCTION clix_memory_fts_stats();
+    UPDATE memory_fts_stats
+        SET docs = (SELECT count(*) FROM memories), tokens = (SELECT coalesce(sum(tokens), 0) FROM memories)
+        WHERE slot = 0;
+",
+];
 
 /// The version in the database (0: none yet), read without changing anything.
 pub(crate) fn version(db: &mut Client) -> Result<i32, postgres::Error> {

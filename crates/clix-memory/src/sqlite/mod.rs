@@ -214,7 +214,7 @@ impl Backend for Sqlite {
             let rows = stmt.query_map(params![query, filter.topic, filter.keyword, limit as i64, scope], |r| {
                 let score: f64 = r.get(7)?;
                 let snippet = r.get(8)?;
-                Ok(Hit { memory: memory(r)?, score, bm25: Some(score), ts_rank: None, similarity: None, snippet })
+                Ok(Hit { memory: memory(r)?, score, bm25: Some(score), similarity: None, snippet })
             })?;
             rows.collect()
         };
