@@ -3,14 +3,19 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// Name fragments that mark a variable, flag or parameter as secret (compared upper-case).
-const SECRET_MARKERS: &[&str] = &["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"];
+/// Name fragments that mark a variable, flag or parameter as secret
+/// (compared upper-case, `.` read as `_`). A database URL names its
+/// password: `DATABASE_URL` by the common convention, `CLIX_STORAGE_URL`
+/// (`storage.url`) by ours.
+const SECRET_MARKERS: &[&str] =
+    &["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "DATABASE_URL", "STORAGE_URL"];
 
-/// True for names like `OPENAI_API_KEY`, `GH_TOKEN`, `db_password`: the one
-/// rule for what the sandbox's environment and clip's host children leave
-/// out, and what the audit log and the hub's parameters hide.
+/// True for names like `OPENAI_API_KEY`, `GH_TOKEN`, `db_password`,
+/// `DATABASE_URL`, `storage.url`: the one rule for what the sandbox's
+/// environment and clip's host children leave out, and what the audit log,
+/// `clix config show` and the hub's parameters hide.
 pub fn is_secret_name(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
+    let upper = name.to_ascii_uppercase().replace('.', "_");
     SECRET_MARKERS.iter().any(|m| upper.contains(m))
 }
 
@@ -146,6 +151,10 @@ mod tests {
             ("AWS_SECRET_ACCESS_KEY", true),
             ("api-token", true),
             ("KEYBOARD", true),
+            ("DATABASE_URL", true),
+            ("CLIX_STORAGE_URL", true),
+            ("storage.url", true),
+            ("AGENT_BASE_URL", false),
             ("PATH", false),
             ("LANG", false),
             ("HOME", false),

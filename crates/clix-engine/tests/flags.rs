@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clix_engine::{Engine, EngineConfig, MemoryConfig, OsTier, SandboxSettings};
+use clix_memory::Location;
 
 struct Fixture {
     _dirs: [tempfile::TempDir; 2],
@@ -20,7 +21,7 @@ async fn fixture() -> Fixture {
     let ws = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
     let memory = MemoryConfig {
-        path: state.path().join("memory.sqlite"),
+        location: Location::File(state.path().join("memory.sqlite")),
         topic: "proj".into(),
         session: "s1".into(),
         ..Default::default()

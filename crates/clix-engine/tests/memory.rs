@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
 use clix_engine::{Engine, EngineConfig, MemoryAccess, MemoryConfig};
-use clix_memory::{GLOBAL_TOPIC, MemorySettings, Store};
+use clix_memory::{GLOBAL_TOPIC, Location, MemorySettings, Store};
 use serde_json::Value;
 
 /// One memory file with a fact in each of alpha, beta and global.
@@ -36,7 +36,7 @@ impl Memories {
     async fn session(&self, topic: &str, access: MemoryAccess, settings: MemorySettings) -> Session {
         let ws = tempfile::tempdir().unwrap();
         let memory = MemoryConfig {
-            path: self.dir.path().join("memory.sqlite"),
+            location: Location::File(self.dir.path().join("memory.sqlite")),
             topic: topic.into(),
             session: format!("session-{topic}"),
             settings,

@@ -365,7 +365,7 @@ async fn tool_definition_is_compact_stable_and_complete() {
 async fn memory_command_levels_of_help_store_search_forget() {
     let data = tempfile::tempdir().unwrap();
     let memory = clix_engine::MemoryConfig {
-        path: data.path().join("memory.sqlite"),
+        location: clix_memory::Location::File(data.path().join("memory.sqlite")),
         topic: "proj".into(),
         session: "s1".into(),
         // -t ops below: another topic than the session's (tests/memory.rs covers the default).
@@ -433,7 +433,7 @@ async fn memory_arguments_are_checked_and_a_broken_embedder_costs_only_vectors()
         ..Default::default()
     };
     let memory = clix_engine::MemoryConfig {
-        path: data.path().join("memory.sqlite"),
+        location: clix_memory::Location::File(data.path().join("memory.sqlite")),
         topic: "proj".into(),
         session: "s1".into(),
         settings,
@@ -471,7 +471,7 @@ async fn a_memory_store_that_failed_to_open_is_tried_again() {
     let blocked = data.path().join("data");
     std::fs::write(&blocked, "not a folder").unwrap();
     let memory = clix_engine::MemoryConfig {
-        path: blocked.join("memory.sqlite"),
+        location: clix_memory::Location::File(blocked.join("memory.sqlite")),
         topic: "proj".into(),
         session: "s1".into(),
         ..Default::default()

@@ -143,6 +143,14 @@ pub enum Location {
     Postgres(String),
 }
 
+/// No place yet (an empty path), as a configuration built field by field
+/// starts.
+impl Default for Location {
+    fn default() -> Self {
+        Location::File(PathBuf::new())
+    }
+}
+
 impl Location {
     /// Reads a URL or a path. Another scheme (`mysql://…`) is an error that
     /// names the two forms taken.

@@ -90,9 +90,14 @@ pub struct Migrated {
 /// file is migrated the same way (opening it does too). A store already
 /// at this version is left as it is; a newer one is an error.
 pub fn migrate(url_or_path: &str) -> Result<Migrated, MemoryError> {
-    let (from, to) = match Location::parse(url_or_path)? {
-        Location::File(path) => sqlite::Sqlite::migrate(&path)?,
-        Location::Postgres(url) => pg::Postgres::migrate(&url)?,
+    migrate_at(&Location::parse(url_or_path)?)
+}
+
+/// [`migrate`] for a location already read.
+pub fn migrate_at(location: &Location) -> Result<Migrated, MemoryError> {
+    let (from, to) = match location {
+        Location::File(path) => sqlite::Sqlite::migrate(path)?,
+        Location::Postgres(url) => pg::Postgres::migrate(url)?,
     };
     Ok(Migrated { from, to })
 }

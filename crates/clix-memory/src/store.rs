@@ -200,9 +200,14 @@ impl Store {
     /// path (created and migrated as [`Store::open`] does). Full-text
     /// search only until [`Store::with_embedder`].
     pub fn connect(url_or_path: &str) -> Result<Self, MemoryError> {
-        match Location::parse(url_or_path)? {
-            Location::File(path) => Self::open(&path),
-            Location::Postgres(url) => Ok(Self::with_backend(Box::new(crate::pg::Postgres::connect(&url)?))),
+        Self::at(&Location::parse(url_or_path)?)
+    }
+
+    /// Opens the store at `location`, as [`Store::connect`] does.
+    pub fn at(location: &Location) -> Result<Self, MemoryError> {
+        match location {
+            Location::File(path) => Self::open(path),
+            Location::Postgres(url) => Ok(Self::with_backend(Box::new(crate::pg::Postgres::connect(url)?))),
         }
     }
 

@@ -35,4 +35,4 @@ pub use clix_agent::stream::RunResult;
 pub use clix_policy::Approver;
 pub use prompts::{EnvSource, Prompt, PromptSource, load_prompt, prompt_source, provider_env};
 pub use session::{Parts, Session};
-pub use settings::{Settings, default_file, load, workspace_topic};
+pub use settings::{Settings, StorageSettings, default_file, load, storage_location, workspace_topic};

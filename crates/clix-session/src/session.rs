@@ -218,7 +218,7 @@ impl Session {
             memory.api_key = memory.api_key_from(clix_config::secrets::var);
         }
         MemoryConfig {
-            path: self.memory_store(),
+            location: self.memory_location(),
             topic,
             session,
             settings: memory,
@@ -228,9 +228,10 @@ impl Session {
         }
     }
 
-    /// The memory's SQLite file.
-    pub fn memory_store(&self) -> PathBuf {
-        self.paths.data_dir.join("memory.sqlite")
+    /// Where the memory is: the PostgreSQL database of `[storage] url`, else
+    /// the SQLite file in the data folder.
+    pub fn memory_location(&self) -> clix_memory::Location {
+        crate::settings::storage_location(&self.paths, &self.settings)
     }
 
     /// The hub: the config folder's `hub/`, `hub.dirs` (or `--hub`),
@@ -322,7 +323,13 @@ mod tests {
         assert_eq!(config.hub.as_ref().unwrap().audit_log.as_ref(), Some(&audit));
         assert_eq!(config.policy.as_ref().unwrap().audit_log.as_ref(), Some(&audit));
         assert_eq!(config.clip.as_ref().unwrap().audit_log.as_ref(), Some(&audit));
-        assert_eq!(config.memory.as_ref().unwrap().path, home.path().join("data/memory.sqlite"));
+        let sqlite = clix_memory::Location::File(home.path().join("data/memory.sqlite"));
+        assert_eq!(config.memory.as_ref().unwrap().location, sqlite);
+        // [storage] url moves the memory to the database it names.
+        let url = "postgres://clix:pw@db.internal:5432/mem";
+        s.settings.storage.url = url.into();
+        let config = s.engine_config().unwrap();
+        assert_eq!(config.memory.as_ref().unwrap().location, clix_memory::Location::Postgres(url.into()));
     }
 
     #[test]

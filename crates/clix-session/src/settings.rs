@@ -33,6 +33,38 @@ pub struct Settings {
     /// kind = ssh | container | kubernetes | local, and the kind's fields).
     /// Only this file declares them; a workspace never can.
     pub clip: Vec<clix_clip::ClipEntry>,
+    /// Where shared state lives: unset, the embedded SQLite files in the
+    /// data folder; a `postgres://` URL, a PostgreSQL database that many
+    /// machines share.
+    pub storage: StorageSettings,
+}
+
+/// `[storage]`: the one place a session's shared state is, for every part
+/// that keeps some (the memory today).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StorageSettings {
+    /// `postgres://user:password@host:port/database` (`CLIX_STORAGE_URL`);
+    /// a secret: shown as `***`, kept out of every log and sandbox. Empty:
+    /// the SQLite files in the data folder.
+    pub url: clix_common::Secret,
+}
+
+impl Validate for StorageSettings {
+    fn validate(&self) -> Vec<BadValue> {
+        let url = self.url.expose();
+        match clix_memory::Location::parse(url) {
+            _ if url.is_empty() => Vec::new(),
+            Ok(clix_memory::Location::Postgres(_)) => Vec::new(),
+            // Never the value itself: it may hold a password.
+            _ => vec![BadValue::new(
+                "url",
+                "***",
+                "a postgres:// or postgresql:// URL (postgres://user:password@host:5432/database), or unset for the \
+                 SQLite files in the data folder",
+            )],
+        }
+    }
 }
 
 /// Settings with flags applied; `flags` are `(dotted key, flag, value)`.
@@ -55,13 +87,14 @@ pub fn default_file() -> String {
 /// to one rule.
 impl Validate for Settings {
     fn validate(&self) -> Vec<BadValue> {
-        let sections: [(&str, Vec<BadValue>); 6] = [
+        let sections: [(&str, Vec<BadValue>); 7] = [
             ("present", self.present.validate()),
             ("limits", self.limits.validate()),
             ("sandbox", self.sandbox.validate()),
             ("agent", self.agent.validate()),
             ("memory", self.memory.validate()),
             ("browser", self.browser.validate()),
+            ("storage", self.storage.validate()),
         ];
         sections.into_iter().flat_map(|(name, bad)| bad.into_iter().map(move |b| b.in_section(name))).collect()
     }
@@ -73,6 +106,16 @@ impl Settings {
     /// OPENAI_API_KEY, …, which left the environment at start).
     pub fn person_provider(&self, model: Option<&str>, kind: Option<&str>) -> anyhow::Result<ResolvedProvider> {
         resolve_provider(&self.agent, clix_config::secrets::var, model, kind).map_err(anyhow::Error::msg)
+    }
+}
+
+/// Where the shared state of `settings` lives: the PostgreSQL database of
+/// `[storage] url` when it is set, else the SQLite file in the data folder.
+/// (`clix storage migrate` and every session's memory ask here.)
+pub fn storage_location(paths: &Paths, settings: &Settings) -> clix_memory::Location {
+    match settings.storage.url.expose() {
+        "" => clix_memory::Location::File(paths.data_dir.join("memory.sqlite")),
+        url => clix_memory::Location::Postgres(url.to_string()),
     }
 }
 

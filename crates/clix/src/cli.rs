@@ -97,6 +97,12 @@ enum Command {
         #[command(subcommand)]
         action: ConfigAction,
     },
+    /// Where shared state lives ([storage] url: PostgreSQL, else the SQLite
+    /// files in the data folder): show it, or bring its schema to this clix's.
+    Storage {
+        #[command(subcommand)]
+        action: StorageAction,
+    },
     /// Print a completion script for a shell: bash, zsh, fish (also elvish, powershell).
     Completions {
         #[arg(value_enum)]
@@ -243,6 +249,15 @@ enum RunsAction {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Subcommand)]
+enum StorageAction {
+    /// Where the store is (a URL's password shown as ***) and whether it is ready.
+    Show,
+    /// Create or upgrade the store's schema, keeping every record (needed once
+    /// for a new PostgreSQL database, and after an upgrade of clix).
+    Migrate,
 }
 
 #[derive(Subcommand)]
@@ -410,6 +425,10 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         }
         Command::Mcp(args) => mcp(paths, args).await,
         Command::Config { action } => config(&paths, action),
+        Command::Storage { action } => {
+            let paths = paths.clone();
+            off_runtime(move || storage(&paths, action)).await
+        }
         Command::Memory { workspace, args } => memory(&paths, workspace, &args).await,
         Command::Hub(args) => crate::hub_cmd::hub(&paths, args).await,
         Command::Eval(args) => crate::eval_cmd::eval(&paths, args).await,
@@ -549,18 +568,20 @@ async fn memory(paths: &Paths, workspace: Option<PathBuf>, args: &[String]) -> R
     let named_topic = !settings.memory.topic.is_empty();
     let session = session(paths, settings, &workspace, false);
     if args.first().is_some_and(|a| a == "adopt") {
-        return adopt_topic(&session, &args[1..]);
+        let (location, topic, args) =
+            (session.memory_location(), session.memory_config(String::new()).topic, args.to_vec());
+        return off_runtime(move || adopt_topic(&location, &topic, &args[1..])).await;
     }
     let mut config = session.engine_config()?;
     let mut old_topic = None;
     if let Some(memory) = config.memory.as_mut() {
         memory.access = clix_engine::MemoryAccess::Full;
-        old_topic = (!named_topic).then(|| (memory.path.clone(), memory.topic.clone()));
+        old_topic = (!named_topic).then(|| (memory.location.clone(), memory.topic.clone()));
     }
     let mut engine = Engine::new(config).await?;
     let code = run_for_person(&mut engine, "memory", args).await?;
     if let Some((store, topic)) = old_topic {
-        tell_of_old_topic(&store, &topic);
+        off_runtime(move || Ok(tell_of_old_topic(&store, &topic))).await?;
     }
     Ok(code)
 }
@@ -569,16 +590,15 @@ async fn memory(paths: &Paths, workspace: Option<PathBuf>, args: &[String]) -> R
 /// folder's name, as topics were before they were keyed by path) into this
 /// folder's topic. Only a person can: a session never claims another
 /// topic's memories, or a cloned folder of the same name would.
-fn adopt_topic(session: &Session, args: &[String]) -> Result<ExitCode> {
+fn adopt_topic(location: &clix_memory::Location, topic: &str, args: &[String]) -> Result<ExitCode> {
     let [old] = args else {
         bail!("usage: clix memory adopt OLD_TOPIC  (moves OLD_TOPIC's memories into this folder's topic)");
     };
-    let topic = session.memory_config(String::new()).topic;
-    if old == &topic || old == clix_memory::GLOBAL_TOPIC {
+    if old == topic || old == clix_memory::GLOBAL_TOPIC {
         bail!("memory adopt: {old:?} cannot be adopted (it is this folder's topic, or the global one)");
     }
-    let mut store = clix_memory::Store::open(&session.memory_store())?;
-    match store.retopic(old, &topic)? {
+    let mut store = clix_memory::Store::at(location)?;
+    match store.retopic(old, topic)? {
         0 => {
             bail!("memory adopt: the topic {old:?} holds no memories; see clix memory recent for the topics there are")
         }
@@ -590,9 +610,9 @@ fn adopt_topic(session: &Session, args: &[String]) -> Result<ExitCode> {
 /// Before topics were keyed by the workspace's path, a folder's memories
 /// were under its name; they stay there, where no session reads them, until
 /// the person says they are this folder's.
-fn tell_of_old_topic(store: &Path, topic: &str) {
+fn tell_of_old_topic(store: &clix_memory::Location, topic: &str) {
     let name = clix_memory::topic_name(topic);
-    let Ok(count) = clix_memory::Store::open(store).and_then(|s| s.count(name)) else { return };
+    let Ok(count) = clix_memory::Store::at(store).and_then(|s| s.count(name)) else { return };
     if count > 0 && name != topic {
         eprintln!(
             "[note] memory: {count} memories are under the topic {name:?}, a folder's name, which every folder called \
@@ -703,6 +723,32 @@ pub(crate) fn read_piped_stdin() -> Result<Option<Vec<u8>>> {
 /// modulo 256 as a shell reports it.
 pub(crate) fn exit_code(code: i32) -> ExitCode {
     u8::try_from(code.rem_euclid(256)).map_or(ExitCode::FAILURE, ExitCode::from)
+}
+
+/// Runs `work` on a blocking thread: the memory's PostgreSQL client (and
+/// its SQLite file, and an HTTP embedder) block, and the PostgreSQL one
+/// refuses to start its own runtime inside this one.
+async fn off_runtime<T: Send + 'static>(work: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+    tokio::task::spawn_blocking(work).await.context("a memory task stopped")?
+}
+
+fn storage(paths: &Paths, action: StorageAction) -> Result<ExitCode> {
+    let settings = clix_session::load(paths, &[])?.value;
+    let location = clix_session::storage_location(paths, &settings);
+    match action {
+        StorageAction::Show => match clix_memory::Store::at(&location) {
+            Ok(_) => outln(format!("memory: {location} (ready)"))?,
+            Err(e) => {
+                outln(format!("memory: {location}"))?;
+                bail!("memory: {e}");
+            }
+        },
+        StorageAction::Migrate => match clix_memory::migrate_at(&location)? {
+            m if m.from == m.to => outln(format!("memory: {location} is at schema {} already", m.to))?,
+            m => outln(format!("memory: {location} migrated from schema {} to {}", m.from, m.to))?,
+        },
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn config(paths: &Paths, action: ConfigAction) -> Result<ExitCode> {

@@ -6,11 +6,11 @@
 mod common;
 use clix_testkit::model_server as support;
 
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::text;
-use support::{RED_PNG, Server, openai_calls, openai_text, run_call, start, start_with_summarizer};
+use support::{RED_PNG, openai_calls, openai_text, run_call, start, start_with_summarizer};
 
 use common::agent_home::AgentHome as Home;
 

@@ -7,13 +7,12 @@
 mod common;
 use clix_testkit::model_server as support;
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::text;
 use serde_json::Value;
-use support::{Server, openai_calls, openai_text, run_call, start};
+use support::{openai_calls, openai_text, run_call, start};
 
 use common::agent_home::AgentHome as Home;
 

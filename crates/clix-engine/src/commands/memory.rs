@@ -77,8 +77,9 @@ pub enum MemoryAccess {
 /// Where memories go, whose they are, and how they are embedded.
 #[derive(Clone, Default)]
 pub struct MemoryConfig {
-    /// The SQLite file of the store (`<data>/memory.sqlite`).
-    pub path: std::path::PathBuf,
+    /// Where the store is: the SQLite file (`<data>/memory.sqlite`) or
+    /// the PostgreSQL database of `[storage] url` (shown without its password).
+    pub location: clix_memory::Location,
     /// Topic of what this session stores: by default the workspace's
     /// canonical path, so two folders of the same name never share one
     /// (shown by the folder's name, see [`MemoryConfig::shown`]).
@@ -99,7 +100,7 @@ pub struct MemoryConfig {
 impl std::fmt::Debug for MemoryConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MemoryConfig")
-            .field("path", &self.path)
+            .field("location", &self.location)
             .field("topic", &self.topic)
             .field("session", &self.session)
             .field("settings", &self.settings)
@@ -170,14 +171,14 @@ impl MemoryConfig {
     /// folder) costs only the vectors: the store opens on full text and
     /// `degraded` says why, as an embedder that fails per call does.
     pub fn open(&self) -> Result<OpenedStore, String> {
-        let mut store = Store::open(&self.path).map_err(|e| e.to_string())?;
+        let mut store = Store::at(&self.location).map_err(|e| e.to_string())?;
         let mut degraded = None;
         match self.settings.embedder(|k| std::env::var(k).ok()) {
             Ok(Some(embedder)) => match store.with_embedder(embedder) {
                 Ok(with) => store = with,
                 Err(e) => {
                     degraded = Some(e.to_string());
-                    store = Store::open(&self.path).map_err(|e| e.to_string())?;
+                    store = Store::at(&self.location).map_err(|e| e.to_string())?;
                 }
             },
             Ok(None) => {}

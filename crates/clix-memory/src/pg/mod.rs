@@ -116,8 +116,9 @@ static FULL_TEXT: LazyLock<String> = LazyLock::new(|| {
 
 /// One database.
 pub(crate) struct Postgres {
-    /// Borrowed by one operation at a time: a `Store` is used from one thread.
-    db: RefCell<Client>,
+    /// Borrowed by one operation at a time: a `Store` is used from one
+    /// thread. `None` only while being dropped (see `Drop`).
+    db: RefCell<Option<Client>>,
     config: Config,
     /// The URL with its password as `***`.
     shown: String,
@@ -137,7 +138,7 @@ impl Postgres {
         if found < SCHEMA_VERSION {
             return Err(MemoryError::NeedsMigration { url: shown, found, wanted: SCHEMA_VERSION });
         }
-        Ok(Postgres { db: RefCell::new(db), config, shown, ef_search: Cell::new(0) })
+        Ok(Postgres { db: RefCell::new(Some(db)), config, shown, ef_search: Cell::new(0) })
     }
 
     /// Brings the database at `url` to this clix's schema; (before, after).
@@ -156,12 +157,13 @@ impl Postgres {
 
     /// The connection, opened again if the server dropped it.
     fn client(&self) -> Result<RefMut<'_, Client>, MemoryError> {
-        let mut db = self.db.borrow_mut();
-        if db.is_closed() {
-            *db = open(&self.config, &self.shown)?;
+        let mut slot = self.db.borrow_mut();
+        if slot.as_ref().is_none_or(Client::is_closed) {
+            *slot = Some(open(&self.config, &self.shown)?);
             self.ef_search.set(0);
         }
-        Ok(db)
+        RefMut::filter_map(slot, Option::as_mut)
+            .map_err(|_| MemoryError::Unreachable { url: self.shown.clone(), message: "no connection".into() })
     }
 
     /// Runs `work` in one transaction, committed when it returns `Ok`.
@@ -177,6 +179,21 @@ impl Postgres {
             Ok(value)
         };
         run().map_err(|e| self.fail(e))
+    }
+}
+
+/// The sync client closes its connection by blocking on a runtime of its
+/// own, which panics on a thread that drives async tasks: a store dropped
+/// there (a session's engine ending inside clix's runtime) closes it from a
+/// thread of its own. Every other operation already runs off the runtime
+/// (the memory command and recall use blocking threads).
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        if let Some(client) = self.db.get_mut().take() {
+            std::thread::scope(|s| {
+                s.spawn(move || drop(client));
+            });
+        }
     }
 }
 
