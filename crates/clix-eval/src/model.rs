@@ -20,7 +20,7 @@ use serde_json::json;
 
 use crate::attempt::{Attempt, AttemptOptions};
 use crate::designs::{Design, Executor, ToolSpec, definition_bytes};
-use crate::report::{AttemptRecord, AttemptStop, Ended, Mode, Results, Skip, summarize};
+use crate::report::{AttemptRecord, AttemptStop, Ended, Mode, Results, Skip, note_definitions, summarize};
 use crate::task::{RUN_ONLY, Task};
 use crate::trace::{Trace, estimate_tokens};
 
@@ -97,7 +97,7 @@ pub async fn run_model(
     while let Some((record, bytes)) = running.next().await {
         on_done(&record);
         if let Some(bytes) = bytes {
-            definitions.insert(record.design, bytes);
+            note_definitions(&mut definitions, record.design, bytes);
         }
         attempts.push(record);
     }

@@ -323,6 +323,12 @@ fn summary(design: Design, category: Option<String>, records: &[&AttemptRecord])
     })
 }
 
+/// Notes that an attempt of `design` sent `bytes` of tool definitions in
+/// `sizes` ([`Results::definition_bytes`]), which keeps the fewest.
+pub(crate) fn note_definitions(sizes: &mut BTreeMap<Design, u64>, design: Design, bytes: u64) {
+    sizes.entry(design).and_modify(|kept| *kept = (*kept).min(bytes)).or_insert(bytes);
+}
+
 /// How the attempts were driven.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -358,7 +364,10 @@ pub struct Results {
     pub suites: Vec<PathBuf>,
     /// The designs run.
     pub designs: Vec<Design>,
-    /// Bytes of each design's tool definitions, sent with every model call.
+    /// Bytes of each design's tool definitions, sent with every model call:
+    /// the fewest any of its attempts sent (a task's hub adds its tools to
+    /// `run`'s), so the figure is the design's own whatever order the tasks
+    /// ran in, and the same for a sharded run merged.
     pub definition_bytes: BTreeMap<Design, u64>,
     /// Every attempt.
     pub attempts: Vec<AttemptRecord>,

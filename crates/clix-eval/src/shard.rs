@@ -33,7 +33,7 @@ use sha2::{Digest, Sha256};
 
 use crate::attempt::AttemptOptions;
 use crate::designs::Design;
-use crate::report::{Mode, Results, SCHEMA_VERSION, summarize};
+use crate::report::{Mode, Results, SCHEMA_VERSION, note_definitions, summarize};
 use crate::task::Task;
 
 /// One of `count` slices of a run: `--shard index/count`, from 1.
@@ -166,7 +166,7 @@ pub(crate) fn digest(bytes: &[u8]) -> String {
 /// the records in the run's order, the summaries computed afresh. It
 /// refuses results that are not a shard's, shards of different runs
 /// (mode, model, temperature, designs, tasks, task definitions, settings,
-/// tool definitions, number of shards), a shard given twice, overlapping
+/// number of shards), a shard given twice, overlapping
 /// attempts and a missing shard, each error saying which.
 pub fn merge(parts: &[(PathBuf, Results)]) -> Result<Results, String> {
     let mut shards = Vec::with_capacity(parts.len());
@@ -237,6 +237,10 @@ pub fn merge(parts: &[(PathBuf, Results)]) -> Result<Results, String> {
     do_nothing.sort_by_key(|r| at(&r.task));
     let mut skipped: Vec<_> = shards.iter().flat_map(|(_, r, _)| r.skipped.iter().cloned()).collect();
     skipped.sort_by_key(|s| at(&s.task));
+    let mut definition_bytes = BTreeMap::new();
+    for (&design, &bytes) in shards.iter().flat_map(|(_, r, _)| &r.definition_bytes) {
+        note_definitions(&mut definition_bytes, design, bytes);
+    }
     Ok(Results {
         schema_version: SCHEMA_VERSION,
         mode: first.mode,
@@ -246,7 +250,7 @@ pub fn merge(parts: &[(PathBuf, Results)]) -> Result<Results, String> {
         finished_unix: shards.iter().map(|(_, r, _)| r.finished_unix).max().unwrap_or_default(),
         suites: first.suites.clone(),
         designs: first.designs.clone(),
-        definition_bytes: shards.iter().flat_map(|(_, r, _)| r.definition_bytes.clone()).collect(),
+        definition_bytes,
         summary: summarize(&attempts),
         attempts,
         do_nothing,
@@ -303,14 +307,6 @@ fn same_run(a: &Results, a_shard: &ShardRecord, b: &Results, b_shard: &ShardReco
     }
     if a_shard.settings_digest != b_shard.settings_digest {
         return Err("ran with different settings (--repeat, --max-steps or the agent's settings)".into());
-    }
-    for (design, bytes) in &a.definition_bytes {
-        if let Some(other) = b.definition_bytes.get(design).filter(|&other| other != bytes) {
-            return Err(format!(
-                "sent different tool definitions ({design}: {bytes} against {other} bytes): they ran different \
-                 builds of clix"
-            ));
-        }
     }
     Ok(())
 }
@@ -427,11 +423,24 @@ mod tests {
         out
     }
 
+    /// The size of each design's tool definitions a run of `slice` records,
+    /// `run`'s larger for a (run-only) hub task.
+    fn definitions(slice: &[Task]) -> BTreeMap<Design, u64> {
+        let mut out = BTreeMap::new();
+        for task in slice {
+            for design in Design::ALL.into_iter().filter(|&d| task.runs_in(d)) {
+                note_definitions(&mut out, design, if task.run_only() { 2422 } else { 1907 } + design as u64);
+            }
+        }
+        out
+    }
+
     /// What shard `shard` of a run of `tasks` records: its slice's records.
     fn shard_results(tasks: &[Task], shard: Shard, repeats: u32, settings: &serde_json::Value) -> Results {
         let slice = shard.slice(tasks, &Design::ALL);
         let mut r = results(records(tasks, &slice, repeats));
         r.designs = Design::ALL.to_vec();
+        r.definition_bytes = definitions(&slice);
         r.finished_unix = u64::from(shard.index);
         r.shard = Some(ShardRecord::new(shard, tasks, &slice, settings));
         r
@@ -455,6 +464,7 @@ mod tests {
         let tasks = tasks();
         let mut whole = results(records(&tasks, &tasks, 3));
         whole.designs = Design::ALL.to_vec();
+        whole.definition_bytes = definitions(&tasks);
         for count in [1, 2, 3, 4, 12] {
             let mut given = parts(&tasks, count);
             // In any order.
@@ -508,14 +518,6 @@ mod tests {
                 "settings",
                 |p| p[1].1.shard.as_mut().unwrap().settings_digest = digest(b"other"),
                 "ran with different settings",
-            ),
-            (
-                "tool definitions",
-                |p| {
-                    p[0].1.definition_bytes.insert(Design::Run, 1821);
-                    p[1].1.definition_bytes.insert(Design::Run, 2822);
-                },
-                "sent different tool definitions (run: 1821 against 2822 bytes)",
             ),
             ("twice", |p| p[2] = (PathBuf::from("copy"), p[1].1.clone()), "shard 2/3 is given twice: s2 and copy"),
             ("missing", |p| drop(p.remove(1)), "missing shard 2/3; given s1 (shard 1/3), s3 (shard 3/3)"),

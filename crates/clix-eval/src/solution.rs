@@ -12,7 +12,9 @@ use std::time::{Instant, SystemTime};
 
 use crate::attempt::{Attempt, AttemptOptions};
 use crate::designs::{Design, definition_bytes};
-use crate::report::{AttemptRecord, AttemptStop, Ended, Mode, NothingRecord, Results, Skip, summarize};
+use crate::report::{
+    AttemptRecord, AttemptStop, Ended, Mode, NothingRecord, Results, Skip, note_definitions, summarize,
+};
 use crate::task::{RUN_ONLY, Step, Task};
 use crate::trace::Trace;
 
@@ -67,7 +69,7 @@ pub async fn run_solutions(tasks: &[Task], suites: &[std::path::PathBuf], run: &
             }
             let (record, bytes) = solve(task, design, &run.options).await;
             if let Some(bytes) = bytes {
-                definition_bytes.insert(design, bytes);
+                note_definitions(&mut definition_bytes, design, bytes);
             }
             attempts.push(record);
         }
