@@ -219,6 +219,13 @@ fn example_tools_are_commands_with_json_out_and_structured_errors() {
     assert_eq!(code, 2, "{out}");
     assert!(out.starts_with("[error] ticket-info: --id: "), "{out}");
 
+    // A tool's name where hub's subcommand goes (the 1.5B model wrote it so
+    // in the eval): the error names the line that works.
+    let (out, code) = env.run_examples("hub ticket-info OPS-102");
+    assert_eq!(code, 2, "{out}");
+    assert!(out.starts_with("[error] hub: ticket-info is a hub tool, not a subcommand"), "{out}");
+    assert!(out.contains("`ticket-info --help` or `ticket-info OPS-102`"), "{out}");
+
     let (out, _) = env.run_examples("hub search find errors in log files");
     assert!(out.starts_with("log-search "), "{out}");
     let (out, _) = env.run_examples("hub stats ticket-info");

@@ -174,6 +174,17 @@ impl AgentCommand for HubCommand {
     }
 
     async fn run(&self, io: CommandIo<'_>) -> bashkit::Result<CommandStatus> {
+        // `hub ticket-info OPS-102`: a tool's name where a subcommand goes.
+        // Small models write it so; the tool is a command of its own.
+        if let Some(tool) = io.args.first().filter(|w| self.hub.entry(w).is_some())
+            && !SYNTAXES.iter().any(|s| s.name.strip_prefix("hub ") == Some(tool.as_str()))
+        {
+            let example = if io.args.len() > 1 { format!(" or `{}`", io.args.join(" ")) } else { String::new() };
+            let line = format!(
+                "[error] hub: {tool} is a hub tool, not a subcommand: run it by its name (`{tool} --help`{example})\n"
+            );
+            return fail(&io, &line, USAGE_EXIT).await;
+        }
         let (syntax, sub, rest) = match pick(&io, &self.spec, &SYNTAXES).await? {
             Picked::Sub { syntax, spec, rest } => (syntax, spec, rest),
             Picked::Refused(status) => return Ok(status),
