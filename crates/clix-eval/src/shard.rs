@@ -335,9 +335,12 @@ mod tests {
         parse_suite(Path::new("suite.jsonl"), &lines.join("\n")).unwrap()
     }
 
+    /// A form, and the slice it reads as or how its error begins.
+    type ShardCase = (&'static str, Result<(u32, u32), &'static str>);
+
     #[test]
     fn shards_parse_from_i_of_n_and_bad_forms_say_the_form() {
-        let cases: &[(&str, Result<(u32, u32), &str>)] = &[
+        let cases: &[ShardCase] = &[
             ("1/1", Ok((1, 1))),
             ("2/4", Ok((2, 4))),
             ("4/4", Ok((4, 4))),
@@ -413,7 +416,7 @@ mod tests {
         for (i, task) in run.iter().enumerate().filter(|(_, t)| slice.iter().any(|s| s.id == t.id)) {
             for design in Design::ALL.into_iter().filter(|&d| task.runs_in(d)) {
                 for repeat in 0..repeats {
-                    let passed = (i + repeat as usize + design as usize) % 3 != 0;
+                    let passed = !(i + repeat as usize + design as usize).is_multiple_of(3);
                     let mut r = record(&task.id, &task.category, design, repeat, passed, 100 + i as u64 * 7);
                     r.wall_ms = 10 + (i as u64 * 13 + u64::from(repeat)) % 50;
                     out.push(r);
