@@ -581,7 +581,11 @@ async fn memory(paths: &Paths, workspace: Option<PathBuf>, args: &[String]) -> R
     let mut engine = Engine::new(config).await?;
     let code = run_for_person(&mut engine, "memory", args).await?;
     if let Some((store, topic)) = old_topic {
-        off_runtime(move || Ok(tell_of_old_topic(&store, &topic))).await?;
+        off_runtime(move || {
+            tell_of_old_topic(&store, &topic);
+            Ok(())
+        })
+        .await?;
     }
     Ok(code)
 }
