@@ -430,11 +430,17 @@ fn the_scale_out_indexed_job_applies() {
     let doc = std::fs::read_to_string(repo().join("docs/scale-out.md")).unwrap();
     let blocks: Vec<&str> = doc.split("```yaml\n").skip(1).map(|rest| rest.split("```").next().unwrap()).collect();
     assert_eq!(blocks.len(), 1, "one manifest");
-    if Command::new("kubectl").args(["version", "--client"]).output().is_err() {
+    let dir = tempfile::tempdir().unwrap();
+    // kubectl keeps its caches under HOME: the test's own folder, not the person's.
+    let kubectl = |args: &[&str]| {
+        let mut cmd = Command::new("kubectl");
+        cmd.env_clear().env("PATH", std::env::var_os("PATH").unwrap_or_default()).env("HOME", dir.path()).args(args);
+        cmd.output()
+    };
+    if kubectl(&["version", "--client"]).is_err() {
         clix_testkit::skip_missing(test, "kubectl is not installed (Debian's kubernetes-client has it)");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
     let manifest = dir.path().join("eval-shards.yaml");
     std::fs::write(&manifest, blocks[0]).unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
@@ -447,18 +453,10 @@ fn the_scale_out_indexed_job_applies() {
         ),
     )
     .unwrap();
-    let o = Command::new("kubectl")
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", dir.path())
-        .arg("--kubeconfig")
-        .arg(&kubeconfig)
-        .arg("--cache-dir")
-        .arg(dir.path().join("cache"))
-        .args(["apply", "--dry-run=client", "--validate=false", "-o", "json", "-f"])
-        .arg(&manifest)
-        .output()
-        .unwrap();
+    let (kubeconfig, manifest) = (kubeconfig.to_str().unwrap(), manifest.to_str().unwrap());
+    let apply =
+        ["--kubeconfig", kubeconfig, "apply", "--dry-run=client", "--validate=false", "-o", "json", "-f", manifest];
+    let o = kubectl(&apply).unwrap();
     succeeded(&o);
     let applied: Value = serde_json::from_slice(&o.stdout).unwrap();
     let items = applied["items"].as_array().unwrap();
