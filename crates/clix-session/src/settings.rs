@@ -53,17 +53,16 @@ pub struct StorageSettings {
 impl Validate for StorageSettings {
     fn validate(&self) -> Vec<BadValue> {
         let url = self.url.expose();
-        match clix_memory::Location::parse(url) {
-            _ if url.is_empty() => Vec::new(),
-            Ok(clix_memory::Location::Postgres(_)) => Vec::new(),
-            // Never the value itself: it may hold a password.
-            _ => vec![BadValue::new(
-                "url",
-                "***",
-                "a postgres:// or postgresql:// URL (postgres://user:password@host:5432/database), or unset for the \
-                 SQLite files in the data folder",
-            )],
+        if url.is_empty() || matches!(clix_memory::Location::parse(url), Ok(clix_memory::Location::Postgres(_))) {
+            return Vec::new();
         }
+        // Never the value itself: it may hold a password.
+        vec![BadValue::new(
+            "url",
+            "***",
+            "a postgres:// or postgresql:// URL (postgres://user:password@host:5432/database), or unset for the \
+                 SQLite files in the data folder",
+        )]
     }
 }
 
