@@ -2,7 +2,9 @@
 //! session id, every request carrying the bearer token ([`crate::token`]).
 //! Browser requests from other sites are refused by their `Origin` (DNS
 //! rebinding) before the token or the session is looked at, and a new
-//! session past `--max-sessions` gets 503 instead of more memory.
+//! session past `--max-sessions` gets 503 instead of more memory. With
+//! `--route NAME` every session id ends with `.NAME` ([`crate::route`]), for
+//! a load balancer in front of several replicas.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -18,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use clix_common::Secret;
 
+use crate::route::{Route, RoutedSessions};
 use crate::server::{ClixServer, Shared};
 use crate::{McpConfig, ServeError};
 
@@ -35,6 +38,8 @@ pub struct HttpOptions {
     /// Browser origins (`scheme://host[:port]`, or `null`) allowed besides
     /// loopback ones; a request with any other `Origin` gets 403.
     pub allowed_origins: Vec<String>,
+    /// `--route NAME`: the suffix of every session id this replica issues.
+    pub route: Option<Route>,
 }
 
 impl HttpOptions {
@@ -77,9 +82,9 @@ pub async fn serve_http(
         // would only reject the names clients use to reach this host.
         http = http.disable_allowed_hosts();
     }
-    let mut sessions = LocalSessionManager::default();
-    sessions.session_config.keep_alive = Some(options.idle);
-    let sessions = Arc::new(sessions);
+    let mut local = LocalSessionManager::default();
+    local.session_config.keep_alive = Some(options.idle);
+    let sessions = Arc::new(RoutedSessions::new(local, options.route.as_ref()));
     let factory_shared = Arc::clone(&shared);
     let service = StreamableHttpService::new(
         move || Ok(ClixServer::new(Arc::clone(&factory_shared))),
@@ -215,7 +220,7 @@ async fn check_origin(State(policy): State<Arc<OriginPolicy>>, request: Request,
 
 /// The open sessions, and how many may be.
 struct SessionCap {
-    sessions: Arc<LocalSessionManager>,
+    sessions: Arc<RoutedSessions>,
     max: usize,
 }
 
@@ -225,7 +230,7 @@ struct SessionCap {
 async fn limit_sessions(State(cap): State<Arc<SessionCap>>, request: Request, next: Next) -> Response {
     let opens_one = request.method() == axum::http::Method::POST && !request.headers().contains_key("mcp-session-id");
     if opens_one {
-        let open = cap.sessions.sessions.read().await.len();
+        let open = cap.sessions.local.sessions.read().await.len();
         if open >= cap.max {
             let message = format!(
                 "Service Unavailable: this server already holds {open} sessions (--max-sessions {}). Close one \
@@ -329,6 +334,7 @@ mod tests {
             idle: Duration::from_secs(1),
             max_sessions: 4,
             allowed_origins: Vec::new(),
+            route: None,
         }
     }
 

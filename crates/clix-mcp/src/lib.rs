@@ -10,6 +10,9 @@
 //!   per MCP connection: a stdio server has one; the HTTP server has one per
 //!   MCP session id, created on the first call and dropped when the session
 //!   ends or stays idle too long. `cd` and variables never leak between them.
+//!   Behind a load balancer, `--route NAME` makes each HTTP session id end
+//!   with `.NAME`, so the balancer can send a session's requests to the
+//!   replica that holds it ([`Route`]).
 //! - **Both protocol eras.** rmcp answers the legacy `initialize` handshake
 //!   and the 2026-07-28 `server/discover`. Over HTTP only the handshake era is
 //!   offered: 2026-07-28 has no sessions over HTTP, and a shell without a
@@ -24,10 +27,12 @@
 //! presentation logic.
 
 mod http;
+mod route;
 mod server;
 mod token;
 
 pub use http::{HttpOptions, serve_http};
+pub use route::Route;
 pub use server::{ClixServer, Shared, serve_stdio};
 pub use token::{TOKEN_FILE, Token, TokenOrigin};
 

@@ -200,6 +200,10 @@ struct McpArgs {
     /// A browser origin (scheme://host[:port]) allowed to call the HTTP server besides loopback ones (repeatable).
     #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
     allow_origins: Vec<String>,
+    /// End every HTTP session id with .NAME (1-32 of A-Z a-z 0-9 - _), so a load balancer in front of
+    /// several replicas can send each session's requests to the replica that holds it (docs/scale-out.md).
+    #[arg(long, value_name = "NAME", requires = "http", value_parser = |s: &str| clix_mcp::Route::parse(s))]
+    route: Option<clix_mcp::Route>,
 }
 
 /// Where hub tools come from and which exist for the session; on every
@@ -482,6 +486,7 @@ async fn mcp(paths: Paths, args: McpArgs) -> Result<ExitCode> {
                 idle: std::time::Duration::from_secs(args.idle_timeout),
                 max_sessions: args.max_sessions,
                 allowed_origins: args.allow_origins,
+                route: args.route,
             };
             options.check()?;
             Some(options)
