@@ -10,6 +10,11 @@
 //!   never interleave inside a line; the file readable by its owner only
 //!   (0600); a failure returned to the caller, who logs it, never a panic;
 //! - the one reader ([`AuditLog::read`]): the lines of one kind;
+//! - the shared copy ([`AuditLog::shared`]): with `[storage] url` set, every
+//!   line also goes to the shared store (clix-store), and the reader reads
+//!   the store, so `hub stats` counts every replica's calls; the file stays
+//!   as this machine's sink, written first, so nothing is lost while the
+//!   store is down;
 //! - the redaction of secret-looking words in a command line
 //!   ([`redact_argv`], [`redact_line`]), by `clix_common::is_secret_name`
 //!   and known token shapes.
@@ -26,6 +31,9 @@ mod redact;
 use std::io::{BufRead, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::PathBuf;
+use std::sync::Arc;
+
+use clix_store::SharedStore;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -56,14 +64,26 @@ pub struct Entry<R> {
 }
 
 /// The audit log file, under clix's state folder (outside any workspace the
-/// agent can write).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// agent can write), and the shared store's copy when there is one.
+#[derive(Debug, Clone)]
 pub struct AuditLog {
     /// The file.
     pub path: PathBuf,
+    shared: Option<Arc<SharedStore>>,
 }
 
 impl AuditLog {
+    /// The log in the file at `path`.
+    pub fn new(path: impl Into<PathBuf>) -> AuditLog {
+        AuditLog { path: path.into(), shared: None }
+    }
+
+    /// The same log, copied to `store` and read from it.
+    pub fn shared(mut self, store: Arc<SharedStore>) -> AuditLog {
+        self.shared = Some(store);
+        self
+    }
+
     /// Appends `record` of `session` as one line, stamped now. The folder
     /// is made (0700) and the file created (0600) when missing; a log that
     /// others could read is made private first.
@@ -72,7 +92,13 @@ impl AuditLog {
         let mut line = serde_json::to_vec(&entry).map_err(std::io::Error::other)?;
         line.push(b'\n');
         self.write_line(&line)
-            .map_err(|e| std::io::Error::new(e.kind(), format!("cannot append to {}: {e}", self.path.display())))
+            .map_err(|e| std::io::Error::new(e.kind(), format!("cannot append to {}: {e}", self.path.display())))?;
+        let Some(store) = &self.shared else { return Ok(()) };
+        let text = String::from_utf8_lossy(&line[..line.len() - 1]);
+        let ts_ms = i64::try_from(entry.ts_ms).unwrap_or(i64::MAX);
+        store.append_audit(ts_ms, R::KIND, session, &text).map_err(|e| {
+            std::io::Error::other(format!("written to {} but not to the shared store: {e}", self.path.display()))
+        })
     }
 
     fn write_line(&self, line: &[u8]) -> std::io::Result<()> {
@@ -100,10 +126,15 @@ impl AuditLog {
         Ok(())
     }
 
-    /// The lines of kind `R`, oldest first. A missing log has none; lines
+    /// The lines of kind `R`, oldest first (the shared store's, when it is
+    /// set: every machine's). A missing log has none; lines
     /// of other kinds, and lines that do not parse (a torn write, an older
     /// shape), are skipped.
     pub fn read<R: Record + DeserializeOwned>(&self) -> std::io::Result<Vec<Entry<R>>> {
+        if let Some(store) = &self.shared {
+            let rows = store.audit(R::KIND).map_err(std::io::Error::other)?;
+            return Ok(rows.iter().filter_map(|row| serde_json::from_str(&row.line).ok()).collect());
+        }
         let file = match std::fs::File::open(&self.path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),

@@ -33,7 +33,7 @@ impl Record for Other {
 }
 
 fn log_in(dir: &Path) -> AuditLog {
-    AuditLog { path: dir.join("state/audit.jsonl") }
+    AuditLog::new(dir.join("state/audit.jsonl"))
 }
 
 #[test]
@@ -92,7 +92,7 @@ fn the_file_is_private_even_when_an_older_clix_made_it() {
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&fresh.path), 0o600);
 
-    let old = AuditLog { path: dir.path().join("old.jsonl") };
+    let old = AuditLog::new(dir.path().join("old.jsonl"));
     std::fs::write(&old.path, "{\"ts_ms\":1,\"kind\":\"os\",\"session\":\"s\"}\n").unwrap();
     std::fs::set_permissions(&old.path, std::fs::Permissions::from_mode(0o644)).unwrap();
     old.append("s", &Other { argv: vec![] }).unwrap();
@@ -133,7 +133,7 @@ fn write_all_lines(log: &AuditLog, writer: &str) {
 #[test]
 fn concurrent_writers_never_interleave_a_line() {
     if let Some(path) = std::env::var_os(CHILD) {
-        let log = AuditLog { path: path.into() };
+        let log = AuditLog::new(path);
         let name = format!("process-{}", std::process::id());
         write_all_lines(&log, &name);
         return;

@@ -42,7 +42,8 @@ fn config(hub: &Path, state: &Path) -> HubConfig {
         state_dir: state.to_path_buf(),
         self_test_ttl: Duration::from_secs(600),
         env,
-        audit_log: Some(state.join("audit.jsonl")),
+        audit_log: Some(AuditLog::new(state.join("audit.jsonl"))),
+        shared: None,
         session: "bench".into(),
     }
 }
@@ -61,7 +62,7 @@ pub(crate) fn call_overhead(n: usize) {
     let tool_dir = hub.join("quick");
     write_tool(&tool_dir, "quick", "a quick tool", false);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-    let audit = Some(AuditLog { path: state.join("audit.jsonl") });
+    let audit = Some(AuditLog::new(state.join("audit.jsonl")));
     let sandbox = Arc::new(Sandbox::new(SandboxSettings::default(), &ws, None, audit, "bench".into()));
     let hub_rt = runtime.block_on(HubRuntime::load(config(&hub, &state), Some(Arc::clone(&sandbox)), None));
     let mut args = Map::new();

@@ -75,7 +75,7 @@ pub struct ClipConfig {
     /// clix's state folder: ssh sockets, probe cache and staging go under `clip/`.
     pub state_dir: PathBuf,
     /// Where each call's audit line goes.
-    pub audit_log: Option<PathBuf>,
+    pub audit_log: Option<AuditLog>,
     /// Names this session's lines in the audit log.
     pub session_id: String,
     /// The sandbox the `local` kind runs in; `None`: no OS tier, no `local`.
@@ -768,8 +768,8 @@ impl PendingAudit<'_> {
             return;
         }
         self.record.duration_ms = self.started.elapsed().as_millis();
-        let Some(path) = &self.clip.config.audit_log else { return };
-        if let Err(e) = (AuditLog { path: path.clone() }).append(&self.clip.config.session_id, &self.record) {
+        let Some(log) = &self.clip.config.audit_log else { return };
+        if let Err(e) = log.append(&self.clip.config.session_id, &self.record) {
             tracing::error!(error = %e, "cannot append to the audit log");
         }
     }

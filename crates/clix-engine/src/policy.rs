@@ -2,7 +2,7 @@
 //! workspace's own `.clix/policy.toml` (read through the workspace handle),
 //! and the session's gate, which the shell asks before every command.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use clix_audit::{AuditLog, Record, redact_line};
@@ -28,7 +28,7 @@ pub struct PolicyConfig {
     /// Who answers `ask`; `None` (MCP, `--jsonl`, no terminal) makes `ask` a refusal.
     pub approver: Option<Arc<dyn Approver>>,
     /// Where decisions other than a plain allow are logged, with this session id.
-    pub audit_log: Option<PathBuf>,
+    pub audit_log: Option<AuditLog>,
     /// Names this engine's lines in the audit log.
     pub session_id: String,
 }
@@ -68,8 +68,7 @@ pub(crate) fn load(config: &PolicyConfig, workspace: &Workspace) -> Result<Polic
 
 /// The session's gate over `policy`, auditing to the config's log.
 pub(crate) fn gate(policy: Policy, config: &PolicyConfig, workspace: &Workspace) -> Arc<Gate> {
-    let audit = config.audit_log.clone().map(|path| {
-        let log = AuditLog { path };
+    let audit = config.audit_log.clone().map(|log| {
         let session = config.session_id.clone();
         Arc::new(move |event: &PolicyEvent| {
             let record = PolicyRecord(PolicyEvent { command: redact_line(&event.command), ..event.clone() });

@@ -40,7 +40,7 @@ impl Fixture {
             os: Some(OsTier {
                 settings: SandboxSettings::default(),
                 clix_config_dir: None,
-                audit_log: Some(self.state.path().join("audit.jsonl")),
+                audit_log: Some(clix_audit::AuditLog::new(self.state.path().join("audit.jsonl"))),
                 session_id: "attack-test".into(),
                 env: Vec::new(),
             }),
@@ -124,7 +124,7 @@ async fn the_big_file_probe_never_looks_outside() {
         os: Some(OsTier {
             settings,
             clix_config_dir: None,
-            audit_log: Some(f.state.path().join("audit.jsonl")),
+            audit_log: Some(clix_audit::AuditLog::new(f.state.path().join("audit.jsonl"))),
             session_id: "probe".into(),
             env: Vec::new(),
         }),

@@ -61,7 +61,7 @@ async fn fixture(browser: clix_browser::BrowserSettings) -> Fixture {
         os: Some(OsTier {
             settings: SandboxSettings::default(),
             clix_config_dir: None,
-            audit_log: Some(state.path().join("audit.jsonl")),
+            audit_log: Some(clix_audit::AuditLog::new(state.path().join("audit.jsonl"))),
             session_id: "browser-test".into(),
             env: Vec::new(),
         }),

@@ -143,7 +143,7 @@ async fn engine(ws: &Path, home: &Path, entries: Vec<ClipEntry>) -> Engine {
         clip: Some(ClipConfig {
             environments: entries,
             state_dir: home.join("state"),
-            audit_log: Some(home.join("state/audit.jsonl")),
+            audit_log: Some(clix_audit::AuditLog::new(home.join("state/audit.jsonl"))),
             session_id: "fakes".into(),
             sandbox: None,
             clix_config_dir: None,

@@ -35,7 +35,7 @@ async fn session(test: &str, timeout_secs: u64) -> Option<Session> {
         clip: Some(ClipConfig {
             environments: vec![entry],
             state_dir: home.path().join("state"),
-            audit_log: Some(home.path().join("state/audit.jsonl")),
+            audit_log: Some(clix_audit::AuditLog::new(home.path().join("state/audit.jsonl"))),
             session_id: "local".into(),
             sandbox: Some(SandboxSettings { output_cap_mb: 1, ..SandboxSettings::default() }),
             clix_config_dir: None,

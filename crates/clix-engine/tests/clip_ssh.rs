@@ -71,7 +71,7 @@ async fn session(entries: Vec<ClipEntry>, timeout_secs: u64, policy: Option<Poli
         clip: Some(ClipConfig {
             environments: entries,
             state_dir: home.path().join("state"),
-            audit_log: Some(home.path().join("state/audit.jsonl")),
+            audit_log: Some(clix_audit::AuditLog::new(home.path().join("state/audit.jsonl"))),
             session_id: "clip-test".into(),
             sandbox: None,
             clix_config_dir: None,

@@ -34,6 +34,7 @@ async fn fixture() -> Fixture {
         self_test_ttl: Duration::from_secs(600),
         env: Arc::new(|_| None),
         audit_log: None,
+        shared: None,
         session: "flags-test".into(),
     };
     let os = OsTier {

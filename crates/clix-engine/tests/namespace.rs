@@ -32,7 +32,7 @@ async fn fixture_with(settings: SandboxSettings) -> Result<Fixture, clix_engine:
         os: Some(OsTier {
             settings,
             clix_config_dir: None,
-            audit_log: Some(state.path().join("audit.jsonl")),
+            audit_log: Some(clix_audit::AuditLog::new(state.path().join("audit.jsonl"))),
             session_id: "namespace-test".into(),
             // As the plan runner sets it for its agents' programs.
             env: vec![("CLIX_PLAN_AGENT".into(), "1".into())],

@@ -24,7 +24,7 @@ async fn fixture_with(settings: SandboxSettings, limits: ShellLimits) -> Fixture
         os: Some(OsTier {
             settings,
             clix_config_dir: None,
-            audit_log: Some(state.path().join("audit.jsonl")),
+            audit_log: Some(clix_audit::AuditLog::new(state.path().join("audit.jsonl"))),
             session_id: "engine-test".into(),
             env: Vec::new(),
         }),

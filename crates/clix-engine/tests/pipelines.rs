@@ -104,7 +104,7 @@ async fn a_failed_stage_is_named_and_its_status_is_bashs() {
         os: Some(OsTier {
             settings: SandboxSettings::default(),
             clix_config_dir: None,
-            audit_log: Some(state.path().join("audit.jsonl")),
+            audit_log: Some(clix_audit::AuditLog::new(state.path().join("audit.jsonl"))),
             session_id: "pipelines-test".into(),
             env: Vec::new(),
         }),

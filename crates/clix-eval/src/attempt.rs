@@ -281,7 +281,7 @@ impl Attempt {
             }
             SandboxMode::Host => {}
         }
-        let audit = AuditLog { path: self.home.join("state/audit.jsonl") };
+        let audit = AuditLog::new(self.home.join("state/audit.jsonl"));
         let sandbox =
             Sandbox::new(settings.clone(), self.workspace.root(), Some(&self.home), Some(audit), self.session.clone());
         Ok(BashTools::new(sandbox, self.workspace.root().to_path_buf(), self.options.limits.timeout()))

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use clix_audit::AuditLog;
 use clix_common::is_secret_name;
 use clix_sandbox::{Outcome, Sandbox, SandboxError, SandboxMode};
+use clix_store::SharedStore;
 use clix_workspace::Workspace;
 use futures_util::StreamExt;
 use serde_json::{Map, Value};
@@ -23,6 +24,7 @@ use crate::manifest::OutputFormat;
 use crate::problem::Problem;
 use crate::readiness::{self, Readiness};
 use crate::search::{Found, SearchIndex};
+use crate::serialize::Locks;
 use crate::state::HubState;
 use crate::stats::{CallRecord, ToolStats, stats};
 
@@ -54,7 +56,10 @@ pub struct HubConfig {
     /// Fills `${NAME}` in manifests' `env`.
     pub env: EnvLookup,
     /// The audit log shared with the OS tier; `hub stats` reads it.
-    pub audit_log: Option<PathBuf>,
+    pub audit_log: Option<AuditLog>,
+    /// The store every replica shares (`[storage] url`): when set, rate
+    /// limits count every machine's calls and `serialize` locks there.
+    pub shared: Option<Arc<SharedStore>>,
     /// Who is calling, in the audit log.
     pub session: String,
 }
@@ -201,7 +206,15 @@ impl HubRuntime {
 
     /// Where calls are audited (and `hub stats` reads), if anywhere.
     fn audit_log(&self) -> Option<AuditLog> {
-        self.config.audit_log.clone().map(|path| AuditLog { path })
+        self.config.audit_log.clone()
+    }
+
+    /// What to do when the rate counts or the locks cannot be reached.
+    fn state_hint(&self) -> &'static str {
+        match self.config.shared {
+            Some(_) => "the shared store ([storage] url) must be reachable: see the error, then retry",
+            None => "make clix's state folder writable",
+        }
     }
 
     /// The `k` ready tools that best fit `query`.
@@ -312,9 +325,10 @@ impl HubRuntime {
         let started = Instant::now();
         let timeout = m.timeout_ms.map_or(DEFAULT_TIMEOUT, Duration::from_millis).min(limit);
         if let Some(per_minute) = m.rate_limit {
-            let slot = match &self.state {
-                Ok(state) => state.take_call_slot(name, per_minute, readiness::now_ms()),
-                Err(e) => Err(e.clone()),
+            let slot = match (&self.config.shared, &self.state) {
+                (Some(shared), _) => shared.take_call_slot(name, per_minute).map_err(|e| e.to_string()),
+                (None, Ok(state)) => state.take_call_slot(name, per_minute, readiness::now_ms()),
+                (None, Err(e)) => Err(e.clone()),
             };
             match slot {
                 Ok(Ok(())) => {}
@@ -324,13 +338,18 @@ impl HubRuntime {
                     return CallResult::refused(name, "RATE_LIMITED", &message, &hint, exit::TRY_LATER);
                 }
                 Err(e) => {
-                    let hint = "make clix's state folder writable";
+                    let hint = self.state_hint();
                     return CallResult::refused(name, "RATE_LIMIT_UNAVAILABLE", &e, hint, exit::TRY_LATER);
                 }
             }
         }
         let _lock = if m.serialize {
-            match crate::serialize::acquire(&self.config.state_dir.join("locks"), name, timeout).await {
+            let lock_dir = self.config.state_dir.join("locks");
+            let locks = match &self.config.shared {
+                Some(shared) => Locks::Shared(shared),
+                None => Locks::Files(&lock_dir),
+            };
+            match locks.acquire(name, timeout).await {
                 Ok(Some(lock)) => Some(lock),
                 Ok(None) => {
                     let message = format!("another call of {name} ran for the whole {} ms limit", timeout.as_millis());
@@ -338,8 +357,7 @@ impl HubRuntime {
                     return CallResult::refused(name, "BUSY", &message, hint, exit::TRY_LATER);
                 }
                 Err(e) => {
-                    let hint = "make clix's state folder writable";
-                    return CallResult::refused(name, "LOCK_FAILED", &e.to_string(), hint, exit::TRY_LATER);
+                    return CallResult::refused(name, "LOCK_FAILED", &e, self.state_hint(), exit::TRY_LATER);
                 }
             }
         } else {

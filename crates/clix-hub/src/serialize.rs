@@ -1,39 +1,82 @@
-//! `serialize: true`: one call of a tool at a time, across every clix
-//! process of the user (seed 001: "tools that write fixed temp files run
-//! one at a time"). An exclusive `flock` on a file per tool in the state
-//! folder; the kernel drops it when the holder exits, even killed.
+//! `serialize: true`: one call of a tool at a time (seed 001: "tools that
+//! write fixed temp files run one at a time"), across every clix process
+//! of the user, or of every machine when they share a store. On one
+//! machine, an exclusive `flock` on a file per tool in the state folder;
+//! with a shared store, a PostgreSQL advisory lock on a connection of the
+//! call's own. Either is released when its holder ends, even killed: the
+//! kernel closes the file, the server sees the connection end.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use clix_store::{LockSession, SharedStore};
+
 /// How often a waiting call tries the lock again.
 const POLL: Duration = Duration::from_millis(10);
 
-/// Held while the call runs; closing the file releases the lock.
-pub(crate) struct CallLock {
-    _file: File,
+/// Where the locks are.
+pub(crate) enum Locks<'a> {
+    /// Files in this folder: this machine's processes.
+    Files(&'a Path),
+    /// The shared store: every machine's.
+    Shared(&'a SharedStore),
 }
 
-/// Waits up to `patience` for the tool's lock. `Ok(None)` means another
-/// call still held it when the time was up.
-pub(crate) async fn acquire(locks_dir: &Path, tool: &str, patience: Duration) -> std::io::Result<Option<CallLock>> {
-    std::fs::create_dir_all(locks_dir)?;
-    let file = File::options().create(true).truncate(false).write(true).open(locks_dir.join(format!("{tool}.lock")))?;
-    let until = Instant::now() + patience;
-    loop {
-        // SAFETY: a valid open file descriptor; LOCK_NB never blocks the runtime.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-            return Ok(Some(CallLock { _file: file }));
+/// Held while the call runs; dropping it releases the lock.
+pub(crate) enum CallLock {
+    File { _file: File },
+    Shared { _session: LockSession },
+}
+
+impl Locks<'_> {
+    /// Waits up to `patience` for the tool's lock. `Ok(None)` means another
+    /// call still held it when the time was up.
+    pub(crate) async fn acquire(&self, tool: &str, patience: Duration) -> Result<Option<CallLock>, String> {
+        let until = Instant::now() + patience;
+        match self {
+            Locks::Files(dir) => {
+                let file = lock_file(dir, tool).map_err(|e| format!("{}: {e}", dir.display()))?;
+                loop {
+                    // SAFETY: a valid open file descriptor; LOCK_NB never blocks the runtime.
+                    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                        return Ok(Some(CallLock::File { _file: file }));
+                    }
+                    let err = std::io::Error::last_os_error();
+                    if err.raw_os_error() != Some(libc::EWOULDBLOCK) {
+                        return Err(format!("{}: {err}", dir.display()));
+                    }
+                    if !wait(until).await {
+                        return Ok(None);
+                    }
+                }
+            }
+            Locks::Shared(store) => {
+                let mut session = store.lock_session().map_err(|e| e.to_string())?;
+                loop {
+                    if session.try_lock("clix hub serialize", tool).map_err(|e| e.to_string())? {
+                        return Ok(Some(CallLock::Shared { _session: session }));
+                    }
+                    if !wait(until).await {
+                        return Ok(None);
+                    }
+                }
+            }
         }
-        let err = std::io::Error::last_os_error();
-        if err.raw_os_error() != Some(libc::EWOULDBLOCK) {
-            return Err(err);
-        }
-        if Instant::now() >= until {
-            return Ok(None);
-        }
-        tokio::time::sleep(POLL).await;
     }
+}
+
+fn lock_file(dir: &Path, tool: &str) -> std::io::Result<File> {
+    std::fs::create_dir_all(dir)?;
+    File::options().create(true).truncate(false).write(true).open(dir.join(format!("{tool}.lock")))
+}
+
+/// Sleeps a poll interval unless `until` has passed: whether to try again.
+async fn wait(until: Instant) -> bool {
+    if Instant::now() >= until {
+        return false;
+    }
+    tokio::time::sleep(POLL).await;
+    true
 }

@@ -62,7 +62,8 @@ impl Fixture {
             state_dir: self.state.clone(),
             self_test_ttl: ttl,
             env,
-            audit_log: Some(self.audit_path()),
+            audit_log: Some(AuditLog::new(self.audit_path())),
+            shared: None,
             session: "test-session".into(),
         }
     }
@@ -76,7 +77,7 @@ impl Fixture {
     }
 
     async fn load_with(&self, config: HubConfig) -> HubRuntime {
-        let audit = Some(AuditLog { path: self.audit_path() });
+        let audit = Some(AuditLog::new(self.audit_path()));
         let sandbox = Sandbox::new(SandboxSettings::default(), &self.ws, None, audit, "test-session".into());
         let workspace = Workspace::open(&self.ws).unwrap();
         HubRuntime::load(config, Some(Arc::new(sandbox)), Some(&workspace)).await

@@ -178,6 +178,7 @@ fn workspace_manifests_that_are_symlinks_to_host_files_are_refused_and_never_quo
         self_test_ttl: Duration::from_secs(1),
         env: std::sync::Arc::new(|_| None),
         audit_log: None,
+        shared: None,
         session: "t".into(),
     };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();

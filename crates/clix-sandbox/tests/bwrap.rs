@@ -143,7 +143,7 @@ async fn fork_bomb_is_contained() {
 async fn every_run_is_audited_with_secrets_redacted() {
     let ws = workspace();
     let state = tempfile::tempdir().unwrap();
-    let log = AuditLog { path: state.path().join("audit.jsonl") };
+    let log = AuditLog::new(state.path().join("audit.jsonl"));
     let sb = sandbox(ws.path(), SandboxSettings::default(), Some(log.clone()));
     run(&sb, ws.path(), &["env", "API_KEY=hunter2", "true"], 30).await;
     run(&sb, ws.path(), &["false"], 30).await;

@@ -29,6 +29,7 @@ mod agent;
 mod prompts;
 mod session;
 mod settings;
+mod storage;
 
 pub use agent::{AgentSession, PlanRunner, run_task, runs_dir};
 pub use clix_agent::stream::RunResult;
@@ -36,3 +37,4 @@ pub use clix_policy::Approver;
 pub use prompts::{EnvSource, Prompt, PromptSource, load_prompt, prompt_source, provider_env};
 pub use session::{Parts, Session};
 pub use settings::{Settings, StorageSettings, default_file, load, storage_location, workspace_topic};
+pub use storage::{migrate_storage, show_storage};

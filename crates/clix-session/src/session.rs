@@ -3,10 +3,11 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use clix_audit::AuditLog;
 use clix_config::Paths;
 use clix_engine::{
     ClipConfig, Engine, EngineConfig, MemoryAccess, MemoryConfig, Namespace, OsTier, PolicyConfig, SandboxMode,
@@ -14,6 +15,7 @@ use clix_engine::{
 use clix_hub::{HubConfig, LoadOptions, hub_sources};
 use clix_memory::Progress;
 use clix_policy::{Approver, Origin, RuleFile, Scope};
+use clix_store::SharedStore;
 
 use clix_common::template::Template;
 
@@ -75,6 +77,10 @@ pub struct Session {
     /// A person's session reads the embedder's and the provider's keys from
     /// the process's secrets; an isolated one reads nothing of this process.
     pub(crate) reads_secrets: bool,
+    /// The store of `[storage] url`, connected at the first engine and
+    /// shared by every engine of this session (one connection, not one per
+    /// MCP session).
+    shared: OnceLock<Arc<SharedStore>>,
 }
 
 impl Session {
@@ -106,6 +112,7 @@ impl Session {
             program_env: Vec::new(),
             hub_path: None,
             reads_secrets: false,
+            shared: OnceLock::new(),
         }
     }
 
@@ -175,6 +182,7 @@ impl Session {
     pub fn engine_config(&self) -> Result<EngineConfig> {
         let settings = &self.settings;
         let parts = self.parts;
+        let audit = self.audit_log()?;
         Ok(EngineConfig {
             workspace: self.workspace.clone(),
             limits: settings.limits.clone(),
@@ -182,15 +190,15 @@ impl Session {
             os: self.sandboxed().then(|| OsTier {
                 settings: settings.sandbox.clone(),
                 clix_config_dir: Some(self.paths.config_dir.clone()),
-                audit_log: Some(self.audit_log()),
+                audit_log: Some(audit.clone()),
                 session_id: self.id.clone(),
                 env: self.program_env.clone(),
             }),
             memory: parts.memory.then(|| self.memory_config(self.id.clone())),
-            hub: parts.hub.then(|| self.hub_config()),
-            policy: if parts.policy { Some(self.policy_config()?) } else { None },
+            hub: if parts.hub { Some(self.hub_config(&audit)?) } else { None },
+            policy: if parts.policy { Some(self.policy_config(&audit)?) } else { None },
             browser: parts.browser.then(|| settings.browser.clone()),
-            clip: parts.clip.then(|| self.clip_config()),
+            clip: parts.clip.then(|| self.clip_config(&audit)),
             run_tool_prompt: self.prompt(Prompt::RunTool)?,
         })
     }
@@ -199,9 +207,28 @@ impl Session {
         self.settings.sandbox.mode != SandboxMode::Off
     }
 
-    /// Every capability's audit lines go to one file in the state folder.
-    fn audit_log(&self) -> PathBuf {
-        self.paths.state_dir.join("audit.jsonl")
+    /// Every capability's audit lines go to one file in the state folder,
+    /// and to the shared store when there is one.
+    fn audit_log(&self) -> Result<AuditLog> {
+        let log = AuditLog::new(self.paths.state_dir.join("audit.jsonl"));
+        Ok(match self.shared_store()? {
+            Some(store) => log.shared(store),
+            None => log,
+        })
+    }
+
+    /// The store every replica shares, when `[storage] url` is set (an
+    /// error says why it cannot be used: unreachable, not migrated, …).
+    pub fn shared_store(&self) -> Result<Option<Arc<SharedStore>>> {
+        let url = self.settings.storage.url.expose();
+        if url.is_empty() {
+            return Ok(None);
+        }
+        if let Some(store) = self.shared.get() {
+            return Ok(Some(store.clone()));
+        }
+        let store = Arc::new(SharedStore::connect(url)?);
+        Ok(Some(self.shared.get_or_init(|| store).clone()))
     }
 
     /// The memory of this session: the store under the data folder, the
@@ -237,24 +264,25 @@ impl Session {
     /// The hub: the config folder's `hub/`, `hub.dirs` (or `--hub`),
     /// `CLIX_HUB_PATH`, then the workspace's `.clix/hub` (the person's own
     /// tools win over a workspace's of the same name).
-    fn hub_config(&self) -> HubConfig {
+    fn hub_config(&self, audit: &AuditLog) -> Result<HubConfig> {
         let hub = &self.settings.hub;
         let configured = hub.env.clone();
-        HubConfig {
+        Ok(HubConfig {
             sources: hub_sources(Some(&self.workspace), &self.paths.config_dir, &hub.dirs, self.hub_path.as_deref()),
             load: LoadOptions::default(),
             domains: hub.domains.clone(),
             state_dir: self.paths.state_dir.clone(),
             self_test_ttl: Duration::from_secs(hub.self_test_ttl_secs),
             env: Arc::new(move |name| configured.get(name).cloned()),
-            audit_log: Some(self.audit_log()),
+            audit_log: Some(audit.clone()),
+            shared: self.shared_store()?,
             session: self.id.clone(),
-        }
+        })
     }
 
     /// The policy: the `[policy]` section, the person's `policy.toml` beside
     /// the config file, whoever answers an `ask`, the audit log.
-    fn policy_config(&self) -> Result<PolicyConfig> {
+    fn policy_config(&self, audit: &AuditLog) -> Result<PolicyConfig> {
         let file = user_policy_file(&self.paths);
         let mut user_files = Vec::new();
         match std::fs::read_to_string(&file) {
@@ -268,18 +296,18 @@ impl Session {
             config_file: self.paths.config_file.display().to_string(),
             user_files,
             approver: self.approver.clone(),
-            audit_log: Some(self.audit_log()),
+            audit_log: Some(audit.clone()),
             session_id: self.id.clone(),
         })
     }
 
     /// The `clip` environments: the person's `[[clip]]` entries (their
     /// config file only), the `local` kind in the session's sandbox.
-    fn clip_config(&self) -> ClipConfig {
+    fn clip_config(&self, audit: &AuditLog) -> ClipConfig {
         ClipConfig {
             environments: self.settings.clip.clone(),
             state_dir: self.paths.state_dir.clone(),
-            audit_log: Some(self.audit_log()),
+            audit_log: Some(audit.clone()),
             session_id: self.id.clone(),
             sandbox: self.sandboxed().then(|| self.settings.sandbox.clone()),
             clix_config_dir: Some(self.paths.config_dir.clone()),
@@ -319,17 +347,19 @@ mod tests {
         s.settings.sandbox.mode = SandboxMode::Bwrap;
         let config = s.engine_config().unwrap();
         let audit = home.path().join("state/audit.jsonl");
-        assert_eq!(config.os.as_ref().unwrap().audit_log.as_ref(), Some(&audit));
-        assert_eq!(config.hub.as_ref().unwrap().audit_log.as_ref(), Some(&audit));
-        assert_eq!(config.policy.as_ref().unwrap().audit_log.as_ref(), Some(&audit));
-        assert_eq!(config.clip.as_ref().unwrap().audit_log.as_ref(), Some(&audit));
+        assert_eq!(config.os.as_ref().unwrap().audit_log.as_ref().map(|l| &l.path), Some(&audit));
+        assert_eq!(config.hub.as_ref().unwrap().audit_log.as_ref().map(|l| &l.path), Some(&audit));
+        assert_eq!(config.policy.as_ref().unwrap().audit_log.as_ref().map(|l| &l.path), Some(&audit));
+        assert_eq!(config.clip.as_ref().unwrap().audit_log.as_ref().map(|l| &l.path), Some(&audit));
         let sqlite = clix_memory::Location::File(home.path().join("data/memory.sqlite"));
         assert_eq!(config.memory.as_ref().unwrap().location, sqlite);
         // [storage] url moves the memory to the database it names.
-        let url = "postgres://clix:pw@db.internal:5432/mem";
-        s.settings.storage.url = url.into();
-        let config = s.engine_config().unwrap();
-        assert_eq!(config.memory.as_ref().unwrap().location, clix_memory::Location::Postgres(url.into()));
+        let url = format!("postgres://clix:pw@127.0.0.1:{}/mem", clix_testkit::free_port());
+        s.settings.storage.url = url.as_str().into();
+        assert_eq!(s.memory_location(), clix_memory::Location::Postgres(url.clone()));
+        // An engine on a store it cannot reach is not built, and the error says which and why.
+        let err = s.engine_config().err().expect("an unreachable store stops the session").to_string();
+        assert!(err.contains("clix:***@127.0.0.1") && err.contains("unreachable") && !err.contains(":pw@"), "{err}");
     }
 
     #[test]

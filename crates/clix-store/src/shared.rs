@@ -51,6 +51,13 @@ pub struct SharedStore {
     connection: Connection,
 }
 
+/// Shows the store's URL, password as `***`.
+impl std::fmt::Debug for SharedStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("SharedStore").field(&self.shown()).finish()
+    }
+}
+
 /// One audit line as stored: the envelope's fields and the whole line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AuditRow {

@@ -108,7 +108,7 @@ pub struct OsTier {
     /// clix's own config folder (it may hold API keys): never mounted.
     pub clix_config_dir: Option<PathBuf>,
     /// Where every OS execution is logged, outside the workspace.
-    pub audit_log: Option<PathBuf>,
+    pub audit_log: Option<clix_audit::AuditLog>,
     /// Identifies this engine's calls in the audit log.
     pub session_id: String,
     /// Variables set for every program the sandbox runs, over the ones it

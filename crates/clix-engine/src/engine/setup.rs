@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use clix_hub::{HubConfig, HubRuntime};
-use clix_sandbox::{AuditLog, Sandbox};
+use clix_sandbox::Sandbox;
 use clix_shell::{CommandRegistry, CommandResolver, CommandSpec, Session, Workspace};
 
 use super::OsTier;
@@ -38,8 +38,8 @@ pub(super) fn open_sandbox(
     workspace: &Workspace,
     namespace: Option<&super::Namespace>,
 ) -> Result<Arc<Sandbox>, String> {
-    let audit = os.audit_log.map(|path| AuditLog { path });
-    let sandbox = Sandbox::new(os.settings, workspace.root(), os.clix_config_dir.as_deref(), audit, os.session_id)
+    let sandbox =
+        Sandbox::new(os.settings, workspace.root(), os.clix_config_dir.as_deref(), os.audit_log, os.session_id)
         .with_env(&os.env);
     match namespace {
         Some(ns) => Ok(Arc::new(sandbox.confined(&ns.writable)?)),
