@@ -743,21 +743,15 @@ async fn off_runtime<T: Send + 'static>(work: impl FnOnce() -> Result<T> + Send 
 
 fn storage(paths: &Paths, action: StorageAction) -> Result<ExitCode> {
     let settings = clix_session::load(paths, &[])?.value;
-    let location = clix_session::storage_location(paths, &settings);
-    match action {
-        StorageAction::Show => match clix_memory::Store::at(&location) {
-            Ok(_) => outln(format!("memory: {location} (ready)"))?,
-            Err(e) => {
-                outln(format!("memory: {location}"))?;
-                bail!("memory: {e}");
-            }
-        },
-        StorageAction::Migrate => match clix_memory::migrate_at(&location)? {
-            m if m.from == m.to => outln(format!("memory: {location} is at schema {} already", m.to))?,
-            m => outln(format!("memory: {location} migrated from schema {} to {}", m.from, m.to))?,
-        },
+    let mut lines = Vec::new();
+    let done = match action {
+        StorageAction::Show => clix_session::show_storage(paths, &settings, &mut |line| lines.push(line)),
+        StorageAction::Migrate => clix_session::migrate_storage(paths, &settings, &mut |line| lines.push(line)),
+    };
+    for line in lines {
+        outln(line)?;
     }
-    Ok(ExitCode::SUCCESS)
+    done.map(|()| ExitCode::SUCCESS)
 }
 
 fn config(paths: &Paths, action: ConfigAction) -> Result<ExitCode> {

@@ -70,9 +70,19 @@ fn the_memory_lives_in_postgresql_once_migrated() {
 
     let o = clix(&home, &ws, &url, &["storage", "migrate"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    assert!(text(&o.stdout).contains("migrated from schema 0 to"), "{}", text(&o.stdout));
+    let migrated = text(&o.stdout);
+    assert!(
+        migrated.lines().any(|l| l.starts_with("memory: ") && l.contains("migrated from schema 0 to")),
+        "{migrated}"
+    );
+    assert!(
+        migrated.lines().any(|l| l.starts_with("shared: ") && l.contains("migrated from schema 0 to")),
+        "{migrated}"
+    );
     let o = clix(&home, &ws, &url, &["storage", "migrate"]);
-    assert!(text(&o.stdout).contains("already"), "{}", text(&o.stdout));
+    assert_eq!(text(&o.stdout).matches("already").count(), 2, "{}", text(&o.stdout));
+    let o = clix(&home, &ws, &url, &["storage", "show"]);
+    assert_eq!(text(&o.stdout).matches("(ready)").count(), 2, "{}", text(&o.stdout));
 
     // Stored by a person, found inside run, and by a second home (another
     // machine) on the same database.
@@ -85,6 +95,18 @@ fn the_memory_lives_in_postgresql_once_migrated() {
     assert!(text(&o.stdout).contains("deploy key"), "{}", text(&o.stdout));
     // Nothing went to an SQLite file.
     assert!(!home.path().join("data/memory.sqlite").exists());
-    let rows = pg.psql(url.rsplit('/').next().unwrap(), "SELECT count(*) FROM memories");
+    let db = url.rsplit('/').next().unwrap();
+    let rows = pg.psql(db, "SELECT count(*) FROM memories");
     assert_eq!(rows.trim(), "1");
+    // A program's audit line goes to the shared store too (and stays in the local file).
+    // (The OS tier on, as a person has it: real bubblewrap.)
+    let o = common::clix(home.path(), ws.path(), &["run", "python3 -c 'print(6*7)'"])
+        .env("CLIX_STORAGE_URL", &url)
+        .output()
+        .unwrap();
+    assert!(text(&o.stdout).contains("42"), "{}{}", text(&o.stdout), text(&o.stderr));
+    let rows = pg.psql(db, "SELECT count(*) FROM clix_audit WHERE kind = 'os' AND line->'argv'->>0 LIKE '%python3%'");
+    assert_eq!(rows.trim(), "1");
+    let local = std::fs::read_to_string(home.path().join("state/audit.jsonl")).unwrap();
+    assert!(local.contains("python3"), "{local}");
 }
