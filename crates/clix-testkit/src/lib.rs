@@ -4,7 +4,8 @@
 //! tests serve (`llm`), which processes are still alive and a finished
 //! one's peak memory (`procs`), a private sshd for the `clip` tests
 //! (`sshd`), a private PostgreSQL with pgvector, one per test binary with a
-//! database per test (`postgres`), the scale suite's table and generated
+//! database per test (`postgres`), nginx as the load balancer of the
+//! replica tests (`nginx`), the scale suite's table and generated
 //! workspace (`scale`), and the scripted model server of the agent's, the
 //! binary's and the eval's tests (`model_server`: real HTTP, OpenAI and
 //! Anthropic replies in turn).
@@ -17,6 +18,7 @@
 mod canary;
 pub mod llm;
 pub mod model_server;
+pub mod nginx;
 pub mod postgres;
 mod procs;
 pub mod scale;
@@ -25,6 +27,7 @@ mod sshd;
 mod swapper;
 
 pub use canary::Canary;
+pub use nginx::Nginx;
 pub use postgres::Postgres;
 pub use procs::{chromiums_of, pids_with_cmdline, wait_with_peak_rss};
 pub use skip::{skip_host_limit, skip_missing};
