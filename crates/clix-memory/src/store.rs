@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use clix_store::StoreError;
 use serde::Serialize;
 
 use crate::RRF_K;
@@ -30,12 +31,12 @@ pub enum MemoryError {
         source: rusqlite::Error,
     },
     /// PostgreSQL refused a query, or the connection broke.
-    #[error("memory store {url}: {source}")]
+    #[error("memory store {url}: {message}")]
     Postgres {
         /// The store's URL, password as `***`.
         url: String,
-        /// The server's or the client's error.
-        source: postgres::Error,
+        /// The server's or the client's message.
+        message: String,
     },
     /// The server cannot be reached, or refuses the connection.
     #[error(
@@ -101,6 +102,19 @@ pub enum MemoryError {
     /// An empty or blank text.
     #[error("nothing to store: the text is empty")]
     Empty,
+}
+
+/// The shared store's errors in the memory's words.
+impl From<StoreError> for MemoryError {
+    fn from(e: StoreError) -> MemoryError {
+        match e {
+            StoreError::BadUrl { shown, message } => MemoryError::BadLocation { shown, message },
+            StoreError::Unreachable { url, message } => MemoryError::Unreachable { url, message },
+            StoreError::NeedsMigration { url, found, wanted, .. } => MemoryError::NeedsMigration { url, found, wanted },
+            StoreError::TooNew { url, found, wanted, .. } => MemoryError::TooNew { path: url, found, wanted },
+            StoreError::Postgres { url, message } => MemoryError::Postgres { url, message },
+        }
+    }
 }
 
 /// What a memory is.

@@ -24,7 +24,7 @@ pub struct Connection {
 impl Connection {
     /// Checks `url` and connects; `init` is run on every new session.
     pub fn open(url: &str, init: &'static str) -> Result<Connection, StoreError> {
-        let (config, shown) = parse(url)?;
+        let (config, shown) = parse_url(url)?;
         let connection = Connection { client: Mutex::new(None), config, shown, init };
         connection.with(|_| Ok(()))?;
         Ok(connection)
@@ -111,8 +111,9 @@ pub fn off_runtime<T: Send>(work: impl FnOnce() -> T + Send) -> T {
     })
 }
 
-/// The URL as a client configuration, and as it may be shown.
-pub(crate) fn parse(url: &str) -> Result<(Config, String), StoreError> {
+/// The URL as a client configuration, and as it may be shown (password
+/// as `***`); a URL asking for TLS is refused with what to do instead.
+pub fn parse_url(url: &str) -> Result<(Config, String), StoreError> {
     let shown = clix_common::redact_url(url);
     let bad = |message: String| StoreError::BadUrl { shown: shown.clone(), message };
     if asks_for_tls(url) {
@@ -139,7 +140,7 @@ fn asks_for_tls(url: &str) -> bool {
 
 /// `error` of the store shown as `shown`: a lost connection (closed, a
 /// socket error, a connection exception, the server shutting down) is `Unreachable`.
-pub(crate) fn classify(shown: &str, error: &postgres::Error) -> StoreError {
+pub fn classify(shown: &str, error: &postgres::Error) -> StoreError {
     let lost = error.is_closed()
         || std::error::Error::source(error).is_some_and(|s| s.is::<std::io::Error>())
         || error.as_db_error().is_some_and(|db| {

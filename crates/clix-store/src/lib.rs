@@ -25,7 +25,7 @@ mod conn;
 pub mod schema;
 mod shared;
 
-pub use conn::{Connection, message, off_runtime};
+pub use conn::{Connection, classify, message, off_runtime, parse_url};
 pub use shared::{AuditRow, LockSession, SCHEMA, SharedStore};
 
 /// Why the store could not do what was asked; every message names the

@@ -40,11 +40,11 @@ impl Component {
     /// Brings the database to this clix's version, running `prelude` first
     /// when there is anything to do (e.g. creating an extension, whose
     /// failure the caller explains); (version before, after).
-    pub fn migrate(
+    pub fn migrate<E: From<StoreError> + Send>(
         &self,
         connection: &Connection,
-        prelude: impl FnOnce(&mut postgres::Transaction<'_>) -> Result<(), StoreError> + Send,
-    ) -> Result<(i32, i32), StoreError> {
+        prelude: impl FnOnce(&mut postgres::Transaction<'_>) -> Result<(), E> + Send,
+    ) -> Result<(i32, i32), E> {
         let wanted = self.version();
         let outcome = connection.with(|client| {
             let mut tx = client.transaction()?;
@@ -73,7 +73,7 @@ impl Component {
             Ok(Ok(found))
         })??;
         self.compare(connection.shown(), outcome)?;
-        Ok((outcome, wanted.max(outcome)))
+        Ok((outcome, wanted))
     }
 
     fn compare(&self, shown: &str, found: i32) -> Result<(), StoreError> {

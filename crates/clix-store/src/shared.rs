@@ -83,7 +83,7 @@ impl SharedStore {
     /// Brings the database at `url` to this clix's `shared` schema;
     /// (version before, after).
     pub fn migrate(url: &str) -> Result<(i32, i32), StoreError> {
-        SCHEMA.migrate(&Connection::open(url, "")?, |_| Ok(()))
+        SCHEMA.migrate(&Connection::open(url, "")?, |_| Ok::<(), StoreError>(()))
     }
 
     /// The store as messages name it (password as `***`).

@@ -14,7 +14,6 @@ mod schema;
 use std::cell::{Cell, RefCell, RefMut};
 use std::sync::LazyLock;
 
-use postgres::config::SslMode;
 use postgres::{Client, Config, NoTls, Transaction};
 
 use crate::backend::{Backend, NewMemory, Pending, Scope, Space, Target};
@@ -131,7 +130,8 @@ impl Postgres {
     pub(crate) fn connect(url: &str) -> Result<Self, MemoryError> {
         let (config, shown) = parse(url)?;
         let mut db = open(&config, &shown)?;
-        let found = schema::version(&mut db).map_err(|source| MemoryError::Postgres { url: shown.clone(), source })?;
+        let found = clix_store::schema::found(&mut db, schema::SCHEMA.name)
+            .map_err(|e| MemoryError::Postgres { url: shown.clone(), message: clix_store::message(&e) })?;
         if found > SCHEMA_VERSION {
             return Err(MemoryError::TooNew { path: shown, found, wanted: SCHEMA_VERSION });
         }
@@ -143,16 +143,11 @@ impl Postgres {
 
     /// Brings the database at `url` to this clix's schema; (before, after).
     pub(crate) fn migrate(url: &str) -> Result<(i32, i32), MemoryError> {
-        let (config, shown) = parse(url)?;
-        let mut db = open(&config, &shown)?;
-        schema::migrate(&mut db, &shown)
+        schema::migrate(url)
     }
 
     fn fail(&self, source: postgres::Error) -> MemoryError {
-        if source.is_closed() {
-            return MemoryError::Unreachable { url: self.shown.clone(), message: source.to_string() };
-        }
-        MemoryError::Postgres { url: self.shown.clone(), source }
+        clix_store::classify(&self.shown, &source).into()
     }
 
     /// The connection, opened again if the server dropped it.
@@ -199,28 +194,7 @@ impl Drop for Postgres {
 
 /// The URL as a client configuration, and as it may be shown.
 fn parse(url: &str) -> Result<(Config, String), MemoryError> {
-    let shown = clix_common::redact_url(url);
-    let bad = |message: String| MemoryError::BadLocation { shown: shown.clone(), message };
-    if asks_for_tls(url) {
-        return Err(bad("the URL asks for TLS (sslmode require or verify-*), which this clix does not support: \
-             connect over a unix socket, loopback or a private network with sslmode=disable, or through a \
-             TLS-terminating proxy"
-            .into()));
-    }
-    let config: Config = url.parse().map_err(|e: postgres::Error| bad(format!("not a usable PostgreSQL URL ({e})")))?;
-    if config.get_ssl_mode() == SslMode::Require {
-        return Err(bad("the URL asks for TLS (sslmode=require), which this clix does not support".into()));
-    }
-    Ok((config, shown))
-}
-
-/// Whether the URL's `sslmode` is one that needs TLS.
-fn asks_for_tls(url: &str) -> bool {
-    let lower = url.to_ascii_lowercase();
-    lower
-        .split(['?', '&'])
-        .filter_map(|p| p.strip_prefix("sslmode="))
-        .any(|mode| mode != "disable" && mode != "prefer" && mode != "allow")
+    Ok(clix_store::parse_url(url)?)
 }
 
 /// A new session: connected, with pgvector's iterative index scans on, so
@@ -230,7 +204,7 @@ fn open(config: &Config, shown: &str) -> Result<Client, MemoryError> {
         .connect(NoTls)
         .map_err(|e| MemoryError::Unreachable { url: shown.to_string(), message: e.to_string() })?;
     db.batch_execute("SET hnsw.iterative_scan = strict_order")
-        .map_err(|source| MemoryError::Postgres { url: shown.to_string(), source })?;
+        .map_err(|e| MemoryError::Postgres { url: shown.to_string(), message: clix_store::message(&e) })?;
     Ok(db)
 }
 

@@ -1,21 +1,19 @@
 //! The PostgreSQL schema: its steps, its version (a row of `clix_schema`),
 //! and the explicit migration that brings a database to this clix's.
 
-use postgres::Client;
+use clix_store::Connection;
+use clix_store::schema::Component;
 
 use crate::store::MemoryError;
 
 /// Bumped with every step; stored in `clix_schema` under [`COMPONENT`].
 pub(crate) const SCHEMA_VERSION: i32 = 2;
 
-/// This crate's row in `clix_schema`: other parts of clix that keep state
-/// in the same database version theirs under their own names.
-const COMPONENT: &str = "memory";
-
-/// Every step in one transaction, under one advisory lock: two migrations
-/// at once run each step once, and a failing step leaves the database as
-/// it was.
-const LOCK: &str = "SELECT pg_advisory_xact_lock(hashtext('clix_schema'))";
+/// This crate's row in `clix_schema` (clix-store's `schema` runs the
+/// steps: in one transaction under one advisory lock, so two migrations at
+/// once run each step once and a failing step leaves the database as it
+/// was). Other parts of clix version theirs under their own names.
+pub(crate) const SCHEMA: Component = Component { name: "memory", steps: &MIGRATIONS };
 
 /// The schema, one step per version: step n brings a database from
 /// version n - 1 to n. pgvector is created before step 1 (its own error).
@@ -117,50 +115,14 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
 ",
 ];
 
-/// The version in the database (0: none yet), read without changing anything.
-pub(crate) fn version(db: &mut Client) -> Result<i32, postgres::Error> {
-    let exists: bool = db.query_one("SELECT to_regclass('clix_schema') IS NOT NULL", &[])?.get(0);
-    if !exists {
-        return Ok(0);
-    }
-    let row = db.query_opt("SELECT version FROM clix_schema WHERE component = $1", &[&COMPONENT])?;
-    Ok(row.map_or(0, |r| r.get(0)))
-}
-
-/// Brings the database to [`SCHEMA_VERSION`]; (version before, after).
-/// A newer version is left alone (an error); nothing is ever dropped.
-pub(crate) fn migrate(db: &mut Client, shown: &str) -> Result<(i32, i32), MemoryError> {
-    let fail = |source| MemoryError::Postgres { url: shown.to_string(), source };
-    let mut tx = db.transaction().map_err(fail)?;
-    tx.batch_execute(LOCK).map_err(fail)?;
-    tx.batch_execute("CREATE TABLE IF NOT EXISTS clix_schema (component TEXT PRIMARY KEY, version INTEGER NOT NULL)")
-        .map_err(fail)?;
-    let found: i32 = tx
-        .query_opt("SELECT version FROM clix_schema WHERE component = $1", &[&COMPONENT])
-        .map_err(fail)?
-        .map_or(0, |r| r.get(0));
-    if found > SCHEMA_VERSION {
-        return Err(MemoryError::TooNew { path: shown.to_string(), found, wanted: SCHEMA_VERSION });
-    }
-    if found == SCHEMA_VERSION {
-        return Ok((found, found));
-    }
-    tx.batch_execute("CREATE EXTENSION IF NOT EXISTS vector")
-        .map_err(|e| MemoryError::NoPgvector { url: shown.to_string(), message: db_message(&e) })?;
-    for sql in MIGRATIONS.iter().skip(found.max(0) as usize) {
-        tx.batch_execute(sql).map_err(fail)?;
-    }
-    tx.execute(
-        "INSERT INTO clix_schema (component, version) VALUES ($1, $2)
-         ON CONFLICT (component) DO UPDATE SET version = excluded.version",
-        &[&COMPONENT, &SCHEMA_VERSION],
-    )
-    .map_err(fail)?;
-    tx.commit().map_err(fail)?;
-    Ok((found, SCHEMA_VERSION))
-}
-
-/// The server's own message, when there is one (else the client's).
-pub(crate) fn db_message(e: &postgres::Error) -> String {
-    e.as_db_error().map_or_else(|| e.to_string(), |db| db.message().to_string())
+/// Brings the database at `url` to [`SCHEMA_VERSION`] (pgvector created
+/// first, its absence explained); (version before, after). A newer version
+/// is left alone (an error); nothing is ever dropped.
+pub(crate) fn migrate(url: &str) -> Result<(i32, i32), MemoryError> {
+    let connection = Connection::open(url, "")?;
+    let shown = connection.shown().to_string();
+    SCHEMA.migrate(&connection, |tx| {
+        tx.batch_execute("CREATE EXTENSION IF NOT EXISTS vector")
+            .map_err(|e| MemoryError::NoPgvector { url: shown, message: clix_store::message(&e) })
+    })
 }
