@@ -27,7 +27,7 @@ pub(crate) enum Locks<'a> {
 /// Held while the call runs; dropping it releases the lock.
 pub(crate) enum CallLock {
     File { _file: File },
-    Shared { _session: LockSession },
+    Shared { _session: Box<LockSession> },
 }
 
 impl Locks<'_> {
@@ -56,7 +56,7 @@ impl Locks<'_> {
                 let mut session = store.lock_session().map_err(|e| e.to_string())?;
                 loop {
                     if session.try_lock("clix hub serialize", tool).map_err(|e| e.to_string())? {
-                        return Ok(Some(CallLock::Shared { _session: session }));
+                        return Ok(Some(CallLock::Shared { _session: Box::new(session) }));
                     }
                     if !wait(until).await {
                         return Ok(None);

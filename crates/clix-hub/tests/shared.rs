@@ -70,7 +70,7 @@ impl Cluster {
             audit = audit.shared(store.clone());
         }
         let config = HubConfig {
-            sources: vec![HubSource::explicit(&self.hub())],
+            sources: vec![HubSource::explicit(self.hub())],
             load: LoadOptions::default(),
             domains: Vec::new(),
             state_dir: state.path().to_path_buf(),
