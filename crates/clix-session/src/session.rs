@@ -358,7 +358,7 @@ mod tests {
         s.settings.storage.url = url.as_str().into();
         assert_eq!(s.memory_location(), clix_memory::Location::Postgres(url.clone()));
         // An engine on a store it cannot reach is not built, and the error says which and why.
-        let err = s.engine_config().err().expect("an unreachable store stops the session").to_string();
+        let err = s.engine_config().expect_err("an unreachable store stops the session").to_string();
         assert!(err.contains("clix:***@127.0.0.1") && err.contains("unreachable") && !err.contains(":pw@"), "{err}");
     }
 

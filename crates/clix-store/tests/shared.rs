@@ -31,7 +31,7 @@ fn store(pg: &Postgres) -> (String, SharedStore) {
 fn a_store_is_used_only_once_migrated_and_migrating_twice_changes_nothing() {
     let Some(pg) = server("a_store_is_used_only_once_migrated_and_migrating_twice_changes_nothing") else { return };
     let url = pg.database();
-    let err = SharedStore::connect(&url).err().expect("an empty database is refused");
+    let err = SharedStore::connect(&url).expect_err("an empty database is refused");
     assert!(matches!(err, StoreError::NeedsMigration { found: 0, wanted: 1, .. }), "{err:?}");
     assert!(err.to_string().contains("run `clix storage migrate`"), "{err}");
     assert_eq!(SharedStore::migrate(&url).unwrap(), (0, 1));
@@ -40,7 +40,7 @@ fn a_store_is_used_only_once_migrated_and_migrating_twice_changes_nothing() {
     // A newer clix's schema is left alone and named.
     let db = url.rsplit('/').next().unwrap();
     pg.psql(db, "UPDATE clix_schema SET version = 9 WHERE component = 'shared'");
-    let err = SharedStore::connect(&url).err().expect("a newer schema is refused");
+    let err = SharedStore::connect(&url).expect_err("a newer schema is refused");
     assert!(matches!(err, StoreError::TooNew { found: 9, .. }) && err.to_string().contains("upgrade clix"), "{err}");
     assert!(SharedStore::migrate(&url).is_err());
     assert_eq!(pg.psql(db, "SELECT version FROM clix_schema WHERE component = 'shared'").trim(), "9");
@@ -54,7 +54,7 @@ fn a_bad_or_tls_url_is_refused_with_its_password_hidden() {
         (format!("postgres://u:s3cret@127.0.0.1:{closed}/db"), "check that the server is running"),
         ("postgres://u:s3cret@localhost:notaport/db".to_string(), "not a usable PostgreSQL URL"),
     ] {
-        let err = SharedStore::connect(&url).err().expect("refused");
+        let err = SharedStore::connect(&url).expect_err("refused");
         let text = err.to_string();
         assert!(text.contains(says) && text.contains("u:***@") && !text.contains("s3cret"), "{text}");
     }
