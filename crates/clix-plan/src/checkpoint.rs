@@ -1,21 +1,29 @@
 //! Finished tasks of a plan, saved as each finishes, so `--resume` reruns
 //! only what had not finished (failed, skipped, stopped or unstarted), and
-//! what the plan's edits since made stale.
+//! what the plan's edits since made stale. Kept in a file of clix's state
+//! folder, or, with `[storage] url`, in the store every replica shares (so
+//! another machine with the same workspace path resumes the plan).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clix_agent::stream::RunResult;
+use clix_store::SharedStore;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::plan::{Plan, Task};
 
-/// A plan's checkpoint file (under clix's state folder, never the workspace).
+/// The kind of a checkpoint's document in the shared store.
+pub const DOCUMENT_KIND: &str = "plan-checkpoint";
+
+/// A plan's checkpoint (under clix's state folder or in the shared store,
+/// never the workspace).
 #[derive(Debug)]
 pub struct Checkpoint {
-    path: PathBuf,
+    place: Place,
     done: BTreeMap<String, Finished>,
     /// For the person, when `--resume` could not take every finished task
     /// (the plan changed since) or found nothing to take.
@@ -43,12 +51,27 @@ struct OnDisk {
 /// [`OnDisk::version`]; 1 was keyed by the plan's text and held results only.
 const VERSION: u32 = 2;
 
-/// Where the checkpoint of the plan file at `plan_path` (absolute) lives:
-/// `<state>/plans/<hash>.json`, one per plan file, whatever its text.
-pub fn checkpoint_path(state_dir: &Path, plan_path: &Path) -> PathBuf {
+/// Where a checkpoint is kept.
+#[derive(Debug)]
+enum Place {
+    /// A file of its own.
+    File(PathBuf),
+    /// The document `key` of [`DOCUMENT_KIND`] in the shared store.
+    Shared { store: Arc<SharedStore>, key: String },
+}
+
+/// The checkpoint's name for the plan file at `plan_path` (absolute): one
+/// per plan file, whatever its text, the same on every machine that has
+/// the plan at that path.
+pub fn checkpoint_key(plan_path: &Path) -> String {
     let digest = Sha256::digest(format!("plan checkpoint v{VERSION}\0{}", plan_path.to_string_lossy()));
-    let key: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
-    state_dir.join("plans").join(format!("{key}.json"))
+    digest.iter().take(12).map(|b| format!("{b:02x}")).collect()
+}
+
+/// Where the checkpoint of the plan file at `plan_path` (absolute) lives
+/// without a shared store: `<state>/plans/<key>.json` ([`checkpoint_key`]).
+pub fn checkpoint_path(state_dir: &Path, plan_path: &Path) -> PathBuf {
+    state_dir.join("plans").join(format!("{}.json", checkpoint_key(plan_path)))
 }
 
 impl Checkpoint {
@@ -59,21 +82,32 @@ impl Checkpoint {
     /// change); [`Checkpoint::note`] says what runs again, and why. Without
     /// `resume` it starts empty (an old file is replaced at the first save).
     pub fn open(path: &Path, plan: &Plan, resume: bool) -> io::Result<Checkpoint> {
-        let mut checkpoint =
-            Checkpoint { path: path.to_path_buf(), done: BTreeMap::new(), note: None, save_error: None };
+        Checkpoint::open_at(Place::File(path.to_path_buf()), plan, resume)
+    }
+
+    /// [`Checkpoint::open`] of the document `key` ([`checkpoint_key`]) in
+    /// the shared store: the same JSON as the file, saved there instead.
+    /// A store that cannot be read is an error (nothing ran yet).
+    pub fn open_shared(store: Arc<SharedStore>, key: &str, plan: &Plan, resume: bool) -> io::Result<Checkpoint> {
+        Checkpoint::open_at(Place::Shared { store, key: key.to_string() }, plan, resume)
+    }
+
+    fn open_at(place: Place, plan: &Plan, resume: bool) -> io::Result<Checkpoint> {
+        let mut checkpoint = Checkpoint { place, done: BTreeMap::new(), note: None, save_error: None };
         if !resume {
             return Ok(checkpoint);
         }
-        let disk: OnDisk = match std::fs::read(path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-                io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}; remove it to start over", path.display()))
-            })?,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                checkpoint.note = Some("no earlier run of this plan was saved, so every task runs".into());
-                return Ok(checkpoint);
-            }
-            Err(e) => return Err(e),
+        let Some(bytes) = checkpoint.load()? else {
+            checkpoint.note = Some("no earlier run of this plan was saved, so every task runs".into());
+            return Ok(checkpoint);
         };
+        let disk: OnDisk = serde_json::from_slice(&bytes).map_err(|e| {
+            let remedy = match checkpoint.place {
+                Place::File(_) => "remove it to start over",
+                Place::Shared { .. } => "run the plan without --resume to start over",
+            };
+            io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}; {remedy}", checkpoint.location()))
+        })?;
         let mut stale: Vec<String> = Vec::new();
         for id in plan.layers().into_iter().flatten() {
             let (Some(task), Some(finished)) = (plan.task(id), disk.done.get(id)) else { continue };
@@ -113,25 +147,53 @@ impl Checkpoint {
     /// Saves `task` as finished with `result`, at once: a kill after this keeps it.
     pub fn record(&mut self, task: &Task, result: &RunResult) {
         self.done.insert(task.id.clone(), Finished { task: fingerprint(task), result: result.clone() });
-        if let Err(e) = self.save() {
-            self.save_error = Some(format!("cannot save the checkpoint {}: {e}", self.path.display()));
+        match self.save() {
+            Ok(()) => self.save_error = None,
+            Err(e) => self.save_error = Some(format!("cannot save the checkpoint {}: {e}", self.location())),
         }
     }
 
-    /// Where it is saved.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Where it is saved, for messages: the file, or the document and the
+    /// store (its password as `***`).
+    pub fn location(&self) -> String {
+        match &self.place {
+            Place::File(path) => path.display().to_string(),
+            Place::Shared { store, key } => format!("{DOCUMENT_KIND} {key} in {}", store.shown()),
+        }
+    }
+
+    /// The saved JSON, `None` when nothing was saved.
+    fn load(&self) -> io::Result<Option<Vec<u8>>> {
+        match &self.place {
+            Place::File(path) => match std::fs::read(path) {
+                Ok(bytes) => Ok(Some(bytes)),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(e),
+            },
+            Place::Shared { store, key } => store
+                .document(DOCUMENT_KIND, key)
+                .map(|body| body.map(String::into_bytes))
+                .map_err(|e| io::Error::other(e.to_string())),
+        }
     }
 
     fn save(&self) -> io::Result<()> {
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
         let disk = OnDisk { version: VERSION, saved_ms: clix_agent::trajectory::now_ms(), done: self.done.clone() };
-        let tmp = self.path.with_extension(format!("tmp.{}", std::process::id()));
-        std::fs::write(&tmp, serde_json::to_vec_pretty(&disk)?)?;
-        // A rename is atomic: a kill mid-save leaves the previous file whole.
-        std::fs::rename(&tmp, &self.path)
+        match &self.place {
+            Place::File(path) => {
+                if let Some(dir) = path.parent() {
+                    std::fs::create_dir_all(dir)?;
+                }
+                let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
+                std::fs::write(&tmp, serde_json::to_vec_pretty(&disk)?)?;
+                // A rename is atomic: a kill mid-save leaves the previous file whole.
+                std::fs::rename(&tmp, path)
+            }
+            // One statement replaces the whole document: a kill mid-save leaves the previous one.
+            Place::Shared { store, key } => store
+                .save_document(DOCUMENT_KIND, key, &serde_json::to_string(&disk)?)
+                .map_err(|e| io::Error::other(e.to_string())),
+        }
     }
 }
 

@@ -9,7 +9,8 @@
 //! dependents of a failed task skipped; `--on-failure stop`), the
 //! namespaces (`agents/<id>/` made here, then enforced by the workspace
 //! handle and the sandbox's mounts through `clix_engine::Engine::confined`),
-//! checkpoints for `--resume`, `plan-result.json`, the plan files a
+//! checkpoints for `--resume` (a file, or a document in the store every
+//! replica shares), `plan-result.json`, the plan files a
 //! person names (read and written through the workspace handle when they
 //! lie in it), and the coordinator's one tool, `propose_plan`.
 //!
@@ -27,7 +28,7 @@ mod plan;
 mod propose;
 mod run;
 
-pub use checkpoint::{Checkpoint, checkpoint_path};
+pub use checkpoint::{Checkpoint, DOCUMENT_KIND, checkpoint_key, checkpoint_path};
 pub use files::{read_named, write_named};
 pub use plan::{Plan, PlanError, RESERVED, Task};
 pub use propose::{ProposePlan, plan_toml};
