@@ -1,8 +1,9 @@
 //! The agent's wiring: its provider, system prompt (the person's template,
 //! the project's notes), trajectory and memory, one task run to its
-//! result, and a plan's tasks run the same way.
+//! result, and a plan's tasks run the same way, checkpointed where the
+//! settings say.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
@@ -13,7 +14,7 @@ use clix_agent::{
 };
 use clix_config::Paths;
 use clix_engine::Engine;
-use clix_plan::{AgentRunner, Job, LocalFuture};
+use clix_plan::{AgentRunner, Checkpoint, Job, LocalFuture, Plan};
 
 use crate::prompts::Prompt;
 use crate::session::Session;
@@ -48,6 +49,18 @@ impl Session {
             return self.settings.person_provider(model, kind);
         }
         resolve_provider(&self.settings.agent, |_| None, model, kind).map_err(anyhow::Error::msg)
+    }
+
+    /// The checkpoint of `plan`, the plan file at `plan_path` (absolute):
+    /// with `[storage] url`, a document of the store every replica shares,
+    /// so a machine with the plan at the same path resumes what another
+    /// finished; else a file of the state folder. See [`Checkpoint::open`]
+    /// for `resume`.
+    pub fn plan_checkpoint(&self, plan_path: &Path, plan: &Plan, resume: bool) -> Result<Checkpoint> {
+        Ok(match self.shared_store()? {
+            Some(store) => Checkpoint::open_shared(store, &clix_plan::checkpoint_key(plan_path), plan, resume)?,
+            None => Checkpoint::open(&clix_plan::checkpoint_path(&self.paths.state_dir, plan_path), plan, resume)?,
+        })
     }
 
     /// An agent over `engine` asking `provider`, with its trajectory and the

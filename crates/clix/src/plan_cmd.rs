@@ -13,7 +13,7 @@ use anyhow::{Context, Result, bail};
 use clix_agent::stream::StreamEvent;
 use clix_agent::{Agent, Trajectory};
 use clix_config::Paths;
-use clix_plan::{Checkpoint, OnFailure, Plan, PlanResult, ProposePlan, RunOptions, StatusKind, TaskEnd, TaskStatus};
+use clix_plan::{OnFailure, Plan, PlanResult, ProposePlan, RunOptions, StatusKind, TaskEnd, TaskStatus};
 use clix_session::{PlanRunner, Session, Settings};
 
 use crate::cli::outln;
@@ -62,7 +62,8 @@ struct RunPlanArgs {
     /// After a task fails for good: finish independent branches, or stop everything.
     #[arg(long, value_enum, default_value = "continue")]
     on_failure: FailureFlag,
-    /// Skip the tasks a previous run of this plan finished.
+    /// Skip the tasks a previous run of this plan finished (on this machine; with [storage] url, on any
+    /// machine that has the plan at the same path).
     #[arg(long)]
     resume: bool,
     /// Every agent's events and the plan's, one JSON object per line.
@@ -192,8 +193,11 @@ async fn run_cmd(paths: &Paths, args: RunPlanArgs) -> Result<ExitCode> {
         Err(code) => return Ok(code),
     };
     let absolute = std::fs::canonicalize(&plan_path).unwrap_or(plan_path.clone());
-    let mut checkpoint =
-        Checkpoint::open(&clix_plan::checkpoint_path(&paths.state_dir, &absolute), &plan, args.resume)?;
+    let mut checkpoint = Session::for_person(paths.clone(), settings.clone(), workspace.clone()).plan_checkpoint(
+        &absolute,
+        &plan,
+        args.resume,
+    )?;
     if let Some(note) = &checkpoint.note {
         eprintln!("clix: {}: {note}", plan_path.display());
     }
