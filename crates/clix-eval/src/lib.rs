@@ -26,7 +26,9 @@
 //! - the per-attempt records, summaries, `results.json`, the Markdown
 //!   tables, the comparison of two runs (`report`), the HTML report
 //!   (`report_html`) and their statistics (`stats`: Wilson intervals,
-//!   pass@k, pass^k).
+//!   pass@k, pass^k);
+//! - a run's results in the store every replica shares, by the name of
+//!   its output folder (`shared`), for `clix eval compare` on any machine.
 //!
 //! It must not print anything or render trajectories (the CLI does), nor
 //! call a provider except through `clix-agent`'s loop. Workspace files are
@@ -44,6 +46,7 @@ mod paths;
 mod report;
 mod report_html;
 mod shard;
+mod shared;
 mod solution;
 mod stats;
 mod task;
@@ -60,6 +63,7 @@ pub use report::{
 };
 pub use report_html::html;
 pub use shard::{Shard, ShardRecord, merge};
+pub use shared::{DOCUMENT_KIND, SharedRuns, run_name};
 pub use solution::{SolutionRun, problems, run_solutions};
 pub use stats::{median, pass_at_k, pass_pow_k, wilson};
 pub use task::{

@@ -397,19 +397,22 @@ impl Results {
     /// this one), refusing a schema this build does not know.
     pub fn read(path: &Path) -> Result<Results, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let mut value: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        Results::parse(&text, &path.display().to_string())
+    }
+
+    /// [`Results::read`] of `text`, read from `origin` (named in errors).
+    pub(crate) fn parse(text: &str, origin: &str) -> Result<Results, String> {
+        let mut value: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("{origin}: {e}"))?;
         match value.get("schema_version").and_then(serde_json::Value::as_u64) {
             Some(v) if v == u64::from(SCHEMA_VERSION) => {}
             Some(1) => upgrade_from_1(&mut value),
             other => {
                 return Err(format!(
-                    "{}: schema_version {other:?}, this clix reads {SCHEMA_VERSION}; use the clix that wrote it",
-                    path.display()
+                    "{origin}: schema_version {other:?}, this clix reads {SCHEMA_VERSION}; use the clix that wrote it"
                 ));
             }
         }
-        serde_json::from_value(value).map_err(|e| format!("{}: {e}", path.display()))
+        serde_json::from_value(value).map_err(|e| format!("{origin}: {e}"))
     }
 
     /// The summary tables in Markdown: per design, then the pass rates per

@@ -9,6 +9,10 @@
 //!   must fail.
 //! - `clix eval compare A B`: two runs' `results.json` side by side, with
 //!   the tasks that flipped.
+//! - With `[storage] url`, every run that writes its results also saves
+//!   them in the store every replica shares, under its folder's name:
+//!   `clix eval compare` takes such a name on any machine, and `clix eval
+//!   runs` lists them.
 //! - `clix eval SUITE… --shard i/n` runs one slice of either kind of run,
 //!   and `clix eval merge DIR…` joins every slice's results (and, with a
 //!   model, their trajectories, replay pages and report) into the whole
@@ -24,12 +28,12 @@ use clix_agent::read_run;
 use clix_agent::trajectory::{now_ms, timestamp_id};
 use clix_config::Paths;
 use clix_eval::{
-    AttemptOptions, AttemptRecord, Design, Mode, ModelRun, Results, Shard, ShardRecord, SolutionRun, Task, comparison,
-    load_suites, problems, run_model, run_solutions,
+    AttemptOptions, AttemptRecord, Design, Mode, ModelRun, Results, Shard, ShardRecord, SharedRuns, SolutionRun, Task,
+    comparison, load_suites, problems, run_model, run_solutions,
 };
 
 use crate::cli::outln;
-use clix_session::Settings;
+use clix_session::{Session, Settings};
 
 #[derive(clap::Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
@@ -69,7 +73,10 @@ pub(crate) struct EvalArgs {
     /// Model turns of an attempt when its task names none (default 10, as bashkit-eval).
     #[arg(long, value_name = "N", conflicts_with = "solution", value_parser = clap::value_parser!(u32).range(1..))]
     max_steps: Option<u32>,
-    /// Write results.json (and, with a model, report.html and the runs) into this folder.
+    /// Write results.json (and, with a model, report.html and the runs) into this folder (a model run's
+    /// default: <data>/evals/<start time>). With [storage] url set, the results are also saved in the
+    /// shared store under the folder's name (the last part of its path), which clix eval compare takes
+    /// on any machine; a run of the same name there is replaced.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Print the results as JSON (results.json's schema) instead of tables.
@@ -84,11 +91,13 @@ pub(crate) struct EvalArgs {
 enum EvalCommand {
     /// Two runs side by side, with the tasks that flipped: clix eval compare A/results.json B/results.json
     Compare {
-        /// The first run's results.json (or its folder).
+        /// The first run's results.json or its folder; with [storage] url, also the name it was saved under.
         before: PathBuf,
-        /// The second run's results.json (or its folder).
+        /// The second run's results.json or its folder; with [storage] url, also the name it was saved under.
         after: PathBuf,
     },
+    /// The names of the runs saved in the shared store ([storage] url): what clix eval compare takes.
+    Runs,
     /// Every shard of a run (--shard i/n) joined into the whole run's results: clix eval merge A B C --out DIR
     Merge {
         /// Each shard's output folder (or its results.json).
@@ -105,12 +114,14 @@ enum EvalCommand {
 
 pub(crate) async fn eval(paths: &Paths, args: EvalArgs) -> Result<ExitCode> {
     match &args.compare {
-        Some(EvalCommand::Compare { before, after }) => return compare(before, after),
+        Some(EvalCommand::Compare { before, after }) => return compare(paths, before, after),
+        Some(EvalCommand::Runs) => return runs(paths),
         Some(EvalCommand::Merge { shards, out, json }) => return merge(paths, shards, out.as_deref(), *json),
         None => {}
     }
     let run_tasks = tasks(&args)?;
     let settings = clix_session::load(paths, &[])?.value;
+    let shared = shared_runs(paths, &settings)?;
     let designs = if args.tools.is_empty() {
         Design::ALL.to_vec()
     } else {
@@ -136,9 +147,32 @@ pub(crate) async fn eval(paths: &Paths, args: EvalArgs) -> Result<ExitCode> {
     });
     let planned = Planned { run: &run_tasks, tasks: slice.as_deref().unwrap_or(&run_tasks) };
     if args.solution {
-        solution(&args, planned, SolutionRun { designs, options, do_nothing: true }).await
+        solution(&args, planned, SolutionRun { designs, options, do_nothing: true }, shared.as_ref()).await
     } else {
-        model(paths, &args, planned, &settings, designs, options).await
+        model(paths, &args, planned, &settings, designs, options, shared.as_ref()).await
+    }
+}
+
+/// The runs of the store every replica shares, when `[storage] url` is
+/// set: connected before a run starts, so a store that cannot be used
+/// stops it before any attempt.
+fn shared_runs(paths: &Paths, settings: &Settings) -> Result<Option<SharedRuns>> {
+    let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    Ok(Session::for_person(paths.clone(), settings.clone(), here).shared_store()?.map(SharedRuns::new))
+}
+
+/// Saves the results just written into `out` in the shared store too,
+/// under the folder's name. One that cannot be saved is said; the folder
+/// has them.
+fn share(shared: Option<&SharedRuns>, results: &Results, out: &Path) {
+    let Some(runs) = shared else { return };
+    let Some(name) = clix_eval::run_name(out) else {
+        eprintln!("clix: {} has no name to save the run under in {}", out.display(), runs.shown());
+        return;
+    };
+    match runs.save(&name, results) {
+        Ok(()) => eprintln!("saved as {name} in {}", runs.shown()),
+        Err(e) => eprintln!("clix: cannot save the run as {name}: {e}"),
     }
 }
 
@@ -170,12 +204,18 @@ fn tasks(args: &EvalArgs) -> Result<Vec<Task>> {
     Ok(tasks)
 }
 
-async fn solution(args: &EvalArgs, planned: Planned<'_>, run: SolutionRun) -> Result<ExitCode> {
+async fn solution(
+    args: &EvalArgs,
+    planned: Planned<'_>,
+    run: SolutionRun,
+    shared: Option<&SharedRuns>,
+) -> Result<ExitCode> {
     let mut results = run_solutions(planned.tasks, &args.suites, &run).await;
     results.shard = planned.shard(args, &run.shard_settings());
     if let Some(dir) = &args.out {
         let path = results.write(dir).with_context(|| format!("cannot write results into {}", dir.display()))?;
         eprintln!("wrote {}", path.display());
+        share(shared, &results, dir);
     }
     show_solutions(&results, args.json)
 }
@@ -208,6 +248,7 @@ async fn model(
     settings: &Settings,
     designs: Vec<Design>,
     mut options: AttemptOptions,
+    shared: Option<&SharedRuns>,
 ) -> Result<ExitCode> {
     // The person's provider; each attempt's engine is an isolated session of its own.
     let provider = settings.person_provider(args.model.as_deref(), args.provider.as_deref())?;
@@ -230,6 +271,7 @@ async fn model(
     progress.finish();
     results.shard = planned.shard(args, &run.shard_settings());
     write_model_run(&results, &out)?;
+    share(shared, &results, &out);
     show_model_run(&results, args.json)
 }
 
@@ -374,6 +416,7 @@ fn run_folder(given: &Path) -> &Path {
 /// with the same exit code.
 fn merge(paths: &Paths, given: &[PathBuf], out: Option<&Path>, json: bool) -> Result<ExitCode> {
     let parts = given.iter().map(|p| Ok((p.clone(), read_results(p)?))).collect::<Result<Vec<_>>>()?;
+    let shared = shared_runs(paths, &clix_session::load(paths, &[])?.value)?;
     let mut results = clix_eval::merge(&parts).map_err(anyhow::Error::msg)?;
     let out = out.map_or_else(|| default_out(paths), Path::to_path_buf);
     if let Ok(target) = out.canonicalize() {
@@ -387,11 +430,13 @@ fn merge(paths: &Paths, given: &[PathBuf], out: Option<&Path>, json: bool) -> Re
         Mode::Solution => {
             let path = results.write(&out).with_context(|| format!("cannot write results into {}", out.display()))?;
             eprintln!("wrote {}", path.display());
+            share(shared.as_ref(), &results, &out);
             show_solutions(&results, json)
         }
         Mode::Model => {
             gather_trajectories(&parts, &mut results, &out.join("runs"))?;
             write_model_run(&results, &out)?;
+            share(shared.as_ref(), &results, &out);
             show_model_run(&results, json)
         }
     }
@@ -433,11 +478,56 @@ fn gather_trajectories(parts: &[(PathBuf, Results)], results: &mut Results, runs
 }
 
 /// `clix eval compare A B`.
-fn compare(before: &Path, after: &Path) -> Result<ExitCode> {
-    let (a, b) = (read_results(before)?, read_results(after)?);
-    for (label, r, p) in [("A", &a, before), ("B", &b, after)] {
-        outln(format!("{label}: {} ({})", p.display(), r.model.as_deref().unwrap_or("reference solutions")))?;
+fn compare(paths: &Paths, before: &Path, after: &Path) -> Result<ExitCode> {
+    let mut shared = None;
+    let (a, a_shown) = compared_run(paths, before, &mut shared)?;
+    let (b, b_shown) = compared_run(paths, after, &mut shared)?;
+    for (label, r, shown) in [("A", &a, a_shown), ("B", &b, b_shown)] {
+        outln(format!("{label}: {shown} ({})", r.model.as_deref().unwrap_or("reference solutions")))?;
     }
     outln(format!("\n{}", comparison(&a, &b, ("A", "B"))))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A run given as its folder or `results.json`, else as the name it was
+/// saved under in the shared store; with how to show where it came from.
+/// The store is connected (into `shared`) only for a name that is no
+/// local file, so comparing folders needs no store.
+fn compared_run(paths: &Paths, given: &Path, shared: &mut Option<Option<SharedRuns>>) -> Result<(Results, String)> {
+    if given.exists() {
+        return Ok((read_results(given)?, given.display().to_string()));
+    }
+    if shared.is_none() {
+        *shared = Some(shared_runs(paths, &clix_session::load(paths, &[])?.value)?);
+    }
+    let Some(Some(runs)) = shared.as_ref() else {
+        bail!(
+            "{}: no such folder; give a run's output folder (its --out) or its results.json, or, with [storage] \
+             url set, the name a run was saved under",
+            given.display()
+        );
+    };
+    let name = given.to_string_lossy();
+    match runs.get(&name).map_err(anyhow::Error::msg)? {
+        Some(results) => Ok((results, format!("{name} (saved in {})", runs.shown()))),
+        None => bail!(
+            "{name}: no such folder, and no run of that name in {}; `clix eval runs` lists the saved ones",
+            runs.shown()
+        ),
+    }
+}
+
+/// `clix eval runs`: the names of the runs in the shared store.
+fn runs(paths: &Paths) -> Result<ExitCode> {
+    let Some(runs) = shared_runs(paths, &clix_session::load(paths, &[])?.value)? else {
+        bail!(
+            "no [storage] url (or CLIX_STORAGE_URL) is set: runs are kept only in their output folders (--out, \
+             else {})",
+            paths.data_dir.join("evals").display()
+        );
+    };
+    for name in runs.names().map_err(anyhow::Error::msg)? {
+        outln(name)?;
+    }
     Ok(ExitCode::SUCCESS)
 }

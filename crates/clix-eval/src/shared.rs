@@ -1,0 +1,60 @@
+//! A run's results in the store every replica shares (`[storage] url`):
+//! saved under the name of the run's output folder beside its
+//! `results.json`, so `clix eval compare` on any machine reads a run by
+//! name.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use clix_store::SharedStore;
+
+use crate::report::Results;
+
+/// The kind of a run's document in the shared store.
+pub const DOCUMENT_KIND: &str = "eval-run";
+
+/// The runs saved in one shared store.
+#[derive(Debug, Clone)]
+pub struct SharedRuns {
+    store: Arc<SharedStore>,
+}
+
+impl SharedRuns {
+    /// The runs of `store`.
+    pub fn new(store: Arc<SharedStore>) -> SharedRuns {
+        SharedRuns { store }
+    }
+
+    /// The store as messages name it (password as `***`).
+    pub fn shown(&self) -> &str {
+        self.store.shown()
+    }
+
+    /// Saves `results` as the run `name`, replacing one of that name.
+    pub fn save(&self, name: &str, results: &Results) -> Result<(), String> {
+        let json = serde_json::to_string(results).map_err(|e| e.to_string())?;
+        self.store.save_document(DOCUMENT_KIND, name, &json).map_err(|e| e.to_string())
+    }
+
+    /// The run `name`'s results, `None` when no run of that name was saved.
+    pub fn get(&self, name: &str) -> Result<Option<Results>, String> {
+        let Some(text) = self.store.document(DOCUMENT_KIND, name).map_err(|e| e.to_string())? else {
+            return Ok(None);
+        };
+        Results::parse(&text, &format!("{DOCUMENT_KIND} {name} in {}", self.shown())).map(Some)
+    }
+
+    /// The names of the saved runs, sorted.
+    pub fn names(&self) -> Result<Vec<String>, String> {
+        self.store.document_keys(DOCUMENT_KIND).map_err(|e| e.to_string())
+    }
+}
+
+/// The name a run written into the folder `out` is saved under: the
+/// folder's own name (`--out runs/nightly` is `nightly`; without `--out`,
+/// the time it started, `20261202-141500`). `None` when the folder is not
+/// there or has no name (`/`).
+pub fn run_name(out: &Path) -> Option<String> {
+    let folder = std::fs::canonicalize(out).ok()?;
+    folder.file_name().map(|name| name.to_string_lossy().into_owned())
+}
