@@ -257,3 +257,23 @@ fn the_migration_to_bm25_keeps_every_memory_and_counts_them() {
     assert_eq!(hits[0].memory.text, "the VPN is down on Sundays");
     assert!(hits[0].bm25.unwrap() > hits[1].bm25.unwrap());
 }
+
+/// The synchronous client blocks on a runtime of its own, which tokio
+/// forbids on a thread that drives async tasks: a store opened, used and
+/// dropped there (an agent's recall, a session's engine ending) must not
+/// panic.
+#[test]
+fn a_store_works_on_a_thread_that_drives_async_tasks() {
+    let Some(pg) = server("a_store_works_on_a_thread_that_drives_async_tasks") else { return };
+    let url = pg.database();
+    clix_memory::migrate(&url).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let found = runtime.block_on(async {
+        let mut store = Store::connect(&url).unwrap();
+        store.store("the runtime thread stores this", "t", "note", "").unwrap();
+        let found = store.search("runtime", &Filter::default(), 5).unwrap().len();
+        drop(store);
+        found
+    });
+    assert_eq!(found, 1);
+}

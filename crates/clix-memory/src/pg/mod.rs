@@ -11,16 +11,14 @@
 
 mod schema;
 
-use std::cell::{Cell, RefCell, RefMut};
 use std::sync::LazyLock;
 
-use postgres::{Client, Config, NoTls, Transaction};
+use clix_store::Connection;
+use postgres::{Client, Transaction};
 
 use crate::backend::{Backend, NewMemory, Pending, Scope, Space, Target};
 use crate::store::{Filter, Hit, Memory, MemoryError};
 use crate::vectors::Embedding;
-
-pub(crate) use schema::SCHEMA_VERSION;
 
 /// pgvector's HNSW indexes `vector` columns of at most this many
 /// dimensions; larger spaces are searched exactly (a scan).
@@ -113,32 +111,22 @@ static FULL_TEXT: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
-/// One database.
+/// One database, through clix-store's connection: opened again after the
+/// server dropped it, and usable from any thread (on one that drives
+/// async tasks, each operation runs on a scoped thread of its own, as the
+/// synchronous client requires).
 pub(crate) struct Postgres {
-    /// Borrowed by one operation at a time: a `Store` is used from one
-    /// thread. `None` only while being dropped (see `Drop`).
-    db: RefCell<Option<Client>>,
-    config: Config,
-    /// The URL with its password as `***`.
-    shown: String,
-    /// The session's `hnsw.ef_search`, set when a KNN needs another.
-    ef_search: Cell<usize>,
+    conn: Connection,
 }
 
 impl Postgres {
-    /// Connects to a database at this clix's schema version.
+    /// Connects to a database at this clix's schema version, with
+    /// pgvector's iterative index scans on in every session, so that a
+    /// filtered KNN keeps searching until it has `k` rows that pass.
     pub(crate) fn connect(url: &str) -> Result<Self, MemoryError> {
-        let (config, shown) = parse(url)?;
-        let mut db = open(&config, &shown)?;
-        let found = clix_store::schema::found(&mut db, schema::SCHEMA.name)
-            .map_err(|e| MemoryError::Postgres { url: shown.clone(), message: clix_store::message(&e) })?;
-        if found > SCHEMA_VERSION {
-            return Err(MemoryError::TooNew { path: shown, found, wanted: SCHEMA_VERSION });
-        }
-        if found < SCHEMA_VERSION {
-            return Err(MemoryError::NeedsMigration { url: shown, found, wanted: SCHEMA_VERSION });
-        }
-        Ok(Postgres { db: RefCell::new(Some(db)), config, shown, ef_search: Cell::new(0) })
+        let conn = Connection::open(url, "SET hnsw.iterative_scan = strict_order")?;
+        schema::SCHEMA.check(&conn)?;
+        Ok(Postgres { conn })
     }
 
     /// Brings the database at `url` to this clix's schema; (before, after).
@@ -146,66 +134,26 @@ impl Postgres {
         schema::migrate(url)
     }
 
-    fn fail(&self, source: postgres::Error) -> MemoryError {
-        clix_store::classify(&self.shown, &source).into()
-    }
-
-    /// The connection, opened again if the server dropped it.
-    fn client(&self) -> Result<RefMut<'_, Client>, MemoryError> {
-        let mut slot = self.db.borrow_mut();
-        if slot.as_ref().is_none_or(Client::is_closed) {
-            *slot = Some(open(&self.config, &self.shown)?);
-            self.ef_search.set(0);
-        }
-        RefMut::filter_map(slot, Option::as_mut)
-            .map_err(|_| MemoryError::Unreachable { url: self.shown.clone(), message: "no connection".into() })
+    /// Runs `work` on the connection.
+    fn db<T: Send>(
+        &self,
+        work: impl FnOnce(&mut Client) -> Result<T, postgres::Error> + Send,
+    ) -> Result<T, MemoryError> {
+        Ok(self.conn.with(work)?)
     }
 
     /// Runs `work` in one transaction, committed when it returns `Ok`.
-    fn in_transaction<T>(
+    fn in_transaction<T: Send>(
         &self,
-        work: impl FnOnce(&mut Transaction<'_>) -> Result<T, postgres::Error>,
+        work: impl FnOnce(&mut Transaction<'_>) -> Result<T, postgres::Error> + Send,
     ) -> Result<T, MemoryError> {
-        let mut db = self.client()?;
-        let run = || {
+        self.db(|db| {
             let mut tx = db.transaction()?;
             let value = work(&mut tx)?;
             tx.commit()?;
             Ok(value)
-        };
-        run().map_err(|e| self.fail(e))
+        })
     }
-}
-
-/// The sync client closes its connection by blocking on a runtime of its
-/// own, which panics on a thread that drives async tasks: a store dropped
-/// there (a session's engine ending inside clix's runtime) closes it from a
-/// thread of its own. Every other operation already runs off the runtime
-/// (the memory command and recall use blocking threads).
-impl Drop for Postgres {
-    fn drop(&mut self) {
-        if let Some(client) = self.db.get_mut().take() {
-            std::thread::scope(|s| {
-                s.spawn(move || drop(client));
-            });
-        }
-    }
-}
-
-/// The URL as a client configuration, and as it may be shown.
-fn parse(url: &str) -> Result<(Config, String), MemoryError> {
-    Ok(clix_store::parse_url(url)?)
-}
-
-/// A new session: connected, with pgvector's iterative index scans on, so
-/// that a filtered KNN keeps searching until it has `k` rows that pass.
-fn open(config: &Config, shown: &str) -> Result<Client, MemoryError> {
-    let mut db = config
-        .connect(NoTls)
-        .map_err(|e| MemoryError::Unreachable { url: shown.to_string(), message: e.to_string() })?;
-    db.batch_execute("SET hnsw.iterative_scan = strict_order")
-        .map_err(|e| MemoryError::Postgres { url: shown.to_string(), message: clix_store::message(&e) })?;
-    Ok(db)
 }
 
 fn memory(r: &postgres::Row) -> Memory {
@@ -315,7 +263,7 @@ fn missing_where(since: Option<&str>) -> (String, Option<i64>) {
 
 impl Backend for Postgres {
     fn shown(&self) -> &str {
-        &self.shown
+        self.conn.shown()
     }
 
     fn insert(
@@ -346,50 +294,49 @@ impl Backend for Postgres {
     }
 
     fn newest_space(&self, key: &str) -> Result<Option<Space>, MemoryError> {
-        let row = self
-            .client()?
-            .query_opt("SELECT id, dim FROM memory_embedders WHERE key = $1 ORDER BY id DESC LIMIT 1", &[&key])
-            .map_err(|e| self.fail(e))?;
-        Ok(row.map(|r| Space { id: r.get(0), dim: r.get::<_, i32>(1) as usize }))
+        self.db(|db| {
+            let row =
+                db.query_opt("SELECT id, dim FROM memory_embedders WHERE key = $1 ORDER BY id DESC LIMIT 1", &[&key])?;
+            Ok(row.map(|r| Space { id: r.get(0), dim: r.get::<_, i32>(1) as usize }))
+        })
     }
 
     /// The current snapshot (`xmin:xmax:running xids`): the same text means
     /// the same set of committed transactions.
     fn mark(&self) -> Result<String, MemoryError> {
-        let row = self.client()?.query_one("SELECT pg_current_snapshot()::text", &[]).map_err(|e| self.fail(e))?;
-        Ok(row.get(0))
+        self.db(|db| Ok(db.query_one("SELECT pg_current_snapshot()::text", &[])?.get(0)))
     }
 
     fn missing_count(&self, space: Option<&Space>, since: Option<&str>) -> Result<usize, MemoryError> {
         let (condition, xmin) = missing_where(since);
         let space_id = space.map_or(-1, |s| s.id);
         let sql = format!("SELECT count(*) {condition}");
-        let mut db = self.client()?;
-        let row = match xmin {
-            Some(x) => db.query_one(&sql, &[&space_id, &x]),
-            None => db.query_one(&sql, &[&space_id]),
-        }
-        .map_err(|e| self.fail(e))?;
-        Ok(row.get::<_, i64>(0).max(0) as usize)
+        self.db(|db| {
+            let row = match xmin {
+                Some(x) => db.query_one(&sql, &[&space_id, &x]),
+                None => db.query_one(&sql, &[&space_id]),
+            }?;
+            Ok(row.get::<_, i64>(0).max(0) as usize)
+        })
     }
 
     fn missing(&self, space: Option<&Space>, since: Option<&str>, limit: usize) -> Result<Vec<Pending>, MemoryError> {
         let (condition, xmin) = missing_where(since);
         let space_id = space.map_or(-1, |s| s.id);
         let limit = limit as i64;
-        let mut db = self.client()?;
-        let rows = match xmin {
-            Some(x) => db.query(
-                &format!("SELECT m.id, m.topic, m.text {condition} ORDER BY m.id LIMIT $3"),
-                &[&space_id, &x, &limit],
-            ),
-            None => db.query(
-                &format!("SELECT m.id, m.topic, m.text {condition} ORDER BY m.id LIMIT $2"),
-                &[&space_id, &limit],
-            ),
-        }
-        .map_err(|e| self.fail(e))?;
-        Ok(rows.iter().map(|r| (r.get(0), r.get(1), r.get(2))).collect())
+        self.db(|db| {
+            let rows = match xmin {
+                Some(x) => db.query(
+                    &format!("SELECT m.id, m.topic, m.text {condition} ORDER BY m.id LIMIT $3"),
+                    &[&space_id, &x, &limit],
+                ),
+                None => db.query(
+                    &format!("SELECT m.id, m.topic, m.text {condition} ORDER BY m.id LIMIT $2"),
+                    &[&space_id, &limit],
+                ),
+            }?;
+            Ok(rows.iter().map(|r| (r.get(0), r.get(1), r.get(2))).collect())
+        })
     }
 
     fn save_embeddings(
@@ -432,12 +379,7 @@ impl Backend for Postgres {
         scope: Scope<'_>,
         k: usize,
     ) -> Result<Vec<(i64, f64)>, MemoryError> {
-        let mut db = self.client()?;
         let ef = k.clamp(EF_SEARCH.0, EF_SEARCH.1);
-        if self.ef_search.get() != ef {
-            db.batch_execute(&format!("SET hnsw.ef_search = {ef}")).map_err(|e| self.fail(e))?;
-            self.ef_search.set(ef);
-        }
         let table = table_of(space.id);
         let keyword = filter.keyword.to_lowercase();
         let sql = format!(
@@ -447,10 +389,13 @@ impl Backend for Postgres {
                AND ($4 = '' OR EXISTS (SELECT 1 FROM memories m WHERE m.id = v.id AND strpos(m.folded, $4) > 0))
              ORDER BY v.embedding <=> $1::text::vector LIMIT $5"
         );
-        let rows = db
-            .query(&sql, &[&vector_text(query), &filter.topic, &scope, &keyword, &(k as i64)])
-            .map_err(|e| self.fail(e))?;
-        let mut nearest: Vec<(i64, f64)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+        let vector = vector_text(query);
+        // The candidates the index keeps, for this query's transaction only.
+        let mut nearest: Vec<(i64, f64)> = self.in_transaction(|tx| {
+            tx.batch_execute(&format!("SET LOCAL hnsw.ef_search = {ef}"))?;
+            let rows = tx.query(&sql, &[&vector, &filter.topic, &scope, &keyword, &(k as i64)])?;
+            Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+        })?;
         // Equal distances in the order SQLite gives them (the lower id first).
         nearest.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         Ok(nearest)
@@ -466,25 +411,23 @@ impl Backend for Postgres {
         limit: usize,
     ) -> Result<Vec<Hit>, MemoryError> {
         let keyword = filter.keyword.to_lowercase();
-        let rows = self
-            .client()?
-            .query(FULL_TEXT.as_str(), &[&query, &filter.topic, &keyword, &(limit as i64), &scope])
-            .map_err(|e| self.fail(e))?;
-        Ok(rows
-            .iter()
-            .map(|r| {
-                let bm25: f64 = r.get(7);
-                Hit { memory: memory(r), score: bm25, bm25: Some(bm25), similarity: None, snippet: r.get(8) }
-            })
-            .collect())
+        self.db(|db| {
+            let rows = db.query(FULL_TEXT.as_str(), &[&query, &filter.topic, &keyword, &(limit as i64), &scope])?;
+            Ok(rows
+                .iter()
+                .map(|r| {
+                    let bm25: f64 = r.get(7);
+                    Hit { memory: memory(r), score: bm25, bm25: Some(bm25), similarity: None, snippet: r.get(8) }
+                })
+                .collect())
+        })
     }
 
     fn get(&self, id: i64) -> Result<Option<Memory>, MemoryError> {
-        let row = self
-            .client()?
-            .query_opt(&format!("SELECT {COLUMNS} FROM memories m WHERE m.id = $1"), &[&id])
-            .map_err(|e| self.fail(e))?;
-        Ok(row.as_ref().map(memory))
+        self.db(|db| {
+            let row = db.query_opt(&format!("SELECT {COLUMNS} FROM memories m WHERE m.id = $1"), &[&id])?;
+            Ok(row.as_ref().map(memory))
+        })
     }
 
     fn list(&self, facts_only: bool, topic: &str, scope: Scope<'_>, limit: usize) -> Result<Vec<Memory>, MemoryError> {
@@ -495,17 +438,18 @@ impl Backend for Postgres {
              ORDER BY m.created_at DESC, m.id DESC LIMIT $2"
         );
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let rows = self.client()?.query(&sql, &[&topic, &limit, &scope]).map_err(|e| self.fail(e))?;
-        Ok(rows.iter().map(memory).collect())
+        self.db(|db| Ok(db.query(&sql, &[&topic, &limit, &scope])?.iter().map(memory).collect()))
     }
 
     /// Its vectors and records go with it (`ON DELETE CASCADE`).
     fn forget(&self, id: i64, scope: Scope<'_>) -> Result<bool, MemoryError> {
-        let n = self
-            .client()?
-            .execute("DELETE FROM memories WHERE id = $1 AND ($2::text[] IS NULL OR topic = ANY ($2))", &[&id, &scope])
-            .map_err(|e| self.fail(e))?;
-        Ok(n > 0)
+        self.db(|db| {
+            let n = db.execute(
+                "DELETE FROM memories WHERE id = $1 AND ($2::text[] IS NULL OR topic = ANY ($2))",
+                &[&id, &scope],
+            )?;
+            Ok(n > 0)
+        })
     }
 
     /// The moved memories get this transaction's id, so that every process
@@ -535,53 +479,45 @@ impl Backend for Postgres {
     }
 
     fn count(&self, topic: &str) -> Result<usize, MemoryError> {
-        let row = self
-            .client()?
-            .query_one("SELECT count(*) FROM memories WHERE topic = $1", &[&topic])
-            .map_err(|e| self.fail(e))?;
-        Ok(row.get::<_, i64>(0) as usize)
+        self.db(|db| {
+            Ok(db.query_one("SELECT count(*) FROM memories WHERE topic = $1", &[&topic])?.get::<_, i64>(0) as usize)
+        })
     }
 
     fn indexed(&self, query: &str) -> Result<usize, MemoryError> {
-        let row = self
-            .client()?
-            .query_one("SELECT count(*) FROM memories WHERE tsv @@ websearch_to_tsquery('clix_english', $1)", &[&query])
-            .map_err(|e| self.fail(e))?;
-        Ok(row.get::<_, i64>(0) as usize)
+        self.db(|db| {
+            let row = db.query_one(
+                "SELECT count(*) FROM memories WHERE tsv @@ websearch_to_tsquery('clix_english', $1)",
+                &[&query],
+            )?;
+            Ok(row.get::<_, i64>(0) as usize)
+        })
     }
 
     fn spaces(&self) -> Result<Vec<(String, usize, usize)>, MemoryError> {
-        let rows = self
-            .client()?
-            .query(
+        self.db(|db| {
+            let rows = db.query(
                 "SELECT e.key, e.dim, (SELECT count(*) FROM memory_embedded d WHERE d.embedder = e.id)
                  FROM memory_embedders e ORDER BY e.id",
                 &[],
-            )
-            .map_err(|e| self.fail(e))?;
-        Ok(rows.iter().map(|r| (r.get(0), r.get::<_, i32>(1) as usize, r.get::<_, i64>(2) as usize)).collect())
+            )?;
+            Ok(rows.iter().map(|r| (r.get(0), r.get::<_, i32>(1) as usize, r.get::<_, i64>(2) as usize)).collect())
+        })
     }
 
     fn vector_rows(&self, id: i64) -> Result<usize, MemoryError> {
-        let mut db = self.client()?;
-        let spaces: Vec<i64> = db
-            .query("SELECT id FROM memory_embedders", &[])
-            .map_err(|e| self.fail(e))?
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
-        let mut n = 0;
-        for space in spaces {
-            let table = table_of(space);
-            let exists: bool =
-                db.query_one("SELECT to_regclass($1) IS NOT NULL", &[&table]).map_err(|e| self.fail(e))?.get(0);
-            if exists {
-                let row = db
-                    .query_one(&format!("SELECT count(*) FROM {table} WHERE id = $1"), &[&id])
-                    .map_err(|e| self.fail(e))?;
-                n += row.get::<_, i64>(0) as usize;
+        self.db(|db| {
+            let spaces: Vec<i64> = db.query("SELECT id FROM memory_embedders", &[])?.iter().map(|r| r.get(0)).collect();
+            let mut n = 0;
+            for space in spaces {
+                let table = table_of(space);
+                let exists: bool = db.query_one("SELECT to_regclass($1) IS NOT NULL", &[&table])?.get(0);
+                if exists {
+                    n += db.query_one(&format!("SELECT count(*) FROM {table} WHERE id = $1"), &[&id])?.get::<_, i64>(0)
+                        as usize;
+                }
             }
-        }
-        Ok(n)
+            Ok(n)
+        })
     }
 }

@@ -7,7 +7,7 @@ use clix_store::schema::Component;
 use crate::store::MemoryError;
 
 /// Bumped with every step; stored in `clix_schema` under [`COMPONENT`].
-pub(crate) const SCHEMA_VERSION: i32 = 2;
+const SCHEMA_VERSION: i32 = 2;
 
 /// This crate's row in `clix_schema` (clix-store's `schema` runs the
 /// steps: in one transaction under one advisory lock, so two migrations at
