@@ -147,14 +147,10 @@ impl Session {
         let (prompt, mut notes) = self.system_prompt(engine)?;
         let memory = self.memory_config(stored_as);
         let mut agent = Agent::new_with_prompt(engine, provider, self.settings.agent.clone(), trajectory, &prompt);
-        // PostgreSQL's synchronous client panics on a thread that drives
-        // async tasks: the store is opened, and its facts read into the
-        // system prompt, off it (later calls run on blocking threads).
-        match clix_store::off_runtime(|| memory.open()) {
+        match memory.open() {
             Ok(opened) => {
                 notes.extend(opened.degraded.map(|why| format!("memory: {why}")));
-                let memory = AgentMemory::new(opened.store, memory.topic, self.settings.memory.clone());
-                agent = clix_store::off_runtime(move || agent.with_memory(memory));
+                agent = agent.with_memory(AgentMemory::new(opened.store, memory.topic, self.settings.memory.clone()));
             }
             Err(e) => notes.push(format!("memory is off for this session: {e}")),
         }
