@@ -1,6 +1,6 @@
 //! Benchmarks, measured side by side in one process so machine noise hits
 //! every contender alike. Run with
-//! `cargo run --release -p clix-bench [-- engine|jail|sandbox|bigfile|hub|memory|policy|plan|browser|clip|scale [N]]`
+//! `cargo run --release -p clix-bench [-- engine|jail|sandbox|bigfile|hub|memory|policy|plan|browser|clip|scale|mcp-scale [N]]`
 //! (no argument runs them all); each prints a markdown table.
 //!
 //! - `engine`: warm per-call latency of `cat f | grep x | wc -l` on a 10 KB
@@ -34,6 +34,9 @@
 //! - `scale` (issue 29): the scale suite's everyday lines over 30,000
 //!   files and 1,000,000-row files, clix's Layer 1 vs `bash -c`, with the
 //!   growth from a tenth of the size.
+//! - `mcp-scale` (issue 32): MCP `run` calls/s and per-call p50/p95 from 8
+//!   and 32 concurrent sessions: one replica direct (SQLite, PostgreSQL),
+//!   one via nginx, two on one PostgreSQL store behind nginx.
 //! - `justbash DIR` (not in the default run): just-bash's 778 recorded
 //!   bash comparison cases through Layer 1, the score and what fails.
 
@@ -52,6 +55,7 @@ mod clip;
 mod hub;
 mod jail;
 mod justbash;
+mod mcp_scale;
 mod memory;
 mod plan;
 mod policy;
@@ -97,6 +101,10 @@ fn main() {
     }
     if matches!(which.as_str(), "all" | "scale") {
         scale::scale(n.unwrap_or(3));
+    }
+    if matches!(which.as_str(), "all" | "mcp-scale") {
+        // Its own arguments: [M] and flags (see mcp_scale.rs).
+        mcp_scale::mcp_scale(&std::env::args().skip(2).collect::<Vec<_>>());
     }
     // Not in "all": its cases live in just-bash's repository.
     if which == "justbash" {
