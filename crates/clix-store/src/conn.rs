@@ -16,16 +16,13 @@ pub struct Connection {
     config: Config,
     /// The URL with its password as `***`.
     shown: String,
-    /// Run by every new session before anything else (settings a user of
-    /// the connection needs, e.g. pgvector's scan mode).
-    init: &'static str,
 }
 
 impl Connection {
-    /// Checks `url` and connects; `init` is run on every new session.
-    pub fn open(url: &str, init: &'static str) -> Result<Connection, StoreError> {
+    /// Checks `url` and connects.
+    pub fn open(url: &str) -> Result<Connection, StoreError> {
         let (config, shown) = parse_url(url)?;
-        let connection = Connection { client: Mutex::new(None), config, shown, init };
+        let connection = Connection { client: Mutex::new(None), config, shown };
         connection.with(|_| Ok(()))?;
         Ok(connection)
     }
@@ -67,14 +64,9 @@ impl Connection {
     }
 
     fn connect(&self) -> Result<Client, StoreError> {
-        let mut client = self
-            .config
+        self.config
             .connect(NoTls)
-            .map_err(|e| StoreError::Unreachable { url: self.shown.clone(), message: message(&e) })?;
-        if !self.init.is_empty() {
-            client.batch_execute(self.init).map_err(|e| self.fail(&e))?;
-        }
-        Ok(client)
+            .map_err(|e| StoreError::Unreachable { url: self.shown.clone(), message: message(&e) })
     }
 }
 

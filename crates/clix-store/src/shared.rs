@@ -75,7 +75,7 @@ impl SharedStore {
     /// Connects to the database at `url`, which must hold this clix's
     /// `shared` schema (else an error saying to run `clix storage migrate`).
     pub fn connect(url: &str) -> Result<SharedStore, StoreError> {
-        let connection = Connection::open(url, "")?;
+        let connection = Connection::open(url)?;
         SCHEMA.check(&connection)?;
         Ok(SharedStore { connection })
     }
@@ -83,7 +83,7 @@ impl SharedStore {
     /// Brings the database at `url` to this clix's `shared` schema;
     /// (version before, after).
     pub fn migrate(url: &str) -> Result<(i32, i32), StoreError> {
-        SCHEMA.migrate(&Connection::open(url, "")?, |_| Ok::<(), StoreError>(()))
+        SCHEMA.migrate(&Connection::open(url)?, |_| Ok::<(), StoreError>(()))
     }
 
     /// The store as messages name it (password as `***`).

@@ -124,11 +124,10 @@ pub(crate) struct Postgres {
 }
 
 impl Postgres {
-    /// Connects to a database at this clix's schema version, with
-    /// pgvector's iterative index scans on in every session, so that a
-    /// filtered KNN keeps searching until it has `k` rows that pass.
+    /// Connects to a database at this clix's schema version. (Each KNN
+    /// sets its own scan settings for its transaction: see `knn`.)
     pub(crate) fn connect(url: &str) -> Result<Self, MemoryError> {
-        let conn = Connection::open(url, "SET hnsw.iterative_scan = strict_order")?;
+        let conn = Connection::open(url)?;
         schema::SCHEMA.check(&conn)?;
         Ok(Postgres { conn })
     }

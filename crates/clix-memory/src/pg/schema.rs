@@ -119,7 +119,7 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
 /// first, its absence explained); (version before, after). A newer version
 /// is left alone (an error); nothing is ever dropped.
 pub(crate) fn migrate(url: &str) -> Result<(i32, i32), MemoryError> {
-    let connection = Connection::open(url, "")?;
+    let connection = Connection::open(url)?;
     let shown = connection.shown().to_string();
     SCHEMA.migrate(&connection, |tx| {
         tx.batch_execute("CREATE EXTENSION IF NOT EXISTS vector")
