@@ -123,7 +123,11 @@ async fn fixture(policy: PolicyConfig) -> Fixture {
     let state = tempfile::tempdir().unwrap();
     std::fs::write(ws.path().join("marker"), "m\n").unwrap();
     let audit = state.path().join("audit.jsonl");
-    let policy = PolicyConfig { audit_log: Some(clix_audit::AuditLog::new(audit.clone())), session_id: "policy-test".into(), ..policy };
+    let policy = PolicyConfig {
+        audit_log: Some(clix_audit::AuditLog::new(audit.clone())),
+        session_id: "policy-test".into(),
+        ..policy
+    };
     let engine = Engine::new(EngineConfig {
         policy: Some(policy),
         os: Some(OsTier {

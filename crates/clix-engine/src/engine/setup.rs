@@ -40,7 +40,7 @@ pub(super) fn open_sandbox(
 ) -> Result<Arc<Sandbox>, String> {
     let sandbox =
         Sandbox::new(os.settings, workspace.root(), os.clix_config_dir.as_deref(), os.audit_log, os.session_id)
-        .with_env(&os.env);
+            .with_env(&os.env);
     match namespace {
         Some(ns) => Ok(Arc::new(sandbox.confined(&ns.writable)?)),
         None => Ok(Arc::new(sandbox)),
