@@ -84,6 +84,15 @@ impl AuditLog {
         self
     }
 
+    /// Where [`AuditLog::read`] reads, for messages: the shared store (its
+    /// URL, password as `***`) or the file.
+    pub fn source(&self) -> String {
+        match &self.shared {
+            Some(store) => format!("in {}", store.shown()),
+            None => self.path.display().to_string(),
+        }
+    }
+
     /// Appends `record` of `session` as one line, stamped now. The folder
     /// is made (0700) and the file created (0600) when missing; a log that
     /// others could read is made private first.

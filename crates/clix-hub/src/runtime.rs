@@ -230,7 +230,7 @@ impl HubRuntime {
     /// Figures per tool from the audit log.
     pub fn stats(&self, tool: Option<&str>) -> Result<Vec<ToolStats>, String> {
         let Some(log) = self.audit_log() else { return Ok(Vec::new()) };
-        stats(&log, tool).map_err(|e| format!("cannot read the audit log {}: {e}", log.path.display()))
+        stats(&log, tool).map_err(|e| format!("cannot read the audit log {}: {e}", log.source()))
     }
 
     /// Ready tools, most called first (then by name): what a model sees
