@@ -71,7 +71,7 @@ fn errors_say_which_problem_and_what_to_do() {
     // A database clix never migrated: the command that does it.
     let url = pg.socket_url(&pg.create_database());
     let err = Store::connect(&url).unwrap_err();
-    assert!(matches!(err, MemoryError::NeedsMigration { found: 0, wanted: 2, .. }), "{err:?}");
+    assert!(matches!(err, MemoryError::NeedsMigration { found: 0, wanted: 3, .. }), "{err:?}");
     assert!(err.to_string().contains("clix storage migrate"), "{err}");
 }
 
@@ -80,8 +80,8 @@ fn migrate_is_explicit_repeatable_and_never_goes_back() {
     let Some(pg) = server("migrate_is_explicit_repeatable_and_never_goes_back") else { return };
     let db = pg.create_database();
     let url = pg.socket_url(&db);
-    assert_eq!(clix_memory::migrate(&url).unwrap(), Migrated { from: 0, to: 2 });
-    assert_eq!(clix_memory::migrate(&url).unwrap(), Migrated { from: 2, to: 2 }, "nothing to do twice");
+    assert_eq!(clix_memory::migrate(&url).unwrap(), Migrated { from: 0, to: 3 });
+    assert_eq!(clix_memory::migrate(&url).unwrap(), Migrated { from: 3, to: 3 }, "nothing to do twice");
     let mut store = Store::connect(&url).unwrap();
     let id = store.store("kept through every migration", "t", "fact", "").unwrap();
     drop(store);
@@ -89,11 +89,11 @@ fn migrate_is_explicit_repeatable_and_never_goes_back() {
     // A newer clix migrated it: this one neither opens nor touches it.
     pg.psql(&db, "UPDATE clix_schema SET version = 99 WHERE component = 'memory'");
     for err in [Store::connect(&url).unwrap_err(), clix_memory::migrate(&url).unwrap_err()] {
-        assert!(matches!(err, MemoryError::TooNew { found: 99, wanted: 2, .. }), "{err:?}");
+        assert!(matches!(err, MemoryError::TooNew { found: 99, wanted: 3, .. }), "{err:?}");
         assert!(err.to_string().contains("upgrade clix"), "{err}");
     }
     assert_eq!(pg.psql(&db, "SELECT version FROM clix_schema WHERE component = 'memory'").trim(), "99");
-    pg.psql(&db, "UPDATE clix_schema SET version = 2 WHERE component = 'memory'");
+    pg.psql(&db, "UPDATE clix_schema SET version = 3 WHERE component = 'memory'");
     assert_eq!(Store::connect(&url).unwrap().get(id).unwrap().unwrap().text, "kept through every migration");
 
     // Another part of clix's rows in the same table are left alone.
@@ -122,7 +122,7 @@ fn threads_migrating_one_fresh_database_at_once_all_succeed() {
         });
         let done: Vec<Migrated> = results.into_iter().map(Result::unwrap).collect();
         assert_eq!(done.iter().filter(|m| m.from == 0).count(), 1, "one migration ran the steps: {done:?}");
-        assert!(done.iter().all(|m| m.to == 2));
+        assert!(done.iter().all(|m| m.to == 3));
         Store::connect(&url).unwrap();
     }
 }
@@ -240,22 +240,50 @@ fn the_migration_to_bm25_keeps_every_memory_and_counts_them() {
         store.store(text, "t", "note", "").unwrap();
     }
     drop(store);
-    // Back to schema version 1 (what step 2 added, undone), memories kept.
+    // Back to schema version 1 (what steps 2 and 3 added, undone), memories kept.
     pg.psql(
         &db,
-        "DROP TRIGGER memories_fts_stats ON memories; DROP FUNCTION clix_memory_fts_stats();
+        "DROP TRIGGER memories_fts_stats_truncated ON memories; DROP FUNCTION clix_memory_fts_stats_truncated();
+         DROP TRIGGER memories_fts_stats ON memories; DROP FUNCTION clix_memory_fts_stats();
          DROP TABLE memory_fts_stats; ALTER TABLE memories DROP COLUMN tokens; DROP FUNCTION clix_tokens(tsvector);
          UPDATE clix_schema SET version = 1 WHERE component = 'memory'",
     );
     let err = Store::connect(&url).unwrap_err();
-    assert!(matches!(err, MemoryError::NeedsMigration { found: 1, wanted: 2, .. }), "{err:?}");
-    assert_eq!(clix_memory::migrate(&url).unwrap(), Migrated { from: 1, to: 2 });
+    assert!(matches!(err, MemoryError::NeedsMigration { found: 1, wanted: 3, .. }), "{err:?}");
+    assert_eq!(clix_memory::migrate(&url).unwrap(), Migrated { from: 1, to: 3 });
     assert_eq!(corpus_counts(pg, &db), ("3 16".to_string(), "3 16".to_string()));
     let mut store = Store::connect(&url).unwrap();
     let hits = store.search("vpn sundays", &Filter::default(), 5).unwrap();
     assert_eq!(hits.len(), 2);
     assert_eq!(hits[0].memory.text, "the VPN is down on Sundays");
     assert!(hits[0].bm25.unwrap() > hits[1].bm25.unwrap());
+}
+
+#[test]
+fn a_truncate_resets_the_corpus_counts_and_the_migration_recounts_stale_ones() {
+    let Some(pg) = server("a_truncate_resets_the_corpus_counts_and_the_migration_recounts_stale_ones") else { return };
+    let db = pg.create_database();
+    let url = pg.socket_url(&db);
+    clix_memory::migrate(&url).unwrap();
+    let mut store = Store::connect(&url).unwrap();
+    for text in ["the signing key rotates every Friday", "deploys need the VPN"] {
+        store.store(text, "t", "note", "").unwrap();
+    }
+    // A TRUNCATE fires no row trigger: the statement trigger zeroes the counts.
+    pg.psql(&db, "TRUNCATE memories CASCADE");
+    assert_eq!(corpus_counts(pg, &db), ("0 0".to_string(), "0 0".to_string()));
+    store.store("the VPN is down on Sundays", "t", "note", "").unwrap();
+    assert_eq!(corpus_counts(pg, &db), ("1 6".to_string(), "1 6".to_string()));
+    // Counts a TRUNCATE left stale before step 3 existed are recounted by it.
+    drop(store);
+    pg.psql(
+        &db,
+        "DROP TRIGGER memories_fts_stats_truncated ON memories; DROP FUNCTION clix_memory_fts_stats_truncated();
+         UPDATE memory_fts_stats SET docs = docs + 40, tokens = tokens + 400 WHERE slot = 7;
+         UPDATE clix_schema SET version = 2 WHERE component = 'memory'",
+    );
+    assert_eq!(clix_memory::migrate(&url).unwrap(), Migrated { from: 2, to: 3 });
+    assert_eq!(corpus_counts(pg, &db), ("1 6".to_string(), "1 6".to_string()));
 }
 
 /// The synchronous client blocks on a runtime of its own, which tokio

@@ -7,7 +7,7 @@ use clix_store::schema::Component;
 use crate::store::MemoryError;
 
 /// Bumped with every step; stored in `clix_schema` under [`COMPONENT`].
-const SCHEMA_VERSION: i32 = 2;
+const SCHEMA_VERSION: i32 = 3;
 
 /// This crate's row in `clix_schema` (clix-store's `schema` runs the
 /// steps: in one transaction under one advisory lock, so two migrations at
@@ -45,6 +45,12 @@ pub(crate) const SCHEMA: Component = Component { name: "memory", steps: &MIGRATI
 ///   until the migration commits, so the counts filled in at its end miss
 ///   no memory and count none twice. The trigger's `search_path` is
 ///   pinned, so that it finds the table whatever the writing session's is.
+///
+/// Step 3 keeps those counts right through a `TRUNCATE memories` (which
+/// fires no row trigger): a statement trigger zeroes them. Creating it
+/// locks `memories` against writes until the migration commits, so the
+/// recount at its end (what an earlier `TRUNCATE` left stale) misses no
+/// memory and counts none twice.
 const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
     "
     CREATE TEXT SEARCH DICTIONARY clix_english_stem (TEMPLATE = snowball, Language = english);
@@ -109,6 +115,19 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
     END $$;
     CREATE TRIGGER memories_fts_stats AFTER INSERT OR DELETE OR UPDATE OF folded ON memories
         FOR EACH ROW EXECUTE FUNCTION clix_memory_fts_stats();
+    UPDATE memory_fts_stats
+        SET docs = (SELECT count(*) FROM memories), tokens = (SELECT coalesce(sum(tokens), 0) FROM memories)
+        WHERE slot = 0;
+",
+    "
+    CREATE FUNCTION clix_memory_fts_stats_truncated() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+    BEGIN
+        UPDATE memory_fts_stats SET docs = 0, tokens = 0;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER memories_fts_stats_truncated AFTER TRUNCATE ON memories
+        FOR EACH STATEMENT EXECUTE FUNCTION clix_memory_fts_stats_truncated();
+    UPDATE memory_fts_stats SET docs = 0, tokens = 0;
     UPDATE memory_fts_stats
         SET docs = (SELECT count(*) FROM memories), tokens = (SELECT coalesce(sum(tokens), 0) FROM memories)
         WHERE slot = 0;
