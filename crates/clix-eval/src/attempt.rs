@@ -17,7 +17,7 @@ use clix_engine::{Engine, EngineConfig, PresentOptions, SandboxMode};
 use clix_engine::{SandboxSettings, ShellLimits};
 use clix_sandbox::{AuditLog, Availability, Sandbox};
 use clix_session::{Parts, Session};
-use clix_workspace::{Kind, Workspace};
+use clix_workspace::Workspace;
 
 use crate::attempt_dir::AttemptDir;
 use crate::checks::{Check, CheckResult, Score, command_verdict};
@@ -92,32 +92,18 @@ pub enum AttemptError {
     },
 }
 
-/// Most bytes of one file of a task's hub folder.
-const MAX_HUB_FILE: u64 = 16 << 20;
-
-/// A suite is untrusted input (a cloned repository's `evals/`), so its hub
-/// folder is what a workspace's is: it is copied into the attempt's
-/// workspace as `.clix/hub`, whose tools get no `[hub.env]` values, no
-/// network and no program outside the workspace and system folders. Read
-/// through a handle on the folder: a symlink in it (to `~/.ssh`, say) is
-/// skipped, never followed, as are FIFOs and devices.
+/// Copies the task's hub folder (see `hub_folder`) into the workspace's
+/// `.clix/hub`, where it is as untrusted as any workspace's tools.
 fn copy_hub(from: &Path, workspace: &Workspace) -> std::io::Result<()> {
-    let source = clix_workspace::Folder::open(from)?;
-    copy_tree(&source, Path::new(""), workspace, &Path::new(".clix").join("hub"))
-}
-
-fn copy_tree(source: &clix_workspace::Folder, rel: &Path, workspace: &Workspace, to: &Path) -> std::io::Result<()> {
-    workspace.create_dir(&to.join(rel), true)?;
-    for (name, entry) in source.read_dir(rel)? {
-        let path = rel.join(&name);
-        match entry.kind {
-            Kind::Dir => copy_tree(source, &path, workspace, to)?,
-            Kind::File => {
-                workspace.write(&to.join(&path), &source.read(&path, MAX_HUB_FILE)?)?;
-                workspace.chmod(&to.join(&path), entry.mode & 0o755)?;
-            }
-            _ => {}
+    let to = Path::new(".clix").join("hub");
+    workspace.create_dir(&to, true)?;
+    for file in crate::hub_folder::files(from)? {
+        let path = to.join(&file.path);
+        if let Some(parent) = path.parent() {
+            workspace.create_dir(parent, true)?;
         }
+        workspace.write(&path, &file.bytes)?;
+        workspace.chmod(&path, file.mode & 0o755)?;
     }
     Ok(())
 }

@@ -41,6 +41,7 @@ mod attempt_dir;
 mod checks;
 mod compare;
 mod designs;
+mod hub_folder;
 mod model;
 mod paths;
 mod report;

@@ -74,8 +74,9 @@ pub struct Task {
     /// Where the task was read.
     pub source: Source,
     /// A digest (SHA-256, hex) of the task's line as JSON, whitespace
-    /// aside: the same definition gives the same digest on every machine,
-    /// so shards of one run can prove they read the same suite.
+    /// aside, and of its hub folder's files: the same definition gives the
+    /// same digest on every machine, so shards of one run can prove they
+    /// read the same suite and the same tools.
     pub digest: String,
 }
 
@@ -284,9 +285,20 @@ pub fn parse_task(file: &Path, line: usize, text: &str) -> Result<Task, TaskErro
         hub,
         source: Source { file: file.to_path_buf(), line },
         id,
-        // Writing a map of JSON values cannot fail.
-        digest: crate::shard::digest(&serde_json::to_vec(&object).unwrap_or_default()),
+        digest: String::new(),
     };
+    // Writing a map of JSON values cannot fail. A hub folder's files are
+    // part of the definition: its tools shape every attempt.
+    let line_digest = crate::shard::digest(&serde_json::to_vec(&object).unwrap_or_default());
+    let digest = match &task.hub {
+        Some(dir) => {
+            let files = crate::hub_folder::digest(dir)
+                .map_err(|e| at.error(Some("hub"), format!("cannot read {}: {e}", dir.display())))?;
+            crate::shard::digest(format!("{line_digest}\0hub\0{files}").as_bytes())
+        }
+        None => line_digest,
+    };
+    let task = Task { digest, ..task };
     Ok(task)
 }
 
@@ -686,5 +698,27 @@ mod tests {
         let line = GOOD.replace("\"prompt\"", "\"hub\":\"tools\",\"prompt\"");
         let task = parse_task(&dir.path().join("s.jsonl"), 1, &line).unwrap();
         assert_eq!(task.hub, Some(dir.path().join("tools")));
+    }
+
+    /// Shards must not merge runs whose tools differ: the hub folder's
+    /// files are part of the task's digest, and only they.
+    #[test]
+    fn a_hub_folder_s_files_are_part_of_the_task_digest() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = dir.path().join("tools/weather");
+        std::fs::create_dir_all(&tools).unwrap();
+        std::fs::write(tools.join("run"), "echo sunny").unwrap();
+        let line = GOOD.replace("\"prompt\"", "\"hub\":\"tools\",\"prompt\"");
+        let digest = || parse_task(&dir.path().join("s.jsonl"), 1, &line).unwrap().digest;
+        let first = digest();
+        assert_eq!(digest(), first, "the same files give the same digest");
+        assert_ne!(first, parse(GOOD).unwrap().digest, "a hub changes it");
+        std::fs::write(tools.join("run"), "echo rainy").unwrap();
+        let changed = digest();
+        assert_ne!(changed, first, "a changed tool changes it");
+        std::os::unix::fs::symlink("/etc/hostname", tools.join("link")).unwrap();
+        assert_eq!(digest(), changed, "a symlink is skipped, never followed");
+        std::fs::write(tools.join("manifest.json"), "{}").unwrap();
+        assert_ne!(digest(), changed, "a new file changes it");
     }
 }
