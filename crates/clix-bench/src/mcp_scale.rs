@@ -101,9 +101,9 @@ pub(crate) fn mcp_scale(args: &[String]) {
     let sqlite = Replica::start(&options.clix, ws.path(), None, None);
     let r1 = Replica::start(&options.clix, ws.path(), Some(&url), Some("r1"));
     let r2 = Replica::start(&options.clix, ws.path(), Some(&url), Some("r2"));
-    let one = start_nginx(&nginx_config(&[&r1.addr], false));
-    let two = start_nginx(&nginx_config(&[&r1.addr, &r2.addr], false));
-    let two_keepalive = start_nginx(&nginx_config(&[&r1.addr, &r2.addr], true));
+    let one = start_nginx(&[&r1.addr], None);
+    let two = start_nginx(&[&r1.addr, &r2.addr], None);
+    let two_keepalive = start_nginx(&[&r1.addr, &r2.addr], Some(64));
     let setups = [
         ("1 replica direct, SQLite", sqlite.url()),
         ("1 replica direct, PostgreSQL", r1.url()),
@@ -422,49 +422,10 @@ fn clix_command(clix: &Path, home: &Path, ws: &Path, args: &[&str]) -> Command {
     cmd
 }
 
-fn start_nginx(http: &str) -> Nginx {
+/// The replicas behind a new nginx, as docs/scale-out.md configures it.
+fn start_nginx(replicas: &[&str], keepalive: Option<u32>) -> Nginx {
     let port = clix_testkit::free_port();
-    Nginx::start(port, &http.replace("{port}", &port.to_string()))
-}
-
-/// docs/scale-out.md's configuration for `replicas` (`r1`, `r2`, … in
-/// order; one replica needs no map), listening on `{port}`; with
-/// `keepalive`, each upstream keeps idle connections to its replicas.
-fn nginx_config(replicas: &[&str], keepalive: bool) -> String {
-    let keep = if keepalive { " keepalive 64;" } else { "" };
-    let mut upstreams = String::new();
-    let pool: String = replicas.iter().map(|a| format!(" server {a} max_fails=1 fail_timeout=30s;")).collect();
-    upstreams.push_str(&format!("    upstream clix_pool {{{pool}{keep} }}\n"));
-    let mut map = String::new();
-    if replicas.len() > 1 {
-        for (i, own) in replicas.iter().enumerate() {
-            let backups: String =
-                replicas.iter().filter(|a| *a != own).map(|a| format!(" server {a} backup;")).collect();
-            let r = i + 1;
-            upstreams.push_str(&format!(
-                "    upstream clix_r{r} {{ server {own} max_fails=1 fail_timeout=30s;{backups}{keep} }}\n"
-            ));
-            map.push_str(&format!("        ~\\.r{r}$ clix_r{r};\n"));
-        }
-    }
-    format!(
-        r#"
-{upstreams}    map $http_mcp_session_id $clix_backend {{
-{map}        default clix_pool;
-    }}
-    server {{
-        listen 127.0.0.1:{{port}};
-        location /mcp {{
-            proxy_pass http://$clix_backend;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_set_header Host $host;
-            proxy_buffering off;
-            proxy_read_timeout 1h;
-        }}
-    }}
-"#
-    )
+    Nginx::start(port, &clix_testkit::nginx::replicas_config(port, replicas, keepalive))
 }
 
 /// How busy the machine is (the benchmark shares it).

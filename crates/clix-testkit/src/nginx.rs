@@ -152,3 +152,47 @@ impl Nginx {
         std::fs::read_to_string(self.dir.path().join("error.log")).unwrap_or_default()
     }
 }
+
+/// docs/scale-out.md's configuration for `replicas` (addresses of the
+/// replicas started with `--route r1`, `r2`, … in order), listening on
+/// 127.0.0.1:`port`: a session id's suffix picks its replica's upstream
+/// (the others as backups, which answer 404 for a session they never
+/// issued: the MCP signal to start a new one), new sessions go round the
+/// pool; one replica needs no map. With `keepalive`, each upstream keeps
+/// that many idle connections to its replicas.
+pub fn replicas_config(port: u16, replicas: &[&str], keepalive: Option<u32>) -> String {
+    let keep = keepalive.map(|n| format!(" keepalive {n};")).unwrap_or_default();
+    let pool: String = replicas.iter().map(|a| format!(" server {a} max_fails=1 fail_timeout=30s;")).collect();
+    let mut upstreams = format!("    upstream clix_pool {{{pool}{keep} }}\n");
+    let mut map = String::new();
+    if replicas.len() > 1 {
+        for (i, own) in replicas.iter().enumerate() {
+            let backups: String =
+                replicas.iter().filter(|a| *a != own).map(|a| format!(" server {a} backup;")).collect();
+            let r = i + 1;
+            upstreams.push_str(&format!(
+                "    upstream clix_r{r} {{ server {own} max_fails=1 fail_timeout=30s;{backups}{keep} }}\n"
+            ));
+            map.push_str(&format!("        ~\\.r{r}$ clix_r{r};\n"));
+        }
+    }
+    format!(
+        r#"
+{upstreams}    map $http_mcp_session_id $clix_backend {{
+{map}        default clix_pool;
+    }}
+    server {{
+        listen 127.0.0.1:{port};
+        location /mcp {{
+            proxy_pass http://$clix_backend;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host $host;
+            proxy_buffering off;
+            proxy_read_timeout 1h;
+            proxy_connect_timeout 2s;
+        }}
+    }}
+"#
+    )
+}

@@ -116,7 +116,8 @@ impl Cluster {
             homes.push(home);
         }
         let port = clix_testkit::free_port();
-        let nginx = Nginx::start(port, &nginx_config(port, &addrs));
+        let upstreams: Vec<&str> = addrs.iter().map(String::as_str).collect();
+        let nginx = Nginx::start(port, &clix_testkit::nginx::replicas_config(port, &upstreams, None));
         Cluster { ws, _hub: hub, _homes: homes, replicas, addrs, nginx }
     }
 
@@ -191,38 +192,6 @@ impl Cluster {
             })
             .collect()
     }
-}
-
-/// What docs/scale-out.md gives operators, with this cluster's addresses:
-/// a session id's suffix picks its replica's upstream (the other replica
-/// as backup, which answers 404 for a session it never issued: the MCP
-/// signal to start a new one); new sessions go round the pool.
-fn nginx_config(port: u16, addrs: &[String]) -> String {
-    let (a, b) = (&addrs[0], &addrs[1]);
-    format!(
-        r#"
-    upstream clix_pool {{ server {a} max_fails=1 fail_timeout=30s; server {b} max_fails=1 fail_timeout=30s; }}
-    upstream clix_r1 {{ server {a} max_fails=1 fail_timeout=30s; server {b} backup; }}
-    upstream clix_r2 {{ server {b} max_fails=1 fail_timeout=30s; server {a} backup; }}
-    map $http_mcp_session_id $clix_backend {{
-        ~\.r1$  clix_r1;
-        ~\.r2$  clix_r2;
-        default clix_pool;
-    }}
-    server {{
-        listen 127.0.0.1:{port};
-        location /mcp {{
-            proxy_pass http://$clix_backend;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_set_header Host $host;
-            proxy_buffering off;
-            proxy_read_timeout 1h;
-            proxy_connect_timeout 2s;
-        }}
-    }}
-"#
-    )
 }
 
 #[test]
