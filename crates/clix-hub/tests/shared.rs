@@ -25,10 +25,7 @@ struct Cluster {
 impl Cluster {
     fn new(shared: bool) -> Option<Cluster> {
         let store = if shared {
-            let Some(pg) = Postgres::shared() else {
-                clix_testkit::skip_missing("clix-hub shared", clix_testkit::postgres::MISSING);
-                return None;
-            };
+            let pg = Postgres::for_test("clix-hub shared")?;
             let url = pg.database();
             SharedStore::migrate(&url).unwrap();
             Some(Arc::new(SharedStore::connect(&url).unwrap()))

@@ -12,11 +12,7 @@ use clix_testkit::Postgres;
 
 /// The test binary's server, or `None` (skipped; failed under CI).
 fn server(test: &str) -> Option<&'static Postgres> {
-    let server = Postgres::shared();
-    if server.is_none() {
-        clix_testkit::skip_missing(test, clix_testkit::postgres::MISSING);
-    }
-    server
+    Postgres::for_test(test)
 }
 
 #[test]

@@ -338,12 +338,8 @@ mod tests {
     /// restarts.
     #[test]
     fn a_checkpoint_in_the_shared_store_resumes_on_another_machine_and_survives_a_store_outage() {
-        let Some(pg) = clix_testkit::Postgres::shared() else {
-            return clix_testkit::skip_missing(
-                "a_checkpoint_in_the_shared_store_resumes_on_another_machine_and_survives_a_store_outage",
-                clix_testkit::postgres::MISSING,
-            );
-        };
+        let test = "a_checkpoint_in_the_shared_store_resumes_on_another_machine_and_survives_a_store_outage";
+        let Some(pg) = clix_testkit::Postgres::for_test(test) else { return };
         let url = pg.database();
         let db = url.rsplit('/').next().unwrap().to_string();
         SharedStore::migrate(&url).unwrap();

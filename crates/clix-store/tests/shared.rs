@@ -12,11 +12,7 @@ use clix_store::{SharedStore, StoreError};
 use clix_testkit::Postgres;
 
 fn server(test: &str) -> Option<&'static Postgres> {
-    let server = Postgres::shared();
-    if server.is_none() {
-        clix_testkit::skip_missing(test, clix_testkit::postgres::MISSING);
-    }
-    server
+    Postgres::for_test(test)
 }
 
 /// A migrated database of its own.

@@ -17,6 +17,7 @@
 
 mod canary;
 pub mod llm;
+mod model2vec;
 pub mod model_server;
 pub mod nginx;
 pub mod postgres;
@@ -27,6 +28,7 @@ mod sshd;
 mod swapper;
 
 pub use canary::Canary;
+pub use model2vec::model2vec_dir;
 pub use nginx::Nginx;
 pub use postgres::Postgres;
 pub use procs::{chromiums_of, pids_with_cmdline, wait_with_peak_rss};

@@ -81,6 +81,16 @@ impl Postgres {
         SERVER.get_or_init(|| pgserver_dir().map(|dir| Postgres::start_from(&dir))).as_ref()
     }
 
+    /// [`Postgres::shared`] for `test`, which is skipped (failed under
+    /// CI, by [`crate::skip_missing`]) when there is none.
+    pub fn for_test(test: &str) -> Option<&'static Postgres> {
+        let server = Postgres::shared();
+        if server.is_none() {
+            crate::skip_missing(test, MISSING);
+        }
+        server
+    }
+
     /// A server of its own, stopped when dropped. Panics, saying what
     /// failed, when it cannot start (see [`pgserver_dir`]).
     pub fn start() -> Postgres {

@@ -16,7 +16,7 @@ use std::process::{Command, Output};
 
 use common::text;
 use serde_json::{Value, json};
-use support::{FnServer, Reply, openai_calls, openai_text};
+use support::FnServer;
 
 /// A one-task suite: how many ERROR lines app.log has (2).
 fn suite(dir: &Path) {
@@ -29,18 +29,6 @@ fn suite(dir: &Path) {
     std::fs::write(dir.join("suite.jsonl"), format!("{task}\n")).unwrap();
 }
 
-/// Counts with the run tool when it is offered, then answers; with any
-/// other tool set it answers without looking (and is wrong).
-fn model(body: &Value) -> Reply {
-    let offers_run = body["tools"].as_array().unwrap().iter().any(|t| t["function"]["name"] == "run");
-    let answered = body["messages"].as_array().unwrap().iter().any(|m| m["role"] == "tool");
-    match (offers_run, answered) {
-        (true, false) => openai_calls(&[("run", r#"{"command": "grep -c ERROR app.log"}"#)], 40, 4),
-        (true, true) => openai_text("2", 60, 1),
-        (false, _) => openai_text("5", 30, 1),
-    }
-}
-
 async fn eval(server: &FnServer, home: &Path, ws: &Path, args: &[&str]) -> Output {
     let mut cmd = common::clix(home, ws, args);
     cmd.env("AGENT_BASE_URL", format!("{}/v1", server.url)).env("AGENT_MODEL", "scripted");
@@ -49,7 +37,7 @@ async fn eval(server: &FnServer, home: &Path, ws: &Path, args: &[&str]) -> Outpu
 
 #[tokio::test(flavor = "multi_thread")]
 async fn eval_with_a_model_leaves_results_a_report_and_replays() {
-    let server = support::start_fn(model).await;
+    let server = support::start_fn(common::counting_eval_model).await;
     let (home, ws) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     suite(ws.path());
     let out = ws.path().join("out");
@@ -309,7 +297,7 @@ fn two_task_suite(dir: &Path) {
 /// saying which shard.
 #[tokio::test(flavor = "multi_thread")]
 async fn sharded_model_runs_merge_with_their_replays_and_refuse_what_does_not_fit() {
-    let server = support::start_fn(model).await;
+    let server = support::start_fn(common::counting_eval_model).await;
     let (home, ws, tmp) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     two_task_suite(ws.path());
     let run = |args: Vec<String>| {

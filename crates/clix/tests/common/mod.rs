@@ -76,3 +76,17 @@ impl Screen {
         text(&seen.lock().unwrap())
     }
 }
+
+/// An eval's scripted model: counts with the run tool when it is offered,
+/// then answers; with any other tool set it answers without looking (and
+/// is wrong).
+pub(crate) fn counting_eval_model(body: &serde_json::Value) -> clix_testkit::model_server::Reply {
+    use clix_testkit::model_server::{openai_calls, openai_text};
+    let offers_run = body["tools"].as_array().unwrap().iter().any(|t| t["function"]["name"] == "run");
+    let answered = body["messages"].as_array().unwrap().iter().any(|m| m["role"] == "tool");
+    match (offers_run, answered) {
+        (true, false) => openai_calls(&[("run", r#"{"command": "grep -c ERROR app.log"}"#)], 40, 4),
+        (true, true) => openai_text("2", 60, 1),
+        (false, _) => openai_text("5", 30, 1),
+    }
+}
