@@ -4,6 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -36,21 +38,7 @@ impl Fixture {
 
     /// The same in another hub folder (the workspace's `.clix/hub`).
     fn tool_in(&self, hub: &Path, name: &str, patch: Value, script: &str) -> PathBuf {
-        let dir = hub.join(name);
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut manifest = json!({
-            "name": name, "version": "1.0.0", "description": format!("the {name} tool"),
-            "command": "./run", "self_test": false, "version_args": false,
-        });
-        for (k, v) in patch.as_object().unwrap() {
-            manifest[k] = v.clone();
-        }
-        std::fs::write(dir.join("manifest.json"), serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
-        let program = dir.join("run");
-        std::fs::write(&program, format!("#!/bin/bash\n{script}\n")).unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
-        dir
+        support::write_tool(hub, name, patch, script)
     }
 
     fn config(&self, ttl: Duration, domains: &[&str]) -> HubConfig {

@@ -5,6 +5,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
+mod support;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -45,19 +47,7 @@ impl Cluster {
     }
 
     fn tool(&self, name: &str, patch: serde_json::Value, script: &str) {
-        let dir = self.hub().join(name);
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut manifest = json!({
-            "name": name, "version": "1.0.0", "description": format!("the {name} tool"),
-            "command": "./run", "self_test": false, "version_args": false,
-        });
-        for (k, v) in patch.as_object().unwrap() {
-            manifest[k] = v.clone();
-        }
-        std::fs::write(dir.join("manifest.json"), manifest.to_string()).unwrap();
-        std::fs::write(dir.join("run"), format!("#!/bin/bash\n{script}\n")).unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(dir.join("run"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        support::write_tool(&self.hub(), name, patch, script);
     }
 
     /// One machine: its own state folder (kept in `state`) and audit file.
