@@ -1,6 +1,7 @@
-//! A long-lived program in the sandbox (the browser): started with the same
-//! layout, environment, filter and limits as a run, talked to over pipes at
-//! fixed descriptors, and ended when its [`Service`] is dropped or stopped.
+//! A long-lived program in the sandbox (the browser, an MCP server):
+//! started with the same layout, environment, filter and limits as a run,
+//! talked to over pipes at fixed descriptors or over its stdin and stdout,
+//! and ended when its [`Service`] is dropped or stopped.
 //!
 //! Unlike a run it has no time limit and no captured stdout: the caller
 //! owns its pipes. Its stderr is kept as a short tail, for the error that
@@ -13,6 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use clix_process::Groups;
 use tokio::io::AsyncReadExt;
+use tokio::process::{ChildStdin, ChildStdout};
 
 use crate::cgroup::RunCgroups;
 use crate::run::{BwrapPipes, ChildLimits, KILL_GRACE, Sandbox, SandboxError, high, run_cgroups};
@@ -49,6 +51,30 @@ pub struct Service {
 impl Sandbox {
     /// Starts `req` in the sandbox and returns once the sandbox is set up.
     pub async fn start_service(&self, req: ServiceRequest<'_>) -> Result<Service, SandboxError> {
+        Ok(self.start(req, &[], false).await?.0)
+    }
+
+    /// Starts `req` with its stdin and stdout as pipes (a program that
+    /// speaks over them, as an MCP server does), and `env` set on top of
+    /// the allowlist: variables its caller's configuration names for it.
+    pub async fn start_stdio_service(
+        &self,
+        req: ServiceRequest<'_>,
+        env: &[(String, String)],
+    ) -> Result<(Service, ChildStdin, ChildStdout), SandboxError> {
+        let program = req.argv.first().cloned().unwrap_or_default();
+        let (service, stdio) = self.start(req, env, true).await?;
+        stdio
+            .ok_or_else(|| SandboxError::Spawn { program, reason: "no pipes to its stdin and stdout".into() })
+            .map(|(stdin, stdout)| (service, stdin, stdout))
+    }
+
+    async fn start(
+        &self,
+        req: ServiceRequest<'_>,
+        env: &[(String, String)],
+        stdio: bool,
+    ) -> Result<(Service, Option<(ChildStdin, ChildStdout)>), SandboxError> {
         let program = req.argv.first().cloned().unwrap_or_default();
         let spawn_error = |reason: String| SandboxError::Spawn { program: program.clone(), reason };
         if let Some((n, _)) = req.fds.iter().find(|(n, _)| !(3..=9).contains(n)) {
@@ -60,7 +86,9 @@ impl Sandbox {
         let pipes = BwrapPipes::when(bwrap.as_deref(), &program)?;
         let mut cmd =
             self.launcher(req.argv, req.cwd, req.read_only, req.share_network, bwrap.as_deref(), pipes.as_ref());
-        cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+        cmd.envs(env.iter().map(|(k, v)| (k, v)));
+        let piped = || if stdio { Stdio::piped() } else { Stdio::null() };
+        cmd.stdin(piped()).stdout(piped()).stderr(Stdio::piped());
         // Moved above the fixed numbers first, so placing one never closes another.
         let mut handed = Vec::new();
         for (n, fd) in req.fds {
@@ -88,7 +116,8 @@ impl Sandbox {
             };
             groups.set_inner(program);
         }
-        Ok(Service { child, groups, _cgroups: cgroups, stderr })
+        let pipes = child.stdin.take().zip(child.stdout.take());
+        Ok((Service { child, groups, _cgroups: cgroups, stderr }, pipes))
     }
 }
 

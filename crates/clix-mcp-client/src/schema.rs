@@ -1,0 +1,340 @@
+//! A tool's `inputSchema` as command-line flags: the parameters read from
+//! the schema, an argv mapped to the tool's arguments (every value checked
+//! against its type), and the help a person or a model reads.
+
+use serde_json::{Map, Number, Value};
+
+/// One tool of a server, as a subcommand.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tool {
+    /// Its name: the subcommand.
+    pub name: String,
+    /// What it does, as the server says.
+    pub description: String,
+    /// Its parameters, in the schema's order.
+    pub params: Vec<Param>,
+}
+
+/// One parameter: a flag.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Param {
+    /// The property's name (`--name`; `_` may be written `-`).
+    pub name: String,
+    /// Its type.
+    pub kind: Kind,
+    /// Whether the schema lists it in `required`.
+    pub required: bool,
+    /// Its default, when the schema gives one.
+    pub default: Option<Value>,
+    /// Its description.
+    pub description: String,
+}
+
+/// A parameter's type, as the flags read it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kind {
+    /// Text.
+    String,
+    /// A whole number.
+    Integer,
+    /// Any number.
+    Number,
+    /// `--flag` or `--flag=false`.
+    Boolean,
+    /// One of these values.
+    Enum(Vec<Value>),
+    /// Repeated flags, each an item of this kind.
+    Array(Box<Kind>),
+    /// A JSON value (an object, or a type the flags do not spell).
+    Json,
+}
+
+impl Kind {
+    /// The word for its value in usage lines.
+    fn placeholder(&self) -> String {
+        match self {
+            Kind::String => "TEXT".into(),
+            Kind::Integer => "INT".into(),
+            Kind::Number => "NUMBER".into(),
+            Kind::Boolean => String::new(),
+            Kind::Enum(values) => values.iter().map(shown).collect::<Vec<_>>().join("|"),
+            Kind::Array(item) => format!("{}...", item.placeholder()),
+            Kind::Json => "JSON".into(),
+        }
+    }
+
+    /// Its type as the help names it.
+    fn name(&self) -> String {
+        match self {
+            Kind::String => "text".into(),
+            Kind::Integer => "integer".into(),
+            Kind::Number => "number".into(),
+            Kind::Boolean => "boolean".into(),
+            Kind::Enum(_) => "one of the values shown".into(),
+            Kind::Array(item) => format!("list of {}, one flag each", item.name()),
+            Kind::Json => "JSON".into(),
+        }
+    }
+}
+
+/// A JSON value as a flag's text (a string without its quotes).
+fn shown(v: &Value) -> String {
+    v.as_str().map(String::from).unwrap_or_else(|| v.to_string())
+}
+
+impl Tool {
+    /// The tool with its parameters read from `schema` (`$ref`s into
+    /// `$defs` followed; `anyOf` with `null` read as the other type).
+    pub fn from_schema(name: &str, description: &str, schema: &Map<String, Value>) -> Tool {
+        let required: Vec<&str> =
+            schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+        let params = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .map(|(pname, prop)| {
+                let resolved = resolve(schema, prop, 0);
+                let description = [prop, &resolved]
+                    .iter()
+                    .find_map(|v| v.get("description").and_then(Value::as_str))
+                    .unwrap_or_default()
+                    .to_string();
+                Param {
+                    name: pname.clone(),
+                    kind: kind(schema, &resolved, 0),
+                    required: required.contains(&pname.as_str()),
+                    default: prop.get("default").or_else(|| resolved.get("default")).cloned(),
+                    description,
+                }
+            })
+            .collect();
+        Tool { name: name.into(), description: description.trim().into(), params }
+    }
+
+    /// The first line of the description, for a server's list of tools.
+    pub fn summary(&self) -> &str {
+        self.description.lines().next().unwrap_or_default()
+    }
+
+    /// `usage: SERVER TOOL --a TEXT [--b INT] [--json JSON]`.
+    pub fn usage(&self, server: &str) -> String {
+        let mut line = format!("usage: {server} {}", self.name);
+        for p in &self.params {
+            let flag = format!("--{}", p.name);
+            let value = p.kind.placeholder();
+            let word = if value.is_empty() { flag } else { format!("{flag} {value}") };
+            line.push(' ');
+            line.push_str(&if p.required { word } else { format!("[{word}]") });
+        }
+        line.push_str(" [--json JSON]");
+        line
+    }
+
+    /// `SERVER TOOL --help`: what it does, its usage, then each parameter
+    /// with its type, whether it is required, its default, its values.
+    pub fn help(&self, server: &str) -> String {
+        let mut out = format!("{server} {}", self.name);
+        if !self.description.is_empty() {
+            out.push_str(": ");
+            out.push_str(&self.description);
+        }
+        out.push_str(&format!("\n\n{}\n", self.usage(server)));
+        if !self.params.is_empty() {
+            out.push_str("\nparameters:\n");
+        }
+        for p in &self.params {
+            let mut facts = vec![p.kind.name()];
+            if p.required {
+                facts.insert(0, "required".into());
+            }
+            if let Some(d) = &p.default {
+                facts.push(format!("default {}", shown(d)));
+            }
+            if let Kind::Enum(values) = &p.kind {
+                facts[if p.required { 1 } else { 0 }] =
+                    format!("one of {}", values.iter().map(shown).collect::<Vec<_>>().join(", "));
+            }
+            out.push_str(&format!("  --{} ({})", p.name, facts.join("; ")));
+            if !p.description.is_empty() {
+                out.push_str(&format!(": {}", p.description));
+            }
+            out.push('\n');
+        }
+        out.push_str(
+            "  --json JSON: the arguments (or some of them) as one JSON object; flags given too take precedence\n",
+        );
+        out
+    }
+
+    /// The tool's arguments from `argv` (the words after the tool's name).
+    /// `Ok(None)` asks for the help; an error is a usage error (exit 2).
+    pub fn arguments(&self, server: &str, argv: &[String]) -> Result<Option<Map<String, Value>>, String> {
+        let usage_error = |msg: String| format!("{server} {}: {msg}\n{}", self.name, self.usage(server));
+        let mut args = Map::new();
+        let mut from_json = Map::new();
+        let mut words = argv.iter();
+        while let Some(word) = words.next() {
+            if word == "--help" || word == "-h" {
+                return Ok(None);
+            }
+            let Some(flag) = word.strip_prefix("--") else {
+                return Err(usage_error(format!(
+                    "unexpected `{word}`: every parameter is a flag ({})",
+                    self.flags().join(", ")
+                )));
+            };
+            let (flag, inline) = match flag.split_once('=') {
+                Some((f, v)) => (f, Some(v.to_string())),
+                None => (flag, None),
+            };
+            if flag == "json" && self.param(flag).is_none() {
+                let text = match inline {
+                    Some(v) => v,
+                    None => words.next().cloned().ok_or_else(|| usage_error("--json needs a JSON object".into()))?,
+                };
+                match serde_json::from_str::<Value>(&text) {
+                    Ok(Value::Object(obj)) => from_json.extend(obj),
+                    Ok(_) => return Err(usage_error("--json takes a JSON object ({\"name\": value, ...})".into())),
+                    Err(e) => return Err(usage_error(format!("--json: not JSON: {e}"))),
+                }
+                continue;
+            }
+            let Some(param) = self.param(flag) else {
+                let names: Vec<String> = self.params.iter().map(|p| p.name.clone()).chain(["json".into()]).collect();
+                let hint = match clix_common::names::did_you_mean(flag, names.iter().map(String::as_str)) {
+                    Some(near) => format!("did you mean --{near}?"),
+                    None => format!("its flags: {}", self.flags().join(", ")),
+                };
+                return Err(usage_error(format!("unknown flag --{flag}; {hint}")));
+            };
+            let text = match (&param.kind, inline) {
+                (_, Some(v)) => v,
+                (Kind::Boolean, None) => "true".into(),
+                (_, None) => words
+                    .next()
+                    .cloned()
+                    .ok_or_else(|| usage_error(format!("--{} needs a value ({})", param.name, param.kind.name())))?,
+            };
+            let value = match &param.kind {
+                Kind::Array(item) => {
+                    let one = value_of(item, &text).map_err(|e| usage_error(format!("--{}: {e}", param.name)))?;
+                    match args.entry(param.name.clone()).or_insert_with(|| Value::Array(Vec::new())) {
+                        Value::Array(items) => items.push(one),
+                        other => *other = Value::Array(vec![one]),
+                    }
+                    continue;
+                }
+                kind => value_of(kind, &text).map_err(|e| usage_error(format!("--{}: {e}", param.name)))?,
+            };
+            args.insert(param.name.clone(), value);
+        }
+        from_json.extend(args);
+        let missing: Vec<String> = self
+            .params
+            .iter()
+            .filter(|p| p.required && !from_json.contains_key(&p.name))
+            .map(|p| format!("--{}", p.name))
+            .collect();
+        if !missing.is_empty() {
+            return Err(usage_error(format!("missing {} (required)", missing.join(", "))));
+        }
+        Ok(Some(from_json))
+    }
+
+    /// The parameter `flag` names (`some-name` finds `some_name`).
+    fn param(&self, flag: &str) -> Option<&Param> {
+        self.params.iter().find(|p| p.name == flag || p.name.replace('_', "-") == flag)
+    }
+
+    fn flags(&self) -> Vec<String> {
+        self.params.iter().map(|p| format!("--{}", p.name)).chain(["--json".into()]).collect()
+    }
+}
+
+/// `text` as a value of `kind`, or why it is not one.
+fn value_of(kind: &Kind, text: &str) -> Result<Value, String> {
+    match kind {
+        Kind::String => Ok(Value::String(text.into())),
+        Kind::Integer => text
+            .parse::<i64>()
+            .map(Value::from)
+            .map_err(|_| format!("`{text}` is not a whole number (an integer is expected)")),
+        Kind::Number => text
+            .parse::<f64>()
+            .ok()
+            .and_then(Number::from_f64)
+            .map(Value::Number)
+            .ok_or_else(|| format!("`{text}` is not a number")),
+        Kind::Boolean => match text {
+            "true" => Ok(Value::Bool(true)),
+            "false" => Ok(Value::Bool(false)),
+            _ => Err(format!("`{text}` is not true or false (write --flag or --flag=false)")),
+        },
+        Kind::Enum(values) => values.iter().find(|v| shown(v) == text).cloned().ok_or_else(|| {
+            format!("`{text}` is not allowed; allowed: {}", values.iter().map(shown).collect::<Vec<_>>().join(", "))
+        }),
+        // A list given whole, as JSON, where a flag of its own would not do.
+        Kind::Array(_) | Kind::Json => serde_json::from_str(text).map_err(|e| format!("not JSON: {e}")),
+    }
+}
+
+/// Depth past which `$ref`s are not followed (a schema that refers to itself).
+const MAX_REF_DEPTH: usize = 8;
+
+/// `prop` with a `$ref` (alone, or the only member of `allOf`) replaced by
+/// what it points to in `root`, and an `anyOf`/`oneOf` with `null` by its other member.
+fn resolve(root: &Map<String, Value>, prop: &Value, depth: usize) -> Value {
+    if depth > MAX_REF_DEPTH {
+        return prop.clone();
+    }
+    if let Some(target) = prop.get("$ref").and_then(Value::as_str) {
+        let mut at = target.strip_prefix("#/").map(|_| root);
+        let mut found = None;
+        for key in target.trim_start_matches("#/").split('/') {
+            found = at.and_then(|obj| obj.get(key));
+            at = found.and_then(Value::as_object);
+        }
+        return found.map(|v| resolve(root, v, depth + 1)).unwrap_or(Value::Null);
+    }
+    for combinator in ["allOf", "anyOf", "oneOf"] {
+        if let Some(members) = prop.get(combinator).and_then(Value::as_array) {
+            let real: Vec<&Value> =
+                members.iter().filter(|m| m.get("type").and_then(Value::as_str) != Some("null")).collect();
+            if let [one] = real.as_slice() {
+                return resolve(root, one, depth + 1);
+            }
+        }
+    }
+    prop.clone()
+}
+
+/// The flag type of a resolved property.
+fn kind(root: &Map<String, Value>, prop: &Value, depth: usize) -> Kind {
+    if let Some(values) = prop.get("enum").and_then(Value::as_array) {
+        return Kind::Enum(values.clone());
+    }
+    let ty = match prop.get("type") {
+        Some(Value::String(t)) => Some(t.as_str()),
+        // `["string", "null"]`: the other type.
+        Some(Value::Array(types)) => {
+            let real: Vec<&str> = types.iter().filter_map(Value::as_str).filter(|t| *t != "null").collect();
+            if let [one] = real.as_slice() { Some(*one) } else { None }
+        }
+        _ => None,
+    };
+    match ty {
+        Some("string") => Kind::String,
+        Some("integer") => Kind::Integer,
+        Some("number") => Kind::Number,
+        Some("boolean") => Kind::Boolean,
+        Some("array") if depth == 0 => {
+            let item = prop.get("items").map(|i| resolve(root, i, 0)).unwrap_or(Value::Null);
+            match kind(root, &item, depth + 1) {
+                Kind::Array(_) | Kind::Json => Kind::Json,
+                item => Kind::Array(Box::new(item)),
+            }
+        }
+        _ => Kind::Json,
+    }
+}

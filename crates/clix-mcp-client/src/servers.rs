@@ -1,0 +1,415 @@
+//! The servers of one session: each started on first use (a stdio one in
+//! the sandbox, an HTTP one through rmcp's client), kept for the session,
+//! and gone when [`Servers`] is dropped. A server that ends is started again
+//! by the next call.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clix_common::exit;
+use clix_sandbox::{Sandbox, Service, ServiceRequest};
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
+use serde_json::{Map, Value};
+use tokio::sync::Mutex;
+
+use crate::output::CallResult;
+use crate::schema::Tool;
+use crate::settings::{McpSettings, ServerEntry, Transport};
+
+/// How long a server gets to start and answer `initialize` (and to list
+/// its tools) before it is reported as not answering.
+pub const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One call, checked against the tool's schema and not yet made: what the
+/// engine's policy gate, audit line and rate limits look at before
+/// [`Servers::call`] makes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    /// The server's name (the command).
+    pub server: String,
+    /// The tool's name (the subcommand).
+    pub tool: String,
+    /// The arguments sent, as the schema types them.
+    pub arguments: Map<String, Value>,
+}
+
+impl ToolCall {
+    /// The arguments as one line of JSON (for an audit line).
+    pub fn arguments_json(&self) -> String {
+        Value::Object(self.arguments.clone()).to_string()
+    }
+}
+
+/// What an argv asks of a server: a call to make, or an answer already
+/// (a help page, a usage error, a server that would not start).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Prepared {
+    /// A tool call to make with [`Servers::call`].
+    Call(ToolCall),
+    /// The result, nothing to call.
+    Done(CallResult),
+}
+
+/// A live connection, dropped in field order: the client, then the process.
+struct Connection {
+    client: RunningService<RoleClient, ()>,
+    /// A stdio server's process in the sandbox (none for HTTP).
+    process: Option<Service>,
+}
+
+/// One server's state: its connection (none before first use, or after it
+/// ended) and its tools, listed once per session.
+#[derive(Default)]
+struct Slot {
+    connection: Option<Connection>,
+    tools: Option<Arc<Vec<Tool>>>,
+}
+
+/// The MCP servers of one session, each a command.
+pub struct Servers {
+    entries: Vec<ServerEntry>,
+    sandbox: Arc<Sandbox>,
+    workspace: PathBuf,
+    /// One per entry; a call holds its server's, so the calls to one
+    /// server run one at a time, in order.
+    slots: HashMap<String, Mutex<Slot>>,
+    start_timeout: Duration,
+}
+
+impl Servers {
+    /// The enabled servers of `settings`, none started: stdio ones will run
+    /// in `sandbox` with `workspace` as their folder.
+    pub fn new(settings: &McpSettings, sandbox: Arc<Sandbox>, workspace: &Path) -> Self {
+        let entries: Vec<ServerEntry> = settings.server.iter().filter(|e| e.enabled).cloned().collect();
+        let slots = entries.iter().map(|e| (e.name.clone(), Mutex::new(Slot::default()))).collect();
+        Servers { entries, sandbox, workspace: workspace.to_path_buf(), slots, start_timeout: START_TIMEOUT }
+    }
+
+    /// The same, giving each server `timeout` to start instead of [`START_TIMEOUT`].
+    pub fn with_start_timeout(mut self, timeout: Duration) -> Self {
+        self.start_timeout = timeout;
+        self
+    }
+
+    /// The servers' entries (the enabled ones), in the config's order.
+    pub fn entries(&self) -> &[ServerEntry] {
+        &self.entries
+    }
+
+    /// Whether `name` is one of the servers.
+    pub fn has(&self, name: &str) -> bool {
+        self.slots.contains_key(name)
+    }
+
+    /// `server`'s tools, listed when first asked (starting it) and kept for the session.
+    pub async fn tools(&self, server: &str) -> Result<Arc<Vec<Tool>>, String> {
+        let (entry, slot) = self.slot(server)?;
+        let mut slot = slot.lock().await;
+        self.tools_of(entry, &mut slot).await
+    }
+
+    /// What `argv` (the words after the server's name) asks: a help page
+    /// (`SERVER`, `SERVER --help`, `SERVER TOOL --help`), a usage error
+    /// (exit 2), or a checked call.
+    pub async fn prepare(&self, server: &str, argv: &[String]) -> Prepared {
+        let tools = match self.tools(server).await {
+            Ok(tools) => tools,
+            Err(e) => return Prepared::Done(CallResult::error(exit::FAILURE, e)),
+        };
+        let Some(first) = argv.first().filter(|w| !matches!(w.as_str(), "--help" | "-h" | "help")) else {
+            return Prepared::Done(CallResult::text(server_help(server, &tools)));
+        };
+        let Some(tool) = tools.iter().find(|t| t.name == *first) else {
+            let hint = match clix_common::names::did_you_mean(first, tools.iter().map(|t| t.name.as_str())) {
+                Some(near) => format!("did you mean `{server} {near}`?"),
+                None => format!("`{server} --help` lists them"),
+            };
+            return Prepared::Done(CallResult::usage(format!("{server}: no tool `{first}`; {hint}")));
+        };
+        match tool.arguments(server, &argv[1..]) {
+            Ok(Some(arguments)) => {
+                Prepared::Call(ToolCall { server: server.into(), tool: tool.name.clone(), arguments })
+            }
+            Ok(None) => Prepared::Done(CallResult::text(tool.help(server))),
+            Err(usage) => Prepared::Done(CallResult::usage(usage)),
+        }
+    }
+
+    /// Makes `call`, starting its server if it is not running. A server
+    /// that ends during the call is reported with its stderr and started
+    /// again by the next call.
+    pub async fn call(&self, call: &ToolCall) -> CallResult {
+        let (entry, slot) = match self.slot(&call.server) {
+            Ok(found) => found,
+            Err(e) => return CallResult::error(exit::NOT_FOUND, e),
+        };
+        let mut slot = slot.lock().await;
+        let connection = match self.connected(entry, &mut slot).await {
+            Ok(c) => c,
+            Err(e) => return CallResult::error(exit::FAILURE, e),
+        };
+        let params = CallToolRequestParams::new(call.tool.clone()).with_arguments(call.arguments.clone());
+        tracing::debug!(server = %call.server, tool = %call.tool, "mcp: calling a tool");
+        match connection.client.call_tool(params).await {
+            Ok(result) => CallResult::from_tool(result),
+            Err(e) => {
+                let ended = slot.connection.take();
+                let why = match ended {
+                    Some(c) => gone(entry, c, &e.to_string()).await,
+                    None => e.to_string(),
+                };
+                CallResult::error(
+                    exit::FAILURE,
+                    format!(
+                        "{} {}: the MCP server failed during the call: {why}\nThe next call starts it again.",
+                        call.server, call.tool
+                    ),
+                )
+            }
+        }
+    }
+
+    /// [`Servers::prepare`] then [`Servers::call`], with no one deciding in between.
+    pub async fn run(&self, server: &str, argv: &[String]) -> CallResult {
+        match self.prepare(server, argv).await {
+            Prepared::Call(call) => self.call(&call).await,
+            Prepared::Done(result) => result,
+        }
+    }
+
+    fn slot(&self, server: &str) -> Result<(&ServerEntry, &Mutex<Slot>), String> {
+        let entry = self.entries.iter().find(|e| e.name == server);
+        entry.zip(self.slots.get(server)).ok_or_else(|| format!("{server}: no MCP server of that name"))
+    }
+
+    async fn tools_of(&self, entry: &ServerEntry, slot: &mut Slot) -> Result<Arc<Vec<Tool>>, String> {
+        if let Some(tools) = &slot.tools {
+            return Ok(Arc::clone(tools));
+        }
+        let connection = self.connected(entry, slot).await?;
+        let listed = tokio::time::timeout(self.start_timeout, connection.client.list_all_tools()).await;
+        let listed = match listed {
+            Ok(Ok(tools)) => tools,
+            failed => {
+                let what = match failed {
+                    Ok(Err(e)) => e.to_string(),
+                    _ => format!("no answer within {} s", self.start_timeout.as_secs()),
+                };
+                let why = match slot.connection.take() {
+                    Some(c) => gone(entry, c, &what).await,
+                    None => what,
+                };
+                return Err(format!("{}: the MCP server did not list its tools: {why}", entry.name));
+            }
+        };
+        let tools: Vec<Tool> = listed
+            .iter()
+            .map(|t| Tool::from_schema(&t.name, t.description.as_deref().unwrap_or_default(), &t.input_schema))
+            .collect();
+        let tools = Arc::new(tools);
+        slot.tools = Some(Arc::clone(&tools));
+        Ok(tools)
+    }
+
+    /// The slot's live connection, started (again) when there is none or
+    /// its process has ended.
+    async fn connected<'s>(&self, entry: &ServerEntry, slot: &'s mut Slot) -> Result<&'s Connection, String> {
+        let ended = slot
+            .connection
+            .as_mut()
+            .is_some_and(|c| c.process.as_mut().is_some_and(|p| p.exited().is_some()) || c.client.is_closed());
+        if ended {
+            tracing::debug!(server = %entry.name, "mcp: the server had ended; starting it again");
+            slot.connection = None;
+        }
+        if slot.connection.is_none() {
+            let started = match entry.transport() {
+                Transport::Stdio => self.start_stdio(entry).await?,
+                Transport::Http => self.connect_http(entry).await?,
+            };
+            slot.connection = Some(started);
+        }
+        slot.connection.as_ref().ok_or_else(|| format!("{}: no connection", entry.name))
+    }
+
+    async fn start_stdio(&self, entry: &ServerEntry) -> Result<Connection, String> {
+        let mut argv = vec![entry.command.clone().unwrap_or_default()];
+        argv.extend(entry.args.iter().cloned());
+        let read_only = own_folders(&argv, &self.workspace).map_err(|e| format!("{}: {e}", entry.name))?;
+        let env: Vec<(String, String)> =
+            entry.env.iter().filter_map(|k| std::env::var(k).ok().map(|v| (k.clone(), v))).collect();
+        let request = ServiceRequest {
+            argv: &argv,
+            cwd: &self.workspace,
+            read_only: &read_only,
+            share_network: entry.network,
+            fds: Vec::new(),
+        };
+        tracing::debug!(server = %entry.name, argv = ?argv, network = entry.network, "mcp: starting a stdio server");
+        let (mut process, stdin, stdout) = self
+            .sandbox
+            .start_stdio_service(request, &env)
+            .await
+            .map_err(|e| self.not_started(entry, &e.to_string(), None))?;
+        let handshake = ().serve_with_lifecycle((stdout, stdin), ClientLifecycleMode::Initialize);
+        let what = match tokio::time::timeout(self.start_timeout, handshake).await {
+            Ok(Ok(client)) => return Ok(Connection { client, process: Some(process) }),
+            Ok(Err(e)) => format!("the MCP handshake failed ({e})"),
+            Err(_) => format!("it did not answer `initialize` within {} s", self.start_timeout.as_secs()),
+        };
+        let what = match wait_exit(&mut process).await {
+            Some(code) => format!("{what}; it exited with {code}"),
+            None => what,
+        };
+        Err(self.not_started(entry, &what, Some(&process.stderr_tail())))
+    }
+
+    async fn connect_http(&self, entry: &ServerEntry) -> Result<Connection, String> {
+        let url = entry.url.clone().unwrap_or_default();
+        let resolved = entry.resolve_headers(|v| std::env::var(v).ok())?;
+        let mut headers = HashMap::new();
+        for (name, value) in resolved.0 {
+            let name = http::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| format!("{}: header {name:?} is not a header name", entry.name))?;
+            let value = http::HeaderValue::from_str(&value)
+                .map_err(|_| format!("{}: header {name} holds a character a header cannot carry", entry.name))?;
+            headers.insert(name, value);
+        }
+        let config = StreamableHttpClientTransportConfig::with_uri(url.clone()).custom_headers(headers);
+        let transport = StreamableHttpClientTransport::from_config(config);
+        tracing::debug!(server = %entry.name, url = %url, "mcp: connecting to an HTTP server");
+        let handshake = ().serve_with_lifecycle(transport, ClientLifecycleMode::Initialize);
+        match tokio::time::timeout(self.start_timeout, handshake).await {
+            Ok(Ok(client)) => Ok(Connection { client, process: None }),
+            Ok(Err(e)) => Err(format!(
+                "{}: the MCP server at {url} did not answer: {e}\ncheck: that it is running and serves streamable \
+                 HTTP at that path (often /mcp), and that its headers (a token) are right",
+                entry.name
+            )),
+            Err(_) => Err(format!(
+                "{}: the MCP server at {url} did not answer within {} s\ncheck: that it is running and reachable",
+                entry.name,
+                self.start_timeout.as_secs()
+            )),
+        }
+    }
+
+    /// The navigating error of a stdio server that did not start.
+    fn not_started(&self, entry: &ServerEntry, what: &str, tail: Option<&str>) -> String {
+        let command = std::iter::once(entry.command.as_deref().unwrap_or_default())
+            .chain(entry.args.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut out = format!("{}: the MCP server did not start: {what}\n", entry.name);
+        out.push_str(&format!(
+            "  command: {command} (in the sandbox, in {}, network {})\n",
+            self.workspace.display(),
+            if entry.network { "on" } else { "off" }
+        ));
+        match tail.filter(|t| !t.is_empty()) {
+            Some(tail) => out.push_str(&format!("  its stderr ends:\n{}\n", indent(tail))),
+            None => out.push_str("  it wrote nothing to stderr\n"),
+        }
+        let unset: Vec<&str> = entry.env.iter().filter(|k| std::env::var_os(k).is_none()).map(String::as_str).collect();
+        if !unset.is_empty() {
+            out.push_str(&format!("  not set in clix's environment: {}\n", unset.join(", ")));
+        }
+        out.push_str(
+            "  check: that the command runs in a terminal; that what it needs is visible in the sandbox (the \
+             workspace, the system's folders, the folders its absolute paths name: `sandbox status`); that the \
+             variables it needs are in its `env`; `network = true` if it needs the network",
+        );
+        out
+    }
+}
+
+/// Why a connection ended: its process's exit and stderr when it has one.
+async fn gone(entry: &ServerEntry, mut connection: Connection, error: &str) -> String {
+    let Some(process) = connection.process.as_mut() else {
+        return format!("{error} (server at {})", entry.url.as_deref().unwrap_or_default());
+    };
+    let exit = wait_exit(process).await;
+    let tail = process.stderr_tail();
+    let mut out = match exit {
+        Some(code) => format!("it exited with {code} ({error})"),
+        None => error.to_string(),
+    };
+    if !tail.is_empty() {
+        out.push_str(&format!("\n  its stderr ends:\n{}", indent(&tail)));
+    }
+    out
+}
+
+/// The process's exit code, waiting a moment for one that is ending (its
+/// pipes close just before it is reaped).
+async fn wait_exit(process: &mut Service) -> Option<i32> {
+    for _ in 0..20 {
+        if let Some(code) = process.exited() {
+            // Its last stderr is read by a task of its own: a moment to land.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            return Some(code);
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    None
+}
+
+/// The last lines of a stderr tail, indented.
+fn indent(tail: &str) -> String {
+    let lines: Vec<&str> = tail.lines().collect();
+    let kept = &lines[lines.len().saturating_sub(12)..];
+    kept.iter().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
+}
+
+/// `SERVER` / `SERVER --help`: its tools, one line each.
+fn server_help(server: &str, tools: &[Tool]) -> String {
+    let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
+    let mut out = format!("{server}: an MCP server's tools, each a subcommand ({}):\n", tools.len());
+    for tool in tools {
+        out.push_str(&format!("  {:width$}  {}\n", tool.name, tool.summary()));
+    }
+    out.push_str(&format!("`{server} TOOL --help` shows a tool's parameters.\n"));
+    out
+}
+
+/// The host folders a stdio server's own files are in: each absolute path
+/// of its argv that exists (a file's folder, or the folder itself),
+/// mounted read-only, as the hub mounts a tool's folder. The system's
+/// folders and the workspace are there already; the home folder (or one
+/// holding it) is refused, never mounted whole.
+fn own_folders(argv: &[String], workspace: &Path) -> Result<Vec<PathBuf>, String> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let mut folders: Vec<PathBuf> = Vec::new();
+    for word in argv.iter().filter(|w| w.starts_with('/')) {
+        let path = Path::new(word);
+        let folder = match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() => path.to_path_buf(),
+            Ok(_) => match path.parent() {
+                Some(p) => p.to_path_buf(),
+                None => continue,
+            },
+            Err(_) => continue,
+        };
+        let present = clix_sandbox::SYSTEM_DIRS.iter().any(|s| folder.starts_with(s))
+            || folder.starts_with(workspace)
+            || folders.iter().any(|f| folder.starts_with(f));
+        if present {
+            continue;
+        }
+        if home.as_deref().is_some_and(|h| h.starts_with(&folder)) {
+            return Err(format!(
+                "{} would mount the home folder (or the folder holding it) in the sandbox; keep the server in a \
+                 folder of its own",
+                folder.display()
+            ));
+        }
+        folders.push(folder);
+    }
+    Ok(folders)
+}
