@@ -28,6 +28,9 @@ pub struct Catalog {
     pub hub_problems: usize,
     /// The `[[clip]]` environments: name and description, in the config's order.
     pub environments: Vec<(String, String)>,
+    /// The skills' level-0 list (names and descriptions within the
+    /// `[skills]` budget), empty without skills.
+    pub skills: String,
     /// The `run` tool's description template (a person's
     /// `prompts/run-tool.md`); `None`: the built-in one.
     pub run_tool_prompt: Option<clix_common::template::Template>,

@@ -23,13 +23,14 @@ pub enum ToolFormat {
 }
 
 /// The built-in text of the `run` tool's description
-/// (`crates/clix-engine/prompts/run-tool.md`), a template whose one
-/// placeholder, `{commands}`, is the catalog's command list. A person's
+/// (`crates/clix-engine/prompts/run-tool.md`), a template whose
+/// placeholders are the catalog's command list (`{commands}`) and its
+/// skills' level-0 list (`{skills}`, empty without skills). A person's
 /// `prompts/run-tool.md` replaces it ([`Catalog::run_tool_prompt`]).
 pub const RUN_TOOL_PROMPT: &str = include_str!("../prompts/run-tool.md");
 
 /// The placeholders of the `run` tool's description.
-pub const RUN_TOOL_PLACEHOLDERS: &[&str] = &["commands"];
+pub const RUN_TOOL_PLACEHOLDERS: &[&str] = &["commands", "skills"];
 
 /// The description text of the `run` tool: its template (the catalog's,
 /// else the built-in) with the commands filled in.
@@ -42,7 +43,16 @@ pub fn description(catalog: &Catalog) -> String {
             &builtin
         }
     };
-    template.render(&[("commands", &commands(catalog))])
+    template.render(&[("commands", &commands(catalog)), ("skills", &skills(catalog))])
+}
+
+/// The `{skills}` of the description: nothing without skills, else the
+/// level-0 list on lines of its own after the line before it.
+fn skills(catalog: &Catalog) -> String {
+    match catalog.skills.trim_end() {
+        "" => String::new(),
+        list => format!("\n{list}"),
+    }
 }
 
 /// The `{commands}` of the description: a line per agent command, the hub's

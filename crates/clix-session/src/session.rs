@@ -15,6 +15,7 @@ use clix_engine::{
 use clix_hub::{HubConfig, LoadOptions, hub_sources};
 use clix_memory::Progress;
 use clix_policy::{Approver, Origin, RuleFile, Scope};
+use clix_skills::SkillsConfig;
 use clix_store::SharedStore;
 
 use clix_common::template::Template;
@@ -37,13 +38,16 @@ pub struct Parts {
     pub browser: bool,
     /// The `clip` command (the person's `[[clip]]` environments).
     pub clip: bool,
+    /// The `skill` command and the skills' level-0 list (`[skills] enabled` too).
+    pub skills: bool,
 }
 
 impl Parts {
     /// Every capability: what `clix run`, `ask`, `chat`, `mcp` and a plan's agents have.
-    pub const ALL: Parts = Parts { memory: true, hub: true, policy: true, browser: true, clip: true };
+    pub const ALL: Parts = Parts { memory: true, hub: true, policy: true, browser: true, clip: true, skills: true };
     /// The shell alone (with the OS tier unless `sandbox.mode` is off).
-    pub const SHELL: Parts = Parts { memory: false, hub: false, policy: false, browser: false, clip: false };
+    pub const SHELL: Parts =
+        Parts { memory: false, hub: false, policy: false, browser: false, clip: false, skills: false };
 }
 
 /// One session's makings: whose paths and settings, on which workspace,
@@ -199,6 +203,10 @@ impl Session {
             policy: if parts.policy { Some(self.policy_config(&audit)?) } else { None },
             browser: parts.browser.then(|| settings.browser.clone()),
             clip: parts.clip.then(|| self.clip_config(&audit)),
+            skills: (parts.skills && settings.skills.enabled).then(|| SkillsConfig {
+                person_dir: Some(self.paths.config_dir.join(clix_skills::PERSON_FOLDER)),
+                level0_bytes: settings.skills.level0_bytes,
+            }),
             run_tool_prompt: self.prompt(Prompt::RunTool)?,
         })
     }

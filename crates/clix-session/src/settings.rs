@@ -37,6 +37,9 @@ pub struct Settings {
     /// data folder; a `postgres://` URL, a PostgreSQL database that many
     /// machines share.
     pub storage: StorageSettings,
+    /// Agent Skills: whether the `skill` command and its level-0 list exist,
+    /// and how many bytes of the `run` tool's description the list may take.
+    pub skills: clix_skills::SkillsSettings,
 }
 
 /// `[storage]`: the one place a session's shared state is, for every part
@@ -86,7 +89,7 @@ pub fn default_file() -> String {
 /// to one rule.
 impl Validate for Settings {
     fn validate(&self) -> Vec<BadValue> {
-        let sections: [(&str, Vec<BadValue>); 7] = [
+        let sections: [(&str, Vec<BadValue>); 8] = [
             ("present", self.present.validate()),
             ("limits", self.limits.validate()),
             ("sandbox", self.sandbox.validate()),
@@ -94,6 +97,7 @@ impl Validate for Settings {
             ("memory", self.memory.validate()),
             ("browser", self.browser.validate()),
             ("storage", self.storage.validate()),
+            ("skills", self.skills.validate()),
         ];
         sections.into_iter().flat_map(|(name, bad)| bad.into_iter().map(move |b| b.in_section(name))).collect()
     }

@@ -10,6 +10,7 @@ mod memory;
 mod os;
 mod sandbox;
 mod see;
+mod skill;
 mod unknown;
 mod write;
 
@@ -24,6 +25,7 @@ pub(crate) use os::{Deadline, HostChoice, OsResolver, StageRun};
 pub(crate) use sandbox::SandboxCommand;
 pub use see::{MAX_IMAGE_SIDE, SeenImage};
 pub(crate) use see::{See, SeenImages};
+pub(crate) use skill::SkillCommand;
 pub(crate) use unknown::UnknownCommands;
 pub(crate) use write::Write;
 

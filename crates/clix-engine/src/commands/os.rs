@@ -203,9 +203,23 @@ impl StageRun {
         stdin: Option<&[u8]>,
         env: &[(String, String)],
     ) -> Result<ExecResult, LimitExceeded> {
+        self.run_with(argv, cwd, stdin, env, &[]).await
+    }
+
+    /// [`run`](Self::run) with `read_only` host folders mounted for this run
+    /// only (a person's skill folder, whose script runs).
+    pub(crate) async fn run_with(
+        &self,
+        argv: &[String],
+        cwd: &std::path::Path,
+        stdin: Option<&[u8]>,
+        env: &[(String, String)],
+        read_only: &[PathBuf],
+    ) -> Result<ExecResult, LimitExceeded> {
         let name = argv.first().map(String::as_str).unwrap_or("program");
         let timeout = self.deadline.remaining(self.timeout);
-        let request = Request { env, output_cap: Some(self.output_cap), ..Request::new(argv, cwd, stdin, timeout) };
+        let request =
+            Request { env, read_only, output_cap: Some(self.output_cap), ..Request::new(argv, cwd, stdin, timeout) };
         match self.sandbox.run(request).await {
             Ok(outcome) if outcome.was_capped() => {
                 Err(LimitExceeded::BuiltinOutput { command: name.to_string(), limit: self.output_cap })

@@ -45,6 +45,9 @@ pub struct EngineConfig {
     /// Other machines as commands (`[[clip]]` of the person's config);
     /// `None` leaves the `clip` command out.
     pub clip: Option<clix_clip::ClipConfig>,
+    /// Agent Skills (`[skills]`: the person's folder, the level-0 budget);
+    /// `None` leaves the `skill` command out.
+    pub skills: Option<clix_skills::SkillsConfig>,
     /// The `run` tool's description template, a person's
     /// `prompts/run-tool.md` checked against [`crate::RUN_TOOL_PLACEHOLDERS`];
     /// `None`: the built-in one.
@@ -68,6 +71,7 @@ impl EngineConfig {
             policy: None,
             browser: None,
             clip: None,
+            skills: None,
             run_tool_prompt: None,
         }
     }
@@ -185,6 +189,12 @@ impl Engine {
         let deadline = Deadline::default();
         let time = CallTime { deadline: deadline.clone(), limit: config.limits.timeout() };
         let resolver = setup::resolver(&mut registry, sandbox.as_ref(), &time, config.limits.max_memory_bytes, &shared);
+        let skills = match &config.skills {
+            Some(skills) => {
+                setup::register_skills(&mut registry, skills, &workspace, sandbox.as_ref(), &time, &config.limits)
+            }
+            None => String::new(),
+        };
         if let Some(settings) = config.browser {
             let root = workspace.root().to_path_buf();
             registry.register(Arc::new(BrowserCommand::new(
@@ -226,7 +236,7 @@ impl Engine {
             start_in: namespace.as_ref().map(|ns| ns.home.clone()),
         })
         .await?;
-        let catalog = setup::catalog(&registry, &session, &hub, environments, config.run_tool_prompt);
+        let catalog = setup::catalog(&registry, &session, &hub, environments, skills, config.run_tool_prompt);
         // Set exactly once, here, before any command can read it.
         let _ = shared.set(catalog.clone());
         let spill = match &namespace {

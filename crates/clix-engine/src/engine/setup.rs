@@ -11,7 +11,7 @@ use super::OsTier;
 use crate::catalog::{Catalog, HUB_SHOWN, SharedCatalog};
 use crate::commands::{
     CallTime, Cat, ClipCommand, Help, HubCommand, HubTool, MemoryCommand, MemoryConfig, OsResolver, SandboxCommand,
-    See, SeenImages, StageRun, UnknownCommands, Write,
+    See, SeenImages, SkillCommand, StageRun, UnknownCommands, Write,
 };
 
 /// The commands every engine has: `help`, `write`, `cat`, `see`, and
@@ -156,6 +156,28 @@ pub(super) fn register_clip(
     Ok(environments)
 }
 
+/// Finds the session's skills and registers `skill`, whose scripts run as
+/// a line's stages do; returns the skills' level-0 text.
+pub(super) fn register_skills(
+    registry: &mut CommandRegistry,
+    config: &clix_skills::SkillsConfig,
+    workspace: &Workspace,
+    sandbox: Option<&Arc<Sandbox>>,
+    time: &CallTime,
+    limits: &clix_shell::ShellLimits,
+) -> String {
+    let skills = Arc::new(clix_skills::Skills::find(config, Some(&**workspace)));
+    let stage = sandbox.map(|sandbox| StageRun {
+        sandbox: Arc::clone(sandbox),
+        timeout: time.limit,
+        deadline: time.deadline.clone(),
+        output_cap: limits.max_memory_bytes,
+    });
+    let level0 = skills.level0(config.level0_bytes);
+    registry.register(Arc::new(SkillCommand::new(skills, stage)));
+    level0
+}
+
 /// What models and `help` are told the session can run, and the `run`
 /// tool's description template when the session has its own.
 pub(super) fn catalog(
@@ -163,13 +185,17 @@ pub(super) fn catalog(
     session: &Session,
     hub: &HubPart,
     environments: Vec<(String, String)>,
+    skills: String,
     run_tool_prompt: Option<clix_common::template::Template>,
 ) -> Catalog {
     // `hub` stays callable without ready tools (people run `clix hub check`),
     // but is not advertised to the model then: there is nothing to find.
-    // Nor is `clip` without environments.
-    let advertised =
-        |s: &CommandSpec| (s.name != "hub" || !hub.tools.is_empty()) && (s.name != "clip" || !environments.is_empty());
+    // Nor is `clip` without environments, or `skill` without skills.
+    let advertised = |s: &CommandSpec| {
+        (s.name != "hub" || !hub.tools.is_empty())
+            && (s.name != "clip" || !environments.is_empty())
+            && (s.name != "skill" || !skills.is_empty())
+    };
     let (agent, unlisted) =
         registry.specs().filter(|s| !hub.tools.contains(&s.name)).cloned().partition(|s| advertised(s));
     Catalog {
@@ -180,6 +206,7 @@ pub(super) fn catalog(
         hub_not_ready: hub.not_ready.clone(),
         hub_problems: hub.problems,
         environments,
+        skills,
         run_tool_prompt,
     }
 }
