@@ -11,7 +11,7 @@ pub struct Tool {
     pub name: String,
     /// What it does, as the server says.
     pub description: String,
-    /// Its parameters, in the schema's order.
+    /// Its parameters: the required ones, then the others (each by name).
     pub params: Vec<Param>,
 }
 
@@ -88,7 +88,7 @@ impl Tool {
     pub fn from_schema(name: &str, description: &str, schema: &Map<String, Value>) -> Tool {
         let required: Vec<&str> =
             schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
-        let params = schema
+        let mut params = schema
             .get("properties")
             .and_then(Value::as_object)
             .into_iter()
@@ -108,7 +108,10 @@ impl Tool {
                     description,
                 }
             })
-            .collect();
+            .collect::<Vec<Param>>();
+        // The required first: the usage line reads as the call is written
+        // (serde_json's map has lost the schema's own order).
+        params.sort_by_key(|p| !p.required);
         Tool { name: name.into(), description: description.trim().into(), params }
     }
 
