@@ -151,7 +151,8 @@ impl Tool {
             if p.required {
                 facts.insert(0, "required".into());
             }
-            if let Some(d) = &p.default {
+            // A `null` default is no default: the parameter is simply left out.
+            if let Some(d) = p.default.as_ref().filter(|d| !d.is_null()) {
                 facts.push(format!("default {}", shown(d)));
             }
             if let Kind::Enum(values) = &p.kind {
@@ -339,5 +340,104 @@ fn kind(root: &Map<String, Value>, prop: &Value, depth: usize) -> Kind {
             }
         }
         _ => Kind::Json,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// A schema as MCPServer writes it (an enum behind `$ref`, defaults),
+    /// plus the shapes other SDKs write (`anyOf` with null, a type list).
+    fn tool() -> Tool {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "color": {"$ref": "#/$defs/Color"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "ids": {"type": "array", "items": {"type": "integer"}},
+                "times": {"type": "integer", "default": 1, "description": "How often."},
+                "ratio": {"type": "number"},
+                "loud": {"type": "boolean", "default": false},
+                "note": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": null},
+                "owner_name": {"type": ["string", "null"]},
+                "options": {"type": "object", "additionalProperties": true}
+            },
+            "required": ["color"],
+            "$defs": {"Color": {"enum": ["red", "green", "blue"], "type": "string"}}
+        });
+        Tool::from_schema("paint", "Paints.\nMore words.", schema.as_object().unwrap())
+    }
+
+    fn args(line: &str) -> Result<Option<Map<String, Value>>, String> {
+        let words: Vec<String> = line.split_whitespace().map(String::from).collect();
+        tool().arguments("fx", &words)
+    }
+
+    #[test]
+    fn each_type_reads_its_flag() {
+        let rows: &[(&str, Value)] = &[
+            ("--color red", json!({"color": "red"})),
+            ("--color=blue --note hi", json!({"color": "blue", "note": "hi"})),
+            ("--color red --times 3 --ratio 2.5", json!({"color": "red", "times": 3, "ratio": 2.5})),
+            ("--color red --ratio 2", json!({"color": "red", "ratio": 2.0})),
+            ("--color red --loud", json!({"color": "red", "loud": true})),
+            ("--color red --loud=false", json!({"color": "red", "loud": false})),
+            ("--color red --tags a --tags b", json!({"color": "red", "tags": ["a", "b"]})),
+            ("--color red --ids 1 --ids 2", json!({"color": "red", "ids": [1, 2]})),
+            ("--color red --owner-name ann", json!({"color": "red", "owner_name": "ann"})),
+            ("--color red --options {\"a\":[1]}", json!({"color": "red", "options": {"a": [1]}})),
+            ("--json {\"color\":\"green\",\"times\":2}", json!({"color": "green", "times": 2})),
+            ("--color red --json {\"color\":\"green\",\"x\":1}", json!({"color": "red", "x": 1})),
+        ];
+        for (line, want) in rows {
+            assert_eq!(args(line), Ok(Some(want.as_object().unwrap().clone())), "{line}");
+        }
+        assert_eq!(args("--color red --help"), Ok(None));
+    }
+
+    #[test]
+    fn a_wrong_flag_is_a_usage_error_with_the_usage_line() {
+        let rows = [
+            ("--color purple", "--color: `purple` is not allowed; allowed: red, green, blue"),
+            ("--times 3", "missing --color (required)"),
+            ("--color red --times x", "--times: `x` is not a whole number"),
+            ("--color red --times 1.5", "--times: `1.5` is not a whole number"),
+            ("--color red --ratio fast", "--ratio: `fast` is not a number"),
+            ("--color red --loud=maybe", "--loud: `maybe` is not true or false"),
+            ("--color red --ids one", "--ids: `one` is not a whole number"),
+            ("--color red --tims 2", "unknown flag --tims; did you mean --times?"),
+            ("--color red --zzz 2", "unknown flag --zzz; its flags: --color, --ids"),
+            ("--color red extra", "unexpected `extra`: every parameter is a flag"),
+            ("--color", "--color needs a value"),
+            ("--json [1]", "--json takes a JSON object"),
+            ("--json {", "--json: not JSON"),
+        ];
+        for (line, want) in rows {
+            let e = args(line).unwrap_err();
+            assert!(e.starts_with("fx paint: ") && e.contains(want), "{line}: {e}");
+            assert!(e.ends_with(&tool().usage("fx")), "{line}: {e}");
+        }
+    }
+
+    #[test]
+    fn help_shows_types_defaults_values_and_required_marks() {
+        let t = tool();
+        assert_eq!(t.summary(), "Paints.");
+        assert!(t.usage("fx").starts_with("usage: fx paint --color red|green|blue [--ids INT...] [--loud]"));
+        let help = t.help("fx");
+        for want in [
+            "fx paint: Paints.\nMore words.",
+            "--color (required; one of red, green, blue)",
+            "--times (integer; default 1): How often.",
+            "--tags (list of text, one flag each)",
+            "--note (text)\n",
+            "--options (JSON)",
+            "--json JSON:",
+        ] {
+            assert!(help.contains(want), "{want:?} in {help}");
+        }
     }
 }
