@@ -11,7 +11,7 @@ use crate::settings::{McpSettings, ServerEntry, is_command_name};
 /// What an import made of a file.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Imported {
-    /// The entries, in the file's order.
+    /// The entries, by name.
     pub servers: Vec<ServerEntry>,
     /// Servers left out, each with why.
     pub skipped: Vec<Skipped>,

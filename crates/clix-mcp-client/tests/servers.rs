@@ -299,3 +299,18 @@ async fn an_http_server_is_the_same_command() {
     assert_eq!(r.exit_code, 1);
     assert!(err(&r).contains("web list_records: the MCP server failed during the call"), "{}", err(&r));
 }
+
+/// An imported Claude Desktop entry runs as it is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_imported_entry_runs() {
+    if !ready("an_imported_entry_runs") {
+        return;
+    }
+    let file = include_str!("fixtures/claude_desktop_config.json").replace("FIXTURE", &fixture_script());
+    let imported = clix_mcp_client::import(&file, &[]).unwrap();
+    let fx = imported.servers.into_iter().find(|s| s.name == "fx").unwrap();
+    let f = fixture(vec![fx]);
+    let r = run(&f, "fx", "list_records --count 2").await;
+    assert_eq!(r.exit_code, 0, "{}", err(&r));
+    assert!(out(&r).contains("record-1"), "{}", out(&r));
+}
