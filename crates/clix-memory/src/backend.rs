@@ -30,6 +30,9 @@ pub(crate) struct Target<'a> {
 /// A memory without a vector in the current space: (id, topic, text).
 pub(crate) type Pending = (i64, String, String);
 
+/// A hybrid search's two rankings: full-text hits, and (id, cosine similarity).
+pub(crate) type Rankings = (Vec<Hit>, Vec<(i64, f64)>);
+
 /// The topics a confined store sees (`None`: every topic).
 pub(crate) type Scope<'a> = Option<&'a [String]>;
 
@@ -97,6 +100,26 @@ pub(crate) trait Backend: Send {
         scope: Scope<'_>,
         limit: usize,
     ) -> Result<Vec<Hit>, MemoryError>;
+
+    /// The two rankings of one hybrid search: [`Backend::full_text`] of
+    /// `fts` and, when a vector is given, [`Backend::knn`] of it, each
+    /// `pool` long. By default one after the other; a backend that can
+    /// runs them at once, on a second connection.
+    fn rankings(
+        &self,
+        fts: &str,
+        vector: Option<(&Space, &[f32])>,
+        filter: &Filter<'_>,
+        scope: Scope<'_>,
+        pool: usize,
+    ) -> Result<Rankings, MemoryError> {
+        let lexical = self.full_text(fts, filter, scope, pool)?;
+        let semantic = match vector {
+            Some((space, query)) => self.knn(space, query, filter, scope, pool)?,
+            None => Vec::new(),
+        };
+        Ok((lexical, semantic))
+    }
 
     /// Memory `id`, whatever its topic.
     fn get(&self, id: i64) -> Result<Option<Memory>, MemoryError>;

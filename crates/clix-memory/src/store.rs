@@ -349,8 +349,9 @@ impl Store {
         // Each list brings more candidates than asked for, so fusion can
         // lift a document that only one list ranks high.
         let pool = (limit.saturating_mul(4)).clamp(20, 4096);
-        let lexical = self.fts(query, filter, pool)?;
-        let semantic = vectors.knn(self.db.as_ref(), &query_vector, filter, self.scope.as_deref(), pool)?;
+        let Some(fts) = fts_query(query) else { return Ok(Vec::new()) };
+        let vector = vectors.space_of(&query_vector).map(|space| (space, query_vector.as_slice()));
+        let (lexical, semantic) = self.db.rankings(&fts, vector, filter, self.scope.as_deref(), pool)?;
         tracing::debug!(
             topic = filter.topic,
             limit,

@@ -254,7 +254,13 @@ impl Vectors {
         scope: Scope<'_>,
         k: usize,
     ) -> Result<Vec<(i64, f64)>, MemoryError> {
-        let Some(space) = self.space.as_ref().filter(|s| s.dim == query.len()) else { return Ok(Vec::new()) };
+        let Some(space) = self.space_of(query) else { return Ok(Vec::new()) };
         db.knn(space, query, filter, scope, k)
+    }
+
+    /// The current space when `query` is of its dimension (none: nothing
+    /// embedded yet, or not in this dimension).
+    pub(crate) fn space_of(&self, query: &[f32]) -> Option<&Space> {
+        self.space.as_ref().filter(|s| s.dim == query.len())
     }
 }

@@ -32,6 +32,12 @@ impl Connection {
         &self.shown
     }
 
+    /// Another connection to the same store, opened on its first use: for
+    /// work that runs beside this one's (each runs one operation at a time).
+    pub fn sibling(&self) -> Connection {
+        Connection { client: Mutex::new(None), config: self.config.clone(), shown: self.shown.clone() }
+    }
+
     /// A connection of its own, not shared (one whose session holds
     /// something, such as a lock, for as long as it lives).
     pub(crate) fn open_another(&self) -> Result<Client, StoreError> {

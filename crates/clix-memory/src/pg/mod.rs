@@ -16,7 +16,7 @@ use std::sync::LazyLock;
 use clix_store::Connection;
 use postgres::{Client, Transaction};
 
-use crate::backend::{Backend, NewMemory, Pending, Scope, Space, Target};
+use crate::backend::{Backend, NewMemory, Pending, Rankings, Scope, Space, Target};
 use crate::store::{Filter, Hit, Memory, MemoryError};
 use crate::vectors::Embedding;
 
@@ -121,6 +121,9 @@ static FULL_TEXT: LazyLock<String> = LazyLock::new(|| {
 /// synchronous client requires).
 pub(crate) struct Postgres {
     conn: Connection,
+    /// A second connection, opened on the first hybrid search, for the
+    /// vector KNN to run while `conn` runs the full-text query.
+    reader: Connection,
 }
 
 impl Postgres {
@@ -129,7 +132,8 @@ impl Postgres {
     pub(crate) fn connect(url: &str) -> Result<Self, MemoryError> {
         let conn = Connection::open(url)?;
         schema::SCHEMA.check(&conn)?;
-        Ok(Postgres { conn })
+        let reader = conn.sibling();
+        Ok(Postgres { conn, reader })
     }
 
     /// Brings the database at `url` to this clix's schema; (before, after).
@@ -157,6 +161,43 @@ impl Postgres {
             Ok(value)
         })
     }
+}
+
+/// The `k` nearest memories to `query` in `space` over `conn`, as (id,
+/// cosine similarity), best first: pgvector's HNSW scan, filters applied
+/// inside it.
+fn nearest(
+    conn: &Connection,
+    space: &Space,
+    query: &[f32],
+    filter: &Filter<'_>,
+    scope: Scope<'_>,
+    k: usize,
+) -> Result<Vec<(i64, f64)>, MemoryError> {
+    let ef = k.clamp(EF_SEARCH.0, EF_SEARCH.1);
+    let table = table_of(space.id);
+    let keyword = filter.keyword.to_lowercase();
+    let sql = format!(
+        "SELECT v.id, 1 - (v.embedding <=> $1::text::vector) FROM {table} v
+         WHERE ($2 = '' OR v.topic = $2)
+           AND ($3::text[] IS NULL OR v.topic = ANY ($3))
+           AND ($4 = '' OR EXISTS (SELECT 1 FROM memories m WHERE m.id = v.id AND strpos(m.folded, $4) > 0))
+         ORDER BY v.embedding <=> $1::text::vector LIMIT $5"
+    );
+    let vector = vector_text(query);
+    // The candidates the index keeps and the scan's order, for this
+    // query's transaction only.
+    let mut nearest: Vec<(i64, f64)> = conn.with(|db| {
+        let mut tx = db.transaction()?;
+        tx.batch_execute(&format!("SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = relaxed_order"))?;
+        let rows = tx.query(&sql, &[&vector, &filter.topic, &scope, &keyword, &(k as i64)])?;
+        let found = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+        tx.commit()?;
+        Ok(found)
+    })?;
+    // Equal distances in the order SQLite gives them (the lower id first).
+    nearest.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    Ok(nearest)
 }
 
 fn memory(r: &postgres::Row) -> Memory {
@@ -385,29 +426,27 @@ impl Backend for Postgres {
         scope: Scope<'_>,
         k: usize,
     ) -> Result<Vec<(i64, f64)>, MemoryError> {
-        let ef = k.clamp(EF_SEARCH.0, EF_SEARCH.1);
-        let table = table_of(space.id);
-        let keyword = filter.keyword.to_lowercase();
-        let sql = format!(
-            "SELECT v.id, 1 - (v.embedding <=> $1::text::vector) FROM {table} v
-             WHERE ($2 = '' OR v.topic = $2)
-               AND ($3::text[] IS NULL OR v.topic = ANY ($3))
-               AND ($4 = '' OR EXISTS (SELECT 1 FROM memories m WHERE m.id = v.id AND strpos(m.folded, $4) > 0))
-             ORDER BY v.embedding <=> $1::text::vector LIMIT $5"
-        );
-        let vector = vector_text(query);
-        // The candidates the index keeps and the scan's order, for this
-        // query's transaction only.
-        let mut nearest: Vec<(i64, f64)> = self.in_transaction(|tx| {
-            tx.batch_execute(&format!(
-                "SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = relaxed_order"
-            ))?;
-            let rows = tx.query(&sql, &[&vector, &filter.topic, &scope, &keyword, &(k as i64)])?;
-            Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
-        })?;
-        // Equal distances in the order SQLite gives them (the lower id first).
-        nearest.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        Ok(nearest)
+        nearest(&self.conn, space, query, filter, scope, k)
+    }
+
+    /// The KNN on the second connection, in a thread of its own, while
+    /// this one runs the full text: a search takes the longer of the two,
+    /// not their sum.
+    fn rankings(
+        &self,
+        fts: &str,
+        vector: Option<(&Space, &[f32])>,
+        filter: &Filter<'_>,
+        scope: Scope<'_>,
+        pool: usize,
+    ) -> Result<Rankings, MemoryError> {
+        let Some((space, query)) = vector else { return Ok((self.full_text(fts, filter, scope, pool)?, Vec::new())) };
+        let (lexical, semantic) = std::thread::scope(|threads| {
+            let knn = threads.spawn(|| nearest(&self.reader, space, query, filter, scope, pool));
+            let lexical = self.full_text(fts, filter, scope, pool);
+            (lexical, knn.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+        });
+        Ok((lexical?, semantic?))
     }
 
     /// Okapi BM25 as FTS5 computes it (see [`FULL_TEXT`]), filters inside

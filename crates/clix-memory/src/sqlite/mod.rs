@@ -3,14 +3,16 @@
 //! sqlite-vec `vec0` tables (`vectors.rs`), the schema and its migrations
 //! in `schema.rs` (`PRAGMA user_version`, run on open).
 
+mod coarse;
 mod schema;
 pub(crate) mod vectors;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-use crate::backend::{Backend, NewMemory, Pending, Scope, Space, Target};
+use crate::backend::{Backend, NewMemory, Pending, Rankings, Scope, Space, Target};
 use crate::store::{Filter, Hit, Memory, MemoryError};
 use crate::vectors::Embedding;
 
@@ -20,6 +22,12 @@ pub(crate) use schema::SCHEMA_VERSION;
 pub(crate) struct Sqlite {
     db: Connection,
     path: String,
+    file: PathBuf,
+    /// A second connection, opened on the first hybrid search, for the
+    /// vector KNN to run while `db` runs the full-text query (WAL lets
+    /// both read at once). Taken out while in use: a connection may move
+    /// to another thread, but not be shared with one.
+    reader: Mutex<Option<Connection>>,
 }
 
 impl Sqlite {
@@ -34,7 +42,7 @@ impl Sqlite {
         if version > SCHEMA_VERSION {
             return Err(MemoryError::TooNew { path: shown, found: version, wanted: SCHEMA_VERSION });
         }
-        Ok(Sqlite { db, path: shown })
+        Ok(Sqlite { db, path: shown, file: path.to_path_buf(), reader: Mutex::new(None) })
     }
 
     /// The schema version of the file at `path`, after bringing it to this
@@ -219,6 +227,35 @@ impl Backend for Sqlite {
             rows.collect()
         };
         run().map_err(|e| self.fail(e))
+    }
+
+    /// The KNN on the second connection, in a thread of its own, while
+    /// this one runs the full text: a search takes the longer of the two,
+    /// not their sum.
+    fn rankings(
+        &self,
+        fts: &str,
+        vector: Option<(&Space, &[f32])>,
+        filter: &Filter<'_>,
+        scope: Scope<'_>,
+        pool: usize,
+    ) -> Result<Rankings, MemoryError> {
+        let Some((space, query)) = vector else { return Ok((self.full_text(fts, filter, scope, pool)?, Vec::new())) };
+        let mut slot = self.reader.lock().unwrap_or_else(PoisonError::into_inner);
+        let reader = match slot.take() {
+            Some(reader) => reader,
+            None => schema::connect(&self.file).map_err(|e| self.fail(e))?.0,
+        };
+        let (lexical, (reader, semantic)) = std::thread::scope(|threads| {
+            let knn = threads.spawn(move || {
+                let found = vectors::knn(&reader, space, query, filter, scope, pool);
+                (reader, found)
+            });
+            let lexical = self.full_text(fts, filter, scope, pool);
+            (lexical, knn.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+        });
+        *slot = Some(reader);
+        Ok((lexical?, semantic.map_err(|e| self.fail(e))?))
     }
 
     fn get(&self, id: i64) -> Result<Option<Memory>, MemoryError> {

@@ -164,34 +164,47 @@ fn knn_topic(
     k: usize,
 ) -> rusqlite::Result<Vec<(i64, f64)>> {
     let table = table_of(space.id);
-    let query = blob(query);
-    let topic = if topic_filter.is_empty() { "?3 = ''" } else { "topic = ?3" };
     if !has_bits(space) {
+        let topic = if topic_filter.is_empty() { "?3 = ''" } else { "topic = ?3" };
         let sql = format!("SELECT rowid, distance FROM {table} WHERE embedding MATCH ?1 AND k = ?2 AND {topic}");
         let mut stmt = db.prepare_cached(&sql)?;
-        let rows = stmt.query_map(params![query, k as i64, topic_filter], pair)?;
+        let rows = stmt.query_map(params![blob(query), k as i64, topic_filter], pair)?;
         return similarities(rows);
     }
-    let wanted = k.saturating_mul(COARSE_PER_RESULT).clamp(COARSE_MIN, MAX_K);
-    let sql = format!(
-        "SELECT rowid, distance FROM {table} WHERE bits MATCH vec_quantize_binary(vec_f32(?1)) AND k = ?2 AND {topic}"
-    );
-    let mut stmt = db.prepare_cached(&sql)?;
-    let candidates: Vec<(i64, Option<f64>)> =
-        stmt.query_map(params![query, wanted as i64, topic_filter], pair)?.collect::<rusqlite::Result<_>>()?;
-    let mut exact =
-        db.prepare_cached(&format!("SELECT vec_distance_cosine(embedding, ?1) FROM {table} WHERE rowid = ?2"))?;
+    let wanted = k.saturating_mul(COARSE_PER_RESULT).max(COARSE_MIN);
+    let bits = super::coarse::sign_bits(query);
+    let candidates = super::coarse::nearest_bits(db, &table, &bits, topic_filter, wanted)?;
+    // The float vector is the auxiliary column, in a table of its own keyed by rowid.
+    let mut exact = db.prepare_cached(&format!("SELECT value00 FROM \"{table}_auxiliary\" WHERE rowid = ?1"))?;
     let mut scored = Vec::with_capacity(candidates.len());
-    for (id, _) in candidates {
-        // NULL: a zero vector stored by an older clix; it has no direction.
-        let distance: Option<f64> = exact.query_row(params![query, id], |r| r.get(0))?;
-        if let Some(d) = distance {
-            scored.push((id, 1.0 - d));
+    for id in candidates {
+        let stored: Vec<u8> = exact.query_row(params![id], |r| r.get(0))?;
+        // None: a zero vector stored by an older clix; it has no direction.
+        if let Some(similarity) = cosine(query, &stored) {
+            scored.push((id, similarity));
         }
     }
     scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     scored.truncate(k);
     Ok(scored)
+}
+
+/// Cosine similarity of `query` and a stored vector (little-endian f32s),
+/// as sqlite-vec's `vec_distance_cosine` computes it (in f32); `None` for
+/// a zero vector, or a blob of another length.
+fn cosine(query: &[f32], stored: &[u8]) -> Option<f64> {
+    if stored.len() != query.len() * 4 {
+        return None;
+    }
+    let (mut dot, mut a, mut b) = (0f32, 0f32, 0f32);
+    for (q, x) in query.iter().zip(stored.chunks_exact(4)) {
+        let x = f32::from_le_bytes([x[0], x[1], x[2], x[3]]);
+        dot += q * x;
+        a += q * q;
+        b += x * x;
+    }
+    let norm = (a * b).sqrt();
+    (norm > 0.0).then(|| f64::from(dot / norm))
 }
 
 /// sqlite-vec's largest `k`.
