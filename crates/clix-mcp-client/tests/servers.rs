@@ -257,6 +257,16 @@ async fn no_server_process_is_left_after_the_handle_drops() {
     }
 }
 
+/// A child that a failed assertion does not leave running.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// The same server over streamable HTTP on a loopback port.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http_server_is_the_same_command() {
@@ -264,12 +274,14 @@ async fn an_http_server_is_the_same_command() {
         return;
     }
     let port = clix_testkit::free_port();
-    let mut child = std::process::Command::new("python3")
-        .args([&fixture_script(), "http", &port.to_string()])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = Killed(
+        std::process::Command::new("python3")
+            .args([&fixture_script(), "http", &port.to_string()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let deadline = Instant::now() + Duration::from_secs(30);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(Instant::now() < deadline, "the HTTP server did not listen");
@@ -292,8 +304,8 @@ async fn an_http_server_is_the_same_command() {
     assert_eq!((r.exit_code, err(&r).contains("failed on purpose: over-http")), (1, true), "{}", err(&r));
     let r = run(&f, "web", "image").await;
     assert_eq!(r.images.len(), 1);
-    child.kill().unwrap();
-    child.wait().unwrap();
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
     // The server is gone: the call says where it failed.
     let r = run(&f, "web", "list_records --count 1").await;
     assert_eq!(r.exit_code, 1);
@@ -313,4 +325,43 @@ async fn an_imported_entry_runs() {
     let r = run(&f, "fx", "list_records --count 2").await;
     assert_eq!(r.exit_code, 0, "{}", err(&r));
     assert!(out(&r).contains("record-1"), "{}", out(&r));
+}
+
+/// Not a test of its own: the "clix" the test below kills (ignored in a
+/// normal run, started with `--ignored --exact child_holding_a_server`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a child process of no_server_process_is_left_after_clix_is_killed"]
+async fn child_holding_a_server() {
+    let marker = std::env::var("CLIX_MCP_CHILD_MARKER").expect("started by a test, with CLIX_MCP_CHILD_MARKER set");
+    let f = fixture(vec![stdio_entry("fx", &marker)]);
+    assert_eq!(run(&f, "fx", "list_records --count 1").await.exit_code, 0);
+    println!("server started");
+    tokio::time::sleep(Duration::from_secs(600)).await;
+}
+
+/// A killed clix takes its servers with it (bwrap's `--die-with-parent`).
+#[test]
+fn no_server_process_is_left_after_clix_is_killed() {
+    if !ready("no_server_process_is_left_after_clix_is_killed") {
+        return;
+    }
+    use std::io::{BufRead, BufReader};
+    let marker = format!("gone-after-kill-{}", std::process::id());
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--ignored", "--exact", "child_holding_a_server", "--nocapture", "--test-threads=1"])
+        .env("CLIX_MCP_CHILD_MARKER", &marker)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let started = lines.map_while(Result::ok).any(|l| l.contains("server started"));
+    assert!(started, "the child started its server");
+    assert!(!clix_testkit::pids_with_cmdline(&marker).is_empty(), "the server runs while its clix lives");
+    child.kill().unwrap(); // SIGKILL: nothing of clix's own runs after it
+    child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !clix_testkit::pids_with_cmdline(&marker).is_empty() {
+        assert!(Instant::now() < deadline, "still running: {:?}", clix_testkit::pids_with_cmdline(&marker));
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
