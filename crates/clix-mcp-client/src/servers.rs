@@ -122,7 +122,11 @@ impl Servers {
             Ok(tools) => tools,
             Err(e) => return Prepared::Done(CallResult::error(exit::FAILURE, e)),
         };
-        let Some(first) = argv.first().filter(|w| !matches!(w.as_str(), "--help" | "-h" | "help")) else {
+        // `help` asks for the list, unless the server has a tool of that name.
+        let asks_help = |w: &String| {
+            matches!(w.as_str(), "--help" | "-h") || (w == "help" && !tools.iter().any(|t| t.name == "help"))
+        };
+        let Some(first) = argv.first().filter(|w| !asks_help(w)) else {
             return Prepared::Done(CallResult::text(server_help(server, &tools)));
         };
         let Some(tool) = tools.iter().find(|t| t.name == *first) else {
@@ -412,4 +416,26 @@ fn own_folders(argv: &[String], workspace: &Path) -> Result<Vec<PathBuf>, String
         folders.push(folder);
     }
     Ok(folders)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn send_sync<T: Send + Sync>(_: &T) {}
+    fn send<T: Send>(_: T) {}
+
+    /// The engine keeps the servers in a command shared across threads,
+    /// and awaits their calls in futures that must be `Send`.
+    #[test]
+    fn servers_and_their_calls_cross_threads() {
+        let dir = std::env::temp_dir();
+        let sandbox = Arc::new(Sandbox::new(clix_sandbox::SandboxSettings::default(), &dir, None, None, "t".into()));
+        let servers = Servers::new(&McpSettings::default(), sandbox, &dir);
+        send_sync(&servers);
+        let call = ToolCall { server: "x".into(), tool: "y".into(), arguments: Map::new() };
+        send(servers.call(&call));
+        send(servers.run("x", &[]));
+        send(servers.tools("x"));
+    }
 }

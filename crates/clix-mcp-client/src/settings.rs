@@ -24,6 +24,10 @@ pub struct McpSettings {
 pub struct ServerEntry {
     /// The command's name: letters, digits, `-`, `_`, `.`.
     pub name: String,
+    /// One line for the model: what this server is for (the `run` tool's
+    /// description may list servers with it, without starting them).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
     /// stdio: the program (a name on the sandbox's PATH, or an absolute path).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
@@ -80,6 +84,7 @@ impl ServerEntry {
     pub fn stdio(name: &str, command: &str, args: &[&str]) -> Self {
         ServerEntry {
             name: name.into(),
+            description: String::new(),
             command: Some(command.into()),
             args: args.iter().map(|a| a.to_string()).collect(),
             url: None,

@@ -93,7 +93,7 @@ async fn a_stdio_server_in_the_sandbox_is_a_command() {
     let f = fixture(vec![entry]);
 
     // Level 1: the tools, one line each.
-    for line in ["", "--help"] {
+    for line in ["", "--help", "help"] {
         let r = run(&f, "fx", line).await;
         assert_eq!(r.exit_code, 0, "{}", err(&r));
         let text = out(&r);
