@@ -170,7 +170,7 @@ async fn skill_lists_reports_and_prints_each_level() {
     assert_eq!((out.as_str(), code), ("NOTES OF THE PERSON'S SKILL\n", 0));
     let (_, err, code) = run(&mut engine, "skill report cat ../shared/SKILL.md").await;
     assert_eq!(code, 1);
-    assert!(err.contains("outside") && err.contains("skill report files lists its files"), "{err}");
+    assert!(err.contains("outside the skill's folder") && err.contains("skill report files lists"), "{err}");
 
     let (_, err, code) = run(&mut engine, "skill reprot").await;
     assert_eq!(code, 1);

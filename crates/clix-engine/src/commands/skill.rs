@@ -200,6 +200,7 @@ async fn cat(io: &CommandIo<'_>, skill: &Skill, path: &str) -> bashkit::Result<C
         }
         Err(e) => {
             let name = &skill.name;
+            let e = in_skill(&e);
             let line = format!("[error] skill {name} cat: {e}\nhint: skill {name} files lists its files\n");
             fail(io, &line, 1).await
         }
@@ -265,8 +266,8 @@ impl SkillCommand {
 /// executable, else its interpreter by extension; or why it cannot run.
 fn script_argv(skill: &Skill, script: &str, args: &[String]) -> Result<Vec<String>, (String, i32)> {
     let not_found = clix_common::exit::NOT_FOUND;
-    let rel = skill.folder.relative(Path::new(script)).map_err(|e| (e.to_string(), not_found))?;
-    let entry = skill.folder.symlink_metadata(&rel).map_err(|e| (e.to_string(), not_found))?;
+    let rel = skill.folder.relative(Path::new(script)).map_err(|e| (in_skill(&e), not_found))?;
+    let entry = skill.folder.symlink_metadata(&rel).map_err(|e| (in_skill(&e), not_found))?;
     if entry.kind != Kind::File {
         return Err((format!("{script} is not a regular file of the skill; run a script file"), CANNOT_RUN));
     }
@@ -287,4 +288,10 @@ fn script_argv(skill: &Skill, script: &str, args: &[String]) -> Result<Vec<Strin
         vec![interpreter.to_string(), path]
     };
     Ok(program.into_iter().chain(args.iter().cloned()).collect())
+}
+
+/// An error of the skill folder's handle, which words its root as "the
+/// workspace", said of the skill's folder it is.
+fn in_skill(error: &std::io::Error) -> String {
+    error.to_string().replace("the workspace", "the skill's folder")
 }
