@@ -44,16 +44,17 @@ impl SkillCommand {
     pub(crate) fn new(skills: Arc<Skills>, stage: Option<StageRun>) -> Self {
         let spec = CommandSpec {
             name: "skill".into(),
-            summary: "skills: instructions and scripts for tasks: skill [<name> [files | cat <path> | run <script>]]"
-                .into(),
+            summary:
+                "a task's instructions and scripts (Agent Skills): skill [<name> [files | cat <path> | run <script>]]"
+                    .into(),
             usage: "skill [<name> [files | cat <path> | run <script> [args…]]]".into(),
             subcommands: Vec::new(),
-            details: "skill                           every skill: name, whose (person or workspace), description\n\
-                      skill <name>                    its SKILL.md: how to do the task\n\
-                      skill <name> files              the skill's files\n\
-                      skill <name> cat <path>         one of its files (a path inside the skill's folder)\n\
-                      skill <name> run <script> [args…]  a script of the skill, in the sandbox, from the\n\
-                      \x20                               current folder; stdin and pipes work as for any program\n\
+            details: "skill                              every skill: name, whose (person or workspace), description\n\
+                      skill <name>                       its SKILL.md: how to do the task\n\
+                      skill <name> files                 the skill's files\n\
+                      skill <name> cat <path>            one of its files (a path inside the skill's folder)\n\
+                      skill <name> run <script> [args…]  a script of the skill, in the sandbox, from the current\n\
+                      \x20                                  folder; stdin and pipes work as for any program\n\
                       A person's skills (the config folder's skills/) win over a workspace's (.clix/skills/,\n\
                       .agents/skills/); a workspace's scripts are untrusted and, like every script, run sandboxed."
                 .into(),
