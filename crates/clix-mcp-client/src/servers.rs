@@ -11,7 +11,7 @@ use std::time::Duration;
 use clix_common::exit;
 use clix_sandbox::{Sandbox, Service, ServiceRequest};
 use rmcp::model::CallToolRequestParams;
-use rmcp::service::RunningService;
+use rmcp::service::{RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
@@ -162,6 +162,14 @@ impl Servers {
         tracing::debug!(server = %call.server, tool = %call.tool, "mcp: calling a tool");
         match connection.client.call_tool(params).await {
             Ok(result) => CallResult::from_tool(result),
+            // The server answered, with a protocol error: it is still there.
+            Err(ServiceError::McpError(e)) => CallResult::error(
+                exit::FAILURE,
+                format!(
+                    "{} {}: the MCP server refused the call: {} (code {})",
+                    call.server, call.tool, e.message, e.code.0
+                ),
+            ),
             Err(e) => {
                 let ended = slot.connection.take();
                 let why = match ended {

@@ -88,7 +88,8 @@ async fn a_stdio_server_in_the_sandbox_is_a_command() {
         std::env::set_var("CLIX_MCP_TEST_GREETING", "hello");
         std::env::set_var("CLIX_MCP_TEST_NOT_PASSED", "hidden");
     }
-    let mut entry = stdio_entry("fx", "results");
+    let marker = format!("results-{}", std::process::id());
+    let mut entry = stdio_entry("fx", &marker);
     entry.env = vec!["CLIX_MCP_TEST_GREETING".into()];
     let f = fixture(vec![entry]);
 
@@ -97,7 +98,7 @@ async fn a_stdio_server_in_the_sandbox_is_a_command() {
         let r = run(&f, "fx", line).await;
         assert_eq!(r.exit_code, 0, "{}", err(&r));
         let text = out(&r);
-        for tool in ["list_records", "fail", "image", "paint", "nested", "crash", "where"] {
+        for tool in ["list_records", "fail", "refuse", "image", "paint", "nested", "crash", "where"] {
             assert!(text.lines().any(|l| l.trim_start().starts_with(tool)), "{tool} in {text}");
         }
         assert!(text.contains("Lists records as structured content."), "{text}");
@@ -141,6 +142,18 @@ async fn a_stdio_server_in_the_sandbox_is_a_command() {
     assert_eq!(r.exit_code, 1);
     assert!(r.stdout.is_empty());
     assert!(err(&r).contains("failed on purpose: boom"), "{}", err(&r));
+
+    // A protocol error: exit 1 with the server's message; the server stays.
+    let before = clix_testkit::pids_with_cmdline(&marker);
+    assert!(!before.is_empty(), "its process runs");
+    let r = run(&f, "fx", "refuse").await;
+    assert_eq!(r.exit_code, 1);
+    assert!(
+        err(&r).contains("fx refuse: the MCP server refused the call: refused on purpose (code -32602)"),
+        "{}",
+        err(&r)
+    );
+    assert_eq!(clix_testkit::pids_with_cmdline(&marker), before, "the same server process");
 
     // An image, decoded, apart from the text.
     let r = run(&f, "fx", "image").await;
