@@ -358,13 +358,13 @@ async fn gone(entry: &ServerEntry, mut connection: Connection, error: &str) -> S
     out
 }
 
-/// The process's exit code, waiting a moment for one that is ending (its
-/// pipes close just before it is reaped).
+/// The process's exit code, waiting up to two seconds for one that is
+/// ending (its pipes close just before it is reaped).
 async fn wait_exit(process: &mut Service) -> Option<i32> {
-    for _ in 0..20 {
+    for _ in 0..80 {
         if let Some(code) = process.exited() {
             // Its last stderr is read by a task of its own: a moment to land.
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
             return Some(code);
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
