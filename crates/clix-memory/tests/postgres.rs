@@ -67,7 +67,7 @@ fn errors_say_which_problem_and_what_to_do() {
     // A database clix never migrated: the command that does it.
     let url = pg.socket_url(&pg.create_database());
     let err = Store::connect(&url).unwrap_err();
-    assert!(matches!(err, MemoryError::NeedsMigration { found: 0, wanted: 3, .. }), "{err:?}");
+    assert!(matches!(err, MemoryError::NeedsMigration { found: 0, wanted: 4, .. }), "{err:?}");
     assert!(err.to_string().contains("clix storage migrate"), "{err}");
 }
 
@@ -76,8 +76,8 @@ fn migrate_is_explicit_repeatable_and_never_goes_back() {
     let Some(pg) = server("migrate_is_explicit_repeatable_and_never_goes_back") else { return };
     let db = pg.create_database();
     let url = pg.socket_url(&db);
-    assert_eq!(clix_memory::migrate(&url).unwrap(), Migrated { from: 0, to: 3 });
-    assert_eq!(clix_memory::migrate(&url).unwrap(), Migrated { from: 3, to: 3 }, "nothing to do twice");
+    assert_eq!(clix_memory::migrate(&url).unwrap(), Migrated { from: 0, to: 4 });
+    assert_eq!(clix_memory::migrate(&url).unwrap(), Migrated { from: 4, to: 4 }, "nothing to do twice");
     let mut store = Store::connect(&url).unwrap();
     let id = store.store("kept through every migration", "t", "fact", "").unwrap();
     drop(store);
@@ -85,11 +85,11 @@ fn migrate_is_explicit_repeatable_and_never_goes_back() {
     // A newer clix migrated it: this one neither opens nor touches it.
     pg.psql(&db, "UPDATE clix_schema SET version = 99 WHERE component = 'memory'");
     for err in [Store::connect(&url).unwrap_err(), clix_memory::migrate(&url).unwrap_err()] {
-        assert!(matches!(err, MemoryError::TooNew { found: 99, wanted: 3, .. }), "{err:?}");
+        assert!(matches!(err, MemoryError::TooNew { found: 99, wanted: 4, .. }), "{err:?}");
         assert!(err.to_string().contains("upgrade clix"), "{err}");
     }
     assert_eq!(pg.psql(&db, "SELECT version FROM clix_schema WHERE component = 'memory'").trim(), "99");
-    pg.psql(&db, "UPDATE clix_schema SET version = 3 WHERE component = 'memory'");
+    pg.psql(&db, "UPDATE clix_schema SET version = 4 WHERE component = 'memory'");
     assert_eq!(Store::connect(&url).unwrap().get(id).unwrap().unwrap().text, "kept through every migration");
 
     // Another part of clix's rows in the same table are left alone.
@@ -118,7 +118,7 @@ fn threads_migrating_one_fresh_database_at_once_all_succeed() {
         });
         let done: Vec<Migrated> = results.into_iter().map(Result::unwrap).collect();
         assert_eq!(done.iter().filter(|m| m.from == 0).count(), 1, "one migration ran the steps: {done:?}");
-        assert!(done.iter().all(|m| m.to == 3));
+        assert!(done.iter().all(|m| m.to == 4));
         Store::connect(&url).unwrap();
     }
 }
@@ -194,6 +194,22 @@ fn corpus_counts(pg: &Postgres, db: &str) -> (String, String) {
     (kept.trim().to_string(), counted.trim().to_string())
 }
 
+/// n(t) of every lexeme as the store's trigger keeps it, and as counted
+/// from the memories' `tsvector`s: `lexeme:n …`, in lexeme order.
+fn lexeme_counts(pg: &Postgres, db: &str) -> (String, String) {
+    let kept = pg.psql(
+        db,
+        "SELECT coalesce(string_agg(lexeme || ':' || n, ' ' ORDER BY lexeme), '')
+         FROM (SELECT lexeme, sum(docs) AS n FROM memory_lexeme_docs GROUP BY lexeme HAVING sum(docs) <> 0) k",
+    );
+    let counted = pg.psql(
+        db,
+        "SELECT coalesce(string_agg(lexeme || ':' || n, ' ' ORDER BY lexeme), '')
+         FROM (SELECT l AS lexeme, count(*) AS n FROM memories, unnest(tsvector_to_array(tsv)) AS l GROUP BY l) c",
+    );
+    (kept.trim().to_string(), counted.trim().to_string())
+}
+
 #[test]
 fn the_corpus_counts_follow_stores_forgets_and_concurrent_writers() {
     let Some(pg) = server("the_corpus_counts_follow_stores_forgets_and_concurrent_writers") else { return };
@@ -223,6 +239,9 @@ fn the_corpus_counts_follow_stores_forgets_and_concurrent_writers() {
     let (kept, counted) = corpus_counts(pg, &db);
     assert_eq!(kept, counted);
     assert_eq!(kept, "101 403");
+    let (kept, counted) = lexeme_counts(pg, &db);
+    assert_eq!(kept, counted);
+    assert!(kept.contains("deploy:1") && kept.contains("writer:100") && !kept.contains("five"), "{kept}");
 }
 
 #[test]
@@ -236,18 +255,21 @@ fn the_migration_to_bm25_keeps_every_memory_and_counts_them() {
         store.store(text, "t", "note", "").unwrap();
     }
     drop(store);
-    // Back to schema version 1 (what steps 2 and 3 added, undone), memories kept.
+    // Back to schema version 1 (what steps 2 to 4 added, undone), memories kept.
     pg.psql(
         &db,
         "DROP TRIGGER memories_fts_stats_truncated ON memories; DROP FUNCTION clix_memory_fts_stats_truncated();
          DROP TRIGGER memories_fts_stats ON memories; DROP FUNCTION clix_memory_fts_stats();
+         DROP FUNCTION clix_memory_fts_recount(); DROP TABLE memory_lexeme_docs;
          DROP TABLE memory_fts_stats; ALTER TABLE memories DROP COLUMN tokens; DROP FUNCTION clix_tokens(tsvector);
          UPDATE clix_schema SET version = 1 WHERE component = 'memory'",
     );
     let err = Store::connect(&url).unwrap_err();
-    assert!(matches!(err, MemoryError::NeedsMigration { found: 1, wanted: 3, .. }), "{err:?}");
-    assert_eq!(clix_memory::migrate(&url).unwrap(), Migrated { from: 1, to: 3 });
+    assert!(matches!(err, MemoryError::NeedsMigration { found: 1, wanted: 4, .. }), "{err:?}");
+    assert_eq!(clix_memory::migrate(&url).unwrap(), Migrated { from: 1, to: 4 });
     assert_eq!(corpus_counts(pg, &db), ("3 16".to_string(), "3 16".to_string()));
+    let (kept, counted) = lexeme_counts(pg, &db);
+    assert!(kept == counted && kept.contains("vpn:2"), "{kept} / {counted}");
     let mut store = Store::connect(&url).unwrap();
     let hits = store.search("vpn sundays", &Filter::default(), 5).unwrap();
     assert_eq!(hits.len(), 2);
@@ -270,16 +292,21 @@ fn a_truncate_resets_the_corpus_counts_and_the_migration_recounts_stale_ones() {
     assert_eq!(corpus_counts(pg, &db), ("0 0".to_string(), "0 0".to_string()));
     store.store("the VPN is down on Sundays", "t", "note", "").unwrap();
     assert_eq!(corpus_counts(pg, &db), ("1 6".to_string(), "1 6".to_string()));
+    let (kept, counted) = lexeme_counts(pg, &db);
+    assert!(kept == counted && kept.contains("vpn:1") && !kept.contains("sign"), "{kept} / {counted}");
     // Counts a TRUNCATE left stale before step 3 existed are recounted by it.
     drop(store);
     pg.psql(
         &db,
         "DROP TRIGGER memories_fts_stats_truncated ON memories; DROP FUNCTION clix_memory_fts_stats_truncated();
+         DROP FUNCTION clix_memory_fts_recount(); DROP TABLE memory_lexeme_docs;
          UPDATE memory_fts_stats SET docs = docs + 40, tokens = tokens + 400 WHERE slot = 7;
          UPDATE clix_schema SET version = 2 WHERE component = 'memory'",
     );
-    assert_eq!(clix_memory::migrate(&url).unwrap(), Migrated { from: 2, to: 3 });
+    assert_eq!(clix_memory::migrate(&url).unwrap(), Migrated { from: 2, to: 4 });
     assert_eq!(corpus_counts(pg, &db), ("1 6".to_string(), "1 6".to_string()));
+    let (kept, counted) = lexeme_counts(pg, &db);
+    assert!(kept == counted && kept.contains("vpn:1"), "{kept} / {counted}");
 }
 
 /// The synchronous client blocks on a runtime of its own, which tokio
@@ -300,4 +327,119 @@ fn a_store_works_on_a_thread_that_drives_async_tasks() {
         found
     });
     assert_eq!(found, 1);
+}
+
+/// A seeded xorshift generator: the corpus and queries are the same every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// In 0..n.
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    /// A word of a 400-word vocabulary, the low ones far commoner (about
+    /// the skew of real text: a few words in most memories, most in few).
+    fn word(&mut self) -> String {
+        let u = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
+        format!("w{}", (400.0 * u.powi(3)) as usize)
+    }
+}
+
+/// BM25 of every memory holding a query term, scored by a plain scan: the
+/// corpus counts and n(t) counted from the memories themselves, the whole
+/// `tsvector` unnested. The store's search must rank exactly as this does.
+fn scan_bm25(words: &[String], topic: &str, keyword: &str, limit: usize) -> String {
+    let fts: Vec<String> = words.iter().map(|w| format!("\"{w}\"")).collect();
+    format!(
+        r#"
+    WITH q AS MATERIALIZED (SELECT websearch_to_tsquery('clix_english', '{fts}') AS q),
+    terms AS MATERIALIZED (
+        SELECT substr(t[1], 2, length(t[1]) - 2) AS lexeme
+        FROM q, regexp_matches(querytree(q.q), $re$'(?:[^']|'')*'$re$, 'g') AS t
+    ),
+    corpus AS MATERIALIZED (
+        SELECT count(*)::float8 AS n, greatest(sum(tokens), 1)::float8 / greatest(count(*), 1) AS avgdl FROM memories
+    ),
+    found AS MATERIALIZED (
+        SELECT m.id, m.topic, m.folded, m.tokens, m.tsv @@ (SELECT q FROM q) AS hit, u.lexeme,
+               cardinality(u.positions) AS tf
+        FROM memories m, unnest(m.tsv) u
+        WHERE u.lexeme IN (SELECT lexeme FROM terms)
+    ),
+    idf AS MATERIALIZED (
+        SELECT t.lexeme, greatest(ln((c.n - coalesce(d.n, 0) + 0.5) / (coalesce(d.n, 0) + 0.5)), 1e-6) AS idf
+        FROM terms t CROSS JOIN corpus c
+        LEFT JOIN (SELECT lexeme, count(*) AS n FROM found GROUP BY lexeme) d ON d.lexeme = t.lexeme
+    )
+    SELECT f.id || ' ' || round(sum(i.idf * f.tf * 2.2 / (f.tf + 1.2 * (0.25 + 0.75 * f.tokens / c.avgdl)))::numeric, 8)
+    FROM found f JOIN idf i ON i.lexeme = f.lexeme CROSS JOIN corpus c
+    WHERE f.hit AND ('{topic}' = '' OR f.topic = '{topic}') AND ('{keyword}' = '' OR strpos(f.folded, '{keyword}') > 0)
+    GROUP BY f.id
+    ORDER BY sum(i.idf * f.tf * 2.2 / (f.tf + 1.2 * (0.25 + 0.75 * f.tokens / c.avgdl))) DESC, f.id DESC
+    LIMIT {limit};
+    SELECT '--';
+"#,
+        fts = fts.join(" OR ")
+    )
+}
+
+/// The search scores only the memories that may rank (MaxScore over the
+/// kept n(t)); its results must be exactly those of scoring every memory:
+/// a skewed vocabulary (so that some terms are left out and others are
+/// not), filters that leave fewer than `limit` matches, forgotten
+/// memories and a moved topic (n(t) kept through them), limits of 5 and 20.
+#[test]
+fn full_text_search_ranks_exactly_as_scoring_every_memory() {
+    let Some(pg) = server("full_text_search_ranks_exactly_as_scoring_every_memory") else { return };
+    let db = pg.create_database();
+    let url = pg.socket_url(&db);
+    clix_memory::migrate(&url).unwrap();
+    let mut store = Store::connect(&url).unwrap();
+    let mut rng = Rng(0x5eed_cafe);
+    let topics = ["alpha", "beta", "gamma", "delta"];
+    let mut ids = Vec::new();
+    for _ in 0..3000 {
+        let words: Vec<String> = (0..4 + rng.below(11)).map(|_| rng.word()).collect();
+        ids.push(store.store(&words.join(" "), topics[rng.below(topics.len())], "note", "").unwrap());
+    }
+    for id in ids.iter().step_by(9) {
+        assert!(store.forget(*id).unwrap());
+    }
+    store.retopic("delta", "epsilon").unwrap();
+    let (kept, counted) = lexeme_counts(pg, &db);
+    assert_eq!(kept, counted, "n(t) as kept");
+
+    let mut cases = Vec::new();
+    for q in 0..60 {
+        let words: Vec<String> = (0..1 + rng.below(6)).map(|_| rng.word()).collect();
+        let topic = if q % 3 == 0 { topics[rng.below(topics.len())] } else { "" };
+        let keyword = if q % 10 == 7 { format!("w{}", rng.below(10)) } else { String::new() };
+        let limit = if q % 2 == 0 { 5 } else { 20 };
+        cases.push((words, topic, keyword, limit));
+    }
+    let script: String = cases.iter().map(|(w, t, k, l)| scan_bm25(w, t, k, *l)).collect();
+    let expected = pg.psql(&db, &script);
+    let expected: Vec<&str> = expected.split("--\n").collect();
+    let mut pruned_away = 0;
+    for (i, (words, topic, keyword, limit)) in cases.iter().enumerate() {
+        let filter = Filter { topic, keyword };
+        let hits = store.search(&words.join(" "), &filter, *limit).unwrap();
+        let got: Vec<String> = hits.iter().map(|h| format!("{} {:.8}", h.memory.id, h.bm25.unwrap())).collect();
+        let want: Vec<&str> = expected[i].lines().collect();
+        assert_eq!(got, want, "query {words:?}, topic {topic:?}, keyword {keyword:?}, limit {limit}");
+        if hits.len() == *limit && words.iter().any(|w| w.len() == 2) {
+            pruned_away += 1;
+        }
+    }
+    // The skew gives queries with common words (w0–w9) that fill the limit:
+    // the cases where terms can be left out were there to be tested.
+    assert!(pruned_away >= 10, "only {pruned_away} queries with a common word filled their limit");
 }

@@ -169,14 +169,8 @@ pub(super) fn bulk_load(url: &str, first_id: i64, texts: &[String], vectors: &[V
         &[&space, &first_id, &last],
     )
     .expect("record the vectors");
-    tx.batch_execute(
-        "ALTER TABLE memories ENABLE TRIGGER memories_fts_stats;
-         UPDATE memory_fts_stats SET docs = 0, tokens = 0;
-         UPDATE memory_fts_stats
-             SET docs = (SELECT count(*) FROM memories), tokens = (SELECT coalesce(sum(tokens), 0) FROM memories)
-             WHERE slot = 0;",
-    )
-    .expect("the full-text counts");
+    tx.batch_execute("ALTER TABLE memories ENABLE TRIGGER memories_fts_stats; SELECT clix_memory_fts_recount();")
+        .expect("the full-text counts");
     tx.execute("SELECT setval(pg_get_serial_sequence('memories', 'id'), $1)", &[&last]).expect("the next id");
     tx.commit().expect("commit the bulk load");
     let copy = started.elapsed();

@@ -9,9 +9,8 @@
 //! URL asking for it is refused with what to do). A dropped connection
 //! (the server restarted) is opened again at the next operation.
 
+mod full_text;
 mod schema;
-
-use std::sync::LazyLock;
 
 use clix_store::Connection;
 use postgres::{Client, Transaction};
@@ -35,85 +34,6 @@ const EF_SEARCH: (usize, usize) = (100, 1000);
 /// The columns of a [`Memory`], in [`memory`]'s order (`m`: memories).
 const COLUMNS: &str = "m.id, m.topic, m.kind, m.text, m.created_at, \
      to_char(to_timestamp(m.created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD'), m.session";
-
-/// The full-text search: Okapi BM25 computed the way SQLite's FTS5
-/// computes it (`fts5Bm25Function` in its `fts5_aux.c`), so that
-/// [`Hit::bm25`] is on one scale on both backends and one
-/// `recall_min_bm25` serves both. For a query of terms t, a memory D
-/// scores the sum over t of
-///
-/// idf(t) · f(t, D) · (k1 + 1) / (f(t, D) + k1 · (1 − b + b · |D| / avgdl))
-///
-/// with k1 = 1.2 and b = 0.75; idf(t) = ln((N − n(t) + 0.5) / (n(t) + 0.5)),
-/// clamped to 1e-6 where that is not positive (a term in half the
-/// memories or more), as FTS5 clamps it. N is the number of memories and
-/// avgdl their mean length, from `memory_fts_stats` (the whole store's,
-/// whatever the filters, as FTS5's are the whole index's); n(t) the
-/// memories holding t (every topic too); |D| D's length in tokens
-/// (`tokens`); f(t, D) how often t occurs in D (its positions in D's
-/// `tsvector`). The score is returned positive: SQLite's query negates
-/// `bm25()`, so both give higher-is-better.
-///
-/// The terms are the positive lexemes of `websearch_to_tsquery`'s query,
-/// as FTS5 scores only the phrases a document holds: `querytree` drops
-/// what is negated (`-word` only excludes, it adds nothing); both sides of
-/// an `OR` count, each where it occurs; a lexeme the query repeats counts
-/// each time (as two phrases in FTS5). A phrase (`"signing key"`) counts
-/// as its lexemes, each on its own, where FTS5 scores the phrase as one
-/// term: the store never sends one (`store::fts_query` quotes single
-/// words, one lexeme each), so its queries score as FTS5 scores them. A
-/// memory is found when it matches the query and holds one of its
-/// positive lexemes: one matched by a negation alone (`a or -b`, which
-/// FTS5 has no syntax for) is not.
-///
-/// One pass over the memories holding a term (all of them: they give
-/// n(t)): `setweight` marks the query's lexemes in each `tsvector` and
-/// `ts_filter` keeps only those, so each memory yields one row per query
-/// lexeme it holds, with its frequency, without unnesting the whole
-/// vector. Scores differ from FTS5's where tokenizing does: PostgreSQL's
-/// snowball stemmer against FTS5's porter, FTS5's folding of diacritics,
-/// a hyphenated word (one token in FTS5, three lexemes here), and a
-/// `tsvector`'s limit of 256 positions per lexeme.
-static FULL_TEXT: LazyLock<String> = LazyLock::new(|| {
-    format!(
-        r#"
-    WITH q AS MATERIALIZED (SELECT websearch_to_tsquery('clix_english', $1) AS q),
-    terms AS MATERIALIZED (
-        SELECT t[1] AS quoted, replace(replace(substr(t[1], 2, length(t[1]) - 2), '''''', ''''), '\\', '\') AS lexeme
-        FROM q, regexp_matches(querytree(q.q), $re$'(?:[^']|'')*'$re$, 'g') AS t
-    ),
-    corpus AS MATERIALIZED (
-        SELECT greatest(sum(docs), 1)::float8 AS n, greatest(sum(tokens), 1)::float8 / greatest(sum(docs), 1) AS avgdl
-        FROM memory_fts_stats
-    ),
-    found AS MATERIALIZED (
-        SELECT m.id, m.topic, m.folded, m.tokens, m.tsv @@ (SELECT q FROM q) AS hit, u.lexeme,
-               cardinality(u.positions) AS tf
-        FROM memories m, unnest(ts_filter(setweight(m.tsv, 'A', (SELECT array_agg(lexeme) FROM terms)), '{{a}}')) u
-        WHERE m.tsv @@ (SELECT coalesce(string_agg(quoted, ' | '), '')::tsquery FROM terms)
-    ),
-    idf AS MATERIALIZED (
-        SELECT t.lexeme, greatest(ln((c.n - coalesce(d.n, 0) + 0.5) / (coalesce(d.n, 0) + 0.5)), 1e-6) AS idf
-        FROM terms t CROSS JOIN corpus c
-        LEFT JOIN (SELECT lexeme, count(*) AS n FROM found GROUP BY lexeme) d ON d.lexeme = t.lexeme
-    ),
-    ranked AS (
-        SELECT f.id, sum(i.idf * f.tf * 2.2 / (f.tf + 1.2 * (0.25 + 0.75 * f.tokens / c.avgdl))) AS bm25
-        FROM found f JOIN idf i ON i.lexeme = f.lexeme CROSS JOIN corpus c
-        WHERE f.hit
-          AND ($2 = '' OR f.topic = $2)
-          AND ($3 = '' OR strpos(f.folded, $3) > 0)
-          AND ($5::text[] IS NULL OR f.topic = ANY ($5))
-        GROUP BY f.id
-        ORDER BY bm25 DESC, f.id DESC LIMIT $4
-    )
-    SELECT {COLUMNS}, r.bm25,
-           ts_headline('clix_english', m.text, q.q,
-                       'StartSel=[, StopSel=], MaxWords=12, MinWords=4, ShortWord=0, MaxFragments=1')
-    FROM ranked r JOIN memories m ON m.id = r.id CROSS JOIN q
-    ORDER BY r.bm25 DESC, m.id DESC"#
-    )
-});
 
 /// One database, through clix-store's connection: opened again after the
 /// server dropped it, and usable from any thread (on one that drives
@@ -449,7 +369,7 @@ impl Backend for Postgres {
         Ok((lexical?, semantic?))
     }
 
-    /// Okapi BM25 as FTS5 computes it (see [`FULL_TEXT`]), filters inside
+    /// Okapi BM25 as FTS5 computes it (`full_text.rs`), filters inside
     /// the query; the snippet from `ts_headline`, matches in [brackets].
     fn full_text(
         &self,
@@ -458,17 +378,7 @@ impl Backend for Postgres {
         scope: Scope<'_>,
         limit: usize,
     ) -> Result<Vec<Hit>, MemoryError> {
-        let keyword = filter.keyword.to_lowercase();
-        self.db(|db| {
-            let rows = db.query(FULL_TEXT.as_str(), &[&query, &filter.topic, &keyword, &(limit as i64), &scope])?;
-            Ok(rows
-                .iter()
-                .map(|r| {
-                    let bm25: f64 = r.get(7);
-                    Hit { memory: memory(r), score: bm25, bm25: Some(bm25), similarity: None, snippet: r.get(8) }
-                })
-                .collect())
-        })
+        self.db(|db| full_text::search(db, query, filter, scope, limit))
     }
 
     fn get(&self, id: i64) -> Result<Option<Memory>, MemoryError> {

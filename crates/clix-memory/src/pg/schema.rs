@@ -7,7 +7,7 @@ use clix_store::schema::Component;
 use crate::store::MemoryError;
 
 /// Bumped with every step; stored in `clix_schema` under [`COMPONENT`].
-const SCHEMA_VERSION: i32 = 3;
+const SCHEMA_VERSION: i32 = 4;
 
 /// This crate's row in `clix_schema` (clix-store's `schema` runs the
 /// steps: in one transaction under one advisory lock, so two migrations at
@@ -51,6 +51,16 @@ pub(crate) const SCHEMA: Component = Component { name: "memory", steps: &MIGRATI
 /// locks `memories` against writes until the migration commits, so the
 /// recount at its end (what an earlier `TRUNCATE` left stale) misses no
 /// memory and counts none twice.
+///
+/// Step 4 keeps n(t), the memories holding each lexeme, in
+/// `memory_lexeme_docs`, so that a search reads it instead of counting
+/// every memory that holds a query term, and can then score only the
+/// memories that may rank (see `full_text.rs`). The same trigger keeps it,
+/// in the same 64 slots per lexeme (a writer adds to its connection's
+/// slot, in the `tsvector`'s sorted lexeme order, so two writers of one
+/// slot never wait for each other in a cycle). `clix_memory_fts_recount()`
+/// counts everything again (this step, and a bulk load with the trigger
+/// off); the step first locks `memories` against writes until it commits.
 const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
     "
     CREATE TEXT SEARCH DICTIONARY clix_english_stem (TEMPLATE = snowball, Language = english);
@@ -131,6 +141,50 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
     UPDATE memory_fts_stats
         SET docs = (SELECT count(*) FROM memories), tokens = (SELECT coalesce(sum(tokens), 0) FROM memories)
         WHERE slot = 0;
+",
+    "
+    LOCK TABLE memories IN SHARE MODE;
+    CREATE TABLE memory_lexeme_docs (
+        lexeme TEXT NOT NULL,
+        slot INTEGER NOT NULL,
+        docs BIGINT NOT NULL,
+        PRIMARY KEY (lexeme, slot)
+    );
+    CREATE OR REPLACE FUNCTION clix_memory_fts_stats() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+    BEGIN
+        IF TG_OP IN ('INSERT', 'UPDATE') THEN
+            UPDATE memory_fts_stats SET docs = docs + 1, tokens = tokens + NEW.tokens
+                WHERE slot = pg_backend_pid() % 64;
+            INSERT INTO memory_lexeme_docs AS d (lexeme, slot, docs)
+                SELECT l, pg_backend_pid() % 64, 1 FROM unnest(tsvector_to_array(NEW.tsv)) AS l
+                ON CONFLICT (lexeme, slot) DO UPDATE SET docs = d.docs + 1;
+        END IF;
+        IF TG_OP IN ('DELETE', 'UPDATE') THEN
+            UPDATE memory_fts_stats SET docs = docs - 1, tokens = tokens - OLD.tokens
+                WHERE slot = pg_backend_pid() % 64;
+            INSERT INTO memory_lexeme_docs AS d (lexeme, slot, docs)
+                SELECT l, pg_backend_pid() % 64, -1 FROM unnest(tsvector_to_array(OLD.tsv)) AS l
+                ON CONFLICT (lexeme, slot) DO UPDATE SET docs = d.docs - 1;
+        END IF;
+        RETURN NULL;
+    END $$;
+    CREATE OR REPLACE FUNCTION clix_memory_fts_stats_truncated() RETURNS trigger LANGUAGE plpgsql
+        SET search_path FROM CURRENT AS $$
+    BEGIN
+        UPDATE memory_fts_stats SET docs = 0, tokens = 0;
+        DELETE FROM memory_lexeme_docs;
+        RETURN NULL;
+    END $$;
+    CREATE FUNCTION clix_memory_fts_recount() RETURNS void LANGUAGE sql SET search_path FROM CURRENT AS $$
+        UPDATE memory_fts_stats SET docs = 0, tokens = 0;
+        UPDATE memory_fts_stats
+            SET docs = (SELECT count(*) FROM memories), tokens = (SELECT coalesce(sum(tokens), 0) FROM memories)
+            WHERE slot = 0;
+        DELETE FROM memory_lexeme_docs;
+        INSERT INTO memory_lexeme_docs (lexeme, slot, docs)
+            SELECT l, 0, count(*) FROM memories, unnest(tsvector_to_array(tsv)) AS l GROUP BY l;
+    $$;
+    SELECT clix_memory_fts_recount();
 ",
 ];
 
