@@ -43,5 +43,5 @@ mod settings;
 pub use import::{Imported, Skipped, import};
 pub use output::{CallResult, Image};
 pub use schema::{Kind, Param, Tool};
-pub use servers::{Prepared, START_TIMEOUT, Servers, ToolCall};
+pub use servers::{Prepared, START_TIMEOUT, Servers, ToolCall, Vars};
 pub use settings::{McpSettings, ResolvedHeaders, ServerEntry, Transport, is_command_name};

@@ -71,11 +71,17 @@ struct Slot {
     tools: Option<Arc<Vec<Tool>>>,
 }
 
+/// Where a server's variables (its `env` names, the `${NAME}`s of its
+/// headers) are read: the caller's process environment and secret store.
+pub type Vars = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
 /// The MCP servers of one session, each a command.
 pub struct Servers {
     entries: Vec<ServerEntry>,
     sandbox: Arc<Sandbox>,
     workspace: PathBuf,
+    /// Reads the variables servers are given; `std::env::var` unless set.
+    vars: Vars,
     /// One per entry; a call holds its server's, so the calls to one
     /// server run one at a time, in order.
     slots: HashMap<String, Mutex<Slot>>,
@@ -88,7 +94,16 @@ impl Servers {
     pub fn new(settings: &McpSettings, sandbox: Arc<Sandbox>, workspace: &Path) -> Self {
         let entries: Vec<ServerEntry> = settings.server.iter().filter(|e| e.enabled).cloned().collect();
         let slots = entries.iter().map(|e| (e.name.clone(), Mutex::new(Slot::default()))).collect();
-        Servers { entries, sandbox, workspace: workspace.to_path_buf(), slots, start_timeout: START_TIMEOUT }
+        let vars: Vars = Arc::new(|name| std::env::var(name).ok());
+        Servers { entries, sandbox, workspace: workspace.to_path_buf(), vars, slots, start_timeout: START_TIMEOUT }
+    }
+
+    /// The same, reading the servers' variables with `vars` (a process
+    /// whose secrets left its environment keeps them in a store), read when
+    /// a server starts and never logged.
+    pub fn with_vars(mut self, vars: Vars) -> Self {
+        self.vars = vars;
+        self
     }
 
     /// The same, giving each server `timeout` to start instead of [`START_TIMEOUT`].
@@ -255,7 +270,7 @@ impl Servers {
         argv.extend(entry.args.iter().cloned());
         let read_only = own_folders(&argv, &self.workspace).map_err(|e| format!("{}: {e}", entry.name))?;
         let env: Vec<(String, String)> =
-            entry.env.iter().filter_map(|k| std::env::var(k).ok().map(|v| (k.clone(), v))).collect();
+            entry.env.iter().filter_map(|k| (self.vars)(k).map(|v| (k.clone(), v))).collect();
         let request = ServiceRequest {
             argv: &argv,
             cwd: &self.workspace,
@@ -284,7 +299,7 @@ impl Servers {
 
     async fn connect_http(&self, entry: &ServerEntry) -> Result<Connection, String> {
         let url = entry.url.clone().unwrap_or_default();
-        let resolved = entry.resolve_headers(|v| std::env::var(v).ok())?;
+        let resolved = entry.resolve_headers(|v| (self.vars)(v))?;
         let mut headers = HashMap::new();
         for (name, value) in resolved.0 {
             let name = http::HeaderName::from_bytes(name.as_bytes())
@@ -328,7 +343,7 @@ impl Servers {
             Some(tail) => out.push_str(&format!("  its stderr ends:\n{}\n", indent(tail))),
             None => out.push_str("  it wrote nothing to stderr\n"),
         }
-        let unset: Vec<&str> = entry.env.iter().filter(|k| std::env::var_os(k).is_none()).map(String::as_str).collect();
+        let unset: Vec<&str> = entry.env.iter().filter(|k| (self.vars)(k).is_none()).map(String::as_str).collect();
         if !unset.is_empty() {
             out.push_str(&format!("  not set in clix's environment: {}\n", unset.join(", ")));
         }
