@@ -122,6 +122,13 @@ pub trait AgentCommand: Send + Sync {
     /// Runs with `io.args` not starting with `--help`, and non-empty when
     /// the spec says arguments are needed.
     async fn run(&self, io: CommandIo<'_>) -> bashkit::Result<CommandStatus>;
+
+    /// Whether `run` answers `--help` itself: a command whose help is only
+    /// known when it runs (an MCP server lists its tools). Its spec's help
+    /// is still what `help <name>` prints.
+    fn answers_help(&self) -> bool {
+        false
+    }
 }
 
 /// Adapts an [`AgentCommand`] to bashkit's command interface.
@@ -131,6 +138,9 @@ struct AgentAdapter(Arc<dyn AgentCommand>);
 impl bashkit::Command for AgentAdapter {
     async fn execute(&self, io: CommandIo<'_>) -> bashkit::Result<CommandStatus> {
         let spec = self.0.spec();
+        if self.0.answers_help() {
+            return self.0.run(io).await;
+        }
         let is_help = |arg: &String| arg == "--help" || arg == "-h";
         let help = match io.args {
             [] if spec.needs_args => return usage_error(&io, &spec.name, &spec.usage).await,
