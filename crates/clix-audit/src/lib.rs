@@ -21,7 +21,8 @@
 //!
 //! The kinds and their fields belong to the crates that write them (`os`:
 //! clix-sandbox, `hub`: clix-hub, `policy`: clix-engine, `clip`:
-//! clix-clip), each a type implementing [`Record`]. This crate must not
+//! clix-clip, `mcp`: clix-hub's type, written by clix-engine for each MCP
+//! tool call), each a type implementing [`Record`]. This crate must not
 //! know any kind's fields, decide what is secret (that rule is clix-common's),
 //! print, or put a record's content in an error (an error names the file
 //! and the cause, never the line).

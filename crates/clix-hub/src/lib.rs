@@ -53,4 +53,4 @@ pub use readiness::Readiness;
 pub use runtime::{CallResult, Entry, HubConfig, HubRuntime, OUTPUT_LIMIT};
 pub use search::Found;
 pub use settings::HubSettings;
-pub use stats::ToolStats;
+pub use stats::{McpCallRecord, ToolStats};

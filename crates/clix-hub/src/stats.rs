@@ -1,6 +1,9 @@
 //! `hub stats`: per-tool calls, success rate, latency percentiles and the
 //! distribution of error codes, read back from the audit log (seed 001's
 //! "keep per-tool success rate, average latency and error distribution").
+//! An MCP server's tool calls are governed calls too: their `kind: "mcp"`
+//! line is defined here ([`McpCallRecord`], written by clix-engine), and
+//! each counts as the tool `SERVER TOOL`.
 
 use std::collections::BTreeMap;
 
@@ -27,6 +30,53 @@ impl Record for CallRecord {
     const KIND: &'static str = "hub";
 }
 
+/// One call of an MCP server's tool, a `kind: "mcp"` line: clix-engine
+/// writes it between the call's check and its result; `hub stats` counts
+/// it as the tool `SERVER TOOL`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct McpCallRecord {
+    /// The server (the command).
+    pub server: String,
+    /// The tool (the subcommand).
+    pub tool: String,
+    /// The arguments sent, secret-looking names and token-shaped values redacted.
+    pub arguments: serde_json::Map<String, serde_json::Value>,
+    /// 0; 1 for a tool's error or a failed server; 124 past the line's time.
+    pub exit_code: i32,
+    /// clix's word for a failure (`TOOL_ERROR`, `SERVER_FAILED`, `TIMEOUT`,
+    /// `CANCELLED`); absent on success.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
+    /// From the call's start to its result.
+    pub duration_ms: u64,
+    /// Bytes of the result's stdout.
+    pub stdout_bytes: u64,
+    /// Bytes of the result's stderr.
+    pub stderr_bytes: u64,
+    /// Images the result carried.
+    #[serde(default)]
+    pub images: u64,
+}
+
+impl Record for McpCallRecord {
+    const KIND: &'static str = "mcp";
+}
+
+impl McpCallRecord {
+    /// The call as `hub stats` counts it.
+    fn as_call(&self) -> CallRecord {
+        CallRecord {
+            tool: format!("{} {}", self.server, self.tool),
+            params: serde_json::Map::new(),
+            exit_code: self.exit_code,
+            error_code: self.error_code.clone(),
+            duration_ms: self.duration_ms,
+            stdout_bytes: self.stdout_bytes,
+            stderr_bytes: self.stderr_bytes,
+        }
+    }
+}
+
 /// The figures of one tool.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolStats {
@@ -46,14 +96,17 @@ pub struct ToolStats {
     pub errors: BTreeMap<String, u64>,
 }
 
-/// Figures per tool (sorted by name) from the hub lines of an audit log;
-/// `tool` keeps only that one. A missing log means no calls yet; the log's
-/// other kinds and lines that do not parse (a torn write) are skipped.
+/// Figures per tool (sorted by name) from the hub and MCP lines of an
+/// audit log; `tool` keeps only that one (`SERVER TOOL` for an MCP tool).
+/// A missing log means no calls yet; the log's other kinds and lines that
+/// do not parse (a torn write) are skipped.
 pub(crate) fn stats(audit_log: &AuditLog, tool: Option<&str>) -> std::io::Result<Vec<ToolStats>> {
     let mut per_tool: BTreeMap<String, Vec<CallRecord>> = BTreeMap::new();
-    for entry in audit_log.read::<CallRecord>()? {
-        if tool.is_none_or(|t| t == entry.record.tool) {
-            per_tool.entry(entry.record.tool.clone()).or_default().push(entry.record);
+    let hub = audit_log.read::<CallRecord>()?.into_iter().map(|e| e.record);
+    let mcp = audit_log.read::<McpCallRecord>()?.into_iter().map(|e| e.record.as_call());
+    for call in hub.chain(mcp) {
+        if tool.is_none_or(|t| t == call.tool) {
+            per_tool.entry(call.tool.clone()).or_default().push(call);
         }
     }
     Ok(per_tool.into_iter().map(|(tool, calls)| summarize(tool, &calls)).collect())
