@@ -31,6 +31,11 @@ pub struct Catalog {
     /// The skills' level-0 list (names and descriptions within the
     /// `[skills]` budget), empty without skills.
     pub skills: String,
+    /// The MCP servers that are commands, in the config's order (each
+    /// spec's summary is the entry's description).
+    pub mcp: Vec<CommandSpec>,
+    /// MCP servers that are not commands, with why (a name taken).
+    pub mcp_not_commands: Vec<(String, String)>,
     /// The `run` tool's description template (a person's
     /// `prompts/run-tool.md`); `None`: the built-in one.
     pub run_tool_prompt: Option<clix_common::template::Template>,
@@ -43,16 +48,22 @@ pub(crate) const HUB_SHOWN: usize = 15;
 impl Catalog {
     /// Every runnable name, sorted.
     pub fn all_names(&self) -> Vec<String> {
-        let mut names: Vec<String> =
-            self.agent.iter().chain(&self.hub).map(|s| s.name.clone()).chain(self.standard.iter().cloned()).collect();
+        let mut names: Vec<String> = self
+            .agent
+            .iter()
+            .chain(&self.hub)
+            .chain(&self.mcp)
+            .map(|s| s.name.clone())
+            .chain(self.standard.iter().cloned())
+            .collect();
         names.sort_unstable();
         names.dedup();
         names
     }
 
-    /// One of our commands (listed or not) or a hub tool.
+    /// One of our commands (listed or not), a hub tool or an MCP server.
     pub fn agent_command(&self, name: &str) -> Option<&CommandSpec> {
-        self.agent.iter().chain(&self.unlisted).chain(&self.hub).find(|s| s.name == name)
+        self.agent.iter().chain(&self.unlisted).chain(&self.hub).chain(&self.mcp).find(|s| s.name == name)
     }
 
     /// The hub section of the `run` description and of `help`, empty without
@@ -89,6 +100,26 @@ impl Catalog {
             String::from("Environments (clip <name> '<line>' runs there; clip <name> pull|push moves files):\n");
         for (name, description) in &self.environments {
             text.push_str(&format!("  {name:width$}  {description}\n"));
+        }
+        text
+    }
+}
+
+impl Catalog {
+    /// The MCP servers section of the `run` description and of `help`,
+    /// empty without servers: one line per server, never its tools (they
+    /// are only known once it runs, and many servers have dozens).
+    pub fn mcp_section(&self) -> String {
+        if self.mcp.is_empty() {
+            return String::new();
+        }
+        let width = self.mcp.iter().map(|s| s.name.len()).max().unwrap_or(0);
+        let mut text = String::from(
+            "MCP servers (each a command: <server> --help lists its tools, <server> <tool> --help its flags; \
+             structured results are JSON):\n",
+        );
+        for spec in &self.mcp {
+            text.push_str(&format!("  {:width$}  {}\n", spec.name, spec.summary));
         }
         text
     }

@@ -2,7 +2,9 @@
 //!
 //! This crate owns the agent commands (`help`, `write`, `cat -b`, `see`,
 //! `memory`, `sandbox`, `hub` and each ready hub tool as a command, `clip`
-//! over `clix-clip`, whose lines the policy judges as local ones), the
+//! over `clix-clip`, whose lines the policy judges as local ones, `skill`,
+//! and each MCP server of the person's config as a command over
+//! `clix-mcp-client`, audited and held to the line's limits), the
 //! OS resolver and the unknown-command fallback, the spill folder for long
 //! outputs, the generated `run` tool definition, the session's policy gate
 //! (rules from `clix-policy`, the workspace's `.clix/policy.toml` read
@@ -25,7 +27,7 @@ mod spill;
 mod tooldef;
 
 pub use catalog::Catalog;
-pub use commands::{MAX_IMAGE_SIDE, MemoryAccess, MemoryConfig, SeenImage};
+pub use commands::{MAX_IMAGE_SIDE, McpConfig, MemoryAccess, MemoryConfig, SeenImage};
 pub use engine::{Engine, EngineConfig, EngineError, Namespace, OsTier, RunOutput};
 pub use policy::PolicyConfig;
 pub use report::RunReport;

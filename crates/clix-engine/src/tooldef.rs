@@ -24,13 +24,14 @@ pub enum ToolFormat {
 
 /// The built-in text of the `run` tool's description
 /// (`crates/clix-engine/prompts/run-tool.md`), a template whose
-/// placeholders are the catalog's command list (`{commands}`) and its
-/// skills' level-0 list (`{skills}`, empty without skills). A person's
+/// placeholders are the catalog's command list (`{commands}`), its
+/// skills' level-0 list (`{skills}`, empty without skills) and its MCP
+/// servers (`{mcp}`, empty without servers). A person's
 /// `prompts/run-tool.md` replaces it ([`Catalog::run_tool_prompt`]).
 pub const RUN_TOOL_PROMPT: &str = include_str!("../prompts/run-tool.md");
 
 /// The placeholders of the `run` tool's description.
-pub const RUN_TOOL_PLACEHOLDERS: &[&str] = &["commands", "skills"];
+pub const RUN_TOOL_PLACEHOLDERS: &[&str] = &["commands", "skills", "mcp"];
 
 /// The description text of the `run` tool: its template (the catalog's,
 /// else the built-in) with the commands filled in.
@@ -43,7 +44,16 @@ pub fn description(catalog: &Catalog) -> String {
             &builtin
         }
     };
-    template.render(&[("commands", &commands(catalog)), ("skills", &skills(catalog))])
+    template.render(&[("commands", &commands(catalog)), ("skills", &skills(catalog)), ("mcp", &mcp(catalog))])
+}
+
+/// The `{mcp}` of the description: nothing without servers, else one line
+/// per server (name and description) on lines of their own.
+fn mcp(catalog: &Catalog) -> String {
+    match catalog.mcp_section().trim_end() {
+        "" => String::new(),
+        section => format!("\n{section}"),
+    }
 }
 
 /// The `{skills}` of the description: nothing without skills, else the

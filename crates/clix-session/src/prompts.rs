@@ -174,9 +174,9 @@ mod tests {
             err,
             format!(
                 "prompt file {file}: unknown placeholder {{comands}}; did you mean {{commands}}? known placeholders: \
-                 {{commands}}, {{skills}} (write {{{{ for a literal {{)\n\
-                 prompt file {file}: unknown placeholder {{workspace}}; known placeholders: {{commands}}, {{skills}} \
-                 (write {{{{ for a literal {{)"
+                 {{commands}}, {{skills}}, {{mcp}} (write {{{{ for a literal {{)\n\
+                 prompt file {file}: unknown placeholder {{workspace}}; known placeholders: {{commands}}, {{skills}}, \
+                 {{mcp}} (write {{{{ for a literal {{)"
             )
         );
         assert!(prompt_source(&paths, Prompt::RunTool).is_err());

@@ -10,7 +10,8 @@ use anyhow::{Context, Result};
 use clix_audit::AuditLog;
 use clix_config::Paths;
 use clix_engine::{
-    ClipConfig, Engine, EngineConfig, MemoryAccess, MemoryConfig, Namespace, OsTier, PolicyConfig, SandboxMode,
+    ClipConfig, Engine, EngineConfig, McpConfig, MemoryAccess, MemoryConfig, Namespace, OsTier, PolicyConfig,
+    SandboxMode,
 };
 use clix_hub::{HubConfig, LoadOptions, hub_sources};
 use clix_memory::Progress;
@@ -40,14 +41,17 @@ pub struct Parts {
     pub clip: bool,
     /// The `skill` command and the skills' level-0 list (`[skills] enabled` too).
     pub skills: bool,
+    /// Each `[[mcp.server]]` of the person's config as a command.
+    pub mcp: bool,
 }
 
 impl Parts {
     /// Every capability: what `clix run`, `ask`, `chat`, `mcp` and a plan's agents have.
-    pub const ALL: Parts = Parts { memory: true, hub: true, policy: true, browser: true, clip: true, skills: true };
+    pub const ALL: Parts =
+        Parts { memory: true, hub: true, policy: true, browser: true, clip: true, skills: true, mcp: true };
     /// The shell alone (with the OS tier unless `sandbox.mode` is off).
     pub const SHELL: Parts =
-        Parts { memory: false, hub: false, policy: false, browser: false, clip: false, skills: false };
+        Parts { memory: false, hub: false, policy: false, browser: false, clip: false, skills: false, mcp: false };
 }
 
 /// One session's makings: whose paths and settings, on which workspace,
@@ -207,8 +211,25 @@ impl Session {
                 person_dir: Some(self.paths.config_dir.join(clix_skills::PERSON_FOLDER)),
                 level0_bytes: settings.skills.level0_bytes,
             }),
+            mcp: (parts.mcp && !settings.mcp.server.is_empty()).then(|| self.mcp_config(&audit)),
             run_tool_prompt: self.prompt(Prompt::RunTool)?,
         })
+    }
+
+    /// The MCP servers: the person's `[[mcp.server]]` entries (their config
+    /// file only), the session's domains, the audit log; their variables
+    /// read from the process's secrets and environment for a person's
+    /// session, from nothing for an isolated one.
+    fn mcp_config(&self, audit: &AuditLog) -> McpConfig {
+        let vars: clix_mcp_client::Vars =
+            if self.reads_secrets { Arc::new(clix_config::secrets::var) } else { Arc::new(|_| None) };
+        McpConfig {
+            settings: self.settings.mcp.clone(),
+            domains: self.settings.hub.domains.clone(),
+            vars,
+            audit_log: Some(audit.clone()),
+            session_id: self.id.clone(),
+        }
     }
 
     fn sandboxed(&self) -> bool {
@@ -377,6 +398,37 @@ mod tests {
         let config = session(home.path(), ws.path()).parts(Parts::SHELL).engine_config().unwrap();
         assert!(config.os.is_none() && config.memory.is_none() && config.hub.is_none());
         assert!(config.policy.is_none() && config.browser.is_none() && config.clip.is_none());
+        assert!(config.skills.is_none() && config.mcp.is_none());
+    }
+
+    /// `[[mcp.server]]` entries from the file become the engine's MCP part
+    /// (none without entries); an isolated session gives servers no variable
+    /// of this process; a bad entry stops the load with its key.
+    #[test]
+    fn mcp_servers_come_from_the_person_s_config_file() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        assert!(session(home.path(), ws.path()).engine_config().unwrap().mcp.is_none());
+        let paths = Paths::at_home(home.path());
+        std::fs::create_dir_all(paths.config_file.parent().unwrap()).unwrap();
+        std::fs::write(
+            &paths.config_file,
+            "[[mcp.server]]\nname = \"fx\"\ncommand = \"python3\"\nargs = [\"s.py\"]\nenv = [\"PATH\"]\ndomain = \"ops\"\n",
+        )
+        .unwrap();
+        let settings = crate::settings::load(&paths, &[]).unwrap().value;
+        let mut s = session(home.path(), ws.path());
+        s.settings = settings;
+        let mcp = s.engine_config().unwrap().mcp.unwrap();
+        assert_eq!(mcp.settings.server.len(), 1);
+        assert_eq!(
+            (mcp.settings.server[0].name.as_str(), mcp.audit_log.map(|l| l.path)),
+            ("fx", Some(paths.state_dir.join("audit.jsonl")))
+        );
+        assert_eq!((mcp.vars)("PATH"), None, "an isolated session reads no variable of this process");
+        std::fs::write(&paths.config_file, "[[mcp.server]]\nname = \"bad name\"\ncommand = \"x\"\n").unwrap();
+        let err = crate::settings::load(&paths, &[]).unwrap_err().to_string();
+        assert!(err.contains("mcp.server[0].name = \"bad name\""), "{err}");
     }
 
     #[test]

@@ -40,6 +40,11 @@ pub struct Settings {
     /// Agent Skills: whether the `skill` command and its level-0 list exist,
     /// and how many bytes of the `run` tool's description the list may take.
     pub skills: clix_skills::SkillsSettings,
+    /// MCP servers as commands: `[[mcp.server]]` entries (name, description,
+    /// `command` + `args` or `url` + `headers`, env, network, domain,
+    /// enabled). Only this file (and its `CLIX_*` / flag layers) declares
+    /// them; a workspace never can.
+    pub mcp: clix_mcp_client::McpSettings,
 }
 
 /// `[storage]`: the one place a session's shared state is, for every part
@@ -99,7 +104,9 @@ impl Validate for Settings {
             ("storage", self.storage.validate()),
             ("skills", self.skills.validate()),
         ];
-        sections.into_iter().flat_map(|(name, bad)| bad.into_iter().map(move |b| b.in_section(name))).collect()
+        let bad = sections.into_iter().flat_map(|(name, bad)| bad.into_iter().map(move |b| b.in_section(name)));
+        // `[mcp]` names its own section (its keys are `mcp.server[N].…`).
+        bad.chain(self.mcp.validate()).collect()
     }
 }
 

@@ -101,7 +101,7 @@ async fn a_prompt_with_an_unknown_placeholder_stops_with_the_file_and_the_known_
     assert_eq!(o.status.code(), Some(1));
     let file = h.home.path().join("prompts/run-tool.md");
     let want = format!(
-        "prompt file {}: unknown placeholder {{comands}}; did you mean {{commands}}? known placeholders: {{commands}}, {{skills}}",
+        "prompt file {}: unknown placeholder {{comands}}; did you mean {{commands}}? known placeholders: {{commands}}, {{skills}}, {{mcp}}",
         file.display()
     );
     assert!(text(&o.stderr).contains(&want), "{}", text(&o.stderr));

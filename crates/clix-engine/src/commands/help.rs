@@ -38,6 +38,14 @@ impl Help {
             text.push('\n');
             text.push_str(&hub);
         }
+        let mcp = catalog.mcp_section();
+        if !mcp.is_empty() || !catalog.mcp_not_commands.is_empty() {
+            text.push('\n');
+            text.push_str(&mcp);
+            for (name, why) in &catalog.mcp_not_commands {
+                text.push_str(&format!("  (MCP server {name} is not a command: {why})\n"));
+            }
+        }
         let environments = catalog.clip_section();
         if !environments.is_empty() {
             text.push('\n');
@@ -80,7 +88,8 @@ impl AgentCommand for Help {
 /// `help NAME` for a name it has nothing for: the nearest names, then
 /// where to look.
 fn unknown(name: &str, catalog: &Catalog) -> String {
-    let ours = catalog.agent.iter().chain(&catalog.unlisted).chain(&catalog.hub).map(|s| s.name.as_str());
+    let ours =
+        catalog.agent.iter().chain(&catalog.unlisted).chain(&catalog.hub).chain(&catalog.mcp).map(|s| s.name.as_str());
     let mut names: Vec<&str> = ours.chain(catalog.standard.iter().map(String::as_str)).collect();
     names.sort_unstable();
     let near = clix_common::names::nearest(name, names);

@@ -48,6 +48,9 @@ pub struct EngineConfig {
     /// Agent Skills (`[skills]`: the person's folder, the level-0 budget);
     /// `None` leaves the `skill` command out.
     pub skills: Option<clix_skills::SkillsConfig>,
+    /// MCP servers as commands (`[[mcp.server]]` of the person's config);
+    /// `None` leaves them out.
+    pub mcp: Option<crate::McpConfig>,
     /// The `run` tool's description template, a person's
     /// `prompts/run-tool.md` checked against [`crate::RUN_TOOL_PLACEHOLDERS`];
     /// `None`: the built-in one.
@@ -72,6 +75,7 @@ impl EngineConfig {
             browser: None,
             clip: None,
             skills: None,
+            mcp: None,
             run_tool_prompt: None,
         }
     }
@@ -227,6 +231,13 @@ impl Engine {
             )?,
             None => Vec::new(),
         };
+        let mcp = match &config.mcp {
+            Some(mcp) => {
+                let output_cap = config.limits.max_memory_bytes;
+                setup::register_mcp(&mut registry, mcp, sandbox.as_ref(), &workspace, &seen, &time, output_cap)
+            }
+            None => setup::McpPart::default(),
+        };
         let session = Session::new(SessionConfig {
             workspace,
             limits: config.limits,
@@ -236,7 +247,7 @@ impl Engine {
             start_in: namespace.as_ref().map(|ns| ns.home.clone()),
         })
         .await?;
-        let catalog = setup::catalog(&registry, &session, &hub, environments, skills, config.run_tool_prompt);
+        let catalog = setup::catalog(&registry, &session, &hub, environments, skills, mcp, config.run_tool_prompt);
         // Set exactly once, here, before any command can read it.
         let _ = shared.set(catalog.clone());
         let spill = match &namespace {

@@ -10,8 +10,8 @@ use clix_shell::{CommandRegistry, CommandResolver, CommandSpec, Session, Workspa
 use super::OsTier;
 use crate::catalog::{Catalog, HUB_SHOWN, SharedCatalog};
 use crate::commands::{
-    CallTime, Cat, ClipCommand, Help, HubCommand, HubTool, MemoryCommand, MemoryConfig, OsResolver, SandboxCommand,
-    See, SeenImages, SkillCommand, StageRun, UnknownCommands, Write,
+    CallTime, Cat, ClipCommand, Help, HubCommand, HubTool, McpConfig, McpServer, McpShared, MemoryCommand,
+    MemoryConfig, OsResolver, SandboxCommand, See, SeenImages, SkillCommand, StageRun, UnknownCommands, Write,
 };
 
 /// The commands every engine has: `help`, `write`, `cat`, `see`, and
@@ -178,6 +178,57 @@ pub(super) fn register_skills(
     level0
 }
 
+/// The MCP part of an engine, for its catalog.
+#[derive(Default)]
+pub(super) struct McpPart {
+    /// The servers registered as commands, in the config's order.
+    pub(super) servers: Vec<String>,
+    /// Servers that are not commands, with why (a name taken).
+    pub(super) not_commands: Vec<(String, String)>,
+}
+
+/// Registers each enabled server of the session's domains as a command,
+/// after every other command: a name already taken (a command of ours, a
+/// hub tool, a shell builtin) keeps its meaning, and the server is reported.
+/// Without an OS tier, stdio servers fail when used (the sandbox says why)
+/// while HTTP ones still answer.
+pub(super) fn register_mcp(
+    registry: &mut CommandRegistry,
+    config: &McpConfig,
+    sandbox: Option<&Arc<Sandbox>>,
+    workspace: &Workspace,
+    seen: &SeenImages,
+    time: &CallTime,
+    output_cap: usize,
+) -> McpPart {
+    let settings = config.in_scope();
+    let root = workspace.root();
+    let (sandbox, host_mode) = match sandbox {
+        Some(sandbox) => (Arc::clone(sandbox), sandbox.settings().mode == clix_sandbox::SandboxMode::Host),
+        None => {
+            let off = clix_sandbox::SandboxSettings { mode: clix_sandbox::SandboxMode::Off, ..Default::default() };
+            (Arc::new(Sandbox::new(off, root, None, None, config.session_id.clone())), false)
+        }
+    };
+    let servers = Arc::new(clix_mcp_client::Servers::new(&settings, sandbox, root).with_vars(Arc::clone(&config.vars)));
+    let audit = config.audit_log.clone().map(|log| (log, config.session_id.clone()));
+    let shared = McpShared { servers, audit, seen: Arc::clone(seen), time: time.clone(), output_cap, host_mode };
+    let mut part = McpPart::default();
+    for entry in &settings.server {
+        let name = &entry.name;
+        let taken = registry.get(name).is_some() || clix_shell::builtin_names().iter().any(|b| b == name);
+        if taken {
+            let why = format!("its name is taken by the command `{name}`, which keeps it; rename the server");
+            tracing::warn!(server = %name, "MCP server not a command: {why}");
+            part.not_commands.push((name.clone(), why));
+            continue;
+        }
+        registry.register(Arc::new(McpServer::new(entry, &shared)));
+        part.servers.push(name.clone());
+    }
+    part
+}
+
 /// What models and `help` are told the session can run, and the `run`
 /// tool's description template when the session has its own.
 pub(super) fn catalog(
@@ -186,6 +237,7 @@ pub(super) fn catalog(
     hub: &HubPart,
     environments: Vec<(String, String)>,
     skills: String,
+    mcp: McpPart,
     run_tool_prompt: Option<clix_common::template::Template>,
 ) -> Catalog {
     // `hub` stays callable without ready tools (people run `clix hub check`),
@@ -196,8 +248,11 @@ pub(super) fn catalog(
             && (s.name != "clip" || !environments.is_empty())
             && (s.name != "skill" || !skills.is_empty())
     };
-    let (agent, unlisted) =
-        registry.specs().filter(|s| !hub.tools.contains(&s.name)).cloned().partition(|s| advertised(s));
+    let (agent, unlisted) = registry
+        .specs()
+        .filter(|s| !hub.tools.contains(&s.name) && !mcp.servers.contains(&s.name))
+        .cloned()
+        .partition(|s| advertised(s));
     Catalog {
         agent,
         unlisted,
@@ -207,6 +262,8 @@ pub(super) fn catalog(
         hub_problems: hub.problems,
         environments,
         skills,
+        mcp: mcp.servers.iter().filter_map(|name| registry.get(name)).map(|c| c.spec().clone()).collect(),
+        mcp_not_commands: mcp.not_commands,
         run_tool_prompt,
     }
 }

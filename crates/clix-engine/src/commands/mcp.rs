@@ -1,0 +1,325 @@
+//! MCP servers as commands: each enabled `[[mcp.server]]` of the person's
+//! config is a command (`github list_issues --state open | jq …`) whose
+//! tools are subcommands (clix-mcp-client starts the server, turns flags
+//! into arguments and the result into a command's).
+//!
+//! Governance: the policy gate has decided the words before this command
+//! runs (bashkit's hook sees `SERVER TOOL --flags…`, so a rule can name
+//! `SERVER TOOL`, and a refused call never starts its server). Between the
+//! crate's `prepare` and `call` this command keeps the call within the
+//! line's time, then writes one audit line (kind `mcp`, which `hub stats`
+//! counts as the tool `SERVER TOOL`), holds the output to the line's memory
+//! budget and hands the result's images to the model as `see` does.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use clix_audit::{AuditLog, redact_argv};
+use clix_common::{exit, is_secret_name};
+use clix_hub::McpCallRecord;
+use clix_mcp_client::{CallResult, McpSettings, Prepared, ServerEntry, Servers, ToolCall, Transport, Vars};
+use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail};
+use serde_json::{Map, Value};
+
+use super::{CallTime, SeenImages};
+
+/// What an engine's MCP servers are made of, from the person's config.
+#[derive(Clone)]
+pub struct McpConfig {
+    /// `[mcp]`: the servers (only the enabled ones become commands).
+    pub settings: McpSettings,
+    /// The session's domains (`hub.domains`, `--domain`): when set, only
+    /// servers of those domains exist, as with hub tools.
+    pub domains: Vec<String>,
+    /// Reads the variables servers are given (their `env` names, their
+    /// headers' `${NAME}`s): the process's secret store and environment.
+    pub vars: Vars,
+    /// Where each call's `kind: "mcp"` line goes.
+    pub audit_log: Option<AuditLog>,
+    /// Names this engine's calls in the audit log.
+    pub session_id: String,
+}
+
+impl std::fmt::Debug for McpConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpConfig")
+            .field("settings", &self.settings)
+            .field("domains", &self.domains)
+            .field("audit_log", &self.audit_log)
+            .field("session_id", &self.session_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpConfig {
+    /// The enabled servers of the session's domains.
+    pub(crate) fn in_scope(&self) -> McpSettings {
+        let in_domain =
+            |e: &ServerEntry| self.domains.is_empty() || e.domain.as_ref().is_some_and(|d| self.domains.contains(d));
+        McpSettings { server: self.settings.server.iter().filter(|e| e.enabled && in_domain(e)).cloned().collect() }
+    }
+}
+
+/// One MCP server as a command.
+pub(crate) struct McpServer {
+    spec: CommandSpec,
+    servers: Arc<Servers>,
+    /// Why it cannot run here (a stdio server with `sandbox.mode = "host"`).
+    refused: Option<String>,
+    audit: Option<(AuditLog, String)>,
+    seen: SeenImages,
+    time: CallTime,
+    /// The line's memory budget: a result past it stops the line.
+    output_cap: usize,
+}
+
+/// What every server command shares.
+pub(crate) struct McpShared {
+    pub(crate) servers: Arc<Servers>,
+    pub(crate) audit: Option<(AuditLog, String)>,
+    pub(crate) seen: SeenImages,
+    pub(crate) time: CallTime,
+    pub(crate) output_cap: usize,
+    /// `sandbox.mode = "host"`: a stdio server would run unsandboxed.
+    pub(crate) host_mode: bool,
+}
+
+impl McpServer {
+    pub(crate) fn new(entry: &ServerEntry, shared: &McpShared) -> Self {
+        let name = &entry.name;
+        let description = entry.description.split_whitespace().collect::<Vec<_>>().join(" ");
+        let summary =
+            if description.is_empty() { "an MCP server (no description in its entry)".into() } else { description };
+        let how = match entry.transport() {
+            Transport::Stdio => "a program of your config, run in the sandbox from its first use to the session's end",
+            Transport::Http => "reached over streamable HTTP",
+        };
+        let spec = CommandSpec {
+            name: name.clone(),
+            summary,
+            usage: format!("{name} [--help | <tool> [--flag value…] [--json '{{…}}'] | <tool> --help]"),
+            subcommands: Vec::new(),
+            details: format!(
+                "An MCP server ({how}); its tools are subcommands.\n\
+                 {name} --help                 its tools, one line each\n\
+                 {name} <tool> --help          a tool's flags, from its input schema (types, defaults, values)\n\
+                 {name} <tool> --flag value…   a call; lists repeat a flag; --json '{{…}}' gives nested objects\n\
+                 Structured results are JSON on stdout (pipe them to jq); a tool's error exits 1 with its text\n\
+                 on stderr; images are attached for you to view, as with see."
+            ),
+            needs_args: false,
+        };
+        let refused = (shared.host_mode && entry.transport() == Transport::Stdio).then(|| {
+            format!(
+                "[error] {name}: sandbox.mode = \"host\" would run this MCP server unsandboxed; stdio servers run \
+                 only in the sandbox. Set sandbox.mode = \"bwrap\" (apt-get install bubblewrap)\n"
+            )
+        });
+        McpServer {
+            spec,
+            servers: Arc::clone(&shared.servers),
+            refused,
+            audit: shared.audit.clone(),
+            seen: Arc::clone(&shared.seen),
+            time: shared.time.clone(),
+            output_cap: shared.output_cap,
+        }
+    }
+}
+
+#[async_trait]
+impl AgentCommand for McpServer {
+    fn spec(&self) -> &CommandSpec {
+        &self.spec
+    }
+
+    /// `SERVER --help` lists the server's tools, which only it knows.
+    fn answers_help(&self) -> bool {
+        true
+    }
+
+    async fn run(&self, io: CommandIo<'_>) -> bashkit::Result<CommandStatus> {
+        let name = &self.spec.name;
+        if let Some(why) = &self.refused {
+            return fail(&io, why, exit::CANNOT_RUN).await;
+        }
+        let limit = self.time.remaining();
+        let call = match tokio::time::timeout(limit, self.servers.prepare(name, io.args)).await {
+            Ok(Prepared::Call(call)) => call,
+            Ok(Prepared::Done(result)) => return self.emit(&io, result).await,
+            Err(_) => {
+                let line = format!(
+                    "[error] {name}: the MCP server did not start or list its tools within the line's {} s left; \
+                     the next call tries again\n",
+                    limit.as_secs()
+                );
+                return fail(&io, &line, exit::TIMEOUT).await;
+            }
+        };
+        let mut audit = PendingCall::new(self.audit.as_ref(), &call);
+        let result = match tokio::time::timeout(self.time.remaining(), self.servers.call(&call)).await {
+            Ok(result) => result,
+            Err(_) => CallResult::error(
+                exit::TIMEOUT,
+                format!(
+                    "[error] {name} {}: no result within the line's time limit ({} s in all); ask for less, or \
+                     raise [limits] timeout_secs",
+                    call.tool,
+                    self.time.limit.as_secs()
+                ),
+            ),
+        };
+        audit.finish(&result, self.too_big(&result));
+        self.emit(&io, result).await
+    }
+}
+
+impl McpServer {
+    /// Whether `result` is past the line's memory budget.
+    fn too_big(&self, result: &CallResult) -> bool {
+        result.stdout.len() > self.output_cap || result.stderr.len() > self.output_cap
+    }
+
+    /// The result as the stage's: its bytes and code, its images attached;
+    /// output past the line's memory budget stops the line, as a program's does.
+    async fn emit(&self, io: &CommandIo<'_>, result: CallResult) -> bashkit::Result<CommandStatus> {
+        if self.too_big(&result) {
+            return Err(bashkit::Error::ResourceLimit(bashkit::LimitExceeded::BuiltinOutput {
+                command: self.spec.name.clone(),
+                limit: self.output_cap,
+            }));
+        }
+        io.stdout.write_all(&result.stdout).await?;
+        io.stderr.write_all(&result.stderr).await?;
+        for (i, image) in result.images.iter().enumerate() {
+            let label = format!("{} image {}", self.spec.name, i + 1);
+            let data = image.data.clone();
+            let owned = label.clone();
+            // Decoding is CPU-bound: off the async threads, as see does.
+            let decoded = tokio::task::spawn_blocking(move || super::see::decode(&owned, &data))
+                .await
+                .unwrap_or_else(|e| Err(format!("[error] {label}: the decoder failed: {e}\n")));
+            match decoded {
+                Ok(seen) => {
+                    let line = format!(
+                        "[{label}: {} {}x{}, attached for viewing]\n",
+                        seen.mime.trim_start_matches("image/").to_uppercase(),
+                        seen.width,
+                        seen.height
+                    );
+                    self.seen.lock().unwrap_or_else(|p| p.into_inner()).push(seen);
+                    io.stderr.write_all(line.as_bytes()).await?;
+                }
+                Err(message) => io.stderr.write_all(message.as_bytes()).await?,
+            }
+        }
+        Ok(CommandStatus::with_code(result.exit_code))
+    }
+}
+
+/// A call's audit line, written when it ends; one that never ends (the
+/// line was cancelled) is written as `CANCELLED` when this is dropped.
+struct PendingCall<'a> {
+    audit: Option<&'a (AuditLog, String)>,
+    record: Option<McpCallRecord>,
+    started: Instant,
+}
+
+impl<'a> PendingCall<'a> {
+    fn new(audit: Option<&'a (AuditLog, String)>, call: &ToolCall) -> Self {
+        let record = McpCallRecord {
+            server: call.server.clone(),
+            tool: call.tool.clone(),
+            arguments: redacted(&call.arguments),
+            exit_code: -1,
+            error_code: Some("CANCELLED".into()),
+            duration_ms: 0,
+            stdout_bytes: 0,
+            stderr_bytes: 0,
+            images: 0,
+        };
+        let arguments = Value::Object(record.arguments.clone());
+        tracing::debug!(server = %call.server, tool = %call.tool, %arguments, "mcp call");
+        PendingCall { audit, record: Some(record), started: Instant::now() }
+    }
+
+    fn finish(&mut self, result: &CallResult, too_big: bool) {
+        if let Some(record) = &mut self.record {
+            record.exit_code = result.exit_code;
+            record.error_code = match result.exit_code {
+                _ if too_big => Some("OUTPUT_LIMIT".into()),
+                0 => None,
+                exit::TIMEOUT => Some("TIMEOUT".into()),
+                _ => None,
+            };
+            record.stdout_bytes = result.stdout.len() as u64;
+            record.stderr_bytes = result.stderr.len() as u64;
+            record.images = result.images.len() as u64;
+        }
+        self.write();
+    }
+
+    fn write(&mut self) {
+        let Some(mut record) = self.record.take() else { return };
+        record.duration_ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        tracing::debug!(
+            server = %record.server,
+            tool = %record.tool,
+            exit_code = record.exit_code,
+            duration_ms = record.duration_ms,
+            "mcp call finished"
+        );
+        let Some((log, session)) = self.audit else { return };
+        if let Err(e) = log.append(session, &record) {
+            // Losing an audit line must be visible, never silent.
+            tracing::error!(error = %e, "cannot append to the audit log");
+        }
+    }
+}
+
+impl Drop for PendingCall<'_> {
+    fn drop(&mut self) {
+        self.write();
+    }
+}
+
+/// The arguments as the audit log keeps them: a secret-looking name's value
+/// and a token-shaped string (`ghp_…`, `NAME_TOKEN=…`) as `***`, at any depth.
+fn redacted(arguments: &Map<String, Value>) -> Map<String, Value> {
+    fn value(v: &Value) -> Value {
+        match v {
+            Value::String(s) => {
+                let words = redact_argv(std::slice::from_ref(s));
+                Value::String(words.into_iter().next().unwrap_or_default())
+            }
+            Value::Array(items) => Value::Array(items.iter().map(value).collect()),
+            Value::Object(map) => Value::Object(redacted(map)),
+            other => other.clone(),
+        }
+    }
+    arguments
+        .iter()
+        .map(|(k, v)| (k.clone(), if is_secret_name(k) { Value::String("***".into()) } else { value(v) }))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn audit_arguments_hide_secret_names_and_token_shapes_at_any_depth() {
+        let args: Map<String, Value> = serde_json::from_str(
+            r#"{"state": "open", "api_token": "abc", "limit": 5,
+                "auth": {"password": "pw", "note": "ghp_abcdefghijklmnop"}, "tags": ["x", "sk-0123456789abcdef"]}"#,
+        )
+        .unwrap_or_default();
+        let want: Map<String, Value> = serde_json::from_str(
+            r#"{"state": "open", "api_token": "***", "limit": 5,
+                "auth": {"password": "***", "note": "***"}, "tags": ["x", "***"]}"#,
+        )
+        .unwrap_or_default();
+        assert!(!want.is_empty());
+        assert_eq!(redacted(&args), want);
+    }
+}
