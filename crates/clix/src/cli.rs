@@ -67,7 +67,8 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         html: Option<PathBuf>,
     },
-    /// Serve the `run` tool to MCP clients (Claude Code, Claude Desktop, Cursor…) over stdio or HTTP.
+    /// Serve the `run` tool to MCP clients (Claude Code, Claude Desktop, Cursor…) over stdio or HTTP;
+    /// `clix mcp import FILE` makes their MCP servers clix commands.
     Mcp(McpArgs),
     /// External CLIs declared by manifests: the `hub` command of run, for people
     /// (list, info, search, stats, check, call).
@@ -174,7 +175,10 @@ struct RunArgs {
 }
 
 #[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
 struct McpArgs {
+    #[command(subcommand)]
+    action: Option<McpAction>,
     #[command(flatten)]
     session: SessionFlags,
     /// Give sandboxed programs network access (off by default; sets the tool's openWorldHint).
@@ -204,6 +208,21 @@ struct McpArgs {
     /// several replicas can send each session's requests to the replica that holds it (docs/scale-out.md).
     #[arg(long, value_name = "NAME", requires = "http", value_parser = |s: &str| clix_mcp::Route::parse(s))]
     route: Option<clix_mcp::Route>,
+}
+
+#[derive(Subcommand)]
+enum McpAction {
+    /// Read the `mcpServers` of a Claude Desktop (claude_desktop_config.json), Claude Code (.mcp.json) or
+    /// Cursor (mcp.json) file and print them as [[mcp.server]] entries, with what was skipped and why and the
+    /// variables to export; each becomes a command inside run.
+    Import {
+        /// The JSON file with `mcpServers`.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// Append the entries to your config file (`clix config path`), keeping what it holds.
+        #[arg(long)]
+        write: bool,
+    },
 }
 
 /// Where hub tools come from and which exist for the session; on every
@@ -426,6 +445,9 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                 out(text.as_bytes())?;
             }
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Mcp(McpArgs { action: Some(McpAction::Import { file, write }), .. }) => {
+            crate::mcp_import::import(&paths, &file, write)
         }
         Command::Mcp(args) => mcp(paths, args).await,
         Command::Config { action } => config(&paths, action),

@@ -9,6 +9,7 @@ mod eval_cmd;
 mod hub_cmd;
 mod logging;
 mod markdown;
+mod mcp_import;
 mod plan_cmd;
 mod policy_cmd;
 mod repl;
