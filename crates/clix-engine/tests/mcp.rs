@@ -1,0 +1,237 @@
+//! MCP servers through the engine: the real fixture server (the Python
+//! SDK's MCPServer, clix-mcp-client's tests/fixtures/server.py) over stdio
+//! in real bubblewrap, as a command in pipes, under the policy gate, audited,
+//! scoped by domain, and gone with the engine.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clix_audit::AuditLog;
+use clix_engine::{Engine, EngineConfig, McpConfig, OsTier, PolicyConfig, SandboxSettings};
+use clix_hub::McpCallRecord;
+use clix_mcp_client::{McpSettings, ServerEntry};
+use clix_policy::{Origin, RuleFile, Scope};
+
+fn fixture_script() -> String {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.join("../clix-mcp-client/tests/fixtures/server.py").canonicalize().unwrap().display().to_string()
+}
+
+/// bwrap and Python's `mcp` 2.x, or a visible skip.
+fn ready(test: &str) -> bool {
+    let bwrap =
+        std::process::Command::new("bwrap").args(["--ro-bind", "/", "/", "true"]).status().is_ok_and(|s| s.success());
+    if !bwrap {
+        clix_testkit::skip_missing(test, "bubblewrap cannot start here (apt-get install bubblewrap)");
+        return false;
+    }
+    let mcp = std::process::Command::new("python3").args(["-c", "import mcp.server.mcpserver"]).output();
+    if !mcp.is_ok_and(|o| o.status.success()) {
+        clix_testkit::skip_missing(test, "python3 with the `mcp` package (2.x) is not installed");
+        return false;
+    }
+    true
+}
+
+/// The fixture over stdio, `marker` on its command line so a test can find its process.
+fn server(name: &str, marker: &str) -> ServerEntry {
+    let mut entry = ServerEntry::stdio(name, "python3", &[&fixture_script(), "stdio", marker]);
+    entry.description = format!("{name}: records, paints and images");
+    entry
+}
+
+struct Fixture {
+    home: tempfile::TempDir,
+    ws: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        Fixture { home: tempfile::tempdir().unwrap(), ws: tempfile::tempdir().unwrap() }
+    }
+
+    fn audit(&self) -> AuditLog {
+        AuditLog::new(self.home.path().join("state/audit.jsonl"))
+    }
+
+    fn calls(&self) -> Vec<McpCallRecord> {
+        self.audit().read::<McpCallRecord>().unwrap().into_iter().map(|e| e.record).collect()
+    }
+
+    fn config(&self, servers: Vec<ServerEntry>, domains: &[&str], policy: Option<PolicyConfig>) -> EngineConfig {
+        EngineConfig {
+            os: Some(OsTier {
+                settings: SandboxSettings::default(),
+                clix_config_dir: Some(self.home.path().to_path_buf()),
+                audit_log: Some(self.audit()),
+                session_id: "mcp-test".into(),
+                env: Vec::new(),
+            }),
+            mcp: Some(McpConfig {
+                settings: McpSettings { server: servers },
+                domains: domains.iter().map(|d| d.to_string()).collect(),
+                vars: Arc::new(|_| None),
+                audit_log: Some(self.audit()),
+                session_id: "mcp-test".into(),
+            }),
+            policy,
+            ..EngineConfig::new(self.ws.path())
+        }
+    }
+
+    async fn engine(&self, servers: Vec<ServerEntry>) -> Engine {
+        Engine::new(self.config(servers, &[], None)).await.unwrap()
+    }
+}
+
+async fn run(engine: &mut Engine, line: &str) -> (String, String, i32) {
+    let r = engine.run_raw(line, None).await;
+    (String::from_utf8_lossy(&r.stdout).into_owned(), String::from_utf8_lossy(&r.stderr).into_owned(), r.exit_code)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_is_a_command_with_help_levels_in_pipes_and_audited() {
+    if !ready("a_server_is_a_command_with_help_levels_in_pipes_and_audited") {
+        return;
+    }
+    let f = Fixture::new();
+    let mut engine = f.engine(vec![server("fx", "engine-pipes")]).await;
+
+    // The run tool names the server and its description, never its tools.
+    let description = clix_engine::tool_description(engine.catalog());
+    assert!(description.contains("MCP servers (each a command"), "{description}");
+    assert!(description.contains("  fx  fx: records, paints and images"), "{description}");
+    assert!(!description.contains("list_records"), "{description}");
+
+    // Level 1: the tools, one line each, from `fx` and `fx --help` alike.
+    for line in ["fx", "fx --help"] {
+        let (out, err, code) = run(&mut engine, line).await;
+        assert_eq!(code, 0, "{line}: {err}");
+        assert!(out.contains("  list_records  Lists records as structured content."), "{line}: {out}");
+        assert!(out.contains("  paint ") && out.contains("`fx TOOL --help`"), "{line}: {out}");
+    }
+    // Level 2: a tool's flags. `help fx` says how to reach both.
+    let (out, _, code) = run(&mut engine, "fx paint --help").await;
+    assert_eq!(code, 0);
+    assert!(out.contains("usage: fx paint --color red|green|blue --tags TEXT..."), "{out}");
+    let (out, _, code) = run(&mut engine, "help fx").await;
+    assert_eq!(code, 0);
+    assert!(out.starts_with("fx - fx: records, paints and images") && out.contains("fx <tool> --help"), "{out}");
+
+    // Structured content is JSON for jq; the whole line composes.
+    let line = "fx list_records --count 200 | jq -r '.records[] | select(.status == \"open\") | .name' | wc -l";
+    let (out, err, code) = run(&mut engine, line).await;
+    assert_eq!((out.trim(), code), ("67", 0), "{err}");
+    let (out, _, code) =
+        run(&mut engine, "fx paint --color green --tags a --tags b --times 3 | jq -r .result | tr a-z A-Z").await;
+    assert_eq!((out.as_str(), code), ("GREEN X3 RATIO=0.5 TAGS=A,B\n", 0));
+
+    // A tool's error: exit 1, its text on stderr, and `||` sees it.
+    let (out, err, code) = run(&mut engine, "fx fail --message boom").await;
+    assert_eq!((out.as_str(), code), ("", 1));
+    assert!(err.contains("failed on purpose: boom"), "{err}");
+    let (out, _, code) = run(&mut engine, "fx fail --message again || echo handled").await;
+    assert_eq!((out.as_str(), code), ("handled\n", 0));
+    // A usage error is the crate's exit 2 with the allowed values, and no call.
+    let (_, err, code) = run(&mut engine, "fx paint --color purple --tags a").await;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("red, green, blue"), "{err}");
+
+    // An image is attached for the model, as `see` attaches one.
+    let shown = engine.run("fx image", None).await;
+    assert_eq!(shown.exit_code, 0, "{}", shown.text);
+    assert_eq!(shown.images.len(), 1, "{}", shown.text);
+    assert_eq!((shown.images[0].mime.as_str(), shown.images[0].width, shown.images[0].height), ("image/png", 1, 1));
+    assert!(shown.text.contains("[fx image 1: PNG 1x1, attached for viewing]"), "{}", shown.text);
+
+    // One audit line per call made (help and usage errors are not calls).
+    let calls = f.calls();
+    let made: Vec<(&str, &str, i32)> =
+        calls.iter().map(|c| (c.server.as_str(), c.tool.as_str(), c.exit_code)).collect();
+    assert_eq!(
+        made,
+        [("fx", "list_records", 0), ("fx", "paint", 0), ("fx", "fail", 1), ("fx", "fail", 1), ("fx", "image", 0)]
+    );
+    assert_eq!(calls[0].arguments, serde_json::json!({"count": 200}).as_object().unwrap().clone());
+    assert!(calls[2].stderr_bytes > 0 && calls[0].stdout_bytes > 0, "{calls:?}");
+    assert_eq!(calls[4].images, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rule_naming_server_and_tool_refuses_the_call_and_its_server_never_starts() {
+    if !ready("a_rule_naming_server_and_tool_refuses_the_call_and_its_server_never_starts") {
+        return;
+    }
+    let f = Fixture::new();
+    let rule = RuleFile {
+        origin: Origin { file: "me/policy.toml".into(), scope: Scope::User },
+        text:
+            "[[rule]]\nid = \"no-fx-fail\"\nmatch = [\"fx\", \"fail\"]\ndecision = \"deny\"\nwhy = \"not this tool\"\n\
+               examples = [\"fx fail --message x\"]\ncounterexamples = [\"fx list_records\"]\n"
+                .into(),
+    };
+    let policy = PolicyConfig { user_files: vec![rule], ..PolicyConfig::default() };
+    let marker = format!("engine-policy-{}", std::process::id());
+    let mut engine = Engine::new(f.config(vec![server("fx", &marker)], &[], Some(policy))).await.unwrap();
+    let (_, err, code) = run(&mut engine, "fx fail --message x; echo after").await;
+    assert_eq!(code, 126, "{err}");
+    assert!(err.contains("`fx fail --message x` denied: not this tool") && err.contains("rule `no-fx-fail`"), "{err}");
+    assert!(clix_testkit::pids_with_cmdline(&marker).is_empty(), "the refused call started no server");
+    assert!(f.calls().is_empty(), "a refused call is no MCP call");
+    // The server's other tools are untouched by the rule.
+    let (out, err, code) = run(&mut engine, "fx list_records --count 2 | jq '.records | length'").await;
+    assert_eq!((out.as_str(), code), ("2\n", 0), "{err}");
+    assert_eq!(f.calls().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn taken_names_stay_their_commands_domains_scope_servers_and_none_outlives_the_engine() {
+    if !ready("taken_names_stay_their_commands_domains_scope_servers_and_none_outlives_the_engine") {
+        return;
+    }
+    let f = Fixture::new();
+    std::fs::write(f.ws.path().join("notes.txt"), "mine\n").unwrap();
+    let marker = format!("engine-life-{}", std::process::id());
+    let mut ops = server("opsfx", &marker);
+    ops.domain = Some("ops".into());
+    let mut dev = server("devfx", "engine-dev");
+    dev.domain = Some("dev".into());
+    let mut off = server("offfx", "engine-off");
+    off.enabled = false;
+    let mut servers: Vec<ServerEntry> = [("cat", "engine-cat"), ("grep", "engine-grep")]
+        .into_iter()
+        .map(|(name, marker)| ServerEntry { domain: Some("ops".into()), ..server(name, marker) })
+        .collect();
+    servers.extend([ops, dev, off]);
+    let mut engine = Engine::new(f.config(servers, &["ops"], None)).await.unwrap();
+
+    // `cat` (ours) and `grep` (the shell's) keep their meaning; the clash is reported.
+    let clashes: Vec<&str> = engine.catalog().mcp_not_commands.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(clashes, ["cat", "grep"]);
+    let (out, _, code) = run(&mut engine, "cat notes.txt | grep mine").await;
+    assert_eq!((out.as_str(), code), ("mine\n", 0));
+    let (out, _, _) = run(&mut engine, "help").await;
+    assert!(out.contains("(MCP server cat is not a command: its name is taken by the command `cat`"), "{out}");
+    // Only the session's domain, only enabled servers.
+    let listed: Vec<&str> = engine.catalog().mcp.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(listed, ["opsfx"]);
+    for absent in ["devfx", "offfx"] {
+        let (_, _, code) = run(&mut engine, absent).await;
+        assert_eq!(code, 127, "{absent} is no command");
+    }
+
+    let (out, err, code) = run(&mut engine, "opsfx where | jq -r .result").await;
+    assert_eq!(code, 0, "{err}");
+    let ws = f.ws.path().canonicalize().unwrap();
+    assert!(out.starts_with(&format!("{} ", ws.display())), "the server runs in the workspace: {out}");
+    assert!(!clix_testkit::pids_with_cmdline(&marker).is_empty(), "the server lives for the session");
+    drop(engine);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !clix_testkit::pids_with_cmdline(&marker).is_empty() {
+        assert!(Instant::now() < deadline, "the server outlived its engine");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
