@@ -1,0 +1,237 @@
+//! MCP servers as commands through the real binary: `[[mcp.server]]` in the
+//! config under `CLIX_HOME`, the fixture server (the Python SDK's MCPServer,
+//! clix-mcp-client's tests/fixtures/server.py) in real bubblewrap, the
+//! policy file, the audit log and `hub stats`, and `clix mcp import`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::text;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../clix-mcp-client/tests/fixtures").canonicalize().unwrap()
+}
+
+/// bwrap and Python's `mcp` 2.x, or a visible skip.
+fn ready(test: &str) -> bool {
+    let bwrap =
+        std::process::Command::new("bwrap").args(["--ro-bind", "/", "/", "true"]).status().is_ok_and(|s| s.success());
+    if !bwrap {
+        clix_testkit::skip_missing(test, "bubblewrap cannot start here (apt-get install bubblewrap)");
+        return false;
+    }
+    let mcp = std::process::Command::new("python3").args(["-c", "import mcp.server.mcpserver"]).output();
+    if !mcp.is_ok_and(|o| o.status.success()) {
+        clix_testkit::skip_missing(test, "python3 with the `mcp` package (2.x) is not installed");
+        return false;
+    }
+    true
+}
+
+struct Env {
+    home: tempfile::TempDir,
+    ws: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        Env { home: tempfile::tempdir().unwrap(), ws: tempfile::tempdir().unwrap() }
+    }
+
+    /// A config whose one server is the fixture, `marker` on its command line.
+    fn with_server(marker: &str) -> Env {
+        let env = Env::new();
+        let script = fixtures().join("server.py");
+        env.write_config(&format!(
+            "[[mcp.server]]\nname = \"fx\"\ndescription = \"Records, paints and images of the fixture\"\n\
+             command = \"python3\"\nargs = [\"{}\", \"stdio\", \"{marker}\"]\n",
+            script.display()
+        ));
+        env
+    }
+
+    fn config(&self) -> PathBuf {
+        self.home.path().join("config.toml")
+    }
+
+    fn write_config(&self, text: &str) {
+        fs::write(self.config(), text).unwrap();
+    }
+
+    fn clix(&self, args: &[&str]) -> Output {
+        common::clix(self.home.path(), self.ws.path(), args).output().unwrap()
+    }
+
+    fn run(&self, line: &str) -> (String, String, i32) {
+        let o = self.clix(&["run", "--raw", line]);
+        (text(&o.stdout), text(&o.stderr), o.status.code().unwrap_or(-1))
+    }
+
+    fn audit_lines(&self, kind: &str) -> Vec<serde_json::Value> {
+        let log = fs::read_to_string(self.home.path().join("state/audit.jsonl")).unwrap_or_default();
+        log.lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|v| v["kind"] == kind)
+            .collect()
+    }
+}
+
+#[test]
+fn a_configured_server_is_a_command_in_tool_def_help_and_pipes() {
+    if !ready("a_configured_server_is_a_command_in_tool_def_help_and_pipes") {
+        return;
+    }
+    let marker = format!("bin-pipes-{}", std::process::id());
+    let env = Env::with_server(&marker);
+    let o = env.clix(&["tool-def"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let def: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let description = def["function"]["description"].as_str().unwrap();
+    assert!(description.contains("  fx  Records, paints and images of the fixture"), "{description}");
+    let (out, _, code) = env.run("help");
+    assert_eq!(code, 0);
+    assert!(out.contains("MCP servers (each a command") && out.contains("  fx  Records, paints"), "{out}");
+
+    let (out, err, code) = env.run("fx --help");
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("fx: an MCP server's tools, each a subcommand (8)"), "{out}");
+
+    let line = "fx list_records --count 30 | jq -r '.records[] | select(.status == \"closed\") | .name' | wc -l";
+    let (out, err, code) = env.run(line);
+    assert_eq!((out.trim(), code), ("10", 0), "{err}");
+
+    let (out, err, code) = env.run("fx fail --message broken");
+    assert_eq!((out.as_str(), code), ("", 1));
+    assert!(err.contains("failed on purpose: broken"), "{err}");
+
+    // One line per call, and hub stats counts each as `SERVER TOOL`.
+    let calls = env.audit_lines("mcp");
+    let made: Vec<(&str, &str, i64)> = calls
+        .iter()
+        .map(|c| (c["server"].as_str().unwrap(), c["tool"].as_str().unwrap(), c["exit_code"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(made, [("fx", "list_records", 0), ("fx", "fail", 1)]);
+    assert_eq!(calls[0]["arguments"], serde_json::json!({"count": 30}));
+    let o = env.clix(&["hub", "stats", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let stats: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows: Vec<(&str, u64, u64)> = stats
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["tool"].as_str().unwrap(), s["calls"].as_u64().unwrap(), s["ok"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(rows, [("fx fail", 1, 0), ("fx list_records", 1, 1)]);
+
+    // Each `clix run` started the server, and none is left now it has ended.
+    assert!(clix_testkit::pids_with_cmdline(&marker).is_empty(), "a server outlived clix run");
+}
+
+#[test]
+fn a_policy_rule_naming_server_and_tool_blocks_the_call() {
+    if !ready("a_policy_rule_naming_server_and_tool_blocks_the_call") {
+        return;
+    }
+    let env = Env::with_server("bin-policy");
+    fs::write(
+        env.home.path().join("policy.toml"),
+        "[[rule]]\nid = \"no-fail\"\nmatch = [\"fx\", \"fail\"]\ndecision = \"deny\"\nwhy = \"the fixture must not fail\"\n",
+    )
+    .unwrap();
+    let (out, err, code) = env.run("fx fail --message x; echo after");
+    assert_eq!((out.as_str(), code), ("", 126), "{err}");
+    assert!(err.contains("denied: the fixture must not fail") && err.contains("rule `no-fail`"), "{err}");
+    assert!(env.audit_lines("mcp").is_empty(), "the refused call was not made");
+    assert_eq!(env.audit_lines("policy").len(), 1);
+    let (out, err, code) = env.run("fx list_records --count 3 | jq '.records | length'");
+    assert_eq!((out.as_str(), code), ("3\n", 0), "{err}");
+}
+
+/// A workspace's `.clix/config.toml` is no settings layer: its server is no command.
+#[test]
+fn a_workspace_cannot_declare_a_server() {
+    let env = Env::new();
+    let script = fixtures().join("server.py");
+    fs::create_dir_all(env.ws.path().join(".clix")).unwrap();
+    fs::write(
+        env.ws.path().join(".clix/config.toml"),
+        format!("[[mcp.server]]\nname = \"planted\"\ncommand = \"python3\"\nargs = [\"{}\"]\n", script.display()),
+    )
+    .unwrap();
+    let (_, err, code) = env.run("planted --help");
+    assert_eq!(code, 127, "{err}");
+    let o = env.clix(&["tool-def"]);
+    assert!(!text(&o.stdout).contains("planted"));
+}
+
+/// The fixture's Claude-Desktop-shaped file, its `fx` entry pointing at the real server.
+fn desktop_file(dir: &Path) -> PathBuf {
+    let json = fs::read_to_string(fixtures().join("claude_desktop_config.json")).unwrap();
+    let script = fixtures().join("server.py").display().to_string();
+    let path = dir.join("claude_desktop_config.json");
+    fs::write(&path, json.replace("FIXTURE", &script)).unwrap();
+    path
+}
+
+#[test]
+fn import_prints_the_entries_what_was_skipped_and_what_to_export() {
+    let env = Env::new();
+    let file = desktop_file(env.ws.path());
+    let o = env.clix(&["mcp", "import", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    // The whole output is TOML: entries, then comments.
+    let parsed: toml::Table = out.parse().unwrap();
+    let names: Vec<&str> =
+        parsed["mcp"]["server"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["filesystem", "fx", "github", "memory", "notion", "sentry", "weather"]);
+    for want in [
+        "# skipped brave search: `brave search` cannot be a command name",
+        "# skipped linear: it uses the legacy SSE transport",
+        "# before starting clix, export: GITHUB_PERSONAL_ACCESS_TOKEN NOTION_TOKEN",
+    ] {
+        assert!(out.contains(want), "{want:?} in {out}");
+    }
+    for secret in ["ghp_literalsecret", "ntn_literaltoken"] {
+        assert!(!out.contains(secret), "{secret} written");
+    }
+    assert!(text(&o.stderr).contains("nothing written (add --write"), "{}", text(&o.stderr));
+    assert!(!env.config().exists(), "without --write nothing is written");
+
+    let o = env.clix(&["mcp", "import", "/nonexistent/file.json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("cannot read /nonexistent/file.json"), "{}", text(&o.stderr));
+}
+
+#[test]
+fn import_write_keeps_the_config_and_the_imported_server_runs() {
+    if !ready("import_write_keeps_the_config_and_the_imported_server_runs") {
+        return;
+    }
+    let env = Env::new();
+    let kept = "# my settings\n[limits]\ntimeout_secs = 45\n";
+    env.write_config(kept);
+    let file = desktop_file(env.ws.path());
+    let o = env.clix(&["mcp", "import", "--write", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("7 server(s) appended to"), "{}", text(&o.stderr));
+    let config = fs::read_to_string(env.config()).unwrap();
+    assert!(config.starts_with(&format!("{kept}\n# imported from ")), "{config}");
+    let o = env.clix(&["config", "show", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let shown: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(shown["limits.timeout_secs"]["value"], 45);
+
+    // The imported stdio entry is a command; a second import skips what is there.
+    let (out, err, code) = env.run("fx where | jq -r .result | cut -d' ' -f1");
+    assert_eq!((out.trim(), code), (env.ws.path().canonicalize().unwrap().to_str().unwrap(), 0), "{err}");
+    let o = env.clix(&["mcp", "import", "--write", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("# skipped fx: a server named `fx` is already configured"));
+    assert_eq!(fs::read_to_string(env.config()).unwrap(), config, "nothing new to write");
+}
