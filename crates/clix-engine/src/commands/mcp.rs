@@ -231,7 +231,7 @@ impl<'a> PendingCall<'a> {
             server: call.server.clone(),
             tool: call.tool.clone(),
             arguments: redacted(&call.arguments),
-            exit_code: -1,
+            exit_code: exit::NO_CODE,
             error_code: Some("CANCELLED".into()),
             duration_ms: 0,
             stdout_bytes: 0,
