@@ -35,13 +35,14 @@
 //! commonest terms, whose bounds add up to less than the k-th best score,
 //! are "non-essential": a memory holding only those cannot rank, so only
 //! the memories holding an essential term are scored (in full, every
-//! term). The k-th score is not known beforehand: the first try leaves
-//! out the terms held by more than 1 in 100 memories, and when the
-//! bounds left out reach the k-th score found (or fewer than k memories
-//! were found), the search runs again leaving out only what that score
-//! allows; each try's memories include the last's, so the second is
-//! exact, and leaving nothing out is today's full scan. The result is
-//! the same as scoring every memory.
+//! term). The k-th score is not known beforehand, so it is bounded from
+//! below first: the memories holding the rarest terms (a few hundred) are
+//! scored, and their k-th score is a bar every answer clears. Then the
+//! commonest terms whose bounds add up to less than that bar are left
+//! out, the rest scored: that try holds the sample's memories, so its
+//! k-th score clears the bar too, and its answer is exactly that of
+//! scoring every memory. The snippets (`ts_headline`, which parses the
+//! text again) are made last, for the answer only.
 //!
 //! Each scored memory yields one row per query lexeme it holds, with its
 //! frequency: `setweight` marks the query's lexemes in its `tsvector` and
@@ -60,9 +61,10 @@ use crate::store::{Filter, Hit};
 /// BM25's k1 + 1: the most one term adds to a score, per unit of idf.
 const TERM_BOUND: f64 = 2.2;
 
-/// The first try leaves out the terms held by more than this share of
-/// the memories (and never every term).
-const COMMON_SHARE: f64 = 0.01;
+/// The sample that sets the bar: the rarest terms, as many as hold at
+/// least this many memories (counted with repeats) or `limit` times this
+/// many tenths of them, whichever is more.
+const SAMPLE_DOCS: f64 = 200.0;
 
 /// The query's terms (each positive lexeme, as often as the query has
 /// it, in order), n(t) of each, N and avgdl.
@@ -82,17 +84,15 @@ const TERMS: &str = r#"
            c.n, c.avgdl
     FROM terms t CROSS JOIN corpus c ORDER BY t.ord"#;
 
-/// The best `$4` memories that match the query (`$1`) and hold one of the
-/// essential lexemes (`$8`, a tsquery), filters applied first, each scored
-/// over every term (`$6` lexemes, `$7` their idf; `$9` avgdl).
-static SCORED: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    format!(
-        r#"
+/// The best `$4` memories (id, score) that match the query (`$1`) and hold
+/// one of the essential lexemes (`$8`, a tsquery), filters applied first,
+/// each scored over every term (`$6` lexemes, `$7` their idf; `$9` avgdl).
+const SCORED: &str = r#"
     WITH q AS MATERIALIZED (SELECT websearch_to_tsquery('clix_english', $1) AS q),
     terms AS MATERIALIZED (SELECT * FROM unnest($6::text[], $7::float8[]) AS t(lexeme, idf)),
     found AS MATERIALIZED (
         SELECT m.id, m.tokens, u.lexeme, cardinality(u.positions) AS tf
-        FROM memories m, unnest(ts_filter(setweight(m.tsv, 'A', $6::text[]), '{{a}}')) u
+        FROM memories m, unnest(ts_filter(setweight(m.tsv, 'A', $6::text[]), '{a}')) u
         WHERE m.tsv @@ $8::text::tsquery
           AND m.tsv @@ (SELECT q FROM q)
           AND ($2 = '' OR m.topic = $2)
@@ -105,11 +105,14 @@ static SCORED: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
         GROUP BY f.id
         ORDER BY bm25 DESC, f.id DESC LIMIT $4
     )
-    SELECT {COLUMNS}, r.bm25,
-           ts_headline('clix_english', m.text, q.q,
-                       'StartSel=[, StopSel=], MaxWords=12, MinWords=4, ShortWord=0, MaxFragments=1')
-    FROM ranked r JOIN memories m ON m.id = r.id CROSS JOIN q
-    ORDER BY r.bm25 DESC, m.id DESC"#
+    SELECT id, bm25 FROM ranked ORDER BY bm25 DESC, id DESC"#;
+
+/// The memories `$2` (ids), each with its snippet for the query `$1`.
+static SHOWN: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "SELECT {COLUMNS}, ts_headline('clix_english', m.text, websearch_to_tsquery('clix_english', $1),
+                'StartSel=[, StopSel=], MaxWords=12, MinWords=4, ShortWord=0, MaxFragments=1')
+         FROM memories m WHERE m.id = ANY ($2)"
     )
 });
 
@@ -151,32 +154,48 @@ pub(super) fn search(
     let keyword = filter.keyword.to_lowercase();
     let limit_sql = limit as i64;
 
-    let mut cut = terms.iter().take_while(|t| t.docs > n * COMMON_SHARE).count().min(terms.len() - 1);
-    loop {
+    let scored = |db: &mut Client, cut: usize| -> Result<Vec<(i64, f64)>, postgres::Error> {
         let essential: Vec<&str> = terms[cut..].iter().map(|t| t.quoted.as_str()).collect();
         let essential = essential.join(" | ");
         let rows = db.query(
-            SCORED.as_str(),
+            SCORED,
             &[&query, &filter.topic, &keyword, &limit_sql, &scope, &lexemes, &idfs, &essential, &avgdl],
         )?;
-        // The k-th best score found; a memory left out scores at most `left_out(cut)`.
-        let kth = (rows.len() == limit).then(|| rows.last().map(|r| r.get::<_, f64>(7))).flatten();
-        let exact = |cut: usize, kth: f64| left_out(cut) < kth * (1.0 - 1e-9);
-        if cut == 0 || kth.is_some_and(|kth| exact(cut, kth)) {
-            return Ok(rows
-                .iter()
-                .map(|r| {
-                    let bm25: f64 = r.get(7);
-                    Hit { memory: memory(r), score: bm25, bm25: Some(bm25), similarity: None, snippet: r.get(8) }
-                })
-                .collect());
-        }
-        // Leave out only what the score found allows (nothing when fewer
-        // than `limit` were found): the next try holds this one's memories,
-        // so its k-th score is at least as high, and it is exact.
-        cut = match kth {
-            Some(kth) => (0..cut).rev().find(|c| exact(*c, kth)).unwrap_or(0),
-            None => 0,
-        };
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    };
+    // The k-th best score of a try, when it found `limit` memories.
+    let kth = |found: &[(i64, f64)]| (found.len() == limit).then(|| found.last().map(|f| f.1)).flatten();
+
+    // The sample: the rarest terms, and the memories holding them.
+    let wanted = SAMPLE_DOCS.max(limit as f64 * SAMPLE_DOCS / 10.0);
+    let mut sample_cut = terms.len();
+    let mut held = 0.0;
+    while sample_cut > 0 && held < wanted {
+        sample_cut -= 1;
+        held += terms[sample_cut].docs;
     }
+    let mut found = scored(db, sample_cut)?;
+    if sample_cut > 0 {
+        // Its k-th score is a bar every answer clears: leave out the
+        // commonest terms whose bounds add up to less (the sample's terms
+        // stay in, so the next try holds its memories and is exact).
+        let bar = kth(&found).unwrap_or(0.0);
+        let cut = (0..=sample_cut).rev().find(|c| left_out(*c) < bar * (1.0 - 1e-9)).unwrap_or(0);
+        if cut < sample_cut {
+            found = scored(db, cut)?;
+        }
+    }
+    let ids: Vec<i64> = found.iter().map(|f| f.0).collect();
+    let mut shown: std::collections::HashMap<i64, (crate::Memory, String)> = db
+        .query(SHOWN.as_str(), &[&query, &ids])?
+        .iter()
+        .map(|r| (r.get::<_, i64>(0), (memory(r), r.get(7))))
+        .collect();
+    Ok(found
+        .into_iter()
+        .filter_map(|(id, bm25)| {
+            let (memory, snippet) = shown.remove(&id)?;
+            Some(Hit { memory, score: bm25, bm25: Some(bm25), similarity: None, snippet })
+        })
+        .collect())
 }
