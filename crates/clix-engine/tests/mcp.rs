@@ -235,3 +235,32 @@ async fn taken_names_stay_their_commands_domains_scope_servers_and_none_outlives
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// A call past the line's time limit ends the line with 124 and an audit
+/// line saying so; the server stays, and answers the next call at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_past_the_line_s_time_ends_it_and_the_server_answers_the_next() {
+    if !ready("a_call_past_the_line_s_time_ends_it_and_the_server_answers_the_next") {
+        return;
+    }
+    let f = Fixture::new();
+    let mut config = f.config(vec![server("fx", "engine-slow")], &[], None);
+    config.limits.timeout_secs = 3;
+    let mut engine = Engine::new(config).await.unwrap();
+    let (out, err, code) = run(&mut engine, "fx slow --seconds 0 | jq -r .result").await;
+    assert_eq!((out.as_str(), code), ("slept 0.0\n", 0), "{err}");
+    let started = Instant::now();
+    let (_, err, code) = run(&mut engine, "fx slow --seconds 60").await;
+    assert_eq!(code, 124, "{err}");
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    let started = Instant::now();
+    let (out, err, code) = run(&mut engine, "fx list_records --count 1 | jq '.records | length'").await;
+    assert_eq!((out.as_str(), code), ("1\n", 0), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(3), "the server answered at once: {:?}", started.elapsed());
+    let calls = f.calls();
+    let slow: Vec<(i32, Option<&str>)> =
+        calls.iter().filter(|c| c.tool == "slow").map(|c| (c.exit_code, c.error_code.as_deref())).collect();
+    assert_eq!(slow.len(), 2, "{calls:?}");
+    assert_eq!(slow[0], (0, None));
+    assert!(matches!(slow[1], (124, Some("TIMEOUT")) | (-1, Some("CANCELLED"))), "{slow:?}");
+}
