@@ -93,13 +93,19 @@ fn a_configured_server_is_a_command_in_tool_def_help_and_pipes() {
     let def: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let description = def["function"]["description"].as_str().unwrap();
     assert!(description.contains("  fx  Records, paints and images of the fixture"), "{description}");
+    let o = env.clix(&["commands", "--json"]);
+    let commands: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        commands["mcp"],
+        serde_json::json!([{"name": "fx", "description": "Records, paints and images of the fixture"}])
+    );
     let (out, _, code) = env.run("help");
     assert_eq!(code, 0);
     assert!(out.contains("MCP servers (each a command") && out.contains("  fx  Records, paints"), "{out}");
 
     let (out, err, code) = env.run("fx --help");
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("fx: an MCP server's tools, each a subcommand (8)"), "{out}");
+    assert!(out.contains("fx: an MCP server's tools, each a subcommand (9)"), "{out}");
 
     let line = "fx list_records --count 30 | jq -r '.records[] | select(.status == \"closed\") | .name' | wc -l";
     let (out, err, code) = env.run(line);
