@@ -158,6 +158,30 @@ fn a_policy_rule_naming_server_and_tool_blocks_the_call() {
     assert_eq!((out.as_str(), code), ("3\n", 0), "{err}");
 }
 
+/// A secret-named variable leaves clix's environment at start, into its
+/// secret store: a server whose `env` names it still gets it; another
+/// secret of clix's does not reach it.
+#[test]
+fn a_server_gets_the_secret_its_entry_names_from_the_secret_store() {
+    if !ready("a_server_gets_the_secret_its_entry_names_from_the_secret_store") {
+        return;
+    }
+    let env = Env::new();
+    let script = fixtures().join("server.py");
+    env.write_config(&format!(
+        "[[mcp.server]]\nname = \"fx\"\ncommand = \"python3\"\nargs = [\"{}\"]\nenv = [\"CLIX_MCP_TEST_TOKEN\"]\n",
+        script.display()
+    ));
+    let mut cmd = common::clix(env.home.path(), env.ws.path(), &["run", "--raw", "fx where | jq -r .result"]);
+    cmd.env("CLIX_MCP_TEST_TOKEN", "tok-5ecret-value").env("CLIX_MCP_TEST_NOT_PASSED", "hidden");
+    let o = cmd.output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(out.contains("CLIX_MCP_TEST_NOT_PASSED=- CLIX_MCP_TEST_TOKEN=tok-5ecret-value"), "{out}");
+    let audit = fs::read_to_string(env.home.path().join("state/audit.jsonl")).unwrap();
+    assert!(!audit.contains("tok-5ecret-value"), "{audit}");
+}
+
 /// A workspace's `.clix/config.toml` is no settings layer: its server is no command.
 #[test]
 fn a_workspace_cannot_declare_a_server() {
