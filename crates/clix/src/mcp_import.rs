@@ -100,3 +100,35 @@ fn append(config: &Path, text: &str) -> Result<()> {
     file.write_all(addition.as_bytes()).with_context(|| format!("cannot write {}", config.display()))?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ENTRY: &str = "[[mcp.server]]\nname = \"fx\"\ncommand = \"python3\"\n";
+
+    /// What the file held stays, the entries follow after a blank line; a
+    /// file whose `mcp` is an inline table cannot take them and is left as it was.
+    #[test]
+    fn append_keeps_the_file_and_refuses_what_would_not_be_toml() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("clix/config.toml");
+        append(&config, ENTRY).unwrap();
+        assert_eq!(std::fs::read_to_string(&config).ok().as_deref(), Some(ENTRY), "a missing file is made");
+        let rows = [
+            ("[limits]\ntimeout_secs = 5\n", "[limits]\ntimeout_secs = 5\n\n"),
+            ("[limits]\ntimeout_secs = 5", "[limits]\ntimeout_secs = 5\n\n"),
+            ("# mine\n\n", "# mine\n\n"),
+        ];
+        for (old, kept) in rows {
+            std::fs::write(&config, old).unwrap();
+            append(&config, ENTRY).unwrap();
+            assert_eq!(std::fs::read_to_string(&config).unwrap_or_default(), format!("{kept}{ENTRY}"), "{old:?}");
+        }
+        let inline = "mcp = { server = [] }\n";
+        std::fs::write(&config, inline).unwrap();
+        let err = append(&config, ENTRY).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains("cannot take the entries") && err.contains("nothing was written"), "{err}");
+        assert_eq!(std::fs::read_to_string(&config).unwrap_or_default(), inline);
+    }
+}
