@@ -148,6 +148,16 @@ pub(crate) trait Backend: Send {
     fn vector_rows(&self, id: i64) -> Result<usize, MemoryError>;
 }
 
+/// Runs `beside` on a thread of its own while `here` runs on this one
+/// (a backend's two rankings at once); both results.
+pub(crate) fn at_once<A: Send, B>(beside: impl FnOnce() -> A + Send, here: impl FnOnce() -> B) -> (A, B) {
+    std::thread::scope(|threads| {
+        let beside = threads.spawn(beside);
+        let here = here();
+        (beside.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), here)
+    })
+}
+
 /// A memory about to be stored.
 pub(crate) struct NewMemory<'a> {
     pub(crate) text: &'a str,

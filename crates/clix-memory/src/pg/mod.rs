@@ -15,7 +15,7 @@ mod schema;
 use clix_store::Connection;
 use postgres::{Client, Transaction};
 
-use crate::backend::{Backend, NewMemory, Pending, Rankings, Scope, Space, Target};
+use crate::backend::{Backend, NewMemory, Pending, Rankings, Scope, Space, Target, at_once};
 use crate::store::{Filter, Hit, Memory, MemoryError};
 use crate::vectors::Embedding;
 
@@ -361,11 +361,10 @@ impl Backend for Postgres {
         pool: usize,
     ) -> Result<Rankings, MemoryError> {
         let Some((space, query)) = vector else { return Ok((self.full_text(fts, filter, scope, pool)?, Vec::new())) };
-        let (lexical, semantic) = std::thread::scope(|threads| {
-            let knn = threads.spawn(|| nearest(&self.reader, space, query, filter, scope, pool));
-            let lexical = self.full_text(fts, filter, scope, pool);
-            (lexical, knn.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-        });
+        let (semantic, lexical) = at_once(
+            || nearest(&self.reader, space, query, filter, scope, pool),
+            || self.full_text(fts, filter, scope, pool),
+        );
         Ok((lexical?, semantic?))
     }
 

@@ -12,7 +12,7 @@ use std::sync::{Mutex, PoisonError};
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-use crate::backend::{Backend, NewMemory, Pending, Rankings, Scope, Space, Target};
+use crate::backend::{Backend, NewMemory, Pending, Rankings, Scope, Space, Target, at_once};
 use crate::store::{Filter, Hit, Memory, MemoryError};
 use crate::vectors::Embedding;
 
@@ -246,14 +246,13 @@ impl Backend for Sqlite {
             Some(reader) => reader,
             None => schema::connect(&self.file).map_err(|e| self.fail(e))?.0,
         };
-        let (lexical, (reader, semantic)) = std::thread::scope(|threads| {
-            let knn = threads.spawn(move || {
+        let ((reader, semantic), lexical) = at_once(
+            move || {
                 let found = vectors::knn(&reader, space, query, filter, scope, pool);
                 (reader, found)
-            });
-            let lexical = self.full_text(fts, filter, scope, pool);
-            (lexical, knn.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-        });
+            },
+            || self.full_text(fts, filter, scope, pool),
+        );
         *slot = Some(reader);
         Ok((lexical?, semantic.map_err(|e| self.fail(e))?))
     }
