@@ -309,6 +309,9 @@ impl Servers {
             headers.insert(name, value);
         }
         let config = StreamableHttpClientTransportConfig::with_uri(url.clone()).custom_headers(headers);
+        // The workspace's reqwest has no default crypto provider (ring is
+        // lighter to build): without one, building the client panics.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let transport = StreamableHttpClientTransport::from_config(config);
         tracing::debug!(server = %entry.name, url = %url, "mcp: connecting to an HTTP server");
         let handshake = ().serve_with_lifecycle(transport, ClientLifecycleMode::Initialize);

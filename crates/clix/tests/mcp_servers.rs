@@ -187,6 +187,56 @@ fn a_server_gets_the_secret_its_entry_names_from_the_secret_store() {
     assert!(!audit.contains("tok-5ecret-value"), "{audit}");
 }
 
+/// The fixture over streamable HTTP, killed when the test ends however it ends.
+struct HttpServer(std::process::Child);
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// An HTTP server is the same command through the binary (whose reqwest has
+/// no default crypto provider: building the client once panicked), its
+/// header's `${NAME}` filled from the secret store, never logged.
+#[test]
+fn an_http_server_is_a_command_and_its_header_secret_comes_from_the_store() {
+    if !ready("an_http_server_is_a_command_and_its_header_secret_comes_from_the_store") {
+        return;
+    }
+    let port = clix_testkit::free_port();
+    let _server = HttpServer(
+        std::process::Command::new("python3")
+            .args([fixtures().join("server.py").to_str().unwrap(), "http", &port.to_string()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(std::time::Instant::now() < deadline, "the HTTP server did not listen");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let env = Env::new();
+    env.write_config(&format!(
+        "[[mcp.server]]\nname = \"web\"\nurl = \"http://127.0.0.1:{port}/mcp\"\n\
+         headers = {{ Authorization = \"Bearer ${{CLIX_MCP_TEST_TOKEN}}\" }}\n"
+    ));
+    let run = |line: &str, vars: &[(&str, &str)]| {
+        let mut cmd = common::clix(env.home.path(), env.ws.path(), &["run", "--raw", "--log-level", "debug", line]);
+        cmd.envs(vars.iter().copied());
+        cmd.output().unwrap()
+    };
+    let o = run("web list_records --count 4", &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("needs ${CLIX_MCP_TEST_TOKEN}, which is not set"), "{}", text(&o.stderr));
+    let o = run("web list_records --count 4 | jq '.records | length'", &[("CLIX_MCP_TEST_TOKEN", "tok-http-5ecret")]);
+    assert_eq!((text(&o.stdout).as_str(), o.status.code()), ("4\n", Some(0)), "{}", text(&o.stderr));
+    assert!(!text(&o.stderr).contains("tok-http-5ecret"), "a debug log shows the header's value");
+}
+
 /// A workspace's `.clix/config.toml` is no settings layer: its server is no command.
 #[test]
 fn a_workspace_cannot_declare_a_server() {
