@@ -194,6 +194,25 @@ fn corpus_counts(pg: &Postgres, db: &str) -> (String, String) {
     (kept.trim().to_string(), counted.trim().to_string())
 }
 
+/// The postings (lexeme, memory, frequency, length, topic) as the store's
+/// trigger keeps them, and as made from the memories: equal, or the first
+/// difference.
+fn postings_differ(pg: &Postgres, db: &str) -> String {
+    pg.psql(
+        db,
+        "WITH made AS (SELECT u.lexeme, m.id, cardinality(u.positions) AS tf, m.tokens, m.topic
+                       FROM memories m, unnest(m.tsv) AS u),
+              kept AS (SELECT lexeme, id, tf, tokens, topic FROM memory_postings)
+         SELECT coalesce(min(d), 'none') FROM (
+             (SELECT 'missing ' || lexeme || ' ' || id AS d FROM (SELECT * FROM made EXCEPT ALL SELECT * FROM kept) a)
+             UNION ALL
+             (SELECT 'stale ' || lexeme || ' ' || id FROM (SELECT * FROM kept EXCEPT ALL SELECT * FROM made) b)
+         ) x",
+    )
+    .trim()
+    .to_string()
+}
+
 /// n(t) of every lexeme as the store's trigger keeps it, and as counted
 /// from the memories' `tsvector`s: `lexeme:n …`, in lexeme order.
 fn lexeme_counts(pg: &Postgres, db: &str) -> (String, String) {
@@ -242,6 +261,7 @@ fn the_corpus_counts_follow_stores_forgets_and_concurrent_writers() {
     let (kept, counted) = lexeme_counts(pg, &db);
     assert_eq!(kept, counted);
     assert!(kept.contains("deploy:1") && kept.contains("writer:100") && !kept.contains("five"), "{kept}");
+    assert_eq!(postings_differ(pg, &db), "none");
 }
 
 #[test]
@@ -260,7 +280,7 @@ fn the_migration_to_bm25_keeps_every_memory_and_counts_them() {
         &db,
         "DROP TRIGGER memories_fts_stats_truncated ON memories; DROP FUNCTION clix_memory_fts_stats_truncated();
          DROP TRIGGER memories_fts_stats ON memories; DROP FUNCTION clix_memory_fts_stats();
-         DROP FUNCTION clix_memory_fts_recount(); DROP TABLE memory_lexeme_docs;
+         DROP FUNCTION clix_memory_fts_recount(); DROP TABLE memory_lexeme_docs; DROP TABLE memory_postings;
          DROP TABLE memory_fts_stats; ALTER TABLE memories DROP COLUMN tokens; DROP FUNCTION clix_tokens(tsvector);
          UPDATE clix_schema SET version = 1 WHERE component = 'memory'",
     );
@@ -270,6 +290,7 @@ fn the_migration_to_bm25_keeps_every_memory_and_counts_them() {
     assert_eq!(corpus_counts(pg, &db), ("3 16".to_string(), "3 16".to_string()));
     let (kept, counted) = lexeme_counts(pg, &db);
     assert!(kept == counted && kept.contains("vpn:2"), "{kept} / {counted}");
+    assert_eq!(postings_differ(pg, &db), "none");
     let mut store = Store::connect(&url).unwrap();
     let hits = store.search("vpn sundays", &Filter::default(), 5).unwrap();
     assert_eq!(hits.len(), 2);
@@ -294,12 +315,13 @@ fn a_truncate_resets_the_corpus_counts_and_the_migration_recounts_stale_ones() {
     assert_eq!(corpus_counts(pg, &db), ("1 6".to_string(), "1 6".to_string()));
     let (kept, counted) = lexeme_counts(pg, &db);
     assert!(kept == counted && kept.contains("vpn:1") && !kept.contains("sign"), "{kept} / {counted}");
+    assert_eq!(postings_differ(pg, &db), "none");
     // Counts a TRUNCATE left stale before step 3 existed are recounted by it.
     drop(store);
     pg.psql(
         &db,
         "DROP TRIGGER memories_fts_stats_truncated ON memories; DROP FUNCTION clix_memory_fts_stats_truncated();
-         DROP FUNCTION clix_memory_fts_recount(); DROP TABLE memory_lexeme_docs;
+         DROP FUNCTION clix_memory_fts_recount(); DROP TABLE memory_lexeme_docs; DROP TABLE memory_postings;
          UPDATE memory_fts_stats SET docs = docs + 40, tokens = tokens + 400 WHERE slot = 7;
          UPDATE clix_schema SET version = 2 WHERE component = 'memory'",
     );
@@ -383,7 +405,8 @@ fn scan_bm25(words: &[String], topic: &str, keyword: &str, limit: usize) -> Stri
     FROM found f JOIN idf i ON i.lexeme = f.lexeme CROSS JOIN corpus c
     WHERE f.hit AND ('{topic}' = '' OR f.topic = '{topic}') AND ('{keyword}' = '' OR strpos(f.folded, '{keyword}') > 0)
     GROUP BY f.id
-    ORDER BY sum(i.idf * f.tf * 2.2 / (f.tf + 1.2 * (0.25 + 0.75 * f.tokens / c.avgdl))) DESC, f.id DESC
+    ORDER BY round(sum(i.idf * f.tf * 2.2 / (f.tf + 1.2 * (0.25 + 0.75 * f.tokens / c.avgdl)))::numeric, 9) DESC,
+             f.id DESC
     LIMIT {limit};
     SELECT '--';
 "#,
@@ -416,6 +439,7 @@ fn full_text_search_ranks_exactly_as_scoring_every_memory() {
     store.retopic("delta", "epsilon").unwrap();
     let (kept, counted) = lexeme_counts(pg, &db);
     assert_eq!(kept, counted, "n(t) as kept");
+    assert_eq!(postings_differ(pg, &db), "none");
 
     let mut cases = Vec::new();
     for q in 0..60 {

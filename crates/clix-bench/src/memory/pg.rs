@@ -183,6 +183,8 @@ pub(super) fn bulk_load(url: &str, first_id: i64, texts: &[String], vectors: &[V
         "VACUUM ANALYZE memories".into(),
         format!("VACUUM ANALYZE {table}"),
         "VACUUM ANALYZE memory_embedded".into(),
+        "VACUUM ANALYZE memory_postings".into(),
+        "VACUUM ANALYZE memory_lexeme_docs".into(),
     ] {
         db.batch_execute(&sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
     }

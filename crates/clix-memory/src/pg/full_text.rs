@@ -16,21 +16,22 @@
 //! `tsvector`). The score is returned positive: SQLite's query negates
 //! `bm25()`, so both give higher-is-better.
 //!
-//! The terms are the positive lexemes of `websearch_to_tsquery`'s query,
-//! as FTS5 scores only the phrases a document holds: `querytree` drops
-//! what is negated (`-word` only excludes, it adds nothing); both sides of
-//! an `OR` count, each where it occurs; a lexeme the query repeats counts
-//! each time (as two phrases in FTS5). A phrase (`"signing key"`) counts
-//! as its lexemes, each on its own, where FTS5 scores the phrase as one
-//! term: the store never sends one (`store::fts_query` quotes single
-//! words, one lexeme each), so its queries score as FTS5 scores them. A
-//! memory is found when it matches the query and holds one of its
-//! positive lexemes: one matched by a negation alone (`a or -b`, which
-//! FTS5 has no syntax for) is not.
+//! The terms are the positive lexemes of `websearch_to_tsquery`'s query
+//! (`querytree` drops what is negated); a lexeme the query repeats counts
+//! each time (as two phrases in FTS5). A memory is found when it holds one
+//! of the terms: the store's queries are words joined by `OR`
+//! (`store::fts_query` quotes single words, one lexeme each), which is
+//! what this reads. A phrase or a negation would be read as its positive
+//! lexemes joined by `OR`.
 //!
-//! n(t) comes from `memory_lexeme_docs` (kept by a trigger, schema step
-//! 4), so a search reads only the memories that may rank. This is
-//! MaxScore (Turtle and Flood, 1995) over sets: each term adds at most
+//! Nothing reads the memories' `tsvector`s at search time. The trigger of
+//! schema step 4 keeps n(t) per lexeme (`memory_lexeme_docs`) and one
+//! posting per lexeme and memory, with f(t, D), |D| and the topic in the
+//! primary key's index (`memory_postings`), so that scoring is an
+//! index-only scan.
+//!
+//! And only the memories that may rank are scored. This is MaxScore
+//! (Turtle and Flood, 1995) over sets: each term adds at most
 //! idf(t) · (k1 + 1) to a memory's score, whatever f(t, D) and |D|. The
 //! commonest terms, whose bounds add up to less than the k-th best score,
 //! are "non-essential": a memory holding only those cannot rank, so only
@@ -44,13 +45,12 @@
 //! scoring every memory. The snippets (`ts_headline`, which parses the
 //! text again) are made last, for the answer only.
 //!
-//! Each scored memory yields one row per query lexeme it holds, with its
-//! frequency: `setweight` marks the query's lexemes in its `tsvector` and
-//! `ts_filter` keeps only those, without unnesting the whole vector.
-//! Scores differ from FTS5's where tokenizing does: PostgreSQL's snowball
-//! stemmer against FTS5's porter, FTS5's folding of diacritics, a
-//! hyphenated word (one token in FTS5, three lexemes here), and a
-//! `tsvector`'s limit of 256 positions per lexeme.
+//! Scores equal to 9 decimals rank the newer memory (the higher id) first,
+//! whatever order a sum was added up in. Scores differ from FTS5's where
+//! tokenizing does: PostgreSQL's snowball stemmer against FTS5's porter,
+//! FTS5's folding of diacritics, a hyphenated word (one token in FTS5,
+//! three lexemes here), and a `tsvector`'s limit of 256 positions per
+//! lexeme.
 
 use postgres::Client;
 
@@ -71,7 +71,7 @@ const SAMPLE_DOCS: f64 = 200.0;
 const TERMS: &str = r#"
     WITH q AS (SELECT websearch_to_tsquery('clix_english', $1) AS q),
     terms AS (
-        SELECT x.ord, x.t[1] AS quoted,
+        SELECT x.ord,
                replace(replace(substr(x.t[1], 2, length(x.t[1]) - 2), '''''', ''''), '\\', '\') AS lexeme
         FROM q, regexp_matches(querytree(q.q), $re$'(?:[^']|'')*'$re$, 'g') WITH ORDINALITY AS x(t, ord)
     ),
@@ -79,33 +79,34 @@ const TERMS: &str = r#"
         SELECT greatest(sum(docs), 1)::float8 AS n, greatest(sum(tokens), 1)::float8 / greatest(sum(docs), 1) AS avgdl
         FROM memory_fts_stats
     )
-    SELECT t.lexeme, t.quoted,
+    SELECT t.lexeme,
            coalesce((SELECT sum(d.docs) FROM memory_lexeme_docs d WHERE d.lexeme = t.lexeme), 0)::float8,
            c.n, c.avgdl
     FROM terms t CROSS JOIN corpus c ORDER BY t.ord"#;
 
-/// The best `$4` memories (id, score) that match the query (`$1`) and hold
-/// one of the essential lexemes (`$8`, a tsquery), filters applied first,
-/// each scored over every term (`$6` lexemes, `$7` their idf; `$9` avgdl).
+/// The best `$3` memories (id, score) holding one of the essential lexemes
+/// (`$7`), filters applied first (`$1` topic, `$2` keyword, `$4` scope),
+/// each scored over every term (`$5` lexemes, `$6` their idf; `$8`
+/// avgdl), from the postings alone.
 const SCORED: &str = r#"
-    WITH q AS MATERIALIZED (SELECT websearch_to_tsquery('clix_english', $1) AS q),
-    terms AS MATERIALIZED (SELECT * FROM unnest($6::text[], $7::float8[]) AS t(lexeme, idf)),
+    WITH terms AS MATERIALIZED (SELECT * FROM unnest($5::text[], $6::float8[]) AS t(lexeme, idf)),
     found AS MATERIALIZED (
-        SELECT m.id, m.tokens, u.lexeme, cardinality(u.positions) AS tf
-        FROM memories m, unnest(ts_filter(setweight(m.tsv, 'A', $6::text[]), '{a}')) u
-        WHERE m.tsv @@ $8::text::tsquery
-          AND m.tsv @@ (SELECT q FROM q)
-          AND ($2 = '' OR m.topic = $2)
-          AND ($3 = '' OR strpos(m.folded, $3) > 0)
-          AND ($5::text[] IS NULL OR m.topic = ANY ($5))
+        SELECT DISTINCT p.id FROM memory_postings p
+        WHERE p.lexeme = ANY ($7::text[])
+          AND ($1 = '' OR p.topic = $1)
+          AND ($4::text[] IS NULL OR p.topic = ANY ($4))
     ),
-    ranked AS (
-        SELECT f.id, sum(t.idf * f.tf * 2.2 / (f.tf + 1.2 * (0.25 + 0.75 * f.tokens / $9::float8))) AS bm25
-        FROM found f JOIN terms t ON t.lexeme = f.lexeme
-        GROUP BY f.id
-        ORDER BY bm25 DESC, f.id DESC LIMIT $4
+    kept AS MATERIALIZED (
+        SELECT f.id FROM found f
+        WHERE $2 = '' OR EXISTS (SELECT 1 FROM memories m WHERE m.id = f.id AND strpos(m.folded, $2) > 0)
     )
-    SELECT id, bm25 FROM ranked ORDER BY bm25 DESC, id DESC"#;
+    SELECT id, bm25 FROM (
+        SELECT p.id, sum(t.idf * p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.tokens / $8::float8))) AS bm25
+        FROM memory_postings p JOIN terms t ON t.lexeme = p.lexeme
+        WHERE p.lexeme = ANY ($5::text[]) AND p.id IN (SELECT id FROM kept)
+        GROUP BY p.id
+    ) s
+    ORDER BY round(bm25::numeric, 9) DESC, id DESC LIMIT $3"#;
 
 /// The memories `$2` (ids), each with its snippet for the query `$1`.
 static SHOWN: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
@@ -116,11 +117,9 @@ static SHOWN: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     )
 });
 
-/// One term of the query: its lexeme (plain and quoted as a tsquery
-/// reads it), idf and n(t).
+/// One term of the query: its lexeme, idf and n(t).
 struct Term {
     lexeme: String,
-    quoted: String,
     idf: f64,
     docs: f64,
 }
@@ -136,13 +135,13 @@ pub(super) fn search(
 ) -> Result<Vec<Hit>, postgres::Error> {
     let rows = db.query(TERMS, &[&query])?;
     let Some(first) = rows.first() else { return Ok(Vec::new()) };
-    let (n, avgdl): (f64, f64) = (first.get(3), first.get(4));
+    let (n, avgdl): (f64, f64) = (first.get(2), first.get(3));
     let mut terms: Vec<Term> = rows
         .iter()
         .map(|r| {
-            let docs: f64 = r.get(2);
+            let docs: f64 = r.get(1);
             let idf = ((n - docs + 0.5) / (docs + 0.5)).ln().max(1e-6);
-            Term { lexeme: r.get(0), quoted: r.get(1), idf, docs }
+            Term { lexeme: r.get(0), idf, docs }
         })
         .collect();
     // Ascending bounds: the non-essential terms are always a prefix.
@@ -155,12 +154,9 @@ pub(super) fn search(
     let limit_sql = limit as i64;
 
     let scored = |db: &mut Client, cut: usize| -> Result<Vec<(i64, f64)>, postgres::Error> {
-        let essential: Vec<&str> = terms[cut..].iter().map(|t| t.quoted.as_str()).collect();
-        let essential = essential.join(" | ");
-        let rows = db.query(
-            SCORED,
-            &[&query, &filter.topic, &keyword, &limit_sql, &scope, &lexemes, &idfs, &essential, &avgdl],
-        )?;
+        let essential: Vec<&str> = terms[cut..].iter().map(|t| t.lexeme.as_str()).collect();
+        let rows =
+            db.query(SCORED, &[&filter.topic, &keyword, &limit_sql, &scope, &lexemes, &idfs, &essential, &avgdl])?;
         Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
     };
     // The k-th best score of a try, when it found `limit` memories.

@@ -52,15 +52,20 @@ pub(crate) const SCHEMA: Component = Component { name: "memory", steps: &MIGRATI
 /// recount at its end (what an earlier `TRUNCATE` left stale) misses no
 /// memory and counts none twice.
 ///
-/// Step 4 keeps n(t), the memories holding each lexeme, in
-/// `memory_lexeme_docs`, so that a search reads it instead of counting
-/// every memory that holds a query term, and can then score only the
-/// memories that may rank (see `full_text.rs`). The same trigger keeps it,
-/// in the same 64 slots per lexeme (a writer adds to its connection's
-/// slot, in the `tsvector`'s sorted lexeme order, so two writers of one
-/// slot never wait for each other in a cycle). `clix_memory_fts_recount()`
-/// counts everything again (this step, and a bulk load with the trigger
-/// off); the step first locks `memories` against writes until it commits.
+/// Step 4 keeps what a search reads instead of each memory's `tsvector`
+/// (see `full_text.rs`), both kept by the same trigger:
+/// - `memory_lexeme_docs`: n(t), the memories holding each lexeme, in the
+///   same 64 slots per lexeme (a writer adds to its connection's slot, in
+///   the `tsvector`'s sorted lexeme order, so two writers of one slot never
+///   wait for each other in a cycle).
+/// - `memory_postings`: one row per (lexeme, memory) with the lexeme's
+///   frequency, the memory's length and topic, all in the primary key's
+///   index, so scoring is an index-only scan. A memory's rows follow its
+///   text and topic (the trigger fires on both).
+///
+/// `clix_memory_fts_recount()` makes both again from the memories (this
+/// step, and a bulk load with the trigger off); the step first locks
+/// `memories` against writes until it commits.
 const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
     "
     CREATE TEXT SEARCH DICTIONARY clix_english_stem (TEMPLATE = snowball, Language = english);
@@ -150,29 +155,44 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
         docs BIGINT NOT NULL,
         PRIMARY KEY (lexeme, slot)
     );
+    CREATE TABLE memory_postings (
+        lexeme TEXT NOT NULL,
+        id BIGINT NOT NULL,
+        tf INTEGER NOT NULL,
+        tokens INTEGER NOT NULL,
+        topic TEXT NOT NULL,
+        PRIMARY KEY (lexeme, id) INCLUDE (tf, tokens, topic)
+    );
     CREATE OR REPLACE FUNCTION clix_memory_fts_stats() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
     BEGIN
-        IF TG_OP IN ('INSERT', 'UPDATE') THEN
-            UPDATE memory_fts_stats SET docs = docs + 1, tokens = tokens + NEW.tokens
-                WHERE slot = pg_backend_pid() % 64;
-            INSERT INTO memory_lexeme_docs AS d (lexeme, slot, docs)
-                SELECT l, pg_backend_pid() % 64, 1 FROM unnest(tsvector_to_array(NEW.tsv)) AS l
-                ON CONFLICT (lexeme, slot) DO UPDATE SET docs = d.docs + 1;
-        END IF;
         IF TG_OP IN ('DELETE', 'UPDATE') THEN
             UPDATE memory_fts_stats SET docs = docs - 1, tokens = tokens - OLD.tokens
                 WHERE slot = pg_backend_pid() % 64;
             INSERT INTO memory_lexeme_docs AS d (lexeme, slot, docs)
                 SELECT l, pg_backend_pid() % 64, -1 FROM unnest(tsvector_to_array(OLD.tsv)) AS l
                 ON CONFLICT (lexeme, slot) DO UPDATE SET docs = d.docs - 1;
+            DELETE FROM memory_postings WHERE lexeme = ANY (tsvector_to_array(OLD.tsv)) AND id = OLD.id;
+        END IF;
+        IF TG_OP IN ('INSERT', 'UPDATE') THEN
+            UPDATE memory_fts_stats SET docs = docs + 1, tokens = tokens + NEW.tokens
+                WHERE slot = pg_backend_pid() % 64;
+            INSERT INTO memory_lexeme_docs AS d (lexeme, slot, docs)
+                SELECT l, pg_backend_pid() % 64, 1 FROM unnest(tsvector_to_array(NEW.tsv)) AS l
+                ON CONFLICT (lexeme, slot) DO UPDATE SET docs = d.docs + 1;
+            INSERT INTO memory_postings (lexeme, id, tf, tokens, topic)
+                SELECT u.lexeme, NEW.id, cardinality(u.positions), NEW.tokens, NEW.topic FROM unnest(NEW.tsv) AS u;
         END IF;
         RETURN NULL;
     END $$;
+    DROP TRIGGER memories_fts_stats ON memories;
+    CREATE TRIGGER memories_fts_stats AFTER INSERT OR DELETE OR UPDATE OF folded, topic ON memories
+        FOR EACH ROW EXECUTE FUNCTION clix_memory_fts_stats();
     CREATE OR REPLACE FUNCTION clix_memory_fts_stats_truncated() RETURNS trigger LANGUAGE plpgsql
         SET search_path FROM CURRENT AS $$
     BEGIN
         UPDATE memory_fts_stats SET docs = 0, tokens = 0;
         DELETE FROM memory_lexeme_docs;
+        TRUNCATE memory_postings;
         RETURN NULL;
     END $$;
     CREATE FUNCTION clix_memory_fts_recount() RETURNS void LANGUAGE sql SET search_path FROM CURRENT AS $$
@@ -183,6 +203,9 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
         DELETE FROM memory_lexeme_docs;
         INSERT INTO memory_lexeme_docs (lexeme, slot, docs)
             SELECT l, 0, count(*) FROM memories, unnest(tsvector_to_array(tsv)) AS l GROUP BY l;
+        TRUNCATE memory_postings;
+        INSERT INTO memory_postings (lexeme, id, tf, tokens, topic)
+            SELECT u.lexeme, m.id, cardinality(u.positions), m.tokens, m.topic FROM memories m, unnest(m.tsv) AS u;
     $$;
     SELECT clix_memory_fts_recount();
 ",
