@@ -7,7 +7,9 @@
 //! state with the audit log and the hub cache). Setup lines and `command:`
 //! checks run through clix's shell with its sandbox (and the task's hub, if
 //! it has one), on that workspace and home, and are never shown to the model
-//! or counted.
+//! or counted. A task's MCP server is an `[[mcp.server]]` entry of the
+//! attempt's own settings (the isolated session's config), so under `run`
+//! it is a command, and `mcp-direct` offers its tools directly.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -21,7 +23,7 @@ use clix_workspace::Workspace;
 
 use crate::attempt_dir::AttemptDir;
 use crate::checks::{Check, CheckResult, Score, command_verdict};
-use crate::designs::{BashTools, Design, Executor, RunTools, TypedTools};
+use crate::designs::{BashTools, Design, Executor, McpDirectTools, RunTools, TypedTools};
 use crate::paths::PathMap;
 use crate::task::{Step, Task};
 use crate::trace::Trace;
@@ -120,6 +122,8 @@ pub struct Attempt {
     checks: Vec<(String, f64)>,
     /// Whether the task has a hub (copied into the workspace's `.clix/hub`).
     hub: bool,
+    /// The task's MCP server.
+    mcp: Option<clix_mcp_client::ServerEntry>,
     options: AttemptOptions,
     session: String,
     timeout: Duration,
@@ -163,6 +167,7 @@ impl Attempt {
             system: task.system.as_deref().map(|s| map.apply(s)),
             checks: task.expectations.iter().map(|e| (map.apply(e.check.spec()), e.weight)).collect(),
             hub: task.hub.is_some(),
+            mcp: task.mcp.clone(),
             options: options.clone(),
             session: format!("eval-{}-{}", task.id, std::process::id()),
             timeout: task.timeout_secs.map_or(options.timeout, Duration::from_secs),
@@ -251,13 +256,23 @@ impl Attempt {
             }
             Design::Bash => Executor::Bash(self.bash().map_err(tools)?),
             Design::Typed => Executor::Typed(TypedTools::new(self.workspace.clone(), self.bash().map_err(tools)?)),
+            Design::McpDirect => {
+                let entry = self.mcp.clone().ok_or_else(|| tools("the task has no MCP server".into()))?;
+                let direct = McpDirectTools::open(entry, self.sandbox().map_err(tools)?, self.workspace.clone());
+                Executor::McpDirect(direct.await.map_err(tools)?)
+            }
         })
     }
 
     fn bash(&self) -> Result<BashTools, String> {
+        Ok(BashTools::new(self.sandbox()?, self.workspace.root().to_path_buf(), self.options.limits.timeout()))
+    }
+
+    /// The attempt's sandbox: its workspace, its home, its audit log.
+    fn sandbox(&self) -> Result<Sandbox, String> {
         let settings = &self.options.sandbox;
         match settings.mode {
-            SandboxMode::Off => return Err("it runs real bash in the sandbox, and sandbox.mode is off".into()),
+            SandboxMode::Off => return Err("it runs real programs in the sandbox, and sandbox.mode is off".into()),
             SandboxMode::Bwrap => {
                 if let Availability::Unavailable(why) = clix_sandbox::probe() {
                     return Err(format!(
@@ -268,16 +283,15 @@ impl Attempt {
             SandboxMode::Host => {}
         }
         let audit = AuditLog::new(self.home.join("state/audit.jsonl"));
-        let sandbox =
-            Sandbox::new(settings.clone(), self.workspace.root(), Some(&self.home), Some(audit), self.session.clone());
-        Ok(BashTools::new(sandbox, self.workspace.root().to_path_buf(), self.options.limits.timeout()))
+        Ok(Sandbox::new(settings.clone(), self.workspace.root(), Some(&self.home), Some(audit), self.session.clone()))
     }
 
     /// The engine of this attempt, as `clix ask` would make it on this
     /// workspace with this home (`clix-session` assembles both): the OS
     /// tier, the memory store, the built-in policy with no one to answer an
-    /// `ask`, and (when `with_hub`) the hub with the task's folder, which
-    /// lies in the workspace's `.clix/hub` and is so untrusted. Nothing of
+    /// `ask`, (when `with_hub`) the hub with the task's folder, which lies
+    /// in the workspace's `.clix/hub` and is so untrusted, and the task's
+    /// MCP server as a command. Nothing of
     /// the process running the eval (its keys, `CLIX_HUB_PATH`) reaches it.
     fn engine_config(&self, with_hub: bool) -> Result<EngineConfig, String> {
         let mut settings = clix_session::Settings {
@@ -287,6 +301,7 @@ impl Attempt {
             ..Default::default()
         };
         settings.memory.topic = TOPIC.into();
+        settings.mcp.server = self.mcp.iter().cloned().collect();
         let parts = Parts { hub: with_hub, browser: false, clip: false, ..Parts::ALL };
         Session::isolated(Paths::at_home(&self.home), settings, self.workspace.root())
             .id(self.session.clone())

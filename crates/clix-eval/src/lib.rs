@@ -5,16 +5,18 @@
 //!
 //! - the task format (`task`): bashkit-eval's JSON lines read unchanged,
 //!   plus our fields (`solution`, `solution_for`, `setup`, `tags`,
-//!   `timeout_secs`, `max_steps`, `hub`), validated whole before a suite
+//!   `timeout_secs`, `max_steps`, `hub`, `mcp`), validated whole before a suite
 //!   starts, each error naming file, line and field;
 //! - the checks (`checks`), scored as bashkit-eval scores them;
 //! - the mapping of a task's absolute paths into the attempt's workspace
 //!   (`paths`), recorded with the attempt;
 //! - attempts (`attempt`): a fresh temporary workspace and CLIX_HOME each,
 //!   the task's files and setup, scoring at the end;
-//! - the three tool designs behind one executor (`designs`): `run`
-//!   (clix's `Engine::run`), `bash` (real bash in the same sandbox, raw
-//!   output cut at 30,000 characters) and `typed` (file tools plus `shell`);
+//! - the tool designs behind one executor (`designs`): `run` (clix's
+//!   `Engine::run`), `bash` (real bash in the same sandbox, raw output cut
+//!   at 30,000 characters), `typed` (file tools plus `shell`) and
+//!   `mcp-direct` (a task's MCP server's tools as typed tools, results
+//!   whole), with a task's MCP server (`mcp_server`) started in the sandbox;
 //! - the two ways to drive them: a model through clix's agent loop
 //!   (`model`: the designs as `clix_agent::Tools`, attempts in parallel,
 //!   a trajectory each, the deadline) and the `--solution` mode
@@ -42,6 +44,7 @@ mod checks;
 mod compare;
 mod designs;
 mod hub_folder;
+mod mcp_server;
 mod model;
 mod paths;
 mod report;
@@ -56,7 +59,9 @@ mod trace;
 pub use attempt::{Attempt, AttemptError, AttemptOptions};
 pub use checks::{CHECK_KINDS, Check, CheckKind, CheckResult, Score, command_verdict};
 pub use compare::{Flip, comparison, flips};
-pub use designs::{BashTools, Design, Executor, OUTPUT_LIMIT_CHARS, RunTools, ToolSpec, TypedTools, definition_bytes};
+pub use designs::{
+    BashTools, Design, Executor, McpDirectTools, OUTPUT_LIMIT_CHARS, RunTools, ToolSpec, TypedTools, definition_bytes,
+};
 pub use model::{ModelRun, run_model};
 pub use paths::{DATA_ROOTS, PathMap};
 pub use report::{

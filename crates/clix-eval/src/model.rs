@@ -21,7 +21,7 @@ use serde_json::json;
 use crate::attempt::{Attempt, AttemptOptions};
 use crate::designs::{Design, Executor, ToolSpec, definition_bytes};
 use crate::report::{AttemptRecord, AttemptStop, Ended, Mode, Results, Skip, note_definitions, summarize};
-use crate::task::{RUN_ONLY, Task};
+use crate::task::Task;
 use crate::trace::{Trace, estimate_tokens};
 
 /// How long an attempt past its deadline may take to stop (a `bash` call
@@ -57,8 +57,7 @@ impl ModelRun {
         let mut planned = Vec::new();
         for task in tasks {
             for &design in &self.designs {
-                if !task.runs_in(design) {
-                    let reason = format!("{RUN_ONLY}: it needs clix's own commands");
+                if let Some(reason) = task.skip_reason(design) {
                     skipped.push(Skip { task: task.id.clone(), design: Some(design), reason });
                     continue;
                 }
@@ -186,6 +185,8 @@ async fn attempt(task: &Task, design: Design, repeat: u32, run: &ModelRun) -> (A
         record.tokens_estimated = estimated;
     }
     record.trajectory = Some(trajectory_path);
+    record.definition_bytes = definitions;
+    record.model_calls = steps;
     (record, Some(definitions))
 }
 
@@ -314,6 +315,11 @@ impl Tools for EvalTools {
                                    for files, and shell(command), which runs a bash command line there and returns \
                                    its output (stdout and stderr), for anything else."
                 .into(),
+            Executor::McpDirect(tools) => format!(
+                "You act through tools: the tools of the MCP server `{}`, each its own tool, which return their \
+                 results whole; and read_file for the workspace's files.",
+                tools.server()
+            ),
         }
     }
 
@@ -324,7 +330,7 @@ impl Tools for EvalTools {
     fn cancel_handle(&self) -> Option<CancelHandle> {
         match &self.executor {
             Executor::Run(tools) => Some(tools.cancel_handle()),
-            Executor::Bash(_) | Executor::Typed(_) => None,
+            Executor::Bash(_) | Executor::Typed(_) | Executor::McpDirect(_) => None,
         }
     }
 

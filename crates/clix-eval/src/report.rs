@@ -120,6 +120,15 @@ pub struct AttemptRecord {
     pub tool_result_tokens: u64,
     /// Bytes of images sent to the model.
     pub image_bytes: u64,
+    /// Bytes of the tool definitions sent with each model call of this
+    /// attempt (a task's hub or MCP server shapes them); 0 in older results.
+    #[serde(default)]
+    pub definition_bytes: u64,
+    /// Model calls: the agent loop's, or under `--solution` one per tool
+    /// call and one for the answer, as a model doing those steps would
+    /// make; 0 in older results.
+    #[serde(default)]
+    pub model_calls: u32,
     /// Wall time of the attempt, setup and checks included, in milliseconds.
     pub wall_ms: u64,
     /// Why it ended.
@@ -157,6 +166,8 @@ impl AttemptRecord {
             tool_result_bytes: trace.result_bytes(),
             tool_result_tokens: trace.estimated_tokens(),
             image_bytes: trace.calls.iter().map(|c| c.image_bytes()).sum(),
+            definition_bytes: 0,
+            model_calls: 0,
             wall_ms: ended.wall_ms,
             stop_reason: ended.reason,
             error: ended.error,
@@ -475,7 +486,10 @@ impl Results {
 
     /// What each design sent to the model over the tasks every design ran
     /// (first repeats), so the designs are compared on the same work: tasks,
-    /// total and mean tool-result bytes and estimated tokens, tool calls.
+    /// total and mean tool-result bytes and estimated tokens, tool calls and
+    /// model calls, the definitions' bytes, and what the definitions cost
+    /// over those model calls (each call sends them again) added to the
+    /// results.
     pub fn comparison_markdown(&self) -> String {
         let designs = &self.designs;
         let first = |task: &str, design: Design| {
@@ -488,21 +502,26 @@ impl Results {
             }
         }
         let mut out = String::from(
-            "| design | tasks | tool calls | tool-result bytes | est. tokens | bytes/task | tokens/task | definitions (bytes) |\n\
-             |---|---|---|---|---|---|---|---|\n",
+            "| design | tasks | tool calls | tool-result bytes | est. tokens | bytes/task | tokens/task | definitions (bytes) \
+             | model calls | definitions sent (bytes) | results + definitions (bytes) |\n\
+             |---|---|---|---|---|---|---|---|---|---|---|\n",
         );
         for &design in designs {
             let records: Vec<&AttemptRecord> = common.iter().filter_map(|t| first(t, design)).collect();
             let bytes: u64 = records.iter().map(|r| r.tool_result_bytes).sum();
             let tokens: u64 = records.iter().map(|r| r.tool_result_tokens).sum();
             let calls: u32 = records.iter().map(|r| r.tool_calls).sum();
+            let model_calls: u32 = records.iter().map(|r| r.model_calls).sum();
+            let sent: u64 = records.iter().map(|r| r.definition_bytes * u64::from(r.model_calls)).sum();
             let n = records.len().max(1) as f64;
             let definitions = self.definition_bytes.get(&design).map_or("–".to_string(), u64::to_string);
             out.push_str(&format!(
-                "| {design} | {} | {calls} | {bytes} | {tokens} | {:.0} | {:.0} | {definitions} |\n",
+                "| {design} | {} | {calls} | {bytes} | {tokens} | {:.0} | {:.0} | {definitions} | {model_calls} | {sent} \
+                 | {} |\n",
                 records.len(),
                 bytes as f64 / n,
-                tokens as f64 / n
+                tokens as f64 / n,
+                bytes + sent
             ));
         }
         out
@@ -620,6 +639,8 @@ pub(crate) mod tests {
             tool_result_bytes: bytes,
             tool_result_tokens: bytes / 4,
             image_bytes: 0,
+            definition_bytes: 0,
+            model_calls: 0,
             wall_ms: 10 * u64::from(repeat + 1),
             stop_reason: AttemptStop::SolutionDone,
             error: None,
@@ -660,6 +681,28 @@ pub(crate) mod tests {
         let text = summary.iter().find(|s| s.design == Design::Run && s.category.as_deref() == Some("text")).unwrap();
         assert_eq!((text.attempts, text.passed), (3, 2));
         assert!(summary.iter().all(|s| !(s.design == Design::Bash && s.category.as_deref() == Some("json"))));
+    }
+
+    /// Each model call sends the definitions again: the comparison adds
+    /// them, per attempt, to the tool results.
+    #[test]
+    fn the_comparison_adds_the_definitions_each_model_call_sends() {
+        let mut records = vec![
+            record("a", "mcp", Design::Run, 0, true, 100),
+            record("a", "mcp", Design::McpDirect, 0, true, 5000),
+            record("b", "mcp", Design::Run, 0, true, 50),
+        ];
+        for (r, (defs, calls)) in records.iter_mut().zip([(2000, 4), (1500, 2), (2000, 3)]) {
+            r.definition_bytes = defs;
+            r.model_calls = calls;
+        }
+        let comparison = results(records).comparison_markdown();
+        // Only task a ran in both designs: 100 + 2000 × 4, and 5000 + 1500 × 2.
+        assert!(comparison.contains("| run | 1 | 2 | 100 | 25 | 100 | 25 | – | 4 | 8000 | 8100 |"), "{comparison}");
+        assert!(
+            comparison.contains("| mcp-direct | 1 | 2 | 5000 | 1250 | 5000 | 1250 | – | 2 | 3000 | 8000 |"),
+            "{comparison}"
+        );
     }
 
     #[test]
@@ -736,7 +779,7 @@ pub(crate) mod tests {
         let per_task = results.per_task_markdown();
         assert!(per_task.contains("| a | text | 120 (30) | 900 (225) FAIL |"), "{per_task}");
         let comparison = results.comparison_markdown();
-        assert!(comparison.contains("| run | 1 | 2 | 120 | 30 | 120 | 30 | – |"), "{comparison}");
-        assert!(comparison.contains("| bash | 1 | 2 | 900 | 225 | 900 | 225 | – |"), "{comparison}");
+        assert!(comparison.contains("| run | 1 | 2 | 120 | 30 | 120 | 30 | – | 0 | 0 | 120 |"), "{comparison}");
+        assert!(comparison.contains("| bash | 1 | 2 | 900 | 225 | 900 | 225 | – | 0 | 0 | 900 |"), "{comparison}");
     }
 }

@@ -15,7 +15,7 @@ use crate::designs::{Design, definition_bytes};
 use crate::report::{
     AttemptRecord, AttemptStop, Ended, Mode, NothingRecord, Results, Skip, note_definitions, summarize,
 };
-use crate::task::{RUN_ONLY, Step, Task};
+use crate::task::{Step, Task};
 use crate::trace::Trace;
 
 /// What to run.
@@ -55,12 +55,8 @@ pub async fn run_solutions(tasks: &[Task], suites: &[std::path::PathBuf], run: &
             continue;
         }
         for &design in &run.designs {
-            if !task.runs_in(design) {
-                skipped.push(Skip {
-                    task: task.id.clone(),
-                    design: Some(design),
-                    reason: format!("{RUN_ONLY}: it needs clix's own commands"),
-                });
+            if let Some(reason) = task.skip_reason(design) {
+                skipped.push(Skip { task: task.id.clone(), design: Some(design), reason });
                 continue;
             }
             if task.solution(design).is_none() {
@@ -140,7 +136,11 @@ async fn solve(task: &Task, design: Design, options: &AttemptOptions) -> (Attemp
         error,
         path_map: attempt.map().clone(),
     };
-    (AttemptRecord::new(task, design, 0, &trace, score, ended), Some(definitions))
+    let mut record = AttemptRecord::new(task, design, 0, &trace, score, ended);
+    record.definition_bytes = definitions;
+    // A model doing these steps calls once per tool call, then once to answer.
+    record.model_calls = record.tool_calls + 1;
+    (record, Some(definitions))
 }
 
 /// The task with nothing done: setup, then the checks.

@@ -3,7 +3,8 @@
 //!
 //! bashkit-eval's lines read unchanged (`id`, `category`, `description`,
 //! `system`, `prompt`, `files`, `expectations`); ours add `solution`,
-//! `solution_for`, `setup`, `tags`, `timeout_secs`, `max_steps` and `hub`.
+//! `solution_for`, `setup`, `tags`, `timeout_secs`, `max_steps`, `hub` and
+//! `mcp`.
 //! Every field is checked when the suite loads, so a bad line stops the
 //! suite before anything runs, with an error naming file, line and field.
 
@@ -11,6 +12,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use clix_common::names::UnknownField;
+use clix_mcp_client::ServerEntry;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -37,6 +39,7 @@ const FIELDS: &[&str] = &[
     "timeout_secs",
     "max_steps",
     "hub",
+    "mcp",
 ];
 
 /// One task.
@@ -71,6 +74,10 @@ pub struct Task {
     pub max_steps: Option<u32>,
     /// A hub folder the `run` design loads (resolved against the suite file's folder).
     pub hub: Option<PathBuf>,
+    /// An MCP server (`[[mcp.server]]`'s fields, `./` arguments beside the
+    /// suite file): a command under `run`, typed tools under `mcp-direct`;
+    /// `bash` and `typed` cannot reach it and skip the task.
+    pub mcp: Option<ServerEntry>,
     /// Where the task was read.
     pub source: Source,
     /// A digest (SHA-256, hex) of the task's line as JSON, whitespace
@@ -135,9 +142,25 @@ impl Task {
     }
 
     /// Whether `design` runs this task: every design does, but a
-    /// [`RUN_ONLY`] task runs in `run` alone.
+    /// [`RUN_ONLY`] task runs in `run` alone, a task with an MCP server in
+    /// `run` and `mcp-direct`, and `mcp-direct` only tasks with a server.
     pub fn runs_in(&self, design: Design) -> bool {
-        !self.run_only() || design == Design::Run
+        self.skip_reason(design).is_none()
+    }
+
+    /// Why `design` does not run this task, for the results' `skipped`.
+    pub fn skip_reason(&self, design: Design) -> Option<String> {
+        match design {
+            Design::Run => None,
+            _ if self.run_only() => Some(format!("{RUN_ONLY}: it needs clix's own commands")),
+            Design::McpDirect if self.mcp.is_none() => {
+                Some("no MCP server: mcp-direct offers a task's MCP server's tools".into())
+            }
+            Design::Bash | Design::Typed if self.mcp.is_some() => {
+                Some("it needs its MCP server, which only run and mcp-direct reach".into())
+            }
+            _ => None,
+        }
     }
 
     /// The reference steps for `design`: its own, else `solution`'s lines.
@@ -269,6 +292,11 @@ pub fn parse_task(file: &Path, line: usize, text: &str) -> Result<Task, TaskErro
         }
         None => None,
     };
+    let suite_dir = file.parent().unwrap_or(Path::new("."));
+    let mcp = match object.get("mcp") {
+        None | Some(Value::Null) => None,
+        Some(value) => Some(crate::mcp_server::parse(value, suite_dir).map_err(|e| at.error(Some("mcp"), e))?),
+    };
     let task = Task {
         category: fields.string("category")?,
         description: fields.string("description")?,
@@ -283,6 +311,7 @@ pub fn parse_task(file: &Path, line: usize, text: &str) -> Result<Task, TaskErro
         timeout_secs: fields.positive("timeout_secs")?,
         max_steps: fields.positive("max_steps")?.map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
         hub,
+        mcp,
         source: Source { file: file.to_path_buf(), line },
         id,
         digest: String::new(),
@@ -297,6 +326,20 @@ pub fn parse_task(file: &Path, line: usize, text: &str) -> Result<Task, TaskErro
             crate::shard::digest(format!("{line_digest}\0hub\0{files}").as_bytes())
         }
         None => line_digest,
+    };
+    // So are an MCP server's own files (its script).
+    let digest = match &task.mcp {
+        Some(entry) => {
+            let mut bytes = digest.clone().into_bytes();
+            for path in crate::mcp_server::files(entry) {
+                let content = std::fs::read(&path)
+                    .map_err(|e| at.error(Some("mcp"), format!("cannot read {}: {e}", path.display())))?;
+                bytes.extend(b"\0mcp\0");
+                bytes.extend(content);
+            }
+            crate::shard::digest(&bytes)
+        }
+        None => digest,
     };
     let task = Task { digest, ..task };
     Ok(task)
@@ -454,7 +497,7 @@ impl Fields<'_> {
                         Some(&field),
                         "a tool call names one design's tool: put it under solution_for.<design>".into(),
                     )),
-                    _ => step(&[], item).map_err(|e| self.at.error(Some(&field), e)),
+                    _ => step(Some(&[]), item).map_err(|e| self.at.error(Some(&field), e)),
                 }
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -483,7 +526,9 @@ impl Fields<'_> {
                 .iter()
                 .enumerate()
                 .map(|(i, item)| {
-                    step(design.tool_names(), item).map_err(|e| self.at.error(Some(&format!("{field}[{i}]")), e))
+                    // mcp-direct's tools are its server's, known when it starts.
+                    let tools = (design != Design::McpDirect).then(|| design.tool_names());
+                    step(tools, item).map_err(|e| self.at.error(Some(&format!("{field}[{i}]")), e))
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             out.insert(design, steps);
@@ -493,8 +538,8 @@ impl Fields<'_> {
 }
 
 /// A solution step: a command line, `{"answer": "…"}`, or
-/// `{"tool", "arguments"}` naming one of `tools`.
-fn step(tools: &[&str], item: &Value) -> Result<Step, String> {
+/// `{"tool", "arguments"}` naming one of `tools` (any name when `None`).
+fn step(tools: Option<&[&str]>, item: &Value) -> Result<Step, String> {
     match item {
         Value::String(line) => Ok(Step::Line(line.clone())),
         Value::Object(object) if object.contains_key("answer") => match (object.get("answer"), object.len()) {
@@ -508,10 +553,12 @@ fn step(tools: &[&str], item: &Value) -> Result<Step, String> {
                 return Err(format!("{unknown} (a call is {{\"tool\": …, \"arguments\": {{…}}}})"));
             }
             let tool = match object.get("tool") {
-                Some(Value::String(t)) if tools.contains(&t.as_str()) => t.clone(),
-                Some(Value::String(t)) => {
-                    return Err(format!("`{t}` is not a tool of this design; its tools: {}", tools.join(", ")));
-                }
+                Some(Value::String(t)) => match tools {
+                    Some(tools) if !tools.contains(&t.as_str()) => {
+                        return Err(format!("`{t}` is not a tool of this design; its tools: {}", tools.join(", ")));
+                    }
+                    _ => t.clone(),
+                },
                 _ => return Err("a call needs \"tool\": the tool's name".into()),
             };
             match object.get("arguments") {

@@ -7,6 +7,10 @@
 //!   bash tools are; no footer, spill file or binary guard.
 //! - `typed`: `read_file`, `write_file`, `edit_file`, `list_dir`,
 //!   `search_files` and `shell` (as `bash`), a typical typed tool set.
+//! - `mcp-direct`: a task's MCP server's tools, each offered as a typed
+//!   tool with its `inputSchema`, each result sent whole, as MCP clients
+//!   that give a model a server's tools do; plus `read_file`. It runs only
+//!   tasks with an MCP server, which `run` has as a command.
 //!
 //! A model-driven loop offers [`Executor::tools`] to the model and sends
 //! each of its calls to [`Executor::call`]; the `--solution` mode sends a
@@ -15,6 +19,7 @@
 //! facts the checks score.
 
 mod bash;
+mod mcp_direct;
 mod run;
 mod typed;
 
@@ -23,6 +28,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 pub use bash::{BashTools, OUTPUT_LIMIT_CHARS};
+pub use mcp_direct::McpDirectTools;
 pub use run::RunTools;
 pub use typed::TypedTools;
 
@@ -39,11 +45,17 @@ pub enum Design {
     Bash,
     /// Typed file tools plus `shell`.
     Typed,
+    /// A task's MCP server's tools as typed tools, plus `read_file`.
+    #[serde(rename = "mcp-direct")]
+    McpDirect,
 }
 
 impl Design {
-    /// Every design, in the order reports show them.
+    /// The designs a run has unless told (`--tools`), in the order reports
+    /// show them: the ones every task can run in.
     pub const ALL: [Design; 3] = [Design::Run, Design::Bash, Design::Typed];
+    /// Every design, `mcp-direct` (for tasks with an MCP server) too.
+    pub const EVERY: [Design; 4] = [Design::Run, Design::Bash, Design::Typed, Design::McpDirect];
 
     /// The design's name, as `--tools` takes it.
     pub fn name(self) -> &'static str {
@@ -51,24 +63,28 @@ impl Design {
             Design::Run => "run",
             Design::Bash => "bash",
             Design::Typed => "typed",
+            Design::McpDirect => "mcp-direct",
         }
     }
 
-    /// The names of the tools the design offers.
+    /// The names of the tools the design always offers (`mcp-direct` adds
+    /// its server's).
     pub fn tool_names(self) -> &'static [&'static str] {
         match self {
             Design::Run => &["run"],
             Design::Bash => &["bash"],
             Design::Typed => typed::TOOL_NAMES,
+            Design::McpDirect => mcp_direct::FIXED_TOOLS,
         }
     }
 
-    /// The tool that runs a solution's command line.
-    fn line_tool(self) -> &'static str {
+    /// The tool that runs a solution's command line; `mcp-direct` has none.
+    fn line_tool(self) -> Option<&'static str> {
         match self {
-            Design::Run => "run",
-            Design::Bash => "bash",
-            Design::Typed => "shell",
+            Design::Run => Some("run"),
+            Design::Bash => Some("bash"),
+            Design::Typed => Some("shell"),
+            Design::McpDirect => None,
         }
     }
 }
@@ -83,10 +99,10 @@ impl std::str::FromStr for Design {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Design::ALL
+        Design::EVERY
             .into_iter()
             .find(|d| d.name() == s)
-            .ok_or_else(|| format!("unknown design `{s}`; the designs: run, bash, typed"))
+            .ok_or_else(|| format!("unknown design `{s}`; the designs: run, bash, typed, mcp-direct"))
     }
 }
 
@@ -108,6 +124,8 @@ pub enum Executor {
     Bash(BashTools),
     /// The typed tool set.
     Typed(TypedTools),
+    /// An MCP server's tools, directly.
+    McpDirect(McpDirectTools),
 }
 
 impl Executor {
@@ -117,6 +135,7 @@ impl Executor {
             Executor::Run(_) => Design::Run,
             Executor::Bash(_) => Design::Bash,
             Executor::Typed(_) => Design::Typed,
+            Executor::McpDirect(_) => Design::McpDirect,
         }
     }
 
@@ -126,6 +145,7 @@ impl Executor {
             Executor::Run(t) => vec![t.spec()],
             Executor::Bash(_) => vec![bash::spec("bash")],
             Executor::Typed(_) => typed::specs(),
+            Executor::McpDirect(t) => t.specs(),
         }
     }
 
@@ -137,6 +157,7 @@ impl Executor {
             Executor::Run(t) if tool == "run" => t.call(arguments).await,
             Executor::Bash(t) if tool == "bash" => t.call("bash", arguments).await,
             Executor::Typed(t) if typed::TOOL_NAMES.contains(&tool) => t.call(tool, arguments).await,
+            Executor::McpDirect(t) if t.has(tool) => t.call(tool, arguments).await,
             _ => ToolCall::refused(tool, arguments, clix_agent::unknown_tool_text(tool, &self.tools())),
         }
     }
@@ -145,10 +166,14 @@ impl Executor {
     /// tool, or a named call. An answer step calls nothing: `None`.
     pub async fn step(&mut self, step: &Step) -> Option<ToolCall> {
         match step {
-            Step::Line(line) => {
-                let tool = self.design().line_tool();
-                Some(self.call(tool, &json!({ "command": line })).await)
-            }
+            Step::Line(line) => match self.design().line_tool() {
+                Some(tool) => Some(self.call(tool, &json!({ "command": line })).await),
+                None => Some(ToolCall::refused(
+                    "shell",
+                    &json!({ "command": line }),
+                    format!("{} has no tool that runs a command line; call its tools by name", self.design()),
+                )),
+            },
             Step::Call { tool, arguments } => Some(self.call(tool, arguments).await),
             Step::Answer { .. } => None,
         }
@@ -178,11 +203,14 @@ mod tests {
 
     #[test]
     fn designs_parse_by_name() {
-        for design in Design::ALL {
+        for design in Design::EVERY {
             assert_eq!(design.name().parse::<Design>(), Ok(design));
             assert_eq!(serde_json::to_value(design).unwrap(), json!(design.name()));
         }
-        assert_eq!("zsh".parse::<Design>().unwrap_err(), "unknown design `zsh`; the designs: run, bash, typed");
+        assert_eq!(
+            "zsh".parse::<Design>().unwrap_err(),
+            "unknown design `zsh`; the designs: run, bash, typed, mcp-direct"
+        );
     }
 
     #[test]

@@ -98,7 +98,7 @@ fn text_of(folder: &Folder, path: &str) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|_| format!("{path} is not UTF-8 text; read_file shows text only"))
 }
 
-fn read_file(folder: &Folder, arguments: &Value) -> Result<String, String> {
+pub(super) fn read_file(folder: &Folder, arguments: &Value) -> Result<String, String> {
     let path = string_arg(arguments, "path")?;
     let offset = count_arg(arguments, "offset")?.unwrap_or(1);
     let limit = count_arg(arguments, "limit")?;
