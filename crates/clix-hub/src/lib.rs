@@ -19,7 +19,8 @@
 //! and env), writes a `kind: "hub"` line per call to the audit log and
 //! reads `hub stats` back from it (both through clix-audit, which owns the
 //! line's envelope and the file), and ranks tools for `hub search` with
-//! SQLite FTS5.
+//! SQLite FTS5. The rate limits and locks ([`Governance`]) and the ranking
+//! ([`rank`]) also serve MCP servers' tools, by the key `SERVER TOOL`.
 //!
 //! It must not run a program any other way than through the OS tier's
 //! sandbox (`clix-sandbox`), and never through a shell: values such as
@@ -32,6 +33,7 @@ mod contract;
 mod encoding;
 mod exec;
 mod formats;
+mod governance;
 mod load;
 mod manifest;
 mod problem;
@@ -46,11 +48,12 @@ mod stats;
 pub use args::usage;
 pub use exec::{EnvLookup, EnvSource};
 pub use formats::parse_manifest;
+pub use governance::{Governance, Held, Refusal};
 pub use load::{Hub, HubSource, LoadOptions, Tool, hub_sources, load_file, load_hub};
 pub use manifest::{Manifest, Output, OutputFormat, ParamType, Parameter};
 pub use problem::{FieldProblem, Problem};
 pub use readiness::Readiness;
 pub use runtime::{CallResult, Entry, HubConfig, HubRuntime, OUTPUT_LIMIT};
-pub use search::Found;
+pub use search::{Found, rank};
 pub use settings::HubSettings;
 pub use stats::{McpCallRecord, ToolStats};

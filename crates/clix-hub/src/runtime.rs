@@ -19,18 +19,18 @@ use crate::args::{ArgError, build_argv, parse_command_line, usage};
 use crate::contract::{OutputError, check_output, parse_error};
 use crate::encoding::decode_output;
 use crate::exec::{EnvLookup, ToolRun, tool_env};
+use crate::governance::{Governance, Refusal};
 use crate::load::{HubSource, LoadOptions, Tool, load_hub};
 use crate::manifest::OutputFormat;
 use crate::problem::Problem;
 use crate::readiness::{self, Readiness};
 use crate::search::{Found, SearchIndex};
-use crate::serialize::Locks;
 use crate::state::HubState;
 use crate::stats::{CallRecord, ToolStats, stats};
 
 /// Exit codes of calls clix refuses or cannot read (the seed's "other: system error").
 pub(crate) mod exit {
-    pub(crate) use clix_common::exit::{BAD_OUTPUT, CANNOT_RUN, CONFIG, TIMEOUT, TRY_LATER};
+    pub(crate) use clix_common::exit::{BAD_OUTPUT, CANNOT_RUN, CONFIG, TIMEOUT};
     /// No ready tool of that name, as bash's "command not found".
     pub(crate) const NOT_AVAILABLE: i32 = clix_common::exit::NOT_FOUND;
 }
@@ -98,6 +98,15 @@ impl CallResult {
         }
     }
 
+    fn from_refusal(tool: &str, refusal: &Refusal) -> Self {
+        CallResult {
+            stdout: Vec::new(),
+            stderr: refusal.text(tool),
+            exit_code: refusal.exit_code,
+            error_code: Some(refusal.code.to_string()),
+        }
+    }
+
     fn usage_error(m: &crate::manifest::Manifest, e: &ArgError) -> Self {
         let stderr = format!("[error] {}: {e}\n\n{}", m.name, usage(m));
         CallResult { stdout: Vec::new(), stderr, exit_code: ArgError::EXIT_CODE, error_code: Some("PARAMETER".into()) }
@@ -111,7 +120,8 @@ pub struct HubRuntime {
     entries: Vec<Entry>,
     problems: Vec<Problem>,
     sandbox: Option<Arc<Sandbox>>,
-    state: Result<HubState, String>,
+    /// Rate counts, serialize locks and the self-test cache's file.
+    governance: Governance,
     config: HubConfig,
     index: Mutex<Option<SearchIndex>>,
     /// Set by [`HubRuntime::stop_lines_past`].
@@ -138,13 +148,10 @@ impl HubRuntime {
         let mut tools: Vec<Tool> = hub.tools.into_iter().filter(in_scope).collect();
         tools.sort_by(|a, b| a.manifest.name.cmp(&b.manifest.name));
         // A session without tools (most of them) does not touch the state file.
-        let state = if tools.is_empty() {
-            Err("the hub has no tools".to_string())
-        } else {
-            HubState::open(&config.state_dir.join("hub.sqlite"))
-        };
+        let governance = Governance::new(config.state_dir.clone(), config.shared.clone());
+        let state = if tools.is_empty() { None } else { governance.state().ok() };
         let checks = futures_util::stream::iter(tools.into_iter().map(|tool| {
-            let (sandbox, state, env) = (sandbox.as_deref(), state.as_ref().ok(), &config.env);
+            let (sandbox, env) = (sandbox.as_deref(), &config.env);
             let ttl = config.self_test_ttl;
             async move {
                 let readiness = readiness_of(&tool, sandbox, state, env, ttl).await;
@@ -169,7 +176,7 @@ impl HubRuntime {
             entries: checks,
             problems: hub.problems,
             sandbox,
-            state,
+            governance,
             config,
             index: Mutex::new(None),
             line_output_cap: None,
@@ -207,14 +214,6 @@ impl HubRuntime {
     /// Where calls are audited (and `hub stats` reads), if anywhere.
     fn audit_log(&self) -> Option<AuditLog> {
         self.config.audit_log.clone()
-    }
-
-    /// What to do when the rate counts or the locks cannot be reached.
-    fn state_hint(&self) -> &'static str {
-        match self.config.shared {
-            Some(_) => "the shared store ([storage] url) must be reachable: see the error, then retry",
-            None => "make clix's state folder writable",
-        }
     }
 
     /// The `k` ready tools that best fit `query`.
@@ -324,41 +323,15 @@ impl HubRuntime {
         let name = m.name.as_str();
         let started = Instant::now();
         let timeout = m.timeout_ms.map_or(DEFAULT_TIMEOUT, Duration::from_millis).min(limit);
-        if let Some(per_minute) = m.rate_limit {
-            let slot = match (&self.config.shared, &self.state) {
-                (Some(shared), _) => shared.take_call_slot(name, per_minute).map_err(|e| e.to_string()),
-                (None, Ok(state)) => state.take_call_slot(name, per_minute, readiness::now_ms()),
-                (None, Err(e)) => Err(e.clone()),
-            };
-            match slot {
-                Ok(Ok(())) => {}
-                Ok(Err(wait)) => {
-                    let message = format!("more than {per_minute} calls in the last minute (rate_limit)");
-                    let hint = format!("retry in {} s", wait.as_millis().div_ceil(1000).max(1));
-                    return CallResult::refused(name, "RATE_LIMITED", &message, &hint, exit::TRY_LATER);
-                }
-                Err(e) => {
-                    let hint = self.state_hint();
-                    return CallResult::refused(name, "RATE_LIMIT_UNAVAILABLE", &e, hint, exit::TRY_LATER);
-                }
-            }
+        if let Some(per_minute) = m.rate_limit
+            && let Err(refusal) = self.governance.take_slot(name, per_minute)
+        {
+            return CallResult::from_refusal(name, &refusal);
         }
         let _lock = if m.serialize {
-            let lock_dir = self.config.state_dir.join("locks");
-            let locks = match &self.config.shared {
-                Some(shared) => Locks::Shared(shared),
-                None => Locks::Files(&lock_dir),
-            };
-            match locks.acquire(name, timeout).await {
-                Ok(Some(lock)) => Some(lock),
-                Ok(None) => {
-                    let message = format!("another call of {name} ran for the whole {} ms limit", timeout.as_millis());
-                    let hint = "this tool runs one call at a time (serialize); retry when it is done";
-                    return CallResult::refused(name, "BUSY", &message, hint, exit::TRY_LATER);
-                }
-                Err(e) => {
-                    return CallResult::refused(name, "LOCK_FAILED", &e, self.state_hint(), exit::TRY_LATER);
-                }
+            match self.governance.serialize(name, timeout).await {
+                Ok(held) => Some(held),
+                Err(refusal) => return CallResult::from_refusal(name, &refusal),
             }
         } else {
             None

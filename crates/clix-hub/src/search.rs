@@ -29,6 +29,15 @@ const WEIGHTS: &str = "bm25(tools, 8.0, 3.0, 1.0)";
 
 impl SearchIndex {
     pub(crate) fn build<'a>(manifests: impl IntoIterator<Item = &'a Manifest>) -> rusqlite::Result<Self> {
+        Self::of(manifests.into_iter().map(|m| {
+            let params: Vec<String> =
+                m.parameters.iter().map(|p| format!("{} {}", p.name.replace(['-', '_'], " "), p.description)).collect();
+            (m.name.clone(), m.description.clone(), params.join("\n"))
+        }))
+    }
+
+    /// An index of (name, description, parameters' text) rows.
+    fn of(rows: impl IntoIterator<Item = (String, String, String)>) -> rusqlite::Result<Self> {
         let conn = Connection::open_in_memory()?;
         conn.execute_batch(
             "CREATE VIRTUAL TABLE tools USING fts5(name, description, parameters, tokenize = 'porter unicode61');",
@@ -36,13 +45,8 @@ impl SearchIndex {
         {
             let tx = conn.unchecked_transaction()?;
             let mut insert = tx.prepare("INSERT INTO tools (name, description, parameters) VALUES (?1, ?2, ?3)")?;
-            for m in manifests {
-                let params: Vec<String> = m
-                    .parameters
-                    .iter()
-                    .map(|p| format!("{} {}", p.name.replace(['-', '_'], " "), p.description))
-                    .collect();
-                insert.execute((&m.name, &m.description, params.join("\n")))?;
+            for row in rows {
+                insert.execute(row)?;
             }
             drop(insert);
             tx.commit()?;
@@ -61,6 +65,22 @@ impl SearchIndex {
             .query_map((expr, k as i64), |r| Ok(Found { name: r.get(0)?, description: r.get(1)?, score: r.get(2)? }))?;
         rows.collect()
     }
+}
+
+/// The `k` of `tools` (name, description, parameter names) that best fit
+/// `query`, ranked as `hub search` ranks hub tools: what `mcp search`
+/// ranks MCP servers' tools with (each named `SERVER TOOL`).
+pub fn rank(
+    tools: impl IntoIterator<Item = (String, String, Vec<String>)>,
+    query: &str,
+    k: usize,
+) -> Result<Vec<Found>, String> {
+    let rows = tools.into_iter().map(|(name, description, params)| {
+        let params: Vec<String> = params.iter().map(|p| p.replace(['-', '_'], " ")).collect();
+        (name, description, params.join("\n"))
+    });
+    let index = SearchIndex::of(rows).map_err(|e| e.to_string())?;
+    index.search(query, k).map_err(|e| e.to_string())
 }
 
 /// Words too common to say anything about a tool; in a request written as

@@ -69,7 +69,18 @@ impl Locks<'_> {
 
 fn lock_file(dir: &Path, tool: &str) -> std::io::Result<File> {
     std::fs::create_dir_all(dir)?;
-    File::options().create(true).truncate(false).write(true).open(dir.join(format!("{tool}.lock")))
+    File::options().create(true).truncate(false).write(true).open(dir.join(format!("{}.lock", file_name(tool))))
+}
+
+/// A key as a file name in the locks folder: an MCP server's tool is named
+/// by its server, so `/` and the like are escaped, never a path.
+fn file_name(key: &str) -> String {
+    key.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b' ' => char::from(b).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 /// Sleeps a poll interval unless `until` has passed: whether to try again.
