@@ -23,6 +23,8 @@
 //! - tools as subcommands ([`Tool`]): flags from each tool's `inputSchema`
 //!   (types, enums, repeated flags for lists, `--json`), usage errors (exit
 //!   2) with the usage line and the near name, help at the seed's levels;
+//! - each server's tool list kept between sessions ([`ToolCache`]), written
+//!   whenever the server lists its tools, so `mcp search` need not start it;
 //! - a call's result ([`CallResult`]): `structuredContent` as JSON on stdout,
 //!   text as text, images decoded apart, `isError` as exit 1 on stderr.
 //!
@@ -34,14 +36,16 @@
 //! through `clix-sandbox`, or read configuration from a workspace: its
 //! settings come from its caller, out of the person's own config.
 
+mod cache;
 mod import;
 mod output;
 mod schema;
 mod servers;
 mod settings;
 
+pub use cache::{ListedTool, ToolCache};
 pub use import::{Imported, Skipped, import};
 pub use output::{CallResult, Image};
 pub use schema::{Kind, Param, Tool};
 pub use servers::{Prepared, START_TIMEOUT, Servers, ToolCall, Vars};
-pub use settings::{McpSettings, ResolvedHeaders, ServerEntry, Transport, is_command_name};
+pub use settings::{McpSettings, ResolvedHeaders, ServerEntry, ToolLimits, Transport, is_command_name};

@@ -18,6 +18,7 @@ use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::{Map, Value};
 use tokio::sync::Mutex;
 
+use crate::cache::{ListedTool, ToolCache};
 use crate::output::CallResult;
 use crate::schema::Tool;
 use crate::settings::{McpSettings, ServerEntry, Transport};
@@ -86,6 +87,8 @@ pub struct Servers {
     /// server run one at a time, in order.
     slots: HashMap<String, Mutex<Slot>>,
     start_timeout: Duration,
+    /// Where each server's tool list is kept between sessions.
+    cache: Option<ToolCache>,
 }
 
 impl Servers {
@@ -95,7 +98,15 @@ impl Servers {
         let entries: Vec<ServerEntry> = settings.server.iter().filter(|e| e.enabled).cloned().collect();
         let slots = entries.iter().map(|e| (e.name.clone(), Mutex::new(Slot::default()))).collect();
         let vars: Vars = Arc::new(|name| std::env::var(name).ok());
-        Servers { entries, sandbox, workspace: workspace.to_path_buf(), vars, slots, start_timeout: START_TIMEOUT }
+        Servers {
+            entries,
+            sandbox,
+            workspace: workspace.to_path_buf(),
+            vars,
+            slots,
+            start_timeout: START_TIMEOUT,
+            cache: None,
+        }
     }
 
     /// The same, reading the servers' variables with `vars` (a process
@@ -110,6 +121,25 @@ impl Servers {
     pub fn with_start_timeout(mut self, timeout: Duration) -> Self {
         self.start_timeout = timeout;
         self
+    }
+
+    /// The same, keeping each server's tool list in `cache` whenever it is
+    /// listed (the server started), for [`Servers::known_tools`].
+    pub fn with_tool_cache(mut self, cache: ToolCache) -> Self {
+        self.cache = Some(cache);
+        self
+    }
+
+    /// `server`'s tools without starting it: this session's list if it was
+    /// listed (and no call holds the server now), else the cached one.
+    pub fn known_tools(&self, server: &str) -> Option<Vec<ListedTool>> {
+        let (entry, slot) = self.slot(server).ok()?;
+        if let Ok(slot) = slot.try_lock()
+            && let Some(tools) = &slot.tools
+        {
+            return Some(tools.iter().map(ListedTool::from).collect());
+        }
+        self.cache.as_ref()?.read(entry)
     }
 
     /// The servers' entries (the enabled ones), in the config's order.
@@ -239,6 +269,9 @@ impl Servers {
             .iter()
             .map(|t| Tool::from_schema(&t.name, t.description.as_deref().unwrap_or_default(), &t.input_schema))
             .collect();
+        if let Some(cache) = &self.cache {
+            cache.write(entry, &tools);
+        }
         let tools = Arc::new(tools);
         slot.tools = Some(Arc::clone(&tools));
         Ok(tools)

@@ -56,6 +56,29 @@ pub struct ServerEntry {
     /// `false` keeps the entry without making it a command.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub enabled: bool,
+    /// Calls per minute of each of its tools, counted across clix's
+    /// processes (the hub's rate limit, keyed `SERVER TOOL`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limit: Option<u32>,
+    /// One call of each of its tools at a time, across clix's processes
+    /// (the hub's `serialize`, keyed `SERVER TOOL`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub serialize: bool,
+    /// Per-tool `rate_limit` and `serialize`, over the server's.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tools: BTreeMap<String, ToolLimits>,
+}
+
+/// A tool's own limits in `tools = { NAME = { … } }`; an unset one is the server's.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolLimits {
+    /// Calls per minute of this tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limit: Option<u32>,
+    /// One call of this tool at a time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serialize: Option<bool>,
 }
 
 fn yes() -> bool {
@@ -93,6 +116,9 @@ impl ServerEntry {
             network: false,
             domain: None,
             enabled: true,
+            rate_limit: None,
+            serialize: false,
+            tools: BTreeMap::new(),
         }
     }
 
@@ -104,6 +130,16 @@ impl ServerEntry {
     /// stdio when it has a `command`, else HTTP.
     pub fn transport(&self) -> Transport {
         if self.command.is_some() { Transport::Stdio } else { Transport::Http }
+    }
+
+    /// `tool`'s calls per minute: its own, else the server's.
+    pub fn rate_limit_of(&self, tool: &str) -> Option<u32> {
+        self.tools.get(tool).and_then(|t| t.rate_limit).or(self.rate_limit)
+    }
+
+    /// Whether `tool` runs one call at a time: its own, else the server's.
+    pub fn serializes(&self, tool: &str) -> bool {
+        self.tools.get(tool).and_then(|t| t.serialize).unwrap_or(self.serialize)
     }
 
     /// The headers with their `${NAME}`s replaced from `var` (the process
@@ -252,6 +288,26 @@ impl Validate for McpSettings {
                     Ok(_) => {}
                 }
             }
+            if entry.rate_limit == Some(0) {
+                bad.push(BadValue::new(key("rate_limit"), "0", "a number of calls per minute, at least 1"));
+            }
+            for (tool, limits) in &entry.tools {
+                let tool_key = key(&format!("tools.{}", clix_common::settings::key_part(tool)));
+                if tool.trim().is_empty() {
+                    bad.push(BadValue::new(
+                        key("tools"),
+                        format!("{tool:?}"),
+                        "a tool's name, as `SERVER --help` lists it",
+                    ));
+                }
+                if limits.rate_limit == Some(0) {
+                    bad.push(BadValue::new(
+                        format!("{tool_key}.rate_limit"),
+                        "0",
+                        "a number of calls per minute, at least 1",
+                    ));
+                }
+            }
             if entry.domain.as_deref().is_some_and(|d| !is_command_name(d)) {
                 bad.push(BadValue::new(
                     key("domain"),
@@ -299,7 +355,8 @@ mod tests {
              [[mcp.server]]\nname = \"h\"\nurl = \"ftp://h\"\nargs = [\"x\"]\nnetwork = true\n\
              headers = { Authorization = \"Bearer ${TOKEN\" }\n\n\
              [[mcp.server]]\nname = \"s\"\ncommand = \"x\"\nenv = [\"NOT A NAME\"]\n\
-             headers = { X = \"y\" }\ndomain = \"two words\"\n",
+             headers = { X = \"y\" }\ndomain = \"two words\"\nrate_limit = 0\n\
+             tools = { list = { rate_limit = 0, serialize = true }, \"\" = {} }\n",
         );
         let shown: Vec<String> = s.validate().iter().map(|b| b.to_string()).collect();
         let expected = [
@@ -314,11 +371,37 @@ mod tests {
             "mcp.server[4].headers = (set)",
             "mcp.server[4].env = \"NOT A NAME\"",
             "mcp.server[4].domain = \"two words\"",
+            "mcp.server[4].rate_limit = 0",
+            "mcp.server[4].tools.list.rate_limit = 0",
+            "mcp.server[4].tools = \"\"",
         ];
         for want in expected {
             assert!(shown.iter().any(|s| s.starts_with(want)), "missing {want:?} in {shown:#?}");
         }
         assert_eq!(shown.len(), expected.len(), "{shown:#?}");
+    }
+
+    #[test]
+    fn a_tool_s_own_limits_win_over_its_server_s() {
+        let s = parse(
+            "[[mcp.server]]\nname = \"gh\"\ncommand = \"x\"\nrate_limit = 30\nserialize = true\n\
+             tools = { search = { rate_limit = 5 }, read = { serialize = false } }\n",
+        );
+        let gh = &s.server[0];
+        assert_eq!(s.validate(), vec![]);
+        assert_eq!(
+            (gh.rate_limit_of("search"), gh.rate_limit_of("read"), gh.rate_limit_of("other")),
+            (Some(5), Some(30), Some(30))
+        );
+        assert_eq!((gh.serializes("search"), gh.serializes("read")), (true, false));
+        let plain = ServerEntry::stdio("p", "x", &[]);
+        assert_eq!((plain.rate_limit_of("t"), plain.serializes("t")), (None, false));
+        let unknown = toml::from_str::<toml::Value>(
+            "[[mcp.server]]\nname = \"a\"\ncommand = \"x\"\ntools = { t = { rate = 1 } }\n",
+        )
+        .unwrap()
+        .try_into::<std::collections::BTreeMap<String, McpSettings>>();
+        assert!(unknown.is_err_and(|e| e.to_string().contains("rate")), "a tool's unknown field is refused");
     }
 
     #[test]
