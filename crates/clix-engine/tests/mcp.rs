@@ -1,7 +1,8 @@
 //! MCP servers through the engine: the real fixture server (the Python
 //! SDK's MCPServer, clix-mcp-client's tests/fixtures/server.py) over stdio
 //! in real bubblewrap, as a command in pipes, under the policy gate, audited,
-//! scoped by domain, and gone with the engine.
+//! rate-limited and serialized, scoped by domain, searched (`mcp search`,
+//! its tool lists kept between sessions), and gone with the engine.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
@@ -11,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use clix_audit::AuditLog;
 use clix_engine::{Engine, EngineConfig, McpConfig, OsTier, PolicyConfig, SandboxSettings};
-use clix_hub::McpCallRecord;
+use clix_hub::{Governance, McpCallRecord};
 use clix_mcp_client::{McpSettings, ServerEntry};
 use clix_policy::{Origin, RuleFile, Scope};
 
@@ -76,6 +77,8 @@ impl Fixture {
                 vars: Arc::new(|_| None),
                 audit_log: Some(self.audit()),
                 session_id: "mcp-test".into(),
+                governance: Governance::new(self.home.path().join("state"), None),
+                tool_cache: Some(self.home.path().join("state/mcp-tools")),
             }),
             policy,
             ..EngineConfig::new(self.ws.path())
@@ -268,4 +271,131 @@ async fn a_call_past_the_line_s_time_ends_it_and_the_server_answers_the_next() {
     assert_eq!(slow.len(), 2, "{calls:?}");
     assert_eq!(slow[0], (0, None));
     assert!(matches!(slow[1], (124, Some("TIMEOUT")) | (-1, Some("CANCELLED"))), "{slow:?}");
+}
+
+/// `rate_limit` counts each tool's calls apart (key `SERVER TOOL`), a tool's
+/// own limit wins over its server's, and a refused call exits 75 as a
+/// rate-limited hub tool does, audited with its code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rate_limits_refuse_calls_past_them_with_the_hub_s_exit() {
+    if !ready("rate_limits_refuse_calls_past_them_with_the_hub_s_exit") {
+        return;
+    }
+    let f = Fixture::new();
+    let mut fx = server("fx", "engine-rate");
+    fx.rate_limit = Some(2);
+    fx.tools.insert("where".into(), clix_mcp_client::ToolLimits { rate_limit: Some(10), serialize: None });
+    let mut engine = f.engine(vec![fx]).await;
+    let mut codes = Vec::new();
+    for _ in 0..4 {
+        let (out, err, code) = run(&mut engine, "fx list_records --count 1").await;
+        codes.push(code);
+        if code == 0 {
+            assert!(out.contains("record-0") && err.is_empty(), "{out} {err}");
+        } else {
+            assert!(
+                err.starts_with("[error] fx list_records: RATE_LIMITED: more than 2 calls in the last minute"),
+                "{err}"
+            );
+            assert!(err.contains("\nhint: retry in "), "{err}");
+        }
+    }
+    assert_eq!(codes, [0, 0, 75, 75]);
+    let calls = f.calls();
+    let made: Vec<(i32, Option<&str>)> = calls.iter().map(|c| (c.exit_code, c.error_code.as_deref())).collect();
+    assert_eq!(made, [(0, None), (0, None), (75, Some("RATE_LIMITED")), (75, Some("RATE_LIMITED"))]);
+    // Another tool has its own count, and its own limit.
+    for _ in 0..3 {
+        let (_, err, code) = run(&mut engine, "fx where").await;
+        assert_eq!(code, 0, "{err}");
+    }
+    // The counts are the user's, not the engine's: a new session is still refused.
+    drop(engine);
+    let mut engine = f
+        .engine(vec![{
+            let mut fx = server("fx", "engine-rate");
+            fx.rate_limit = Some(2);
+            fx
+        }])
+        .await;
+    let (_, err, code) = run(&mut engine, "fx list_records --count 1").await;
+    assert_eq!(code, 75, "{err}");
+}
+
+/// Two sessions (each with its own server process) call a tool that logs
+/// its start and end and waits for the other to start. Serialized, the
+/// second call waits for the first; otherwise they overlap.
+async fn overlapping_calls(serialize: bool, partner_secs: u32) -> bool {
+    let f = Fixture::new();
+    let entry = ServerEntry { serialize, ..server("fx", &format!("engine-span-{serialize}")) };
+    let mut a = f.engine(vec![entry.clone()]).await;
+    let mut b = f.engine(vec![entry]).await;
+    let line = format!("fx span --log spans --partner_seconds {partner_secs}");
+    let ((_, err_a, code_a), (_, err_b, code_b)) = tokio::join!(run(&mut a, &line), run(&mut b, &line));
+    assert_eq!((code_a, code_b), (0, 0), "{err_a} {err_b}");
+    let events = std::fs::read_to_string(f.ws.path().join("spans")).unwrap();
+    let events: Vec<&str> = events.lines().collect();
+    assert_eq!(events.len(), 4, "{events:?}");
+    events != ["start", "end", "start", "end"]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serialize_runs_one_call_of_a_tool_at_a_time_across_sessions() {
+    if !ready("serialize_runs_one_call_of_a_tool_at_a_time_across_sessions") {
+        return;
+    }
+    // Serialized, the first call waits 2 s for a partner that cannot come.
+    assert!(!overlapping_calls(true, 2).await, "serialize: the second call waits for the first");
+    // Not serialized, each waits for the other (a safety net of 20 s).
+    assert!(overlapping_calls(false, 20).await, "without serialize the calls overlap");
+}
+
+/// `mcp search` ranks the servers' tools by a word of their descriptions,
+/// names a server that cannot start, and in a later session reads the kept
+/// tool list instead of starting the server again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_search_ranks_tools_keeps_their_lists_and_names_servers_that_fail() {
+    if !ready("mcp_search_ranks_tools_keeps_their_lists_and_names_servers_that_fail") {
+        return;
+    }
+    let f = Fixture::new();
+    let marker = format!("engine-search-{}", std::process::id());
+    let broken = ServerEntry::stdio("broken", "python3", &[&fixture_script(), "fail"]);
+    let servers = vec![server("fx", &marker), broken];
+    let mut engine = f.engine(servers.clone()).await;
+    let description = clix_engine::tool_description(engine.catalog());
+    assert!(description.contains("mcp search QUERY"), "the model is told of it: {description}");
+
+    let (out, err, code) = run(&mut engine, "mcp search structured records").await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().next(), Some("fx list_records — Lists records as structured content."), "{out}");
+    assert!(err.contains("mcp search: broken could not start") && err.contains("did not start"), "{err}");
+    let (out, _, code) =
+        run(&mut engine, "mcp search tagged color --json | jq -r '.found[0].tool, .not_started[0].server'").await;
+    assert_eq!((out.as_str(), code), ("paint\nbroken\n", 0));
+    let (out, _, _) = run(&mut engine, "mcp search zebra").await;
+    assert!(out.starts_with("(no tool matches"), "{out}");
+    drop(engine);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !clix_testkit::pids_with_cmdline(&marker).is_empty() {
+        assert!(Instant::now() < deadline, "the server outlived its engine");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    // A new session searches the kept list: fx is not started for it.
+    let mut engine = f.engine(servers).await;
+    let (out, err, code) = run(&mut engine, "mcp search tagged color").await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().next(), Some("fx paint — Paints with a color, tagged."), "{out}");
+    assert!(clix_testkit::pids_with_cmdline(&marker).is_empty(), "fx was started for a search its kept list answers");
+    assert!(err.contains("broken could not start"), "a server without a kept list is tried again: {err}");
+    // Started anyway (a call), it lists its tools and its kept list is written again.
+    let (_, err, code) = run(&mut engine, "fx where").await;
+    assert_eq!(code, 0, "{err}");
+    assert!(!clix_testkit::pids_with_cmdline(&marker).is_empty());
+
+    // Every server failing to start is a failure of the search.
+    let mut engine = f.engine(vec![ServerEntry::stdio("broken", "python3", &[&fixture_script(), "fail"])]).await;
+    let (_, err, code) = run(&mut engine, "mcp search records").await;
+    assert_eq!(code, 1, "{err}");
 }

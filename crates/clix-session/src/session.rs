@@ -211,7 +211,7 @@ impl Session {
                 person_dir: Some(self.paths.config_dir.join(clix_skills::PERSON_FOLDER)),
                 level0_bytes: settings.skills.level0_bytes,
             }),
-            mcp: (parts.mcp && !settings.mcp.server.is_empty()).then(|| self.mcp_config(&audit)),
+            mcp: if parts.mcp && !settings.mcp.server.is_empty() { Some(self.mcp_config(&audit)?) } else { None },
             run_tool_prompt: self.prompt(Prompt::RunTool)?,
         })
     }
@@ -219,17 +219,20 @@ impl Session {
     /// The MCP servers: the person's `[[mcp.server]]` entries (their config
     /// file only), the session's domains, the audit log; their variables
     /// read from the process's secrets and environment for a person's
-    /// session, from nothing for an isolated one.
-    fn mcp_config(&self, audit: &AuditLog) -> McpConfig {
+    /// session, from nothing for an isolated one; their rate limits and
+    /// locks where the hub keeps its own, their tool lists in the state folder.
+    fn mcp_config(&self, audit: &AuditLog) -> Result<McpConfig> {
         let vars: clix_mcp_client::Vars =
             if self.reads_secrets { Arc::new(clix_config::secrets::var) } else { Arc::new(|_| None) };
-        McpConfig {
+        Ok(McpConfig {
             settings: self.settings.mcp.clone(),
             domains: self.settings.hub.domains.clone(),
             vars,
             audit_log: Some(audit.clone()),
             session_id: self.id.clone(),
-        }
+            governance: clix_hub::Governance::new(self.paths.state_dir.clone(), self.shared_store()?),
+            tool_cache: Some(self.paths.state_dir.join("mcp-tools")),
+        })
     }
 
     fn sandboxed(&self) -> bool {

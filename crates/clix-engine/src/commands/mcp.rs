@@ -6,17 +6,21 @@
 //! Governance: the policy gate has decided the words before this command
 //! runs (bashkit's hook sees `SERVER TOOL --flags…`, so a rule can name
 //! `SERVER TOOL`, and a refused call never starts its server). Between the
-//! crate's `prepare` and `call` this command keeps the call within the
-//! line's time, then writes one audit line (kind `mcp`, which `hub stats`
-//! counts as the tool `SERVER TOOL`), holds the output to the line's memory
-//! budget and hands the result's images to the model as `see` does.
+//! crate's `prepare` and `call` this command applies the entry's
+//! `rate_limit` and `serialize` through the hub's own machinery (keyed
+//! `SERVER TOOL`: counts and locks shared by every clix process, or every
+//! machine with a shared store), keeps the call within the line's time,
+//! then writes one audit line (kind `mcp`, which `hub stats` counts as the
+//! tool `SERVER TOOL`; a refused call's too), holds the output to the
+//! line's memory budget and hands the result's images to the model as `see`
+//! does.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use clix_audit::{AuditLog, redact_argv};
 use clix_common::{exit, is_secret_name};
-use clix_hub::McpCallRecord;
+use clix_hub::{Governance, McpCallRecord, Refusal};
 use clix_mcp_client::{CallResult, McpSettings, Prepared, ServerEntry, Servers, ToolCall, Transport, Vars};
 use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail};
 use serde_json::{Map, Value};
@@ -38,6 +42,12 @@ pub struct McpConfig {
     pub audit_log: Option<AuditLog>,
     /// Names this engine's calls in the audit log.
     pub session_id: String,
+    /// Where `rate_limit` counts and `serialize` locks are: the hub's
+    /// (the state folder, or the shared store).
+    pub governance: Governance,
+    /// Where each server's tool list is kept between sessions, for
+    /// `mcp search`; `None` keeps none.
+    pub tool_cache: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for McpConfig {
@@ -47,6 +57,8 @@ impl std::fmt::Debug for McpConfig {
             .field("domains", &self.domains)
             .field("audit_log", &self.audit_log)
             .field("session_id", &self.session_id)
+            .field("governance", &self.governance)
+            .field("tool_cache", &self.tool_cache)
             .finish_non_exhaustive()
     }
 }
@@ -63,7 +75,10 @@ impl McpConfig {
 /// One MCP server as a command.
 pub(crate) struct McpServer {
     spec: CommandSpec,
+    /// Its entry: the limits of its tools.
+    entry: ServerEntry,
     servers: Arc<Servers>,
+    governance: Governance,
     /// Why it cannot run here (a stdio server with `sandbox.mode = "host"`).
     refused: Option<String>,
     audit: Option<(AuditLog, String)>,
@@ -82,6 +97,7 @@ pub(crate) struct McpShared {
     pub(crate) output_cap: usize,
     /// `sandbox.mode = "host"`: a stdio server would run unsandboxed.
     pub(crate) host_mode: bool,
+    pub(crate) governance: Governance,
 }
 
 impl McpServer {
@@ -117,7 +133,9 @@ impl McpServer {
         });
         McpServer {
             spec,
+            entry: entry.clone(),
             servers: Arc::clone(&shared.servers),
+            governance: shared.governance.clone(),
             refused,
             audit: shared.audit.clone(),
             seen: Arc::clone(&shared.seen),
@@ -157,6 +175,15 @@ impl AgentCommand for McpServer {
             }
         };
         let mut audit = PendingCall::new(self.audit.as_ref(), &call);
+        let key = format!("{name} {}", call.tool);
+        let _held = match self.govern(&key, &call.tool).await {
+            Ok(held) => held,
+            Err(refusal) => {
+                let result = CallResult::error(refusal.exit_code, refusal.text(&key));
+                audit.refused(&result, refusal.code);
+                return self.emit(&io, result).await;
+            }
+        };
         let result = match tokio::time::timeout(self.time.remaining(), self.servers.call(&call)).await {
             Ok(result) => result,
             Err(_) => CallResult::error(
@@ -175,6 +202,19 @@ impl AgentCommand for McpServer {
 }
 
 impl McpServer {
+    /// The tool's `rate_limit` and `serialize`, as the hub applies its
+    /// tools': a slot counted, then the lock waited for within what is left
+    /// of the line's time (held until the returned guard is dropped).
+    async fn govern(&self, key: &str, tool: &str) -> Result<Option<clix_hub::Held>, Refusal> {
+        if let Some(per_minute) = self.entry.rate_limit_of(tool) {
+            self.governance.take_slot(key, per_minute)?;
+        }
+        if !self.entry.serializes(tool) {
+            return Ok(None);
+        }
+        self.governance.serialize(key, self.time.remaining()).await.map(Some)
+    }
+
     /// Whether `result` is past the line's memory budget.
     fn too_big(&self, result: &CallResult) -> bool {
         result.stdout.len() > self.output_cap || result.stderr.len() > self.output_cap
@@ -255,6 +295,16 @@ impl<'a> PendingCall<'a> {
             record.stdout_bytes = result.stdout.len() as u64;
             record.stderr_bytes = result.stderr.len() as u64;
             record.images = result.images.len() as u64;
+        }
+        self.write();
+    }
+
+    /// A call clix refused before making it (`RATE_LIMITED`, `BUSY`, …).
+    fn refused(&mut self, result: &CallResult, code: &str) {
+        if let Some(record) = &mut self.record {
+            record.exit_code = result.exit_code;
+            record.error_code = Some(code.to_string());
+            record.stderr_bytes = result.stderr.len() as u64;
         }
         self.write();
     }

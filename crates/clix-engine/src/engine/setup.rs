@@ -10,7 +10,7 @@ use clix_shell::{CommandRegistry, CommandResolver, CommandSpec, Session, Workspa
 use super::OsTier;
 use crate::catalog::{Catalog, HUB_SHOWN, SharedCatalog};
 use crate::commands::{
-    CallTime, Cat, ClipCommand, Help, HubCommand, HubTool, McpConfig, McpServer, McpShared, MemoryCommand,
+    CallTime, Cat, ClipCommand, Help, HubCommand, HubTool, McpCommand, McpConfig, McpServer, McpShared, MemoryCommand,
     MemoryConfig, OsResolver, SandboxCommand, See, SeenImages, SkillCommand, StageRun, UnknownCommands, Write,
 };
 
@@ -187,8 +187,8 @@ pub(super) struct McpPart {
     pub(super) not_commands: Vec<(String, String)>,
 }
 
-/// Registers each enabled server of the session's domains as a command,
-/// after every other command: a name already taken (a command of ours, a
+/// Registers each enabled server of the session's domains as a command
+/// (and `mcp`, to search their tools), after every other command: a name already taken (a command of ours, a
 /// hub tool, a shell builtin) keeps its meaning, and the server is reported.
 /// Without an OS tier, stdio servers fail when used (the sandbox says why)
 /// while HTTP ones still answer.
@@ -210,9 +210,22 @@ pub(super) fn register_mcp(
             (Arc::new(Sandbox::new(off, root, None, None, config.session_id.clone())), false)
         }
     };
-    let servers = Arc::new(clix_mcp_client::Servers::new(&settings, sandbox, root).with_vars(Arc::clone(&config.vars)));
+    let mut servers = clix_mcp_client::Servers::new(&settings, sandbox, root).with_vars(Arc::clone(&config.vars));
+    if let Some(dir) = &config.tool_cache {
+        servers = servers.with_tool_cache(clix_mcp_client::ToolCache::new(dir));
+    }
+    let servers = Arc::new(servers);
     let audit = config.audit_log.clone().map(|log| (log, config.session_id.clone()));
-    let shared = McpShared { servers, audit, seen: Arc::clone(seen), time: time.clone(), output_cap, host_mode };
+    let governance = config.governance.clone();
+    let shared = McpShared {
+        servers: Arc::clone(&servers),
+        audit,
+        seen: Arc::clone(seen),
+        time: time.clone(),
+        output_cap,
+        host_mode,
+        governance,
+    };
     let mut part = McpPart::default();
     for entry in &settings.server {
         let name = &entry.name;
@@ -225,6 +238,10 @@ pub(super) fn register_mcp(
         }
         registry.register(Arc::new(McpServer::new(entry, &shared)));
         part.servers.push(name.clone());
+    }
+    // `mcp search`, unless a server took the name (it keeps it).
+    if !part.servers.is_empty() && registry.get("mcp").is_none() {
+        registry.register(Arc::new(McpCommand::new(servers, part.servers.clone(), host_mode, time.clone())));
     }
     part
 }
