@@ -119,6 +119,16 @@ async fn an_agent_orders_through_a_form_and_nothing_is_left_running() {
     let help = run(&mut f, "browser --help").await;
     assert!(help.text.contains("browser wait [--text T | --url PATTERN | --load | --ms N]"), "{}", help.text);
 
+    // A ref before any snapshot (one read in another `clix run`) says a
+    // browser lives for one session and shows the one-line form.
+    let early = run(&mut f, "browser click @e1").await;
+    assert_eq!(early.raw.exit_code, 1, "{}", early.text);
+    assert!(
+        early.text.contains("no snapshot yet") && early.text.contains("one session") && early.text.contains("&&"),
+        "{}",
+        early.text
+    );
+
     // Open and snapshot in one call; then fill, select, check, submit and read in another.
     let first = run(&mut f, &format!("browser open {url} && browser snapshot -i")).await;
     assert_eq!(first.raw.exit_code, 0, "{}", first.text);

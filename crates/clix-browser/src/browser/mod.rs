@@ -635,9 +635,18 @@ impl Browser {
     async fn element(&self, reference: &str) -> Result<i64> {
         let name = reference.trim_start_matches('@');
         let target = self.refs.get(name).ok_or_else(|| {
-            BrowserError::Ref(format!(
-                "no element {reference}: refs come from the last snapshot; take one: browser snapshot -i"
-            ))
+            BrowserError::Ref(if self.refs.is_empty() {
+                // The common case: refs read in an earlier `clix run`,
+                // whose browser ended with it.
+                format!(
+                    "no element {reference}: this browser has taken no snapshot yet. A browser lives for one \
+                     session (one `clix run`, agent run or MCP session), so refs from another one mean nothing \
+                     here; open the page and act in one line: browser open URL && browser snapshot -i && \
+                     browser click {reference}"
+                )
+            } else {
+                format!("no element {reference}: refs come from the last snapshot; take one: browser snapshot -i")
+            })
         })?;
         let tab = self.tab()?;
         if target.target != tab.target {
