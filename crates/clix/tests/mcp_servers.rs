@@ -105,7 +105,7 @@ fn a_configured_server_is_a_command_in_tool_def_help_and_pipes() {
 
     let (out, err, code) = env.run("fx --help");
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("fx: an MCP server's tools, each a subcommand (9)"), "{out}");
+    assert!(out.contains("fx: an MCP server's tools, each a subcommand (10)"), "{out}");
 
     let line = "fx list_records --count 30 | jq -r '.records[] | select(.status == \"closed\") | .name' | wc -l";
     let (out, err, code) = env.run(line);
@@ -319,4 +319,39 @@ fn import_write_keeps_the_config_and_the_imported_server_runs() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(text(&o.stdout).contains("# skipped fx: a server named `fx` is already configured"));
     assert_eq!(fs::read_to_string(env.config()).unwrap(), config, "nothing new to write");
+}
+
+/// `rate_limit` in the config holds across `clix run` processes (the counts
+/// are in the state folder, as the hub's are), a refusal exits 75 and `hub
+/// stats` counts it; `mcp search` keeps each server's tool list there, so a
+/// later process searches without starting the server.
+#[test]
+fn rate_limits_hold_across_processes_and_search_keeps_tool_lists() {
+    if !ready("rate_limits_hold_across_processes_and_search_keeps_tool_lists") {
+        return;
+    }
+    let marker = format!("bin-limits-{}", std::process::id());
+    let env = Env::with_server(&marker);
+    let config = fs::read_to_string(env.config()).unwrap();
+    env.write_config(&format!("{config}rate_limit = 2\ntools = {{ where = {{ rate_limit = 5 }} }}\n"));
+    let search = |line: &str| {
+        let o = common::clix(env.home.path(), env.ws.path(), &["run", "--raw", "--log-level", "debug", line])
+            .output()
+            .unwrap();
+        (text(&o.stdout), text(&o.stderr))
+    };
+    let (out, err) = search("mcp search structured records");
+    assert_eq!(out.lines().next(), Some("fx list_records — Lists records as structured content."), "{out}");
+    assert!(err.contains("starting a stdio server"), "the first search starts fx: {err}");
+    let (out, err) = search("mcp search tagged");
+    assert_eq!(out.lines().next(), Some("fx paint — Paints with a color, tagged."), "{err}");
+    assert!(!err.contains("starting a stdio server"), "fx was started again: {err}");
+
+    let codes: Vec<i32> = (0..3).map(|_| env.run("fx list_records --count 1").2).collect();
+    assert_eq!(codes, [0, 0, 75]);
+    let (_, err, _) = env.run("fx list_records --count 1");
+    assert!(err.starts_with("[error] fx list_records: RATE_LIMITED: more than 2 calls"), "{err}");
+    assert_eq!(env.run("fx where").2, 0, "another tool has its own count");
+    let (out, err, code) = env.run("hub stats 'fx list_records' --json | jq -c '.[0].errors'");
+    assert_eq!((out.as_str(), code), ("{\"RATE_LIMITED\":2}\n", 0), "{err}");
 }
