@@ -6,7 +6,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -16,30 +15,9 @@ use clix_hub::{Governance, McpCallRecord};
 use clix_mcp_client::{McpSettings, ServerEntry};
 use clix_policy::{Origin, RuleFile, Scope};
 
-fn fixture_script() -> String {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest.join("../clix-mcp-client/tests/fixtures/server.py").canonicalize().unwrap().display().to_string()
-}
-
-/// bwrap and Python's `mcp` 2.x, or a visible skip.
-fn ready(test: &str) -> bool {
-    let bwrap =
-        std::process::Command::new("bwrap").args(["--ro-bind", "/", "/", "true"]).status().is_ok_and(|s| s.success());
-    if !bwrap {
-        clix_testkit::skip_missing(test, "bubblewrap cannot start here (apt-get install bubblewrap)");
-        return false;
-    }
-    let mcp = std::process::Command::new("python3").args(["-c", "import mcp.server.mcpserver"]).output();
-    if !mcp.is_ok_and(|o| o.status.success()) {
-        clix_testkit::skip_missing(test, "python3 with the `mcp` package (2.x) is not installed");
-        return false;
-    }
-    true
-}
-
 /// The fixture over stdio, `marker` on its command line so a test can find its process.
 fn server(name: &str, marker: &str) -> ServerEntry {
-    let mut entry = ServerEntry::stdio(name, "python3", &[&fixture_script(), "stdio", marker]);
+    let mut entry = ServerEntry::stdio(name, "python3", &[&clix_testkit::mcp_server_script(), "stdio", marker]);
     entry.description = format!("{name}: records, paints and images");
     entry
 }
@@ -97,7 +75,7 @@ async fn run(engine: &mut Engine, line: &str) -> (String, String, i32) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_is_a_command_with_help_levels_in_pipes_and_audited() {
-    if !ready("a_server_is_a_command_with_help_levels_in_pipes_and_audited") {
+    if !clix_testkit::mcp_ready("a_server_is_a_command_with_help_levels_in_pipes_and_audited") {
         return;
     }
     let f = Fixture::new();
@@ -165,7 +143,7 @@ async fn a_server_is_a_command_with_help_levels_in_pipes_and_audited() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rule_naming_server_and_tool_refuses_the_call_and_its_server_never_starts() {
-    if !ready("a_rule_naming_server_and_tool_refuses_the_call_and_its_server_never_starts") {
+    if !clix_testkit::mcp_ready("a_rule_naming_server_and_tool_refuses_the_call_and_its_server_never_starts") {
         return;
     }
     let f = Fixture::new();
@@ -192,7 +170,7 @@ async fn a_rule_naming_server_and_tool_refuses_the_call_and_its_server_never_sta
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn taken_names_stay_their_commands_domains_scope_servers_and_none_outlives_the_engine() {
-    if !ready("taken_names_stay_their_commands_domains_scope_servers_and_none_outlives_the_engine") {
+    if !clix_testkit::mcp_ready("taken_names_stay_their_commands_domains_scope_servers_and_none_outlives_the_engine") {
         return;
     }
     let f = Fixture::new();
@@ -243,7 +221,7 @@ async fn taken_names_stay_their_commands_domains_scope_servers_and_none_outlives
 /// line saying so; the server stays, and answers the next call at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_past_the_line_s_time_ends_it_and_the_server_answers_the_next() {
-    if !ready("a_call_past_the_line_s_time_ends_it_and_the_server_answers_the_next") {
+    if !clix_testkit::mcp_ready("a_call_past_the_line_s_time_ends_it_and_the_server_answers_the_next") {
         return;
     }
     let f = Fixture::new();
@@ -278,7 +256,7 @@ async fn a_call_past_the_line_s_time_ends_it_and_the_server_answers_the_next() {
 /// rate-limited hub tool does, audited with its code.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rate_limits_refuse_calls_past_them_with_the_hub_s_exit() {
-    if !ready("rate_limits_refuse_calls_past_them_with_the_hub_s_exit") {
+    if !clix_testkit::mcp_ready("rate_limits_refuse_calls_past_them_with_the_hub_s_exit") {
         return;
     }
     let f = Fixture::new();
@@ -341,7 +319,7 @@ async fn overlapping_calls(serialize: bool, partner_secs: u32) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serialize_runs_one_call_of_a_tool_at_a_time_across_sessions() {
-    if !ready("serialize_runs_one_call_of_a_tool_at_a_time_across_sessions") {
+    if !clix_testkit::mcp_ready("serialize_runs_one_call_of_a_tool_at_a_time_across_sessions") {
         return;
     }
     // Serialized, the first call waits 2 s for a partner that cannot come.
@@ -355,12 +333,12 @@ async fn serialize_runs_one_call_of_a_tool_at_a_time_across_sessions() {
 /// tool list instead of starting the server again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_search_ranks_tools_keeps_their_lists_and_names_servers_that_fail() {
-    if !ready("mcp_search_ranks_tools_keeps_their_lists_and_names_servers_that_fail") {
+    if !clix_testkit::mcp_ready("mcp_search_ranks_tools_keeps_their_lists_and_names_servers_that_fail") {
         return;
     }
     let f = Fixture::new();
     let marker = format!("engine-search-{}", std::process::id());
-    let broken = ServerEntry::stdio("broken", "python3", &[&fixture_script(), "fail"]);
+    let broken = ServerEntry::stdio("broken", "python3", &[&clix_testkit::mcp_server_script(), "fail"]);
     let servers = vec![server("fx", &marker), broken];
     let mut engine = f.engine(servers.clone()).await;
     let description = clix_engine::tool_description(engine.catalog());
@@ -395,7 +373,8 @@ async fn mcp_search_ranks_tools_keeps_their_lists_and_names_servers_that_fail() 
     assert!(!clix_testkit::pids_with_cmdline(&marker).is_empty());
 
     // Every server failing to start is a failure of the search.
-    let mut engine = f.engine(vec![ServerEntry::stdio("broken", "python3", &[&fixture_script(), "fail"])]).await;
+    let mut engine =
+        f.engine(vec![ServerEntry::stdio("broken", "python3", &[&clix_testkit::mcp_server_script(), "fail"])]).await;
     let (_, err, code) = run(&mut engine, "mcp search records").await;
     assert_eq!(code, 1, "{err}");
 }

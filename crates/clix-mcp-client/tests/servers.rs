@@ -3,16 +3,12 @@
 //! streamable HTTP on a loopback port.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use clix_mcp_client::{CallResult, McpSettings, Prepared, ServerEntry, Servers};
-use clix_sandbox::{Availability, Sandbox, SandboxSettings};
-
-fn fixture_script() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/server.py").display().to_string()
-}
+use clix_sandbox::{Sandbox, SandboxSettings};
 
 /// clix's home for the whole test binary: a temp dir, never the person's.
 fn clix_home() {
@@ -23,20 +19,6 @@ fn clix_home() {
         unsafe { std::env::set_var("CLIX_HOME", dir.path()) };
         dir
     });
-}
-
-/// Whether bwrap and Python's `mcp` are here; a visible skip when not.
-fn ready(test: &str) -> bool {
-    if let Availability::Unavailable(why) = clix_sandbox::probe() {
-        clix_testkit::skip_missing(test, &format!("no sandbox: {why}"));
-        return false;
-    }
-    let mcp = std::process::Command::new("python3").args(["-c", "import mcp.server.mcpserver"]).output();
-    if !mcp.is_ok_and(|o| o.status.success()) {
-        clix_testkit::skip_missing(test, "python3 with the `mcp` package (2.x) is not installed");
-        return false;
-    }
-    true
 }
 
 struct Fixture {
@@ -57,7 +39,7 @@ fn fixture(entries: Vec<ServerEntry>) -> Fixture {
 
 /// The fixture over stdio, `marker` on its command line so a test can find its process.
 fn stdio_entry(name: &str, marker: &str) -> ServerEntry {
-    ServerEntry::stdio(name, "python3", &[&fixture_script(), "stdio", marker])
+    ServerEntry::stdio(name, "python3", &[&clix_testkit::mcp_server_script(), "stdio", marker])
 }
 
 fn words(line: &str) -> Vec<String> {
@@ -80,7 +62,7 @@ fn err(r: &CallResult) -> String {
 /// against the real server in the sandbox.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stdio_server_in_the_sandbox_is_a_command() {
-    if !ready("a_stdio_server_in_the_sandbox_is_a_command") {
+    if !clix_testkit::mcp_ready("a_stdio_server_in_the_sandbox_is_a_command") {
         return;
     }
     // SAFETY: this test alone reads these variables.
@@ -194,7 +176,7 @@ fn words_with_json(line: &str, json: &str) -> Vec<String> {
 /// A call the engine governs: prepared with its server, tool and arguments, then made.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prepared_call_names_its_server_tool_and_arguments() {
-    if !ready("a_prepared_call_names_its_server_tool_and_arguments") {
+    if !clix_testkit::mcp_ready("a_prepared_call_names_its_server_tool_and_arguments") {
         return;
     }
     let f = fixture(vec![stdio_entry("fx", "prepared")]);
@@ -214,7 +196,7 @@ async fn a_prepared_call_names_its_server_tool_and_arguments() {
 /// next call starts it again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crash_mid_call_is_reported_and_the_next_call_restarts_it() {
-    if !ready("a_crash_mid_call_is_reported_and_the_next_call_restarts_it") {
+    if !clix_testkit::mcp_ready("a_crash_mid_call_is_reported_and_the_next_call_restarts_it") {
         return;
     }
     let f = fixture(vec![stdio_entry("fx", "crash")]);
@@ -232,10 +214,10 @@ async fn a_crash_mid_call_is_reported_and_the_next_call_restarts_it() {
 /// A server that cannot start: what failed, its stderr, what to check.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_fails_to_start_gets_a_navigating_error() {
-    if !ready("a_server_that_fails_to_start_gets_a_navigating_error") {
+    if !clix_testkit::mcp_ready("a_server_that_fails_to_start_gets_a_navigating_error") {
         return;
     }
-    let mut broken = ServerEntry::stdio("broken", "python3", &[&fixture_script(), "fail"]);
+    let mut broken = ServerEntry::stdio("broken", "python3", &[&clix_testkit::mcp_server_script(), "fail"]);
     broken.env = vec!["CLIX_MCP_TEST_UNSET_VARIABLE".into()];
     let f = fixture(vec![broken, ServerEntry::stdio("nothing", "no-such-program-here", &[])]);
     let r = run(&f, "broken", "list_records").await;
@@ -255,7 +237,7 @@ async fn a_server_that_fails_to_start_gets_a_navigating_error() {
 /// Nothing of a stdio server outlives the handle.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_server_process_is_left_after_the_handle_drops() {
-    if !ready("no_server_process_is_left_after_the_handle_drops") {
+    if !clix_testkit::mcp_ready("no_server_process_is_left_after_the_handle_drops") {
         return;
     }
     let marker = format!("gone-after-drop-{}", std::process::id());
@@ -283,13 +265,13 @@ impl Drop for Killed {
 /// The same server over streamable HTTP on a loopback port.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http_server_is_the_same_command() {
-    if !ready("an_http_server_is_the_same_command") {
+    if !clix_testkit::mcp_ready("an_http_server_is_the_same_command") {
         return;
     }
     let port = clix_testkit::free_port();
     let mut child = Killed(
         std::process::Command::new("python3")
-            .args([&fixture_script(), "http", &port.to_string()])
+            .args([&clix_testkit::mcp_server_script(), "http", &port.to_string()])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -328,10 +310,11 @@ async fn an_http_server_is_the_same_command() {
 /// An imported Claude Desktop entry runs as it is written.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_imported_entry_runs() {
-    if !ready("an_imported_entry_runs") {
+    if !clix_testkit::mcp_ready("an_imported_entry_runs") {
         return;
     }
-    let file = include_str!("fixtures/claude_desktop_config.json").replace("FIXTURE", &fixture_script());
+    let file =
+        include_str!("fixtures/claude_desktop_config.json").replace("FIXTURE", &clix_testkit::mcp_server_script());
     let imported = clix_mcp_client::import(&file, &[]).unwrap();
     let fx = imported.servers.into_iter().find(|s| s.name == "fx").unwrap();
     let f = fixture(vec![fx]);
@@ -355,7 +338,7 @@ async fn child_holding_a_server() {
 /// A killed clix takes its servers with it (bwrap's `--die-with-parent`).
 #[test]
 fn no_server_process_is_left_after_clix_is_killed() {
-    if !ready("no_server_process_is_left_after_clix_is_killed") {
+    if !clix_testkit::mcp_ready("no_server_process_is_left_after_clix_is_killed") {
         return;
     }
     use std::io::{BufRead, BufReader};

@@ -17,6 +17,7 @@
 
 mod canary;
 pub mod llm;
+mod mcp_fixture;
 mod model2vec;
 pub mod model_server;
 pub mod nginx;
@@ -28,6 +29,7 @@ mod sshd;
 mod swapper;
 
 pub use canary::Canary;
+pub use mcp_fixture::{mcp_fixtures, mcp_ready, mcp_server_script};
 pub use model2vec::model2vec_dir;
 pub use nginx::Nginx;
 pub use postgres::Postgres;

@@ -13,26 +13,6 @@ use std::process::Output;
 
 use common::text;
 
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../clix-mcp-client/tests/fixtures").canonicalize().unwrap()
-}
-
-/// bwrap and Python's `mcp` 2.x, or a visible skip.
-fn ready(test: &str) -> bool {
-    let bwrap =
-        std::process::Command::new("bwrap").args(["--ro-bind", "/", "/", "true"]).status().is_ok_and(|s| s.success());
-    if !bwrap {
-        clix_testkit::skip_missing(test, "bubblewrap cannot start here (apt-get install bubblewrap)");
-        return false;
-    }
-    let mcp = std::process::Command::new("python3").args(["-c", "import mcp.server.mcpserver"]).output();
-    if !mcp.is_ok_and(|o| o.status.success()) {
-        clix_testkit::skip_missing(test, "python3 with the `mcp` package (2.x) is not installed");
-        return false;
-    }
-    true
-}
-
 struct Env {
     home: tempfile::TempDir,
     ws: tempfile::TempDir,
@@ -46,7 +26,7 @@ impl Env {
     /// A config whose one server is the fixture, `marker` on its command line.
     fn with_server(marker: &str) -> Env {
         let env = Env::new();
-        let script = fixtures().join("server.py");
+        let script = clix_testkit::mcp_fixtures().join("server.py");
         env.write_config(&format!(
             "[[mcp.server]]\nname = \"fx\"\ndescription = \"Records, paints and images of the fixture\"\n\
              command = \"python3\"\nargs = [\"{}\", \"stdio\", \"{marker}\"]\n",
@@ -83,7 +63,7 @@ impl Env {
 
 #[test]
 fn a_configured_server_is_a_command_in_tool_def_help_and_pipes() {
-    if !ready("a_configured_server_is_a_command_in_tool_def_help_and_pipes") {
+    if !clix_testkit::mcp_ready("a_configured_server_is_a_command_in_tool_def_help_and_pipes") {
         return;
     }
     let marker = format!("bin-pipes-{}", std::process::id());
@@ -145,7 +125,7 @@ fn a_configured_server_is_a_command_in_tool_def_help_and_pipes() {
 
 #[test]
 fn a_policy_rule_naming_server_and_tool_blocks_the_call() {
-    if !ready("a_policy_rule_naming_server_and_tool_blocks_the_call") {
+    if !clix_testkit::mcp_ready("a_policy_rule_naming_server_and_tool_blocks_the_call") {
         return;
     }
     let env = Env::with_server("bin-policy");
@@ -168,11 +148,11 @@ fn a_policy_rule_naming_server_and_tool_blocks_the_call() {
 /// secret of clix's does not reach it.
 #[test]
 fn a_server_gets_the_secret_its_entry_names_from_the_secret_store() {
-    if !ready("a_server_gets_the_secret_its_entry_names_from_the_secret_store") {
+    if !clix_testkit::mcp_ready("a_server_gets_the_secret_its_entry_names_from_the_secret_store") {
         return;
     }
     let env = Env::new();
-    let script = fixtures().join("server.py");
+    let script = clix_testkit::mcp_fixtures().join("server.py");
     env.write_config(&format!(
         "[[mcp.server]]\nname = \"fx\"\ncommand = \"python3\"\nargs = [\"{}\"]\nenv = [\"CLIX_MCP_TEST_TOKEN\"]\n",
         script.display()
@@ -202,13 +182,13 @@ impl Drop for HttpServer {
 /// header's `${NAME}` filled from the secret store, never logged.
 #[test]
 fn an_http_server_is_a_command_and_its_header_secret_comes_from_the_store() {
-    if !ready("an_http_server_is_a_command_and_its_header_secret_comes_from_the_store") {
+    if !clix_testkit::mcp_ready("an_http_server_is_a_command_and_its_header_secret_comes_from_the_store") {
         return;
     }
     let port = clix_testkit::free_port();
     let _server = HttpServer(
         std::process::Command::new("python3")
-            .args([fixtures().join("server.py").to_str().unwrap(), "http", &port.to_string()])
+            .args([clix_testkit::mcp_fixtures().join("server.py").to_str().unwrap(), "http", &port.to_string()])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -241,7 +221,7 @@ fn an_http_server_is_a_command_and_its_header_secret_comes_from_the_store() {
 #[test]
 fn a_workspace_cannot_declare_a_server() {
     let env = Env::new();
-    let script = fixtures().join("server.py");
+    let script = clix_testkit::mcp_fixtures().join("server.py");
     fs::create_dir_all(env.ws.path().join(".clix")).unwrap();
     fs::write(
         env.ws.path().join(".clix/config.toml"),
@@ -256,8 +236,8 @@ fn a_workspace_cannot_declare_a_server() {
 
 /// The fixture's Claude-Desktop-shaped file, its `fx` entry pointing at the real server.
 fn desktop_file(dir: &Path) -> PathBuf {
-    let json = fs::read_to_string(fixtures().join("claude_desktop_config.json")).unwrap();
-    let script = fixtures().join("server.py").display().to_string();
+    let json = fs::read_to_string(clix_testkit::mcp_fixtures().join("claude_desktop_config.json")).unwrap();
+    let script = clix_testkit::mcp_fixtures().join("server.py").display().to_string();
     let path = dir.join("claude_desktop_config.json");
     fs::write(&path, json.replace("FIXTURE", &script)).unwrap();
     path
@@ -295,7 +275,7 @@ fn import_prints_the_entries_what_was_skipped_and_what_to_export() {
 
 #[test]
 fn import_write_keeps_the_config_and_the_imported_server_runs() {
-    if !ready("import_write_keeps_the_config_and_the_imported_server_runs") {
+    if !clix_testkit::mcp_ready("import_write_keeps_the_config_and_the_imported_server_runs") {
         return;
     }
     let env = Env::new();
@@ -327,7 +307,7 @@ fn import_write_keeps_the_config_and_the_imported_server_runs() {
 /// later process searches without starting the server.
 #[test]
 fn rate_limits_hold_across_processes_and_search_keeps_tool_lists() {
-    if !ready("rate_limits_hold_across_processes_and_search_keeps_tool_lists") {
+    if !clix_testkit::mcp_ready("rate_limits_hold_across_processes_and_search_keeps_tool_lists") {
         return;
     }
     let marker = format!("bin-limits-{}", std::process::id());
