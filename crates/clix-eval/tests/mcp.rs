@@ -5,28 +5,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
 use clix_eval::{AttemptOptions, AttemptStop, Design, SolutionRun, load_suites, problems, run_solutions};
-use common::sandbox_ready;
 
 fn suite() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../evals/mcp/tasks.jsonl")
-}
-
-/// Whether bubblewrap and Python's `mcp` (2.x) are here; a visible skip when not.
-fn ready(test: &str) -> bool {
-    if !sandbox_ready(test) {
-        return false;
-    }
-    let mcp = std::process::Command::new("python3").args(["-c", "import mcp.server.mcpserver"]).output();
-    if !mcp.is_ok_and(|o| o.status.success()) {
-        clix_testkit::skip_missing(test, "python3 with the `mcp` package (2.x) is not installed");
-        return false;
-    }
-    true
 }
 
 /// Every task has its server and a solution in both designs; bash and
@@ -56,7 +40,7 @@ fn the_mcp_suite_runs_in_run_and_mcp_direct_only() {
 /// tool-result bytes, its definitions' bytes and its model calls.
 #[tokio::test]
 async fn every_mcp_solution_passes_in_run_and_mcp_direct() {
-    if !ready("every_mcp_solution_passes_in_run_and_mcp_direct") {
+    if !clix_testkit::mcp_ready("every_mcp_solution_passes_in_run_and_mcp_direct") {
         return;
     }
     let home = tempfile::tempdir().unwrap();
