@@ -175,9 +175,14 @@ impl Servers {
             return Prepared::Done(CallResult::text(server_help(server, &tools)));
         };
         let Some(tool) = tools.iter().find(|t| t.name == *first) else {
+            // No near name: the list itself, so the next line can be
+            // right without a `--help` call first.
             let hint = match clix_common::names::did_you_mean(first, tools.iter().map(|t| t.name.as_str())) {
                 Some(near) => format!("did you mean `{server} {near}`?"),
-                None => format!("`{server} --help` lists them"),
+                None if first.starts_with('-') => {
+                    format!("a tool's name comes first, then its flags. {}", server_help(server, &tools))
+                }
+                None => server_help(server, &tools),
             };
             return Prepared::Done(CallResult::usage(format!("{server}: no tool `{first}`; {hint}")));
         };

@@ -151,11 +151,17 @@ async fn a_stdio_server_in_the_sandbox_is_a_command() {
         ("paint --color red --tags a --times 1.5", "`1.5` is not a whole number"),
         ("paint --color red --tags a --colr red", "unknown flag --colr; did you mean --color?"),
         ("paitn", "no tool `paitn`; did you mean `fx paint`?"),
+        // A flag where the tool belongs, or a name far from any: the list.
+        ("--region EU", "a tool's name comes first, then its flags. fx: an MCP server's tools"),
+        ("totally_unknown", "no tool `totally_unknown`; fx: an MCP server's tools"),
     ];
     for (line, want) in usage {
         let r = run(&f, "fx", line).await;
         assert_eq!(r.exit_code, 2, "{line}: {}", err(&r));
         assert!(err(&r).contains(want), "{line}: {}", err(&r));
+        if !want.contains("did you mean") && want.contains("no tool") || line.starts_with('-') {
+            assert!(err(&r).contains("  paint ") && err(&r).contains("  list_records "), "{line}: {}", err(&r));
+        }
     }
     let r = run(&f, "fx", "paint --tags a").await;
     assert!(err(&r).contains("usage: fx paint --color"), "{}", err(&r));

@@ -46,7 +46,7 @@ pub(crate) struct EvalArgs {
     /// Play each task's reference solution instead of a model; doing nothing must fail.
     #[arg(long)]
     solution: bool,
-    /// A tool design: run, bash or typed (repeatable; default: all three).
+    /// A tool design: run, bash, typed or mcp-direct (repeatable; default: run, bash and typed).
     #[arg(long = "tools", value_name = "DESIGN")]
     tools: Vec<String>,
     /// Only the tasks whose id matches this regular expression.
