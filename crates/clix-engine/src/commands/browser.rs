@@ -14,7 +14,7 @@ use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trai
 use tokio::sync::Mutex;
 
 use super::flags::common::JSON;
-use super::flags::{Arity, Item, Misuse, Operand, Opt, Parsed, Picked, Syntax, Takes, pick};
+use super::flags::{Arity, Item, Misuse, Operand, Opt, Parsed, Syntax, Takes, pick_parsed};
 use super::hub::CallTime;
 use super::see::{SeenImages, decode};
 use super::{fs_reason, resolve};
@@ -405,13 +405,9 @@ impl AgentCommand for BrowserCommand {
     }
 
     async fn run(&self, io: CommandIo<'_>) -> bashkit::Result<CommandStatus> {
-        let (syntax, sub, rest) = match pick(&io, &self.spec, &self.syntaxes).await? {
-            Picked::Sub { syntax, spec, rest } => (syntax, spec, rest),
-            Picked::Refused(status) => return Ok(status),
-        };
-        let parsed = match syntax.parse(rest) {
-            Ok(parsed) => parsed,
-            Err(misuse) => return syntax.report(&io, &sub.summary, misuse).await,
+        let (syntax, sub, parsed) = match pick_parsed(&io, &self.spec, &self.syntaxes).await? {
+            Ok(chosen) => chosen,
+            Err(status) => return Ok(status),
         };
         if syntax.subcommand() == "wait"
             && ["--text", "--url", "--load", "--ms"].iter().filter(|o| parsed.has(o)).count() != 1

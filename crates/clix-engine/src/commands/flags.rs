@@ -49,6 +49,27 @@ pub(crate) async fn pick<'a>(
     }
 }
 
+/// A subcommand picked and its words parsed: its syntax, its spec and
+/// what was given.
+pub(crate) type Chosen<'a> = (&'static Syntax, &'a SubcommandSpec, Parsed);
+
+/// [`pick`], then [`Syntax::parse`] of the rest: the subcommand and its
+/// words, or the status of the help page or usage error already written.
+pub(crate) async fn pick_parsed<'a>(
+    io: &CommandIo<'a>,
+    spec: &'a CommandSpec,
+    syntaxes: &[&'static Syntax],
+) -> bashkit::Result<Result<Chosen<'a>, CommandStatus>> {
+    let (syntax, sub, rest) = match pick(io, spec, syntaxes).await? {
+        Picked::Sub { syntax, spec, rest } => (syntax, spec, rest),
+        Picked::Refused(status) => return Ok(Err(status)),
+    };
+    match syntax.parse(rest) {
+        Ok(parsed) => Ok(Ok((syntax, sub, parsed))),
+        Err(misuse) => syntax.report(io, &sub.summary, misuse).await.map(Err),
+    }
+}
+
 /// How one subcommand is called.
 #[derive(Debug)]
 pub(crate) struct Syntax {

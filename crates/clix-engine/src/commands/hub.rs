@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use super::Deadline;
 use super::flags::common::{JSON, limit};
-use super::flags::{Arity, Item, Misuse, Operand, Opt, Parsed, Picked, Syntax, Takes, pick};
+use super::flags::{Arity, Item, Misuse, Operand, Opt, Parsed, Syntax, Takes, pick_parsed};
 
 const LIST: Syntax = Syntax {
     name: "hub list",
@@ -185,13 +185,9 @@ impl AgentCommand for HubCommand {
             );
             return fail(&io, &line, USAGE_EXIT).await;
         }
-        let (syntax, sub, rest) = match pick(&io, &self.spec, &SYNTAXES).await? {
-            Picked::Sub { syntax, spec, rest } => (syntax, spec, rest),
-            Picked::Refused(status) => return Ok(status),
-        };
-        let args = match syntax.parse(rest) {
-            Ok(args) => args,
-            Err(misuse) => return syntax.report(&io, &sub.summary, misuse).await,
+        let (syntax, sub, args) = match pick_parsed(&io, &self.spec, &SYNTAXES).await? {
+            Ok(chosen) => chosen,
+            Err(status) => return Ok(status),
         };
         let hub = &self.hub;
         let json = args.on("--json");

@@ -17,7 +17,7 @@ use serde_json::json;
 
 use super::CallTime;
 use super::flags::common::{JSON, limit};
-use super::flags::{Arity, Item, Operand, Picked, Syntax, pick};
+use super::flags::{Arity, Item, Operand, Syntax, pick_parsed};
 
 const SEARCH: Syntax = Syntax {
     name: "mcp search",
@@ -112,13 +112,9 @@ impl AgentCommand for McpCommand {
     }
 
     async fn run(&self, io: CommandIo<'_>) -> bashkit::Result<CommandStatus> {
-        let (syntax, sub, rest) = match pick(&io, &self.spec, &SYNTAXES).await? {
-            Picked::Sub { syntax, spec, rest } => (syntax, spec, rest),
-            Picked::Refused(status) => return Ok(status),
-        };
-        let args = match syntax.parse(rest) {
-            Ok(args) => args,
-            Err(misuse) => return syntax.report(&io, &sub.summary, misuse).await,
+        let (_, _, args) = match pick_parsed(&io, &self.spec, &SYNTAXES).await? {
+            Ok(chosen) => chosen,
+            Err(status) => return Ok(status),
         };
         let query = args.operands.join(" ");
         let searched = match self.search(&query, args.count("--limit").unwrap_or(10)).await {

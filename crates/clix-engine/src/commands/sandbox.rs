@@ -3,7 +3,7 @@
 
 use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, read_stdin};
 
-use super::flags::{Arity, Misuse, Operand, Picked, Syntax, pick};
+use super::flags::{Arity, Misuse, Operand, Syntax, pick_parsed};
 use super::os::StageRun;
 
 /// A program and its own arguments: the words after the program are its
@@ -65,14 +65,11 @@ impl AgentCommand for SandboxCommand {
     }
 
     async fn run(&self, io: CommandIo<'_>) -> bashkit::Result<CommandStatus> {
-        let (syntax, sub, rest) = match pick(&io, &self.spec, &SYNTAXES).await? {
-            Picked::Sub { syntax, spec, rest } => (syntax, spec, rest),
-            Picked::Refused(status) => return Ok(status),
+        let (syntax, sub, parsed) = match pick_parsed(&io, &self.spec, &SYNTAXES).await? {
+            Ok(chosen) => chosen,
+            Err(status) => return Ok(status),
         };
-        let operands = match syntax.parse(rest) {
-            Ok(parsed) => parsed.operands,
-            Err(misuse) => return syntax.report(&io, &sub.summary, misuse).await,
-        };
+        let operands = parsed.operands;
         let argv: Vec<String> = match (syntax.subcommand(), operands.split_first()) {
             ("status", _) => {
                 io.stdout.write_all(self.stage.sandbox.status().as_bytes()).await?;
