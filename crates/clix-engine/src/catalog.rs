@@ -34,6 +34,9 @@ pub struct Catalog {
     /// The MCP servers that are commands, in the config's order (each
     /// spec's summary is the entry's description).
     pub mcp: Vec<CommandSpec>,
+    /// The servers' tools known without starting them (kept from an
+    /// earlier session): (server, tool, summary).
+    pub mcp_tools: Vec<(String, String, String)>,
     /// MCP servers that are not commands, with why (a name taken).
     pub mcp_not_commands: Vec<(String, String)>,
     /// The `run` tool's description template (a person's
@@ -118,8 +121,16 @@ impl Catalog {
             "MCP servers (each a command: <server> --help lists its tools, <server> <tool> --help its flags; \
              structured results are JSON):\n",
         );
+        // Their tools too while few are known (seed 001, as for the hub),
+        // so the first call can be the right one: known from an earlier
+        // session's list, never by starting a server for a description.
+        let tools = if self.mcp_tools.len() <= HUB_SHOWN { self.mcp_tools.as_slice() } else { &[] };
+        let tool_width = tools.iter().map(|(_, tool, _)| tool.len()).max().unwrap_or(0);
         for spec in &self.mcp {
             text.push_str(&format!("  {:width$}  {}\n", spec.name, spec.summary));
+            for (_, tool, summary) in tools.iter().filter(|(server, _, _)| *server == spec.name) {
+                text.push_str(&format!("    {tool:tool_width$}  {summary}\n"));
+            }
         }
         text
     }
@@ -130,4 +141,46 @@ pub(crate) type SharedCatalog = Arc<OnceLock<Catalog>>;
 
 pub(crate) fn catalog_of(shared: &SharedCatalog) -> Catalog {
     shared.get().cloned().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(name: &str) -> CommandSpec {
+        CommandSpec {
+            name: name.into(),
+            summary: format!("{name}'s tools"),
+            usage: String::new(),
+            subcommands: Vec::new(),
+            details: String::new(),
+            needs_args: false,
+        }
+    }
+
+    /// Known tools are listed under their server while there are at most
+    /// [`HUB_SHOWN`] of them in all; past that, servers only.
+    #[test]
+    fn known_tools_are_listed_up_to_the_limit() {
+        for (known, listed) in [(0, 0), (3, 3), (HUB_SHOWN, HUB_SHOWN), (HUB_SHOWN + 1, 0)] {
+            let mcp_tools: Vec<(String, String, String)> = (0..known)
+                .map(|i| {
+                    let server = if i % 2 == 0 { "a" } else { "b" };
+                    (server.to_string(), format!("tool{i}"), format!("does {i}"))
+                })
+                .collect();
+            let catalog = Catalog { mcp: vec![server("a"), server("b")], mcp_tools, ..Catalog::default() };
+            let section = catalog.mcp_section();
+            let lines: Vec<&str> = section.lines().filter(|l| l.starts_with("    ")).collect();
+            assert_eq!(lines.len(), listed, "{known} known:\n{section}");
+            if listed > 1 {
+                // Each under its own server.
+                let b = section.find("  b  ").unwrap();
+                assert!(
+                    section.find("    tool1 ").unwrap() > b && section.find("    tool0 ").unwrap() < b,
+                    "{section}"
+                );
+            }
+        }
+    }
 }

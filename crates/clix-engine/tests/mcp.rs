@@ -362,6 +362,15 @@ async fn mcp_search_ranks_tools_keeps_their_lists_and_names_servers_that_fail() 
 
     // A new session searches the kept list: fx is not started for it.
     let mut engine = f.engine(servers).await;
+    // And the run tool lists fx's tools from that list (10 known: at most
+    // 15 are listed), each under its server; broken has none known.
+    let description = clix_engine::tool_description(engine.catalog());
+    assert!(
+        description.contains("\n    paint ") && description.contains("Paints with a color, tagged."),
+        "{description}"
+    );
+    let listed = description.lines().filter(|l| l.starts_with("    ") && !l.starts_with("     ")).count();
+    assert_eq!(listed, 10, "{description}");
     let (out, err, code) = run(&mut engine, "mcp search tagged color").await;
     assert_eq!(code, 0, "{err}");
     assert_eq!(out.lines().next(), Some("fx paint — Paints with a color, tagged."), "{out}");

@@ -183,6 +183,9 @@ pub(super) fn register_skills(
 pub(super) struct McpPart {
     /// The servers registered as commands, in the config's order.
     pub(super) servers: Vec<String>,
+    /// Each server's tools as known without starting it (listed in an
+    /// earlier session and kept): (server, tool, its summary).
+    pub(super) known_tools: Vec<(String, String, String)>,
     /// Servers that are not commands, with why (a name taken).
     pub(super) not_commands: Vec<(String, String)>,
 }
@@ -238,6 +241,10 @@ pub(super) fn register_mcp(
         }
         registry.register(Arc::new(McpServer::new(entry, &shared)));
         part.servers.push(name.clone());
+        for tool in servers.known_tools(name).unwrap_or_default() {
+            let summary = tool.description.lines().next().unwrap_or_default().to_string();
+            part.known_tools.push((name.clone(), tool.name, summary));
+        }
     }
     // `mcp search`, unless a server took the name (it keeps it).
     if !part.servers.is_empty() && registry.get("mcp").is_none() {
@@ -280,6 +287,7 @@ pub(super) fn catalog(
         environments,
         skills,
         mcp: mcp.servers.iter().filter_map(|name| registry.get(name)).map(|c| c.spec().clone()).collect(),
+        mcp_tools: mcp.known_tools,
         mcp_not_commands: mcp.not_commands,
         run_tool_prompt,
     }
