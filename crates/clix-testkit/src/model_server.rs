@@ -76,13 +76,17 @@ pub async fn start_fn(answer: impl Fn(&Value) -> Reply + Send + Sync + 'static) 
             let (answer, recorded, counts) = (Arc::clone(&answer), Arc::clone(&recorded), Arc::clone(&peak));
             tokio::spawn(async move {
                 let Some(request) = read_request(&mut socket).await else { return };
-                let reply = answer(&request.body);
-                recorded.lock().unwrap().push(request);
+                // Counted in flight before `answer` sees it: an answer held
+                // until this request arrives (`when`) must not be written
+                // and uncounted before this one is counted, or two requests
+                // that overlapped would show as one at a time.
                 {
                     let mut c = counts.lock().unwrap();
                     c.0 += 1;
                     c.1 = c.1.max(c.0);
                 }
+                let reply = answer(&request.body);
+                recorded.lock().unwrap().push(request);
                 write_reply(&mut socket, reply).await;
                 counts.lock().unwrap().0 -= 1;
             });
