@@ -276,6 +276,15 @@ pub(crate) fn run_config(ws: &Path, home: &Path, limits: ShellLimits) -> EngineC
     session.engine_config().expect("engine config")
 }
 
+/// How busy the machine is (the benchmarks share it): its cores and load
+/// average, printed beside each run's figures.
+pub(crate) fn machine_load() -> String {
+    let cores = std::thread::available_parallelism().map_or(0, usize::from);
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load: Vec<&str> = load.split_whitespace().take(3).collect();
+    format!("{cores} cores, load average {}", load.join(" "))
+}
+
 /// The `clix` binary built beside this one.
 pub(crate) fn clix_binary() -> std::path::PathBuf {
     let clix = std::env::current_exe().expect("exe").with_file_name("clix");

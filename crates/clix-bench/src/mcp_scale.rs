@@ -34,10 +34,10 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use clix_testkit::{Nginx, Postgres, nginx, postgres};
+use clix_testkit::{Nginx, Postgres, clix_command, nginx, postgres};
 use serde_json::{Value, json};
 
 use crate::{fmt, stats};
@@ -127,13 +127,12 @@ pub(crate) fn mcp_scale(args: &[String]) {
         runtime.block_on(seed(&http, &store));
     }
 
-    let cores = std::thread::available_parallelism().map_or(0, usize::from);
     println!(
-        "\nMCP `run` throughput, {} calls per session, {} rounds taking turns over the setups, {}; {cores} cores, {}",
+        "\nMCP `run` throughput, {} calls per session, {} rounds taking turns over the setups, {}; {}",
         options.calls,
         options.rounds,
         if options.keep_alive { "connections kept alive" } else { "a new connection per request" },
-        load_average()
+        crate::machine_load()
     );
     let mut results: BTreeMap<(usize, usize, usize), Measured> = BTreeMap::new();
     for _ in 0..options.rounds {
@@ -165,7 +164,7 @@ pub(crate) fn mcp_scale(args: &[String]) {
             fmt(all.p95),
         );
     }
-    println!("\nat the end: {}", load_average());
+    println!("\nat the end: {}", crate::machine_load());
 }
 
 /// One setup's figures for one line and session count, summed over rounds.
@@ -410,27 +409,8 @@ impl Drop for Replica {
     }
 }
 
-/// `clix ARGS` in `ws` with only PATH and CLIX_HOME from this process.
-fn clix_command(clix: &Path, home: &Path, ws: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(clix);
-    cmd.args(args)
-        .current_dir(ws)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("CLIX_HOME", home)
-        .stdin(Stdio::null());
-    cmd
-}
-
 /// The replicas behind a new nginx, as docs/scale-out.md configures it.
 fn start_nginx(replicas: &[&str], keepalive: Option<u32>) -> Nginx {
     let port = clix_testkit::free_port();
     Nginx::start(port, &clix_testkit::nginx::replicas_config(port, replicas, keepalive))
-}
-
-/// How busy the machine is (the benchmark shares it).
-fn load_average() -> String {
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    let load: Vec<&str> = load.split_whitespace().take(3).collect();
-    format!("load average {}", load.join(" "))
 }

@@ -84,7 +84,7 @@ pub(crate) fn memory(args: &[String]) {
         None => pg::Server::start(&options.shared_buffers),
     };
     let dir = tempfile::tempdir().expect("temp dir");
-    println!("\nmemory, SQLite against {}; {}", server.describe(), load_average());
+    println!("\nmemory, SQLite against {}; {}", server.describe(), crate::machine_load());
     if options.synthetic {
         let data = corpus::synthetic(options.n, options.queries);
         run(&data, &mut server, dir.path(), options.sample);
@@ -93,15 +93,7 @@ pub(crate) fn memory(args: &[String]) {
         let data = corpus::model2vec(options.n, options.queries);
         run(&data, &mut server, dir.path(), options.sample);
     }
-    println!("\nat the end: {}", load_average());
-}
-
-/// How busy the machine is (the benchmark shares it): its cores and load average.
-fn load_average() -> String {
-    let cores = std::thread::available_parallelism().map_or(0, usize::from);
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    let load: Vec<&str> = load.split_whitespace().take(3).collect();
-    format!("{cores} cores, load average {}", load.join(" "))
+    println!("\nat the end: {}", crate::machine_load());
 }
 
 /// One backend's store: the hybrid one (with the embedder), a handle on
