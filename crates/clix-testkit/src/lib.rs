@@ -16,6 +16,7 @@
 //! around them.
 
 mod canary;
+mod clix_command;
 pub mod llm;
 mod mcp_fixture;
 mod model2vec;
@@ -29,6 +30,7 @@ mod sshd;
 mod swapper;
 
 pub use canary::Canary;
+pub use clix_command::clix_command;
 pub use mcp_fixture::{mcp_fixtures, mcp_ready, mcp_server_script};
 pub use model2vec::model2vec_dir;
 pub use nginx::Nginx;

@@ -13,14 +13,7 @@ use std::sync::{Arc, Mutex};
 
 /// `clix args…` in `ws`, with only PATH and `CLIX_HOME` set and stdin closed.
 pub(crate) fn clix(home: &Path, ws: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_clix"));
-    cmd.args(args)
-        .current_dir(ws)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("CLIX_HOME", home)
-        .stdin(Stdio::null());
-    cmd
+    clix_testkit::clix_command(Path::new(env!("CARGO_BIN_EXE_clix")), home, ws, args)
 }
 
 /// Runs `cmd` to its end with stdout and stderr thrown away, and returns its
