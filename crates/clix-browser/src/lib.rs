@@ -22,13 +22,16 @@
 //!   never reused, so a stale one is an error and never another element;
 //! - the actions (open, click, fill, type, press, select, check, hover,
 //!   scroll, wait, get, screenshot, history, tabs, eval) and what each
-//!   changed on the page.
+//!   changed on the page;
+//! - the markers that put page text between lines naming its address as
+//!   untrusted content, with a nonce a page cannot forge ([`mark_untrusted`]).
 //!
 //! It must not present results (the `browser` command in `clix-engine`
 //! prints them and Layer 2 caps them), write workspace files (the command
 //! writes screenshots through the workspace handle), or start Chromium
 //! outside `clix-sandbox`.
 
+mod boundary;
 mod browser;
 mod cdp;
 mod error;
@@ -36,6 +39,7 @@ mod keys;
 mod settings;
 mod snapshot;
 
+pub use boundary::mark_untrusted;
 pub use browser::{
     Browser, CANDIDATES, Change, Property, Snapshot, TabInfo, WaitFor, find_executable, normalize_url, url_matches,
 };
