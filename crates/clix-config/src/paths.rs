@@ -30,6 +30,11 @@ impl Paths {
         Self::resolve(|key| (key == "CLIX_HOME").then(|| home.to_path_buf()), None)
     }
 
+    /// Where each MCP server's tool list is kept between sessions.
+    pub fn mcp_tool_lists(&self) -> PathBuf {
+        self.state_dir.join("mcp-tools")
+    }
+
     fn resolve(var: impl Fn(&str) -> Option<PathBuf>, config_file: Option<&Path>) -> Self {
         let (config_dir, data_dir, state_dir, cache_dir) = match var("CLIX_HOME") {
             Some(home) => (home.clone(), home.join("data"), home.join("state"), home.join("cache")),

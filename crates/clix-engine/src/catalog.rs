@@ -2,6 +2,7 @@
 
 use std::sync::{Arc, OnceLock};
 
+use clix_mcp_client::ListedTool;
 use clix_shell::CommandSpec;
 
 /// The names and summaries of every command a session can run.
@@ -35,8 +36,8 @@ pub struct Catalog {
     /// spec's summary is the entry's description).
     pub mcp: Vec<CommandSpec>,
     /// The servers' tools known without starting them (kept from an
-    /// earlier session): (server, tool, summary).
-    pub mcp_tools: Vec<(String, String, String)>,
+    /// earlier session), each with its server's name.
+    pub mcp_tools: Vec<(String, ListedTool)>,
     /// MCP servers that are not commands, with why (a name taken).
     pub mcp_not_commands: Vec<(String, String)>,
     /// The `run` tool's description template (a person's
@@ -122,14 +123,18 @@ impl Catalog {
              structured results are JSON):\n",
         );
         // Their tools too while few are known (seed 001, as for the hub),
-        // so the first call can be the right one: known from an earlier
-        // session's list, never by starting a server for a description.
+        // so the first call can be the right one: how each is called and
+        // the shape of its result, so one line can call it and filter the
+        // result. Known from an earlier session's list, never by starting
+        // a server for a description.
         let tools = if self.mcp_tools.len() <= HUB_SHOWN { self.mcp_tools.as_slice() } else { &[] };
-        let tool_width = tools.iter().map(|(_, tool, _)| tool.len()).max().unwrap_or(0);
         for spec in &self.mcp {
             text.push_str(&format!("  {:width$}  {}\n", spec.name, spec.summary));
-            for (_, tool, summary) in tools.iter().filter(|(server, _, _)| *server == spec.name) {
-                text.push_str(&format!("    {tool:tool_width$}  {summary}\n"));
+            for (_, tool) in tools.iter().filter(|(server, _)| *server == spec.name) {
+                let call = if tool.synopsis.is_empty() { &tool.name } else { &tool.synopsis };
+                let output = if tool.output.is_empty() { String::new() } else { format!(" → {}", tool.output) };
+                let summary = tool.description.lines().next().unwrap_or_default();
+                text.push_str(&format!("    {call}{output}\n      {summary}\n"));
             }
         }
         text
@@ -163,16 +168,31 @@ mod tests {
     #[test]
     fn known_tools_are_listed_up_to_the_limit() {
         for (known, listed) in [(0, 0), (3, 3), (HUB_SHOWN, HUB_SHOWN), (HUB_SHOWN + 1, 0)] {
-            let mcp_tools: Vec<(String, String, String)> = (0..known)
+            let mcp_tools: Vec<(String, ListedTool)> = (0..known)
                 .map(|i| {
                     let server = if i % 2 == 0 { "a" } else { "b" };
-                    (server.to_string(), format!("tool{i}"), format!("does {i}"))
+                    let tool = ListedTool {
+                        name: format!("tool{i}"),
+                        description: format!("does {i}\nin detail"),
+                        parameters: vec!["n".into()],
+                        synopsis: format!("tool{i} --n INT"),
+                        output: if i == 0 { "{rows:[{id}]}".into() } else { String::new() },
+                    };
+                    (server.to_string(), tool)
                 })
                 .collect();
             let catalog = Catalog { mcp: vec![server("a"), server("b")], mcp_tools, ..Catalog::default() };
             let section = catalog.mcp_section();
-            let lines: Vec<&str> = section.lines().filter(|l| l.starts_with("    ")).collect();
+            let lines: Vec<&str> = section.lines().filter(|l| l.starts_with("    tool")).collect();
             assert_eq!(lines.len(), listed, "{known} known:\n{section}");
+            // How each is called, its result's shape when it has one, and
+            // its summary on the line after.
+            if listed > 0 {
+                assert!(section.contains("    tool0 --n INT → {rows:[{id}]}\n      does 0\n"), "{section}");
+            }
+            if listed > 1 {
+                assert!(section.contains("    tool1 --n INT\n      does 1\n"), "{section}");
+            }
             if listed > 1 {
                 // Each under its own server.
                 let b = section.find("  b  ").unwrap();

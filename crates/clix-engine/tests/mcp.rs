@@ -81,7 +81,8 @@ async fn a_server_is_a_command_with_help_levels_in_pipes_and_audited() {
     let f = Fixture::new();
     let mut engine = f.engine(vec![server("fx", "engine-pipes")]).await;
 
-    // The run tool names the server and its description, never its tools.
+    // The run tool names the server and its description; its tools are
+    // not known before it first runs (no kept list), so none is named.
     let description = clix_engine::tool_description(engine.catalog());
     assert!(description.contains("MCP servers (each a command"), "{description}");
     assert!(description.contains("  fx  fx: records, paints and images"), "{description}");
@@ -98,6 +99,10 @@ async fn a_server_is_a_command_with_help_levels_in_pipes_and_audited() {
     let (out, _, code) = run(&mut engine, "fx paint --help").await;
     assert_eq!(code, 0);
     assert!(out.contains("usage: fx paint --color red|green|blue --tags TEXT..."), "{out}");
+    // A tool with structured output says the result's shape.
+    let (out, _, code) = run(&mut engine, "fx list_records --help").await;
+    assert_eq!(code, 0);
+    assert!(out.contains("output (JSON): {records:[{id,name,status}]}\n"), "{out}");
     let (out, _, code) = run(&mut engine, "help fx").await;
     assert_eq!(code, 0);
     assert!(out.starts_with("fx - fx: records, paints and images") && out.contains("fx <tool> --help"), "{out}");
@@ -371,6 +376,12 @@ async fn mcp_search_ranks_tools_keeps_their_lists_and_names_servers_that_fail() 
     );
     let listed = description.lines().filter(|l| l.starts_with("    ") && !l.starts_with("     ")).count();
     assert_eq!(listed, 10, "{description}");
+    // Each as it is called, with its result's shape, so the first line
+    // the model writes can call it and filter the result.
+    assert!(
+        description.contains("\n    list_records [--count INT] → {records:[{id,name,status}]}\n      Lists records"),
+        "{description}"
+    );
     let (out, err, code) = run(&mut engine, "mcp search tagged color").await;
     assert_eq!(code, 0, "{err}");
     assert_eq!(out.lines().next(), Some("fx paint — Paints with a color, tagged."), "{out}");

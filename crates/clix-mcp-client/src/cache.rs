@@ -21,6 +21,13 @@ pub struct ListedTool {
     pub description: String,
     /// Its parameters' names.
     pub parameters: Vec<String>,
+    /// How it is called (`TOOL --a TEXT [--b INT]`); empty in a list kept
+    /// before it was recorded.
+    #[serde(default)]
+    pub synopsis: String,
+    /// The shape of its structured result, empty without one.
+    #[serde(default)]
+    pub output: String,
 }
 
 impl From<&Tool> for ListedTool {
@@ -29,6 +36,8 @@ impl From<&Tool> for ListedTool {
             name: tool.name.clone(),
             description: tool.description.clone(),
             parameters: tool.params.iter().map(|p| p.name.clone()).collect(),
+            synopsis: tool.synopsis(),
+            output: tool.output.clone(),
         }
     }
 }
@@ -115,6 +124,8 @@ mod tests {
             name: "list".into(),
             description: "Lists records.".into(),
             parameters: vec!["count".into()],
+            synopsis: "list [--count INT]".into(),
+            output: String::new(),
         }];
         assert_eq!(cache.read(&entry), Some(want.clone()));
         // Renamed or limited, the same server: the same list.

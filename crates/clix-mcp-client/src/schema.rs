@@ -13,6 +13,12 @@ pub struct Tool {
     pub description: String,
     /// Its parameters: the required ones, then the others (each by name).
     pub params: Vec<Param>,
+    /// The `inputSchema` as the server gave it: what a client that offers
+    /// the tool to a model directly sends.
+    pub input_schema: Map<String, Value>,
+    /// The shape of its structured result, read from its `outputSchema`
+    /// (`{orders:[{id,status}]}`); empty when it declares none.
+    pub output: String,
 }
 
 /// One parameter: a flag.
@@ -112,7 +118,19 @@ impl Tool {
         // The required first: the usage line reads as the call is written
         // (serde_json's map has lost the schema's own order).
         params.sort_by_key(|p| !p.required);
-        Tool { name: name.into(), description: description.trim().into(), params }
+        Tool {
+            name: name.into(),
+            description: description.trim().into(),
+            params,
+            input_schema: schema.clone(),
+            output: String::new(),
+        }
+    }
+
+    /// The tool with the shape of its result read from `output_schema`.
+    pub fn with_output(mut self, output_schema: Option<&Map<String, Value>>) -> Tool {
+        self.output = output_schema.map(|schema| shape(schema, &Value::Object(schema.clone()))).unwrap_or_default();
+        self
     }
 
     /// The first line of the description, for a server's list of tools.
@@ -120,9 +138,9 @@ impl Tool {
         self.description.lines().next().unwrap_or_default()
     }
 
-    /// `usage: SERVER TOOL --a TEXT [--b INT] [--json JSON]`.
-    pub fn usage(&self, server: &str) -> String {
-        let mut line = format!("usage: {server} {}", self.name);
+    /// `TOOL --a TEXT [--b INT]`: how it is called, its flags spelled out.
+    pub fn synopsis(&self) -> String {
+        let mut line = self.name.clone();
         for p in &self.params {
             let flag = format!("--{}", p.name);
             let value = p.kind.placeholder();
@@ -130,8 +148,12 @@ impl Tool {
             line.push(' ');
             line.push_str(&if p.required { word } else { format!("[{word}]") });
         }
-        line.push_str(" [--json JSON]");
         line
+    }
+
+    /// `usage: SERVER TOOL --a TEXT [--b INT] [--json JSON]`.
+    pub fn usage(&self, server: &str) -> String {
+        format!("usage: {server} {} [--json JSON]", self.synopsis())
     }
 
     /// `SERVER TOOL --help`: what it does, its usage, then each parameter
@@ -143,6 +165,9 @@ impl Tool {
             out.push_str(&self.description);
         }
         out.push_str(&format!("\n\n{}\n", self.usage(server)));
+        if !self.output.is_empty() {
+            out.push_str(&format!("output (JSON): {}\n", self.output));
+        }
         if !self.params.is_empty() {
             out.push_str("\nparameters:\n");
         }
@@ -313,6 +338,48 @@ fn resolve(root: &Map<String, Value>, prop: &Value, depth: usize) -> Value {
     prop.clone()
 }
 
+/// Keys of an object a result's shape names before `…`.
+const SHAPE_KEYS: usize = 16;
+/// Objects nested deeper than this are shown as `{…}`.
+const SHAPE_DEPTH: usize = 3;
+
+/// A result's shape, compact enough for a tool list: an object as its keys
+/// (`{a,b:[{c}]}`), an array as `[…]` of its items, a plain value as
+/// nothing. Enough to write the `jq` filter without calling the tool first.
+fn shape(root: &Map<String, Value>, prop: &Value) -> String {
+    shape_within(root, prop, 0, 0)
+}
+
+/// [`shape`] with `objects` the objects around `prop` and `nesting` every
+/// level (arrays too), so a schema whose arrays refer to themselves ends.
+fn shape_within(root: &Map<String, Value>, prop: &Value, objects: usize, nesting: usize) -> String {
+    if nesting > MAX_REF_DEPTH {
+        return "…".into();
+    }
+    let prop = resolve(root, prop, 0);
+    if let Some(properties) = prop.get("properties").and_then(Value::as_object) {
+        if objects >= SHAPE_DEPTH {
+            return "{…}".into();
+        }
+        let mut keys: Vec<String> = properties
+            .iter()
+            .take(SHAPE_KEYS)
+            .map(|(key, value)| match shape_within(root, value, objects + 1, nesting + 1) {
+                inner if inner.is_empty() => key.clone(),
+                inner => format!("{key}:{inner}"),
+            })
+            .collect();
+        if properties.len() > SHAPE_KEYS {
+            keys.push("…".into());
+        }
+        return format!("{{{}}}", keys.join(","));
+    }
+    match prop.get("items") {
+        Some(items) => format!("[{}]", shape_within(root, items, objects, nesting + 1)),
+        None => String::new(),
+    }
+}
+
 /// The flag type of a resolved property.
 fn kind(root: &Map<String, Value>, prop: &Value, depth: usize) -> Kind {
     if let Some(values) = prop.get("enum").and_then(Value::as_array) {
@@ -374,6 +441,47 @@ mod tests {
     fn args(line: &str) -> Result<Option<Map<String, Value>>, String> {
         let words: Vec<String> = line.split_whitespace().map(String::from).collect();
         tool().arguments("fx", &words)
+    }
+
+    /// A result's shape as the tool list shows it, from output schemas as
+    /// MCPServer writes them (`$ref`s into `$defs`, optional fields as
+    /// `anyOf` with null) and the limits that keep it short.
+    #[test]
+    fn a_result_shape_names_the_keys_a_filter_needs() {
+        let orders = json!({
+            "type": "object",
+            "properties": {"orders": {"type": "array", "items": {"$ref": "#/$defs/Order"}}, "total": {"type": "integer"}},
+            "$defs": {"Order": {"type": "object", "properties": {
+                "id": {"type": "string"},
+                "customer": {"anyOf": [{"$ref": "#/$defs/Customer"}, {"type": "null"}]},
+                "tags": {"type": "array", "items": {"type": "string"}}
+            }}, "Customer": {"type": "object", "properties": {"email": {"type": "string"}, "deep": {
+                "type": "object", "properties": {"x": {"type": "string"}}}}}}
+        });
+        let wide: Map<String, Value> = (0..20).map(|i| (format!("k{i:02}"), json!({"type": "string"}))).collect();
+        let rows: &[(Option<Value>, &str)] = &[
+            (Some(orders), "{orders:[{customer:{deep:{…},email},id,tags:[]}],total}"),
+            (Some(json!({"type": "object", "properties": {"result": {"type": "string"}}})), "{result}"),
+            (
+                Some(json!({"type": "object", "properties": wide})),
+                "{k00,k01,k02,k03,k04,k05,k06,k07,k08,k09,k10,k11,k12,k13,k14,k15,…}",
+            ),
+            (
+                Some(json!({"$defs": {"A": {"type": "array", "items": {"$ref": "#/$defs/A"}}}, "$ref": "#/$defs/A"})),
+                "[[[[[[[[[…]]]]]]]]]",
+            ),
+            (None, ""),
+        ];
+        for (schema, want) in rows {
+            let tool = tool().with_output(schema.as_ref().and_then(Value::as_object));
+            assert_eq!(tool.output, *want);
+            assert_eq!(tool.help("fx").contains("output (JSON): "), !want.is_empty(), "{}", tool.help("fx"));
+        }
+        assert_eq!(
+            tool().synopsis(),
+            "paint --color red|green|blue [--ids INT...] [--loud] [--note TEXT] [--options JSON] [--owner_name TEXT] \
+             [--ratio NUMBER] [--tags TEXT...] [--times INT]"
+        );
     }
 
     #[test]

@@ -272,7 +272,10 @@ impl Servers {
         };
         let tools: Vec<Tool> = listed
             .iter()
-            .map(|t| Tool::from_schema(&t.name, t.description.as_deref().unwrap_or_default(), &t.input_schema))
+            .map(|t| {
+                Tool::from_schema(&t.name, t.description.as_deref().unwrap_or_default(), &t.input_schema)
+                    .with_output(t.output_schema.as_deref())
+            })
             .collect();
         if let Some(cache) = &self.cache {
             cache.write(entry, &tools);

@@ -231,7 +231,7 @@ impl Session {
             audit_log: Some(audit.clone()),
             session_id: self.id.clone(),
             governance: clix_hub::Governance::new(self.paths.state_dir.clone(), self.shared_store()?),
-            tool_cache: Some(self.paths.state_dir.join("mcp-tools")),
+            tool_cache: Some(self.paths.mcp_tool_lists()),
         })
     }
 

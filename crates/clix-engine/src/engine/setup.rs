@@ -184,8 +184,8 @@ pub(super) struct McpPart {
     /// The servers registered as commands, in the config's order.
     pub(super) servers: Vec<String>,
     /// Each server's tools as known without starting it (listed in an
-    /// earlier session and kept): (server, tool, its summary).
-    pub(super) known_tools: Vec<(String, String, String)>,
+    /// earlier session and kept), each with its server's name.
+    pub(super) known_tools: Vec<(String, clix_mcp_client::ListedTool)>,
     /// Servers that are not commands, with why (a name taken).
     pub(super) not_commands: Vec<(String, String)>,
 }
@@ -242,8 +242,7 @@ pub(super) fn register_mcp(
         registry.register(Arc::new(McpServer::new(entry, &shared)));
         part.servers.push(name.clone());
         for tool in servers.known_tools(name).unwrap_or_default() {
-            let summary = tool.description.lines().next().unwrap_or_default().to_string();
-            part.known_tools.push((name.clone(), tool.name, summary));
+            part.known_tools.push((name.clone(), tool));
         }
     }
     // `mcp search`, unless a server took the name (it keeps it).
