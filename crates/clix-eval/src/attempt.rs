@@ -252,6 +252,13 @@ impl Attempt {
         let tools = |reason: String| AttemptError::Tools { design, reason };
         Ok(match design {
             Design::Run => {
+                if let Some(entry) = &self.mcp {
+                    let lists = Paths::at_home(&self.home).mcp_tool_lists();
+                    let sandbox = self.sandbox().map_err(tools)?;
+                    crate::mcp_server::keep_tool_list(entry, sandbox, self.workspace.root(), &lists)
+                        .await
+                        .map_err(tools)?;
+                }
                 Executor::Run(RunTools::open(self.engine_config(true).map_err(tools)?).await.map_err(tools)?)
             }
             Design::Bash => Executor::Bash(self.bash().map_err(tools)?),

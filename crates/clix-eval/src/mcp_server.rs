@@ -10,18 +10,12 @@
 //! source to skip the work.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::sync::Arc;
 
 use clix_common::settings::Validate;
-use clix_mcp_client::{McpSettings, ServerEntry, Transport};
-use clix_sandbox::{Sandbox, ServiceRequest};
-use rmcp::{ClientLifecycleMode, ClientServiceExt};
+use clix_mcp_client::{McpSettings, ServerEntry, Servers, ToolCache, Transport};
+use clix_sandbox::Sandbox;
 use serde_json::Value;
-
-use crate::designs::ToolSpec;
-
-/// How long the server gets to start and list its tools.
-const LIST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The entry a task line's `mcp` object describes, its `./` arguments
 /// anchored at `suite_dir`; the error says what is wrong.
@@ -51,53 +45,20 @@ pub(crate) fn files(entry: &ServerEntry) -> Vec<PathBuf> {
     entry.args.iter().map(PathBuf::from).filter(|p| p.is_absolute() && p.is_file()).collect()
 }
 
-/// The server's tools as a typed-tool client offers them to a model: each
-/// tool's name, description and `inputSchema` exactly as `tools/list` gave
-/// them. The server is started for the listing (in `sandbox`, as
-/// clix-mcp-client starts it) and ended after it.
-pub(crate) async fn list_tools(
+/// Lists `entry`'s tools once (starting it in `sandbox`) and keeps the
+/// list in `lists`, the attempt's state folder, as the server's first use
+/// in an earlier session leaves it: the `run` design then starts knowing
+/// the tools (how each is called, the shape of its result), as
+/// `mcp-direct` knows them from its definitions. The server ends after.
+pub(crate) async fn keep_tool_list(
     entry: &ServerEntry,
-    sandbox: &Sandbox,
+    sandbox: Sandbox,
     workspace: &Path,
-) -> Result<Vec<ToolSpec>, String> {
-    let mut argv = vec![entry.command.clone().unwrap_or_default()];
-    argv.extend(entry.args.iter().cloned());
-    let mut read_only: Vec<PathBuf> = Vec::new();
-    for file in files(entry) {
-        if let Some(folder) = file.parent().filter(|f| !read_only.iter().any(|r| f.starts_with(r))) {
-            read_only.push(folder.to_path_buf());
-        }
-    }
-    let request = ServiceRequest {
-        argv: &argv,
-        cwd: workspace,
-        read_only: &read_only,
-        share_network: entry.network,
-        fds: Vec::new(),
-    };
-    let (process, stdin, stdout) = sandbox
-        .start_stdio_service(request, &[])
-        .await
-        .map_err(|e| format!("{}: the MCP server did not start: {e}", entry.name))?;
-    let listed = tokio::time::timeout(LIST_TIMEOUT, async {
-        let client = ().serve_with_lifecycle((stdout, stdin), ClientLifecycleMode::Initialize).await.map_err(|e| {
-            format!("{}: the MCP handshake failed ({e}); its stderr ends: {}", entry.name, process.stderr_tail())
-        })?;
-        client.list_all_tools().await.map_err(|e| format!("{}: the MCP server did not list its tools: {e}", entry.name))
-    })
-    .await
-    .map_err(|_| {
-        format!("{}: the MCP server did not list its tools within {} s", entry.name, LIST_TIMEOUT.as_secs())
-    })??;
-    drop(process);
-    Ok(listed
-        .into_iter()
-        .map(|tool| ToolSpec {
-            name: tool.name.to_string(),
-            description: tool.description.as_deref().unwrap_or_default().to_string(),
-            parameters: Value::Object((*tool.input_schema).clone()),
-        })
-        .collect())
+    lists: &Path,
+) -> Result<(), String> {
+    let settings = McpSettings { server: vec![entry.clone()] };
+    let servers = Servers::new(&settings, Arc::new(sandbox), workspace).with_tool_cache(ToolCache::new(lists));
+    servers.tools(&entry.name).await.map(drop)
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! model one by one, as MCP clients that give a model a server's tools do.
 //!
 //! Each tool's definition is its name, description and `inputSchema` as
-//! the server's `tools/list` gave them; each call goes to the server with
+//! the server's `tools/list` gave them (the description trimmed); each call goes to the server with
 //! the model's arguments unchanged (through `clix_mcp_client::Servers`, the
 //! server in the sandbox as under `run`), and its whole result comes back:
 //! the structured content as JSON, else the text, and a tool's error text.
@@ -35,15 +35,24 @@ pub struct McpDirectTools {
 
 impl McpDirectTools {
     /// Lists `entry`'s tools (starting it in `sandbox` for that) and keeps
-    /// the server for the attempt's calls.
+    /// the server, started once, for the attempt's calls.
     pub async fn open(entry: ServerEntry, sandbox: Sandbox, workspace: Workspace) -> Result<Self, String> {
-        let mut specs = crate::mcp_server::list_tools(&entry, &sandbox, workspace.root()).await?;
-        if let Some(taken) = specs.iter().find(|s| FIXED_TOOLS.contains(&s.name.as_str())) {
-            return Err(format!("{}: its tool `{}` has the name of the design's own", entry.name, taken.name));
-        }
-        specs.extend(typed::specs().into_iter().filter(|s| FIXED_TOOLS.contains(&s.name.as_str())));
         let server = entry.name.clone();
         let servers = Servers::new(&McpSettings { server: vec![entry] }, Arc::new(sandbox), workspace.root());
+        let mut specs: Vec<ToolSpec> = servers
+            .tools(&server)
+            .await?
+            .iter()
+            .map(|tool| ToolSpec {
+                name: tool.name.clone(),
+                description: tool.description.clone(),
+                parameters: Value::Object(tool.input_schema.clone()),
+            })
+            .collect();
+        if let Some(taken) = specs.iter().find(|s| FIXED_TOOLS.contains(&s.name.as_str())) {
+            return Err(format!("{server}: its tool `{}` has the name of the design's own", taken.name));
+        }
+        specs.extend(typed::specs().into_iter().filter(|s| FIXED_TOOLS.contains(&s.name.as_str())));
         Ok(McpDirectTools { servers, server, specs, workspace })
     }
 
