@@ -37,12 +37,42 @@ pub(crate) struct Event {
 
 type Pending = Arc<Mutex<Option<HashMap<u64, oneshot::Sender<Result<Value, CdpError>>>>>>;
 
+/// Sees every event on the reading thread before it is broadcast, so what
+/// it records is there before the answer to any later call; it may send
+/// calls whose answers nobody waits for (a dialog answered at once).
+pub(crate) type Observer = Box<dyn FnMut(&Event, &Outbox) + Send>;
+
+/// Sends calls without waiting for their answers.
+#[derive(Clone)]
+pub(crate) struct Outbox {
+    outgoing: std::sync::mpsc::Sender<Vec<u8>>,
+    next_id: Arc<AtomicU64>,
+}
+
+impl Outbox {
+    /// Sends `method` to `session`; its answer, when it comes, is dropped.
+    pub(crate) fn send(&self, session: Option<&str>, method: &str, params: Value) {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let _ = self.outgoing.send(message(id, session, method, params));
+    }
+}
+
+fn message(id: u64, session: Option<&str>, method: &str, params: Value) -> Vec<u8> {
+    let mut message = json!({"id": id, "method": method, "params": params});
+    if let Some(session) = session {
+        message["sessionId"] = json!(session);
+    }
+    let mut bytes = serde_json::to_vec(&message).unwrap_or_default();
+    bytes.push(0);
+    bytes
+}
+
 /// One connection to one browser process.
 pub(crate) struct Cdp {
-    outgoing: std::sync::mpsc::Sender<Vec<u8>>,
+    outbox: Outbox,
     pending: Pending,
     events: broadcast::Sender<Event>,
-    next_id: AtomicU64,
+    observer: Arc<Mutex<Option<Observer>>>,
 }
 
 impl Cdp {
@@ -61,9 +91,17 @@ impl Cdp {
             }
         });
         let reader = std::fs::File::from(from_browser);
-        let (pending_r, events_r) = (Arc::clone(&pending), events.clone());
-        std::thread::spawn(move || read_messages(reader, &pending_r, &events_r));
-        Cdp { outgoing, pending, events, next_id: AtomicU64::new(1) }
+        let outbox = Outbox { outgoing, next_id: Arc::new(AtomicU64::new(1)) };
+        let observer: Arc<Mutex<Option<Observer>>> = Arc::default();
+        let sink = Sink { pending: Arc::clone(&pending), events: events.clone(), observer: Arc::clone(&observer) };
+        let outbox_r = outbox.clone();
+        std::thread::spawn(move || read_messages(reader, &sink, &outbox_r));
+        Cdp { outbox, pending, events, observer }
+    }
+
+    /// Sets the one observer of every event from now on.
+    pub(crate) fn observe(&self, observer: Observer) {
+        *self.observer.lock().unwrap_or_else(|p| p.into_inner()) = Some(observer);
     }
 
     /// Events from now on.
@@ -79,19 +117,13 @@ impl Cdp {
         params: Value,
         limit: Duration,
     ) -> Result<Value, CdpError> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let mut message = json!({"id": id, "method": method, "params": params});
-        if let Some(session) = session {
-            message["sessionId"] = json!(session);
-        }
+        let id = self.outbox.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         match self.pending.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
             Some(map) => map.insert(id, tx),
             None => return Err(CdpError::Closed),
         };
-        let mut bytes = serde_json::to_vec(&message).map_err(|e| CdpError::Protocol(e.to_string()))?;
-        bytes.push(0);
-        if self.outgoing.send(bytes).is_err() {
+        if self.outbox.outgoing.send(message(id, session, method, params)).is_err() {
             return Err(CdpError::Closed);
         }
         let answer = tokio::time::timeout(limit, rx).await;
@@ -108,9 +140,17 @@ impl Cdp {
     }
 }
 
+/// Where the reading thread delivers: answers to their callers, events to
+/// the observer and then to every subscriber.
+struct Sink {
+    pending: Pending,
+    events: broadcast::Sender<Event>,
+    observer: Arc<Mutex<Option<Observer>>>,
+}
+
 /// Reads NUL-separated messages until the pipe ends, answering calls and
 /// broadcasting events; then fails every call still waiting.
-fn read_messages(mut reader: std::fs::File, pending: &Pending, events: &broadcast::Sender<Event>) {
+fn read_messages(mut reader: std::fs::File, sink: &Sink, outbox: &Outbox) {
     let mut buffer: Vec<u8> = Vec::new();
     let mut chunk = vec![0u8; 256 * 1024];
     loop {
@@ -121,22 +161,22 @@ fn read_messages(mut reader: std::fs::File, pending: &Pending, events: &broadcas
         buffer.extend_from_slice(&chunk[..n]);
         let mut start = 0;
         while let Some(end) = buffer[start..].iter().position(|&b| b == 0) {
-            dispatch(&buffer[start..start + end], pending, events);
+            dispatch(&buffer[start..start + end], sink, outbox);
             start += end + 1;
         }
         buffer.drain(..start);
     }
     // Dropping the senders wakes every waiting call with `Closed`.
-    pending.lock().unwrap_or_else(|p| p.into_inner()).take();
+    sink.pending.lock().unwrap_or_else(|p| p.into_inner()).take();
 }
 
-fn dispatch(bytes: &[u8], pending: &Pending, events: &broadcast::Sender<Event>) {
+fn dispatch(bytes: &[u8], sink: &Sink, outbox: &Outbox) {
     let Ok(mut message) = serde_json::from_slice::<Value>(bytes) else {
         tracing::debug!(bytes = bytes.len(), "browser: a message that is not JSON, ignored");
         return;
     };
     if let Some(id) = message.get("id").and_then(Value::as_u64) {
-        let waiter = pending.lock().unwrap_or_else(|p| p.into_inner()).as_mut().and_then(|m| m.remove(&id));
+        let waiter = sink.pending.lock().unwrap_or_else(|p| p.into_inner()).as_mut().and_then(|m| m.remove(&id));
         let Some(waiter) = waiter else { return };
         let result = match message.get_mut("error") {
             Some(error) => {
@@ -155,7 +195,10 @@ fn dispatch(bytes: &[u8], pending: &Pending, events: &broadcast::Sender<Event>) 
             method: method.to_string(),
             params: message.get_mut("params").map(Value::take).unwrap_or(Value::Null),
         };
+        if let Some(observer) = sink.observer.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            observer(&event, outbox);
+        }
         // Nobody listening is fine: events matter only while an action waits.
-        let _ = events.send(event);
+        let _ = sink.events.send(event);
     }
 }

@@ -24,7 +24,12 @@
 //!   scroll, wait, get, screenshot, history, tabs, eval) and what each
 //!   changed on the page;
 //! - the markers that put page text between lines naming its address as
-//!   untrusted content, with a nonce a page cannot forge ([`mark_untrusted`]).
+//!   untrusted content, with a nonce a page cannot forge ([`mark_untrusted`]);
+//! - what pages do besides showing themselves, collected per tab as it
+//!   happens and bounded (console messages, uncaught exceptions, failed
+//!   requests, every request), dialogs answered as they open (an armed
+//!   answer, else `[browser] dialog`), and URL patterns blocked through
+//!   the Fetch domain.
 //!
 //! It must not present results (the `browser` command in `clix-engine`
 //! prints them and Layer 2 caps them), write workspace files (the command
@@ -41,7 +46,8 @@ mod snapshot;
 
 pub use boundary::mark_untrusted;
 pub use browser::{
-    Browser, CANDIDATES, Change, Property, Snapshot, TabInfo, WaitFor, find_executable, normalize_url, url_matches,
+    Browser, CANDIDATES, Change, ConsoleMessage, Dialog, Level, PageError, Property, Request, Requests,
+    SHOWN_REQUESTS, Since, Snapshot, TabInfo, WaitFor, find_executable, normalize_url, url_matches,
 };
 pub use error::BrowserError;
 pub use settings::{BrowserSettings, HostRules};

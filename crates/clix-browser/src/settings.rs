@@ -25,6 +25,9 @@ pub struct BrowserSettings {
     pub load_timeout_secs: u64,
     /// The window's size in CSS pixels, as `WIDTHxHEIGHT`.
     pub window: String,
+    /// How a page's dialog (alert, confirm, prompt, beforeunload) is
+    /// answered when `browser dialog` armed no answer: "dismiss" or "accept".
+    pub dialog: String,
 }
 
 impl Default for BrowserSettings {
@@ -36,6 +39,7 @@ impl Default for BrowserSettings {
             eval: false,
             load_timeout_secs: 15,
             window: "1280x800".into(),
+            dialog: "dismiss".into(),
         }
     }
 }
@@ -67,6 +71,9 @@ impl clix_common::settings::Validate for BrowserSettings {
         .collect();
         if self.window_size().is_err() {
             bad.push(BadValue::new("window", format!("{:?}", self.window), "WIDTHxHEIGHT in pixels, each 1 to 8192"));
+        }
+        if !matches!(self.dialog.as_str(), "dismiss" | "accept") {
+            bad.push(BadValue::new("dialog", format!("{:?}", self.dialog), "\"dismiss\" or \"accept\""));
         }
         bad
     }

@@ -45,7 +45,7 @@ impl Browser {
             let saved = self.finish_download(&mut events, &guid, &name, limit).await?;
             let mut change = self.observe(false).await?;
             change.download = Some(saved);
-            return Ok(change);
+            return Ok(self.noticed(change));
         }
         self.tabs[self.current].last.clear();
         self.follow(events, &before, true, Seen::default(), limit).await
@@ -103,6 +103,7 @@ impl Browser {
     /// Starts an action: the events it may cause, and the document before it.
     async fn begin(&self) -> Result<(broadcast::Receiver<Event>, String)> {
         let events = self.cdp.subscribe();
+        self.mark_action();
         Ok((events, self.document().await?))
     }
 

@@ -86,6 +86,7 @@ impl Browser {
             let tail: Vec<&str> = tail.into_iter().rev().collect();
             return Err(BrowserError::Start(format!("{e}{exit}; its last output: {}", tail.join(" | "))));
         }
+        let watch = super::watch::Watch::start(&cdp, &settings.dialog);
         let mut browser = Browser {
             service: Some(service),
             cdp,
@@ -100,6 +101,7 @@ impl Browser {
             downloads: downloads.to_path_buf(),
             host_profile,
             started,
+            watch,
         };
         browser
             .call(

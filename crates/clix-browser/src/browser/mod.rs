@@ -18,11 +18,15 @@ use crate::snapshot::{Rendered, SnapshotOptions, render};
 mod actions;
 mod address;
 mod launch;
+mod network;
 #[cfg(test)]
 mod races;
+mod watch;
 
 pub use address::{normalize_url, url_matches};
 pub use launch::{CANDIDATES, find_executable};
+pub use network::{Request, Requests, SHOWN_REQUESTS};
+pub use watch::{ConsoleMessage, Dialog, Level, PageError, Since};
 
 /// A single protocol call that is not a page load: answered in well under this.
 const CALL_LIMIT: Duration = Duration::from_secs(10);
@@ -80,6 +84,10 @@ pub struct Change {
     /// The action closed its own tab, which had this number; the tab now
     /// current is the one shown.
     pub closed_tab: Option<usize>,
+    /// Errors on the page that no result mentioned yet (`browser errors` lists them).
+    pub errors: usize,
+    /// Dialogs the page opened, and how each was answered.
+    pub dialogs: Vec<Dialog>,
 }
 
 /// What the events after an action said about its tab.
@@ -192,6 +200,8 @@ pub struct Browser {
     host_profile: Option<PathBuf>,
     /// When it was started, for the benchmark's cold start.
     pub started: Instant,
+    /// What the pages did (console, errors, dialogs, requests), collected as it happens.
+    watch: watch::Watch,
 }
 
 impl Browser {
@@ -248,6 +258,7 @@ impl Browser {
         for method in ["Page.enable", "Runtime.enable", "Accessibility.enable"] {
             self.call(Some(&session), method, json!({})).await?;
         }
+        self.watch_tab(&session).await?;
         Ok(Tab { target: target.to_string(), session, last: Vec::new() })
     }
 
@@ -472,7 +483,7 @@ impl Browser {
                 }
             }
             if seen.closed {
-                return self.after_closing(&target).await;
+                return self.after_closing(&target).await.map(|c| self.noticed(c));
             }
             let change = self.read_change(before).await;
             // What arrived during the read; a navigation's later events (its
@@ -495,7 +506,7 @@ impl Browser {
                         change.new_tabs = self.adopt_new_tabs().await?;
                     }
                     change.download = download;
-                    return Ok(change);
+                    return Ok(self.noticed(change));
                 }
                 Err(e) if !e.lost_to_navigation() || (last && !seen.closed) => return Err(e),
                 _ => navigating = true,
@@ -547,6 +558,8 @@ impl Browser {
             new_tabs: Vec::new(),
             download: None,
             closed_tab: None,
+            errors: 0,
+            dialogs: Vec::new(),
         };
         if navigated || before.is_empty() {
             change.more = rendered.lines.len().saturating_sub(NAVIGATED_LINES);

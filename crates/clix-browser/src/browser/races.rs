@@ -63,6 +63,7 @@ fn page_answer(method: &str, params: &Value, loader: &str) -> Option<Reply> {
             {"nodeId": "2", "role": {"value": "heading"}, "name": {"value": format!("{title} page")}, "childIds": []},
         ]})),
         "DOM.scrollIntoViewIfNeeded" | "Page.enable" | "Runtime.enable" | "Accessibility.enable" => answer(json!({})),
+        "Network.enable" | "Log.enable" | "Target.setAutoAttach" => answer(json!({})),
         "DOM.getContentQuads" => answer(json!({"quads": [[0, 0, 10, 0, 10, 10, 0, 10]]})),
         "Input.dispatchMouseEvent" => answer(json!({})),
         _ => return None,
@@ -101,9 +102,11 @@ fn scripted(mut script: impl FnMut(&str, &Value) -> Reply + Send + 'static) -> B
             }
         }
     });
+    let cdp = Cdp::new(to_browser.into(), from_browser.into());
+    let watch = super::watch::Watch::start(&cdp, "dismiss");
     let mut browser = Browser {
         service: None,
-        cdp: Cdp::new(to_browser.into(), from_browser.into()),
+        cdp,
         tabs: vec![Tab { target: "T".into(), session: "S".into(), last: vec!["- heading \"Form page\"".into()] }],
         current: 0,
         rules: HostRules { open: false, allow: Vec::new() },
@@ -115,6 +118,7 @@ fn scripted(mut script: impl FnMut(&str, &Value) -> Reply + Send + 'static) -> B
         downloads: PathBuf::from("/nonexistent/downloads"),
         host_profile: None,
         started: Instant::now(),
+        watch,
     };
     browser.refs.insert("e1".into(), RefTarget { target: "T".into(), document: "L1".into(), backend: 7 });
     browser

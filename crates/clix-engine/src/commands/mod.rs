@@ -1,6 +1,7 @@
 //! Our agent commands. Each is a small [`clix_shell::AgentCommand`].
 
 mod browser;
+mod browser_events;
 mod cat;
 mod clip;
 mod flags;

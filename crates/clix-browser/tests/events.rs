@@ -1,0 +1,249 @@
+//! What a page does besides showing itself, in a real Chromium in real
+//! bubblewrap against pages served on 127.0.0.1: console messages, errors
+//! (exceptions, failed requests), dialogs, requests and blocking, frames.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::extract::Path;
+use axum::routing::{get, post};
+use clix_browser::{Browser, BrowserSettings, Level, Property, SnapshotOptions};
+use clix_sandbox::{Sandbox, SandboxSettings};
+
+/// The limit of a step that must succeed: a safety net, generous for a
+/// busy machine (a step ends as soon as it is done).
+const LIMIT: Duration = Duration::from_secs(60);
+
+const NOISY: &str = r#"<!doctype html><title>Noisy</title>
+<script>console.log('hello', 42); console.warn('careful'); console.error('bad thing');</script>
+<img src="/missing.png" alt="gone">
+<button onclick="console.error('clicked badly'); throw new Error('click failed')">Break</button>
+<script>throw new Error('boom at load')</script>"#;
+
+const DIALOGS: &str = r#"<!doctype html><title>Dialogs</title>
+<button onclick="document.getElementById('out').textContent = 'confirm:' + confirm('Delete it?')">Delete</button>
+<button onclick="document.getElementById('out').textContent = 'prompt:' + prompt('Your name?', 'nobody')">Name</button>
+<button onclick="alert('Saved!'); document.getElementById('out').textContent = 'after alert'">Save</button>
+<p id="out">nothing yet</p>"#;
+
+const GALLERY: &str = r#"<!doctype html><title>Gallery</title>
+<img src="/img/pixel.png" alt="pixel">
+<button onclick="setTimeout(() => fetch('/api/save', {method: 'POST', body: 'x'}), 300)">Save later</button>"#;
+
+/// Hits per path, as the server counted them.
+type Hits = Arc<Mutex<HashMap<String, usize>>>;
+
+/// A page server that counts the requests it answers, by path.
+async fn serve() -> (String, Hits) {
+    let hits: Hits = Arc::default();
+    let count = |hits: &Hits, path: &str| *hits.lock().unwrap().entry(path.to_string()).or_default() += 1;
+    let (h1, h2) = (Arc::clone(&hits), Arc::clone(&hits));
+    let app = Router::new()
+        .route("/noisy", get(|| async { axum::response::Html(NOISY) }))
+        .route("/dialogs", get(|| async { axum::response::Html(DIALOGS) }))
+        .route(
+            "/load-alert",
+            get(|| async { axum::response::Html("<title>Hi</title><script>alert('Welcome')</script><p>in</p>") }),
+        )
+        .route("/gallery", get(|| async { axum::response::Html(GALLERY) }))
+        .route(
+            "/img/{name}",
+            get(move |Path(name): Path<String>| {
+                let hits = Arc::clone(&h1);
+                async move {
+                    count(&hits, &format!("/img/{name}"));
+                    ([("content-type", "image/png")], PNG.to_vec())
+                }
+            }),
+        )
+        .route(
+            "/api/save",
+            post(move || {
+                let hits = Arc::clone(&h2);
+                async move {
+                    count(&hits, "/api/save");
+                    (axum::http::StatusCode::CREATED, "saved")
+                }
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (format!("http://{addr}"), hits)
+}
+
+/// A 1x1 PNG.
+const PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 1, 0, 0, 0, 1, 8,
+    6, 0, 0, 0, 0x1f, 0x15, 0xc4, 0x89, 0, 0, 0, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0, 1, 0, 0, 5, 0, 1,
+    0x0d, 0x0a, 0x2d, 0xb4, 0, 0, 0, 0, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+];
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    ws: std::path::PathBuf,
+    sandbox: Sandbox,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(ws.join(".clix/downloads")).unwrap();
+    let sandbox = Sandbox::new(SandboxSettings::default(), &ws, None, None, "browser-events-test".into());
+    Fixture { _dir: dir, ws, sandbox }
+}
+
+async fn launch(f: &Fixture, settings: &BrowserSettings) -> Browser {
+    Browser::launch(settings, &f.sandbox, &f.ws, &f.ws.join(".clix/downloads")).await.unwrap()
+}
+
+fn ref_of(lines: &[String], needle: &str) -> String {
+    let line = lines.iter().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no {needle} in {lines:#?}"));
+    let at = line.find("[ref=").unwrap() + 5;
+    format!("@{}", &line[at..at + line[at..].find(']').unwrap()])
+}
+
+async fn refs(b: &mut Browser) -> Vec<String> {
+    b.snapshot(SnapshotOptions { interactive: true, ..Default::default() }, None).await.unwrap().lines
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn console_messages_and_errors_are_kept_until_read() {
+    let (base, _) = serve().await;
+    let f = fixture();
+    let mut b = launch(&f, &BrowserSettings::default()).await;
+    let opened = b.open(&format!("{base}/noisy"), &f.ws, LIMIT).await.unwrap();
+    // The exception at load and the missing image, at least (the image may still be on its way).
+    let mut errors = b.errors().unwrap().entries;
+    let end = Instant::now() + Duration::from_secs(10);
+    while !errors.iter().any(|e| e.text.contains("missing.png")) && Instant::now() < end {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        errors.extend(b.errors().unwrap().entries);
+    }
+    assert!(opened.errors >= 1, "the open's result counts the page's errors: {opened:#?}");
+    let texts: Vec<String> = errors.iter().map(|e| format!("{}: {}", e.kind, e.text)).collect();
+    assert!(texts.iter().any(|t| t.starts_with("exception:") && t.contains("boom at load")), "{texts:#?}");
+    assert!(texts.iter().any(|t| t.starts_with("request:") && t.contains("/missing.png → 404")), "{texts:#?}");
+    assert!(b.errors().unwrap().entries.is_empty(), "a second look shows only what came since");
+
+    // Errors only, then the rest are still there for the next look.
+    let only_errors = b.console(Level::Error, false).unwrap();
+    assert_eq!(only_errors.entries.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(), ["bad thing"]);
+    assert_eq!(only_errors.left, 2);
+    let rest = b.console(Level::All, false).unwrap().entries;
+    let rest: Vec<(String, String)> = rest.into_iter().map(|m| (m.level, m.text)).collect();
+    assert!(rest.contains(&("info".into(), "hello 42".into())), "{rest:?}");
+    assert!(rest.contains(&("warn".into(), "careful".into())), "{rest:?}");
+    assert!(b.console(Level::All, false).unwrap().entries.is_empty());
+
+    // An action's own error is counted in its result, and listed once.
+    let lines = refs(&mut b).await;
+    let clicked = b.click(&ref_of(&lines, "button \"Break\""), LIMIT).await.unwrap();
+    assert_eq!(clicked.errors, 1, "{clicked:#?}");
+    let after = b.errors().unwrap().entries;
+    assert_eq!(after.len(), 1, "{after:#?}");
+    assert!(after[0].text.contains("click failed"), "{after:#?}");
+    let cleared = b.console(Level::All, true).unwrap();
+    assert!(cleared.entries.is_empty() && cleared.left == 0, "{cleared:?}");
+    assert!(b.console(Level::All, false).unwrap().entries.is_empty(), "--clear dropped them");
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dialogs_are_answered_at_once_by_default_or_as_armed() {
+    let (base, _) = serve().await;
+    let f = fixture();
+    let mut b = launch(&f, &BrowserSettings::default()).await;
+
+    // An alert at load does not hold the open.
+    let start = Instant::now();
+    let opened = b.open(&format!("{base}/load-alert"), &f.ws, LIMIT).await.unwrap();
+    assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
+    assert_eq!(opened.title, "Hi");
+    assert!(opened.dialogs.iter().any(|d| d.kind == "alert" && d.message == "Welcome"), "{opened:#?}");
+
+    b.open(&format!("{base}/dialogs"), &f.ws, LIMIT).await.unwrap();
+    let lines = refs(&mut b).await;
+    let (delete, name, save) = (ref_of(&lines, "\"Delete\""), ref_of(&lines, "\"Name\""), ref_of(&lines, "\"Save\""));
+
+    // The default policy dismisses: confirm() returns false to the page.
+    let dismissed = b.click(&delete, LIMIT).await.unwrap();
+    let dialog = &dismissed.dialogs[0];
+    assert_eq!((dialog.kind.as_str(), dialog.message.as_str(), dialog.accepted), ("confirm", "Delete it?", false));
+    assert!(!dialog.armed);
+    assert_eq!(b.get(Property::Text, None).await.unwrap().trim_end().lines().last(), Some("confirm:false"));
+
+    // Armed: accepted, and the page sees true; the arming is used once.
+    b.arm_dialog(true, None).unwrap();
+    let accepted = b.click(&delete, LIMIT).await.unwrap();
+    assert!(accepted.dialogs[0].accepted && accepted.dialogs[0].armed, "{accepted:#?}");
+    assert!(b.get(Property::Text, None).await.unwrap().contains("confirm:true"));
+    b.click(&delete, LIMIT).await.unwrap();
+    assert!(b.get(Property::Text, None).await.unwrap().contains("confirm:false"), "the default again");
+
+    // A prompt gets the armed text.
+    b.arm_dialog(true, Some("Ada".into())).unwrap();
+    let prompted = b.click(&name, LIMIT).await.unwrap();
+    assert_eq!(prompted.dialogs[0].text.as_deref(), Some("Ada"));
+    assert!(b.get(Property::Text, None).await.unwrap().contains("prompt:Ada"));
+
+    // An alert in a click returns promptly, and the page goes on after it.
+    let start = Instant::now();
+    let alerted = b.click(&save, LIMIT).await.unwrap();
+    assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
+    assert_eq!(alerted.dialogs[0].message, "Saved!");
+    assert!(alerted.added.iter().any(|l| l.contains("after alert")), "{alerted:#?}");
+    b.close().await;
+
+    // With dialog = "accept" a confirm is accepted unarmed.
+    let mut b = launch(&f, &BrowserSettings { dialog: "accept".into(), ..BrowserSettings::default() }).await;
+    b.open(&format!("{base}/dialogs"), &f.ws, LIMIT).await.unwrap();
+    let lines = refs(&mut b).await;
+    let accepted = b.click(&ref_of(&lines, "\"Delete\""), LIMIT).await.unwrap();
+    assert!(accepted.dialogs[0].accepted && !accepted.dialogs[0].armed, "{accepted:#?}");
+    assert!(b.get(Property::Text, None).await.unwrap().contains("confirm:true"));
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_are_listed_waited_for_and_blocked() {
+    let (base, hits) = serve().await;
+    let f = fixture();
+    let mut b = launch(&f, &BrowserSettings::default()).await;
+
+    // Blocked: the image is never fetched, and that is not the page's error.
+    let blocked = b.block("pixel.png").await.unwrap();
+    assert_eq!(blocked, ["*pixel.png*"]);
+    let opened = b.open(&format!("{base}/gallery"), &f.ws, LIMIT).await.unwrap();
+    assert_eq!(opened.errors, 0, "{opened:#?}");
+    let listed = b.requests(Some("pixel")).unwrap().requests;
+    assert_eq!(listed.len(), 1, "{listed:#?}");
+    assert_eq!(listed[0].failed.as_deref(), Some("blocked"), "{listed:#?}");
+    assert_eq!(hits.lock().unwrap().get("/img/pixel.png"), None, "the server never saw it");
+
+    // Unblocked: the reload fetches it.
+    assert!(b.unblock(None).await.unwrap().is_empty());
+    b.reload(LIMIT).await.unwrap();
+    assert_eq!(hits.lock().unwrap().get("/img/pixel.png"), Some(&1));
+    let all = b.requests(None).unwrap().requests;
+    let page = all.iter().rfind(|r| r.url.ends_with("/gallery")).unwrap();
+    assert_eq!((page.method.as_str(), page.status, page.done), ("GET", Some(200), true), "{all:#?}");
+    assert!(page.bytes.unwrap_or(0) > 0, "{page:#?}");
+
+    // A request the click starts later is waited for and reported.
+    let lines = refs(&mut b).await;
+    b.click(&ref_of(&lines, "Save later"), LIMIT).await.unwrap();
+    let saved = b.wait_request("/api/save$", LIMIT).await.unwrap();
+    assert_eq!((saved.method.as_str(), saved.status), ("POST", Some(201)), "{saved:#?}");
+    assert_eq!(hits.lock().unwrap().get("/api/save"), Some(&1));
+    // Waiting again wants a newer one, which never comes.
+    let late = b.wait_request("/api/save$", Duration::from_millis(500)).await.unwrap_err();
+    assert!(late.to_string().contains("browser requests"), "{late}");
+    let filtered = b.requests(Some("api")).unwrap().requests;
+    assert_eq!(filtered.len(), 1, "{filtered:#?}");
+    assert!(b.requests(Some("(")).is_err());
+    b.close().await;
+}

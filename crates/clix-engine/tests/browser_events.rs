@@ -1,0 +1,146 @@
+//! The `browser` command's event parts inside `run` (issue 34): console and
+//! errors, dialogs, requests and blocking, frames. Real Chromium in real
+//! bubblewrap, pages served on 127.0.0.1.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use axum::Router;
+use axum::routing::get;
+use clix_engine::{Engine, EngineConfig, OsTier, RunOutput, SandboxSettings};
+
+const PAGE: &str = r#"<!doctype html><title>Shop</title>
+<script>console.warn('stock is low')</script>
+<img src="/ad.png" alt="ad">
+<button onclick="throw new Error('cart exploded')">Add</button>
+<button onclick="document.getElementById('out').textContent = 'sure:' + confirm('Buy now?')">Buy</button>
+<button onclick="fetch('/api/cart?item=7')">Refresh</button>
+<p id="out">-</p>"#;
+
+async fn serve() -> (String, Arc<AtomicUsize>) {
+    let ads = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&ads);
+    let app = Router::new()
+        .route("/", get(|| async { axum::response::Html(PAGE) }))
+        .route(
+            "/ad.png",
+            get(move || {
+                counted.fetch_add(1, Ordering::SeqCst);
+                async { "png" }
+            }),
+        )
+        .route("/api/cart", get(|| async { (axum::http::StatusCode::SERVICE_UNAVAILABLE, "busy") }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (format!("http://{addr}/"), ads)
+}
+
+struct Fixture {
+    _ws: tempfile::TempDir,
+    _state: tempfile::TempDir,
+    engine: Engine,
+}
+
+fn chromium_installed() -> bool {
+    let found = clix_browser::find_executable(&Default::default(), std::env::var("PATH").ok().as_deref()).is_ok();
+    if !found {
+        clix_testkit::skip_missing("browser", "no Chromium installed (apt-get install chromium-headless-shell)");
+    }
+    found
+}
+
+async fn fixture() -> Fixture {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let engine = Engine::new(EngineConfig {
+        browser: Some(clix_browser::BrowserSettings::default()),
+        os: Some(OsTier {
+            settings: SandboxSettings::default(),
+            clix_config_dir: None,
+            audit_log: Some(clix_audit::AuditLog::new(state.path().join("audit.jsonl"))),
+            session_id: "browser-events-test".into(),
+            env: Vec::new(),
+        }),
+        ..EngineConfig::new(ws.path())
+    })
+    .await
+    .unwrap();
+    Fixture { _ws: ws, _state: state, engine }
+}
+
+async fn run(f: &mut Fixture, line: &str) -> RunOutput {
+    let out = f.engine.run(line, None).await;
+    assert_eq!(out.raw.exit_code, 0, "{line}:\n{}", out.text);
+    out
+}
+
+fn ref_of(text: &str, needle: &str) -> String {
+    let line = text.lines().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no {needle} in:\n{text}"));
+    let at = line.find("[ref=").unwrap() + 5;
+    format!("@{}", &line[at..at + line[at..].find(']').unwrap()])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_sees_errors_answers_dialogs_and_watches_requests() {
+    if !chromium_installed() {
+        return;
+    }
+    let (url, ads) = serve().await;
+    let mut f = fixture().await;
+
+    let help = run(&mut f, "browser --help").await;
+    for line in [
+        "browser console [--level error|warn|all] [--clear] [--json]",
+        "browser errors [--json]",
+        "browser dialog accept|dismiss [text]",
+        "browser requests [--filter RE]",
+        "browser block <pattern>",
+        "browser unblock [pattern]",
+        "[--request RE]",
+    ] {
+        assert!(help.text.contains(line), "{line} not in:\n{}", help.text);
+    }
+    let bare = f.engine.run("browser block", None).await;
+    assert_eq!(bare.raw.exit_code, 2, "{}", bare.text);
+    assert!(bare.text.contains("usage: browser block <pattern>"), "{}", bare.text);
+
+    let opened = run(&mut f, &format!("browser block ad.png && browser open {url} && browser snapshot -i")).await;
+    assert!(opened.text.contains("blocked in every tab"), "{}", opened.text);
+    assert_eq!(ads.load(Ordering::SeqCst), 0, "the blocked image was never fetched");
+
+    // A click that throws: its result says so in one line, and errors lists it between markers.
+    let add = run(&mut f, &format!("browser click {}", ref_of(&opened.text, "\"Add\""))).await;
+    assert!(add.text.contains("1 new error on the page: browser errors"), "{}", add.text);
+    let errors = run(&mut f, "browser errors").await;
+    assert!(errors.text.contains("[exception] Uncaught Error: cart exploded"), "{}", errors.text);
+    assert!(errors.text.contains("<<<page content "), "page words are marked: {}", errors.text);
+    let console = run(&mut f, "browser console --level warn").await;
+    assert!(console.text.contains("[warn] stock is low"), "{}", console.text);
+    assert!(run(&mut f, "browser console").await.text.contains("no console messages since the last look"));
+
+    // Dialogs: dismissed by default, accepted when armed; the page records the answer.
+    let buy = ref_of(&opened.text, "\"Buy\"");
+    let dismissed = run(&mut f, &format!("browser click {buy}")).await;
+    assert!(dismissed.text.contains("a confirm dialog said \"Buy now?\": dismissed"), "{}", dismissed.text);
+    assert!(dismissed.text.contains("sure:false"), "{}", dismissed.text);
+    let accepted = run(&mut f, &format!("browser dialog accept && browser click {buy}")).await;
+    assert!(accepted.text.contains("accepted (as armed)"), "{}", accepted.text);
+    assert!(accepted.text.contains("sure:true"), "{}", accepted.text);
+
+    // A request waited for is reported with its status, and is an error of the page.
+    let refresh = ref_of(&opened.text, "\"Refresh\"");
+    let waited = run(&mut f, &format!("browser click {refresh} && browser wait --request 'api/cart'")).await;
+    assert!(waited.text.contains(&format!("GET 503 {url}api/cart?item=7")), "{}", waited.text);
+    let listed = run(&mut f, "browser requests --filter 'ad\\.png|cart'").await;
+    assert!(listed.text.contains(&format!("GET failed (blocked) {url}ad.png")), "{}", listed.text);
+    assert_eq!(listed.text.lines().filter(|l| l.starts_with("GET ")).count(), 2, "{}", listed.text);
+    let json = run(&mut f, "browser errors --json").await;
+    let parsed: serde_json::Value = serde_json::from_str(json.text.lines().next().unwrap()).unwrap();
+    assert!(parsed["entries"][0]["text"].as_str().unwrap().contains("→ 503"), "{parsed}");
+    let unblocked = run(&mut f, "browser unblock && browser reload").await;
+    assert!(unblocked.text.contains("nothing is blocked now"), "{}", unblocked.text);
+    assert_eq!(ads.load(Ordering::SeqCst), 1);
+}
