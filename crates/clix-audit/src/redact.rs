@@ -10,8 +10,8 @@ const TOKEN_PREFIXES: &[&str] = &["sk-", "ghp_", "gho_", "github_pat_", "xoxb-",
 pub fn redact_argv(argv: &[String]) -> Vec<String> {
     let mut out = Vec::with_capacity(argv.len());
     let mut hide_next = false;
-    for arg in argv {
-        if std::mem::take(&mut hide_next) {
+    for (i, arg) in argv.iter().enumerate() {
+        if std::mem::take(&mut hide_next) || sets_a_browser_value(&argv[..i]) {
             out.push("***".to_string());
             continue;
         }
@@ -30,6 +30,19 @@ pub fn redact_argv(argv: &[String]) -> Vec<String> {
         }
     }
     out
+}
+
+/// Whether the next word is the value of `browser cookies set NAME VALUE`
+/// or `browser storage [local|session] set KEY VALUE`: a session or a
+/// token, as often as not.
+fn sets_a_browser_value(before: &[String]) -> bool {
+    let words: Vec<&str> = before.iter().rev().take(5).map(String::as_str).collect();
+    matches!(
+        words.as_slice(),
+        [_, "set", "cookies", "browser", ..]
+            | [_, "set", "storage", "browser", ..]
+            | [_, "set", "local" | "session", "storage", "browser"]
+    )
 }
 
 /// A command line (a shell line, a remote path) redacted word by word as
@@ -69,6 +82,13 @@ mod tests {
             ("GH_TOKEN=ghp_0123456789abcdef git push", "GH_TOKEN=*** git push"),
             ("curl -H x --token  s3cr3t   https://h", "curl -H x --token *** https://h"),
             ("echo AKIAABCDEFGHIJKLMNOP > creds", "echo *** > creds"),
+            ("browser cookies set sid s3cr3t --url http://h/", "browser cookies set sid *** --url http://h/"),
+            (
+                "browser storage session set token abc && browser get text",
+                "browser storage session set token *** && browser get text",
+            ),
+            ("browser storage set k v", "browser storage set k ***"),
+            ("browser cookies get --values", "browser cookies get --values"),
             ("", ""),
         ] {
             assert_eq!(redact_line(line), want, "{line}");

@@ -49,6 +49,7 @@ pub use browser::{
     Browser, CANDIDATES, Change, ConsoleMessage, Dialog, Level, PageError, Property, Request, Requests,
     SHOWN_REQUESTS, Since, Snapshot, TabInfo, WaitFor, find_executable, normalize_url, url_matches,
 };
+pub use browser::{Cookie, Item, OriginStorage, SavedState, StorageKind};
 pub use error::BrowserError;
 pub use settings::{BrowserSettings, HostRules};
 pub use snapshot::{Rendered, SnapshotOptions, render};

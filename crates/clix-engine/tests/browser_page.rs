@@ -6,6 +6,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
 use axum::Router;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{Html, IntoResponse};
 use axum::routing::get;
 use clix_engine::{Engine, EngineConfig, OsTier, RunOutput, SandboxSettings};
 
@@ -106,9 +108,8 @@ async fn page_text_reaches_the_model_between_markers_a_page_cannot_forge() {
     assert_eq!(String::from_utf8_lossy(&title.raw.stdout), "Forger\n");
 
     // An action's changed lines are the page's words too.
-    let q = snap.text.lines().find(|l| l.contains("textbox \"Q\"")).unwrap();
-    let q = &q[q.find("[ref=").unwrap() + 5..q.find(']').unwrap()];
-    let filled = run(&mut f, &format!("browser fill @{q} hello")).await;
+    let q = ref_of(&snap.text, "textbox \"Q\"");
+    let filled = run(&mut f, &format!("browser fill {q} hello")).await;
     assert!(inside(&filled.text, &url).contains("hello"), "{}", filled.text);
 
     // --json: the url beside the page's words, no markers.
@@ -117,5 +118,117 @@ async fn page_text_reaches_the_model_between_markers_a_page_cannot_forge() {
     assert_eq!(value["url"], url.as_str());
     assert!(value["text"].as_str().unwrap().starts_with("News"), "{value}");
     assert!(!String::from_utf8_lossy(&json.raw.stdout).contains("<<<page content"));
-    drop(f.state);
+}
+
+/// The session a login gets: long enough to be unmistakable in any output.
+const SESSION: &str = "sid-7f3a9c2e5b1d4e8f";
+
+const LOGIN: &str = r#"<!doctype html><title>Log in</title><form method="post" action="/login">
+<label>User <input name="user"></label><label>Password <input name="password" type="password"></label>
+<button>Log in</button></form>"#;
+
+const HOME: &str = r#"<!doctype html><title>Home</title><h1>Welcome, Ada</h1><p id="t">theme: ?</p>
+<script>document.getElementById('t').textContent = 'theme: ' + (localStorage.getItem('theme') || 'none')
+  + ', tab: ' + (sessionStorage.getItem('tab') || 'none');</script>"#;
+
+/// A site with a login: the right password sets an HttpOnly session
+/// cookie, and /home shows the logged-in page only to that cookie.
+fn login_site() -> Router {
+    let login = |body: String| async move {
+        if body == "user=ada&password=pw" {
+            let cookie = format!("sid={SESSION}; HttpOnly; Path=/");
+            (StatusCode::SEE_OTHER, [(header::SET_COOKIE, cookie), (header::LOCATION, "/home".into())]).into_response()
+        } else {
+            (StatusCode::UNAUTHORIZED, Html("<title>No</title><p>Wrong password</p>")).into_response()
+        }
+    };
+    let home = |headers: HeaderMap| async move {
+        let cookies = headers.get(header::COOKIE).and_then(|c| c.to_str().ok()).unwrap_or_default().to_string();
+        if cookies.split("; ").any(|c| c == format!("sid={SESSION}")) {
+            Html(HOME.to_string())
+        } else {
+            Html("<title>Login needed</title><h1>Please log in</h1>".to_string())
+        }
+    };
+    Router::new().route("/login", get(|| async { Html(LOGIN) }).post(login)).route("/home", get(home))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_login_survives_state_save_close_and_load_and_its_cookie_is_never_shown() {
+    if !chromium_installed() {
+        return;
+    }
+    let base = serve(login_site()).await;
+    let mut f = fixture().await;
+    let form = run(&mut f, &format!("browser open {base}/login && browser snapshot -i")).await;
+    let (user, password) = (ref_of(&form.text, "textbox \"User\""), ref_of(&form.text, "textbox \"Password\""));
+    let log_in = ref_of(&form.text, "button \"Log in\"");
+    let home =
+        run(&mut f, &format!("browser fill {user} ada && browser fill {password} pw && browser click {log_in}")).await;
+    assert!(home.text.contains("Welcome, Ada"), "{}", home.text);
+    let stored =
+        run(&mut f, "browser storage set theme dark && browser storage session set tab two && browser reload").await;
+    assert!(stored.text.contains("theme: dark, tab: two"), "{}", stored.text);
+    let listed = run(&mut f, "browser storage get").await;
+    assert!(inside(&listed.text, &base).contains("theme = dark"), "{}", listed.text);
+
+    // Cookies are listed with their values hidden, unless asked.
+    let cookies = run(&mut f, "browser cookies").await;
+    assert!(cookies.text.contains("\"sid\" (20 chars)") && cookies.text.contains("httpOnly"), "{}", cookies.text);
+    assert!(!cookies.text.contains(SESSION), "{}", cookies.text);
+    let json = run(&mut f, "browser cookies get --json").await;
+    let value: serde_json::Value = serde_json::from_slice(&json.raw.stdout).unwrap();
+    assert_eq!(value["cookies"][0]["value"], "***", "{value}");
+    let shown = run(&mut f, "browser cookies get --values").await;
+    assert!(shown.text.contains(SESSION), "{}", shown.text);
+
+    // Saved 0600 in the workspace, through the handle.
+    let saved = run(&mut f, "browser state save auth/state.json").await;
+    assert!(saved.text.contains("saved 1 cookie and the storage of 1 origin"), "{}", saved.text);
+    assert!(!saved.text.contains(SESSION));
+    let file = f.ws.path().join("auth/state.json");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+    let kept = std::fs::read_to_string(&file).unwrap();
+    assert!(kept.contains(SESSION) && kept.contains("\"theme\""), "{kept}");
+
+    // A new browser knows nothing of the login ...
+    let fresh = run(&mut f, &format!("browser close && browser open {base}/home")).await;
+    assert!(fresh.text.contains("Please log in"), "{}", fresh.text);
+    // ... until the state is loaded: the server sees the cookie, the page its storage.
+    let line = format!("browser close && browser state load auth/state.json && browser open {base}/home");
+    let restored = run(&mut f, &line).await;
+    assert!(restored.text.contains("loaded 1 cookie and the storage of 1 origin"), "{}", restored.text);
+    assert!(
+        restored.text.contains("Welcome, Ada") && restored.text.contains("theme: dark, tab: two"),
+        "{}",
+        restored.text
+    );
+    let tabs = run(&mut f, "browser tabs").await;
+    let listed: Vec<&str> = tabs.text.lines().filter(|l| l.contains(" — ")).collect();
+    assert_eq!(listed.len(), 1, "the blank tab gave way to the restored one:\n{}", tabs.text);
+
+    // A cookie set by hand, then all cleared: logged out.
+    run(&mut f, "browser cookies set extra 0123456789abcdef").await;
+    let two = run(&mut f, "browser cookies").await;
+    assert!(two.text.starts_with("2 cookies") && two.text.contains("\"extra\" (16 chars)"), "{}", two.text);
+    let cleared = run(&mut f, &format!("browser cookies clear && browser open {base}/home")).await;
+    assert!(cleared.text.contains("cleared 2 cookies") && cleared.text.contains("Please log in"), "{}", cleared.text);
+
+    // Misuse says how; nothing of the session reached the audit log.
+    let bad = f.engine.run("browser cookies set only-a-name", None).await;
+    assert_eq!(bad.raw.exit_code, 2, "{}", bad.text);
+    assert!(bad.text.contains("usage: browser cookies"), "{}", bad.text);
+    let missing = f.engine.run("browser state load nope.json", None).await;
+    assert_eq!(missing.raw.exit_code, 1, "{}", missing.text);
+    assert!(missing.text.contains("nope.json: No such file"), "{}", missing.text);
+    let audit = std::fs::read_to_string(f.state.path().join("audit.jsonl")).unwrap_or_default();
+    assert!(!audit.contains(SESSION) && !audit.contains("0123456789abcdef"), "{audit}");
+}
+
+/// The ref on the first line containing `needle`.
+fn ref_of(text: &str, needle: &str) -> String {
+    let line = text.lines().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no {needle} in:\n{text}"));
+    let at = line.find("[ref=").unwrap() + 5;
+    format!("@{}", &line[at..at + line[at..].find(']').unwrap()])
 }

@@ -17,7 +17,9 @@ use crate::snapshot::{Rendered, SnapshotOptions, render};
 
 mod actions;
 mod address;
+mod content;
 mod launch;
+mod state;
 mod network;
 #[cfg(test)]
 mod races;
@@ -25,6 +27,7 @@ mod watch;
 
 pub use address::{normalize_url, url_matches};
 pub use launch::{CANDIDATES, find_executable};
+pub use state::{Cookie, Item, OriginStorage, SavedState, StorageKind};
 pub use network::{Request, Requests, SHOWN_REQUESTS};
 pub use watch::{ConsoleMessage, Dialog, Level, PageError, Since};
 

@@ -2,6 +2,7 @@
 
 mod browser;
 mod browser_events;
+mod browser_page;
 mod cat;
 mod clip;
 mod flags;
