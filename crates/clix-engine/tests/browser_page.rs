@@ -5,7 +5,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
+use std::sync::{Arc, Mutex};
+
 use axum::Router;
+use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse};
 use axum::routing::get;
@@ -231,4 +234,77 @@ fn ref_of(text: &str, needle: &str) -> String {
     let line = text.lines().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no {needle} in:\n{text}"));
     let at = line.find("[ref=").unwrap() + 5;
     format!("@{}", &line[at..at + line[at..].find(']').unwrap()])
+}
+
+const UPLOAD: &str = r#"<!doctype html><title>Upload</title>
+<form method="post" action="/upload" enctype="multipart/form-data">
+<label>Document <input type="file" name="doc"></label><button>Send</button></form>"#;
+
+/// An upload form, and every request body it received with its content type.
+fn upload_site(received: Arc<Mutex<Vec<(String, Vec<u8>)>>>) -> Router {
+    let upload = move |headers: HeaderMap, body: Bytes| {
+        let received = Arc::clone(&received);
+        async move {
+            let kind = headers.get(header::CONTENT_TYPE).and_then(|c| c.to_str().ok()).unwrap_or_default();
+            received.lock().unwrap().push((kind.to_string(), body.to_vec()));
+            Html(format!("<title>Uploaded</title><p>got {} bytes</p>", body.len()))
+        }
+    };
+    Router::new().route("/upload", get(|| async { Html(UPLOAD) }).post(upload))
+}
+
+/// The file named `name` in a multipart/form-data body.
+fn part(kind: &str, body: &[u8], name: &str) -> Vec<u8> {
+    let boundary = format!("--{}", kind.split("boundary=").nth(1).unwrap());
+    let start = find(body, format!("filename=\"{name}\"").as_bytes()).unwrap();
+    let content = start + find(&body[start..], b"\r\n\r\n").unwrap() + 4;
+    let end = content + find(&body[content..], format!("\r\n{boundary}").as_bytes()).unwrap();
+    body[content..end].to_vec()
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upload_reaches_the_server_byte_for_byte_and_only_from_the_workspace() {
+    if !chromium_installed() {
+        return;
+    }
+    let received: Arc<Mutex<Vec<(String, Vec<u8>)>>> = Arc::default();
+    let base = serve(upload_site(Arc::clone(&received))).await;
+    let mut f = fixture().await;
+    // Every byte value, and more than one buffer's worth.
+    let bytes: Vec<u8> = (0..70_000u32).map(|i| (i * 7 % 256) as u8).collect();
+    std::fs::create_dir_all(f.ws.path().join("data")).unwrap();
+    std::fs::write(f.ws.path().join("data/blob.bin"), &bytes).unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", f.ws.path().join("data/host")).unwrap();
+
+    let form = run(&mut f, &format!("browser open {base}/upload && browser snapshot -i")).await;
+    let input = ref_of(&form.text, "Document\" [ref=");
+    let send = ref_of(&form.text, "button \"Send\"");
+
+    // Nothing outside the workspace, named or through a symlink.
+    let outside = f.engine.run(&format!("browser upload {input} /etc/hostname"), None).await;
+    assert_eq!(outside.raw.exit_code, 2, "{}", outside.text);
+    assert!(outside.text.contains("outside the workspace"), "{}", outside.text);
+    let linked = f.engine.run(&format!("browser upload {input} data/host"), None).await;
+    assert_eq!(linked.raw.exit_code, 2, "{}", linked.text);
+    assert!(
+        linked.text.contains("outside the workspace") && linked.text.contains("leads to /etc/hostname"),
+        "{}",
+        linked.text
+    );
+    let not_input = f.engine.run(&format!("browser upload {send} data/blob.bin"), None).await;
+    assert!(not_input.text.contains("not a file input"), "{}", not_input.text);
+
+    let set = run(&mut f, &format!("browser upload {input} data/blob.bin")).await;
+    assert!(set.text.starts_with(&format!("set 1 file on {input}")), "{}", set.text);
+    let sent = run(&mut f, &format!("browser click {send}")).await;
+    assert!(sent.text.contains(&format!("got {} bytes", received.lock().unwrap()[0].1.len())), "{}", sent.text);
+    let received = received.lock().unwrap();
+    assert_eq!(received.len(), 1);
+    let (kind, body) = &received[0];
+    assert!(kind.starts_with("multipart/form-data"), "{kind}");
+    assert!(part(kind, body, "blob.bin") == bytes, "the server got other bytes than the file's");
 }

@@ -260,14 +260,15 @@ async fn upload(
     let folder = files.workspace.join(format!(".clix/browser/uploads/{:016x}", rand_u64()));
     let mut copies: Vec<PathBuf> = Vec::new();
     for name in names {
-        let path = resolve(io.cwd, name);
+        let failed = |e: bashkit::Error| BrowserError::Element(format!("cannot upload {name}: {}", fs_reason(&e)));
+        let path = real_path(io, &resolve(io.cwd, name)).await.map_err(failed)?;
         if !path.starts_with(files.workspace) {
             return Err(BrowserError::Usage(format!(
-                "{name} is outside the workspace ({}); the browser uploads workspace files only: copy it in first",
-                files.workspace.display()
+                "{name} is outside the workspace ({}{}); the browser uploads workspace files only: copy it in first",
+                files.workspace.display(),
+                if path == resolve(io.cwd, name) { String::new() } else { format!("; it leads to {}", path.display()) }
             )));
         }
-        let failed = |e: bashkit::Error| BrowserError::Element(format!("cannot upload {name}: {}", fs_reason(&e)));
         let bytes = io.fs.read_file(&path).await.map_err(failed)?;
         let file_name = path.file_name().map(|n| n.to_os_string()).unwrap_or_else(|| "upload".into());
         // One folder per file, so two files of the same name keep their names.
@@ -283,6 +284,34 @@ async fn upload(
     shown.text =
         format!("set {} file{} on {reference}; {}", names.len(), if names.len() == 1 { "" } else { "s" }, shown.text);
     Ok(shown)
+}
+
+/// `path` with every symlink in it followed, as the workspace handle sees
+/// them (a link out of the workspace then names a path outside it).
+async fn real_path(io: &CommandIo<'_>, path: &Path) -> bashkit::Result<PathBuf> {
+    let mut done = PathBuf::from("/");
+    let mut left: Vec<std::ffi::OsString> = path.components().rev().map(|c| c.as_os_str().to_owned()).collect();
+    left.pop(); // the root
+    let mut hops = 0;
+    while let Some(part) = left.pop() {
+        let next = bashkit::normalize_path(&done.join(&part));
+        let is_link = io.fs.lstat(&next).await.is_ok_and(|m| m.file_type.is_symlink());
+        if !is_link {
+            done = next;
+            continue;
+        }
+        hops += 1;
+        if hops > 40 {
+            return Err(std::io::Error::other("too many levels of symbolic links").into());
+        }
+        let target = io.fs.read_link(&next).await?;
+        let target = if target.is_absolute() { target } else { done.join(target) };
+        let target = bashkit::normalize_path(&target);
+        left.extend(target.components().rev().map(|c| c.as_os_str().to_owned()));
+        left.pop();
+        done = PathBuf::from("/");
+    }
+    Ok(done)
 }
 
 fn rand_u64() -> u64 {
