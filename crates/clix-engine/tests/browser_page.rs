@@ -308,3 +308,101 @@ async fn an_upload_reaches_the_server_byte_for_byte_and_only_from_the_workspace(
     assert!(kind.starts_with("multipart/form-data"), "{kind}");
     assert!(part(kind, body, "blob.bin") == bytes, "the server got other bytes than the file's");
 }
+
+/// A long article in a page with what a reader leaves out: a menu of
+/// links, a script, a style, a sidebar form and a footer's links.
+fn article() -> String {
+    let nav: String = (1..=60).map(|i| format!("<li><a href=\"/n{i}\">Nav link {i}</a></li>")).collect();
+    let mut body = String::new();
+    for s in 1..=8 {
+        body.push_str(&format!("<h2>Section {s}</h2>"));
+        for p in 1..=3 {
+            body.push_str(&format!(
+                "<p>Paragraph {s}.{p} explains <strong>one idea</strong> at length, with <a href=\"/ref{s}\">a reference</a> \
+                 and <code>code_{s}_{p}()</code>, so that reading it takes a while and says something new each time.</p>"
+            ));
+        }
+    }
+    format!(
+        r#"<!doctype html><title>Article</title><style>.x {{ color: red }}</style>
+<script>var tracking = "do not read me";</script>
+<nav><ul>{nav}</ul></nav>
+<article><h1>The Long Article</h1>{body}
+<ul><li>first item</li><li>second item<ol><li>nested one</li></ol></li></ul>
+<pre>fn main() {{
+    println!("hi");
+}}</pre>
+<blockquote><p>A quoted line.</p></blockquote>
+<table><tr><th>Name</th><th>Value</th></tr><tr><td>alpha</td><td>1</td></tr><tr><td>beta</td><td>2</td></tr></table>
+</article><aside><form><label>Search <input name="q"></label><button>Go</button></form></aside>
+<footer>{nav}</footer>"#
+    )
+}
+
+const TICKER: &str = r#"<!doctype html><title>Ticker</title><h1>Job</h1><p id="s">Status: waiting</p><p>Unchanged line</p>
+<script>setTimeout(() => { document.getElementById('s').textContent = 'Status: done'; }, 300);</script>"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_pdf_and_diff() {
+    if !chromium_installed() {
+        return;
+    }
+    let page = article();
+    let app = Router::new()
+        .route("/article", get(move || async move { Html(page) }))
+        .route("/ticker", get(|| async { Html(TICKER) }));
+    let base = serve(app).await;
+    let url = format!("{base}/article");
+    let mut f = fixture().await;
+    run(&mut f, &format!("browser open {url}")).await;
+
+    // The article as Markdown: its structure kept, the rest left out, far smaller than the snapshot.
+    let read = run(&mut f, "browser read").await;
+    let md = inside(&read.text, &url);
+    for wanted in [
+        "# The Long Article",
+        "## Section 8",
+        "Paragraph 3.2 explains **one idea** at length, with [a reference](",
+        "`code_3_2()`",
+        "- first item\n- second item\n  1. nested one",
+        "```\nfn main() {\n    println!(\"hi\");\n}\n```",
+        "> A quoted line.",
+        "| Name | Value |\n| --- | --- |\n| alpha | 1 |",
+    ] {
+        assert!(md.contains(wanted), "no {wanted:?} in:\n{md}");
+    }
+    for unwanted in ["Nav link", "tracking", "color: red", "Search", "Go"] {
+        assert!(!md.contains(unwanted), "{unwanted:?} in:\n{md}");
+    }
+    let snapshot = run(&mut f, "browser snapshot").await;
+    let (read_bytes, snapshot_bytes) = (read.raw.stdout.len(), snapshot.raw.stdout.len());
+    assert!(read_bytes * 2 < snapshot_bytes, "read {read_bytes} bytes, snapshot {snapshot_bytes}");
+
+    // One element: a link is its Markdown link.
+    let link = ref_of(&snapshot.text, "link \"Nav link 7\"");
+    let one = run(&mut f, &format!("browser read {link}")).await;
+    assert_eq!(inside(&one.text, &url), format!("[Nav link 7]({base}/n7)"));
+
+    // PDFs: numbered in .clix/browser/ by default, or where asked.
+    let first = run(&mut f, "browser pdf && browser pdf && browser pdf out/article.pdf").await;
+    assert!(first.text.contains("saved .clix/browser/page-2.pdf (PDF, "), "{}", first.text);
+    for path in [".clix/browser/page-1.pdf", ".clix/browser/page-2.pdf", "out/article.pdf"] {
+        let pdf = std::fs::read(f.ws.path().join(path)).unwrap();
+        assert!(pdf.starts_with(b"%PDF-") && pdf.len() > 1000, "{path}: {} bytes", pdf.len());
+    }
+
+    // A page that changes by itself: diff shows the old line gone and the new one.
+    let ticker = format!("{base}/ticker");
+    run(&mut f, &format!("browser open {ticker} && browser snapshot")).await;
+    run(&mut f, "browser wait --text 'Status: done'").await;
+    let diff = run(&mut f, "browser diff").await;
+    let changed = inside(&diff.text, &ticker);
+    assert!(changed.contains("+ - text: Status: done") || changed.contains("+ - paragraph: Status: done"), "{changed}");
+    assert!(
+        changed.contains("- - text: Status: waiting") || changed.contains("- - paragraph: Status: waiting"),
+        "{changed}"
+    );
+    assert!(!changed.contains("Unchanged line"), "{changed}");
+    let again = run(&mut f, "browser diff").await;
+    assert!(again.text.starts_with("nothing changed since the last snapshot"), "{}", again.text);
+}

@@ -13,14 +13,20 @@ use crate::error::{BrowserError, Result};
 
 /// The Markdown of `this` (an element, or the document's body), made in
 /// the page: headings, paragraphs, lists, links, code, quotes and tables;
-/// navigation, scripts, styles, forms' controls and hidden elements left out.
+/// navigation, sidebars, footers, scripts, styles, form controls and hidden
+/// elements left out (unless the element asked for is one).
 const READER: &str = r#"function() {
   const SKIP = new Set(['SCRIPT','STYLE','NOSCRIPT','TEMPLATE','NAV','SVG','CANVAS','IFRAME','OBJECT','EMBED',
     'HEAD','BUTTON','SELECT','INPUT','TEXTAREA','DIALOG','MENU']);
   const INLINE = new Set(['A','SPAN','STRONG','B','EM','I','CODE','SMALL','SUB','SUP','MARK','ABBR','TIME','LABEL',
     'IMG','BR','S','U','Q','CITE','KBD','VAR','DFN','BDI','BDO','DATA','WBR','FONT','DEL','INS','SAMP','OUTPUT']);
-  const hidden = el => el.hidden || el.getAttribute('aria-hidden') === 'true'
-    || (el.checkVisibility ? !el.checkVisibility() : false);
+  // Around the text, not of it: menus, sidebars, footers (unless asked for one).
+  const AROUND = new Set(['ASIDE', 'FOOTER']);
+  const ROLES = new Set(['navigation', 'complementary', 'contentinfo', 'search']);
+  const root = this.nodeType === 9 ? this.body : this;
+  const hidden = el => el !== root && (el.hidden || el.getAttribute('aria-hidden') === 'true'
+    || AROUND.has(el.tagName) || ROLES.has(el.getAttribute('role'))
+    || (el.checkVisibility ? !el.checkVisibility() : false));
   const clean = s => s.split('\n').map(l => l.replace(/\s+/g, ' ').trim()).filter(Boolean).join('\n');
   const kids = node => [...node.childNodes].filter(c => c.nodeType === 3
     || (c.nodeType === 1 && !SKIP.has(c.tagName) && !hidden(c)));
@@ -85,7 +91,8 @@ const READER: &str = r#"function() {
     flush();
     return out.join('\n\n');
   };
-  return render(this.nodeType === 9 ? this.body : this);
+  // The root itself as the one child of a stand-in, so an element asked for keeps its own form.
+  return render({childNodes: [root]});
 }"#;
 
 impl Browser {
