@@ -46,7 +46,7 @@ mod snapshot;
 
 pub use boundary::mark_untrusted;
 pub use browser::{
-    Browser, CANDIDATES, Change, ConsoleMessage, Dialog, Level, PageError, Property, Request, Requests,
+    Browser, CANDIDATES, Change, ConsoleMessage, Dialog, FrameInfo, Level, PageError, Property, Request, Requests,
     SHOWN_REQUESTS, Since, Snapshot, TabInfo, WaitFor, find_executable, normalize_url, url_matches,
 };
 pub use browser::{Cookie, Item, OriginStorage, SavedState, StorageKind};

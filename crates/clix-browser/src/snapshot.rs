@@ -91,31 +91,74 @@ pub fn render(
     root: Option<i64>,
     ref_for: &mut dyn FnMut(i64) -> String,
 ) -> Rendered {
-    let parsed: Vec<(String, AxNode)> = nodes.iter().filter_map(parse).collect();
-    let Some(first) = parsed.first().map(|(id, _)| id.clone()) else { return Rendered::default() };
+    let page = Document { nodes, owner: None, label: String::new() };
+    render_documents(&[page], options, root, &mut |_, backend| ref_for(backend))
+}
+
+/// One document of a page: the page's own (the first), or a frame's,
+/// shown under its `<iframe>` element in another.
+#[derive(Debug, Clone)]
+pub(crate) struct Document<'a> {
+    /// Its accessibility tree, as `Accessibility.getFullAXTree` sends it.
+    pub(crate) nodes: &'a [Value],
+    /// The document its `<iframe>` is in (an index into the list) and that
+    /// element's DOM node there; `None` for the page.
+    pub(crate) owner: Option<(usize, i64)>,
+    /// The line shown in the element's place: `iframe "Title" (URL)`.
+    pub(crate) label: String,
+}
+
+/// Renders the page's document (the first of `documents`) as [`render`]
+/// does, each frame's document indented under its frame's line, which
+/// stands in the place of its `<iframe>` even with `-i`; `ref_for` gets the
+/// document's index and the DOM node. `root` is a DOM node of the page's.
+pub(crate) fn render_documents(
+    documents: &[Document],
+    options: SnapshotOptions,
+    root: Option<i64>,
+    ref_for: &mut dyn FnMut(usize, i64) -> String,
+) -> Rendered {
+    let parsed: Vec<Vec<(String, AxNode)>> =
+        documents.iter().map(|d| d.nodes.iter().filter_map(parse).collect()).collect();
+    let Some(page) = parsed.first() else { return Rendered::default() };
+    let Some(first) = page.first().map(|(id, _)| id.as_str()) else { return Rendered::default() };
     let start = match root {
-        Some(backend) => match parsed.iter().find(|(_, n)| n.backend == Some(backend)) {
-            Some((id, _)) => id.clone(),
+        Some(backend) => match page.iter().find(|(_, n)| n.backend == Some(backend)) {
+            Some((id, _)) => id.as_str(),
             None => return Rendered::default(),
         },
         None => first,
     };
-    let by_id: HashMap<&str, &AxNode> = parsed.iter().map(|(id, n)| (id.as_str(), n)).collect();
+    let by_id: Vec<HashMap<&str, &AxNode>> =
+        parsed.iter().map(|nodes| nodes.iter().map(|(id, n)| (id.as_str(), n)).collect()).collect();
+    // (document, element) → the frame document shown in its place.
+    let framed: HashMap<(usize, i64), usize> =
+        documents.iter().enumerate().filter_map(|(i, d)| d.owner.map(|owner| (owner, i))).collect();
     let mut out = Rendered::default();
     // Explicit stack: a hostile page can nest elements deeper than any call stack.
-    // (node id, shown depth, name of the nearest shown ancestor)
-    let mut stack: Vec<(&str, usize, String)> = vec![(start.as_str(), 0, String::new())];
-    while let Some((id, depth, parent_name)) = stack.pop() {
-        let Some(node) = by_id.get(id) else { continue };
+    let mut stack = vec![Visit { document: 0, id: start, depth: 0, level: 0, parent_name: String::new() }];
+    while let Some(Visit { document, id, depth, level, parent_name }) = stack.pop() {
+        let Some(node) = by_id[document].get(id) else { continue };
+        let indent = if options.interactive { level } else { depth };
+        let fits = options.depth.is_none_or(|max| depth < max);
+        if let Some(&inner) = node.backend.and_then(|b| framed.get(&(document, b))) {
+            if fits {
+                out.lines.push(format!("{}- {}", "  ".repeat(indent), documents[inner].label));
+                if let Some((id, _)) = parsed[inner].first() {
+                    let parent_name = String::new();
+                    stack.push(Visit { document: inner, id, depth: depth + 1, level: level + 1, parent_name });
+                }
+            }
+            continue;
+        }
         let shown = shows(node, options, &parent_name);
         let child_depth = if shown { depth + 1 } else { depth };
-        if shown && options.depth.is_none_or(|max| depth < max) {
+        if shown && fits {
             let reference = node.backend.filter(|_| is_interactive(&node.role)).map(|b| {
-                let r = ref_for(b);
+                let r = ref_for(document, b);
                 out.refs.push((r.clone(), b));
                 r
             });
-            let indent = if options.interactive { 0 } else { depth };
             out.lines.push(format!("{}{}", "  ".repeat(indent), line(node, reference.as_deref())));
         }
         if options.depth.is_some_and(|max| child_depth > max) {
@@ -123,10 +166,20 @@ pub fn render(
         }
         let name = if shown { node.name.clone() } else { parent_name };
         for child in node.children.iter().rev() {
-            stack.push((child.as_str(), child_depth, name.clone()));
+            stack.push(Visit { document, id: child.as_str(), depth: child_depth, level, parent_name: name.clone() });
         }
     }
     out
+}
+
+/// A node still to render: its document, id, shown depth, frame nesting
+/// level, and the name of its nearest shown ancestor.
+struct Visit<'a> {
+    document: usize,
+    id: &'a str,
+    depth: usize,
+    level: usize,
+    parent_name: String,
 }
 
 fn is_interactive(role: &str) -> bool {
@@ -304,6 +357,35 @@ mod tests {
             render(&[json!(1), json!({"x": 2})], SnapshotOptions::default(), None, &mut refs()),
             Rendered::default()
         );
+    }
+
+    #[test]
+    fn a_frame_is_shown_under_its_element_with_its_own_refs() {
+        let outer = vec![
+            node("1", "RootWebArea", "Shop", &["2", "3"], 11),
+            node("2", "button", "Top", &[], 12),
+            node("3", "Iframe", "Pay", &[], 13),
+        ];
+        let inner = vec![node("1", "RootWebArea", "Payment", &["2"], 11), node("2", "button", "Pay now", &[], 12)];
+        let documents = [
+            Document { nodes: &outer, owner: None, label: String::new() },
+            Document { nodes: &inner, owner: Some((0, 13)), label: "iframe \"Pay\" (http://pay.test/)".into() },
+        ];
+        let mut named = |document: usize, backend: i64| format!("e{document}-{backend}");
+        let out = render_documents(&documents, SnapshotOptions::default(), None, &mut named);
+        assert_eq!(
+            out.lines,
+            [
+                "- button \"Top\" [ref=e0-12]",
+                "- iframe \"Pay\" (http://pay.test/)",
+                "  - button \"Pay now\" [ref=e1-12]"
+            ]
+        );
+        let interactive = SnapshotOptions { interactive: true, ..SnapshotOptions::default() };
+        let out = render_documents(&documents, interactive, None, &mut named);
+        assert_eq!(out.lines[1..], ["- iframe \"Pay\" (http://pay.test/)", "  - button \"Pay now\" [ref=e1-12]"]);
+        let shallow = SnapshotOptions { depth: Some(1), ..SnapshotOptions::default() };
+        assert_eq!(render_documents(&documents, shallow, None, &mut named).lines.len(), 2);
     }
 
     #[test]

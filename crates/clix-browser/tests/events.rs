@@ -247,3 +247,106 @@ async fn requests_are_listed_waited_for_and_blocked() {
     assert!(b.requests(Some("(")).is_err());
     b.close().await;
 }
+
+/// A frame's page: a field and a button that send the field's value to
+/// the frame's own server, which records it with the host it was sent to.
+const INNER: &str = r#"<!doctype html><title>Inner</title><p>inside a frame</p>
+<input aria-label="Word">
+<button onclick="console.log('sent from ' + location.host);
+  fetch('/clicked', {method: 'POST', body: document.querySelector('input').value})">Send</button>"#;
+
+/// Two listeners on 127.0.0.1 (two origins); `/framed` on the first holds
+/// a same-origin frame, a cross-origin one (the other port) and a
+/// cross-site one (`localhost`, a process of its own). Each records the
+/// clicks it receives as `host body`.
+async fn serve_frames() -> (String, u16, Arc<Mutex<Vec<String>>>) {
+    let clicks: Arc<Mutex<Vec<String>>> = Arc::default();
+    let mut ports = Vec::new();
+    let mut listeners = Vec::new();
+    for _ in 0..2 {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        ports.push(listener.local_addr().unwrap().port());
+        listeners.push(listener);
+    }
+    let other = ports[1];
+    let framed = format!(
+        r#"<!doctype html><title>Framed</title><h1>Top</h1>
+<iframe title="Same" src="/inner" width="500" height="150"></iframe>
+<iframe title="Other port" src="http://127.0.0.1:{other}/inner" width="500" height="150"></iframe>
+<div style="height: 900px"></div>
+<iframe title="Other site" src="http://localhost:{other}/inner" width="500" height="150"></iframe>"#
+    );
+    for listener in listeners {
+        let (framed, clicks) = (framed.clone(), Arc::clone(&clicks));
+        let app = Router::new()
+            .route("/framed", get(move || async move { axum::response::Html(framed) }))
+            .route("/inner", get(|| async { axum::response::Html(INNER) }))
+            .route(
+                "/clicked",
+                post(move |headers: axum::http::HeaderMap, body: String| {
+                    let clicks = Arc::clone(&clicks);
+                    async move {
+                        let host = headers.get("host").and_then(|h| h.to_str().ok()).unwrap_or_default().to_string();
+                        clicks.lock().unwrap().push(format!("{host} {body}"));
+                        "ok"
+                    }
+                }),
+            );
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    }
+    (format!("http://127.0.0.1:{}", ports[0]), other, clicks)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refs_reach_into_same_origin_cross_origin_and_cross_site_frames() {
+    let (base, other, clicks) = serve_frames().await;
+    let f = fixture();
+    let mut b = launch(&f, &BrowserSettings::default()).await;
+    b.open(&format!("{base}/framed"), &f.ws, LIMIT).await.unwrap();
+    // The frames load after the page's own load event: wait for all three.
+    let end = Instant::now() + Duration::from_secs(20);
+    let mut frames = b.frames().await.unwrap();
+    while frames.len() < 4 && Instant::now() < end {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        frames = b.frames().await.unwrap();
+    }
+    let listed: Vec<(Option<usize>, &str, &str, bool)> =
+        frames.iter().map(|f| (f.parent, f.url.as_str(), f.title.as_str(), f.separate)).collect();
+    let cross_site = format!("http://localhost:{other}/inner");
+    assert_eq!(listed.len(), 4, "{listed:#?}");
+    assert_eq!(listed[0], (None, format!("{base}/framed").as_str(), "Framed", false));
+    assert!(listed.contains(&(Some(1), format!("{base}/inner").as_str(), "Same", false)), "{listed:#?}");
+    let other_port = format!("http://127.0.0.1:{other}/inner");
+    assert!(listed.contains(&(Some(1), other_port.as_str(), "Other port", false)), "{listed:#?}");
+    assert!(listed.contains(&(Some(1), cross_site.as_str(), "Other site", true)), "{listed:#?}");
+
+    // The snapshot shows each frame under its line, indented.
+    let snap = b.snapshot(SnapshotOptions { compact: true, ..Default::default() }, None).await.unwrap();
+    let boundary = format!("- iframe \"Other site\" ({cross_site})");
+    let at = snap.lines.iter().position(|l| l.trim_start() == boundary).unwrap_or_else(|| panic!("{:#?}", snap.lines));
+    let indent = snap.lines[at].len() - snap.lines[at].trim_start().len();
+    assert!(snap.lines[at + 1].starts_with(&" ".repeat(indent + 2)), "{:#?}", snap.lines);
+    let inside: Vec<&String> = snap.lines[at + 1..].iter().take(3).collect();
+    assert!(inside.iter().any(|l| l.contains("textbox \"Word\" [ref=")), "{inside:#?}");
+    assert_eq!(snap.lines.iter().filter(|l| l.contains("button \"Send\" [ref=")).count(), 3, "{:#?}", snap.lines);
+
+    // In the cross-site frame (below the fold): fill, then click by ref; the frame's server sees it.
+    let word = ref_of(&snap.lines[at..], "textbox \"Word\"");
+    let send = ref_of(&snap.lines[at..], "button \"Send\"");
+    b.fill(&word, "far away", LIMIT).await.unwrap();
+    assert_eq!(b.get(Property::Value, Some(&word)).await.unwrap(), "far away");
+    b.click(&send, LIMIT).await.unwrap();
+    b.wait_request("/clicked", LIMIT).await.unwrap();
+    assert_eq!(clicks.lock().unwrap().as_slice(), [format!("localhost:{other} far away")]);
+    // Its console reaches the tab's.
+    let console = b.console(Level::All, false).unwrap().entries;
+    assert!(console.iter().any(|m| m.text == format!("sent from localhost:{other}")), "{console:#?}");
+
+    // And in the same-origin frame.
+    let same = snap.lines.iter().position(|l| l.contains("iframe \"Same\"")).unwrap();
+    b.fill(&ref_of(&snap.lines[same..], "textbox \"Word\""), "near", LIMIT).await.unwrap();
+    b.click(&ref_of(&snap.lines[same..], "button \"Send\""), LIMIT).await.unwrap();
+    b.wait_request("/clicked", LIMIT).await.unwrap();
+    assert_eq!(clicks.lock().unwrap().last().unwrap(), &format!("{} near", base.trim_start_matches("http://")));
+    b.close().await;
+}

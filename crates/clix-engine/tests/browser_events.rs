@@ -100,6 +100,7 @@ async fn an_agent_sees_errors_answers_dialogs_and_watches_requests() {
         "browser block <pattern>",
         "browser unblock [pattern]",
         "[--request RE]",
+        "browser frame [--json]",
     ] {
         assert!(help.text.contains(line), "{line} not in:\n{}", help.text);
     }
@@ -143,4 +144,61 @@ async fn an_agent_sees_errors_answers_dialogs_and_watches_requests() {
     let unblocked = run(&mut f, "browser unblock && browser reload").await;
     assert!(unblocked.text.contains("nothing is blocked now"), "{}", unblocked.text);
     assert_eq!(ads.load(Ordering::SeqCst), 1);
+}
+
+/// A page on one port framing a page of another listener through
+/// `localhost` (another site, so a process of its own); the framed
+/// button's click reaches its server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_clicks_inside_a_cross_site_frame_by_ref() {
+    if !chromium_installed() {
+        return;
+    }
+    let clicked = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&clicked);
+    let inner = Router::new()
+        .route(
+            "/pay",
+            get(|| async {
+                axum::response::Html("<title>Pay</title><button onclick=\"fetch('/paid')\">Pay now</button>")
+            }),
+        )
+        .route(
+            "/paid",
+            get(move || {
+                counted.fetch_add(1, Ordering::SeqCst);
+                async { "paid" }
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move { axum::serve(listener, inner).await.unwrap() });
+    let page = format!(
+        "<title>Checkout</title><h1>Checkout</h1><iframe title=\"Payment\" src=\"http://localhost:{port}/pay\"></iframe>"
+    );
+    let outer = Router::new().route("/", get(move || async move { axum::response::Html(page) }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, outer).await.unwrap() });
+    let mut f = fixture().await;
+
+    let opened = run(&mut f, &format!("browser open {url} && browser wait --text Checkout && browser frame")).await;
+    let frame = format!("\"Payment\" http://localhost:{port}/pay (in 1, a process of its own)");
+    let mut listed = opened.text.clone();
+    for _ in 0..100 {
+        if listed.contains(&frame) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        listed = run(&mut f, "browser frame").await.text;
+    }
+    assert!(listed.contains(&frame), "{listed}");
+    let snap = run(&mut f, "browser snapshot -i").await;
+    let boundary = format!("- iframe \"Payment\" (http://localhost:{port}/pay)");
+    let at = snap.text.find(&boundary).unwrap_or_else(|| panic!("{}", snap.text));
+    assert!(snap.text[at..].lines().nth(1).unwrap().starts_with("  - button \"Pay now\" [ref="), "{}", snap.text);
+    let pay = ref_of(&snap.text[at..], "\"Pay now\"");
+    let paid = run(&mut f, &format!("browser click {pay} && browser wait --request /paid")).await;
+    assert!(paid.text.contains(&format!("GET 200 http://localhost:{port}/paid")), "{}", paid.text);
+    assert_eq!(clicked.load(Ordering::SeqCst), 1);
 }

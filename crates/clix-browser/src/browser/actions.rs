@@ -72,8 +72,10 @@ impl Browser {
 
     /// The centre of the element on screen, scrolled into view first.
     async fn centre(&self, reference: &str, backend: i64) -> Result<(f64, f64)> {
-        let _ = self.on_page("DOM.scrollIntoViewIfNeeded", json!({"backendNodeId": backend})).await;
-        let quads = self.on_page("DOM.getContentQuads", json!({"backendNodeId": backend})).await.ok();
+        let _ = self.on_node(backend, "DOM.scrollIntoViewIfNeeded", json!({})).await;
+        // A node of an out-of-process frame has its frame's coordinates.
+        let (dx, dy) = self.frame_offset(backend).await?;
+        let quads = self.on_node(backend, "DOM.getContentQuads", json!({})).await.ok();
         let quad: Vec<f64> = quads
             .as_ref()
             .and_then(|q| q.pointer("/quads/0"))
@@ -87,7 +89,7 @@ impl Browser {
         }
         let x = (quad[0] + quad[2] + quad[4] + quad[6]) / 4.0;
         let y = (quad[1] + quad[3] + quad[5] + quad[7]) / 4.0;
-        Ok((x, y))
+        Ok((x + dx, y + dy))
     }
 
     async fn mouse(&self, kind: &str, (x, y): (f64, f64), clicks: u32) -> Result<()> {
@@ -250,7 +252,7 @@ impl Browser {
             }
             r if r.starts_with('@') => {
                 let backend = self.element(r).await?;
-                self.on_page("DOM.scrollIntoViewIfNeeded", json!({"backendNodeId": backend})).await?;
+                self.on_node(backend, "DOM.scrollIntoViewIfNeeded", json!({})).await?;
             }
             other => {
                 return Err(BrowserError::Usage(format!("scroll where? {other:?}: use up, down or @eN")));

@@ -102,6 +102,7 @@ impl Browser {
             host_profile,
             started,
             watch,
+            frame_nodes: Default::default(),
         };
         browser
             .call(
@@ -146,6 +147,10 @@ fn chromium_argv(exe: &Path, settings: &BrowserSettings, rules: &HostRules, prof
         "--disable-sync".into(),
         "--disable-breakpad".into(),
         "--mute-audio".into(),
+        // Cross-site frames in processes of their own, in every build (the
+        // headless shell leaves it off): a hostile frame shares no memory
+        // with the page, and frames are read the one way `frames` knows.
+        "--site-per-process".into(),
         "--hide-scrollbars".into(),
         "--force-webrtc-ip-handling-policy=disable_non_proxied_udp".into(),
         format!("--user-data-dir={}", profile.display()),

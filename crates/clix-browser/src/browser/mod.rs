@@ -13,11 +13,12 @@ use tokio::sync::broadcast;
 use crate::cdp::{Cdp, CdpError, Event};
 use crate::error::{BrowserError, Result};
 use crate::settings::{BrowserSettings, HostRules};
-use crate::snapshot::{Rendered, SnapshotOptions, render};
+use crate::snapshot::SnapshotOptions;
 
 mod actions;
 mod address;
 mod content;
+mod frames;
 mod launch;
 mod state;
 mod network;
@@ -26,6 +27,7 @@ mod races;
 mod watch;
 
 pub use address::{normalize_url, url_matches};
+pub use frames::FrameInfo;
 pub use launch::{CANDIDATES, find_executable};
 pub use state::{Cookie, Item, OriginStorage, SavedState, StorageKind};
 pub use network::{Request, Requests, SHOWN_REQUESTS};
@@ -205,6 +207,8 @@ pub struct Browser {
     pub started: Instant,
     /// What the pages did (console, errors, dialogs, requests), collected as it happens.
     watch: watch::Watch,
+    /// What the refs into out-of-process frames stand for.
+    frame_nodes: frames::FrameNodes,
 }
 
 impl Browser {
@@ -577,31 +581,6 @@ impl Browser {
         Ok(change)
     }
 
-    /// The current tab's tree, fetched once and rendered once per view
-    /// (options, and the DOM node to start from).
-    async fn rendered(&mut self, views: &[(SnapshotOptions, Option<i64>)]) -> Result<Vec<Rendered>> {
-        let tree = self.on_page("Accessibility.getFullAXTree", json!({})).await?;
-        let nodes = tree.get("nodes").and_then(Value::as_array).cloned().unwrap_or_default();
-        let document = self.document().await?;
-        let target = self.tab()?.target.clone();
-        let (refs, by_node, next) = (&mut self.refs, &mut self.by_node, &mut self.next_ref);
-        let mut ref_for = |backend: i64| {
-            by_node
-                .entry((target.clone(), document.clone(), backend))
-                .or_insert_with(|| {
-                    let name = format!("e{next}");
-                    *next += 1;
-                    refs.insert(
-                        name.clone(),
-                        RefTarget { target: target.clone(), document: document.clone(), backend },
-                    );
-                    name
-                })
-                .clone()
-        };
-        Ok(views.iter().map(|&(options, root)| render(&nodes, options, root, &mut ref_for)).collect())
-    }
-
     /// `browser snapshot`: the page as lines with refs; `selector` scopes it.
     pub async fn snapshot(&mut self, options: SnapshotOptions, selector: Option<&str>) -> Result<Snapshot> {
         let root = match selector {
@@ -691,7 +670,7 @@ impl Browser {
 
     /// Runs `function` (a JS function source) with `this` = the element.
     async fn on_element(&self, backend: i64, function: &str, args: &[Value]) -> Result<Value> {
-        let resolved = self.on_page("DOM.resolveNode", json!({"backendNodeId": backend})).await.map_err(|_| {
+        let resolved = self.on_node(backend, "DOM.resolveNode", json!({})).await.map_err(|_| {
             BrowserError::Ref(
                 "that element is gone from the page (it changed); take a new snapshot: browser snapshot -i".into(),
             )
@@ -699,7 +678,8 @@ impl Browser {
         let object = resolved.pointer("/object/objectId").cloned().unwrap_or(Value::Null);
         let arguments: Vec<Value> = args.iter().map(|a| json!({"value": a})).collect();
         let answer = self
-            .on_page(
+            .in_frame_of(
+                backend,
                 "Runtime.callFunctionOn",
                 json!({"objectId": object, "functionDeclaration": function, "arguments": arguments,
                        "returnByValue": true, "awaitPromise": true}),

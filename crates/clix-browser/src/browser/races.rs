@@ -119,6 +119,7 @@ fn scripted(mut script: impl FnMut(&str, &Value) -> Reply + Send + 'static) -> B
         host_profile: None,
         started: Instant::now(),
         watch,
+        frame_nodes: Default::default(),
     };
     browser.refs.insert("e1".into(), RefTarget { target: "T".into(), document: "L1".into(), backend: 7 });
     browser

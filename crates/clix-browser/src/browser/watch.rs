@@ -96,14 +96,25 @@ pub(crate) struct TabLog {
     pub(crate) requests: RequestLog,
 }
 
+/// An out-of-process frame (a cross-site `<iframe>`, a target of its own).
+#[derive(Debug, Clone)]
+pub(crate) struct OopFrame {
+    /// Its frame id, which is also its target id.
+    pub(crate) frame: String,
+    /// The session of the frame it is in (the tab's, or another frame's).
+    pub(crate) parent: String,
+}
+
 /// Everything collected, shared by the reading thread and the browser.
 #[derive(Debug, Default)]
 pub(crate) struct Logs {
     pub(crate) tabs: HashMap<String, TabLog>,
-    /// Sessions of out-of-process frames, and the tab session each belongs to.
+    /// Sessions attached to a tab's (out-of-process frames, workers), and
+    /// the tab session each belongs to.
     pub(crate) frames: HashMap<String, String>,
-    /// Each frame session's frame (target) id.
-    pub(crate) frame_ids: HashMap<String, String>,
+    /// Out-of-process frames: each one's session, with its frame id and
+    /// the session of its parent frame.
+    pub(crate) oop_frames: HashMap<String, OopFrame>,
     /// URL patterns whose requests fail (`browser block`).
     pub(crate) blocked: Vec<String>,
     /// The answer when nothing is armed: accept (true) or dismiss.
@@ -206,18 +217,20 @@ fn note(logs: &mut Logs, e: &Event, outbox: &Outbox) {
             outbox.send(Some(session), "Fetch.failRequest", json!({"requestId": id, "errorReason": "BlockedByClient"}));
         }
         "Target.attachedToTarget" => {
-            let child = text("/sessionInfo/sessionId");
-            let target = text("/targetInfo/targetId");
+            let child = text("/sessionId");
             let root = logs.tab_of(session);
             logs.frames.insert(child.clone(), root);
-            logs.frame_ids.insert(child.clone(), target);
+            if text("/targetInfo/type") == "iframe" {
+                let frame = OopFrame { frame: text("/targetInfo/targetId"), parent: session.to_string() };
+                logs.oop_frames.insert(child.clone(), frame);
+            }
             let blocked = logs.blocked.clone();
             super::network::watch_session(outbox, &child, &blocked);
         }
         "Target.detachedFromTarget" => {
             let child = text("/sessionId");
             logs.frames.remove(&child);
-            logs.frame_ids.remove(&child);
+            logs.oop_frames.remove(&child);
         }
         method if method.starts_with("Network.") => {
             if let Some(failed) = logs.tab(session).requests.note(method, p) {

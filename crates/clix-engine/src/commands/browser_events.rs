@@ -64,14 +64,23 @@ pub(super) const UNBLOCK: Syntax = Syntax {
     operands_from_stdin: false,
 };
 
+pub(super) const FRAME: Syntax = Syntax {
+    name: "browser frame",
+    operands: &[],
+    options: ONLY_JSON,
+    options_first: false,
+    operands_from_stdin: false,
+};
+
 /// The lines `browser --help` shows for these subcommands.
-pub(super) const SUMMARIES: [(&Syntax, &str); 6] = [
+pub(super) const SUMMARIES: [(&Syntax, &str); 7] = [
     (&CONSOLE, "the page's console messages since the last look (--clear drops them unread)"),
     (&ERRORS, "uncaught exceptions and failed requests (HTTP ≥ 400, network errors) since the last look"),
     (&DIALOG, "answer the next alert/confirm/prompt: accept (with prompt TEXT) or dismiss"),
     (&REQUESTS, "this tab's requests: method, status, URL, bytes, time; --filter RE on the URL"),
     (&BLOCK, "fail requests whose URL matches (a glob with *, or any URL containing it), in every tab"),
     (&UNBLOCK, "stop blocking a pattern (all of them with none)"),
+    (&FRAME, "list the page's frames (iframes); snapshot shows each under its iframe line, refs reach into them"),
 ];
 
 /// One of these subcommands' results: the text, and the JSON for `--json`.
@@ -89,6 +98,7 @@ pub(super) async fn act(browser: &mut Browser, sub: &str, parsed: &Parsed) -> Op
         "requests" => requests(browser, parsed),
         "block" => block(browser, parsed, true).await,
         "unblock" => block(browser, parsed, false).await,
+        "frame" => frames(browser).await,
         _ => return None,
     })
 }
@@ -203,6 +213,23 @@ async fn block(browser: &mut Browser, parsed: &Parsed, on: bool) -> Result<Shown
         format!("blocked in every tab (requests fail as blocked by the client): {}\n", blocked.join(", "))
     };
     Ok(Shown { text, json: json!({"blocked": blocked}) })
+}
+
+async fn frames(browser: &mut Browser) -> Result<Shown, BrowserError> {
+    let frames = browser.frames().await?;
+    let mut text = String::new();
+    for f in &frames {
+        let place = match f.parent {
+            None => "the page".to_string(),
+            Some(p) if f.separate => format!("in {p}, a process of its own"),
+            Some(p) => format!("in {p}"),
+        };
+        text.push_str(&format!("{} {:?} {} ({place})\n", f.number, one_line(&f.title), f.url));
+    }
+    if frames.len() == 1 {
+        text.push_str("no frames on this page\n");
+    }
+    Ok(Shown { json: json!(frames), text })
 }
 
 /// `browser wait --request RE`.
