@@ -332,7 +332,7 @@ fn article() -> String {
 <pre>fn main() {{
     println!("hi");
 }}</pre>
-<blockquote><p>A quoted line.</p></blockquote>
+<blockquote><p>A quoted line, from <a href="https://example.org/x">elsewhere</a>.</p></blockquote>
 <table><tr><th>Name</th><th>Value</th></tr><tr><td>alpha</td><td>1</td></tr><tr><td>beta</td><td>2</td></tr></table>
 </article><aside><form><label>Search <input name="q"></label><button>Go</button></form></aside>
 <footer>{nav}</footer>"#
@@ -366,7 +366,8 @@ async fn read_pdf_and_diff() {
         "`code_3_2()`",
         "- first item\n- second item\n  1. nested one",
         "```\nfn main() {\n    println!(\"hi\");\n}\n```",
-        "> A quoted line.",
+        "> A quoted line, from [elsewhere](https://example.org/x).",
+        "[a reference](/ref3)",
         "| Name | Value |\n| --- | --- |\n| alpha | 1 |",
     ] {
         assert!(md.contains(wanted), "no {wanted:?} in:\n{md}");
@@ -381,7 +382,7 @@ async fn read_pdf_and_diff() {
     // One element: a link is its Markdown link.
     let link = ref_of(&snapshot.text, "link \"Nav link 7\"");
     let one = run(&mut f, &format!("browser read {link}")).await;
-    assert_eq!(inside(&one.text, &url), format!("[Nav link 7]({base}/n7)"));
+    assert_eq!(inside(&one.text, &url), "[Nav link 7](/n7)", "a link of the page's own origin is its path");
 
     // PDFs: numbered in .clix/browser/ by default, or where asked.
     let first = run(&mut f, "browser pdf && browser pdf && browser pdf out/article.pdf").await;

@@ -27,6 +27,9 @@ const READER: &str = r#"function() {
   const hidden = el => el !== root && (el.hidden || el.getAttribute('aria-hidden') === 'true'
     || AROUND.has(el.tagName) || ROLES.has(el.getAttribute('role'))
     || (el.checkVisibility ? !el.checkVisibility() : false));
+  // A link on the page's own origin as its path: the address is known, and shorter.
+  const short = a => a.origin === location.origin && a.origin !== 'null'
+    ? a.pathname + a.search + a.hash : a.href;
   const clean = s => s.split('\n').map(l => l.replace(/\s+/g, ' ').trim()).filter(Boolean).join('\n');
   const kids = node => [...node.childNodes].filter(c => c.nodeType === 3
     || (c.nodeType === 1 && !SKIP.has(c.tagName) && !hidden(c)));
@@ -38,7 +41,7 @@ const READER: &str = r#"function() {
     if (t === 'CODE') return el.textContent ? '`' + el.textContent + '`' : '';
     const x = inline(el).trim();
     if (!x) return '';
-    if (t === 'A') return el.href && !/^javascript:/i.test(el.href) ? `[${x}](${el.href})` : x;
+    if (t === 'A') return el.href && !/^javascript:/i.test(el.href) ? `[${x}](${short(el)})` : x;
     if (t === 'STRONG' || t === 'B') return `**${x}**`;
     if (t === 'EM' || t === 'I') return `*${x}*`;
     return inline(el);
