@@ -29,6 +29,10 @@ const DIALOGS: &str = r#"<!doctype html><title>Dialogs</title>
 <button onclick="alert('Saved!'); document.getElementById('out').textContent = 'after alert'">Save</button>
 <p id="out">nothing yet</p>"#;
 
+const LEAVE: &str = r#"<!doctype html><title>Unsaved</title>
+<script>window.onbeforeunload = e => { e.preventDefault(); e.returnValue = ''; };</script>
+<input aria-label="Draft"><a href="/dialogs">Leave</a>"#;
+
 const GALLERY: &str = r#"<!doctype html><title>Gallery</title>
 <img src="/img/pixel.png" alt="pixel">
 <button onclick="setTimeout(() => fetch('/api/save', {method: 'POST', body: 'x'}), 300)">Save later</button>"#;
@@ -48,6 +52,7 @@ async fn serve() -> (String, Hits) {
             "/load-alert",
             get(|| async { axum::response::Html("<title>Hi</title><script>alert('Welcome')</script><p>in</p>") }),
         )
+        .route("/leave", get(|| async { axum::response::Html(LEAVE) }))
         .route("/gallery", get(|| async { axum::response::Html(GALLERY) }))
         .route(
             "/img/{name}",
@@ -196,6 +201,20 @@ async fn dialogs_are_answered_at_once_by_default_or_as_armed() {
     assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
     assert_eq!(alerted.dialogs[0].message, "Saved!");
     assert!(alerted.added.iter().any(|l| l.contains("after alert")), "{alerted:#?}");
+
+    // Leaving a page that asks first: dismissed, the page stays, promptly; accepted, it goes.
+    b.open(&format!("{base}/leave"), &f.ws, LIMIT).await.unwrap();
+    let lines = refs(&mut b).await;
+    b.fill(&ref_of(&lines, "\"Draft\""), "half a thought", LIMIT).await.unwrap();
+    let start = Instant::now();
+    let stayed = b.click(&ref_of(&lines, "\"Leave\""), LIMIT).await.unwrap();
+    assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
+    assert_eq!(stayed.title, "Unsaved", "{stayed:#?}");
+    assert!(stayed.dialogs.iter().any(|d| d.kind == "beforeunload" && !d.accepted), "{stayed:#?}");
+    b.arm_dialog(true, None).unwrap();
+    let left = b.click(&ref_of(&lines, "\"Leave\""), LIMIT).await.unwrap();
+    assert_eq!(left.title, "Dialogs", "{left:#?}");
+    assert!(left.dialogs.iter().any(|d| d.kind == "beforeunload" && d.accepted), "{left:#?}");
     b.close().await;
 
     // With dialog = "accept" a confirm is accepted unarmed.

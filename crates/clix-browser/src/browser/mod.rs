@@ -20,17 +20,17 @@ mod address;
 mod content;
 mod frames;
 mod launch;
-mod state;
 mod network;
 #[cfg(test)]
 mod races;
+mod state;
 mod watch;
 
 pub use address::{normalize_url, url_matches};
 pub use frames::FrameInfo;
 pub use launch::{CANDIDATES, find_executable};
-pub use state::{Cookie, Item, OriginStorage, SavedState, StorageKind};
 pub use network::{Request, Requests, SHOWN_REQUESTS};
+pub use state::{Cookie, Item, OriginStorage, SavedState, StorageKind};
 pub use watch::{ConsoleMessage, Dialog, Level, PageError, Since};
 
 /// A single protocol call that is not a page load: answered in well under this.
@@ -361,6 +361,8 @@ impl Browser {
                 {
                     return Ok(Loaded::Closed);
                 }
+                // Leaving was refused (a beforeunload dialog dismissed): the page stays.
+                Ok(Ok(e)) if e.session.as_deref() == Some(session) && self.stays(&e) => return Ok(Loaded::Page),
                 // The address was a file to save, not a page: no load follows.
                 Ok(Ok(e)) if e.method == "Browser.downloadWillBegin" => {
                     let field = |k: &str| e.params.get(k).and_then(Value::as_str).unwrap_or_default().to_string();

@@ -326,6 +326,16 @@ impl Browser {
         change
     }
 
+    /// Whether `e` opened a beforeunload dialog of the current tab that was
+    /// dismissed, so the navigation it held will not happen.
+    pub(crate) fn stays(&self, e: &Event) -> bool {
+        let asks = e.method == "Page.javascriptDialogOpening"
+            && e.params.get("type").and_then(Value::as_str) == Some("beforeunload");
+        let Ok(session) = self.tab_session() else { return false };
+        // Answered before the event was broadcast: the last dialog is this one.
+        asks && self.watch.lock().tab(&session).dialogs.items.back().is_some_and(|d| !d.accepted)
+    }
+
     /// `browser console [--level L] [--clear]`: the messages at `level`
     /// since the last call; `clear` drops them unread.
     pub fn console(&mut self, level: Level, clear: bool) -> Result<Since<ConsoleMessage>> {
