@@ -25,6 +25,10 @@
 //!   changed on the page;
 //! - the markers that put page text between lines naming its address as
 //!   untrusted content, with a nonce a page cannot forge ([`mark_untrusted`]);
+//! - what a site keeps (cookies, local and session storage): read, set,
+//!   cleared, and saved and loaded as a whole ([`SavedState`]); the page as
+//!   Markdown, as a PDF and as its changes since the last snapshot; files
+//!   put on a file input;
 //! - what pages do besides showing themselves, collected per tab as it
 //!   happens and bounded (console messages, uncaught exceptions, failed
 //!   requests, every request), dialogs answered as they open (an armed
@@ -33,7 +37,8 @@
 //!
 //! It must not present results (the `browser` command in `clix-engine`
 //! prints them and Layer 2 caps them), write workspace files (the command
-//! writes screenshots through the workspace handle), or start Chromium
+//! writes screenshots, PDFs, state files and upload copies through the
+//! workspace handle), or start Chromium
 //! outside `clix-sandbox`.
 
 mod boundary;
