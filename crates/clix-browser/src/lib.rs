@@ -33,7 +33,10 @@
 //!   happens and bounded (console messages, uncaught exceptions, failed
 //!   requests, every request), dialogs answered as they open (an armed
 //!   answer, else `[browser] dialog`), and URL patterns blocked through
-//!   the Fetch domain.
+//!   the Fetch domain;
+//! - frames: every frame's tree shown under its `<iframe>` in a snapshot,
+//!   and refs into same-origin, cross-origin and cross-site frames (the
+//!   last in processes of their own, `--site-per-process`).
 //!
 //! It must not present results (the `browser` command in `clix-engine`
 //! prints them and Layer 2 caps them), write workspace files (the command
