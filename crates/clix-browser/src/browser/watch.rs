@@ -159,7 +159,18 @@ impl Watch {
 
 /// Records one event; answers a dialog and fails a blocked request at once.
 fn note(logs: &mut Logs, e: &Event, outbox: &Outbox) {
-    let Some(session) = e.session.as_deref() else { return };
+    let Some(session) = e.session.as_deref() else {
+        // A tab gone (closed by us or its page): what it did goes with it.
+        if e.method == "Target.detachedFromTarget"
+            && let Some(tab) = e.params.get("sessionId").and_then(Value::as_str)
+        {
+            logs.tabs.remove(tab);
+            logs.frames.retain(|_, of| of != tab);
+            let frames = &logs.frames;
+            logs.oop_frames.retain(|child, _| frames.contains_key(child));
+        }
+        return;
+    };
     let p = &e.params;
     let text = |path: &str| p.pointer(path).and_then(Value::as_str).unwrap_or_default().to_string();
     match e.method.as_str() {
