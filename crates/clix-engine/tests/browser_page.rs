@@ -211,6 +211,19 @@ async fn a_login_survives_state_save_close_and_load_and_its_cookie_is_never_show
     let listed: Vec<&str> = tabs.text.lines().filter(|l| l.contains(" — ")).collect();
     assert_eq!(listed.len(), 1, "the blank tab gave way to the restored one:\n{}", tabs.text);
 
+    // Loaded while a page of another origin is open: the storage goes in a new tab.
+    let elsewhere =
+        serve(Router::new().route("/", get(|| async { Html("<title>Elsewhere</title><p>Other site</p>") }))).await;
+    let line = format!("browser close && browser open {elsewhere}/ && browser state load auth/state.json");
+    let beside = run(&mut f, &line).await;
+    assert!(beside.text.contains("in a new tab 2, now current"), "{}", beside.text);
+    let again = run(&mut f, &format!("browser open {base}/home")).await;
+    assert!(again.text.contains("theme: dark, tab: two"), "{}", again.text);
+    // And on the site itself, in place: the page's storage is back as saved.
+    let in_place =
+        run(&mut f, "browser storage set theme light && browser state load auth/state.json && browser reload").await;
+    assert!(in_place.text.contains("theme: dark") && !in_place.text.contains("new tab"), "{}", in_place.text);
+
     // A cookie set by hand, then all cleared: logged out.
     run(&mut f, "browser cookies set extra 0123456789abcdef").await;
     let two = run(&mut f, "browser cookies").await;

@@ -217,12 +217,14 @@ impl Browser {
         Ok(state)
     }
 
-    /// `browser state load`: sets the cookies, then writes each origin's
-    /// storage in a new tab that stands in for the site (its requests are
-    /// answered with an empty page, so the site sees nothing until it is
-    /// opened). That tab, back on about:blank, becomes the current one and
-    /// keeps the session storage; a blank tab that was current is closed.
-    pub async fn load_state(&mut self, state: &SavedState, limit: Duration) -> Result<()> {
+    /// `browser state load`: sets the cookies, then each origin's storage:
+    /// the current page's origin in place, the others by loading a stand-in
+    /// for the site (the browser answers that tab's requests to those
+    /// origins with an empty page, so the site sees nothing until it is
+    /// opened) in the current tab when it is blank (a new browser, where
+    /// the tab keeps their session storage), else in a new tab, made
+    /// current and returned by number. Either is left on about:blank.
+    pub async fn load_state(&mut self, state: &SavedState, limit: Duration) -> Result<Option<usize>> {
         let cookies: Vec<Value> = state.cookies.iter().map(cookie_param).collect();
         if !cookies.is_empty() {
             self.call(None, "Storage.setCookies", json!({"cookies": cookies})).await.map_err(|e| {
@@ -231,10 +233,24 @@ impl Browser {
                 ))
             })?;
         }
-        let origins: Vec<&OriginStorage> =
+        let mut origins: Vec<&OriginStorage> =
             state.origins.iter().filter(|o| !o.local.is_empty() || !o.session.is_empty()).collect();
         if origins.is_empty() {
-            return Ok(());
+            return Ok(None);
+        }
+        let here = super::text_of(self.eval("location.origin").await?);
+        if let Some(i) = origins.iter().position(|o| o.origin == here) {
+            self.eval(&writer(origins.remove(i))).await?;
+        }
+        if origins.is_empty() {
+            return Ok(None);
+        }
+        if self.url_and_title().await?.0 == "about:blank" {
+            let (target, session) = (self.tab()?.target.clone(), self.tab()?.session.clone());
+            let restored = self.restore_storage(&target, &session, &origins, limit).await;
+            let _ = self.call(None, "Fetch.disable", json!({})).await;
+            self.tabs[self.current].last.clear();
+            return restored.map(|()| None);
         }
         let created = self.call(None, "Target.createTarget", json!({"url": "about:blank"})).await?;
         let target = created.get("targetId").and_then(Value::as_str).unwrap_or_default().to_string();
@@ -244,15 +260,10 @@ impl Browser {
         let _ = self.call(None, "Fetch.disable", json!({})).await;
         let _ = self.call(None, "Target.detachFromTarget", json!({"sessionId": session})).await;
         restored?;
-        let blank_before = self.url_and_title().await.is_ok_and(|(url, _)| url == "about:blank");
         let tab = self.attach(&target).await?;
         self.tabs.push(tab);
-        let old = self.current;
         self.current = self.tabs.len() - 1;
-        if blank_before {
-            self.close_tab(old + 1).await?;
-        }
-        Ok(())
+        Ok(Some(self.tabs.len()))
     }
 
     /// Writes each origin's items through `session`, the tab of `target`,
@@ -316,12 +327,7 @@ impl Browser {
             let (navigated, handled) = tokio::join!(navigate, handle);
             navigated?;
             handled?;
-            let write = format!(
-                "(() => {{ for (const i of {}) localStorage.setItem(i.name, i.value); \
-                          for (const i of {}) sessionStorage.setItem(i.name, i.value); return location.origin; }})()",
-                json!(origin.local),
-                json!(origin.session)
-            );
+            let write = writer(origin);
             let answer = on("Runtime.evaluate", json!({"expression": write, "returnByValue": true})).await?;
             if answer.get("exceptionDetails").is_some() {
                 return Err(BrowserError::Usage(format!(
@@ -333,6 +339,16 @@ impl Browser {
         on("Page.navigate", json!({"url": "about:blank"})).await?;
         Ok(())
     }
+}
+
+/// A script that writes `origin`'s items into the page's storage.
+fn writer(origin: &OriginStorage) -> String {
+    format!(
+        "(() => {{ for (const i of {}) localStorage.setItem(i.name, i.value); \
+                  for (const i of {}) sessionStorage.setItem(i.name, i.value); }})()",
+        json!(origin.local),
+        json!(origin.session)
+    )
 }
 
 /// A saved cookie as `Storage.setCookies` takes it.

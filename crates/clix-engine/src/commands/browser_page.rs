@@ -226,11 +226,15 @@ async fn state(
             let state: SavedState = serde_json::from_slice(&bytes).map_err(|e| {
                 BrowserError::Usage(format!("{shown} is not a state file ({e}); make one with browser state save FILE"))
             })?;
-            browser.load_state(&state, limit).await?;
+            let tab = browser.load_state(&state, limit).await?;
             let what = counted(&state);
+            let place = match tab {
+                Some(n) => format!(" (the storage in a new tab {n}, now current; the page's tab stays)"),
+                None => String::new(),
+            };
             Ok(Shown {
-                text: format!("loaded {what} from {shown}; open the site now: browser open URL\n"),
-                json: json!({ "path": path, "cookies": state.cookies.len(), "origins": state.origins.len() }),
+                text: format!("loaded {what} from {shown}{place}; open the site now: browser open URL\n"),
+                json: json!({ "path": path, "cookies": state.cookies.len(), "origins": state.origins.len(), "tab": tab }),
             })
         }
         other => Err(BrowserError::Usage(format!("state {other}? usage: browser state save|load FILE"))),
