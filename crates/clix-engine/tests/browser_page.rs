@@ -253,8 +253,11 @@ const UPLOAD: &str = r#"<!doctype html><title>Upload</title>
 <form method="post" action="/upload" enctype="multipart/form-data">
 <label>Document <input type="file" name="doc"></label><button>Send</button></form>"#;
 
-/// An upload form, and every request body it received with its content type.
-fn upload_site(received: Arc<Mutex<Vec<(String, Vec<u8>)>>>) -> Router {
+/// Each request body the upload form received, with its content type.
+type Received = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
+
+/// An upload form, and every request body it received (into `received`).
+fn upload_site(received: Received) -> Router {
     let upload = move |headers: HeaderMap, body: Bytes| {
         let received = Arc::clone(&received);
         async move {
@@ -284,7 +287,7 @@ async fn an_upload_reaches_the_server_byte_for_byte_and_only_from_the_workspace(
     if !chromium_installed() {
         return;
     }
-    let received: Arc<Mutex<Vec<(String, Vec<u8>)>>> = Arc::default();
+    let received: Received = Arc::default();
     let base = serve(upload_site(Arc::clone(&received))).await;
     let mut f = fixture().await;
     // Every byte value, and more than one buffer's worth.
