@@ -232,6 +232,13 @@ async fn a_login_survives_state_save_close_and_load_and_its_cookie_is_never_show
     assert!(cleared.text.contains("cleared 2 cookies") && cleared.text.contains("Please log in"), "{}", cleared.text);
 
     // Misuse says how; nothing of the session reached the audit log.
+    let bare = f.engine.run("browser state", None).await;
+    assert_eq!(bare.raw.exit_code, 2, "{}", bare.text);
+    assert!(bare.text.contains("usage: browser state save|load <file>"), "{}", bare.text);
+    let help = f.engine.run("browser --help", None).await;
+    for sub in ["cookies", "storage", "state", "upload", "pdf", "read", "diff"] {
+        assert!(help.text.contains(&format!("browser {sub}")), "no {sub} in:\n{}", help.text);
+    }
     let bad = f.engine.run("browser cookies set only-a-name", None).await;
     assert_eq!(bad.raw.exit_code, 2, "{}", bad.text);
     assert!(bad.text.contains("usage: browser cookies"), "{}", bad.text);
