@@ -247,8 +247,9 @@ pub(super) fn events(change: &Change) -> String {
             (None, true) => "accepted".into(),
             (None, false) => "dismissed".into(),
         };
+        // The page's words, quoted with escapes so they stay one line of the result.
         let how = if d.armed { "as armed" } else { "by the [browser] dialog default; answer the next: browser dialog" };
-        text.push_str(&format!("a {} dialog said {:?}: {answer} ({how})\n", d.kind, one_line(&d.message)));
+        text.push_str(&format!("a {} dialog said {:?}: {answer} ({how})\n", d.kind, shortened(&d.message)));
     }
     if change.errors > 0 {
         let errors =
@@ -267,11 +268,38 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// A dialog's message as an action's result quotes it: one line, at most
+/// [`DIALOG_CHARS`] characters (`--json` has it whole).
+fn shortened(text: &str) -> String {
+    let line = one_line(text);
+    match line.char_indices().nth(DIALOG_CHARS) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line,
+    }
+}
+
+/// The longest dialog message an action's result quotes.
+const DIALOG_CHARS: usize = 300;
+
 fn dropped<T>(text: &mut String, since: &Since<T>) {
     if since.dropped > 0 {
         text.push_str(&format!(
             "({} older entries were dropped before this look: the log keeps the last 1000 per tab)\n",
             since.dropped
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_dialog_message_is_cut_to_one_short_line() {
+        let long = format!("first\nsecond {}", "x".repeat(1000));
+        let short = shortened(&long);
+        assert!(short.starts_with("first second x") && short.ends_with('…'), "{short}");
+        assert_eq!(short.chars().count(), DIALOG_CHARS + 1);
+        assert_eq!(shortened("Delete it?"), "Delete it?");
     }
 }
