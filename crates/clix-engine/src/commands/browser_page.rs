@@ -318,6 +318,7 @@ async fn real_path(io: &CommandIo<'_>, path: &Path) -> bashkit::Result<PathBuf> 
     Ok(done)
 }
 
+/// A folder name no earlier upload took: std's randomly keyed hasher over the time.
 fn rand_u64() -> u64 {
     use std::hash::{BuildHasher, RandomState};
     RandomState::new().hash_one(std::time::SystemTime::now())
