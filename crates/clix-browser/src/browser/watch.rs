@@ -19,6 +19,9 @@ use crate::error::Result;
 
 /// Entries kept per tab of each kind; older ones are dropped and counted.
 pub(crate) const KEPT: usize = 1000;
+/// The longest text kept of one message, error or dialog: a page logging
+/// megabytes costs clix at most `KEPT` times this per kind.
+const TEXT_CHARS: usize = 4000;
 
 /// A console message (`console.log`, `console.error`…, or the browser's own).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -182,7 +185,7 @@ fn note(logs: &mut Logs, e: &Event, outbox: &Outbox) {
             };
             let args = p.get("args").and_then(Value::as_array).cloned().unwrap_or_default();
             let text = args.iter().map(remote_text).collect::<Vec<_>>().join(" ");
-            logs.tab(session).console.push(ConsoleMessage { level: level.into(), text });
+            logs.tab(session).console.push(ConsoleMessage { level: level.into(), text: kept(text) });
         }
         // The browser's own messages; failed requests are reported as errors instead.
         "Log.entryAdded" if text("/entry/source") != "network" => {
@@ -191,7 +194,8 @@ fn note(logs: &mut Logs, e: &Event, outbox: &Outbox) {
                 "warning" => "warn",
                 _ => "info",
             };
-            logs.tab(session).console.push(ConsoleMessage { level: level.into(), text: text("/entry/text") });
+            let text = kept(text("/entry/text"));
+            logs.tab(session).console.push(ConsoleMessage { level: level.into(), text });
         }
         "Runtime.exceptionThrown" => {
             let details = p.get("exceptionDetails").cloned().unwrap_or(Value::Null);
@@ -218,8 +222,8 @@ fn note(logs: &mut Logs, e: &Event, outbox: &Outbox) {
                 params["promptText"] = json!(t);
             }
             outbox.send(Some(session), "Page.handleJavaScriptDialog", params);
-            let dialog =
-                Dialog { kind, message: text("/message"), accepted: answer.accept, text: given, armed: was_armed };
+            let message = kept(text("/message"));
+            let dialog = Dialog { kind, message, accepted: answer.accept, text: given, armed: was_armed };
             logs.tab(session).dialogs.push(dialog);
         }
         "Fetch.requestPaused" => {
@@ -254,8 +258,17 @@ fn note(logs: &mut Logs, e: &Event, outbox: &Outbox) {
 
 fn error(logs: &mut Logs, session: &str, kind: &str, text: String) {
     let tab = logs.tab(session);
-    tab.errors.push(PageError { kind: kind.into(), text });
+    tab.errors.push(PageError { kind: kind.into(), text: kept(text) });
     tab.unreported += 1;
+}
+
+/// `text`, cut to [`TEXT_CHARS`] characters (marked with `…`).
+fn kept(mut text: String) -> String {
+    if let Some((at, _)) = text.char_indices().nth(TEXT_CHARS) {
+        text.truncate(at);
+        text.push('…');
+    }
+    text
 }
 
 /// A console argument as text: a string as it is, else its value or description.
@@ -411,6 +424,14 @@ mod tests {
         assert_eq!(log.items.len(), KEPT);
         assert_eq!(log.dropped, 5);
         assert_eq!(log.items.front(), Some(&5));
+    }
+
+    #[test]
+    fn long_texts_are_cut_when_kept() {
+        let kept_text = kept("é".repeat(TEXT_CHARS + 10));
+        assert_eq!(kept_text.chars().count(), TEXT_CHARS + 1);
+        assert!(kept_text.ends_with('…'));
+        assert_eq!(kept("short".into()), "short");
     }
 
     #[test]
