@@ -295,10 +295,21 @@ async fn serve_frames() -> (String, u16, Arc<Mutex<Vec<String>>>) {
 <div style="height: 900px"></div>
 <iframe title="Other site" src="http://localhost:{other}/inner" width="500" height="150"></iframe>"#
     );
+    // Two levels: a cross-site frame holding a frame of yet another site.
+    let (first, base) = (ports[0], format!("http://127.0.0.1:{}", ports[0]));
+    let nested = format!(
+        r#"<!doctype html><title>Nested</title><iframe title="Outer" src="http://localhost:{other}/nest" width="600" height="300"></iframe>"#
+    );
+    let nest = format!(
+        r#"<!doctype html><title>Nest</title><p>between</p><iframe title="Deeper" src="http://127.0.0.1:{first}/inner" width="500" height="200"></iframe>"#
+    );
     for listener in listeners {
         let (framed, clicks) = (framed.clone(), Arc::clone(&clicks));
+        let (nested, nest) = (nested.clone(), nest.clone());
         let app = Router::new()
             .route("/framed", get(move || async move { axum::response::Html(framed) }))
+            .route("/nested", get(move || async move { axum::response::Html(nested) }))
+            .route("/nest", get(move || async move { axum::response::Html(nest) }))
             .route("/inner", get(|| async { axum::response::Html(INNER) }))
             .route(
                 "/clicked",
@@ -313,7 +324,7 @@ async fn serve_frames() -> (String, u16, Arc<Mutex<Vec<String>>>) {
             );
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     }
-    (format!("http://127.0.0.1:{}", ports[0]), other, clicks)
+    (base, other, clicks)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -367,5 +378,38 @@ async fn refs_reach_into_same_origin_cross_origin_and_cross_site_frames() {
     b.click(&ref_of(&snap.lines[same..], "button \"Send\""), LIMIT).await.unwrap();
     b.wait_request("/clicked", LIMIT).await.unwrap();
     assert_eq!(clicks.lock().unwrap().last().unwrap(), &format!("{} near", base.trim_start_matches("http://")));
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frame_inside_a_cross_site_frame_is_reached_too() {
+    let (base, other, clicks) = serve_frames().await;
+    let f = fixture();
+    let mut b = launch(&f, &BrowserSettings::default()).await;
+    b.open(&format!("{base}/nested"), &f.ws, LIMIT).await.unwrap();
+    let end = Instant::now() + Duration::from_secs(20);
+    let mut frames = b.frames().await.unwrap();
+    while frames.len() < 3 && Instant::now() < end {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        frames = b.frames().await.unwrap();
+    }
+    let listed: Vec<(usize, Option<usize>, &str)> =
+        frames.iter().map(|f| (f.number, f.parent, f.title.as_str())).collect();
+    assert_eq!(listed.len(), 3, "{frames:#?}");
+    let outer = listed.iter().find(|f| f.2 == "Outer").unwrap().0;
+    assert_eq!(frames[outer - 1].url, format!("http://localhost:{other}/nest"));
+    assert!(frames[outer - 1].separate, "{frames:#?}");
+    let deeper = listed.iter().find(|f| f.2 == "Deeper").unwrap();
+    assert_eq!(deeper.1, Some(outer), "the deeper frame is in the outer one: {frames:#?}");
+
+    let snap = b.snapshot(SnapshotOptions { interactive: true, ..Default::default() }, None).await.unwrap();
+    let at =
+        snap.lines.iter().position(|l| l.contains("iframe \"Deeper\"")).unwrap_or_else(|| panic!("{:#?}", snap.lines));
+    assert!(snap.lines[at].starts_with("  - iframe"), "nested one level: {:#?}", snap.lines);
+    assert!(snap.lines[at + 1].starts_with("    - "), "{:#?}", snap.lines);
+    b.fill(&ref_of(&snap.lines[at..], "textbox \"Word\""), "deep", LIMIT).await.unwrap();
+    b.click(&ref_of(&snap.lines[at..], "button \"Send\""), LIMIT).await.unwrap();
+    b.wait_request("/clicked", LIMIT).await.unwrap();
+    assert_eq!(clicks.lock().unwrap().as_slice(), [format!("{} deep", base.trim_start_matches("http://"))]);
     b.close().await;
 }
