@@ -233,9 +233,12 @@ async fn snapshot_sizes(ws: &Path) {
         "| page | page HTML | AX tree (CDP JSON) | `snapshot --full` | `snapshot` (default) | `snapshot -i` | `read` (Markdown) |"
     );
     println!("|---|---|---|---|---|---|---|");
-    for (name, file) in
-        [("long article", "article.html"), ("form-heavy page", "form.html"), ("table, 500 rows", "table.html")]
-    {
+    for (name, file) in [
+        ("long article", "article.html"),
+        ("the article in a site's page", "site.html"),
+        ("form-heavy page", "form.html"),
+        ("table, 500 rows", "table.html"),
+    ] {
         browser.open(file, ws, Duration::from_secs(30)).await.expect("open");
         let html = std::fs::metadata(ws.join(file)).expect("page").len();
         let tree = browser.full_tree_bytes().await.expect("tree");
@@ -270,8 +273,9 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// A long article (headings, paragraphs, links, a nav bar and a footer), a
-/// form-heavy page (60 labelled fields of every kind) and a 500-row table.
+/// A long article (headings, paragraphs, links, a nav bar and a footer),
+/// the same in a news site's page (menus, sidebar, footer), a form-heavy
+/// page (60 labelled fields of every kind) and a 500-row table.
 fn write_pages(ws: &Path) {
     let write = |name: &str, body: String| std::fs::write(ws.join(name), body).expect("page");
     write("counter.html", BUTTON_PAGE.to_string());
@@ -291,6 +295,21 @@ fn write_pages(ws: &Path) {
         }
     }
     article.push_str("</main><footer><a href='/about'>About</a> <a href='/contact'>Contact</a></footer>");
+    // The same article as a news site serves it: a menu of 120 links, a
+    // sidebar of 40 related stories, a search form and a footer of 60 links.
+    let links = |n: usize, what: &str| -> String {
+        (0..n).map(|i| format!("<li><a href='/{what}/{i}'>{what} link number {i}</a></li>")).collect()
+    };
+    let main = &article[article.find("<main>").expect("main")..article.find("</main>").expect("end") + 7];
+    let site = format!(
+        "<title>A long read — The Town Paper</title><header><nav><ul>{}</ul></nav>\
+         <form><input aria-label='Search' name='q'><button>Search</button></form></header>{main}\
+         <aside><h2>Related</h2><ul>{}</ul></aside><footer><ul>{}</ul></footer>",
+        links(120, "menu"),
+        links(40, "related"),
+        links(60, "footer")
+    );
+    write("site.html", site);
     write("article.html", article);
     let mut form = String::from("<title>Application</title><h1>Application form</h1><form>");
     for i in 0..60 {
