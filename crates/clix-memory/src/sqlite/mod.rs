@@ -198,7 +198,11 @@ impl Backend for Sqlite {
         vectors::knn(&self.db, space, query, filter, scope, k).map_err(|e| self.fail(e))
     }
 
-    /// BM25 over FTS5, filters applied inside the query.
+    /// BM25 over FTS5, filters applied inside the query. Ranked first by
+    /// id and score alone, then the best `limit` read with their snippets:
+    /// in one query SQLite's sorter would hold every matching memory's
+    /// columns and snippet, and FTS5 would make a snippet for each. Without
+    /// a filter the ranking does not join the memories at all.
     fn full_text(
         &self,
         query: &str,
@@ -207,24 +211,46 @@ impl Backend for Sqlite {
         limit: usize,
     ) -> Result<Vec<Hit>, MemoryError> {
         let run = || -> rusqlite::Result<Vec<Hit>> {
-            let mut stmt = self.db.prepare_cached(
+            // One snapshot for both steps: a memory forgotten between them
+            // is neither ranked nor shown.
+            let tx = rusqlite::Transaction::new_unchecked(&self.db, TransactionBehavior::Deferred)?;
+            let scope = scope_json(scope);
+            let ranked: Vec<(i64, f64)> = if filter.topic.is_empty() && filter.keyword.is_empty() && scope.is_empty() {
+                let mut stmt = tx.prepare_cached(
+                    "SELECT rowid, -bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH ?1
+                     ORDER BY bm25(memories_fts) LIMIT ?2",
+                )?;
+                stmt.query_map(params![query, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect::<rusqlite::Result<_>>()?
+            } else {
+                let mut stmt = tx.prepare_cached(
+                    "SELECT m.id, -bm25(memories_fts)
+                     FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
+                     WHERE memories_fts MATCH ?1
+                       AND (?2 = '' OR m.topic = ?2)
+                       AND (?3 = '' OR clix_contains(m.text, ?3))
+                       AND (?5 = '' OR m.topic IN (SELECT value FROM json_each(?5)))
+                     ORDER BY bm25(memories_fts) LIMIT ?4",
+                )?;
+                stmt.query_map(params![query, filter.topic, filter.keyword, limit as i64, scope], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })?
+                .collect::<rusqlite::Result<_>>()?
+            };
+            let mut shown = tx.prepare_cached(
                 "SELECT m.id, m.topic, m.kind, m.text, m.created_at, date(m.created_at, 'unixepoch'), m.session,
-                        -bm25(memories_fts) AS score,
                         snippet(memories_fts, 0, '[', ']', '…', 12)
                  FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
-                 WHERE memories_fts MATCH ?1
-                   AND (?2 = '' OR m.topic = ?2)
-                   AND (?3 = '' OR clix_contains(m.text, ?3))
-                   AND (?5 = '' OR m.topic IN (SELECT value FROM json_each(?5)))
-                 ORDER BY bm25(memories_fts) LIMIT ?4",
+                 WHERE memories_fts MATCH ?1 AND memories_fts.rowid = ?2",
             )?;
-            let scope = scope_json(scope);
-            let rows = stmt.query_map(params![query, filter.topic, filter.keyword, limit as i64, scope], |r| {
-                let score: f64 = r.get(7)?;
-                let snippet = r.get(8)?;
-                Ok(Hit { memory: memory(r)?, score, bm25: Some(score), similarity: None, snippet })
-            })?;
-            rows.collect()
+            let mut hits = Vec::with_capacity(ranked.len());
+            for (id, score) in ranked {
+                let hit = shown.query_row(params![query, id], |r| {
+                    Ok(Hit { memory: memory(r)?, score, bm25: Some(score), similarity: None, snippet: r.get(7)? })
+                });
+                hits.push(hit?);
+            }
+            Ok(hits)
         };
         run().map_err(|e| self.fail(e))
     }
@@ -318,5 +344,65 @@ impl Backend for Sqlite {
 
     fn vector_rows(&self, id: i64) -> Result<usize, MemoryError> {
         vectors::rows_of(&self.db, id).map_err(|e| self.fail(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The ranking in two steps gives what one query over every matching
+    /// memory gives: the same scores in the same order, each memory with
+    /// its own score and snippet, with and without each filter.
+    #[test]
+    fn full_text_ranks_as_one_query_over_every_match() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Sqlite::open(&dir.path().join("m.sqlite")).unwrap();
+        let words = ["alpha", "beta", "gamma", "delta", "omega", "kappa", "sigma", "zeta"];
+        for i in 0..400usize {
+            // A skewed vocabulary: the first words are in most memories.
+            let text: Vec<&str> =
+                (0..3 + i % 5).map(|j| words[(i * 7 + j * j * 3) % (1 + j * 2).min(words.len())]).collect();
+            let topic = ["red", "green", "blue"][i % 3];
+            let new = NewMemory { text: &text.join(" "), topic, kind: "note", session: "s" };
+            db.insert(&new, None).unwrap();
+        }
+        db.db.execute("DELETE FROM memories WHERE id % 11 = 0", []).unwrap();
+        let scoped = vec!["red".to_string(), "blue".to_string()];
+        for query in ["alpha OR zeta", "gamma", "omega OR kappa OR sigma", "\"beta gamma\"", "nothingmatches"] {
+            for (topic, keyword, scope) in
+                [("", "", None), ("green", "", None), ("", "delta", None), ("", "", Some(scoped.as_slice()))]
+            {
+                for limit in [1usize, 5, 40] {
+                    let filter = Filter { topic, keyword };
+                    let hits = db.full_text(query, &filter, scope, limit).unwrap();
+                    let every: Vec<(i64, f64)> = db
+                        .db
+                        .prepare(
+                            "SELECT m.id, -bm25(memories_fts) FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
+                             WHERE memories_fts MATCH ?1 AND (?2 = '' OR m.topic = ?2)
+                               AND (?3 = '' OR clix_contains(m.text, ?3))
+                               AND (?4 = '' OR m.topic IN (SELECT value FROM json_each(?4)))
+                             ORDER BY bm25(memories_fts)",
+                        )
+                        .unwrap()
+                        .query_map(params![query, topic, keyword, scope_json(scope)], |r| Ok((r.get(0)?, r.get(1)?)))
+                        .unwrap()
+                        .collect::<rusqlite::Result<_>>()
+                        .unwrap();
+                    let what = format!("{query:?} topic {topic:?} keyword {keyword:?} scope {scope:?} limit {limit}");
+                    let want: Vec<f64> = every.iter().take(limit).map(|e| e.1).collect();
+                    let got: Vec<f64> = hits.iter().map(|h| h.score).collect();
+                    assert_eq!(got, want, "{what}");
+                    for hit in &hits {
+                        let own = every.iter().find(|e| e.0 == hit.memory.id).map(|e| e.1);
+                        assert_eq!(own, Some(hit.score), "{what}: memory {}", hit.memory.id);
+                        assert!(hit.snippet.contains('['), "{what}: snippet {:?}", hit.snippet);
+                        assert!(topic.is_empty() || hit.memory.topic == topic, "{what}");
+                        assert!(hit.memory.text.contains(keyword), "{what}");
+                    }
+                }
+            }
+        }
     }
 }
