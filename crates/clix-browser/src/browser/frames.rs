@@ -241,7 +241,8 @@ impl Browser {
     pub(crate) async fn frame_offset(&self, backend: i64) -> Result<(f64, f64)> {
         let tab = self.tab()?.session.clone();
         let (mut session, _) = self.node_home(backend)?;
-        let mut offset = (0.0, 0.0);
+        // Each <iframe> on the way up: the session it is in, and its node there.
+        let mut owners = Vec::new();
         for _ in 0..NESTING {
             if session == tab {
                 break;
@@ -251,11 +252,23 @@ impl Browser {
             let element = owner.get("backendNodeId").cloned().unwrap_or(Value::Null);
             let _ =
                 self.call(Some(&frame.parent), "DOM.scrollIntoViewIfNeeded", json!({"backendNodeId": element})).await;
-            let model = self.call(Some(&frame.parent), "DOM.getBoxModel", json!({"backendNodeId": element})).await?;
+            owners.push((frame.parent.clone(), element));
+            session = frame.parent;
+        }
+        if owners.is_empty() {
+            return Ok((0.0, 0.0));
+        }
+        // The browser routes a click to a frame by where the page last drew
+        // it, and a frame's scroll reaches the page around it only in a later
+        // frame: wait until the page has drawn twice (at most 100 ms).
+        let drawn = "new Promise(r => { requestAnimationFrame(() => requestAnimationFrame(r)); setTimeout(r, 100); })";
+        let _ = self.call(Some(&tab), "Runtime.evaluate", json!({"expression": drawn, "awaitPromise": true})).await;
+        let mut offset = (0.0, 0.0);
+        for (session, element) in owners {
+            let model = self.call(Some(&session), "DOM.getBoxModel", json!({"backendNodeId": element})).await?;
             let corner =
                 |i: usize| model.pointer(&format!("/model/content/{i}")).and_then(Value::as_f64).unwrap_or(0.0);
             offset = (offset.0 + corner(0), offset.1 + corner(1));
-            session = frame.parent;
         }
         Ok(offset)
     }
