@@ -186,6 +186,16 @@ mod tests {
     }
 
     #[test]
+    fn a_dialog_answer_is_dismiss_or_accept() {
+        use clix_common::settings::Validate;
+        let with = |d: &str| BrowserSettings { dialog: d.into(), ..BrowserSettings::default() }.validate();
+        assert!(with("dismiss").is_empty() && with("accept").is_empty());
+        let bad = with("ignore");
+        assert_eq!(bad.len(), 1);
+        assert_eq!(bad[0].key, "dialog");
+    }
+
+    #[test]
     fn window_sizes_parse_or_say_what_is_wrong() {
         let with = |w: &str| BrowserSettings { window: w.into(), ..BrowserSettings::default() }.window_size();
         assert_eq!(with("800x600"), Ok((800, 600)));
