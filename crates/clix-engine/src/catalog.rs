@@ -131,10 +131,12 @@ impl Catalog {
         for spec in &self.mcp {
             text.push_str(&format!("  {:width$}  {}\n", spec.name, spec.summary));
             for (_, tool) in tools.iter().filter(|(server, _)| *server == spec.name) {
+                // Written whole, server first: a model that sees the tool
+                // indented under its server alone calls it by another name.
                 let call = if tool.synopsis.is_empty() { &tool.name } else { &tool.synopsis };
                 let output = if tool.output.is_empty() { String::new() } else { format!(" → {}", tool.output) };
                 let summary = tool.description.lines().next().unwrap_or_default();
-                text.push_str(&format!("    {call}{output}\n      {summary}\n"));
+                text.push_str(&format!("    {} {call}{output}\n      {summary}\n", spec.name));
             }
         }
         text
@@ -183,21 +185,22 @@ mod tests {
                 .collect();
             let catalog = Catalog { mcp: vec![server("a"), server("b")], mcp_tools, ..Catalog::default() };
             let section = catalog.mcp_section();
-            let lines: Vec<&str> = section.lines().filter(|l| l.starts_with("    tool")).collect();
+            let lines: Vec<&str> =
+                section.lines().filter(|l| l.starts_with("    a tool") || l.starts_with("    b tool")).collect();
             assert_eq!(lines.len(), listed, "{known} known:\n{section}");
             // How each is called, its result's shape when it has one, and
             // its summary on the line after.
             if listed > 0 {
-                assert!(section.contains("    tool0 --n INT → {rows:[{id}]}\n      does 0\n"), "{section}");
+                assert!(section.contains("    a tool0 --n INT → {rows:[{id}]}\n      does 0\n"), "{section}");
             }
             if listed > 1 {
-                assert!(section.contains("    tool1 --n INT\n      does 1\n"), "{section}");
+                assert!(section.contains("    b tool1 --n INT\n      does 1\n"), "{section}");
             }
             if listed > 1 {
                 // Each under its own server.
                 let b = section.find("  b  ").unwrap();
                 assert!(
-                    section.find("    tool1 ").unwrap() > b && section.find("    tool0 ").unwrap() < b,
+                    section.find("    b tool1 ").unwrap() > b && section.find("    a tool0 ").unwrap() < b,
                     "{section}"
                 );
             }

@@ -371,7 +371,7 @@ async fn mcp_search_ranks_tools_keeps_their_lists_and_names_servers_that_fail() 
     // 15 are listed), each under its server; broken has none known.
     let description = clix_engine::tool_description(engine.catalog());
     assert!(
-        description.contains("\n    paint ") && description.contains("Paints with a color, tagged."),
+        description.contains("\n    fx paint ") && description.contains("Paints with a color, tagged."),
         "{description}"
     );
     let listed = description.lines().filter(|l| l.starts_with("    ") && !l.starts_with("     ")).count();
@@ -379,12 +379,19 @@ async fn mcp_search_ranks_tools_keeps_their_lists_and_names_servers_that_fail() 
     // Each as it is called, with its result's shape, so the first line
     // the model writes can call it and filter the result.
     assert!(
-        description.contains("\n    list_records [--count INT] → {records:[{id,name,status}]}\n      Lists records"),
+        description.contains("\n    fx list_records [--count INT] → {records:[{id,name,status}]}\n      Lists records"),
         "{description}"
     );
     let (out, err, code) = run(&mut engine, "mcp search tagged color").await;
     assert_eq!(code, 0, "{err}");
     assert_eq!(out.lines().next(), Some("fx paint — Paints with a color, tagged."), "{out}");
+    // A known tool called through `mcp` is told its server's name.
+    let (_, wrong, code) = run(&mut engine, "mcp list_records --count 3").await;
+    assert_eq!(code, 2, "{wrong}");
+    assert!(wrong.contains("`list_records` is a tool of the MCP server fx: run it as `fx list_records …`"), "{wrong}");
+    let (_, unknown, code) = run(&mut engine, "mcp nosuchtool").await;
+    assert_eq!(code, 2);
+    assert!(unknown.contains("usage: mcp search"), "{unknown}");
     assert!(clix_testkit::pids_with_cmdline(&marker).is_empty(), "fx was started for a search its kept list answers");
     assert!(err.contains("broken could not start"), "a server without a kept list is tried again: {err}");
     // Started anyway (a call), it lists its tools and its kept list is written again.

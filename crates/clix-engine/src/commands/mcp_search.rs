@@ -63,6 +63,19 @@ impl McpCommand {
         McpCommand { spec, servers, names, host_mode, time }
     }
 
+    /// The server with a known tool named `word`, when `word` is not one of
+    /// this command's own: `mcp TOOL` is a server's tool called by the
+    /// wrong name, as small models write it. Never starts a server.
+    fn server_of(&self, word: &str) -> Option<&str> {
+        if self.spec.subcommands.iter().any(|s| s.name == word) || word.starts_with('-') {
+            return None;
+        }
+        self.names
+            .iter()
+            .map(String::as_str)
+            .find(|name| self.servers.known_tools(name).is_some_and(|tools| tools.iter().any(|t| t.name == word)))
+    }
+
     /// Each server's tools: known without starting it, or by starting it.
     async fn search(&self, query: &str, k: usize) -> Result<Searched, String> {
         let mut rows = Vec::new();
@@ -112,6 +125,14 @@ impl AgentCommand for McpCommand {
     }
 
     async fn run(&self, io: CommandIo<'_>) -> bashkit::Result<CommandStatus> {
+        if let Some(server) = io.args.first().and_then(|word| self.server_of(word)) {
+            let tool = &io.args[0];
+            let message = format!(
+                "[error] mcp: `{tool}` is a tool of the MCP server {server}: run it as `{server} {tool} …` \
+                 (`{server} {tool} --help` shows its flags)\n"
+            );
+            return fail(&io, &message, exit::USAGE).await;
+        }
         let (_, _, args) = match pick_parsed(&io, &self.spec, &SYNTAXES).await? {
             Ok(chosen) => chosen,
             Err(status) => return Ok(status),
