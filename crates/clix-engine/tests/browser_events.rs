@@ -182,7 +182,9 @@ async fn an_agent_clicks_inside_a_cross_site_frame_by_ref() {
     tokio::spawn(async move { axum::serve(listener, outer).await.unwrap() });
     let mut f = fixture().await;
 
-    let opened = run(&mut f, &format!("browser open {url} && browser wait --text Checkout && browser frame")).await;
+    // The frame's own page is a request of the tab too, waited for by its address.
+    let opened = run(&mut f, &format!("browser open {url} && browser wait --request /pay && browser frame")).await;
+    assert!(opened.text.contains(&format!("GET 200 http://localhost:{port}/pay")), "{}", opened.text);
     let frame = format!("\"Payment\" http://localhost:{port}/pay (in 1, a process of its own)");
     let mut listed = opened.text.clone();
     for _ in 0..100 {

@@ -209,6 +209,9 @@ fn regex(pattern: &str) -> Result<regex::Regex> {
     })
 }
 
+/// How long `wait --request` waits for the end of a request already answered.
+const ANSWERED_GRACE: Duration = Duration::from_millis(500);
+
 /// How many requests `browser requests` lists; the rest are counted.
 pub const SHOWN_REQUESTS: usize = 50;
 
@@ -234,23 +237,35 @@ impl Browser {
         Ok(Requests { requests: matching.into_iter().skip(earlier).collect(), earlier, dropped })
     }
 
-    /// `browser wait --request RE`: waits for a request whose URL matches
-    /// to finish, begun since the last action began (or later), and returns it.
+    /// `browser wait --request RE`: waits for a request whose URL matches,
+    /// begun since the last action began (or later), to finish, and returns
+    /// it. One answered but not seen to finish (its end went to a frame's
+    /// session not yet listening) is returned [`ANSWERED_GRACE`] after its answer.
     pub async fn wait_request(&mut self, pattern: &str, limit: Duration) -> Result<Request> {
         let wanted = regex(pattern)?;
         let mut events = self.cdp.subscribe();
         let from = self.request_mark()?;
         let end = Instant::now() + limit;
+        let mut answered: Option<Instant> = None;
         loop {
             let (all, _) = self.tab_requests()?;
             let found = all.into_iter().find(|r| r.number > from && wanted.is_match(&r.url));
-            if let Some(request) = found.filter(|r| r.done) {
+            if found.as_ref().is_some_and(|r| r.status.is_some()) && answered.is_none() {
+                answered = Some(Instant::now());
+            }
+            // Answered, and its end not seen in time: it is returned as it is.
+            let graced = answered.is_some_and(|at| at.elapsed() >= ANSWERED_GRACE || Instant::now() >= end);
+            if let Some(request) = found.filter(|r| r.done || graced) {
                 let session = self.tab()?.session.clone();
                 self.watch.lock().tab(&session).requests.mark = request.number;
                 return Ok(request);
             }
-            let left = end.saturating_duration_since(Instant::now());
+            let mut left = end.saturating_duration_since(Instant::now());
+            if let Some(at) = answered {
+                left = left.min(ANSWERED_GRACE.saturating_sub(at.elapsed()));
+            }
             match tokio::time::timeout(left, events.recv()).await {
+                Err(_) if answered.is_some() => {}
                 Err(_) => {
                     return Err(BrowserError::Timeout {
                         what: format!("waiting for a request like {pattern:?}; the requests so far: browser requests"),
