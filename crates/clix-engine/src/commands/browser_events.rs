@@ -76,7 +76,10 @@ pub(super) const FRAME: Syntax = Syntax {
 pub(super) const SUMMARIES: [(&Syntax, &str); 7] = [
     (&CONSOLE, "the page's console messages since the last look (--clear drops them unread)"),
     (&ERRORS, "uncaught exceptions and failed requests (HTTP ≥ 400, network errors) since the last look"),
-    (&DIALOG, "answer the next alert/confirm/prompt: accept (with prompt TEXT) or dismiss"),
+    (
+        &DIALOG,
+        "answer the next alert/confirm/prompt/beforeunload: accept (a prompt gets TEXT) or dismiss; else [browser] dialog",
+    ),
     (&REQUESTS, "this tab's requests: method, status, URL, bytes, time; --filter RE on the URL"),
     (&BLOCK, "fail requests whose URL matches (a glob with *, or any URL containing it), in every tab"),
     (&UNBLOCK, "stop blocking a pattern (all of them with none)"),
