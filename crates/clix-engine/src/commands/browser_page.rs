@@ -86,8 +86,15 @@ pub(super) async fn act(
     Some(match sub {
         "cookies" => cookies(browser, parsed).await,
         "storage" => storage(browser, words).await,
-        "state" => state(browser, files, &words[0], &words[1], limit).await,
-        "upload" => upload(browser, files, &words[0], &words[1..], limit).await,
+        // The syntaxes make these operands there; a usage error all the same if not.
+        "state" => match words.as_slice() {
+            [verb, file] => state(browser, files, verb, file, limit).await,
+            _ => Err(usage("browser state save|load FILE")),
+        },
+        "upload" => match words.split_first() {
+            Some((reference, names)) if !names.is_empty() => upload(browser, files, reference, names, limit).await,
+            _ => Err(usage("browser upload @eN FILE…")),
+        },
         "pdf" => pdf(browser, files, words.first().map(String::as_str)).await,
         "read" => read(browser, words.first().map(String::as_str)).await,
         "diff" => browser.diff().await.map(diff),
