@@ -389,6 +389,12 @@ async fn mcp_search_ranks_tools_keeps_their_lists_and_names_servers_that_fail() 
     let (_, wrong, code) = run(&mut engine, "mcp list_records --count 3").await;
     assert_eq!(code, 2, "{wrong}");
     assert!(wrong.contains("`list_records` is a tool of the MCP server fx: run it as `fx list_records …`"), "{wrong}");
+    let (_, prefixed, code) = run(&mut engine, "mcp fx list_records --count 3").await;
+    assert_eq!(code, 2, "{prefixed}");
+    assert!(
+        prefixed.contains("fx is a command of its own: run `fx list_records --count 3` without `mcp`"),
+        "{prefixed}"
+    );
     let (_, unknown, code) = run(&mut engine, "mcp nosuchtool").await;
     assert_eq!(code, 2);
     assert!(unknown.contains("usage: mcp search"), "{unknown}");

@@ -125,6 +125,17 @@ impl AgentCommand for McpCommand {
     }
 
     async fn run(&self, io: CommandIo<'_>) -> bashkit::Result<CommandStatus> {
+        // `mcp SERVER TOOL …`: the server is a command of its own. Said,
+        // not run for the caller: a policy rule names `SERVER TOOL`, and a
+        // line that reaches it another way must not slip past the rule.
+        if let Some(server) = io.args.first().filter(|word| self.names.contains(word)) {
+            let line = io.args.join(" ");
+            let message = format!(
+                "[error] mcp: {server} is a command of its own: run `{line}` without `mcp` \
+                 (`{server} --help` lists its tools)\n"
+            );
+            return fail(&io, &message, exit::USAGE).await;
+        }
         if let Some(server) = io.args.first().and_then(|word| self.server_of(word)) {
             let tool = &io.args[0];
             let message = format!(
