@@ -132,6 +132,18 @@ async fn parity(ws: &Path, rounds: usize) {
             times[i].push(took);
         }
     }
+    // A load into a blank tab (as after a restart): the storage goes through the stand-in page.
+    let mut blank = Vec::new();
+    for _ in 0..rounds {
+        let new = engine.run("browser tabs new", None).await;
+        assert_eq!(new.raw.exit_code, 0, "{}", new.text);
+        let started = Instant::now();
+        let out = engine.run("browser state load .clix/bench-state.json", None).await;
+        blank.push(started.elapsed());
+        assert!(out.raw.exit_code == 0 && !out.text.contains("new tab"), "{}", out.text);
+        let closed = engine.run("browser tabs close 2", None).await;
+        assert_eq!(closed.raw.exit_code, 0, "{}", closed.text);
+    }
     println!("\n### browser: issue 34's subcommands warm through `run` (page on 127.0.0.1, {rounds} rounds)\n");
     println!("| step | p50 | p95 |");
     println!("|---|---|---|");
@@ -143,6 +155,11 @@ async fn parity(ws: &Path, rounds: usize) {
         let shown = step.replace("@FILE", "@eN");
         println!("| `browser {shown}` | {:.1} ms | {:.1} ms |", ms(t[t.len() / 2]), ms(t[t.len() * 95 / 100]));
     }
+    blank.sort();
+    let (p50, p95) = (ms(blank[blank.len() / 2]), ms(blank[blank.len() * 95 / 100]));
+    println!(
+        "| `browser state load …` in a blank tab (storage through the stand-in page) | {p50:.1} ms | {p95:.1} ms |"
+    );
 }
 
 /// Serves the workspace's files over HTTP/1.1 on 127.0.0.1 from threads of
