@@ -268,7 +268,7 @@ async fn snapshot_sizes(ws: &Path) {
             let snap = browser.snapshot(options, None).await.expect("snapshot");
             bytes.push(snap.lines.iter().map(|l| l.len() + 1).sum::<usize>());
         }
-        let (_, markdown) = browser.read(None).await.expect("read");
+        let (_, markdown) = browser.read(None, None).await.expect("read");
         println!(
             "| {name} | {} | {} | {} | {} | {} | {} |",
             kb(html as usize),

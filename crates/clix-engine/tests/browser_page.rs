@@ -402,7 +402,11 @@ async fn read_pdf_and_diff() {
     let (read_bytes, snapshot_bytes) = (read.raw.stdout.len(), snapshot.raw.stdout.len());
     assert!(read_bytes * 2 < snapshot_bytes, "read {read_bytes} bytes, snapshot {snapshot_bytes}");
 
-    // One element: a link is its Markdown link.
+    // A part of the page by selector, and one element by ref: a link is its Markdown link.
+    let table = run(&mut f, "browser read -s table").await;
+    assert_eq!(inside(&table.text, &url), "| Name | Value |\n| --- | --- |\n| alpha | 1 |\n| beta | 2 |");
+    let nothing = f.engine.run("browser read -s '#nope'", None).await;
+    assert!(nothing.text.contains("nothing on the page matches"), "{}", nothing.text);
     let link = ref_of(&snapshot.text, "link \"Nav link 7\"");
     let one = run(&mut f, &format!("browser read {link}")).await;
     assert_eq!(inside(&one.text, &url), "[Nav link 7](/n7)", "a link of the page's own origin is its path");

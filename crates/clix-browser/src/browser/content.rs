@@ -99,14 +99,19 @@ const READER: &str = r#"function() {
 }"#;
 
 impl Browser {
-    /// `browser read [@eN]`: the page (or one element) as Markdown, and
-    /// the page's address.
-    pub async fn read(&self, reference: Option<&str>) -> Result<(String, String)> {
-        let markdown = match reference {
-            Some(r) => {
-                let backend = self.element(r).await?;
-                self.on_element(backend, READER, &[]).await?
+    /// `browser read [@eN | -s SELECTOR]`: the page (or one element, by ref
+    /// or by CSS selector) as Markdown, and the page's address.
+    pub async fn read(&self, reference: Option<&str>, selector: Option<&str>) -> Result<(String, String)> {
+        let element = match (reference, selector) {
+            (Some(_), Some(_)) => {
+                return Err(BrowserError::Usage("read takes @eN or -s SELECTOR, not both".into()));
             }
+            (Some(r), None) => Some(self.element(r).await?),
+            (None, Some(s)) => Some(self.query(s).await?),
+            (None, None) => None,
+        };
+        let markdown = match element {
+            Some(backend) => self.on_element(backend, READER, &[]).await?,
             None => self.eval(&format!("({READER}).call(document)")).await?,
         };
         let (url, _) = self.url_and_title().await?;

@@ -48,7 +48,11 @@ const UPLOAD: Syntax = plain(
     ONLY_JSON,
 );
 const PDF: Syntax = plain("browser pdf", &[Operand { shown: "[path.pdf]", arity: Arity::Optional }], ONLY_JSON);
-const READ: Syntax = plain("browser read", &[Operand { shown: "[@eN]", arity: Arity::Optional }], ONLY_JSON);
+const READ: Syntax = plain(
+    "browser read",
+    &[Operand { shown: "[@eN]", arity: Arity::Optional }],
+    &[Item::Shown(Opt { short: Some("-s"), long: "--selector", takes: Takes::Text("SELECTOR") }), Item::Shown(JSON)],
+);
 const DIFF: Syntax = plain("browser diff", &[], ONLY_JSON);
 
 /// These subcommands, in the order `--help` lists them, with their summaries.
@@ -58,7 +62,7 @@ pub(super) const SUMMARIES: [(&Syntax, &str); 7] = [
     (&STATE, "save cookies and storage to a file (0600, a secret) or load them: a login survives a restart"),
     (&UPLOAD, "put workspace files on a file input"),
     (&PDF, "save the page as a PDF (in .clix/browser/ by default)"),
-    (&READ, "the page or an element as Markdown (headings, text, lists, links, tables): long pages, small"),
+    (&READ, "the page or an element (@eN, -s SELECTOR) as Markdown: headings, text, lists, links, tables"),
     (&DIFF, "lines added and removed on the page since the last snapshot (a page that updates itself)"),
 ];
 
@@ -96,7 +100,7 @@ pub(super) async fn act(
             _ => Err(usage("browser upload @eN FILE…")),
         },
         "pdf" => pdf(browser, files, words.first().map(String::as_str)).await,
-        "read" => read(browser, words.first().map(String::as_str)).await,
+        "read" => read(browser, words.first().map(String::as_str), parsed.text("--selector")).await,
         "diff" => browser.diff().await.map(diff),
         _ => return None,
     })
@@ -364,8 +368,8 @@ async fn pdf(browser: &mut Browser, files: &Files<'_, '_>, shown: Option<&str>) 
     })
 }
 
-async fn read(browser: &mut Browser, reference: Option<&str>) -> Result<Shown, BrowserError> {
-    let (url, markdown) = browser.read(reference).await?;
+async fn read(browser: &mut Browser, reference: Option<&str>, selector: Option<&str>) -> Result<Shown, BrowserError> {
+    let (url, markdown) = browser.read(reference, selector).await?;
     let text = if markdown.trim().is_empty() {
         format!("(no text to read on {url}; try browser snapshot)\n")
     } else {
