@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::routing::{get, post};
-use clix_browser::{Browser, BrowserError, BrowserSettings, Property, SnapshotOptions, WaitFor};
-use clix_sandbox::{Sandbox, SandboxSettings};
+use clix_browser::{BrowserError, BrowserSettings, Property, SnapshotOptions, WaitFor};
+mod support;
+use support::{fixture, launch, ref_of};
 
 /// The limit of a step that must succeed: a safety net, generous for a
 /// busy machine (a step ends as soon as it is done).
@@ -52,34 +53,10 @@ async fn serve() -> (String, Arc<Mutex<Vec<String>>>) {
     (format!("http://{addr}"), received)
 }
 
-struct Fixture {
-    _dir: tempfile::TempDir,
-    ws: std::path::PathBuf,
-    sandbox: Sandbox,
-}
-
-fn fixture(settings: SandboxSettings) -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().canonicalize().unwrap();
-    std::fs::create_dir_all(ws.join(".clix/downloads")).unwrap();
-    let sandbox = Sandbox::new(settings, &ws, None, None, "browser-test".into());
-    Fixture { _dir: dir, ws, sandbox }
-}
-
-async fn launch(f: &Fixture, settings: &BrowserSettings) -> Browser {
-    Browser::launch(settings, &f.sandbox, &f.ws, &f.ws.join(".clix/downloads")).await.unwrap()
-}
-
-fn ref_of(lines: &[String], needle: &str) -> String {
-    let line = lines.iter().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no {needle} in {lines:#?}"));
-    let at = line.find("[ref=").unwrap() + 5;
-    format!("@{}", &line[at..at + line[at..].find(']').unwrap()])
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fill_a_form_submit_it_and_read_the_result() {
     let (base, received) = serve().await;
-    let f = fixture(SandboxSettings::default());
+    let f = fixture("browser-test");
     let mut b = launch(&f, &BrowserSettings::default()).await;
     let opened = b.open(&format!("{base}/form"), &f.ws, LIMIT).await.unwrap();
     assert!(opened.navigated);
@@ -120,7 +97,7 @@ async fn fill_a_form_submit_it_and_read_the_result() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn navigation_history_tabs_and_errors() {
     let (base, _) = serve().await;
-    let f = fixture(SandboxSettings::default());
+    let f = fixture("browser-test");
     // The default load time-out: the pages that must load get it (the one
     // that never loads is given a short limit of its own below).
     let mut b = launch(&f, &BrowserSettings::default()).await;
@@ -168,7 +145,7 @@ async fn navigation_history_tabs_and_errors() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn file_pages_screenshots_and_no_browser_left_behind() {
-    let f = fixture(SandboxSettings::default());
+    let f = fixture("browser-test");
     std::fs::write(f.ws.join("page.html"), "<title>Local</title><h1>From the workspace</h1>").unwrap();
     let mut b = launch(&f, &BrowserSettings { window: "640x480".into(), ..BrowserSettings::default() }).await;
     let opened = b.open("page.html", &f.ws, LIMIT).await.unwrap();
@@ -241,7 +218,7 @@ async fn serve_late() -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn actions_whose_page_navigates_at_any_moment_never_fail_for_it() {
     let base = serve_late().await;
-    let f = fixture(SandboxSettings::default());
+    let f = fixture("browser-test");
     let mut b = launch(&f, &BrowserSettings::default()).await;
     let landed = WaitFor::Url("*/landed*".into());
     for ms in [0, 1, 2, 3, 5, 8, 12, 20, 30, 50, 80, 120, 200] {

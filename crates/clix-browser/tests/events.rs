@@ -11,7 +11,8 @@ use axum::Router;
 use axum::extract::Path;
 use axum::routing::{get, post};
 use clix_browser::{Browser, BrowserSettings, Level, Property, SnapshotOptions};
-use clix_sandbox::{Sandbox, SandboxSettings};
+mod support;
+use support::{fixture, launch, ref_of};
 
 /// The limit of a step that must succeed: a safety net, generous for a
 /// busy machine (a step ends as soon as it is done).
@@ -87,30 +88,6 @@ const PNG: &[u8] = &[
     0x0d, 0x0a, 0x2d, 0xb4, 0, 0, 0, 0, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
 ];
 
-struct Fixture {
-    _dir: tempfile::TempDir,
-    ws: std::path::PathBuf,
-    sandbox: Sandbox,
-}
-
-fn fixture() -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().canonicalize().unwrap();
-    std::fs::create_dir_all(ws.join(".clix/downloads")).unwrap();
-    let sandbox = Sandbox::new(SandboxSettings::default(), &ws, None, None, "browser-events-test".into());
-    Fixture { _dir: dir, ws, sandbox }
-}
-
-async fn launch(f: &Fixture, settings: &BrowserSettings) -> Browser {
-    Browser::launch(settings, &f.sandbox, &f.ws, &f.ws.join(".clix/downloads")).await.unwrap()
-}
-
-fn ref_of(lines: &[String], needle: &str) -> String {
-    let line = lines.iter().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no {needle} in {lines:#?}"));
-    let at = line.find("[ref=").unwrap() + 5;
-    format!("@{}", &line[at..at + line[at..].find(']').unwrap()])
-}
-
 async fn refs(b: &mut Browser) -> Vec<String> {
     b.snapshot(SnapshotOptions { interactive: true, ..Default::default() }, None).await.unwrap().lines
 }
@@ -118,7 +95,7 @@ async fn refs(b: &mut Browser) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn console_messages_and_errors_are_kept_until_read() {
     let (base, _) = serve().await;
-    let f = fixture();
+    let f = fixture("browser-events-test");
     let mut b = launch(&f, &BrowserSettings::default()).await;
     let opened = b.open(&format!("{base}/noisy"), &f.ws, LIMIT).await.unwrap();
     // The exception at load and the missing image, at least (the image may still be on its way).
@@ -160,7 +137,7 @@ async fn console_messages_and_errors_are_kept_until_read() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dialogs_are_answered_at_once_by_default_or_as_armed() {
     let (base, _) = serve().await;
-    let f = fixture();
+    let f = fixture("browser-events-test");
     let mut b = launch(&f, &BrowserSettings::default()).await;
 
     // An alert at load does not hold the open.
@@ -230,7 +207,7 @@ async fn dialogs_are_answered_at_once_by_default_or_as_armed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_are_listed_waited_for_and_blocked() {
     let (base, hits) = serve().await;
-    let f = fixture();
+    let f = fixture("browser-events-test");
     let mut b = launch(&f, &BrowserSettings::default()).await;
 
     // Blocked: the image is never fetched, and that is not the page's error.
@@ -330,7 +307,7 @@ async fn serve_frames() -> (String, u16, Arc<Mutex<Vec<String>>>) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refs_reach_into_same_origin_cross_origin_and_cross_site_frames() {
     let (base, other, clicks) = serve_frames().await;
-    let f = fixture();
+    let f = fixture("browser-events-test");
     let mut b = launch(&f, &BrowserSettings::default()).await;
     b.open(&format!("{base}/framed"), &f.ws, LIMIT).await.unwrap();
     // The frames load after the page's own load event: wait for all three.
@@ -384,7 +361,7 @@ async fn refs_reach_into_same_origin_cross_origin_and_cross_site_frames() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_frame_inside_a_cross_site_frame_is_reached_too() {
     let (base, other, clicks) = serve_frames().await;
-    let f = fixture();
+    let f = fixture("browser-events-test");
     let mut b = launch(&f, &BrowserSettings::default()).await;
     b.open(&format!("{base}/nested"), &f.ws, LIMIT).await.unwrap();
     let end = Instant::now() + Duration::from_secs(20);

@@ -9,8 +9,9 @@ use std::time::Duration;
 use axum::Router;
 use axum::response::Html;
 use axum::routing::get;
-use clix_browser::{Browser, BrowserSettings, Item, OriginStorage, SavedState, SnapshotOptions, StorageKind};
-use clix_sandbox::{Sandbox, SandboxSettings};
+use clix_browser::{BrowserSettings, Item, OriginStorage, SavedState, SnapshotOptions, StorageKind};
+mod support;
+use support::{fixture, launch};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -32,32 +33,14 @@ async fn serve(hits: Arc<AtomicUsize>) -> String {
     format!("http://{addr}")
 }
 
-struct Fixture {
-    _dir: tempfile::TempDir,
-    ws: std::path::PathBuf,
-    sandbox: Sandbox,
-}
-
-fn fixture() -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().canonicalize().unwrap();
-    std::fs::create_dir_all(ws.join(".clix/downloads")).unwrap();
-    let sandbox = Sandbox::new(SandboxSettings::default(), &ws, None, None, "browser-page-test".into());
-    Fixture { _dir: dir, ws, sandbox }
-}
-
-async fn launch(f: &Fixture) -> Browser {
-    Browser::launch(&BrowserSettings::default(), &f.sandbox, &f.ws, &f.ws.join(".clix/downloads")).await.unwrap()
-}
-
 /// Loading a state writes each origin's storage without the site seeing a
 /// request; the site, opened afterwards, finds it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn state_load_writes_storage_without_asking_the_site() {
     let hits = Arc::new(AtomicUsize::new(0));
     let base = serve(Arc::clone(&hits)).await;
-    let f = fixture();
-    let mut b = launch(&f).await;
+    let f = fixture("browser-page-test");
+    let mut b = launch(&f, &BrowserSettings::default()).await;
     let item = |name: &str, value: &str| Item { name: name.into(), value: value.into() };
     let state = SavedState {
         cookies: Vec::new(),
@@ -88,8 +71,8 @@ async fn state_load_writes_storage_without_asking_the_site() {
 async fn misuse_says_what_to_do() {
     let hits = Arc::new(AtomicUsize::new(0));
     let base = serve(hits).await;
-    let f = fixture();
-    let mut b = launch(&f).await;
+    let f = fixture("browser-page-test");
+    let mut b = launch(&f, &BrowserSettings::default()).await;
     let cookie = b.set_cookie("a", "b", None).await.unwrap_err();
     assert!(cookie.to_string().contains("--url"), "{cookie}");
     let storage = b.storage_items(StorageKind::Local, None).await.unwrap_err();

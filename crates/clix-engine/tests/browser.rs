@@ -8,7 +8,11 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::routing::{get, post};
-use clix_engine::{Engine, EngineConfig, OsTier, RunOutput, SandboxSettings};
+use clix_engine::RunOutput;
+
+#[path = "support/browser.rs"]
+mod support;
+use support::{Fixture, chromium_installed, fixture, ref_of};
 
 const FORM: &str = r#"<!doctype html><title>Order</title><h1>Order</h1>
 <form method="post" action="/order">
@@ -39,48 +43,8 @@ async fn serve() -> (String, Arc<Mutex<Vec<String>>>) {
     (format!("http://{addr}/"), received)
 }
 
-struct Fixture {
-    ws: tempfile::TempDir,
-    _state: tempfile::TempDir,
-    engine: Engine,
-}
-
-fn chromium_installed() -> bool {
-    let found = clix_browser::find_executable(&Default::default(), std::env::var("PATH").ok().as_deref()).is_ok();
-    if !found {
-        clix_testkit::skip_missing("browser", "no Chromium installed (apt-get install chromium-headless-shell)");
-    }
-    found
-}
-
-async fn fixture(browser: clix_browser::BrowserSettings) -> Fixture {
-    let ws = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    let engine = Engine::new(EngineConfig {
-        browser: Some(browser),
-        os: Some(OsTier {
-            settings: SandboxSettings::default(),
-            clix_config_dir: None,
-            audit_log: Some(clix_audit::AuditLog::new(state.path().join("audit.jsonl"))),
-            session_id: "browser-test".into(),
-            env: Vec::new(),
-        }),
-        ..EngineConfig::new(ws.path())
-    })
-    .await
-    .unwrap();
-    Fixture { ws, _state: state, engine }
-}
-
 async fn run(f: &mut Fixture, line: &str) -> RunOutput {
     f.engine.run(line, None).await
-}
-
-/// The ref on the first line containing `needle`.
-fn ref_of(text: &str, needle: &str) -> String {
-    let line = text.lines().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no {needle} in:\n{text}"));
-    let at = line.find("[ref=").unwrap() + 5;
-    format!("@{}", &line[at..at + line[at..].find(']').unwrap()])
 }
 
 /// Chromium processes this test process started (their profile names it).
@@ -108,7 +72,7 @@ async fn an_agent_orders_through_a_form_and_nothing_is_left_running() {
     let (url, received) = serve().await;
     // The default idle time: a slow step between two browser commands
     // must not close the browser under the test (idle is tested below).
-    let mut f = fixture(clix_browser::BrowserSettings::default()).await;
+    let mut f = fixture(clix_browser::BrowserSettings::default(), "browser-test").await;
 
     // Progressive help.
     let bare = run(&mut f, "browser").await;
@@ -205,7 +169,7 @@ async fn an_agent_orders_through_a_form_and_nothing_is_left_running() {
 
     // Idle ends a browser: a session of its own with a short idle time
     // (long enough that the browser is still seen right after the open).
-    let mut idle = fixture(clix_browser::BrowserSettings { idle_secs: 5, ..Default::default() }).await;
+    let mut idle = fixture(clix_browser::BrowserSettings { idle_secs: 5, ..Default::default() }, "browser-test").await;
     let opened = run(&mut idle, &format!("browser open {url}")).await;
     assert_eq!(opened.raw.exit_code, 0, "{}", opened.text);
     assert!(our_chromiums() > 0);

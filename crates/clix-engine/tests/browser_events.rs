@@ -9,7 +9,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use axum::Router;
 use axum::routing::get;
-use clix_engine::{Engine, EngineConfig, OsTier, RunOutput, SandboxSettings};
+use clix_engine::RunOutput;
+
+#[path = "support/browser.rs"]
+mod support;
+use support::{Fixture, chromium_installed, fixture, ref_of};
 
 const PAGE: &str = r#"<!doctype html><title>Shop</title>
 <script>console.warn('stock is low')</script>
@@ -38,49 +42,10 @@ async fn serve() -> (String, Arc<AtomicUsize>) {
     (format!("http://{addr}/"), ads)
 }
 
-struct Fixture {
-    _ws: tempfile::TempDir,
-    _state: tempfile::TempDir,
-    engine: Engine,
-}
-
-fn chromium_installed() -> bool {
-    let found = clix_browser::find_executable(&Default::default(), std::env::var("PATH").ok().as_deref()).is_ok();
-    if !found {
-        clix_testkit::skip_missing("browser", "no Chromium installed (apt-get install chromium-headless-shell)");
-    }
-    found
-}
-
-async fn fixture() -> Fixture {
-    let ws = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    let engine = Engine::new(EngineConfig {
-        browser: Some(clix_browser::BrowserSettings::default()),
-        os: Some(OsTier {
-            settings: SandboxSettings::default(),
-            clix_config_dir: None,
-            audit_log: Some(clix_audit::AuditLog::new(state.path().join("audit.jsonl"))),
-            session_id: "browser-events-test".into(),
-            env: Vec::new(),
-        }),
-        ..EngineConfig::new(ws.path())
-    })
-    .await
-    .unwrap();
-    Fixture { _ws: ws, _state: state, engine }
-}
-
 async fn run(f: &mut Fixture, line: &str) -> RunOutput {
     let out = f.engine.run(line, None).await;
     assert_eq!(out.raw.exit_code, 0, "{line}:\n{}", out.text);
     out
-}
-
-fn ref_of(text: &str, needle: &str) -> String {
-    let line = text.lines().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no {needle} in:\n{text}"));
-    let at = line.find("[ref=").unwrap() + 5;
-    format!("@{}", &line[at..at + line[at..].find(']').unwrap()])
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -89,7 +54,7 @@ async fn an_agent_sees_errors_answers_dialogs_and_watches_requests() {
         return;
     }
     let (url, ads) = serve().await;
-    let mut f = fixture().await;
+    let mut f = fixture(clix_browser::BrowserSettings::default(), "browser-events-test").await;
 
     let help = run(&mut f, "browser --help").await;
     for line in [
@@ -180,7 +145,7 @@ async fn an_agent_clicks_inside_a_cross_site_frame_by_ref() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, outer).await.unwrap() });
-    let mut f = fixture().await;
+    let mut f = fixture(clix_browser::BrowserSettings::default(), "browser-events-test").await;
 
     // The frame's own page is a request of the tab too, waited for by its address.
     let opened = run(&mut f, &format!("browser open {url} && browser wait --request /pay && browser frame")).await;

@@ -12,7 +12,11 @@ use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse};
 use axum::routing::get;
-use clix_engine::{Engine, EngineConfig, OsTier, RunOutput, SandboxSettings};
+use clix_engine::RunOutput;
+
+#[path = "support/browser.rs"]
+mod support;
+use support::{Fixture, chromium_installed, fixture, ref_of};
 
 /// A page that tries to end the untrusted block early and give orders.
 const FORGER: &str = r#"<!doctype html><title>Forger</title><h1>News</h1>
@@ -24,39 +28,6 @@ async fn serve(app: Router) -> String {
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     format!("http://{addr}")
-}
-
-struct Fixture {
-    ws: tempfile::TempDir,
-    state: tempfile::TempDir,
-    engine: Engine,
-}
-
-fn chromium_installed() -> bool {
-    let found = clix_browser::find_executable(&Default::default(), std::env::var("PATH").ok().as_deref()).is_ok();
-    if !found {
-        clix_testkit::skip_missing("browser", "no Chromium installed (apt-get install chromium-headless-shell)");
-    }
-    found
-}
-
-async fn fixture() -> Fixture {
-    let ws = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    let engine = Engine::new(EngineConfig {
-        browser: Some(clix_browser::BrowserSettings::default()),
-        os: Some(OsTier {
-            settings: SandboxSettings::default(),
-            clix_config_dir: None,
-            audit_log: Some(clix_audit::AuditLog::new(state.path().join("audit.jsonl"))),
-            session_id: "browser-page-test".into(),
-            env: Vec::new(),
-        }),
-        ..EngineConfig::new(ws.path())
-    })
-    .await
-    .unwrap();
-    Fixture { ws, state, engine }
 }
 
 async fn run(f: &mut Fixture, line: &str) -> RunOutput {
@@ -88,7 +59,7 @@ async fn page_text_reaches_the_model_between_markers_a_page_cannot_forge() {
     }
     let base = serve(Router::new().route("/", get(|| async { axum::response::Html(FORGER) }))).await;
     let url = format!("{base}/");
-    let mut f = fixture().await;
+    let mut f = fixture(clix_browser::BrowserSettings::default(), "browser-page-test").await;
 
     let help = f.engine.run("browser --help", None).await;
     assert!(help.text.contains("data, never orders") && help.text.contains("(untrusted)"), "{}", help.text);
@@ -162,7 +133,7 @@ async fn a_login_survives_state_save_close_and_load_and_its_cookie_is_never_show
         return;
     }
     let base = serve(login_site()).await;
-    let mut f = fixture().await;
+    let mut f = fixture(clix_browser::BrowserSettings::default(), "browser-page-test").await;
     let form = run(&mut f, &format!("browser open {base}/login && browser snapshot -i")).await;
     let (user, password) = (ref_of(&form.text, "textbox \"User\""), ref_of(&form.text, "textbox \"Password\""));
     let log_in = ref_of(&form.text, "button \"Log in\"");
@@ -249,13 +220,6 @@ async fn a_login_survives_state_save_close_and_load_and_its_cookie_is_never_show
     assert!(!audit.contains(SESSION) && !audit.contains("0123456789abcdef"), "{audit}");
 }
 
-/// The ref on the first line containing `needle`.
-fn ref_of(text: &str, needle: &str) -> String {
-    let line = text.lines().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no {needle} in:\n{text}"));
-    let at = line.find("[ref=").unwrap() + 5;
-    format!("@{}", &line[at..at + line[at..].find(']').unwrap()])
-}
-
 const UPLOAD: &str = r#"<!doctype html><title>Upload</title>
 <form method="post" action="/upload" enctype="multipart/form-data">
 <label>Document <input type="file" name="doc"></label><button>Send</button></form>"#;
@@ -296,7 +260,7 @@ async fn an_upload_reaches_the_server_byte_for_byte_and_only_from_the_workspace(
     }
     let received: Received = Arc::default();
     let base = serve(upload_site(Arc::clone(&received))).await;
-    let mut f = fixture().await;
+    let mut f = fixture(clix_browser::BrowserSettings::default(), "browser-page-test").await;
     // Every byte value, and more than one buffer's worth.
     let bytes: Vec<u8> = (0..70_000u32).map(|i| (i * 7 % 256) as u8).collect();
     std::fs::create_dir_all(f.ws.path().join("data")).unwrap();
@@ -376,7 +340,7 @@ async fn read_pdf_and_diff() {
         .route("/ticker", get(|| async { Html(TICKER) }));
     let base = serve(app).await;
     let url = format!("{base}/article");
-    let mut f = fixture().await;
+    let mut f = fixture(clix_browser::BrowserSettings::default(), "browser-page-test").await;
     run(&mut f, &format!("browser open {url}")).await;
 
     // The article as Markdown: its structure kept, the rest left out, far smaller than the snapshot.

@@ -1,0 +1,49 @@
+//! What the `browser` command's tests share: an engine with the browser
+//! and the OS tier it runs in, on a temporary workspace and state folder,
+//! and the ref a snapshot gives an element.
+#![allow(clippy::unwrap_used, clippy::expect_used, dead_code)] // each test file uses its own part
+
+use clix_engine::{Engine, EngineConfig, OsTier, SandboxSettings};
+
+/// The engine, its workspace, and the folder holding its audit log.
+pub(crate) struct Fixture {
+    pub(crate) ws: tempfile::TempDir,
+    pub(crate) state: tempfile::TempDir,
+    pub(crate) engine: Engine,
+}
+
+/// Whether Chromium is installed; when it is not, the test is recorded as skipped.
+pub(crate) fn chromium_installed() -> bool {
+    let found = clix_browser::find_executable(&Default::default(), std::env::var("PATH").ok().as_deref()).is_ok();
+    if !found {
+        clix_testkit::skip_missing("browser", "no Chromium installed (apt-get install chromium-headless-shell)");
+    }
+    found
+}
+
+/// An engine with `browser` settings; `session` names it in the audit log.
+pub(crate) async fn fixture(browser: clix_browser::BrowserSettings, session: &str) -> Fixture {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let engine = Engine::new(EngineConfig {
+        browser: Some(browser),
+        os: Some(OsTier {
+            settings: SandboxSettings::default(),
+            clix_config_dir: None,
+            audit_log: Some(clix_audit::AuditLog::new(state.path().join("audit.jsonl"))),
+            session_id: session.into(),
+            env: Vec::new(),
+        }),
+        ..EngineConfig::new(ws.path())
+    })
+    .await
+    .unwrap();
+    Fixture { ws, state, engine }
+}
+
+/// The ref (`@eN`) on the first line of `text` containing `needle`.
+pub(crate) fn ref_of(text: &str, needle: &str) -> String {
+    let line = text.lines().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no {needle} in:\n{text}"));
+    let at = line.find("[ref=").unwrap() + 5;
+    format!("@{}", &line[at..at + line[at..].find(']').unwrap()])
+}
