@@ -109,25 +109,17 @@ async fn parity(ws: &Path, rounds: usize) {
         "state load .clix/bench-state.json",
     ];
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); steps.len()];
-    let mut missing = vec![false; steps.len()];
-    for round in 0..rounds {
+    for _ in 0..rounds {
         let snap = engine.run(&format!("browser open {url} >/dev/null && browser snapshot -i"), None).await;
         assert_eq!(snap.raw.exit_code, 0, "{}", snap.text);
         let line = snap.text.lines().find(|l| l.contains("Attach")).expect("the file input");
         let at = line.find("[ref=").expect("a ref") + 5;
         let file = &line[at..at + line[at..].find(']').expect("ref end")];
         for (i, step) in steps.iter().enumerate() {
-            if missing[i] {
-                continue;
-            }
             let line = format!("browser {}", step.replace("@FILE", &format!("@{file}")));
             let started = Instant::now();
             let out = engine.run(&line, None).await;
             let took = started.elapsed();
-            if out.raw.exit_code == 2 && round == 0 && out.text.contains("no subcommand") {
-                missing[i] = true;
-                continue;
-            }
             assert_eq!(out.raw.exit_code, 0, "{line}: {}", out.text);
             times[i].push(took);
         }
@@ -148,9 +140,6 @@ async fn parity(ws: &Path, rounds: usize) {
     println!("| step | p50 | p95 |");
     println!("|---|---|---|");
     for (step, mut t) in steps.iter().zip(times) {
-        if t.is_empty() {
-            continue;
-        }
         t.sort();
         let shown = step.replace("@FILE", "@eN");
         println!("| `browser {shown}` | {:.1} ms | {:.1} ms |", ms(t[t.len() / 2]), ms(t[t.len() * 95 / 100]));
