@@ -126,8 +126,15 @@ async fn navigation_history_tabs_and_errors() {
     // A ref of tab 1 used on tab 2 names its tab.
     let wrong = b.click(&in_tab, LIMIT).await.unwrap_err();
     assert!(wrong.to_string().contains("tabs switch 1"), "{wrong}");
+    b.open(&format!("{base}/form"), &f.ws, LIMIT).await.unwrap();
+    let on_two = b.snapshot(SnapshotOptions::default(), None).await.unwrap();
+    let send = ref_of(&on_two.lines, "button \"Send\"");
     b.close_tab(2).await.unwrap();
     assert_eq!(b.tabs().await.unwrap().len(), 1);
+    // A ref of the closed tab says its tab's refs are gone, never that
+    // the browser took no snapshot.
+    let gone = b.hover(&send, LIMIT).await.unwrap_err().to_string();
+    assert!(gone.contains("a closed tab's are gone") && !gone.contains("no snapshot yet"), "{gone}");
 
     // A missing element, a page that never loads, a host not allowed, nothing listening.
     let missing = b.snapshot(SnapshotOptions::default(), Some("#nope")).await.unwrap_err();

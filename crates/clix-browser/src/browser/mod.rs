@@ -632,7 +632,9 @@ impl Browser {
     async fn element(&self, reference: &str) -> Result<i64> {
         let name = reference.trim_start_matches('@');
         let target = self.refs.get(name).ok_or_else(|| {
-            BrowserError::Ref(if self.refs.is_empty() {
+            // `next_ref` counts every ref ever given (they are never
+            // reused): still 1, no snapshot of this browser gave one.
+            BrowserError::Ref(if self.next_ref == 1 {
                 // The common case: refs read in an earlier `clix run`,
                 // whose browser ended with it.
                 format!(
@@ -642,7 +644,10 @@ impl Browser {
                      browser click {reference}"
                 )
             } else {
-                format!("no element {reference}: refs come from the last snapshot; take one: browser snapshot -i")
+                format!(
+                    "no element {reference}: refs come from the last snapshot of an open tab (a closed tab's \
+                     are gone); take one: browser snapshot -i"
+                )
             })
         })?;
         let tab = self.tab()?;
