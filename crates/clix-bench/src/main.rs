@@ -276,13 +276,33 @@ pub(crate) fn run_config(ws: &Path, home: &Path, limits: ShellLimits) -> EngineC
     session.engine_config().expect("engine config")
 }
 
-/// How busy the machine is (the benchmarks share it): its cores and load
-/// average, printed beside each run's figures.
+/// The machine's state for a benchmark's header: its cores, the load
+/// average, and how fast its memory copies. A shared host can lose most of
+/// its memory bandwidth, and a baseline that streams memory (brute-force
+/// cosine over 150 MB of vectors) slows far more than an index lookup, so
+/// runs are comparable only at a similar rate.
 pub(crate) fn machine_load() -> String {
     let cores = std::thread::available_parallelism().map_or(0, usize::from);
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let load: Vec<&str> = load.split_whitespace().take(3).collect();
-    format!("{cores} cores, load average {}", load.join(" "))
+    format!("{cores} cores, load average {}, memory copy {:.1} GB/s", load.join(" "), copy_rate())
+}
+
+/// GB/s of copying 128 MB, the best of three.
+fn copy_rate() -> f64 {
+    const BYTES: usize = 128 << 20;
+    let from = vec![1u8; BYTES];
+    let mut to = vec![0u8; BYTES];
+    let best = (0..3)
+        .map(|_| {
+            let started = std::time::Instant::now();
+            to.copy_from_slice(std::hint::black_box(&from));
+            std::hint::black_box(&to);
+            started.elapsed()
+        })
+        .min()
+        .unwrap_or_default();
+    BYTES as f64 / best.as_secs_f64().max(1e-9) / 1e9
 }
 
 /// The `clix` binary built beside this one.
