@@ -249,7 +249,9 @@ async fn requests_are_listed_waited_for_and_blocked() {
 const INNER: &str = r#"<!doctype html><title>Inner</title><p>inside a frame</p>
 <input aria-label="Word">
 <button onclick="console.log('sent from ' + location.host);
-  fetch('/clicked', {method: 'POST', body: document.querySelector('input').value})">Send</button>"#;
+  fetch('/clicked', {method: 'POST', body: document.querySelector('input').value})">Send</button>
+<input type="file" aria-label="Attach" onchange="fetch('/clicked', {method: 'POST',
+  body: 'file ' + this.files[0].name + ' ' + this.files[0].size})">"#;
 
 /// Two listeners on 127.0.0.1 (two origins); `/framed` on the first holds
 /// a same-origin frame, a cross-origin one (the other port) and a
@@ -345,6 +347,12 @@ async fn refs_reach_into_same_origin_cross_origin_and_cross_site_frames() {
     b.click(&send, LIMIT).await.unwrap();
     b.wait_request("/clicked", LIMIT).await.unwrap();
     assert_eq!(clicks.lock().unwrap().as_slice(), [format!("localhost:{other} far away")]);
+    // A file input there takes an upload (its frame's own session and node).
+    std::fs::write(f.ws.join("note.txt"), "twelve bytes").unwrap();
+    let attach = ref_of(&snap.lines[at..], "\"Attach\"");
+    b.upload(&attach, &[f.ws.join("note.txt")], LIMIT).await.unwrap();
+    b.wait_request("/clicked", LIMIT).await.unwrap();
+    assert_eq!(clicks.lock().unwrap().last().unwrap(), &format!("localhost:{other} file note.txt 12"));
     // Its console reaches the tab's.
     let console = b.console(Level::All, false).unwrap().entries;
     assert!(console.iter().any(|m| m.text == format!("sent from localhost:{other}")), "{console:#?}");

@@ -160,7 +160,15 @@ impl Browser {
         }
         let (events, before) = (self.cdp.subscribe(), self.document().await?);
         let paths: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
-        self.act("DOM.setFileInputFiles", json!({"files": paths, "backendNodeId": backend})).await?;
+        // In the session of the input's frame, by the node id that session
+        // knows (a cross-site frame is a target of its own); an answer lost
+        // to a navigation the change caused is the action's effect.
+        match self.on_node(backend, "DOM.setFileInputFiles", json!({"files": paths})).await {
+            Err(e) if e.lost_to_navigation() => {}
+            answer => {
+                answer?;
+            }
+        }
         self.settle(events, before, limit).await
     }
 }
