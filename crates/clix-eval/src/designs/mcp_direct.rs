@@ -18,7 +18,7 @@ use clix_sandbox::Sandbox;
 use clix_workspace::Workspace;
 use serde_json::Value;
 
-use super::{ToolSpec, bash, typed};
+use super::{ToolSpec, typed};
 use crate::trace::ToolCall;
 
 /// The tools the design has whatever the server: the workspace's files.
@@ -74,35 +74,25 @@ impl McpDirectTools {
     /// One call: `read_file`, or the server's tool with the model's arguments.
     pub async fn call(&self, tool: &str, arguments: &Value) -> ToolCall {
         let started = Instant::now();
-        let (stdout, stderr, exit_code) = if FIXED_TOOLS.contains(&tool) {
-            match typed::read_file(&self.workspace, arguments) {
-                Ok(text) => (text, String::new(), 0),
-                Err(e) => (String::new(), format!("error: {e}"), 1),
-            }
-        } else {
-            let Value::Object(map) = arguments else {
-                let message = format!("{tool}: the arguments must be a JSON object, not {arguments}");
-                return ToolCall::refused(tool, arguments, message);
-            };
-            let call =
-                clix_mcp_client::ToolCall { server: self.server.clone(), tool: tool.into(), arguments: map.clone() };
-            let result = self.servers.call(&call).await;
-            let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-            (text(&result.stdout), text(&result.stderr), result.exit_code)
+        if FIXED_TOOLS.contains(&tool) {
+            return typed::answer(tool, arguments, typed::read_file(&self.workspace, arguments), started);
+        }
+        let Value::Object(map) = arguments else {
+            let message = format!("{tool}: the arguments must be a JSON object, not {arguments}");
+            return ToolCall::refused(tool, arguments, message);
         };
-        let text = if FIXED_TOOLS.contains(&tool) {
-            bash::cut(&format!("{stdout}{stderr}"))
-        } else {
-            format!("{stdout}{stderr}")
-        };
+        let call = clix_mcp_client::ToolCall { server: self.server.clone(), tool: tool.into(), arguments: map.clone() };
+        let result = self.servers.call(&call).await;
+        let (stdout, stderr) = (String::from_utf8_lossy(&result.stdout), String::from_utf8_lossy(&result.stderr));
+        // The server's whole result: nothing is cut (see the module's doc).
         ToolCall {
             tool: tool.into(),
             arguments: arguments.clone(),
-            text,
+            text: format!("{stdout}{stderr}"),
             images: Vec::new(),
-            stdout,
-            stderr,
-            exit_code,
+            stdout: stdout.into_owned(),
+            stderr: stderr.into_owned(),
+            exit_code: result.exit_code,
             duration: started.elapsed(),
             stage_failed: false,
         }

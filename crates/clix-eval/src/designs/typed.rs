@@ -58,24 +58,30 @@ impl TypedTools {
             "search_files" => search_files(folder, arguments),
             _ => Err(format!("unknown tool `{tool}`; the tools are: {}", TOOL_NAMES.join(", "))),
         };
-        let (text, stdout, stderr, exit_code) = match result {
-            Ok(full) => (bash::cut(&full), full, String::new(), 0),
-            Err(message) => {
-                let message = format!("error: {message}");
-                (message.clone(), String::new(), message, 1)
-            }
-        };
-        ToolCall {
-            tool: tool.to_string(),
-            arguments: arguments.clone(),
-            text,
-            images: Vec::new(),
-            stdout,
-            stderr,
-            exit_code,
-            duration: started.elapsed(),
-            stage_failed: false,
+        answer(tool, arguments, result, started)
+    }
+}
+
+/// A file tool's call as the model gets it: the output cut as the shell's
+/// is, or `error: …` (exit 1). `mcp-direct`'s `read_file` is answered so too.
+pub(super) fn answer(tool: &str, arguments: &Value, result: Result<String, String>, started: Instant) -> ToolCall {
+    let (text, stdout, stderr, exit_code) = match result {
+        Ok(full) => (bash::cut(&full), full, String::new(), 0),
+        Err(message) => {
+            let message = format!("error: {message}");
+            (message.clone(), String::new(), message, 1)
         }
+    };
+    ToolCall {
+        tool: tool.to_string(),
+        arguments: arguments.clone(),
+        text,
+        images: Vec::new(),
+        stdout,
+        stderr,
+        exit_code,
+        duration: started.elapsed(),
+        stage_failed: false,
     }
 }
 
