@@ -1,10 +1,14 @@
 //! The SQLite backend: one file, shared by several processes (WAL, busy
-//! timeout). Full text in FTS5 (porter + unicode61, BM25), vectors in
-//! sqlite-vec `vec0` tables (`vectors.rs`), the schema and its migrations
-//! in `schema.rs` (`PRAGMA user_version`, run on open).
+//! timeout). Full text in FTS5 (porter + unicode61, BM25) and ranked from
+//! clix's own postings of the same terms (`postings.rs`, `tokens.rs`),
+//! vectors in sqlite-vec `vec0` tables (`vectors.rs`), the schema and its
+//! migrations in `schema.rs` (`PRAGMA user_version`, run on open).
 
 mod coarse;
+mod postings;
 mod schema;
+mod snippet;
+mod tokens;
 pub(crate) mod vectors;
 
 use std::path::{Path, PathBuf};
@@ -103,6 +107,7 @@ impl Backend for Sqlite {
                 params![new.topic, new.kind, new.text, new.session],
             )?;
             let id = tx.last_insert_rowid();
+            postings::add(&tx, id, new.topic, new.text)?;
             let space = match embedding {
                 Some((target, embedding)) => Some(vectors::save(&tx, target, id, new.topic, embedding)?),
                 None => None,
@@ -198,11 +203,9 @@ impl Backend for Sqlite {
         vectors::knn(&self.db, space, query, filter, scope, k).map_err(|e| self.fail(e))
     }
 
-    /// BM25 over FTS5, filters applied inside the query. Ranked first by
-    /// id and score alone, then the best `limit` read with their snippets:
-    /// in one query SQLite's sorter would hold every matching memory's
-    /// columns and snippet, and FTS5 would make a snippet for each. Without
-    /// a filter the ranking does not join the memories at all.
+    /// BM25 ranked from clix's postings (`postings.rs`), which score as
+    /// FTS5's `bm25()` does; FTS5 itself ranks a query they do not take.
+    /// Then the best `limit` are read by id, each with its snippet.
     fn full_text(
         &self,
         query: &str,
@@ -214,41 +217,18 @@ impl Backend for Sqlite {
             // One snapshot for both steps: a memory forgotten between them
             // is neither ranked nor shown.
             let tx = rusqlite::Transaction::new_unchecked(&self.db, TransactionBehavior::Deferred)?;
-            let scope = scope_json(scope);
-            let ranked: Vec<(i64, f64)> = if filter.topic.is_empty() && filter.keyword.is_empty() && scope.is_empty() {
-                let mut stmt = tx.prepare_cached(
-                    "SELECT rowid, -bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH ?1
-                     ORDER BY bm25(memories_fts) LIMIT ?2",
-                )?;
-                stmt.query_map(params![query, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?
-                    .collect::<rusqlite::Result<_>>()?
-            } else {
-                let mut stmt = tx.prepare_cached(
-                    "SELECT m.id, -bm25(memories_fts)
-                     FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
-                     WHERE memories_fts MATCH ?1
-                       AND (?2 = '' OR m.topic = ?2)
-                       AND (?3 = '' OR clix_contains(m.text, ?3))
-                       AND (?5 = '' OR m.topic IN (SELECT value FROM json_each(?5)))
-                     ORDER BY bm25(memories_fts) LIMIT ?4",
-                )?;
-                stmt.query_map(params![query, filter.topic, filter.keyword, limit as i64, scope], |r| {
-                    Ok((r.get(0)?, r.get(1)?))
-                })?
-                .collect::<rusqlite::Result<_>>()?
+            let tokenizer = tokens::Tokenizer::new(&tx)?;
+            let parsed = postings::Query::parse(&tokenizer, query)?;
+            let ranked = match parsed.rankable {
+                true => postings::rank(&tx, &parsed.terms, filter, scope, limit)?,
+                false => fts5_ranking(&tx, query, filter, scope, limit)?,
             };
-            let mut shown = tx.prepare_cached(
-                "SELECT m.id, m.topic, m.kind, m.text, m.created_at, date(m.created_at, 'unixepoch'), m.session,
-                        snippet(memories_fts, 0, '[', ']', '…', 12)
-                 FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
-                 WHERE memories_fts MATCH ?1 AND memories_fts.rowid = ?2",
-            )?;
+            let mut read = tx.prepare_cached(&format!("SELECT {COLUMNS} FROM memories WHERE id = ?1"))?;
             let mut hits = Vec::with_capacity(ranked.len());
             for (id, score) in ranked {
-                let hit = shown.query_row(params![query, id], |r| {
-                    Ok(Hit { memory: memory(r)?, score, bm25: Some(score), similarity: None, snippet: r.get(7)? })
-                });
-                hits.push(hit?);
+                let memory = read.query_row([id], memory)?;
+                let snippet = snippet::snippet(&tokenizer, &memory.text, &parsed.terms)?;
+                hits.push(Hit { memory, score, bm25: Some(score), similarity: None, snippet });
             }
             Ok(hits)
         };
@@ -304,11 +284,20 @@ impl Backend for Sqlite {
         run().map_err(|e| self.fail(e))
     }
 
-    /// Triggers remove it from the full-text index and every vector table.
+    /// Triggers remove it from FTS5 and every vector table; its postings
+    /// go in the same transaction.
     fn forget(&self, id: i64, scope: Scope<'_>) -> Result<bool, MemoryError> {
-        let sql = format!("DELETE FROM memories WHERE id = ?1 AND {}", IN_SCOPE.replace("?3", "?2"));
-        let n = self.db.execute(&sql, params![id, scope_json(scope)]).map_err(|e| self.fail(e))?;
-        Ok(n > 0)
+        let sql = format!("DELETE FROM memories WHERE id = ?1 AND {} RETURNING text", IN_SCOPE.replace("?3", "?2"));
+        let run = || -> rusqlite::Result<bool> {
+            let tx = rusqlite::Transaction::new_unchecked(&self.db, TransactionBehavior::Immediate)?;
+            let text: Option<String> = tx.query_row(&sql, params![id, scope_json(scope)], |r| r.get(0)).optional()?;
+            if let Some(text) = &text {
+                postings::remove(&tx, id, text)?;
+            }
+            tx.commit()?;
+            Ok(text.is_some())
+        };
+        run().map_err(|e| self.fail(e))
     }
 
     fn retopic(&self, from: &str, to: &str) -> Result<usize, MemoryError> {
@@ -316,6 +305,7 @@ impl Backend for Sqlite {
             let tx = rusqlite::Transaction::new_unchecked(&self.db, TransactionBehavior::Immediate)?;
             vectors::forget_vectors_of(&tx, from)?;
             let moved = tx.execute("UPDATE memories SET topic = ?2 WHERE topic = ?1", params![from, to])?;
+            postings::retopic(&tx, from, to)?;
             tx.commit()?;
             Ok(moved)
         };
@@ -347,50 +337,106 @@ impl Backend for Sqlite {
     }
 }
 
+/// FTS5's own BM25 ranking, filters applied inside the query: for the
+/// queries clix's postings do not take (`postings::query_terms`).
+fn fts5_ranking(
+    db: &Connection,
+    query: &str,
+    filter: &Filter<'_>,
+    scope: Scope<'_>,
+    limit: usize,
+) -> rusqlite::Result<Vec<(i64, f64)>> {
+    let mut stmt = db.prepare_cached(
+        "SELECT m.id, -bm25(memories_fts)
+         FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
+         WHERE memories_fts MATCH ?1
+           AND (?2 = '' OR m.topic = ?2)
+           AND (?3 = '' OR clix_contains(m.text, ?3))
+           AND (?5 = '' OR m.topic IN (SELECT value FROM json_each(?5)))
+         ORDER BY bm25(memories_fts), m.id DESC LIMIT ?4",
+    )?;
+    stmt.query_map(params![query, filter.topic, filter.keyword, limit as i64, scope_json(scope)], |r| {
+        Ok((r.get(0)?, r.get(1)?))
+    })?
+    .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The ranking in two steps gives what one query over every matching
-    /// memory gives: the same scores in the same order, each memory with
-    /// its own score and snippet, with and without each filter.
-    #[test]
-    fn full_text_ranks_as_one_query_over_every_match() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Sqlite::open(&dir.path().join("m.sqlite")).unwrap();
-        let words = ["alpha", "beta", "gamma", "delta", "omega", "kappa", "sigma", "zeta"];
-        for i in 0..400usize {
-            // A skewed vocabulary: the first words are in most memories.
+    /// Every memory FTS5 matches for `query`, with `-bm25()`, best first:
+    /// the oracle of clix's postings.
+    fn fts5_every(db: &Sqlite, query: &str, filter: &Filter<'_>, scope: Scope<'_>) -> Vec<(i64, f64)> {
+        fts5_ranking(&db.db, query, filter, scope, usize::MAX >> 2).unwrap()
+    }
+
+    /// A corpus with a skewed vocabulary, stems, diacritics, digits and
+    /// repeated words, in three topics.
+    fn corpus(db: &Sqlite, n: usize) {
+        let words = [
+            "alpha",
+            "beta",
+            "gamma",
+            "running",
+            "runs",
+            "run",
+            "café",
+            "CAFE",
+            "naïve",
+            "x86",
+            "2024",
+            "key-value",
+            "zeta",
+            "omega",
+            "rotate",
+            "rotation",
+            "Ünïcode",
+            "sigma",
+        ];
+        for i in 0..n {
             let text: Vec<&str> =
-                (0..3 + i % 5).map(|j| words[(i * 7 + j * j * 3) % (1 + j * 2).min(words.len())]).collect();
+                (0..2 + i % 7).map(|j| words[(i * 7 + j * j * 3) % (1 + j * 3).min(words.len())]).collect();
             let topic = ["red", "green", "blue"][i % 3];
             let new = NewMemory { text: &text.join(" "), topic, kind: "note", session: "s" };
             db.insert(&new, None).unwrap();
         }
-        db.db.execute("DELETE FROM memories WHERE id % 11 = 0", []).unwrap();
-        let scoped = vec!["red".to_string(), "blue".to_string()];
-        for query in ["alpha OR zeta", "gamma", "omega OR kappa OR sigma", "\"beta gamma\"", "nothingmatches"] {
-            for (topic, keyword, scope) in
-                [("", "", None), ("green", "", None), ("", "delta", None), ("", "", Some(scoped.as_slice()))]
-            {
-                for limit in [1usize, 5, 40] {
-                    let filter = Filter { topic, keyword };
-                    let hits = db.full_text(query, &filter, scope, limit).unwrap();
-                    let every: Vec<(i64, f64)> = db
-                        .db
-                        .prepare(
-                            "SELECT m.id, -bm25(memories_fts) FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
-                             WHERE memories_fts MATCH ?1 AND (?2 = '' OR m.topic = ?2)
-                               AND (?3 = '' OR clix_contains(m.text, ?3))
-                               AND (?4 = '' OR m.topic IN (SELECT value FROM json_each(?4)))
-                             ORDER BY bm25(memories_fts)",
-                        )
-                        .unwrap()
-                        .query_map(params![query, topic, keyword, scope_json(scope)], |r| Ok((r.get(0)?, r.get(1)?)))
-                        .unwrap()
-                        .collect::<rusqlite::Result<_>>()
-                        .unwrap();
-                    let what = format!("{query:?} topic {topic:?} keyword {keyword:?} scope {scope:?} limit {limit}");
+    }
+
+    const QUERIES: [&str; 9] = [
+        "alpha zeta",
+        "gamma",
+        "omega kappa sigma",
+        "run",
+        "the running café",
+        "cafe naive unicode",
+        "x86 2024 key value",
+        "rotate rotate rotation",
+        "nothingmatches",
+    ];
+
+    /// Checks the full text of every query, filter, scope and limit
+    /// against FTS5 scoring every memory: the same scores in the same
+    /// order, each memory with its own score, and a snippet.
+    fn assert_ranks_as_fts5(db: &Sqlite, when: &str) {
+        let scoped = vec!["red".to_string(), "blue".to_string(), "violet".to_string()];
+        for words in QUERIES {
+            let query = crate::store::fts_query(words).unwrap();
+            for (topic, keyword, scope) in [
+                ("", "", None),
+                ("green", "", None),
+                ("blue", "", None),
+                ("violet", "", None),
+                ("", "run", None),
+                ("", "", Some(scoped.as_slice())),
+                ("green", "", Some(scoped.as_slice())),
+            ] {
+                let filter = Filter { topic, keyword };
+                let every = fts5_every(db, &query, &filter, scope);
+                for limit in [1usize, 5, 40, 1000] {
+                    let hits = db.full_text(&query, &filter, scope, limit).unwrap();
+                    let what =
+                        format!("{when}: {query:?} topic {topic:?} keyword {keyword:?} scope {scope:?} limit {limit}");
                     let want: Vec<f64> = every.iter().take(limit).map(|e| e.1).collect();
                     let got: Vec<f64> = hits.iter().map(|h| h.score).collect();
                     assert_eq!(got, want, "{what}");
@@ -399,10 +445,63 @@ mod tests {
                         assert_eq!(own, Some(hit.score), "{what}: memory {}", hit.memory.id);
                         assert!(hit.snippet.contains('['), "{what}: snippet {:?}", hit.snippet);
                         assert!(topic.is_empty() || hit.memory.topic == topic, "{what}");
-                        assert!(hit.memory.text.contains(keyword), "{what}");
+                        assert!(hit.memory.text.to_lowercase().contains(keyword), "{what}");
                     }
                 }
             }
         }
+    }
+
+    /// clix's postings rank exactly as FTS5's `bm25()` over every match,
+    /// through stores, forgets and topic moves (merging into a topic that
+    /// exists, and into a new one).
+    #[test]
+    fn postings_rank_exactly_as_fts5_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Sqlite::open(&dir.path().join("m.sqlite")).unwrap();
+        corpus(&db, 600);
+        assert_ranks_as_fts5(&db, "stored");
+        for id in (1..=600).filter(|id| id % 11 == 0 || id % 13 == 0) {
+            assert!(db.forget(id, None).unwrap());
+        }
+        assert_ranks_as_fts5(&db, "after forgets");
+        db.retopic("green", "blue").unwrap();
+        db.retopic("red", "violet").unwrap();
+        corpus(&db, 90);
+        assert_ranks_as_fts5(&db, "after topic moves");
+    }
+
+    /// A file of schema 3 (memories without postings) gets them on open,
+    /// and they rank as FTS5 does; memories stored after rank with them.
+    #[test]
+    fn postings_are_built_for_an_older_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.sqlite");
+        {
+            let db = Sqlite::open(&path).unwrap();
+            corpus(&db, 300);
+            db.db
+                .execute_batch(
+                    "DROP TABLE ft_blocks; DROP TABLE ft_stats; DROP TABLE ft_topics; PRAGMA user_version = 3;",
+                )
+                .unwrap();
+        }
+        let db = Sqlite::open(&path).unwrap();
+        assert_ranks_as_fts5(&db, "rebuilt");
+        corpus(&db, 50);
+        assert!(db.forget(7, None).unwrap());
+        assert_ranks_as_fts5(&db, "rebuilt, then stored");
+    }
+
+    /// A block that does not decode is an error that says how to mend
+    /// the index, never fewer hits.
+    #[test]
+    fn a_damaged_block_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Sqlite::open(&dir.path().join("m.sqlite")).unwrap();
+        corpus(&db, 20);
+        db.db.execute("UPDATE ft_blocks SET data = x'ff' WHERE term = CAST('alpha' AS BLOB)", []).unwrap();
+        let error = db.full_text("\"alpha\"", &Filter::default(), None, 5).unwrap_err().to_string();
+        assert!(error.contains("full-text index is damaged") && error.contains("alpha"), "{error}");
     }
 }

@@ -10,7 +10,7 @@ use rusqlite::functions::FunctionFlags;
 use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 
 /// Bumped with every migration; stored in `PRAGMA user_version`.
-pub(crate) const SCHEMA_VERSION: i32 = 3;
+pub(crate) const SCHEMA_VERSION: i32 = 4;
 
 /// How long a connection waits for another one's lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -137,7 +137,28 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
      CREATE TRIGGER IF NOT EXISTS memories_embed_failed_ad AFTER DELETE ON memories BEGIN
          DELETE FROM embed_failed WHERE id = old.id;
      END;",
+    // clix's own postings beside FTS5 (`postings.rs`), filled from the
+    // memories already there once the tables exist (`migrate`).
+    "CREATE TABLE IF NOT EXISTS ft_topics (
+         id INTEGER PRIMARY KEY,
+         topic TEXT NOT NULL
+     );
+     CREATE INDEX IF NOT EXISTS ft_topics_topic ON ft_topics (topic);
+     CREATE TABLE IF NOT EXISTS ft_blocks (
+         term BLOB NOT NULL,
+         first INTEGER NOT NULL,
+         data BLOB NOT NULL,
+         PRIMARY KEY (term, first)
+     ) WITHOUT ROWID;
+     CREATE TABLE IF NOT EXISTS ft_stats (
+         id INTEGER PRIMARY KEY CHECK (id = 1),
+         docs INTEGER NOT NULL,
+         tokens INTEGER NOT NULL
+     );",
 ];
+
+/// The step whose tables are filled from the memories already stored.
+const POSTINGS_STEP: i32 = 4;
 
 /// Brings the file to [`SCHEMA_VERSION`], each step in its own write
 /// transaction; returns the version found (newer than this clix's: left
@@ -155,6 +176,9 @@ fn migrate(db: &Connection) -> rusqlite::Result<i32> {
         found = version(&tx)?;
         if found < step {
             tx.execute_batch(sql)?;
+            if step == POSTINGS_STEP {
+                super::postings::rebuild(&tx)?;
+            }
             tx.pragma_update(None, "user_version", step)?;
             found = step;
         }
