@@ -22,16 +22,16 @@
 //! rejects recorded as having no vector. A store is committed once its id
 //! is returned: it survives the process crashing or being killed.
 //!
-//! - **SQLite**: FTS5 (porter + unicode61, BM25), sqlite-vec `vec0` tables
+//! - **SQLite**: FTS5 (porter + unicode61) and clix's own postings of
+//!   FTS5's terms, ranked in Rust with FTS5's BM25; sqlite-vec `vec0` tables
 //!   (the topic as partition key; a sign-bit KNN re-ranked by exact
 //!   cosine), the schema migrated on open (`PRAGMA user_version`).
 //!   Several processes may share the file (WAL, busy timeout); WAL with
 //!   `synchronous = NORMAL` may lose the last commits to a power loss (the
 //!   file stays consistent).
 //! - **PostgreSQL**: a `tsvector` column (English stemming without
-//!   stopwords, GIN, `websearch_to_tsquery`, BM25 computed as FTS5
-//!   computes it from the vectors' positions, the memories' lengths and
-//!   trigger-kept corpus counts), pgvector tables
+//!   stopwords, GIN, `websearch_to_tsquery`), trigger-kept postings and
+//!   corpus counts ranked in Rust with FTS5's BM25, pgvector tables
 //!   with HNSW cosine indexes and iterative scans (filters hold before the
 //!   `k` nearest are cut), versioned in `clix_schema` and migrated only by
 //!   [`migrate`]: a store that is behind, ahead or unreachable is an error
@@ -63,6 +63,7 @@
 //! reported through a callback.
 
 mod backend;
+mod bm25;
 mod embed;
 mod pg;
 mod sqlite;

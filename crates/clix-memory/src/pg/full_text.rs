@@ -1,20 +1,11 @@
-//! The full-text search on PostgreSQL: Okapi BM25 computed the way SQLite's FTS5
-//! computes it (`fts5Bm25Function` in its `fts5_aux.c`), so that
-//! [`crate::Hit::bm25`] is on one scale on both backends and one
-//! `recall_min_bm25` serves both. For a query of terms t, a memory D
-//! scores the sum over t of
-//!
-//! idf(t) · f(t, D) · (k1 + 1) / (f(t, D) + k1 · (1 − b + b · |D| / avgdl))
-//!
-//! with k1 = 1.2 and b = 0.75; idf(t) = ln((N − n(t) + 0.5) / (n(t) + 0.5)),
-//! clamped to 1e-6 where that is not positive (a term in half the
-//! memories or more), as FTS5 clamps it. N is the number of memories and
-//! avgdl their mean length, from `memory_fts_stats` (the whole store's,
-//! whatever the filters, as FTS5's are the whole index's); n(t) the
-//! memories holding t (every topic too); |D| D's length in tokens
-//! (`tokens`); f(t, D) how often t occurs in D (its positions in D's
-//! `tsvector`). The score is returned positive: SQLite's query negates
-//! `bm25()`, so both give higher-is-better.
+//! The full-text search on PostgreSQL: Okapi BM25 as FTS5 computes it
+//! (`crate::bm25`), so that [`crate::Hit::bm25`] is on one scale on both
+//! backends and one `recall_min_bm25` serves both. N is the number of
+//! memories and avgdl their mean length, from `memory_fts_stats` (the
+//! whole store's, whatever the filters, as FTS5's are the whole index's);
+//! n(t) the memories holding t (every topic too); |D| D's length in
+//! tokens (`tokens`); f(t, D) how often t occurs in D (its positions in
+//! D's `tsvector`).
 //!
 //! The terms are the positive lexemes of `websearch_to_tsquery`'s query
 //! (`querytree` drops what is negated); a lexeme the query repeats counts
@@ -27,23 +18,14 @@
 //! Nothing reads the memories' `tsvector`s at search time. The trigger of
 //! schema step 4 keeps n(t) per lexeme (`memory_lexeme_docs`) and one
 //! posting per lexeme and memory, with f(t, D), |D| and the topic in the
-//! primary key's index (`memory_postings`), so that scoring is an
-//! index-only scan.
-//!
-//! And only the memories that may rank are scored. This is MaxScore
-//! (Turtle and Flood, 1995) over sets: each term adds at most
-//! idf(t) · (k1 + 1) to a memory's score, whatever f(t, D) and |D|. The
-//! commonest terms, whose bounds add up to less than the k-th best score,
-//! are "non-essential": a memory holding only those cannot rank, so only
-//! the memories holding an essential term are scored (in full, every
-//! term). The k-th score is not known beforehand, so it is bounded from
-//! below first: the memories holding the rarest terms (a few hundred) are
-//! scored, and their k-th score is a bar every answer clears. Then the
-//! commonest terms whose bounds add up to less than that bar are left
-//! out, the rest scored: that try holds the sample's memories, so its
-//! k-th score clears the bar too, and its answer is exactly that of
-//! scoring every memory. The snippets (`ts_headline`, which parses the
-//! text again) are made last, for the answer only.
+//! primary key's index (`memory_postings`). A search reads the postings of
+//! its lexemes in one index-only scan, filters applied there, as one array
+//! per lexeme, and ranks them in Rust (`crate::bm25`, which SQLite's
+//! postings use too). Scoring in SQL instead (a `GROUP BY` over the
+//! postings, with MaxScore leaving out the commonest terms) took 15 ms at
+//! p50 and 29 ms at p95 at 100,000 memories (`clix-bench memory`, stop 48).
+//! The snippets (`ts_headline`, which parses the text again) are made
+//! last, for the answer only.
 //!
 //! Scores equal to 9 decimals rank the newer memory (the higher id) first,
 //! whatever order a sum was added up in. Scores differ from FTS5's where
@@ -52,19 +34,14 @@
 //! three lexemes here), and a `tsvector`'s limit of 256 positions per
 //! lexeme.
 
+use std::collections::HashMap;
+
 use postgres::Client;
 
 use super::{COLUMNS, memory};
 use crate::backend::Scope;
+use crate::bm25::{self, Posting, Ties};
 use crate::store::{Filter, Hit};
-
-/// BM25's k1 + 1: the most one term adds to a score, per unit of idf.
-const TERM_BOUND: f64 = 2.2;
-
-/// The sample that sets the bar: the rarest terms, as many as hold at
-/// least this many memories (counted with repeats) or `limit` times this
-/// many tenths of them, whichever is more.
-const SAMPLE_DOCS: f64 = 200.0;
 
 /// The query's terms (each positive lexeme, as often as the query has
 /// it, in order), n(t) of each, N and avgdl.
@@ -76,37 +53,24 @@ const TERMS: &str = r#"
         FROM q, regexp_matches(querytree(q.q), $re$'(?:[^']|'')*'$re$, 'g') WITH ORDINALITY AS x(t, ord)
     ),
     corpus AS (
-        SELECT greatest(sum(docs), 1)::float8 AS n, greatest(sum(tokens), 1)::float8 / greatest(sum(docs), 1) AS avgdl
+        SELECT greatest(sum(docs), 1)::int8 AS n, greatest(sum(tokens), 1)::float8 / greatest(sum(docs), 1) AS avgdl
         FROM memory_fts_stats
     )
     SELECT t.lexeme,
-           coalesce((SELECT sum(d.docs) FROM memory_lexeme_docs d WHERE d.lexeme = t.lexeme), 0)::float8,
+           coalesce((SELECT sum(d.docs) FROM memory_lexeme_docs d WHERE d.lexeme = t.lexeme), 0)::int8,
            c.n, c.avgdl
     FROM terms t CROSS JOIN corpus c ORDER BY t.ord"#;
 
-/// The best `$3` memories (id, score) holding one of the essential lexemes
-/// (`$7`), filters applied first (`$1` topic, `$2` keyword, `$4` scope),
-/// each scored over every term (`$5` lexemes, `$6` their idf; `$8`
-/// avgdl), from the postings alone.
-const SCORED: &str = r#"
-    WITH terms AS MATERIALIZED (SELECT * FROM unnest($5::text[], $6::float8[]) AS t(lexeme, idf)),
-    found AS MATERIALIZED (
-        SELECT DISTINCT p.id FROM memory_postings p
-        WHERE p.lexeme = ANY ($7::text[])
-          AND ($1 = '' OR p.topic = $1)
-          AND ($4::text[] IS NULL OR p.topic = ANY ($4))
-    ),
-    kept AS MATERIALIZED (
-        SELECT f.id FROM found f
-        WHERE $2 = '' OR EXISTS (SELECT 1 FROM memories m WHERE m.id = f.id AND strpos(m.folded, $2) > 0)
-    )
-    SELECT id, bm25 FROM (
-        SELECT p.id, sum(t.idf * p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.tokens / $8::float8))) AS bm25
-        FROM memory_postings p JOIN terms t ON t.lexeme = p.lexeme
-        WHERE p.lexeme = ANY ($5::text[]) AND p.id IN (SELECT id FROM kept)
-        GROUP BY p.id
-    ) s
-    ORDER BY round(bm25::numeric, 9) DESC, id DESC LIMIT $3"#;
+/// The postings of the lexemes `$1` that the filters keep (`$2` topic,
+/// `$3` scope, `$4` keyword), one row of arrays per lexeme.
+const POSTINGS: &str = r#"
+    SELECT p.lexeme, array_agg(p.id), array_agg(p.tf), array_agg(p.tokens)
+    FROM memory_postings p
+    WHERE p.lexeme = ANY ($1::text[])
+      AND ($2 = '' OR p.topic = $2)
+      AND ($3::text[] IS NULL OR p.topic = ANY ($3))
+      AND ($4 = '' OR EXISTS (SELECT 1 FROM memories m WHERE m.id = p.id AND strpos(m.folded, $4) > 0))
+    GROUP BY p.lexeme"#;
 
 /// The memories `$2` (ids), each with its snippet for the query `$1`.
 static SHOWN: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
@@ -117,15 +81,8 @@ static SHOWN: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     )
 });
 
-/// One term of the query: its lexeme, idf and n(t).
-struct Term {
-    lexeme: String,
-    idf: f64,
-    docs: f64,
-}
-
-/// The best `limit` memories for `query` (a `store::fts_query`), exactly
-/// as scoring every memory would rank them.
+/// The best `limit` memories for `query` (a `store::fts_query`), each
+/// scored over every term of the query.
 pub(super) fn search(
     db: &mut Client,
     query: &str,
@@ -135,61 +92,39 @@ pub(super) fn search(
 ) -> Result<Vec<Hit>, postgres::Error> {
     let rows = db.query(TERMS, &[&query])?;
     let Some(first) = rows.first() else { return Ok(Vec::new()) };
-    let (n, avgdl): (f64, f64) = (first.get(2), first.get(3));
-    let mut terms: Vec<Term> = rows
-        .iter()
-        .map(|r| {
-            let docs: f64 = r.get(1);
-            let idf = ((n - docs + 0.5) / (docs + 0.5)).ln().max(1e-6);
-            Term { lexeme: r.get(0), idf, docs }
-        })
-        .collect();
-    // Ascending bounds: the non-essential terms are always a prefix.
-    terms.sort_by(|a, b| a.idf.total_cmp(&b.idf));
-    let bounds: Vec<f64> = terms.iter().map(|t| t.idf * TERM_BOUND).collect();
-    let left_out = |cut: usize| bounds[..cut].iter().sum::<f64>();
-    let lexemes: Vec<&str> = terms.iter().map(|t| t.lexeme.as_str()).collect();
-    let idfs: Vec<f64> = terms.iter().map(|t| t.idf).collect();
+    let (n, avgdl): (i64, f64) = (first.get(2), first.get(3));
+    let terms: Vec<(String, i64)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    let mut lexemes: Vec<&str> = terms.iter().map(|t| t.0.as_str()).collect();
+    lexemes.sort_unstable();
+    lexemes.dedup();
     let keyword = filter.keyword.to_lowercase();
-    let limit_sql = limit as i64;
-
-    let scored = |db: &mut Client, cut: usize| -> Result<Vec<(i64, f64)>, postgres::Error> {
-        let essential: Vec<&str> = terms[cut..].iter().map(|t| t.lexeme.as_str()).collect();
-        let rows =
-            db.query(SCORED, &[&filter.topic, &keyword, &limit_sql, &scope, &lexemes, &idfs, &essential, &avgdl])?;
-        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
-    };
-    // The k-th best score of a try, when it found `limit` memories.
-    let kth = |found: &[(i64, f64)]| (found.len() == limit).then(|| found.last().map(|f| f.1)).flatten();
-
-    // The sample: the rarest terms, and the memories holding them.
-    let wanted = SAMPLE_DOCS.max(limit as f64 * SAMPLE_DOCS / 10.0);
-    let mut sample_cut = terms.len();
-    let mut held = 0.0;
-    while sample_cut > 0 && held < wanted {
-        sample_cut -= 1;
-        held += terms[sample_cut].docs;
+    let mut lists: HashMap<String, Vec<Posting>> = HashMap::new();
+    for row in db.query(POSTINGS, &[&lexemes, &filter.topic, &scope, &keyword])? {
+        let (ids, tfs, lens): (Vec<i64>, Vec<i32>, Vec<i32>) = (row.get(1), row.get(2), row.get(3));
+        let count = |x: i32| u32::try_from(x).unwrap_or(0);
+        let mut postings: Vec<Posting> = ids
+            .into_iter()
+            .zip(tfs.into_iter().zip(lens))
+            .map(|(id, (tf, len))| Posting { id, tf: count(tf), len: count(len), topic: 0 })
+            .collect();
+        postings.sort_unstable_by_key(|p| p.id);
+        lists.insert(row.get(0), postings);
     }
-    let mut found = scored(db, sample_cut)?;
-    if sample_cut > 0 {
-        // Its k-th score is a bar every answer clears: leave out the
-        // commonest terms whose bounds add up to less (the sample's terms
-        // stay in, so the next try holds its memories and is exact).
-        let bar = kth(&found).unwrap_or(0.0);
-        let cut = (0..=sample_cut).rev().find(|c| left_out(*c) < bar * (1.0 - 1e-9)).unwrap_or(0);
-        if cut < sample_cut {
-            found = scored(db, cut)?;
-        }
-    }
-    let ids: Vec<i64> = found.iter().map(|f| f.0).collect();
-    let mut shown: std::collections::HashMap<i64, (crate::Memory, String)> = db
+    let phrases = terms
+        .iter()
+        .map(|(lexeme, docs)| (bm25::idf(n, *docs), lists.get(lexeme).map_or(&[][..], Vec::as_slice)))
+        .collect();
+    let mut found = bm25::score_all(&bm25::Query { avgdl, phrases }, |_| true);
+    bm25::best_first(&mut found, Some(limit), Ties::NineDecimals);
+    let ids: Vec<i64> = found.iter().map(|f| f.1).collect();
+    let mut shown: HashMap<i64, (crate::Memory, String)> = db
         .query(SHOWN.as_str(), &[&query, &ids])?
         .iter()
         .map(|r| (r.get::<_, i64>(0), (memory(r), r.get(7))))
         .collect();
     Ok(found
         .into_iter()
-        .filter_map(|(id, bm25)| {
+        .filter_map(|(bm25, id)| {
             let (memory, snippet) = shown.remove(&id)?;
             Some(Hit { memory, score: bm25, bm25: Some(bm25), similarity: None, snippet })
         })

@@ -36,28 +36,13 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::tokens::Tokenizer;
 use crate::backend::Scope;
+use crate::bm25::{self, Posting, Ties};
 use crate::store::Filter;
 
 /// Postings per block: a block of the commonest terms stays within one
 /// SQLite page (about 4–5 bytes a posting), and a new memory rewrites one
 /// block per term.
 const BLOCK: usize = 128;
-
-/// BM25's constants, as FTS5's `bm25()` has them.
-const K1: f64 = 1.2;
-const B: f64 = 0.75;
-
-/// One memory holding a term.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Posting {
-    id: i64,
-    /// How often the term occurs in the memory.
-    tf: u32,
-    /// The memory's length in tokens.
-    len: u32,
-    /// The memory's topic number (`ft_topics`).
-    topic: i64,
-}
 
 /// A block that does not decode: the index is damaged, which is an error
 /// that says how to mend it, never a shorter answer.
@@ -350,7 +335,6 @@ pub(super) fn rank(
     if n <= 0 || limit == 0 {
         return Ok(Vec::new());
     }
-    let avgdl = tokens as f64 / n as f64;
     let allowed = allowed_topics(db, filter, scope)?;
 
     // Each distinct term's postings, read once; a term the query repeats
@@ -371,53 +355,18 @@ pub(super) fn rank(
         phrase_list.push(lists.len());
         lists.push(postings);
     }
-    // FTS5's idf: ln((N − n(t) + 0.5) / (n(t) + 0.5)), 1e-6 where not positive.
-    let idf: Vec<f64> = phrase_list
-        .iter()
-        .map(|&l| {
-            let hits = lists[l].len() as i64;
-            let idf = ((n - hits) as f64 + 0.5) / (hits as f64 + 0.5);
-            let idf = idf.ln();
-            if idf <= 0.0 { 1e-6 } else { idf }
-        })
-        .collect();
-
-    // Document at a time over the id-ordered lists: each memory's score
-    // summed over the phrases in the query's order, as `bm25()` sums it.
-    let mut at = vec![0usize; lists.len()];
-    let mut scored: Vec<(f64, i64)> = Vec::new();
-    while let Some(id) = lists.iter().zip(&at).filter_map(|(list, &i)| list.get(i).map(|p| p.id)).min() {
-        let mut score = 0.0f64;
-        let mut topic = 0;
-        for (phrase, &l) in phrase_list.iter().enumerate() {
-            if let Some(p) = lists[l].get(at[l]).filter(|p| p.id == id) {
-                let f = f64::from(p.tf);
-                let d = f64::from(p.len);
-                score += idf[phrase] * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * d / avgdl)));
-                topic = p.topic;
-            }
-        }
-        for (list, i) in lists.iter().zip(at.iter_mut()) {
-            if list.get(*i).is_some_and(|p| p.id == id) {
-                *i += 1;
-            }
-        }
-        if allowed.as_ref().is_none_or(|a| a.contains(&topic)) {
-            scored.push((score, id));
-        }
-    }
-    let best_first = |a: &(f64, i64), b: &(f64, i64)| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1));
+    let query = bm25::Query {
+        avgdl: tokens as f64 / n as f64,
+        phrases: phrase_list.iter().map(|&l| (bm25::idf(n, lists[l].len() as i64), lists[l].as_slice())).collect(),
+    };
+    let mut scored = bm25::score_all(&query, |p| allowed.as_ref().is_none_or(|a| a.contains(&p.topic)));
     if filter.keyword.is_empty() {
-        if scored.len() > limit {
-            scored.select_nth_unstable_by(limit, best_first);
-            scored.truncate(limit);
-        }
-        scored.sort_unstable_by(best_first);
+        bm25::best_first(&mut scored, Some(limit), Ties::Exact);
         return Ok(scored.into_iter().map(|(score, id)| (id, score)).collect());
     }
     // The keyword is read from the memories' text: the best first, a
     // chunk at a time, until `limit` hold it.
-    scored.sort_unstable_by(best_first);
+    bm25::best_first(&mut scored, None, Ties::Exact);
     let mut holds = db.prepare_cached(
         "SELECT id FROM memories WHERE id IN (SELECT value FROM json_each(?1)) AND clix_contains(text, ?2)",
     )?;
