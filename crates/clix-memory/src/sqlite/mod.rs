@@ -102,10 +102,8 @@ impl Backend for Sqlite {
     ) -> Result<(i64, Option<Space>), MemoryError> {
         let run = || -> rusqlite::Result<(i64, Option<Space>)> {
             let tx = rusqlite::Transaction::new_unchecked(&self.db, TransactionBehavior::Immediate)?;
-            tx.execute(
-                "INSERT INTO memories (topic, kind, text, session) VALUES (?1, ?2, ?3, ?4)",
-                params![new.topic, new.kind, new.text, new.session],
-            )?;
+            tx.prepare_cached("INSERT INTO memories (topic, kind, text, session) VALUES (?1, ?2, ?3, ?4)")?
+                .execute(params![new.topic, new.kind, new.text, new.session])?;
             let id = tx.last_insert_rowid();
             postings::add(&tx, id, new.topic, new.text)?;
             let space = match embedding {
@@ -500,8 +498,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = Sqlite::open(&dir.path().join("m.sqlite")).unwrap();
         corpus(&db, 20);
+        postings::flush(&db.db).unwrap();
         db.db.execute("UPDATE ft_blocks SET data = x'ff' WHERE term = CAST('alpha' AS BLOB)", []).unwrap();
         let error = db.full_text("\"alpha\"", &Filter::default(), None, 5).unwrap_err().to_string();
         assert!(error.contains("full-text index is damaged") && error.contains("alpha"), "{error}");
+        // A block whose count disagrees with its postings, and a pending memory that does not decode.
+        db.db
+            .execute("UPDATE ft_blocks SET data = x'0101010102010101', n = 1 WHERE term = CAST('alpha' AS BLOB)", [])
+            .unwrap();
+        let error = db.full_text("\"alpha\"", &Filter::default(), None, 5).unwrap_err().to_string();
+        assert!(error.contains("the block of term \"alpha\""), "{error}");
+        corpus(&db, 3);
+        db.db.execute("UPDATE ft_pending SET terms = x'05ff'", []).unwrap();
+        let error = db.full_text("\"gamma\"", &Filter::default(), None, 5).unwrap_err().to_string();
+        assert!(error.contains("the pending terms of memory 21"), "{error}");
     }
 }

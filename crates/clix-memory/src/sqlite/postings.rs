@@ -18,9 +18,14 @@
 //! deletions and topic moves.
 //!
 //! Layout (schema step 4):
-//! - `ft_blocks (term, first, data)`: the postings of `term` whose ids are
-//!   at least `first` and below the next block's `first`, as varints
-//!   (id − previous id, from `first`; frequency; length; topic number).
+//! - `ft_blocks (term, first, last, n, data)`: the `n` postings of `term`
+//!   whose ids are at least `first` and below the next block's `first`
+//!   (`last` the highest), as varints (id − previous id, from `first`;
+//!   frequency; length; topic number).
+//! - `ft_pending (id, topic, len, terms)`: new memories whose postings are
+//!   not in the blocks yet, one row each, moved there [`PENDING`] at a time
+//!   (each term's postings appended to its last block, undecoded): a store
+//!   writes one row instead of one block per term.
 //! - `ft_stats`: how many memories are indexed and their tokens in all, for
 //!   N and avgdl.
 //! - `ft_topics (id, topic)`: the topic numbers. Several numbers may name
@@ -39,6 +44,11 @@ use crate::backend::Scope;
 use crate::bm25::{self, Posting, Ties};
 use crate::store::Filter;
 
+/// Memories that wait in `ft_pending` before their postings go into the
+/// blocks: a store then writes one row, and every 256th writes each block
+/// its memories touch once. A search reads them all (about 30 KB).
+const PENDING: usize = 256;
+
 /// Postings per block: a block of the commonest terms stays within one
 /// SQLite page (about 4–5 bytes a posting), and a new memory rewrites one
 /// block per term.
@@ -46,15 +56,19 @@ const BLOCK: usize = 128;
 
 /// A block that does not decode: the index is damaged, which is an error
 /// that says how to mend it, never a shorter answer.
-fn damaged(term: &[u8], first: i64) -> rusqlite::Error {
+fn damaged(what: String) -> rusqlite::Error {
     rusqlite::Error::UserFunctionError(
         format!(
-            "clix's full-text index is damaged (the block of term {:?} from memory {first}); \
-             run `clix storage migrate` after `sqlite3 FILE 'PRAGMA user_version = 3'` to rebuild it",
-            String::from_utf8_lossy(term)
+            "clix's full-text index is damaged ({what}); \
+             run `clix storage migrate` after `sqlite3 FILE 'PRAGMA user_version = 3'` to rebuild it"
         )
         .into(),
     )
+}
+
+/// A block of `term` from memory `first` that does not decode.
+fn damaged_block(term: &[u8], first: i64) -> rusqlite::Error {
+    damaged(format!("the block of term {:?} from memory {first}", String::from_utf8_lossy(term)))
 }
 
 fn put_varint(out: &mut Vec<u8>, mut v: u64) {
@@ -78,14 +92,19 @@ fn get_varint(data: &[u8], at: &mut usize) -> Option<u64> {
     None
 }
 
+/// One posting as a block holds it, after the posting `previous` (or the block's `first`).
+fn put_posting(out: &mut Vec<u8>, previous: i64, p: &Posting) {
+    put_varint(out, (p.id - previous) as u64);
+    put_varint(out, u64::from(p.tf));
+    put_varint(out, u64::from(p.len));
+    put_varint(out, p.topic as u64);
+}
+
 fn encode(first: i64, postings: &[Posting]) -> Vec<u8> {
     let mut out = Vec::with_capacity(postings.len() * 5);
     let mut previous = first;
     for p in postings {
-        put_varint(&mut out, (p.id - previous) as u64);
-        put_varint(&mut out, u64::from(p.tf));
-        put_varint(&mut out, u64::from(p.len));
-        put_varint(&mut out, p.topic as u64);
+        put_posting(&mut out, previous, p);
         previous = p.id;
     }
     out
@@ -106,7 +125,7 @@ fn decode_into(term: &[u8], first: i64, data: &[u8], out: &mut Vec<Posting>) -> 
             Some(Posting { id, tf, len, topic })
         })();
         let Some(p) = posting.filter(|p| previous.is_none_or(|prev| p.id > prev)) else {
-            return Err(damaged(term, first));
+            return Err(damaged_block(term, first));
         };
         previous = Some(p.id);
         out.push(p);
@@ -162,52 +181,136 @@ fn block_of(db: &Connection, term: &[u8], id: i64) -> rusqlite::Result<Option<(i
 }
 
 fn write_block(db: &Connection, term: &[u8], first: i64, postings: &[Posting]) -> rusqlite::Result<()> {
-    db.prepare_cached("INSERT OR REPLACE INTO ft_blocks (term, first, data) VALUES (?1, ?2, ?3)")?.execute(params![
-        term,
-        first,
-        encode(first, postings)
-    ])?;
+    let last = postings.last().map_or(first, |p| p.id);
+    db.prepare_cached("INSERT OR REPLACE INTO ft_blocks (term, first, last, n, data) VALUES (?1, ?2, ?3, ?4, ?5)")?
+        .execute(params![term, first, last, postings.len() as i64, encode(first, postings)])?;
     Ok(())
 }
 
-/// Indexes memory `id` (new, or not yet indexed).
+/// Adds `postings` (ascending ids) to `term`'s blocks. The usual case,
+/// ids above every one the term holds, decodes no block: their bytes are
+/// appended to the last block while it has room, and the rest start new
+/// blocks. Otherwise each goes in its place, splitting a full block.
+fn insert_postings(db: &Connection, term: &[u8], postings: &[Posting]) -> rusqlite::Result<()> {
+    let last_block: Option<(i64, i64, i64, Vec<u8>)> = db
+        .prepare_cached("SELECT first, last, n, data FROM ft_blocks WHERE term = ?1 ORDER BY first DESC LIMIT 1")?
+        .query_row([term], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .optional()?;
+    let rest = match last_block {
+        Some((_, last, _, _)) if postings.first().is_some_and(|p| p.id <= last) => {
+            return postings.iter().try_for_each(|p| insert_one(db, term, p));
+        }
+        Some((first, mut last, n, mut data)) => {
+            let room = BLOCK.saturating_sub(n as usize).min(postings.len());
+            for p in &postings[..room] {
+                put_posting(&mut data, last, p);
+                last = p.id;
+            }
+            if room > 0 {
+                db.prepare_cached("UPDATE ft_blocks SET data = ?3, last = ?4, n = ?5 WHERE term = ?1 AND first = ?2")?
+                    .execute(params![term, first, data, last, n + room as i64])?;
+            }
+            &postings[room..]
+        }
+        None => postings,
+    };
+    for block in rest.chunks(BLOCK) {
+        write_block(db, term, block[0].id, block)?;
+    }
+    Ok(())
+}
+
+/// Puts `posting` in its place among `term`'s: in the block that holds
+/// its id's range (a full block splits in two), or a block of its own
+/// below every other.
+fn insert_one(db: &Connection, term: &[u8], posting: &Posting) -> rusqlite::Result<()> {
+    let Some((first, mut postings)) = block_of(db, term, posting.id)? else {
+        return write_block(db, term, posting.id, std::slice::from_ref(posting));
+    };
+    match postings.binary_search_by_key(&posting.id, |p| p.id) {
+        Ok(at) => postings[at] = *posting,
+        Err(at) => postings.insert(at, *posting),
+    }
+    if postings.len() > BLOCK {
+        let rest = postings.split_off(postings.len() / 2);
+        write_block(db, term, rest[0].id, &rest)?;
+    }
+    write_block(db, term, first, &postings)
+}
+
+/// A memory's terms as `ft_pending` keeps them: (length, bytes, frequency) each.
+fn encode_terms(terms: &BTreeMap<Vec<u8>, u32>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (term, tf) in terms {
+        put_varint(&mut out, term.len() as u64);
+        out.extend_from_slice(term);
+        put_varint(&mut out, u64::from(*tf));
+    }
+    out
+}
+
+/// Calls `each` with every (term, frequency) of a pending memory's bytes.
+fn decode_terms(id: i64, data: &[u8], mut each: impl FnMut(&[u8], u32)) -> rusqlite::Result<()> {
+    let mut at = 0;
+    while at < data.len() {
+        let term = get_varint(data, &mut at)
+            .and_then(|len| usize::try_from(len).ok())
+            .and_then(|len| data.get(at..at.checked_add(len)?))
+            .inspect(|term| at += term.len());
+        let tf = get_varint(data, &mut at).and_then(|tf| u32::try_from(tf).ok());
+        let (Some(term), Some(tf)) = (term, tf) else {
+            return Err(damaged(format!("the pending terms of memory {id}")));
+        };
+        each(term, tf);
+    }
+    Ok(())
+}
+
+/// Indexes memory `id` (new, or not yet indexed). It waits in
+/// `ft_pending` (one row, one page written) with up to [`PENDING`] others;
+/// then all go into the blocks at once, each block written once for all
+/// of them instead of once per memory. A search reads the pending rows
+/// beside the blocks.
 pub(super) fn add(db: &Connection, id: i64, topic: &str, text: &str) -> rusqlite::Result<()> {
     let tokenizer = Tokenizer::new(db)?;
     let (terms, len) = terms_of(&tokenizer, text)?;
     let topic = topic_number(db, topic)?;
-    for (term, tf) in &terms {
-        let posting = Posting { id, tf: *tf, len, topic };
-        let Some((first, mut postings)) = block_of(db, term, id)? else {
-            // Below every block of the term (or its first): a block of its own.
-            write_block(db, term, id, &[posting])?;
-            continue;
-        };
-        let at = match postings.binary_search_by_key(&id, |p| p.id) {
-            Ok(at) => {
-                postings[at] = posting;
-                at
-            }
-            Err(at) => {
-                postings.insert(at, posting);
-                at
-            }
-        };
-        if postings.len() > BLOCK {
-            // A memory after every other (the usual case) starts a block;
-            // one in the middle splits the block in two.
-            let split = if at == postings.len() - 1 { at } else { postings.len() / 2 };
-            let rest = postings.split_off(split);
-            write_block(db, term, rest[0].id, &rest)?;
-        }
-        write_block(db, term, first, &postings)?;
+    db.prepare_cached("INSERT OR REPLACE INTO ft_pending (id, topic, len, terms) VALUES (?1, ?2, ?3, ?4)")?
+        .execute(params![id, topic, len, encode_terms(&terms)])?;
+    count(db, 1, i64::from(len))?;
+    let pending: i64 = db.prepare_cached("SELECT count(*) FROM ft_pending")?.query_row([], |r| r.get(0))?;
+    if pending as usize >= PENDING { flush(db) } else { Ok(()) }
+}
+
+/// Moves every pending memory into the blocks.
+pub(super) fn flush(db: &Connection) -> rusqlite::Result<()> {
+    let mut by_term: BTreeMap<Vec<u8>, Vec<Posting>> = BTreeMap::new();
+    each_pending(db, |term, posting| by_term.entry(term.to_vec()).or_default().push(posting))?;
+    for (term, postings) in &by_term {
+        insert_postings(db, term, postings)?;
     }
-    count(db, 1, i64::from(len))
+    db.prepare_cached("DELETE FROM ft_pending")?.execute([])?;
+    Ok(())
+}
+
+/// Every posting of the pending memories, by ascending id.
+fn each_pending(db: &Connection, mut each: impl FnMut(&[u8], Posting)) -> rusqlite::Result<()> {
+    let mut stmt = db.prepare_cached("SELECT id, topic, len, terms FROM ft_pending ORDER BY id")?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let (id, topic, len): (i64, i64, u32) = (row.get(0)?, row.get(1)?, row.get(2)?);
+        decode_terms(id, row.get_ref(3)?.as_blob()?, |term, tf| each(term, Posting { id, tf, len, topic }))?;
+    }
+    Ok(())
 }
 
 /// Removes memory `id`, whose text was `text`, from the index.
 pub(super) fn remove(db: &Connection, id: i64, text: &str) -> rusqlite::Result<()> {
     let tokenizer = Tokenizer::new(db)?;
     let (terms, len) = terms_of(&tokenizer, text)?;
+    if db.prepare_cached("DELETE FROM ft_pending WHERE id = ?1")?.execute([id])? > 0 {
+        return count(db, -1, -i64::from(len));
+    }
     let mut found = false;
     for term in terms.keys() {
         let Some((first, mut postings)) = block_of(db, term, id)? else { continue };
@@ -232,7 +335,7 @@ pub(super) fn retopic(db: &Connection, from: &str, to: &str) -> rusqlite::Result
 /// Builds the index of every memory anew (schema step 4, on a file that
 /// already holds memories), in one pass: each term's blocks written once.
 pub(super) fn rebuild(db: &Connection) -> rusqlite::Result<()> {
-    db.execute_batch("DELETE FROM ft_blocks; DELETE FROM ft_stats; DELETE FROM ft_topics;")?;
+    db.execute_batch("DELETE FROM ft_blocks; DELETE FROM ft_pending; DELETE FROM ft_stats; DELETE FROM ft_topics;")?;
     let tokenizer = Tokenizer::new(db)?;
     let mut index: BTreeMap<Vec<u8>, Vec<Posting>> = BTreeMap::new();
     let (mut docs, mut tokens) = (0i64, 0i64);
@@ -341,7 +444,8 @@ pub(super) fn rank(
     // is a phrase of its own to FTS5, and scores each time.
     let mut lists: Vec<Vec<Posting>> = Vec::new();
     let mut phrase_list: Vec<usize> = Vec::with_capacity(terms.len());
-    let mut blocks = db.prepare_cached("SELECT first, data FROM ft_blocks WHERE term = ?1 ORDER BY first")?;
+    let mut list_terms: Vec<&[u8]> = Vec::new();
+    let mut blocks = db.prepare_cached("SELECT first, n, data FROM ft_blocks WHERE term = ?1 ORDER BY first")?;
     for (i, term) in terms.iter().enumerate() {
         if let Some(same) = terms[..i].iter().position(|t| t == term) {
             phrase_list.push(phrase_list[same]);
@@ -350,10 +454,26 @@ pub(super) fn rank(
         let mut postings = Vec::new();
         let mut rows = blocks.query([term])?;
         while let Some(row) = rows.next()? {
-            decode_into(term, row.get(0)?, row.get_ref(1)?.as_blob()?, &mut postings)?;
+            let (first, n, before) = (row.get(0)?, row.get::<_, i64>(1)?, postings.len());
+            decode_into(term, first, row.get_ref(2)?.as_blob()?, &mut postings)?;
+            if (postings.len() - before) as i64 != n {
+                return Err(damaged_block(term, first));
+            }
         }
         phrase_list.push(lists.len());
         lists.push(postings);
+        list_terms.push(term.as_slice());
+    }
+    // The pending memories, whose ids are usually above every block's.
+    each_pending(db, |term, posting| {
+        if let Some(l) = list_terms.iter().position(|t| *t == term) {
+            lists[l].push(posting);
+        }
+    })?;
+    for list in &mut lists {
+        if !list.is_sorted_by_key(|p| p.id) {
+            list.sort_unstable_by_key(|p| p.id);
+        }
     }
     let query = bm25::Query {
         avgdl: tokens as f64 / n as f64,
@@ -383,4 +503,81 @@ pub(super) fn rank(
         }
     }
     Ok(kept)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Per term: (id, frequency, length, topic name) of each posting.
+    type Every = BTreeMap<Vec<u8>, Vec<(i64, u32, u32, String)>>;
+
+    /// Every term's postings, decoded block by block (each block checked:
+    /// its count, its highest id, ids from its `first`), topics by name.
+    fn every_posting(db: &Connection) -> Every {
+        let topics: BTreeMap<i64, String> = db
+            .prepare("SELECT id, topic FROM ft_topics")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        let mut all = Every::new();
+        let mut stmt = db.prepare("SELECT term, first, last, n, data FROM ft_blocks ORDER BY term, first").unwrap();
+        let mut rows = stmt.query([]).unwrap();
+        while let Some(row) = rows.next().unwrap() {
+            let (term, first, last, n): (Vec<u8>, i64, i64, i64) =
+                (row.get(0).unwrap(), row.get(1).unwrap(), row.get(2).unwrap(), row.get(3).unwrap());
+            let mut block = Vec::new();
+            decode_into(&term, first, row.get_ref(4).unwrap().as_blob().unwrap(), &mut block).unwrap();
+            assert_eq!(block.len() as i64, n, "count of {term:?} from {first}");
+            assert_eq!(block.last().map(|p| p.id), Some(last), "last of {term:?} from {first}");
+            assert!(block.len() <= BLOCK && block[0].id >= first, "{term:?} from {first}");
+            let list = all.entry(term).or_default();
+            list.extend(block.iter().map(|p| (p.id, p.tf, p.len, topics[&p.topic].clone())));
+            assert!(list.windows(2).all(|w| w[0].0 < w[1].0), "ids rise across blocks");
+        }
+        all
+    }
+
+    /// Postings added in any order (inserts in the middle of a block and
+    /// splits included) and removed are what a rebuild makes of the same
+    /// memories, and the corpus counts agree.
+    #[test]
+    fn postings_added_in_any_order_equal_a_rebuild() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = super::super::Sqlite::open(&dir.path().join("m.sqlite")).unwrap();
+        let db = &store.db;
+        let mut ids: Vec<i64> = (1..=700).collect();
+        ids.sort_by_key(|i| (i * 7919) % 701);
+        let text = |id: i64| -> String {
+            (0..3 + id % 5).map(|j| format!("w{}", (id * (j + 3)) % (2 + j * 4))).collect::<Vec<_>>().join(" ")
+        };
+        for &id in &ids {
+            let topic = ["red", "green"][(id % 2) as usize];
+            db.execute(
+                "INSERT INTO memories (id, topic, kind, text) VALUES (?1, ?2, 'note', ?3)",
+                params![id, topic, text(id)],
+            )
+            .unwrap();
+            add(db, id, topic, &text(id)).unwrap();
+        }
+        for id in ids.iter().filter(|id| *id % 9 == 0) {
+            db.execute("DELETE FROM memories WHERE id = ?1", [id]).unwrap();
+            remove(db, *id, &text(*id)).unwrap();
+        }
+        let pending: i64 = db.query_row("SELECT count(*) FROM ft_pending", [], |r| r.get(0)).unwrap();
+        assert!(pending > 0, "some memories still wait");
+        flush(db).unwrap();
+        let blocks: i64 = db.query_row("SELECT count(*) FROM ft_blocks WHERE n > 64", [], |r| r.get(0)).unwrap();
+        assert!(blocks > 4, "the common terms filled blocks, so splits were made ({blocks})");
+        let stats = |db: &Connection| {
+            db.query_row("SELECT docs, tokens FROM ft_stats", [], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
+                .unwrap()
+        };
+        let (incremental, counted) = (every_posting(db), stats(db));
+        rebuild(db).unwrap();
+        assert_eq!(every_posting(db), incremental);
+        assert_eq!(stats(db), counted);
+    }
 }

@@ -147,9 +147,17 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
      CREATE TABLE IF NOT EXISTS ft_blocks (
          term BLOB NOT NULL,
          first INTEGER NOT NULL,
+         last INTEGER NOT NULL,
+         n INTEGER NOT NULL,
          data BLOB NOT NULL,
          PRIMARY KEY (term, first)
      ) WITHOUT ROWID;
+     CREATE TABLE IF NOT EXISTS ft_pending (
+         id INTEGER PRIMARY KEY,
+         topic INTEGER NOT NULL,
+         len INTEGER NOT NULL,
+         terms BLOB NOT NULL
+     );
      CREATE TABLE IF NOT EXISTS ft_stats (
          id INTEGER PRIMARY KEY CHECK (id = 1),
          docs INTEGER NOT NULL,
