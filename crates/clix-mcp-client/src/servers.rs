@@ -309,7 +309,7 @@ impl Servers {
     async fn start_stdio(&self, entry: &ServerEntry) -> Result<Connection, String> {
         let mut argv = vec![entry.command.clone().unwrap_or_default()];
         argv.extend(entry.args.iter().cloned());
-        let read_only = own_folders(&argv, &self.workspace).map_err(|e| format!("{}: {e}", entry.name))?;
+        let read_only = own_folders(&argv, &self.workspace);
         let env: Vec<(String, String)> =
             entry.env.iter().filter_map(|k| (self.vars)(k).map(|v| (k.clone(), v))).collect();
         let request = ServiceRequest {
@@ -452,10 +452,10 @@ fn server_help(server: &str, tools: &[Tool]) -> String {
 /// The host folders a stdio server's own files are in: each absolute path
 /// of its argv that exists (a file's folder, or the folder itself),
 /// mounted read-only, as the hub mounts a tool's folder. The system's
-/// folders and the workspace are there already; the home folder (or one
-/// holding it) is refused, never mounted whole.
-fn own_folders(argv: &[String], workspace: &Path) -> Result<Vec<PathBuf>, String> {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
+/// folders and the workspace are there already. The sandbox refuses one
+/// that would bring a secret store, the home folder or clix's own folders
+/// with it (`Sandbox::start_stdio_service`).
+fn own_folders(argv: &[String], workspace: &Path) -> Vec<PathBuf> {
     let mut folders: Vec<PathBuf> = Vec::new();
     for word in argv.iter().filter(|w| w.starts_with('/')) {
         let path = Path::new(word);
@@ -470,19 +470,11 @@ fn own_folders(argv: &[String], workspace: &Path) -> Result<Vec<PathBuf>, String
         let present = clix_sandbox::SYSTEM_DIRS.iter().any(|s| folder.starts_with(s))
             || folder.starts_with(workspace)
             || folders.iter().any(|f| folder.starts_with(f));
-        if present {
-            continue;
+        if !present {
+            folders.push(folder);
         }
-        if home.as_deref().is_some_and(|h| h.starts_with(&folder)) {
-            return Err(format!(
-                "{} would mount the home folder (or the folder holding it) in the sandbox; keep the server in a \
-                 folder of its own",
-                folder.display()
-            ));
-        }
-        folders.push(folder);
     }
-    Ok(folders)
+    folders
 }
 
 #[cfg(test)]

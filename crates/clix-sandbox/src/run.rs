@@ -438,14 +438,7 @@ impl Sandbox {
     /// Refuses extra read-only folders that would expose a secret, the home
     /// folder or clix's config, and a current folder the sandbox cannot see.
     fn check_request(&self, req: &Request<'_>) -> Result<(), String> {
-        if let Some(dir) =
-            req.read_only.iter().find(|d| exposes_secret(d, &Private::default()) || self.private.holds(d))
-        {
-            return Err(format!(
-                "{} would expose a secret store, clix's own folders or the home folder; move the tool to its own folder",
-                dir.display()
-            ));
-        }
+        self.check_read_only(req.read_only)?;
         // A confined sandbox mounts the workspace read-only: still a place to start in.
         let confined_workspace = self.writable.is_some().then_some(&self.workspace);
         let visible = self.layout.read_write.iter().chain(req.read_only).chain(confined_workspace);
@@ -457,6 +450,21 @@ impl Sandbox {
             ));
         }
         Ok(())
+    }
+
+    /// Refuses extra read-only folders (a tool's or a service's own) that
+    /// would expose a secret store, the home folder or clix's own folders.
+    /// Stores inside a folder that passes are covered when it is mounted
+    /// (`mounts::masks`).
+    pub(crate) fn check_read_only(&self, read_only: &[PathBuf]) -> Result<(), String> {
+        match read_only.iter().find(|d| exposes_secret(d, &Private::default()) || self.private.holds(d)) {
+            Some(dir) => Err(format!(
+                "{} would expose a secret store, clix's own folders or the home folder; move the program to a \
+                 folder of its own",
+                dir.display()
+            )),
+            None => Ok(()),
+        }
     }
 
     /// bwrap with this sandbox's layout around `argv` (or, in host mode,

@@ -80,6 +80,9 @@ impl Sandbox {
         if let Some((n, _)) = req.fds.iter().find(|(n, _)| !(3..=9).contains(n)) {
             return Err(spawn_error(format!("descriptor {n} cannot be handed on; use 3 to 9")));
         }
+        // As for a run: a service's own folder (an MCP server's) must not
+        // bring a secret store, the home folder or clix's folders with it.
+        self.check_read_only(req.read_only).map_err(spawn_error)?;
         let bwrap = self.ready()?;
         let settings = self.settings();
         let cgroups = run_cgroups(settings);

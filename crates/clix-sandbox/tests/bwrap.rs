@@ -239,3 +239,46 @@ async fn variables_reach_the_program_without_showing_in_ps() {
     assert!(lines.iter().any(|l| l.contains(script)), "the program was running when we looked");
     assert!(!lines.iter().any(|l| l.contains("s3cret-value-42")), "a value in a command line: {lines:?}");
 }
+
+/// A service's own folder (an MCP server's) is checked as a run's extra
+/// folder is: one that is or holds a secret store, the home folder or
+/// clix's own folders is refused before anything starts; a folder of the
+/// program's own is not.
+#[tokio::test]
+async fn a_service_folder_bringing_secrets_or_clix_folders_is_refused() {
+    let ws = workspace();
+    let host = tempfile::tempdir().unwrap();
+    let home = host.path().join("home");
+    let config = host.path().join("config/clix");
+    for dir in [home.join(".ssh"), config.clone(), host.path().join("servers/notes")] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    let host_env = clix_sandbox::HostEnv { path: "/usr/bin:/bin".into(), home: Some(home.clone()) };
+    let sb = Sandbox::with_host(SandboxSettings::default(), ws.path(), Some(&config), None, "t".into(), host_env);
+    let argv = vec!["/bin/cat".to_string()];
+    let start = |folder: std::path::PathBuf| {
+        let sb = &sb;
+        let (argv, cwd) = (&argv, ws.path());
+        async move {
+            let read_only = [folder];
+            let req = clix_sandbox::ServiceRequest {
+                argv,
+                cwd,
+                read_only: &read_only,
+                share_network: false,
+                fds: Vec::new(),
+            };
+            sb.start_stdio_service(req, &[]).await.map(|_| ()).map_err(|e| e.to_string())
+        }
+    };
+    for refused in [home.join(".ssh"), home.clone(), host.path().join("config"), host.path().to_path_buf()] {
+        let error = start(refused.clone()).await.expect_err("refused");
+        assert!(
+            error.contains("would expose a secret store, clix's own folders or the home folder"),
+            "{refused:?}: {error}"
+        );
+    }
+    if let Err(error) = start(host.path().join("servers/notes")).await {
+        assert!(!error.contains("would expose"), "a folder of its own: {error}");
+    }
+}
