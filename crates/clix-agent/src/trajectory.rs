@@ -4,8 +4,9 @@
 //! Besides the events a run shows, the file holds what the model was given
 //! (`context` when a task begins and after compaction, `request` per model
 //! call), so a run can be reproduced from it. No secret reaches it: every
-//! string is scrubbed of the process's secret store and of the keys the
-//! agent was handed ([`Trajectory::hide`]) before the line is written.
+//! string is scrubbed of the process's secret store, of the keys the
+//! agent was handed ([`Trajectory::hide`]) and of the values the model set
+//! in the browser (a cookie, a stored token) before the line is written.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
@@ -95,6 +96,7 @@ impl Trajectory {
         }
         let record = RecordRef { ts_ms: now_ms(), event };
         let mut value = serde_json::to_value(&record)?;
+        self.hide_browser_values(&value);
         let mut line = if redact(&mut value, &self.hidden) {
             // Back through the type, so the fields keep their order (a
             // `Value`'s are sorted); as it is if a secret was a tag's value.
@@ -108,6 +110,26 @@ impl Trajectory {
         line.push(b'\n');
         self.file.write_all(&line)?;
         self.file.flush()
+    }
+}
+
+impl Trajectory {
+    /// Hides, from this record on, every value a `browser cookies set` or
+    /// `browser storage … set` in `value`'s strings sets (a session or a
+    /// token, as often as not; the audit log hides them too). The first
+    /// record to hold one is the model's reply that calls it. Values
+    /// shorter than [`HIDE_MIN_LEN`] stay, as for [`Trajectory::hide`].
+    fn hide_browser_values(&mut self, value: &serde_json::Value) {
+        match value {
+            serde_json::Value::String(text) if text.contains("browser") => {
+                for set in clix_audit::browser_values(text) {
+                    self.hide(set);
+                }
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|v| self.hide_browser_values(v)),
+            serde_json::Value::Object(fields) => fields.values().for_each(|v| self.hide_browser_values(v)),
+            _ => {}
+        }
     }
 }
 
@@ -471,6 +493,31 @@ mod tests {
         assert!(line.starts_with("{\"ts_ms\":"), "the fields keep their order: {line}");
         let records = read_run(dir.path(), &t.id).unwrap();
         assert_eq!(records[0].event, Event::Error { message: "rejected *** and ***; short stays".into() });
+    }
+
+    /// A cookie or stored value the model sets is hidden in the reply that
+    /// sets it and in every record after (the page's echo of it included).
+    #[test]
+    fn values_set_in_the_browser_never_reach_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = Trajectory::create(dir.path()).unwrap();
+        let command =
+            "browser cookies set sid s3ssion-f00d-cafe --url http://h/ && browser storage set tok tkn-0123456789";
+        t.record(&Event::ToolCall {
+            step: 1,
+            id: "c1".into(),
+            tool: "run".into(),
+            command: command.into(),
+            stdin: None,
+        })
+        .unwrap();
+        t.record(&Event::Error { message: "the page said s3ssion-f00d-cafe and tkn-0123456789".into() }).unwrap();
+        let file = std::fs::read_to_string(&t.path).unwrap();
+        assert!(!file.contains("s3ssion-f00d-cafe") && !file.contains("tkn-0123456789"), "{file}");
+        let records = read_run(dir.path(), &t.id).unwrap();
+        let Event::ToolCall { command, .. } = &records[0].event else { panic!("{:?}", records[0]) };
+        assert_eq!(command, "browser cookies set sid *** --url http://h/ && browser storage set tok ***");
+        assert_eq!(records[1].event, Event::Error { message: "the page said *** and ***".into() });
     }
 
     #[test]

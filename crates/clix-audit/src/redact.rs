@@ -35,14 +35,26 @@ pub fn redact_argv(argv: &[String]) -> Vec<String> {
 /// Whether the next word is the value of `browser cookies set NAME VALUE`
 /// or `browser storage [local|session] set KEY VALUE`: a session or a
 /// token, as often as not.
-fn sets_a_browser_value(before: &[String]) -> bool {
-    let words: Vec<&str> = before.iter().rev().take(5).map(String::as_str).collect();
+fn sets_a_browser_value(before: &[impl AsRef<str>]) -> bool {
+    let words: Vec<&str> = before.iter().rev().take(5).map(AsRef::as_ref).collect();
     matches!(
         words.as_slice(),
         [_, "set", "cookies", "browser", ..]
             | [_, "set", "storage", "browser", ..]
             | [_, "set", "local" | "session", "storage", "browser"]
     )
+}
+
+/// The values the `browser cookies set` and `browser storage … set`
+/// commands of `line` set (quotes around one taken off): what
+/// [`redact_line`] hides there, for a record that hides them wherever they
+/// appear later (a trajectory, where the page or the model may repeat them).
+pub fn browser_values(line: &str) -> Vec<&str> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    (0..words.len())
+        .filter(|&i| sets_a_browser_value(&words[..i]))
+        .map(|i| words[i].trim_matches(['\'', '"']))
+        .collect()
 }
 
 /// A command line (a shell line, a remote path) redacted word by word as
@@ -72,6 +84,19 @@ mod tests {
         for (argv, want) in cases {
             let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
             assert_eq!(redact_argv(&argv), want, "{argv:?}");
+        }
+    }
+
+    #[test]
+    fn browser_values_are_what_a_line_sets() {
+        for (line, want) in [
+            ("browser cookies set sid s3cr3t --url http://h/", &["s3cr3t"][..]),
+            ("browser storage set k 'v v'", &["v"]),
+            ("browser storage session set token \"abc123\" && browser cookies set a b", &["abc123", "b"]),
+            ("browser cookies --values", &[]),
+            ("echo browser cookies set", &[]),
+        ] {
+            assert_eq!(browser_values(line), want, "{line}");
         }
     }
 
