@@ -289,11 +289,36 @@ async fn an_upload_reaches_the_server_byte_for_byte_and_only_from_the_workspace(
     assert!(set.text.starts_with(&format!("set 1 file on {input}")), "{}", set.text);
     let sent = run(&mut f, &format!("browser click {send}")).await;
     assert!(sent.text.contains(&format!("got {} bytes", received.lock().unwrap()[0].1.len())), "{}", sent.text);
-    let received = received.lock().unwrap();
-    assert_eq!(received.len(), 1);
-    let (kind, body) = &received[0];
-    assert!(kind.starts_with("multipart/form-data"), "{kind}");
-    assert!(part(kind, body, "blob.bin") == bytes, "the server got other bytes than the file's");
+    {
+        let received = received.lock().unwrap();
+        assert_eq!(received.len(), 1);
+        let (kind, body) = &received[0];
+        assert!(kind.starts_with("multipart/form-data"), "{kind}");
+        assert!(part(kind, body, "blob.bin") == bytes, "the server got other bytes than the file's");
+    }
+
+    // The copies live while the browser may read them, and go with it.
+    let uploads = f.ws.path().join(".clix/browser/uploads");
+    assert!(uploads.is_dir(), "the copy Chromium read");
+    run(&mut f, "browser close").await;
+    assert!(!uploads.exists(), "closing the browser removes the upload copies");
+    // One left by a browser no command closed (idle, or a crash) goes when the next starts.
+    std::fs::create_dir_all(uploads.join("0123456789abcdef/0")).unwrap();
+    std::fs::write(uploads.join("0123456789abcdef/0/left.bin"), b"left").unwrap();
+    run(&mut f, &format!("browser open {base}/upload")).await;
+    assert!(!uploads.exists(), "a new browser starts without the last one's copies");
+    // A planted symlink does not point the removal at the workspace's own
+    // files: `.clix/browser` made a link to a folder that has `uploads`.
+    let mine = f.ws.path().join("mine");
+    std::fs::create_dir_all(mine.join("uploads/keep")).unwrap();
+    std::fs::write(mine.join("uploads/keep/file.txt"), b"mine").unwrap();
+    let browser_dir = f.ws.path().join(".clix/browser");
+    if browser_dir.is_dir() {
+        std::fs::remove_dir_all(&browser_dir).unwrap();
+    }
+    std::os::unix::fs::symlink(&mine, &browser_dir).unwrap();
+    run(&mut f, "browser close").await;
+    assert!(mine.join("uploads/keep/file.txt").is_file(), "the files behind the symlink are left alone");
 }
 
 /// A long article in a page with what a reader leaves out: a menu of

@@ -203,6 +203,7 @@ impl BrowserCommand {
             io.fs.mkdir(&downloads, true).await.map_err(|e| {
                 BrowserError::Start(format!("cannot make .clix/downloads in the workspace: {}", fs_reason(&e)))
             })?;
+            browser_page::remove_uploads(io, &self.workspace).await;
             let browser = Browser::launch(&self.settings, sandbox, &self.workspace, &downloads).await?;
             state.browser = Some(browser);
             self.watch_idle();
@@ -246,6 +247,7 @@ impl BrowserCommand {
             return Ok(match state.browser.take() {
                 Some(browser) => {
                     browser.close().await;
+                    browser_page::remove_uploads(io, &self.workspace).await;
                     Output::text("browser closed\n")
                 }
                 None => Output::text("no browser was open\n"),

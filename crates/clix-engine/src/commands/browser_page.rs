@@ -5,6 +5,10 @@
 //! written 0600, as they hold secrets, and an upload's files are read
 //! through it and handed to Chromium as copies in `.clix/browser/uploads/`,
 //! so a symlink planted in the workspace cannot make it read a host file.
+//! The page may read a copy any time before it is left (a form sends it
+//! when submitted), so the copies go when the browser does: at `browser
+//! close`, and when the next browser starts (after an idle close or a
+//! crash, which no command saw).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -18,6 +22,23 @@ use super::flags::{Arity, Item, Operand, Opt, Parsed, Syntax, Takes};
 use super::{fs_reason, resolve};
 
 const ONLY_JSON: &[Item] = &[Item::Shown(JSON)];
+
+/// Where an upload's copies go, in the workspace.
+const UPLOADS: &str = ".clix/browser/uploads";
+
+/// Removes every upload copy (the browser that could read them is gone),
+/// through the workspace handle: a symlink planted at `.clix/browser`
+/// cannot point it at other files (a test plants one). A failure leaves
+/// them for the next time, logged, and fails nothing.
+pub(super) async fn remove_uploads(io: &CommandIo<'_>, workspace: &Path) {
+    let folder = workspace.join(UPLOADS);
+    if io.fs.lstat(&folder).await.is_err() {
+        return;
+    }
+    if let Err(e) = io.fs.remove(&folder, true).await {
+        tracing::debug!(folder = %folder.display(), error = %fs_reason(&e), "browser: upload copies not removed");
+    }
+}
 
 const fn plain(name: &'static str, operands: &'static [Operand], options: &'static [Item]) -> Syntax {
     Syntax { name, operands, options, options_first: false, operands_from_stdin: false }
@@ -272,7 +293,7 @@ async fn upload(
     limit: Duration,
 ) -> Result<Shown, BrowserError> {
     let io = files.io;
-    let folder = files.workspace.join(format!(".clix/browser/uploads/{:016x}", rand_u64()));
+    let folder = files.workspace.join(UPLOADS).join(format!("{:016x}", rand_u64()));
     let mut copies: Vec<PathBuf> = Vec::new();
     for name in names {
         let failed = |e: bashkit::Error| BrowserError::Element(format!("cannot upload {name}: {}", fs_reason(&e)));
