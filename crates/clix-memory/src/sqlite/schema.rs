@@ -22,6 +22,11 @@ pub(crate) fn connect(path: &Path) -> rusqlite::Result<(Connection, i32)> {
     register_sqlite_vec();
     let db = Connection::open(path)?;
     db.busy_timeout(BUSY_TIMEOUT)?;
+    // The query planner's stability guarantee: a plan does not depend on
+    // the values bound to it. Without it this build of SQLite (STAT4)
+    // prepares some cached statements again at every new binding (the
+    // postings' block lookups, the topic number's): 12% of a store's time.
+    db.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
     register_contains(&db)?;
     wal(&db)?;
     db.execute_batch("PRAGMA synchronous = NORMAL;")?;
