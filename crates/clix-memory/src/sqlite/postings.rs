@@ -49,13 +49,13 @@ use crate::store::Filter;
 /// its memories touch once. A search reads them all (about 30 KB).
 const PENDING: usize = 256;
 
-/// Postings per block: a block of the commonest terms stays within one
-/// SQLite page (about 4–5 bytes a posting), and a new memory rewrites one
-/// block per term.
+/// Postings per block: a block stays within one SQLite page (about 4–5
+/// bytes a posting), small enough to rewrite when a posting goes in the
+/// middle of it or is removed.
 const BLOCK: usize = 128;
 
-/// A block that does not decode: the index is damaged, which is an error
-/// that says how to mend it, never a shorter answer.
+/// Part of the index that does not decode (`what`): the index is damaged,
+/// which is an error that says how to mend it, never a shorter answer.
 fn damaged(what: String) -> rusqlite::Error {
     rusqlite::Error::UserFunctionError(
         format!(
