@@ -88,8 +88,10 @@ pub struct Migrated {
 /// this clix's schema, in one transaction that keeps every memory: the
 /// explicit step (`clix storage migrate`) a PostgreSQL store needs before
 /// [`Store::connect`] opens it, and after an upgrade of clix. An SQLite
-/// file is migrated the same way (opening it does too). A store already
-/// at this version is left as it is; a newer one is an error.
+/// file is migrated the same way (opening it does too), and its
+/// full-text postings are built again from the memories if they are
+/// damaged. A store already at this version is left as it is; a newer one
+/// is an error.
 pub fn migrate(url_or_path: &str) -> Result<Migrated, MemoryError> {
     migrate_at(&Location::parse(url_or_path)?)
 }

@@ -50,7 +50,8 @@ impl Sqlite {
     }
 
     /// The schema version of the file at `path`, after bringing it to this
-    /// clix's (opening does).
+    /// clix's (opening does) and building the full-text postings again if
+    /// they are damaged.
     pub(crate) fn migrate(path: &Path) -> Result<(i32, i32), MemoryError> {
         let shown = path.display().to_string();
         let fail = |source| MemoryError::Sqlite { path: shown.clone(), source };
@@ -58,7 +59,18 @@ impl Sqlite {
             let _ = std::fs::create_dir_all(dir);
         }
         let before = schema::version_of(path).map_err(fail)?;
-        Self::open(path)?;
+        let db = Self::open(path)?;
+        // The explicit step is also the mend of damaged postings: they are
+        // built again from the memories, which are the record.
+        let mend = || -> rusqlite::Result<()> {
+            let tx = rusqlite::Transaction::new_unchecked(&db.db, TransactionBehavior::Immediate)?;
+            if !postings::intact(&tx)? {
+                tracing::info!(path = %db.path, "memory: the full-text postings were damaged; built again");
+                postings::rebuild(&tx)?;
+            }
+            tx.commit()
+        };
+        mend().map_err(|e| db.fail(e))?;
         Ok((before, SCHEMA_VERSION))
     }
 
@@ -491,26 +503,44 @@ mod tests {
         assert_ranks_as_fts5(&db, "rebuilt, then stored");
     }
 
-    /// A block that does not decode is an error that says how to mend
-    /// the index, never fewer hits.
+    /// Damaged postings (a block that does not decode, a count that
+    /// disagrees, a pending row that does not decode) are an error that
+    /// says how to mend them, never fewer hits; `clix storage migrate`
+    /// (`Sqlite::migrate`) builds them again, and the search then ranks as
+    /// FTS5 does.
     #[test]
-    fn a_damaged_block_is_an_error() {
+    fn a_damaged_index_is_an_error_and_storage_migrate_mends_it() {
         let dir = tempfile::tempdir().unwrap();
-        let db = Sqlite::open(&dir.path().join("m.sqlite")).unwrap();
+        let path = dir.path().join("m.sqlite");
+        let db = Sqlite::open(&path).unwrap();
         corpus(&db, 20);
         postings::flush(&db.db).unwrap();
-        db.db.execute("UPDATE ft_blocks SET data = x'ff' WHERE term = CAST('alpha' AS BLOB)", []).unwrap();
-        let error = db.full_text("\"alpha\"", &Filter::default(), None, 5).unwrap_err().to_string();
-        assert!(error.contains("full-text index is damaged") && error.contains("alpha"), "{error}");
-        // A block whose count disagrees with its postings, and a pending memory that does not decode.
-        db.db
-            .execute("UPDATE ft_blocks SET data = x'0101010102010101', n = 1 WHERE term = CAST('alpha' AS BLOB)", [])
-            .unwrap();
-        let error = db.full_text("\"alpha\"", &Filter::default(), None, 5).unwrap_err().to_string();
-        assert!(error.contains("the block of term \"alpha\""), "{error}");
-        corpus(&db, 3);
-        db.db.execute("UPDATE ft_pending SET terms = x'05ff'", []).unwrap();
-        let error = db.full_text("\"gamma\"", &Filter::default(), None, 5).unwrap_err().to_string();
-        assert!(error.contains("the pending terms of memory 21"), "{error}");
+        for (damage, query, names) in [
+            (
+                "UPDATE ft_blocks SET data = x'ff' WHERE term = CAST('alpha' AS BLOB)",
+                "alpha",
+                "the block of term \"alpha\"",
+            ),
+            // A block whose count disagrees with its postings.
+            (
+                "UPDATE ft_blocks SET data = x'0101010102010101', n = 1 WHERE term = CAST('alpha' AS BLOB)",
+                "alpha",
+                "the block of term \"alpha\"",
+            ),
+            // A pending memory that does not decode.
+            (
+                "UPDATE ft_pending SET terms = x'05ff' WHERE id = (SELECT max(id) FROM ft_pending)",
+                "gamma",
+                "the pending terms",
+            ),
+        ] {
+            corpus(&db, 3);
+            db.db.execute(damage, []).unwrap();
+            let error = db.full_text(&format!("\"{query}\""), &Filter::default(), None, 5).unwrap_err().to_string();
+            assert!(error.contains("full-text index is damaged") && error.contains(names), "{error}");
+            assert!(error.contains("`clix storage migrate` builds it again"), "{error}");
+            Sqlite::migrate(&path).unwrap();
+            assert_ranks_as_fts5(&db, &format!("mended after {damage}"));
+        }
     }
 }

@@ -60,7 +60,7 @@ fn damaged(what: String) -> rusqlite::Error {
     rusqlite::Error::UserFunctionError(
         format!(
             "clix's full-text index is damaged ({what}); \
-             run `clix storage migrate` after `sqlite3 FILE 'PRAGMA user_version = 3'` to rebuild it"
+             `clix storage migrate` builds it again from the memories"
         )
         .into(),
     )
@@ -330,6 +330,22 @@ pub(super) fn remove(db: &Connection, id: i64, text: &str) -> rusqlite::Result<(
 pub(super) fn retopic(db: &Connection, from: &str, to: &str) -> rusqlite::Result<()> {
     db.prepare_cached("UPDATE ft_topics SET topic = ?2 WHERE topic = ?1")?.execute([from, to])?;
     Ok(())
+}
+
+/// Whether every block and pending row decodes, each block holding the
+/// count and last id it records.
+pub(super) fn intact(db: &Connection) -> rusqlite::Result<bool> {
+    let mut blocks = db.prepare("SELECT term, first, last, n, data FROM ft_blocks")?;
+    let mut rows = blocks.query([])?;
+    while let Some(row) = rows.next()? {
+        let (term, first, last, n): (Vec<u8>, i64, i64, i64) = (row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?);
+        let mut postings = Vec::new();
+        let decoded = decode_into(&term, first, row.get_ref(4)?.as_blob()?, &mut postings);
+        if decoded.is_err() || postings.len() as i64 != n || postings.last().map(|p| p.id) != Some(last) {
+            return Ok(false);
+        }
+    }
+    Ok(each_pending(db, |_, _| {}).is_ok())
 }
 
 /// Builds the index of every memory anew (schema step 4, on a file that
