@@ -492,7 +492,8 @@ mod tests {
             corpus(&db, 300);
             db.db
                 .execute_batch(
-                    "DROP TABLE ft_blocks; DROP TABLE ft_stats; DROP TABLE ft_topics; PRAGMA user_version = 3;",
+                    "DROP TABLE ft_blocks; DROP TABLE ft_pending; DROP TABLE ft_stats; DROP TABLE ft_topics;
+                     PRAGMA user_version = 3;",
                 )
                 .unwrap();
         }

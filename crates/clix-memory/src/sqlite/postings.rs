@@ -133,6 +133,20 @@ fn decode_into(term: &[u8], first: i64, data: &[u8], out: &mut Vec<Posting>) -> 
     Ok(())
 }
 
+/// Appends a block's postings to `out`, the block checked whole: they
+/// decode, their ids rise from `first`, and they are the `n` postings up
+/// to `last` that the block's row records. What a search reads and what
+/// `intact` vouches for.
+fn read_block(term: &[u8], first: i64, last: i64, n: i64, data: &[u8], out: &mut Vec<Posting>) -> rusqlite::Result<()> {
+    let before = out.len();
+    decode_into(term, first, data, out)?;
+    let block = &out[before..];
+    if block.len() as i64 != n || block.last().map(|p| p.id) != Some(last) {
+        return Err(damaged_block(term, first));
+    }
+    Ok(())
+}
+
 /// A memory's terms with their frequencies, and its length in tokens.
 fn terms_of(tokenizer: &Tokenizer<'_>, text: &str) -> rusqlite::Result<(BTreeMap<Vec<u8>, u32>, u32)> {
     let mut terms: BTreeMap<Vec<u8>, u32> = BTreeMap::new();
@@ -337,11 +351,11 @@ pub(super) fn retopic(db: &Connection, from: &str, to: &str) -> rusqlite::Result
 pub(super) fn intact(db: &Connection) -> rusqlite::Result<bool> {
     let mut blocks = db.prepare("SELECT term, first, last, n, data FROM ft_blocks")?;
     let mut rows = blocks.query([])?;
+    let mut postings = Vec::new();
     while let Some(row) = rows.next()? {
         let (term, first, last, n): (Vec<u8>, i64, i64, i64) = (row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?);
-        let mut postings = Vec::new();
-        let decoded = decode_into(&term, first, row.get_ref(4)?.as_blob()?, &mut postings);
-        if decoded.is_err() || postings.len() as i64 != n || postings.last().map(|p| p.id) != Some(last) {
+        postings.clear();
+        if read_block(&term, first, last, n, row.get_ref(4)?.as_blob()?, &mut postings).is_err() {
             return Ok(false);
         }
     }
@@ -461,7 +475,7 @@ pub(super) fn rank(
     let mut lists: Vec<Vec<Posting>> = Vec::new();
     let mut phrase_list: Vec<usize> = Vec::with_capacity(terms.len());
     let mut list_terms: Vec<&[u8]> = Vec::new();
-    let mut blocks = db.prepare_cached("SELECT first, n, data FROM ft_blocks WHERE term = ?1 ORDER BY first")?;
+    let mut blocks = db.prepare_cached("SELECT first, last, n, data FROM ft_blocks WHERE term = ?1 ORDER BY first")?;
     for (i, term) in terms.iter().enumerate() {
         if let Some(same) = terms[..i].iter().position(|t| t == term) {
             phrase_list.push(phrase_list[same]);
@@ -470,11 +484,7 @@ pub(super) fn rank(
         let mut postings = Vec::new();
         let mut rows = blocks.query([term])?;
         while let Some(row) = rows.next()? {
-            let (first, n, before) = (row.get(0)?, row.get::<_, i64>(1)?, postings.len());
-            decode_into(term, first, row.get_ref(2)?.as_blob()?, &mut postings)?;
-            if (postings.len() - before) as i64 != n {
-                return Err(damaged_block(term, first));
-            }
+            read_block(term, row.get(0)?, row.get(1)?, row.get(2)?, row.get_ref(3)?.as_blob()?, &mut postings)?;
         }
         phrase_list.push(lists.len());
         lists.push(postings);
@@ -545,10 +555,8 @@ mod tests {
             let (term, first, last, n): (Vec<u8>, i64, i64, i64) =
                 (row.get(0).unwrap(), row.get(1).unwrap(), row.get(2).unwrap(), row.get(3).unwrap());
             let mut block = Vec::new();
-            decode_into(&term, first, row.get_ref(4).unwrap().as_blob().unwrap(), &mut block).unwrap();
-            assert_eq!(block.len() as i64, n, "count of {term:?} from {first}");
-            assert_eq!(block.last().map(|p| p.id), Some(last), "last of {term:?} from {first}");
-            assert!(block.len() <= BLOCK && block[0].id >= first, "{term:?} from {first}");
+            read_block(&term, first, last, n, row.get_ref(4).unwrap().as_blob().unwrap(), &mut block).unwrap();
+            assert!(block.len() <= BLOCK, "{term:?} from {first}");
             let list = all.entry(term).or_default();
             list.extend(block.iter().map(|p| (p.id, p.tf, p.len, topics[&p.topic].clone())));
             assert!(list.windows(2).all(|w| w[0].0 < w[1].0), "ids rise across blocks");
