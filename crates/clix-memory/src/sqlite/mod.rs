@@ -348,7 +348,7 @@ impl Backend for Sqlite {
 }
 
 /// FTS5's own BM25 ranking, filters applied inside the query: for the
-/// queries clix's postings do not take (`postings::query_terms`).
+/// queries clix's postings do not take (`postings::Query::rankable`).
 fn fts5_ranking(
     db: &Connection,
     query: &str,
