@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use clix_audit::{AuditLog, Record, redact_line};
 use clix_policy::{
-    Approver, Context, Gate, GateOptions, LoadError, Origin, Policy, PolicyEvent, PolicySettings, RuleFile, Scope,
+    Approver, Context, Files, Gate, GateOptions, LoadError, Origin, Policy, PolicyEvent, PolicySettings, RuleFile,
+    Scope, WorkspaceFiles,
 };
 use clix_shell::{CommandGate, Workspace};
 
@@ -78,8 +79,29 @@ pub(crate) fn gate(policy: Policy, config: &PolicyConfig, workspace: &Workspace)
         }) as clix_policy::AuditSink
     });
     let options = GateOptions { approver: config.approver.clone(), audit };
-    let ctx = Context::new(workspace.root(), clix_shell::shell_home());
+    let files = Files::new(PolicyView((**workspace).clone()));
+    let ctx = Context::new(workspace.root(), clix_shell::shell_home()).with_files(files);
     Arc::new(Gate::new(Arc::new(policy), ctx, options))
+}
+
+/// The workspace as the policy looks at it, through the handle: `rm -rf *`
+/// reaches the hook and the exec-time check expanded, so the policy lists
+/// the folder to know it was all of it; `bash wipe.sh` is judged on the
+/// script's text.
+struct PolicyView(clix_shell::Folder);
+
+/// Scripts larger than this are judged as they run, command by command.
+const MAX_SCRIPT_BYTES: u64 = 256 * 1024;
+
+impl WorkspaceFiles for PolicyView {
+    fn entries(&self, folder: &Path) -> Option<Vec<String>> {
+        self.0.read_dir(folder).ok().map(|entries| entries.into_iter().map(|(name, _)| name).collect())
+    }
+
+    fn script(&self, file: &Path) -> Option<String> {
+        let bytes = self.0.read(file, MAX_SCRIPT_BYTES).ok()?;
+        Some(String::from_utf8_lossy(&bytes).into_owned())
+    }
 }
 
 /// A `kind: "policy"` audit line: the decision, its command's
@@ -92,6 +114,16 @@ impl Record for PolicyRecord {
     const KIND: &'static str = "policy";
 }
 
+/// The gate as the sandbox asks it about every program that starts inside
+/// (clix-sandbox's exec-time check).
+pub(crate) struct ExecGate(pub(crate) Arc<Gate>);
+
+impl clix_sandbox::ExecJudge for ExecGate {
+    fn judge(&self, exec: &clix_sandbox::Exec) -> Result<(), String> {
+        self.0.admit_exec(&exec.path, &exec.argv, exec.cwd.as_deref())
+    }
+}
+
 /// The gate as the shell asks it.
 pub(crate) struct ShellGate(pub(crate) Arc<Gate>);
 
@@ -101,7 +133,7 @@ impl CommandGate for ShellGate {
         self.0.prescreen(line, Some(cwd))
     }
 
-    fn admit(&self, argv: &[String]) -> Result<(), String> {
-        self.0.admit(argv)
+    fn admit(&self, argv: &[String], cwd: &std::path::Path) -> Result<(), String> {
+        self.0.admit(argv, Some(cwd))
     }
 }

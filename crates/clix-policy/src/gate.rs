@@ -88,6 +88,13 @@ struct GateState {
     ran: Vec<String>,
     /// How many ran in all (a loop may run thousands).
     ran_count: usize,
+    /// Rules whose `ask` was let through during the current line (by the
+    /// person, `--allow` or an earlier "always"): a program the line starts
+    /// in the sandbox is not asked about again, nor audited twice.
+    allowed_in_line: HashSet<String>,
+    /// A program the line started in the sandbox was refused: the rest of
+    /// the line does not run, as after a refusal in the shell.
+    stopped: bool,
 }
 
 /// How many commands that ran a refusal names before it only counts them.
@@ -114,6 +121,51 @@ impl Gate {
         let mut state = self.state();
         state.ran.clear();
         state.ran_count = 0;
+        state.allowed_in_line.clear();
+        state.stopped = false;
+    }
+
+    /// What `clix policy check` shows for `line` run in `cwd`: the
+    /// decisions `run` takes there (see [`Policy::check_line`]).
+    pub fn check_line(&self, line: &str, cwd: Option<&Path>) -> Result<Vec<crate::LineEntry>, String> {
+        self.policy.check_line(line, &self.ctx.at(cwd.map(Path::to_path_buf)))
+    }
+
+    /// A program about to start inside the sandbox (the exec-time check),
+    /// in `cwd` when known. Only rules decide here: the policy's default
+    /// was the line's to apply, and a line allowed by it may run whatever
+    /// programs its commands start (a build runs hundreds). It is decided
+    /// on `argv` with its program named both by the path executed and by
+    /// `argv[0]`, so neither name hides the other; a rule the person
+    /// answered "once" for in this line is not asked again.
+    pub fn admit_exec(&self, path: &str, argv: &[String], cwd: Option<&Path>) -> Result<(), String> {
+        let ctx = self.ctx.at(cwd.map(Path::to_path_buf));
+        let mut as_run = argv.to_vec();
+        match as_run.first_mut() {
+            Some(first) => *first = path.to_string(),
+            None => as_run.push(path.to_string()),
+        }
+        let by_path = self.policy.decide(&as_run, &ctx);
+        let by_name = if argv.first().is_some_and(|a| basename(a) != basename(path)) {
+            Some(self.policy.decide(argv, &ctx))
+        } else {
+            None
+        };
+        let verdict = match by_name {
+            Some(v) if v.rule.is_some() && (by_path.rule.is_none() || v.decision > by_path.decision) => v,
+            _ => by_path,
+        };
+        if verdict.rule.is_none() {
+            return Ok(());
+        }
+        if verdict.decision == Decision::Ask && self.state().allowed_in_line.contains(&rule_key(&verdict)) {
+            return Ok(());
+        }
+        let settled = self.settle_as(verdict, Story::Started);
+        if settled.is_err() {
+            self.state().stopped = true;
+        }
+        settled
     }
 
     /// Before a whole line runs in `cwd` (the shell's folder, when known):
@@ -142,10 +194,20 @@ impl Gate {
     }
 
     /// Before one command runs, with its resolved name and expanded
-    /// arguments. `Err` is the refusal's message: the command must not run,
-    /// and neither may the rest of the line.
-    pub fn admit(&self, argv: &[String]) -> Result<(), String> {
-        let verdict = self.policy.decide(argv, &self.ctx);
+    /// arguments, in `cwd` when known (a remote machine's folder is not).
+    /// `Err` is the refusal's message: the command must not run, and
+    /// neither may the rest of the line.
+    pub fn admit(&self, argv: &[String], cwd: Option<&Path>) -> Result<(), String> {
+        if self.state().stopped {
+            return Err("[error] policy: the rest of the line did not run: a program it started in the sandbox \
+                        was refused (above)\n"
+                .into());
+        }
+        let verdict = match cwd {
+            // Placed only for what needs the folder: operands that are all of it.
+            Some(cwd) => self.policy.decide(argv, &self.ctx.at(Some(cwd.to_path_buf()))),
+            None => self.policy.decide(argv, &self.ctx),
+        };
         self.settle(verdict)?;
         let mut state = self.state();
         state.ran_count += 1;
@@ -156,11 +218,18 @@ impl Gate {
     }
 
     fn settle(&self, verdict: Verdict) -> Result<(), String> {
+        self.settle_as(verdict, Story::Line)
+    }
+
+    fn settle_as(&self, verdict: Verdict, story: Story) -> Result<(), String> {
         let (outcome, answered_by) = match verdict.decision {
             Decision::Allow => return Ok(()),
             Decision::Deny => (Decision::Deny, "rule"),
             Decision::Ask => self.ask(&verdict),
         };
+        if outcome == Decision::Allow {
+            self.state().allowed_in_line.insert(rule_key(&verdict));
+        }
         if let Some(audit) = &self.audit {
             audit(&PolicyEvent {
                 command: verdict.command.clone(),
@@ -174,17 +243,26 @@ impl Gate {
         if outcome == Decision::Allow {
             return Ok(());
         }
-        let (ran, count) = {
-            let mut state = self.state();
-            (std::mem::take(&mut state.ran), std::mem::take(&mut state.ran_count))
+        let story = match story {
+            Story::Started => {
+                "it was started inside the sandbox by a program of the line, which was stopped there with \
+                 everything it had started; what ran before is not undone"
+                    .to_string()
+            }
+            Story::Line => {
+                let (ran, count) = {
+                    let mut state = self.state();
+                    (std::mem::take(&mut state.ran), std::mem::take(&mut state.ran_count))
+                };
+                line_story(&ran, count)
+            }
         };
-        Err(refusal(&verdict, answered_by, &ran, count))
+        Err(refusal(&verdict, answered_by, &story))
     }
 
     /// An `ask`: an earlier "always", a matching `allow` prefix, then the person.
     fn ask(&self, verdict: &Verdict) -> (Decision, &'static str) {
-        let key =
-            verdict.rule.as_ref().map_or_else(|| "default".to_string(), |r| format!("{}#{}", r.origin.file, r.id));
+        let key = rule_key(verdict);
         if self.state().always.contains(&key) {
             return (Decision::Allow, "session");
         }
@@ -213,6 +291,29 @@ impl Gate {
     }
 }
 
+/// Where a refused command stood.
+enum Story {
+    /// A command of the line, before it ran.
+    Line,
+    /// A program started inside the sandbox by one of the line's programs.
+    Started,
+}
+
+/// How a rule is remembered across answers (the policy's default when no rule decided).
+fn rule_key(verdict: &Verdict) -> String {
+    verdict.rule.as_ref().map_or_else(|| "default".to_string(), |r| format!("{}#{}", r.origin.file, r.id))
+}
+
+/// What of the line ran before a refusal.
+fn line_story(ran: &[String], count: usize) -> String {
+    if ran.is_empty() {
+        "nothing of the line ran".to_string()
+    } else {
+        let more = if count > ran.len() { format!(" … and {} more", count - ran.len()) } else { String::new() };
+        format!("already ran, not undone: {}{more}; the rest of the line did not run", ran.join("; "))
+    }
+}
+
 /// `argv` begins with `prefix` (its program by basename).
 fn starts_with(argv: &[String], prefix: &[String]) -> bool {
     !prefix.is_empty()
@@ -230,7 +331,7 @@ fn default_why(decision: Decision) -> String {
 
 /// The message of a refused command: what, why, the rule and how to change
 /// it, and what of the line already ran.
-fn refusal(verdict: &Verdict, answered_by: &str, ran: &[String], count: usize) -> String {
+fn refusal(verdict: &Verdict, answered_by: &str, story: &str) -> String {
     let command = &verdict.command;
     let (why, place, change) = match &verdict.rule {
         Some(rule) => {
@@ -252,12 +353,6 @@ fn refusal(verdict: &Verdict, answered_by: &str, ran: &[String], count: usize) -
             )
         }
         _ => format!("`{command}` denied: {why}\n  {place}; to turn it off: {change}"),
-    };
-    let story = if ran.is_empty() {
-        "nothing of the line ran".to_string()
-    } else {
-        let more = if count > ran.len() { format!(" … and {} more", count - ran.len()) } else { String::new() };
-        format!("already ran, not undone: {}{more}; the rest of the line did not run", ran.join("; "))
     };
     format!("[error] policy: {head}\n  {story}\n")
 }

@@ -31,4 +31,4 @@ pub use policy::{
     DEFAULTS_FILE, LineEntry, LoadError, Policy, PolicySettings, RuleFile, RuleRef, Verdict, example_context,
 };
 pub use rule::{Decision, Origin, RedirectTarget, Rule, RuleSpec, Scope, Shape, Word};
-pub use words::{Context, OperandKind};
+pub use words::{Context, Files, OperandKind, WorkspaceFiles};

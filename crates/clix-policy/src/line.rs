@@ -51,6 +51,8 @@ pub(crate) struct LineFacts {
     pub(crate) commands: Vec<WrittenCommand>,
     /// Literal targets of `>`/`>>`/`&>`.
     pub(crate) write_targets: Vec<String>,
+    /// Literal files read with `<`.
+    pub(crate) read_sources: Vec<String>,
     /// Shapes found, each with the words that show it.
     pub(crate) shapes: Vec<(Shape, String)>,
 }
@@ -61,6 +63,7 @@ pub(crate) fn facts(line: &str) -> Result<LineFacts, String> {
     let analysis = bashkit::analysis::analyze(line).map_err(|e| e.to_string())?;
     let mut facts = LineFacts {
         write_targets: analysis.redirects.iter().filter(|r| r.mode.is_write()).filter_map(|r| r.path.clone()).collect(),
+        read_sources: analysis.redirects.iter().filter(|r| !r.mode.is_write()).filter_map(|r| r.path.clone()).collect(),
         ..LineFacts::default()
     };
     let mut downloads = false;

@@ -3,9 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::line::facts as facts_of;
 use crate::line::{LineFacts, WrittenCommand, facts};
 use crate::rule::{Decision, Origin, Rule, RuleSpec, Scope, Target};
-use crate::unwrap::{invocations, reentry, runs_only_itself};
+use crate::unwrap::{SHELLS, invocations, reentries, runs_only_itself, script_operand};
 use crate::words::{Context, basename};
 
 /// The built-in rules, one data file with their examples (see its header).
@@ -282,10 +283,11 @@ impl Policy {
                     matched = true;
                 }
             }
-            if depth < MAX_REENTRY
-                && let Some(script) = reentry(&inner)
-                && let Ok(facts) = facts(&script)
-            {
+            if depth >= MAX_REENTRY {
+                continue;
+            }
+            for script in reentries(&inner, ctx) {
+                let Ok(facts) = facts(&script) else { continue };
                 for nested in self.line_verdicts(&facts, ctx, depth + 1) {
                     if nested.rule.is_some() && (!matched || nested.decision > best.decision) {
                         best = nested;
@@ -318,7 +320,8 @@ impl Policy {
                 },
             })
             .collect();
-        entries.extend(self.structure_verdicts(&facts).into_iter().map(|v| LineEntry {
+        let structure = self.structure_verdicts(&facts).into_iter().chain(self.fed_script_verdicts(&facts, ctx, 0));
+        entries.extend(structure.map(|v| LineEntry {
             what: v.command.clone(),
             verdict: Some(v),
             decided_again_at_run_time: false,
@@ -336,13 +339,16 @@ impl Policy {
     pub fn prescreen(&self, line: &str, ctx: &Context) -> Result<Option<Verdict>, String> {
         // Each thing looked for here needs one of these in the text: a
         // line without any, like most, is not parsed a second time.
-        if !line.contains(['>', '(', '/', '*', '?', '['])
+        let names_a_shell = || line.split([' ', '\t', '\n', '|', ';', '&', '(']).any(|w| SHELLS.contains(&basename(w)));
+        if !line.contains(['>', '<', '(', '/', '*', '?', '['])
             && !["function", "curl", "wget", "cd"].iter().any(|w| line.contains(w))
+            && !names_a_shell()
         {
             return Ok(None);
         }
         let facts = facts(line)?;
         let mut verdicts = self.structure_verdicts(&facts);
+        verdicts.extend(self.fed_script_verdicts(&facts, ctx, 0));
         for placed in placed_commands(&facts, ctx) {
             let Some(argv) = &placed.argv() else { continue };
             let by_path = argv[0].contains('/');
@@ -370,6 +376,39 @@ impl Policy {
         let mut verdicts = self.structure_verdicts(facts);
         verdicts
             .extend(facts.commands.iter().filter_map(|c| c.literal_argv()).map(|a| self.decide_within(&a, ctx, depth)));
+        verdicts.extend(self.fed_script_verdicts(facts, ctx, depth));
+        verdicts
+    }
+
+    /// The decisions on scripts a line feeds a shell on its stdin (`sh <
+    /// wipe.sh`, `cat wipe.sh | bash`): a shell with no script of its own
+    /// in the line, and files the line reads with `<` or `cat`, read
+    /// through the context. Only rules decide (a script no rule refuses is
+    /// allowed, its commands checked as they run).
+    fn fed_script_verdicts(&self, facts: &LineFacts, ctx: &Context, depth: usize) -> Vec<Verdict> {
+        if depth >= MAX_REENTRY || ctx.files.is_none() {
+            return Vec::new();
+        }
+        let bare_shell = facts.commands.iter().filter_map(|c| c.literal_argv()).any(|argv| {
+            SHELLS.contains(&basename(&argv[0]))
+                && reentries(&argv, &ctx.at(None)).is_empty()
+                && script_operand(&argv[1..]).is_none()
+        });
+        if !bare_shell {
+            return Vec::new();
+        }
+        let cat_operands = facts
+            .commands
+            .iter()
+            .filter_map(|c| c.literal_argv())
+            .filter(|argv| basename(&argv[0]) == "cat")
+            .flat_map(|argv| argv.into_iter().skip(1).filter(|a| !a.starts_with('-')).collect::<Vec<_>>());
+        let sources: Vec<String> = facts.read_sources.iter().cloned().chain(cat_operands).collect();
+        let mut verdicts = Vec::new();
+        for script in sources.iter().filter_map(|file| ctx.script(file)) {
+            let Ok(inner) = facts_of(&script) else { continue };
+            verdicts.extend(self.line_verdicts(&inner, ctx, depth + 1).into_iter().filter(|v| v.rule.is_some()));
+        }
         verdicts
     }
 

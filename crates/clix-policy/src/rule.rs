@@ -5,7 +5,9 @@ use std::fmt;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
-use crate::words::{Context, OperandKind, basename, glob_matches, has_flag, is_disk_device, operands};
+use crate::words::{
+    Context, OperandKind, basename, cover_a_protected_folder, glob_matches, has_flag, is_disk_device, operands,
+};
 
 /// What a rule decides. Ordered from the most to the least permissive, so
 /// the strictest of several is their maximum.
@@ -256,9 +258,10 @@ impl Rule {
         }
         if let Some(kind) = operand {
             // `of=/dev/sda` names its target after the `=`.
-            let hit = operands(rest).into_iter().any(|word| {
+            let words = operands(rest);
+            let hit = words.iter().any(|word| {
                 kind.covers(word, ctx) || word.split_once('=').is_some_and(|(_, value)| kind.covers(value, ctx))
-            });
+            }) || (*kind == OperandKind::Protected && cover_a_protected_folder(&words, ctx));
             if !hit {
                 return false;
             }

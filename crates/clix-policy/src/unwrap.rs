@@ -5,7 +5,7 @@
 //! `rm -rf /` first. A rule is checked on each of them, so no wrapper hides
 //! the command inside it.
 
-use crate::words::basename;
+use crate::words::{Context, basename};
 
 /// How deep wrappers may nest before the rest is taken as it is.
 const MAX_DEPTH: usize = 16;
@@ -13,29 +13,183 @@ const MAX_DEPTH: usize = 16;
 /// Shells whose `-c` script is read as a line of its own.
 pub(crate) const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "ash"];
 
-/// The script an invocation hands back to a shell: `bash -c S`, `sh -ec S`, `eval WORDS…`.
-pub(crate) fn reentry(argv: &[String]) -> Option<String> {
-    let program = basename(argv.first()?);
-    if program == "eval" {
-        return Some(argv[1..].join(" "));
+/// Programs that hand a string of theirs to a shell: `script -c S`, `su -c
+/// S`, `runuser -c S`, `watch WORDS…`.
+const SHELL_STRING_RUNNERS: &[&str] = &["script", "su", "runuser", "watch", "flock"];
+/// `awk`s, whose `system("…")`, `print | "…"` and `"…" | getline` run a shell.
+const AWKS: &[&str] = &["awk", "gawk", "mawk", "nawk", "busybox-awk"];
+
+/// The scripts an invocation hands back to a shell: `bash -c S`, `sh -ec
+/// S`, `eval WORDS…`, `sandbox bash S`, `script -qc S`, `watch WORDS…`, an
+/// awk program's literal commands, `sed`'s `e COMMAND`, and the text of a
+/// script file a shell or `source` is given (read through `ctx`).
+pub(crate) fn reentries(argv: &[String], ctx: &Context) -> Vec<String> {
+    let Some(first) = argv.first() else { return Vec::new() };
+    let program = basename(first);
+    let dash_c = || {
+        argv.iter()
+            .skip(1)
+            .position(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c'))
+            .and_then(|at| argv.get(at + 2).cloned())
+    };
+    match program {
+        "eval" => vec![argv[1..].join(" ")],
+        "sandbox" if argv.get(1).is_some_and(|a| a == "bash") => argv.get(2).cloned().into_iter().collect(),
+        "watch" => skip_options(&argv[1..], "dn", &["interval", "differences"])
+            .map(|at| argv[1 + at..].join(" "))
+            .into_iter()
+            .collect(),
+        p if SHELL_STRING_RUNNERS.contains(&p) => {
+            let long = argv.iter().enumerate().find_map(|(i, a)| match a.strip_prefix("--command") {
+                Some("") => argv.get(i + 1).cloned(),
+                Some(rest) => rest.strip_prefix('=').map(String::from),
+                None => None,
+            });
+            long.or_else(dash_c).into_iter().collect()
+        }
+        "source" | "." => argv.get(1).and_then(|file| ctx.script(file)).into_iter().collect(),
+        p if SHELLS.contains(&p) => match dash_c() {
+            Some(script) => vec![script],
+            None => script_operand(&argv[1..]).and_then(|file| ctx.script(file)).into_iter().collect(),
+        },
+        p if AWKS.contains(&p) => awk_program(&argv[1..]).map(|text| awk_commands(&text)).unwrap_or_default(),
+        "sed" | "gsed" => sed_scripts(&argv[1..]).iter().flat_map(|s| sed_commands(s)).collect(),
+        _ => Vec::new(),
     }
-    if !SHELLS.contains(&program) {
-        return None;
-    }
-    let at = argv.iter().skip(1).position(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c'))?;
-    argv.get(at + 2).cloned()
 }
 
 /// Programs that run another command named in their arguments.
 const WRAPPERS: &[&str] = &[
     "env", "command", "builtin", "nohup", "setsid", "time", "exec", "nice", "stdbuf", "ionice", "sudo", "doas",
-    "timeout", "xargs", "find",
+    "timeout", "xargs", "find", "sandbox", "hub", "taskset", "unshare", "setpriv", "chrt", "prlimit", "chroot",
+    "flock", "nsenter", "strace", "ltrace", "unbuffer", "setarch", "sort",
 ];
 
 /// Whether `program` (a basename) runs only itself: not a wrapper, no script handed to a
 /// shell. Most commands are, and need no look inside.
 pub(crate) fn runs_only_itself(program: &str) -> bool {
-    !WRAPPERS.contains(&program) && !SHELLS.contains(&program) && program != "eval"
+    !WRAPPERS.contains(&program)
+        && !SHELLS.contains(&program)
+        && !SHELL_STRING_RUNNERS.contains(&program)
+        && !AWKS.contains(&program)
+        && !matches!(program, "eval" | "sed" | "gsed" | "source" | ".")
+}
+
+/// A shell's script file: its first operand, past options (`-o NAME` and
+/// `+o NAME` take one). `None` when it reads its script from stdin.
+pub(crate) fn script_operand(args: &[String]) -> Option<&str> {
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        match arg.as_str() {
+            "--" => return args.get(i + 1).map(String::as_str),
+            "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file" => i += 2,
+            "-s" => return None,
+            a if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 => i += 1,
+            a => return Some(a),
+        }
+    }
+    None
+}
+
+/// An awk invocation's program text: the first operand, unless `-f` names a file.
+fn awk_program(args: &[String]) -> Option<String> {
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        match arg.as_str() {
+            "--" => return args.get(i + 1).cloned(),
+            "-f" | "--file" => return None,
+            "-v" | "-F" | "--assign" | "--field-separator" => i += 2,
+            a if a.starts_with("-f") || a.starts_with("--file=") => return None,
+            a if a.starts_with('-') && a.len() > 1 => i += 1,
+            _ => return Some(arg.clone()),
+        }
+    }
+    None
+}
+
+/// The literal commands an awk program runs: `system("…")`, `print … |
+/// "…"` and `"…" | getline`, each string as written (a computed one is
+/// left to the exec-time check).
+fn awk_commands(program: &str) -> Vec<String> {
+    let bytes = program.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'"' {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut text = String::new();
+        i += 1;
+        while i < bytes.len() && bytes[i] != b'"' {
+            if bytes[i] == b'\\' && i + 1 < bytes.len() {
+                i += 1;
+                text.push(match bytes[i] {
+                    b'n' => '\n',
+                    b't' => '\t',
+                    other => other as char,
+                });
+            } else {
+                text.push(bytes[i] as char);
+            }
+            i += 1;
+        }
+        i += 1;
+        let before = program[..start].trim_end();
+        let after = program.get(i..).unwrap_or("").trim_start();
+        let runs = before.ends_with("system(")
+            || before.ends_with("system (")
+            || before.ends_with('|')
+            || after.starts_with('|') && after.trim_start_matches(['|', '&']).trim_start().starts_with("getline");
+        if runs {
+            out.push(text);
+        }
+    }
+    out
+}
+
+/// A sed invocation's scripts: `-e S`, `--expression=S`, else the first operand.
+fn sed_scripts(args: &[String]) -> Vec<String> {
+    let mut scripts = Vec::new();
+    let mut first_operand = None;
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        if arg == "-e" || arg == "--expression" {
+            scripts.extend(args.get(i + 1).cloned());
+            i += 2;
+            continue;
+        }
+        if let Some(s) = arg.strip_prefix("--expression=") {
+            scripts.push(s.to_string());
+        } else if let Some(s) = arg.strip_prefix("-e").filter(|_| !arg.starts_with("--")) {
+            scripts.push(s.to_string());
+        } else if arg == "-f" || arg == "--file" || arg == "-l" {
+            i += 1;
+        } else if !arg.starts_with('-') && first_operand.is_none() {
+            first_operand = Some(arg.clone());
+        }
+        i += 1;
+    }
+    if scripts.is_empty() {
+        scripts.extend(first_operand);
+    }
+    scripts
+}
+
+/// The commands of GNU sed's `e COMMAND`, one per script line or `;`-part.
+/// (`s///e` runs the pattern space, which only the exec-time check sees.)
+fn sed_commands(script: &str) -> Vec<String> {
+    script
+        .split(['\n', ';'])
+        .filter_map(|part| {
+            let part = part.trim_start();
+            // An address first: a number, `$`, or `/re/`.
+            let part = part.trim_start_matches(|c: char| c.is_ascii_digit() || c == '$' || c == ',');
+            let command = part.strip_prefix('e')?;
+            command.starts_with([' ', '\t']).then(|| command.trim().to_string()).filter(|c| !c.is_empty())
+        })
+        .collect()
 }
 
 /// `argv` and every command it wraps, outermost first.
@@ -93,6 +247,71 @@ fn wrapped(argv: &[String]) -> Vec<Vec<String>> {
         .take(1)
         .collect(),
         "find" => find_commands(args),
+        "sandbox" => match args.first().map(String::as_str) {
+            Some("run") => rest(Some(1)),
+            _ => Vec::new(),
+        },
+        "hub" => match args.first().map(String::as_str) {
+            Some("call") => rest(Some(1)),
+            _ => Vec::new(),
+        },
+        // The first operand is the CPU mask (or list); `-p` changes a running process.
+        "taskset" if !args.iter().any(|a| a == "-p" || a == "--pid") => {
+            rest(skip_options(args, "", &[]).map(|i| i + 1))
+        }
+        "unshare" => rest(skip_options(args, "SGRwl", &["setuid", "setgid", "root", "wd", "load-interp"])),
+        "setpriv" => rest(skip_options(
+            args,
+            "",
+            &[
+                "reuid",
+                "regid",
+                "groups",
+                "inh-caps",
+                "ambient-caps",
+                "bounding-set",
+                "securebits",
+                "pdeathsig",
+                "selinux-label",
+                "apparmor-profile",
+                "landlock-access",
+                "landlock-rule",
+                "ruid",
+                "euid",
+                "rgid",
+                "egid",
+            ],
+        )),
+        // The first operand is the priority.
+        "chrt" if !args.iter().any(|a| a == "-p" || a == "--pid") => {
+            rest(skip_options(args, "TPD", &["sched-runtime", "sched-period", "sched-deadline"]).map(|i| i + 1))
+        }
+        "prlimit" if !args.iter().any(|a| a == "-p" || a.starts_with("--pid")) => {
+            rest(skip_options(args, "o", &["output"]))
+        }
+        // The first operand is the new root, or the lock file.
+        "chroot" => rest(skip_options(args, "", &["userspec", "groups"]).map(|i| i + 1)),
+        "flock" => {
+            let at = skip_options(args, "wEc", &["timeout", "wait", "conflict-exit-code", "command"]);
+            rest(at.map(|i| i + 1))
+        }
+        "nsenter" => rest(skip_options(args, "tSGrwe", &["target", "setuid", "setgid", "root", "wd", "env"])),
+        "strace" => rest(skip_options(args, "abeEIoOpPsSuUX", &["output", "user", "env"])),
+        "ltrace" => rest(skip_options(args, "aAeEFlLnopsSu", &["output", "library"])),
+        "unbuffer" => rest(skip_options(args, "", &[])),
+        // `setarch ARCH [options] command`.
+        "setarch" => rest(skip_options(&args[1.min(args.len())..], "", &[]).map(|i| i + 1)),
+        // `--compress-program=PROG` runs PROG to compress temporary files.
+        "sort" => args
+            .iter()
+            .enumerate()
+            .find_map(|(i, a)| match a.strip_prefix("--compress-program") {
+                Some("") => args.get(i + 1).cloned(),
+                Some(rest) => rest.strip_prefix('=').map(String::from),
+                None => None,
+            })
+            .map(|program| vec![vec![program]])
+            .unwrap_or_default(),
         _ => Vec::new(),
     }
 }
@@ -233,6 +452,24 @@ mod tests {
             ("find / -exec rm -rf {} ;", "rm -rf /"),
             ("find -L /srv -name x -execdir rm -rf {} +", "rm -rf /srv"),
             ("find . -ok rm {} ;", "rm ."),
+            ("sandbox run rm -rf /", "rm -rf /"),
+            ("hub call echoer --query x", "echoer --query x"),
+            ("taskset 1 rm -rf /", "rm -rf /"),
+            ("taskset -c 0,1 rm -rf /", "rm -rf /"),
+            ("unshare -r rm -rf /", "rm -rf /"),
+            ("unshare --map-root-user -S 0 rm -rf /", "rm -rf /"),
+            ("setpriv --reuid=1000 rm -rf /", "rm -rf /"),
+            ("setpriv --reuid 1000 --clear-groups rm -rf /", "rm -rf /"),
+            ("chrt -o 0 rm -rf /", "rm -rf /"),
+            ("chrt 5 rm -rf /", "rm -rf /"),
+            ("prlimit --nofile=100 rm -rf /", "rm -rf /"),
+            ("chroot / rm -rf /", "rm -rf /"),
+            ("flock /tmp/l rm -rf /", "rm -rf /"),
+            ("nsenter -t 1 -m rm -rf /", "rm -rf /"),
+            ("strace -f -o log rm -rf /", "rm -rf /"),
+            ("setarch x86_64 -R rm -rf /", "rm -rf /"),
+            ("sort --compress-program=python3 big", "python3"),
+            ("sort --compress-program python3 big", "python3"),
         ] {
             assert_eq!(innermost(line), argv(inner), "{line}");
         }
@@ -240,6 +477,34 @@ mod tests {
         assert_eq!(split.last(), Some(&argv("rm -rf /")), "env -S splits its string");
         assert_eq!(invocations(&argv("timeout 5")).len(), 1, "a wrapper with nothing to run is itself only");
         assert_eq!(invocations(&argv("ls -la")), vec![argv("ls -la")]);
+    }
+
+    /// The scripts a program hands to a shell, as each spells them.
+    #[test]
+    fn scripts_handed_to_a_shell_are_read() {
+        use super::reentries;
+        let ctx = crate::words::Context::new("/ws", "/home/u");
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        for (argv, scripts) in [
+            (words(&["bash", "-c", "rm -rf /"]), vec!["rm -rf /"]),
+            (words(&["sandbox", "bash", "rm -rf *"]), vec!["rm -rf *"]),
+            (words(&["sandbox", "run", "ls"]), vec![]),
+            (words(&["script", "-qc", "rm -rf /", "/dev/null"]), vec!["rm -rf /"]),
+            (words(&["script", "--command=rm -rf /"]), vec!["rm -rf /"]),
+            (words(&["su", "-c", "rm -rf /"]), vec!["rm -rf /"]),
+            (words(&["flock", "/tmp/l", "-c", "rm -rf /"]), vec!["rm -rf /"]),
+            (words(&["watch", "-n", "1", "rm", "-rf", "/"]), vec!["rm -rf /"]),
+            (words(&["awk", "{system(\"rm -rf /\")}"]), vec!["rm -rf /"]),
+            (words(&["gawk", "-F:", "{print $1 | \"sh -c 'rm -rf /'\"}"]), vec!["sh -c 'rm -rf /'"]),
+            (words(&["awk", "BEGIN { \"rm -rf /\" | getline x }"]), vec!["rm -rf /"]),
+            (words(&["awk", "{print \"system(x)\"}"]), vec![]),
+            (words(&["sed", "1e rm -rf /", "f"]), vec!["rm -rf /"]),
+            (words(&["sed", "-e", "s/a/b/", "-e", "e python3 x.py"]), vec!["python3 x.py"]),
+            (words(&["sed", "s/a/b/", "f"]), vec![]),
+            (words(&["ls", "-c"]), vec![]),
+        ] {
+            assert_eq!(reentries(&argv, &ctx), scripts, "{argv:?}");
+        }
     }
 
     #[test]

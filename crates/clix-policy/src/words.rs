@@ -3,6 +3,7 @@
 //! folder no recursive command may touch.
 
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 /// The name a command is matched by: `/usr/bin/rm`, `./rm` and `rm` are all `rm`.
 pub(crate) fn basename(word: &str) -> &str {
@@ -79,6 +80,41 @@ pub(crate) fn has_flag(args: &[String], flag: &str) -> bool {
     })
 }
 
+/// What the policy may look at in the workspace, which it never touches
+/// itself: its caller reads through the workspace handle. Each answer is
+/// `None` when the place cannot be read (outside the workspace, gone, too big).
+pub trait WorkspaceFiles: Send + Sync {
+    /// A folder's entry names.
+    fn entries(&self, folder: &Path) -> Option<Vec<String>>;
+    /// A script's text (a file a shell is told to run).
+    fn script(&self, file: &Path) -> Option<String>;
+}
+
+/// A shared [`WorkspaceFiles`], as a [`Context`] holds it.
+#[derive(Clone)]
+pub struct Files(Arc<dyn WorkspaceFiles>);
+
+impl Files {
+    /// The policy's view of the workspace through `files`.
+    pub fn new(files: impl WorkspaceFiles + 'static) -> Self {
+        Files(Arc::new(files))
+    }
+}
+
+impl std::fmt::Debug for Files {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Files")
+    }
+}
+
+impl PartialEq for Files {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Files {}
+
 /// Where the command runs: enough to tell which paths are precious.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Context {
@@ -90,12 +126,32 @@ pub struct Context {
     /// start, followed through its literal `cd`s): relative paths are
     /// judged where they lead. Unknown, only `.`/`..` paths are protected.
     pub cwd: Option<PathBuf>,
+    /// The workspace as the policy may look at it: a protected folder's
+    /// entries, so that operands a glob expanded (`rm -rf *` as the hook
+    /// and the exec-time check see it: every entry by name) are known to be
+    /// all of it, and the scripts a line hands to a shell (`bash wipe.sh`).
+    /// `None`: only what the line shows is judged.
+    pub files: Option<Files>,
 }
 
 impl Context {
     /// The context of a session on `workspace` whose `$HOME` is `home`.
     pub fn new(workspace: impl Into<PathBuf>, home: impl Into<String>) -> Self {
-        Context { workspace: workspace.into(), home: home.into(), cwd: None }
+        Context { workspace: workspace.into(), home: home.into(), cwd: None, files: None }
+    }
+
+    /// The same session, whose workspace the policy may look at through `files`.
+    pub fn with_files(self, files: Files) -> Context {
+        Context { files: Some(files), ..self }
+    }
+
+    /// The text of the script `word` names (placed from the current folder).
+    pub(crate) fn script(&self, word: &str) -> Option<String> {
+        let files = self.files.as_ref()?;
+        match placed(&self.expand_home(word), self)? {
+            Placed::At(path) => files.0.script(&path),
+            Placed::Unplaced(_) => None,
+        }
     }
 
     /// The same session, with commands running in `cwd`.
@@ -174,20 +230,63 @@ fn strip_glob(word: &str) -> String {
 }
 
 fn is_protected(word: &str, ctx: &Context) -> bool {
-    let word = ctx.expand_home(&strip_glob(word));
-    let Some(mut path) = lexical(&word) else { return false };
-    if path.is_relative() {
-        match &ctx.cwd {
-            Some(cwd) => match lexical(&cwd.join(&path).to_string_lossy()) {
-                Some(absolute) => path = absolute,
-                None => return false,
-            },
-            // Only `.` and `..` left: the current folder or one above it,
-            // which the run-time hook cannot place, so it is always refused.
-            None => return path.components().all(|c| matches!(c, Component::CurDir | Component::ParentDir)),
+    match placed(&ctx.expand_home(&strip_glob(word)), ctx) {
+        Some(Placed::At(path)) => is_protected_place(&path, ctx),
+        Some(Placed::Unplaced(only_dots)) => only_dots,
+        None => false,
+    }
+}
+
+fn is_protected_place(path: &Path, ctx: &Context) -> bool {
+    path == Path::new("/") || path == Path::new(&ctx.home) || ctx.workspace.starts_with(path)
+}
+
+/// Where a word names.
+enum Placed {
+    /// This absolute path.
+    At(PathBuf),
+    /// A relative path with no current folder to place it; `true` when it
+    /// is only `.` and `..` (the current folder or one above it, which the
+    /// run-time hook cannot place, so it is always refused).
+    Unplaced(bool),
+}
+
+fn placed(word: &str, ctx: &Context) -> Option<Placed> {
+    let path = lexical(word)?;
+    if !path.is_relative() {
+        return Some(Placed::At(path));
+    }
+    match &ctx.cwd {
+        Some(cwd) => lexical(&cwd.join(&path).to_string_lossy()).map(Placed::At),
+        None => {
+            Some(Placed::Unplaced(path.components().all(|c| matches!(c, Component::CurDir | Component::ParentDir))))
         }
     }
-    path == Path::new("/") || path == Path::new(&ctx.home) || ctx.workspace.starts_with(&path)
+}
+
+/// Whether `words` (a command's operands, two or more) are together every
+/// entry of a protected folder (hidden ones aside, as `*` leaves them out):
+/// `rm -rf *` once the shell has expanded the glob. Needs the context's
+/// lister and a known place for each word.
+pub(crate) fn cover_a_protected_folder(words: &[&str], ctx: &Context) -> bool {
+    let Some(files) = &ctx.files else { return false };
+    if words.len() < 2 {
+        return false;
+    }
+    let mut by_folder: std::collections::BTreeMap<PathBuf, std::collections::BTreeSet<String>> = Default::default();
+    for word in words {
+        let Some(Placed::At(path)) = placed(&ctx.expand_home(word), ctx) else { continue };
+        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else { continue };
+        by_folder.entry(parent.to_path_buf()).or_default().insert(name.to_string_lossy().into_owned());
+    }
+    by_folder.into_iter().any(|(folder, named)| {
+        named.len() >= 2
+            && is_protected_place(&folder, ctx)
+            && files.0.entries(&folder).is_some_and(|entries| {
+                let visible: Vec<&String> = entries.iter().filter(|e| !e.starts_with('.')).collect();
+                !visible.is_empty() && visible.iter().all(|e| named.contains(*e))
+            })
+    })
 }
 
 /// `path` with `.` and `..` resolved by name (no filesystem access: the
@@ -226,6 +325,49 @@ fn lexical(word: &str) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A workspace of fixed entries and scripts.
+    struct Fixed;
+
+    impl WorkspaceFiles for Fixed {
+        fn entries(&self, folder: &Path) -> Option<Vec<String>> {
+            match folder.to_str()? {
+                "/ws" => Some(vec!["a.txt".into(), "src".into(), ".git".into()]),
+                "/ws/src" => Some(vec!["main.rs".into(), "lib.rs".into()]),
+                _ => None,
+            }
+        }
+
+        fn script(&self, _: &Path) -> Option<String> {
+            None
+        }
+    }
+
+    /// `rm -rf *` as the hook sees it, expanded: all of a protected folder's
+    /// visible entries, placed from the folder the command runs in.
+    #[test]
+    fn operands_that_are_all_of_a_protected_folder_cover_it() {
+        let ctx = Context::new("/ws", "/home/u").with_files(Files::new(Fixed));
+        let at = |cwd: &str| ctx.at(Some(PathBuf::from(cwd)));
+        for (words, cwd, covered) in [
+            (&["a.txt", "src"][..], "/ws", true),
+            (&["src", "a.txt", ".git"], "/ws", true),
+            (&["/ws/a.txt", "/ws/src"], "/tmp", true),
+            (&["../a.txt", "../src"], "/ws/src", true),
+            (&["a.txt"], "/ws", false),
+            (&["src"], "/ws", false),
+            (&["a.txt", "other"], "/ws", false),
+            // A folder inside the workspace is not protected.
+            (&["main.rs", "lib.rs"], "/ws/src", false),
+            // Unplaced (no folder known), or no view of the workspace.
+            (&["a.txt", "src"], "", false),
+        ] {
+            let ctx = if cwd.is_empty() { ctx.clone() } else { at(cwd) };
+            assert_eq!(cover_a_protected_folder(words, &ctx), covered, "{words:?} in {cwd:?}");
+        }
+        let blind = Context::new("/ws", "/home/u").at(Some(PathBuf::from("/ws")));
+        assert!(!cover_a_protected_folder(&["a.txt", "src"], &blind));
+    }
 
     fn words(line: &str) -> Vec<String> {
         line.split_whitespace().map(String::from).collect()

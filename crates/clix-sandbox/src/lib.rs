@@ -53,6 +53,7 @@
 mod audit;
 mod cgroup;
 mod env;
+mod exec_check;
 mod mounts;
 mod probe;
 mod run;
@@ -66,6 +67,7 @@ pub use audit::{AuditLog, AuditRecord, redact_argv};
 // children, the engine's `sandbox` command) take it from here with the env.
 pub use clix_common::is_secret_name;
 pub use env::sandbox_env;
+pub use exec_check::{Exec, ExecJudge};
 pub use mounts::SYSTEM_DIRS;
 pub use probe::{Availability, probe};
 // The supervisor's outcome is a run's: its callers take it from here.

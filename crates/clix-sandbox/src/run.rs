@@ -5,6 +5,7 @@ use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clix_process::{Groups, Outcome};
@@ -12,6 +13,7 @@ use clix_process::{Groups, Outcome};
 use crate::audit::{AuditLog, AuditRecord, redact_argv};
 use crate::cgroup::{self, RunCgroups};
 use crate::env::sandbox_env;
+use crate::exec_check::{self, ExecJudge, Refusals};
 use crate::mounts::{Host, Layout, Private, SANDBOX_HOME, bwrap_args, exposes_secret, layout};
 use crate::probe::{Availability, bwrap_path, bwrap_version, is_executable, probe};
 use crate::seccomp;
@@ -19,8 +21,8 @@ use crate::settings::{SandboxMode, SandboxSettings};
 use crate::stub::{self, Launch, ReadyStub};
 
 /// A run's bwrap, its process groups (which end it if the run is given
-/// up), and its cgroups.
-pub(crate) type Started = (tokio::process::Child, Groups, RunCgroups);
+/// up), its cgroups, and what the exec-time check refused in it.
+pub(crate) type Started = (tokio::process::Child, Groups, RunCgroups, Refusals);
 
 /// Time a program gets between SIGTERM and SIGKILL. It is the real program
 /// (a build, a test run, a server) and may have files to finish and
@@ -115,6 +117,8 @@ pub struct Sandbox {
     writable: Option<Vec<PathBuf>>,
     /// The next run's sandbox, set up ahead (`keep_ready`).
     next_stub: ReadyStub,
+    /// Asked about every program that starts inside (`with_exec_judge`).
+    judge: Option<Arc<dyn ExecJudge>>,
 }
 
 impl Sandbox {
@@ -208,7 +212,17 @@ impl Sandbox {
             private,
             writable: None,
             next_stub: ReadyStub::default(),
+            judge: None,
         }
+    }
+
+    /// The same sandbox with `judge` asked about every program that starts
+    /// inside it, whoever starts it (see `exec_check.rs`). A refused one
+    /// ends the run with the judge's message and exit 126. Host mode has
+    /// no inside and checks nothing.
+    pub fn with_exec_judge(mut self, judge: Arc<dyn ExecJudge>) -> Self {
+        self.judge = Some(judge);
+        self
     }
 
     /// The settings this sandbox was made with.
@@ -326,7 +340,7 @@ impl Sandbox {
         let network = req.network.unwrap_or(self.settings.network);
         log_start(&req, bwrap.is_some(), network);
         let started = Instant::now();
-        let (child, groups, cgroups) = match &bwrap {
+        let (child, groups, cgroups, refusals) = match &bwrap {
             Some(bwrap) => self.start_in_stub(bwrap, &req, network).await?,
             None => self.start_on_host(&req).map_err(|e| spawn_error(e.to_string()))?,
         };
@@ -344,6 +358,7 @@ impl Sandbox {
         });
         let cap = req.output_cap.unwrap_or((self.settings.output_cap_mb << 20) as usize);
         let outcome = clix_process::supervise(child, groups, req.stdin, req.timeout, cap, started).await;
+        let outcome = refused(outcome, refusals.take());
         cgroups.remove().await;
         audit.finish(&outcome);
         if let Some(launch) = next {
@@ -415,10 +430,12 @@ impl Sandbox {
             .program_path("sh")
             .ok_or_else(|| unavailable("the sandbox has no `sh` on its PATH to start programs with (install dash)"))?;
         let pipes = BwrapPipes::when(Some(bwrap), "sh")?.ok_or_else(|| unavailable("no pipes for bwrap"))?;
-        let mut cmd =
-            self.launcher(&stub::stub_argv(&sh), &self.workspace, read_only, network, Some(bwrap), Some(&pipes));
+        let stub_argv = stub::stub_argv(&sh);
+        let mut cmd = self.launcher(&stub_argv, &self.workspace, read_only, network, Some(bwrap), Some(&pipes));
         cmd.envs(env.iter().map(|(k, v)| (k, v)));
-        Ok(Launch { cmd, settings: self.settings.clone(), pipes })
+        let exec_check =
+            self.judge.clone().map(|judge| (judge, exec_check::Setup { bwrap: bwrap.to_path_buf(), stub: stub_argv }));
+        Ok(Launch { cmd, settings: self.settings.clone(), pipes, exec_check })
     }
 
     /// `mode = "host"`: the program itself, UNSANDBOXED, with the same limits.
@@ -432,7 +449,7 @@ impl Sandbox {
         ChildLimits::new(&self.settings, &cgroups, Vec::new()).install(&mut cmd);
         let child = cmd.spawn()?;
         let groups = Groups::of(&child, KILL_GRACE);
-        Ok((child, groups, cgroups))
+        Ok((child, groups, cgroups, Refusals::default()))
     }
 
     /// Refuses extra read-only folders that would expose a secret, the home
@@ -520,6 +537,25 @@ impl Sandbox {
             tracing::error!(path = %log.path.display(), error = %e, "cannot append to the audit log");
         }
     }
+}
+
+/// `outcome` with the exec-time check's refusals: each message after
+/// the program's own stderr, and exit 126, as a refusal in the shell ends
+/// its line (the sandbox was killed at the refusal).
+fn refused(mut outcome: Outcome, refusals: Vec<String>) -> Outcome {
+    if refusals.is_empty() {
+        return outcome;
+    }
+    for message in refusals {
+        if outcome.stderr.last().is_some_and(|b| *b != b'\n') {
+            outcome.stderr.push(b'\n');
+            outcome.stderr_total += 1;
+        }
+        outcome.stderr.extend_from_slice(message.as_bytes());
+        outcome.stderr_total += message.len() as u64;
+    }
+    outcome.exit_code = clix_common::exit::CANNOT_RUN;
+    outcome
 }
 
 /// The audit line of a run in progress; a run that never finishes (its
@@ -709,6 +745,8 @@ pub(crate) struct ChildLimits {
     inherited: Vec<i32>,
     /// `(fd, number)`: fds handed on at fixed numbers (a service's pipes, the stub's line).
     fds_at: Vec<(i32, i32)>,
+    /// The exec-time check's filter, installed last.
+    exec_check: Option<exec_check::ChildEnd>,
 }
 
 impl ChildLimits {
@@ -724,7 +762,20 @@ impl ChildLimits {
         if !cgroups.pids && !is_root() {
             rlimits.push((libc::RLIMIT_NPROC, s.max_processes));
         }
-        ChildLimits { rlimits, procs_files: cgroups.procs_files.clone(), inherited, fds_at: Vec::new() }
+        ChildLimits {
+            rlimits,
+            procs_files: cgroups.procs_files.clone(),
+            inherited,
+            fds_at: Vec::new(),
+            exec_check: None,
+        }
+    }
+
+    /// Also installs the exec-time check's filter, after everything else:
+    /// from then on every exec waits for the check's answer, bwrap's own first.
+    pub(crate) fn with_exec_check(mut self, child_end: exec_check::ChildEnd) -> Self {
+        self.exec_check = Some(child_end);
+        self
     }
 
     /// Also hands each `(fd, number)` on at that number. The numbers must
@@ -783,6 +834,9 @@ impl ChildLimits {
             if unsafe { libc::dup2(fd, number) } < 0 {
                 return Err(std::io::Error::last_os_error());
             }
+        }
+        if let Some(check) = &self.exec_check {
+            check.install()?;
         }
         Ok(())
     }

@@ -18,12 +18,13 @@ use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::Mutex;
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::oneshot;
 
 use crate::cgroup::RunCgroups;
+use crate::exec_check::{self, ExecJudge, Refusals};
 use clix_process::Groups;
 
 use crate::run::{BwrapPipes, ChildLimits, KILL_GRACE, SandboxError, Started, pipe, run_cgroups, unavailable};
@@ -45,6 +46,8 @@ pub(crate) struct Launch {
     pub(crate) cmd: tokio::process::Command,
     pub(crate) settings: SandboxSettings,
     pub(crate) pipes: BwrapPipes,
+    /// The judge of every exec inside, with the sandbox's own two; `None`: no check.
+    pub(crate) exec_check: Option<(Arc<dyn ExecJudge>, exec_check::Setup)>,
 }
 
 /// A sandbox that is set up, its shell waiting for the line to run.
@@ -53,21 +56,36 @@ pub(crate) struct Stub {
     groups: Groups,
     cgroups: RunCgroups,
     line: OwnedFd,
+    refusals: Refusals,
 }
 
 impl Launch {
     /// Spawns bwrap and returns once the sandbox is set up around the stub.
     /// Blocks the calling thread while the child joins its cgroups.
     pub(crate) async fn spawn(self) -> Result<Stub, SandboxError> {
-        let Launch { mut cmd, settings, pipes } = self;
+        let Launch { mut cmd, settings, pipes, exec_check } = self;
         let spawn_error = |e: std::io::Error| SandboxError::Spawn { program: "bwrap".into(), reason: e.to_string() };
         let (line_read, line) = pipe().map_err(spawn_error)?;
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
         let cgroups = run_cgroups(&settings);
-        ChildLimits::new(&settings, &cgroups, pipes.child_fds().to_vec())
-            .with_fds_at(vec![(line_read.as_raw_fd(), SCRIPT_FD)])
-            .install(&mut cmd);
-        let mut child = cmd.spawn().map_err(spawn_error)?;
+        let mut limits = ChildLimits::new(&settings, &cgroups, pipes.child_fds().to_vec())
+            .with_fds_at(vec![(line_read.as_raw_fd(), SCRIPT_FD)]);
+        let mut refusals = Refusals::default();
+        if let Some((judge, setup)) = exec_check {
+            let (child_end, check_refusals) = exec_check::start(judge, setup).map_err(spawn_error)?;
+            limits = limits.with_exec_check(child_end);
+            refusals = check_refusals;
+        }
+        limits.install(&mut cmd);
+        let mut child = cmd.spawn().map_err(|e| match e.raw_os_error() {
+            // The filter with a listener needs Linux 5.0 (5.5 for its "go on" answer).
+            Some(libc::EINVAL | libc::ENOSYS) => unavailable(&format!(
+                "this kernel cannot check each program the sandbox starts against the policy (seccomp user \
+                 notification: {e}); a policy with rules needs Linux 5.5 or later"
+            )),
+            _ => spawn_error(e),
+        })?;
+        drop(cmd);
         drop(line_read);
         let mut groups = Groups::of(&child, KILL_GRACE);
         // The shell, and then the program it becomes, leads a session of its own (bwrap --new-session).
@@ -83,7 +101,7 @@ impl Launch {
             return Err(unavailable(&format!("bwrap cannot create the sandbox here: {reason}")));
         };
         groups.set_inner(shell);
-        Ok(Stub { child, groups, cgroups, line })
+        Ok(Stub { child, groups, cgroups, line, refusals })
     }
 }
 
@@ -104,12 +122,12 @@ impl Stub {
     /// Hands the stub its line; the program is running (or its shell is
     /// reporting why not) once this returns. `Err` if the stub was gone.
     pub(crate) async fn start(self, line: Vec<u8>) -> std::io::Result<Started> {
-        let Stub { child, groups, cgroups, line: fd } = self;
+        let Stub { child, groups, cgroups, line: fd, refusals } = self;
         // The line fits a pipe's buffer unless its arguments are huge; a
         // thread of its own keeps a long one from blocking the caller.
         let written = tokio::task::spawn_blocking(move || std::fs::File::from(fd).write_all(&line)).await;
         written.map_err(std::io::Error::other)??;
-        Ok((child, groups, cgroups))
+        Ok((child, groups, cgroups, refusals))
     }
 }
 

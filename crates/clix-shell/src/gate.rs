@@ -18,9 +18,10 @@ pub trait CommandGate: Send + Sync {
     /// refuses it whole, before anything runs (for what the per-command
     /// check cannot see).
     fn line_start(&self, line: &str, cwd: &Path) -> Result<(), String>;
-    /// A command is about to run with these words (`argv[0]` its name).
-    /// `Err(message)` refuses it; the message becomes the line's stderr.
-    fn admit(&self, argv: &[String]) -> Result<(), String>;
+    /// A command is about to run with these words (`argv[0]` its name) in
+    /// the shell's folder `cwd`. `Err(message)` refuses it; the message
+    /// becomes the line's stderr.
+    fn admit(&self, argv: &[String], cwd: &Path) -> Result<(), String>;
 }
 
 /// The `before_tool` hook asking `gate` about every command; a refusal
@@ -33,13 +34,13 @@ pub(crate) fn hook(stop: &Arc<LineStop>, gate: Arc<dyn CommandGate>) -> Intercep
         }
         // The event's words are moved into one argv and back, not copied:
         // this runs before every command of every line.
-        let ToolEvent { name, args } = event;
+        let ToolEvent { name, args, cwd } = event;
         let mut argv = args;
         argv.insert(0, name);
-        match gate.admit(&argv) {
+        match gate.admit(&argv, &cwd) {
             Ok(()) => {
                 let name = argv.remove(0);
-                HookAction::Continue(ToolEvent { name, args: argv })
+                HookAction::Continue(ToolEvent { name, args: argv, cwd })
             }
             Err(message) => {
                 stop.halt(message, clix_common::exit::CANNOT_RUN);

@@ -85,7 +85,8 @@ pub(crate) async fn policy(paths: &Paths, args: PolicyArgs) -> Result<ExitCode> 
     let engine = crate::cli::session(paths, settings, &workspace, false).engine().await?;
     let gate = engine.policy().context("this session has no policy")?;
     match args.action {
-        PolicyAction::Check { line } => match gate.policy().check_line(&line, gate.context()) {
+        // Decided where `run` would run it: the shell starts in the workspace.
+        PolicyAction::Check { line } => match gate.check_line(&line, Some(&engine.session().cwd())) {
             Ok(entries) => check(&entries, args.json),
             Err(e) => {
                 eprintln!("clix policy: the line does not parse, so it would not run: {e}");

@@ -216,3 +216,95 @@ fn the_wipes_forced_pushes_and_downloaded_scripts_of_the_corpus_are_stopped() {
     let o = env.run(&["run", "touch x.o y.o && find . -name '*.o' -delete && ls *.o 2>/dev/null | wc -l"]);
     assert!(out(&o).starts_with("0\n"), "{}", out(&o));
 }
+
+/// Security round 4, findings 1, 2 and 5: what the agent reaches through
+/// `sandbox run|bash`, wrappers, lines routed whole to GNU bash, and script
+/// files is decided as the plain line would be, by `run` (before anything
+/// runs, or by the exec-time check inside the sandbox) and by `clix policy
+/// check` alike, and the workspace survives every one.
+#[test]
+fn what_runs_through_the_sandbox_wrappers_routes_and_scripts_is_decided_as_the_line_would_be() {
+    let env = Env::new();
+    let ws = std::fs::canonicalize(env.ws.path()).unwrap();
+    let w = ws.display().to_string();
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::write(ws.join("src/main.rs"), "keep\n").unwrap();
+    std::fs::write(ws.join("README.md"), "keep\n").unwrap();
+    std::fs::write(ws.join("wipe.sh"), "echo start\nrm -rf *\necho after\n").unwrap();
+    std::fs::write(ws.join("py.sh"), "python3 -c 'print(1)'\n").unwrap();
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[[policy.rule]]\nid = \"no-python\"\nprogram = \"python3\"\ndecision = \"deny\"\nwhy = \"this project has no Python\"\n",
+    )
+    .unwrap();
+    let deny = "denied";
+    let ask = "needs a person's yes";
+    let lines: Vec<(String, &str, &str)> = vec![
+        // Finding 1: the sandbox command, hub call and wrappers.
+        (format!("sandbox run rm -rf {w}"), "rm-recursive-protected", deny),
+        ("sandbox bash 'rm -rf *'".into(), "rm-recursive-protected", deny),
+        ("sandbox bash 'find . -delete'".into(), "find-delete-everything", deny),
+        ("sandbox run python3 -c 'print(1)'".into(), "no-python", deny),
+        ("sandbox run git push --force o main".into(), "git-push-force", ask),
+        (format!("taskset 1 rm -rf {w}"), "rm-recursive-protected", deny),
+        (format!("unshare rm -rf {w}"), "rm-recursive-protected", deny),
+        (format!("setpriv --reuid=1000 rm -rf {w}"), "rm-recursive-protected", deny),
+        (format!("chrt -o 0 rm -rf {w}"), "rm-recursive-protected", deny),
+        (format!("prlimit --nofile=100 rm -rf {w}"), "rm-recursive-protected", deny),
+        (format!("script -qc 'rm -rf {w}' /dev/null"), "rm-recursive-protected", deny),
+        // Finding 2: GNU tools that run programs (in a routed line, or in the shell).
+        (format!("find . -maxdepth 0 | awk '{{system(\"rm -rf {w}\")}}'"), "rm-recursive-protected", deny),
+        ("find . -maxdepth 0 | sed '1e python3 -V'".into(), "no-python", deny),
+        ("find . | sort --compress-program=python3".into(), "no-python", deny),
+        // Finding 5: the same text in a script file.
+        ("bash wipe.sh".into(), "rm-recursive-protected", deny),
+        ("sh < wipe.sh".into(), "rm-recursive-protected", deny),
+        ("source wipe.sh".into(), "rm-recursive-protected", deny),
+        ("cat wipe.sh | bash".into(), "rm-recursive-protected", deny),
+        ("sandbox bash 'sh wipe.sh'".into(), "rm-recursive-protected", deny),
+        ("sh py.sh".into(), "no-python", deny),
+    ];
+    // Routed whole to GNU bash: a tree of more than 5 entries is big here.
+    let routed = [("CLIX_SANDBOX_BIG_TREE_ENTRIES", "5")];
+    for (line, rule, decision) in &lines {
+        let o = common::clix(env.home.path(), &ws, &["run", line]).envs(routed).output().unwrap();
+        let text = out(&o);
+        assert_eq!(o.status.code(), Some(126), "run {line}: {text}");
+        assert!(text.contains(decision) && text.contains(&format!("`{rule}`")), "run {line}: {text}");
+        assert!(!text.contains("start\n"), "run {line}: refused before anything of it ran: {text}");
+        for file in ["src/main.rs", "README.md", "wipe.sh"] {
+            assert!(ws.join(file).exists(), "{line} removed {file}: {text}");
+        }
+        let o = env.run(&["policy", "check", line]);
+        let checked = out(&o);
+        let want = if *decision == deny { "deny " } else { "ask " };
+        assert_eq!(o.status.code(), Some(1), "policy check {line}: {checked}");
+        assert!(
+            checked.lines().any(|l| l.starts_with(want) && l.contains(&format!("`{rule}`"))),
+            "policy check {line} decides as run does: {checked}"
+        );
+    }
+    // What only the exec-time check can see: a name computed inside the
+    // sandbox. The program's own refusal ends the line.
+    let o = env.run(&["run", "sandbox bash 'p=pyth; ${p}on3 -V'; echo next"]);
+    let text = out(&o);
+    assert_eq!(o.status.code(), Some(126), "{text}");
+    assert!(text.contains("`no-python`") && text.contains("started inside the sandbox"), "{text}");
+    assert!(!text.contains("next"), "the rest of the line did not run: {text}");
+    // GNU xargs reads `-l` as taking no word: the router does too, so the line
+    // stays in the shell, where each command is decided.
+    let o = common::clix(env.home.path(), &ws, &["run", "find . -maxdepth 0 | xargs -l rm -rf grep"])
+        .envs(routed)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(126), "{}", out(&o));
+    assert!(ws.join("README.md").exists());
+    // The decisions were audited, the inner command named.
+    let audited = env.audit();
+    assert!(
+        audited
+            .iter()
+            .any(|r| r["rule"] == "no-python" && r["command"].as_str().is_some_and(|c| c.contains("python3"))),
+        "{audited:?}"
+    );
+}

@@ -56,6 +56,9 @@ pub struct ToolEvent {
     pub name: String,
     /// Arguments passed to the tool.
     pub args: Vec<String>,
+    /// The shell's current folder when the tool runs, so a hook can place
+    /// relative arguments (clix patch, "the hook sees the folder").
+    pub cwd: std::path::PathBuf,
 }
 
 /// Payload for `after_tool` hooks.

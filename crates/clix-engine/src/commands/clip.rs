@@ -241,9 +241,9 @@ impl ClipCommand {
         // A remote folder: relative paths are judged as the hook judges them.
         gate.prescreen(line, None)?;
         match gate.policy().written_commands(line) {
-            Ok(commands) => commands.iter().try_for_each(|argv| gate.admit(argv)),
+            Ok(commands) => commands.iter().try_for_each(|argv| gate.admit(argv, None)),
             // A line bashkit cannot parse is judged as the script it is.
-            Err(_) => gate.admit(&["bash".to_string(), "-c".to_string(), line.to_string()]),
+            Err(_) => gate.admit(&["bash".to_string(), "-c".to_string(), line.to_string()], None),
         }
     }
 

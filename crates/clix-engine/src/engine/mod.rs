@@ -186,8 +186,15 @@ impl Engine {
         if let Some(ns) = &namespace {
             workspace = workspace.confined(&ns.writable).map_err(|e| EngineError::Namespace(e.to_string()))?;
         }
+        let gate = match &config.policy {
+            Some(policy) => Some(crate::policy::gate(crate::policy::load(policy, &workspace)?, policy, &workspace)),
+            None => None,
+        };
         let sandbox = match config.os {
-            Some(os) => Some(setup::open_sandbox(os, &workspace, namespace.as_ref()).map_err(EngineError::Namespace)?),
+            Some(os) => Some(
+                setup::open_sandbox(os, &workspace, namespace.as_ref(), gate.as_ref())
+                    .map_err(EngineError::Namespace)?,
+            ),
             None => None,
         };
         let deadline = Deadline::default();
@@ -215,10 +222,6 @@ impl Engine {
                 setup::register_hub(&mut registry, hub, sandbox.clone(), &workspace, &time, output_cap).await
             }
             None => setup::HubPart::default(),
-        };
-        let gate = match &config.policy {
-            Some(policy) => Some(crate::policy::gate(crate::policy::load(policy, &workspace)?, policy, &workspace)),
-            None => None,
         };
         let environments = match config.clip {
             Some(clip) => setup::register_clip(

@@ -49,9 +49,13 @@ const TREE_TOOLS: &[&str] = &["find", "du", "ls", "xargs"];
 /// shell, where each command it runs is decided by the gate.
 const FIND_RUNS: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
 
-/// `xargs` options whose value is the next word.
-const XARGS_VALUED: &[&str] =
-    &["-n", "-I", "-i", "-d", "-L", "-l", "-P", "-s", "-E", "-e", "-a", "--arg-file", "--delimiter"];
+/// GNU `xargs`'s short options that take a value, attached or the next
+/// word. `-i`, `-l` and `-e` take theirs only attached (`-l5`), never the
+/// next word: `xargs -l rm -rf x` runs `rm`.
+const XARGS_VALUED: &str = "IdnLPsEa";
+/// Its long options whose value may be the next word (`--max-args 2`).
+const XARGS_VALUED_LONG: &[&str] =
+    &["--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"];
 
 /// Characters that make a line more than one plain command.
 const SHELL_SYNTAX: &[char] = &['|', '&', ';', '<', '>', '(', ')', '$', '`', '!', '{', '}', '*', '?', '[', '\n', '#'];
@@ -147,10 +151,20 @@ fn routable(command: &bashkit::AnalyzedCommand, sandbox: &Sandbox) -> bool {
 fn xargs_command<'a>(args: &[&'a str]) -> Option<&'a str> {
     let mut words = args.iter();
     while let Some(word) = words.next() {
-        if XARGS_VALUED.contains(word) {
-            words.next();
-        } else if !word.starts_with('-') {
+        let takes_next = if word.starts_with("--") {
+            XARGS_VALUED_LONG.contains(word)
+        } else if let Some(letters) = word.strip_prefix('-').filter(|l| !l.is_empty()) {
+            // A cluster (`-0n 1`): the first letter that takes a value takes
+            // the rest of the word, or the next word when nothing is left.
+            letters
+                .char_indices()
+                .find(|(_, c)| XARGS_VALUED.contains(*c) || "ile".contains(*c))
+                .is_some_and(|(i, c)| XARGS_VALUED.contains(c) && i + 1 == letters.len())
+        } else {
             return Some(word);
+        };
+        if takes_next {
+            words.next();
         }
     }
     None
@@ -182,4 +196,34 @@ fn tree_roots(command: &bashkit::AnalyzedCommand) -> Vec<String> {
         _ => return Vec::new(),
     };
     if operands.is_empty() { vec![".".to_string()] } else { operands }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::xargs_command;
+
+    /// The command GNU xargs runs, as GNU xargs reads its options.
+    #[test]
+    fn xargs_options_are_read_as_gnu_xargs_reads_them() {
+        for (line, command) in [
+            ("grep x", Some("grep")),
+            ("-n 1 grep x", Some("grep")),
+            ("-n1 grep x", Some("grep")),
+            ("-0n 1 grep x", Some("grep")),
+            ("-I {} grep {}", Some("grep")),
+            ("-l rm -rf grep", Some("rm")),
+            ("-l5 grep x", Some("grep")),
+            ("-i rm x", Some("rm")),
+            ("-e rm x", Some("rm")),
+            ("-eEND grep x", Some("grep")),
+            ("--max-args 2 grep x", Some("grep")),
+            ("--max-args=2 grep x", Some("grep")),
+            ("--replace rm x", Some("rm")),
+            ("-P 4 -L 2 wc -l", Some("wc")),
+            ("-0", None),
+        ] {
+            let args: Vec<&str> = line.split(' ').collect();
+            assert_eq!(xargs_command(&args), command, "xargs {line}");
+        }
+    }
 }

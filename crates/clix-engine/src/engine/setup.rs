@@ -32,15 +32,21 @@ pub(super) fn own_commands(
     registry
 }
 
-/// The sandbox of the OS tier, over the workspace the session opened.
+/// The sandbox of the OS tier, over the workspace the session opened;
+/// with a policy, every program that starts inside it is held against the
+/// gate when it starts, however it was reached.
 pub(super) fn open_sandbox(
     os: OsTier,
     workspace: &Workspace,
     namespace: Option<&super::Namespace>,
+    gate: Option<&Arc<clix_policy::Gate>>,
 ) -> Result<Arc<Sandbox>, String> {
-    let sandbox =
+    let mut sandbox =
         Sandbox::new(os.settings, workspace.root(), os.clix_config_dir.as_deref(), os.audit_log, os.session_id)
             .with_env(&os.env);
+    if let Some(gate) = gate {
+        sandbox = sandbox.with_exec_judge(Arc::new(crate::policy::ExecGate(Arc::clone(gate))));
+    }
     match namespace {
         Some(ns) => Ok(Arc::new(sandbox.confined(&ns.writable)?)),
         None => Ok(Arc::new(sandbox)),

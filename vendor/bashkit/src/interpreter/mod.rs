@@ -10105,6 +10105,7 @@ impl Interpreter {
                 let event = crate::hooks::ToolEvent {
                     name: name.to_string(),
                     args: args.to_vec(),
+                    cwd: self.cwd.clone(), // clix patch: the hook sees the folder
                 };
                 match self.hooks.fire_before_tool(event) {
                     Some(modified) => std::borrow::Cow::Owned(modified.args),
@@ -10456,6 +10457,7 @@ impl Interpreter {
             let event = crate::hooks::ToolEvent {
                 name: name.to_string(),
                 args: args.to_vec(),
+                cwd: self.cwd.clone(), // clix patch: the hook sees the folder
             };
             match self.hooks.fire_before_tool(event) {
                 Some(modified) => std::borrow::Cow::Owned(modified.args),
