@@ -21,5 +21,7 @@ mod render;
 pub use binary::{BinaryKind, classify};
 pub use footer::{StageExit, failed_stages, footer};
 pub use hints::{Known, unknown_command_message};
-pub use missing::{MISSING_PROGRAMS, MissingProgram, failure_hint, missing_program, needs_a_terminal};
+pub use missing::{
+    MISSING_PROGRAMS, MissingProgram, failure_hint, missing_program, needs_a_terminal, protected_git_hint,
+};
 pub use render::{Capture, CommandOutput, Origin, PresentOptions, Presentation, SpillSink, present, timeout_line};

@@ -138,6 +138,20 @@ pub fn needs_a_terminal(name: &str, args: &[String]) -> Option<String> {
     (!batch).then(|| format!("{name}: {}", entry.advice))
 }
 
+/// What to say when a program failed writing what git runs on the host
+/// (the repository's config, hooks, info), which the sandbox keeps
+/// read-only: its own error (`could not write config file .git/config:
+/// Device or resource busy`) does not say why, nor what to do.
+pub fn protected_git_hint(stderr: &[u8]) -> Option<&'static str> {
+    let text = String::from_utf8_lossy(stderr);
+    let refused = ["Device or resource busy", "Read-only file system"].iter().any(|e| text.contains(e));
+    let names_git = [".git/config", ".git/hooks", ".git/info"].iter().any(|p| text.contains(p));
+    (refused && names_git).then_some(
+        "the repository's config, hooks and info are read-only here (git runs them on the person's machine \
+         later); ask the person to change them, or pass a setting for one command: git -c key=value …",
+    )
+}
+
 /// What to say when `name` is installed but failed: the advice, when it is
 /// about this environment whatever is installed (no terminal for an editor,
 /// no system packages, no network), not the absence of the program.
@@ -166,6 +180,18 @@ mod tests {
             if e.offline.is_some() {
                 assert!(missing_program(e.name, false).unwrap().contains("--network"), "{}", e.name);
             }
+        }
+    }
+
+    #[test]
+    fn a_refused_write_to_what_git_runs_is_explained() {
+        for (stderr, hinted) in [
+            ("error: could not write config file .git/config: Device or resource busy\n", true),
+            ("sh: 1: cannot create .git/hooks/pre-commit: Read-only file system\n", true),
+            ("error: could not lock config file /home/u/.gitconfig: Read-only file system\n", false),
+            ("fatal: not a git repository\n", false),
+        ] {
+            assert_eq!(protected_git_hint(stderr.as_bytes()).is_some(), hinted, "{stderr}");
         }
     }
 

@@ -293,7 +293,17 @@ fn toolchain_root(dir: &Path) -> PathBuf {
 
 /// bubblewrap arguments for `layout`, ending before the program's argv.
 /// `extra_ro` comes last so a folder inside the workspace stays read-only.
-pub(crate) fn bwrap_args(layout: &Layout, extra_ro: &[PathBuf], cwd: &Path, network: bool) -> Vec<OsString> {
+/// `git` is the workspace repository's [`clix_workspace::Folder::git_protected`]:
+/// `.git` bound over itself (unless `confined`, where the workspace is
+/// read-only already), then what git runs from it, read-only.
+pub(crate) fn bwrap_args(
+    layout: &Layout,
+    extra_ro: &[PathBuf],
+    cwd: &Path,
+    network: bool,
+    git: &[PathBuf],
+    confined: bool,
+) -> Vec<OsString> {
     let mut a: Vec<OsString> = Vec::new();
     let mut push = |items: &[&dyn AsRef<std::ffi::OsStr>]| {
         a.extend(items.iter().map(|i| i.as_ref().to_os_string()));
@@ -331,6 +341,16 @@ pub(crate) fn bwrap_args(layout: &Layout, extra_ro: &[PathBuf], cwd: &Path, netw
             push(&[&"--tmpfs", &mask.path, &"--remount-ro", &mask.path]);
         } else {
             push(&[&"--ro-bind", &"/dev/null", &mask.path]);
+        }
+    }
+    if let Some((git_dir, runs)) = git.split_first() {
+        // A mount point cannot be renamed or removed: the repository's
+        // `.git` stays the one whose config and hooks are read-only.
+        if !confined {
+            push(&[&"--bind", git_dir, git_dir]);
+        }
+        for path in runs {
+            push(&[&"--ro-bind", path, path]);
         }
     }
     push(&[&"--chdir", &cwd]);
@@ -449,7 +469,7 @@ mod tests {
                 SandboxSettings { extra_ro: extra.clone(), extra_rw: extra.clone(), ..SandboxSettings::default() };
             let l = layout(ws.path(), &settings, &Host { path: &path, private: &Private::default() });
             assert!(l.read_only.contains(&h.join(".cargo")), "toolchains are still mounted: {:?}", l.read_only);
-            let args = bwrap_args(&l, &extra, ws.path(), false);
+            let args = bwrap_args(&l, &extra, ws.path(), false, &[], false);
             for store in &all {
                 let p = h.join(store);
                 assert_eq!(shown(&args, &p), None, "{store} is mounted (folders: {as_folders})");

@@ -119,6 +119,9 @@ pub struct Sandbox {
     next_stub: ReadyStub,
     /// Asked about every program that starts inside (`with_exec_judge`).
     judge: Option<Arc<dyn ExecJudge>>,
+    /// The workspace through its handle: which of its repository's files
+    /// git runs on the host, mounted read-only at each start.
+    folder: Option<clix_workspace::Folder>,
 }
 
 impl Sandbox {
@@ -213,6 +216,7 @@ impl Sandbox {
             writable: None,
             next_stub: ReadyStub::default(),
             judge: None,
+            folder: clix_workspace::Folder::open(workspace).ok(),
         }
     }
 
@@ -392,6 +396,12 @@ impl Sandbox {
                 self.next_stub.prepare(self.stub_launch(bwrap, &[], network, &[])?);
             }
             ready = self.next_stub.take().await;
+            // Set up before a repository appeared (`git init` in the last
+            // run): its config and hooks would be writable in it.
+            if ready.as_ref().is_some_and(|stub| stub.git_protected() != self.git_protected()) {
+                tracing::debug!("sandbox: the workspace's repository changed since the stub was set up; a new one");
+                ready = None;
+            }
         }
         // The program's variables: the allowlist, then the request's own (the later one wins).
         let var = |name: &str| {
@@ -435,7 +445,8 @@ impl Sandbox {
         cmd.envs(env.iter().map(|(k, v)| (k, v)));
         let exec_check =
             self.judge.clone().map(|judge| (judge, exec_check::Setup { bwrap: bwrap.to_path_buf(), stub: stub_argv }));
-        Ok(Launch { cmd, settings: self.settings.clone(), pipes, exec_check })
+        let git = self.git_protected();
+        Ok(Launch { cmd, settings: self.settings.clone(), pipes, exec_check, git })
     }
 
     /// `mode = "host"`: the program itself, UNSANDBOXED, with the same limits.
@@ -500,7 +511,8 @@ impl Sandbox {
         let mut cmd = match (bwrap, pipes) {
             (Some(bwrap), Some(pipes)) => {
                 let mut c = tokio::process::Command::new(bwrap);
-                c.args(bwrap_args(&self.layout, read_only, cwd, network));
+                let git = self.git_protected();
+                c.args(bwrap_args(&self.layout, read_only, cwd, network, &git, self.writable.is_some()));
                 let [info, seccomp] = pipes.child_fds();
                 c.arg("--info-fd").arg(info.to_string());
                 c.arg("--seccomp").arg(seccomp.to_string());
@@ -518,6 +530,13 @@ impl Sandbox {
         // variables, which it hands on to the program.
         cmd.env_clear().envs(&self.env).process_group(0);
         cmd
+    }
+
+    /// The workspace repository's `.git` and what git runs from it, as
+    /// they are now (a repository made since the last start is protected
+    /// from this one on).
+    pub(crate) fn git_protected(&self) -> Vec<PathBuf> {
+        self.folder.as_ref().map(clix_workspace::Folder::git_protected).unwrap_or_default()
     }
 
     fn audit(&self, argv: &[String], cwd: &Path, o: &Outcome, ended: &str) {

@@ -16,7 +16,7 @@
 
 use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -48,6 +48,8 @@ pub(crate) struct Launch {
     pub(crate) pipes: BwrapPipes,
     /// The judge of every exec inside, with the sandbox's own two; `None`: no check.
     pub(crate) exec_check: Option<(Arc<dyn ExecJudge>, exec_check::Setup)>,
+    /// The repository paths mounted read-only in it (`Sandbox::git_protected`).
+    pub(crate) git: Vec<PathBuf>,
 }
 
 /// A sandbox that is set up, its shell waiting for the line to run.
@@ -57,13 +59,14 @@ pub(crate) struct Stub {
     cgroups: RunCgroups,
     line: OwnedFd,
     refusals: Refusals,
+    git: Vec<PathBuf>,
 }
 
 impl Launch {
     /// Spawns bwrap and returns once the sandbox is set up around the stub.
     /// Blocks the calling thread while the child joins its cgroups.
     pub(crate) async fn spawn(self) -> Result<Stub, SandboxError> {
-        let Launch { mut cmd, settings, pipes, exec_check } = self;
+        let Launch { mut cmd, settings, pipes, exec_check, git } = self;
         let spawn_error = |e: std::io::Error| SandboxError::Spawn { program: "bwrap".into(), reason: e.to_string() };
         let (line_read, line) = pipe().map_err(spawn_error)?;
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -101,7 +104,7 @@ impl Launch {
             return Err(unavailable(&format!("bwrap cannot create the sandbox here: {reason}")));
         };
         groups.set_inner(shell);
-        Ok(Stub { child, groups, cgroups, line, refusals })
+        Ok(Stub { child, groups, cgroups, line, refusals, git })
     }
 }
 
@@ -119,10 +122,15 @@ impl Stub {
         shell_alive && matches!(self.child.try_wait(), Ok(None))
     }
 
+    /// The repository paths mounted read-only in this stub.
+    pub(crate) fn git_protected(&self) -> &[PathBuf] {
+        &self.git
+    }
+
     /// Hands the stub its line; the program is running (or its shell is
     /// reporting why not) once this returns. `Err` if the stub was gone.
     pub(crate) async fn start(self, line: Vec<u8>) -> std::io::Result<Started> {
-        let Stub { child, groups, cgroups, line: fd, refusals } = self;
+        let Stub { child, groups, cgroups, line: fd, refusals, .. } = self;
         // The line fits a pipe's buffer unless its arguments are huge; a
         // thread of its own keeps a long one from blocking the caller.
         let written = tokio::task::spawn_blocking(move || std::fs::File::from(fd).write_all(&line)).await;

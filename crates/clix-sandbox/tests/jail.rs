@@ -261,3 +261,41 @@ async fn credentials_inside_mounted_toolchains_are_never_readable() {
     // The host's files are untouched.
     assert!(std::fs::read_to_string(h.join(".cargo/credentials.toml")).unwrap().contains("CANARY-cargo"));
 }
+
+/// Security round 4, finding 4: what git runs on the host from the
+/// workspace's repository (config, hooks, info) is read-only inside the
+/// sandbox, and `.git` cannot be moved away and replaced; git itself still
+/// commits. A repository made by one run is protected from the next on,
+/// also when that next run's sandbox was set up ahead.
+#[tokio::test]
+async fn what_git_runs_on_the_host_is_read_only_inside() {
+    let ws = workspace();
+    let root = std::fs::canonicalize(ws.path()).unwrap();
+    let sb = sandbox(&root);
+    let o = run(&sb, &root, &["git", "init", "-q", "."]).await;
+    assert_eq!(o.exit_code, 0, "{}", text(&o.stderr));
+    let tries = attempts(&[
+        ("config", "open('.git/config', 'a').write('[core]\\n\\tfsmonitor = touch pwned\\n')"),
+        ("config replaced", "open('.git/config.new', 'w').write('x'); os.rename('.git/config.new', '.git/config')"),
+        ("hook", "open('.git/hooks/pre-commit', 'w').write('#!/bin/sh\\ntouch pwned\\n')"),
+        ("attributes", "open('.git/info/attributes', 'w').write('* filter=x\\n')"),
+        ("git moved", "os.rename('.git', 'old')"),
+        ("index", "open('.git/clix-probe', 'w').write('ok')"),
+    ]);
+    let o = run(&sb, &root, &["python3", "-c", &tries]).await;
+    let out = text(&o.stdout);
+    for line in ["config: EROFS", "config replaced: EBUSY", "hook: EROFS", "attributes: EROFS", "git moved: EBUSY"] {
+        assert!(out.contains(line), "{line}: {out}{}", text(&o.stderr));
+    }
+    assert!(out.contains("index: ok"), "the rest of .git is git's to write: {out}");
+    let o = run(&sb, &root, &["git", "config", "core.fsmonitor", "touch pwned"]).await;
+    assert_ne!(o.exit_code, 0, "git config cannot write either: {}", text(&o.stdout));
+    std::fs::write(root.join("f"), "x").unwrap();
+    let commit = ["git", "-c", "user.name=n", "-c", "user.email=e@x", "commit", "-qm", "m"];
+    let o = run(&sb, &root, &["sh", "-c", &format!("git add f && {}", commit.join(" "))]).await;
+    assert_eq!(o.exit_code, 0, "a commit still works: {}", text(&o.stderr));
+    let config = std::fs::read_to_string(root.join(".git/config")).unwrap();
+    assert!(!config.contains("fsmonitor"), "{config}");
+    assert!(!root.join(".git/hooks/pre-commit").exists());
+    assert!(root.join(".git").is_dir() && !root.join("old").exists());
+}

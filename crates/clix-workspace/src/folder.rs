@@ -182,6 +182,9 @@ impl Folder {
     /// it: this folder, or the confined place that holds `path`.
     fn for_write(&self, path: &Path) -> io::Result<(&Folder, PathBuf)> {
         let rel = self.relative(path)?;
+        if crate::host_run::runs_on_host(&rel) {
+            return Err(crate::host_run::refused(path));
+        }
         let Some(writable) = &self.writable else {
             return Ok((self, rel));
         };
@@ -395,6 +398,13 @@ impl Folder {
     /// renamed as itself.
     pub fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         let ((from_dir, from_rel), (to_dir, to_rel)) = (self.for_write(from)?, self.for_write(to)?);
+        // A repository's `.git` moved away could be replaced by one whose
+        // config and hooks were written elsewhere.
+        for (rel, shown) in [(&from_rel, from), (&to_rel, to)] {
+            if rel.file_name().is_some_and(|n| n == ".git") {
+                return Err(crate::host_run::refused(shown));
+            }
+        }
         from_dir.dir.rename(&from_rel, &to_dir.dir, &to_rel).map_err(|e| explain(e, from))
     }
 
@@ -436,6 +446,10 @@ impl Folder {
     /// shell and another to the sandbox's programs.
     pub fn symlink(&self, target: &Path, link: &Path) -> io::Result<()> {
         let (folder, rel) = self.for_write(link)?;
+        // A link into a `.git` folder, or named `.git`, would reach its config and hooks by another name.
+        if crate::host_run::names_a_git_folder(target) || crate::host_run::names_a_git_folder(&rel) {
+            return Err(crate::host_run::refused(link));
+        }
         folder.dir.symlink(target, &rel).map_err(|e| {
             if target.is_absolute() {
                 io::Error::new(
@@ -455,6 +469,13 @@ impl Folder {
     pub fn read_link(&self, path: &Path) -> io::Result<PathBuf> {
         let rel = self.relative(path)?;
         self.dir.read_link_contents(&rel).map_err(|e| explain(e, path))
+    }
+
+    /// Makes the empty `.git/hooks` folder of a repository that has none
+    /// (see [`Folder::git_protected`]): clix's own set-up, which the
+    /// agent's writes may not do.
+    pub(crate) fn create_git_hooks(&self) -> io::Result<()> {
+        self.dir.create_dir(".git/hooks").map_err(|e| explain(e, Path::new(".git/hooks")))
     }
 
     /// Sets the permission bits of `path`, without setuid and setgid.

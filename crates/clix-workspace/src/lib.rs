@@ -15,9 +15,11 @@
 
 mod check;
 mod folder;
+mod host_run;
 mod secrets;
 mod snapshot;
 
+pub use host_run::GIT_RUNS;
 pub use secrets::SECRET_STORES;
 
 pub use check::{Workspace, WorkspaceError, clix_folders};

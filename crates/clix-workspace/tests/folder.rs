@@ -262,3 +262,79 @@ fn the_tree_probe_counts_inside_only() {
     assert!(!f.folder.holds_at_least(&f.outside, 1), "counted a folder outside");
     assert!(!f.folder.holds_at_least(&root.join("d/../../outside"), 1));
 }
+
+/// What git runs on the host from a repository (config, hooks, info,
+/// submodules, worktrees) is never written through the handle, by any
+/// write, wherever the repository sits; the rest of `.git` and every
+/// other path are written as before.
+#[test]
+fn what_git_runs_on_the_host_is_never_written() {
+    let dir = tempfile::tempdir().unwrap();
+    for d in [".git/hooks", ".git/info", ".git/objects", "sub/.git/hooks", ".github", "git", "hooks"] {
+        std::fs::create_dir_all(dir.path().join(d)).unwrap();
+    }
+    std::fs::write(dir.path().join(".git/config"), "[core]\n").unwrap();
+    let f = Folder::open(dir.path()).unwrap();
+    for (path, refused) in [
+        (".git/config", true),
+        (".git/config.worktree", true),
+        (".git/hooks/pre-commit", true),
+        (".git/info/attributes", true),
+        (".git/modules/lib/config", true),
+        (".git/worktrees/w/config.worktree", true),
+        ("sub/.git/hooks/post-checkout", true),
+        ("./sub/../.git/config", true),
+        (".git/objects/ab", false),
+        (".git/COMMIT_EDITMSG", false),
+        (".github/workflow.yml", false),
+        (".gitignore", false),
+        ("git/config", false),
+        ("hooks/pre-commit", false),
+    ] {
+        let path = Path::new(path);
+        let written = f.write(path, b"x");
+        assert_eq!(written.is_err(), refused, "write {path:?}: {written:?}");
+        if refused {
+            let e = written.unwrap_err();
+            assert_eq!(e.kind(), std::io::ErrorKind::PermissionDenied, "{path:?}");
+            assert!(e.to_string().contains("git runs on the host"), "{e}");
+            assert!(f.append(path, b"x").is_err() && f.create_dir(path, true).is_err(), "{path:?}");
+            assert!(f.symlink(Path::new("x"), path).is_err(), "{path:?}");
+        }
+    }
+    assert!(f.remove(Path::new(".git/config"), false).is_err(), "removing the config to write another");
+    assert!(f.chmod(Path::new(".git/hooks"), 0o777).is_err());
+    assert!(f.rename(Path::new("x.git"), Path::new(".git/hooks/pre-push")).is_err());
+    // `.git` itself is never moved away (to be replaced) nor put in place.
+    assert!(f.rename(Path::new(".git"), Path::new("old")).is_err());
+    f.create_dir(Path::new("other"), false).unwrap();
+    assert!(f.rename(Path::new("other"), Path::new("sub/.git")).is_err());
+    // Nor reached by another name.
+    assert!(f.symlink(Path::new(".git"), Path::new("g")).is_err());
+    assert!(f.symlink(Path::new("../.git/hooks"), Path::new("sub/h")).is_err());
+    assert!(f.symlink(Path::new("x"), Path::new(".git")).is_err());
+    assert_eq!(std::fs::read_to_string(dir.path().join(".git/config")).unwrap(), "[core]\n");
+    assert!(!dir.path().join(".git/hooks/pre-commit").exists());
+}
+
+/// What a sandbox mounts read-only: the repository's `.git` first, then
+/// each of what git runs that is a real file or folder; a missing hooks
+/// folder is made; a symlink or no repository gives nothing to mount.
+#[test]
+fn the_git_paths_a_sandbox_protects() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let f = Folder::open(&root).unwrap();
+    assert!(f.git_protected().is_empty(), "no repository");
+    std::fs::create_dir_all(root.join(".git/info")).unwrap();
+    std::fs::write(root.join(".git/config"), "").unwrap();
+    std::os::unix::fs::symlink("/etc", root.join(".git/modules")).unwrap();
+    let got = f.git_protected();
+    let want: Vec<std::path::PathBuf> =
+        [".git", ".git/config", ".git/hooks", ".git/info"].iter().map(|p| root.join(p)).collect();
+    assert_eq!(got, want, "a symlinked modules is not mounted (it would expose what it points at)");
+    assert!(root.join(".git/hooks").is_dir(), "the missing hooks folder was made");
+    std::fs::remove_dir_all(root.join(".git")).unwrap();
+    std::fs::write(root.join(".git"), "gitdir: /elsewhere\n").unwrap();
+    assert!(f.git_protected().is_empty(), "a worktree's .git file");
+}

@@ -254,5 +254,10 @@ fn to_exec_result(o: Outcome, limit: Duration) -> ExecResult {
     if timed_out.is_some() {
         stderr.extend_from_slice(format!("{}\n", clix_present::timeout_line(limit)).as_bytes());
     }
+    if exit_code != 0
+        && let Some(hint) = clix_present::protected_git_hint(&stderr)
+    {
+        stderr.extend_from_slice(format!("clix: {hint}\n").as_bytes());
+    }
     ExecResult { stderr: stderr.into(), exit_code, ..ExecResult::ok_bytes(stdout) }
 }
