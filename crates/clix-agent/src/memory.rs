@@ -211,6 +211,9 @@ impl AgentMemory {
 
     /// Stores a run's summary (kind `summary`, this topic); its id.
     pub(crate) async fn store_summary(&mut self, text: &str, session: &str) -> Result<i64, String> {
+        // A summary may repeat a token the run saw; memory keeps none.
+        let text = clix_common::redact_text(text);
+        let text = text.as_str();
         let (text, topic, session) = (text.to_string(), self.topic.clone(), session.to_string());
         self.with_store(move |store| store.store(&text, &topic, "summary", &session).map_err(|e| e.to_string())).await
     }

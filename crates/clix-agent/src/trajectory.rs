@@ -144,9 +144,11 @@ struct RecordRef<'a> {
     event: &'a Event,
 }
 
-/// Replaces the secret store's values and `hidden` by `***` in every string
-/// of `value`; whether it changed anything. Done on the parsed strings, not
-/// the JSON text, so a value that JSON would escape is still found.
+/// Replaces the secret store's values, `hidden`, and every secret-shaped
+/// value ([`clix_common::redact_text`]: tokens, `Authorization:`
+/// credentials, URL passwords) by `***` in every string of `value`;
+/// whether it changed anything. Done on the parsed strings, not the JSON
+/// text, so a value that JSON would escape is still found.
 fn redact(value: &mut serde_json::Value, hidden: &[Secret]) -> bool {
     match value {
         serde_json::Value::String(text) => {
@@ -159,6 +161,11 @@ fn redact(value: &mut serde_json::Value, hidden: &[Secret]) -> bool {
                 if current.contains(secret.expose()) {
                     clean = Some(current.replace(secret.expose(), "***"));
                 }
+            }
+            let current = clean.as_deref().unwrap_or(text);
+            let shaped = clix_common::redact_text(current);
+            if shaped != current {
+                clean = Some(shaped);
             }
             match clean {
                 Some(clean) => {

@@ -39,7 +39,7 @@ use clix_store::SharedStore;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-pub use redact::{browser_values, redact_argv, redact_line};
+pub use redact::{browser_values, redact_argv, redact_json, redact_line};
 
 /// A kind of audit line: its own fields, serialized as a JSON object that
 /// the envelope flattens beside `ts_ms`, `kind` and `session` (so its field

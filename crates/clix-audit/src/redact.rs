@@ -1,13 +1,26 @@
-//! Secret-looking words of a command line, hidden before it is logged.
+//! Secret-looking words of a command line and values of a call's
+//! arguments, hidden before they are logged: one rule for every audit
+//! record (the shapes themselves are `clix_common::redact_text`'s).
 
-use clix_common::is_secret_name;
-
-/// Token shapes worth hiding wherever they appear.
-const TOKEN_PREFIXES: &[&str] = &["sk-", "ghp_", "gho_", "github_pat_", "xoxb-", "xoxp-", "AKIA"];
+use clix_common::{is_secret_name, redact_text};
+use serde_json::{Map, Value};
 
 /// `argv` with secret values replaced by `***`: `NAME=value` where NAME looks
-/// secret, the value after `--token`/`--password`/…, and known token shapes.
+/// secret, the value after `--token`/`--password`/…, and whatever
+/// [`redact_text`] hides inside a word (token shapes, a URL's password,
+/// an `Authorization:` header's credential).
 pub fn redact_argv(argv: &[String]) -> Vec<String> {
+    let mut out = redact_words(argv);
+    for (word, hidden) in out.iter_mut().zip(argv) {
+        if word == hidden {
+            *word = redact_text(word);
+        }
+    }
+    out
+}
+
+/// [`redact_argv`]'s word rules alone.
+fn redact_words(argv: &[String]) -> Vec<String> {
     let mut out = Vec::with_capacity(argv.len());
     let mut hide_next = false;
     for (i, arg) in argv.iter().enumerate() {
@@ -23,8 +36,6 @@ pub fn redact_argv(argv: &[String]) -> Vec<String> {
         } else if arg.starts_with('-') && is_secret_name(flag) {
             hide_next = true;
             out.push(arg.clone());
-        } else if TOKEN_PREFIXES.iter().any(|p| arg.starts_with(p) && arg.len() > p.len() + 8) {
-            out.push("***".to_string());
         } else {
             out.push(arg.clone());
         }
@@ -58,10 +69,29 @@ pub fn browser_values(line: &str) -> Vec<&str> {
 }
 
 /// A command line (a shell line, a remote path) redacted word by word as
-/// [`redact_argv`] does; its words are joined by single spaces.
+/// [`redact_argv`] does, then as free text (an `Authorization: Bearer`
+/// header split over words); its words are joined by single spaces.
 pub fn redact_line(line: &str) -> String {
     let words: Vec<String> = line.split_whitespace().map(String::from).collect();
-    redact_argv(&words).join(" ")
+    redact_text(&redact_argv(&words).join(" "))
+}
+
+/// A call's arguments as an audit record keeps them (a hub tool's, an MCP
+/// tool's): a secret-looking name's value as `***`, and every string, at
+/// any depth, as [`redact_text`] leaves it.
+pub fn redact_json(arguments: &Map<String, Value>) -> Map<String, Value> {
+    fn value(v: &Value) -> Value {
+        match v {
+            Value::String(s) => Value::String(redact_text(s)),
+            Value::Array(items) => Value::Array(items.iter().map(value).collect()),
+            Value::Object(map) => Value::Object(redact_json(map)),
+            other => other.clone(),
+        }
+    }
+    arguments
+        .iter()
+        .map(|(k, v)| (k.clone(), if is_secret_name(k) { Value::String("***".into()) } else { value(v) }))
+        .collect()
 }
 
 #[cfg(test)]
@@ -85,6 +115,25 @@ mod tests {
             let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
             assert_eq!(redact_argv(&argv), want, "{argv:?}");
         }
+    }
+
+    /// A hub tool's or an MCP tool's arguments: by name at any depth, and
+    /// every secret-shaped value whatever its name (security round 4, finding 6).
+    #[test]
+    fn call_arguments_hide_secret_names_and_shapes_at_any_depth() {
+        let args: Map<String, Value> = serde_json::from_str(
+            r#"{"state": "open", "api_token": "abc", "limit": 5, "query": "ghp_0123456789abcdefghij",
+                "auth": {"password": "pw", "note": "ghp_abcdefghijklmnop"}, "tags": ["x", "sk-0123456789abcdef", "AKIAABCDEFGHIJKLMNOP"],
+                "header": "Authorization: Bearer opaque-credential", "repo": "https://u:hunter2@github.com/o/r"}"#,
+        )
+        .unwrap();
+        let want: Map<String, Value> = serde_json::from_str(
+            r#"{"state": "open", "api_token": "***", "limit": 5, "query": "***",
+                "auth": {"password": "***", "note": "***"}, "tags": ["x", "***", "***"],
+                "header": "Authorization: Bearer ***", "repo": "https://u:***@github.com/o/r"}"#,
+        )
+        .unwrap();
+        assert_eq!(redact_json(&args), want);
     }
 
     #[test]
@@ -114,6 +163,9 @@ mod tests {
             ),
             ("browser storage set k v", "browser storage set k ***"),
             ("browser cookies get --values", "browser cookies get --values"),
+            ("curl -H 'Authorization: Bearer opaque' https://h", "curl -H 'Authorization: Bearer *** https://h"),
+            ("git push https://u:ghp_0123456789abcdef@github.com/o/r", "git push https://u:***@github.com/o/r"),
+            ("bash -c 'echo sk-proj-0123456789abcdef | wc'", "bash -c 'echo *** | wc'"),
             ("", ""),
         ] {
             assert_eq!(redact_line(line), want, "{line}");

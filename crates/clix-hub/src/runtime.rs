@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clix_audit::AuditLog;
-use clix_common::is_secret_name;
 use clix_sandbox::{Outcome, Sandbox, SandboxError, SandboxMode};
 use clix_store::SharedStore;
 use clix_workspace::Workspace;
@@ -535,10 +534,7 @@ struct PendingCall<'a> {
 
 impl<'a> PendingCall<'a> {
     fn new(runtime: &'a HubRuntime, tool: &'a str, args: &Map<String, Value>) -> Self {
-        let params = args
-            .iter()
-            .map(|(k, v)| (k.clone(), if is_secret_name(k) { Value::String("***".into()) } else { v.clone() }))
-            .collect();
+        let params = clix_audit::redact_json(args);
         PendingCall { runtime, tool, params, started: Instant::now(), bytes: (0, 0), done: false }
     }
 

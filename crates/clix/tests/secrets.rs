@@ -149,3 +149,73 @@ fn a_secret_clix_variable_still_sets_its_setting() {
     let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(rows["agent.api_key"], json!({"value": "***", "source": "env CLIX_AGENT_API_KEY"}));
 }
+
+/// Security round 4, finding 6: the same secret-shaped values, typed by the
+/// model into a hub tool's parameter, a sandboxed program's arguments (an
+/// `Authorization:` header, a URL's password) and a line, read from a
+/// workspace file, and repeated in its answer and the run's summary, reach
+/// no file clix writes: not the audit log, the trajectory, nor memory.
+#[tokio::test]
+async fn secret_shaped_values_reach_no_audit_record_trajectory_or_memory() {
+    use support::{openai_calls, run_call, start_with_summarizer};
+    const GHP: &str = "ghp_0123456789abcdefghijklmn";
+    const SK: &str = "sk-proj-abcdefghijklmnop1234";
+    const AKIA: &str = "AKIAABCDEFGHIJKLMNOP";
+    const BEARER: &str = "opaque-cred-7f3a";
+    const PASSWORD: &str = "hunter2pw";
+    let calls = [
+        format!("echoer --query {GHP} --tags {SK}"),
+        format!("sandbox run echo 'Authorization: Bearer {BEARER}' https://u:{PASSWORD}@x.test/r {AKIA}"),
+        "cat creds.txt".to_string(),
+    ];
+    let script = calls
+        .iter()
+        .map(|c| openai_calls(&[("run", &run_call(c))], 1, 1))
+        .chain([openai_text(&format!("The key is {AKIA} and the token {GHP}."), 1, 1)])
+        .collect();
+    let server = start_with_summarizer(script, &format!("Found {SK} and {GHP} in creds.txt.")).await;
+    let (home, ws) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(ws.path().join("creds.txt"), format!("aws={AKIA}\n")).unwrap();
+    let hub = ws.path().join(".clix/hub");
+    std::fs::create_dir_all(&hub).unwrap();
+    std::fs::write(
+        hub.join("echoer.json"),
+        r#"{"name": "echoer", "version": "1", "description": "Echo.", "command": "./echo.sh",
+            "parameters": [{"name": "query", "type": "string"}, {"name": "tags", "type": "string"}]}"#,
+    )
+    .unwrap();
+    let script_path = hub.join("echo.sh");
+    std::fs::write(&script_path, "#!/bin/sh\necho \"$@\"\n").unwrap();
+    std::fs::set_permissions(&script_path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut cmd = common::clix(home.path(), ws.path(), &["ask", "look for keys"]);
+    cmd.env("CLIX_MEMORY_SUMMARIES", "true")
+        .env("AGENT_BASE_URL", format!("{}/v1", server.url))
+        .env("AGENT_MODEL", "scripted");
+    let o = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    // The model saw what it read: the values are the workspace's, not hidden from the work.
+    let asked = server.requests();
+    assert!(asked.iter().any(|r| r.body.to_string().contains(AKIA)), "the tool result reached the model");
+
+    let mut files = Vec::new();
+    let mut dirs = vec![home.path().to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() { dirs.push(path) } else { files.push(path) }
+        }
+    }
+    let audit = std::fs::read_to_string(home.path().join("state/audit.jsonl")).unwrap();
+    assert!(
+        audit.contains("\"kind\":\"hub\"") && audit.contains("\"kind\":\"os\""),
+        "both calls were audited: {audit}"
+    );
+    assert!(files.iter().any(|f| f.to_string_lossy().contains("runs")), "a trajectory was written: {files:?}");
+    for file in &files {
+        let bytes = std::fs::read(file).unwrap();
+        let content = String::from_utf8_lossy(&bytes);
+        for secret in [GHP, SK, AKIA, BEARER, PASSWORD] {
+            assert!(!content.contains(secret), "{secret} is in {}", file.display());
+        }
+    }
+}

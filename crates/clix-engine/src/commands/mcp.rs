@@ -18,12 +18,12 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use clix_audit::{AuditLog, redact_argv};
-use clix_common::{exit, is_secret_name};
+use clix_audit::AuditLog;
+use clix_common::exit;
 use clix_hub::{Governance, McpCallRecord, Refusal};
 use clix_mcp_client::{CallResult, McpSettings, Prepared, ServerEntry, Servers, ToolCall, Transport, Vars};
 use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::{CallTime, SeenImages};
 
@@ -270,7 +270,7 @@ impl<'a> PendingCall<'a> {
         let record = McpCallRecord {
             server: call.server.clone(),
             tool: call.tool.clone(),
-            arguments: redacted(&call.arguments),
+            arguments: clix_audit::redact_json(&call.arguments),
             exit_code: exit::NO_CODE,
             error_code: Some("CANCELLED".into()),
             duration_ms: 0,
@@ -330,46 +330,5 @@ impl<'a> PendingCall<'a> {
 impl Drop for PendingCall<'_> {
     fn drop(&mut self) {
         self.write();
-    }
-}
-
-/// The arguments as the audit log keeps them: a secret-looking name's value
-/// and a token-shaped string (`ghp_…`, `NAME_TOKEN=…`) as `***`, at any depth.
-fn redacted(arguments: &Map<String, Value>) -> Map<String, Value> {
-    fn value(v: &Value) -> Value {
-        match v {
-            Value::String(s) => {
-                let words = redact_argv(std::slice::from_ref(s));
-                Value::String(words.into_iter().next().unwrap_or_default())
-            }
-            Value::Array(items) => Value::Array(items.iter().map(value).collect()),
-            Value::Object(map) => Value::Object(redacted(map)),
-            other => other.clone(),
-        }
-    }
-    arguments
-        .iter()
-        .map(|(k, v)| (k.clone(), if is_secret_name(k) { Value::String("***".into()) } else { value(v) }))
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn audit_arguments_hide_secret_names_and_token_shapes_at_any_depth() {
-        let args: Map<String, Value> = serde_json::from_str(
-            r#"{"state": "open", "api_token": "abc", "limit": 5,
-                "auth": {"password": "pw", "note": "ghp_abcdefghijklmnop"}, "tags": ["x", "sk-0123456789abcdef"]}"#,
-        )
-        .unwrap_or_default();
-        let want: Map<String, Value> = serde_json::from_str(
-            r#"{"state": "open", "api_token": "***", "limit": 5,
-                "auth": {"password": "***", "note": "***"}, "tags": ["x", "***"]}"#,
-        )
-        .unwrap_or_default();
-        assert!(!want.is_empty());
-        assert_eq!(redacted(&args), want);
     }
 }
