@@ -1,8 +1,10 @@
 //! `clix mcp import FILE`: the `mcpServers` object of Claude Desktop
 //! (`claude_desktop_config.json`), Claude Code (`.mcp.json`) and Cursor
 //! (`~/.cursor/mcp.json`) as `[[mcp.server]]` entries, with what was
-//! skipped and why. A literal secret in the file (an `env` value, a header)
-//! is never written: it becomes a variable the person exports.
+//! skipped and why. A literal secret in the file (an `env` value, a
+//! header, an argument after `--token` or shaped like a token, a URL's
+//! password or key) is never written: it becomes a `${VARIABLE}` the
+//! person exports, and the variable is named.
 
 use serde_json::{Map, Value};
 
@@ -100,6 +102,12 @@ fn server(name: &str, obj: &Map<String, Value>, out: &mut Imported) -> Result<Se
     let kind = obj.get("type").and_then(Value::as_str);
     let url = obj.get("url").and_then(Value::as_str);
     let command = obj.get("command").and_then(Value::as_str);
+    // No program or address holds one: a file that has one is hostile or broken.
+    for (field, value) in [("command", command), ("url", url)] {
+        if value.is_some_and(|v| v.chars().any(char::is_control)) {
+            return Err(format!("its {field} holds a control character, which no program name or URL has"));
+        }
+    }
     let mut entry = match (kind, command, url) {
         (Some("sse"), _, _) => {
             return Err("it uses the legacy SSE transport, which clix does not speak; if the server also serves \
@@ -112,9 +120,13 @@ fn server(name: &str, obj: &Map<String, Value>, out: &mut Imported) -> Result<Se
                 return Err(format!("its `args` hold {bad}, which is not a string"));
             }
             let args: Vec<&str> = args.iter().filter_map(Value::as_str).collect();
+            let args = hide_arg_secrets(name, &args, &mut out.export);
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
             ServerEntry::stdio(name, command, &args)
         }
-        (None | Some("http" | "streamable-http"), None, Some(url)) => ServerEntry::http(name, url),
+        (None | Some("http" | "streamable-http"), None, Some(url)) => {
+            ServerEntry::http(name, &hide_url_secrets(name, url, &mut out.export))
+        }
         (Some(other), _, _) if !matches!(other, "stdio" | "http" | "streamable-http") => {
             return Err(format!("its type {other:?} is not one clix speaks (stdio, http)"));
         }
@@ -143,7 +155,8 @@ fn server(name: &str, obj: &Map<String, Value>, out: &mut Imported) -> Result<Se
             let template = if value.contains("${") {
                 value.to_string()
             } else {
-                let var = header_variable(name, header, value);
+                let what = if value.starts_with("Bearer ") { "TOKEN" } else { header.as_str() };
+                let var = variable(name, what, &out.export);
                 let template = match value.strip_prefix("Bearer ") {
                     Some(_) => format!("Bearer ${{{var}}}"),
                     None => format!("${{{var}}}"),
@@ -160,13 +173,114 @@ fn server(name: &str, obj: &Map<String, Value>, out: &mut Imported) -> Result<Se
     Ok(entry)
 }
 
-/// The variable a literal header value becomes: `GITHUB_TOKEN` for a
-/// bearer token of `github`, `GITHUB_X_API_KEY` for its `X-API-Key`.
-fn header_variable(server: &str, header: &str, value: &str) -> String {
-    let what = if value.starts_with("Bearer ") { "TOKEN" } else { header };
+/// The variable a literal secret of `server` becomes, named for `what`
+/// holds it: `GITHUB_TOKEN` for a bearer token of `github`,
+/// `GITHUB_X_API_KEY` for its `X-API-Key`; `_2`, `_3`… when `taken` has it.
+fn variable(server: &str, what: &str, taken: &[String]) -> String {
     let var: String = format!("{server}_{what}")
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' })
         .collect();
-    if var.starts_with(|c: char| c.is_ascii_digit()) { format!("_{var}") } else { var }
+    let var = if var.starts_with(|c: char| c.is_ascii_digit()) { format!("_{var}") } else { var };
+    let mut n = 1;
+    let mut candidate = var.clone();
+    while taken.contains(&candidate) {
+        n += 1;
+        candidate = format!("{var}_{n}");
+    }
+    candidate
+}
+
+/// `args` with each literal secret as a `${VARIABLE}` (recorded in
+/// `export`): the value after a flag whose name looks secret (`--token X`,
+/// `--api-key=X`), a token-shaped argument, and the password or secret
+/// parameters of a URL.
+fn hide_arg_secrets(server: &str, args: &[&str], export: &mut Vec<String>) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut secret_flag: Option<&str> = None;
+    for arg in args {
+        if arg.contains("${") {
+            secret_flag = None;
+            out.push(arg.to_string());
+            continue;
+        }
+        if let Some(flag) = secret_flag.take() {
+            let var = variable(server, flag, export);
+            out.push(format!("${{{var}}}"));
+            export.push(var);
+            continue;
+        }
+        let flag = arg.trim_start_matches('-');
+        if arg.starts_with('-') && clix_common::is_secret_name(flag) && !flag.contains('=') {
+            secret_flag = Some(flag);
+            out.push(arg.to_string());
+        } else if let Some((key, _)) = arg.split_once('=').filter(|(k, v)| {
+            k.starts_with('-') && clix_common::is_secret_name(k.trim_start_matches('-')) && !v.is_empty()
+        }) {
+            let var = variable(server, key.trim_start_matches('-'), export);
+            out.push(format!("{key}=${{{var}}}"));
+            export.push(var);
+        } else if clix_common::looks_like_token(arg) {
+            let var = variable(server, "TOKEN", export);
+            out.push(format!("${{{var}}}"));
+            export.push(var);
+        } else {
+            out.push(hide_url_secrets(server, arg, export));
+        }
+    }
+    out
+}
+
+/// `text` with a URL's userinfo password and the values of its secret
+/// query parameters (`key`, `token`, `api_key`…) and token-shaped path
+/// parts as `${VARIABLE}`s (recorded in `export`); anything else as it is.
+fn hide_url_secrets(server: &str, text: &str, export: &mut Vec<String>) -> String {
+    let Some(scheme_end) = text.find("://") else { return text.to_string() };
+    let (scheme, rest) = text.split_at(scheme_end + 3);
+    let (authority_end, path) = rest.find(['/', '?', '#']).map_or((rest.len(), ""), |i| (i, &rest[i..]));
+    let mut authority = rest[..authority_end].to_string();
+    if let Some((userinfo, host)) = authority.rsplit_once('@')
+        && let Some((user, password)) = userinfo.split_once(':')
+        && !password.is_empty()
+        && !password.contains("${")
+    {
+        let var = variable(server, "PASSWORD", export);
+        authority = format!("{user}:${{{var}}}@{host}");
+        export.push(var);
+    }
+    let (path, query) = path.split_once('?').map_or((path, None), |(p, q)| (p, Some(q)));
+    let mut path_parts = Vec::new();
+    for part in path.split('/') {
+        if clix_common::looks_like_token(part) {
+            let var = variable(server, "TOKEN", export);
+            path_parts.push(format!("${{{var}}}"));
+            export.push(var);
+        } else {
+            path_parts.push(part.to_string());
+        }
+    }
+    let mut url = format!("{scheme}{authority}{}", path_parts.join("/"));
+    if let Some(query) = query {
+        let pairs: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((key, value))
+                    if !value.contains("${") && (is_secret_param(key) || clix_common::looks_like_token(value)) =>
+                {
+                    let var = variable(server, key, export);
+                    export.push(var.clone());
+                    format!("{key}=${{{var}}}")
+                }
+                _ => pair.to_string(),
+            })
+            .collect();
+        url = format!("{url}?{}", pairs.join("&"));
+    }
+    url
+}
+
+/// Query parameters that carry a credential by their name.
+fn is_secret_param(key: &str) -> bool {
+    clix_common::is_secret_name(key)
+        || matches!(key.to_ascii_lowercase().as_str(), "key" | "auth" | "access_token" | "sig")
 }

@@ -308,7 +308,7 @@ impl Servers {
 
     async fn start_stdio(&self, entry: &ServerEntry) -> Result<Connection, String> {
         let mut argv = vec![entry.command.clone().unwrap_or_default()];
-        argv.extend(entry.args.iter().cloned());
+        argv.extend(entry.resolve_args(|v| (self.vars)(v))?);
         let read_only = own_folders(&argv, &self.workspace);
         let env: Vec<(String, String)> =
             entry.env.iter().filter_map(|k| (self.vars)(k).map(|v| (k.clone(), v))).collect();
@@ -319,7 +319,9 @@ impl Servers {
             share_network: entry.network,
             fds: Vec::new(),
         };
-        tracing::debug!(server = %entry.name, argv = ?argv, network = entry.network, "mcp: starting a stdio server");
+        // As configured: the variables' values stay out of the log.
+        let configured: Vec<&String> = entry.command.iter().chain(&entry.args).collect();
+        tracing::debug!(server = %entry.name, argv = ?configured, network = entry.network, "mcp: starting a stdio server");
         let (mut process, stdin, stdout) = self
             .sandbox
             .start_stdio_service(request, &env)
@@ -339,7 +341,7 @@ impl Servers {
     }
 
     async fn connect_http(&self, entry: &ServerEntry) -> Result<Connection, String> {
-        let url = entry.url.clone().unwrap_or_default();
+        let url = entry.resolve_url(|v| (self.vars)(v))?.unwrap_or_default();
         let resolved = entry.resolve_headers(|v| (self.vars)(v))?;
         let mut headers = HashMap::new();
         for (name, value) in resolved.0 {

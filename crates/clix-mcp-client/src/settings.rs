@@ -31,10 +31,13 @@ pub struct ServerEntry {
     /// stdio: the program (a name on the sandbox's PATH, or an absolute path).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
-    /// stdio: its arguments.
+    /// stdio: its arguments. They may name variables of clix's environment
+    /// (`--token ${GITHUB_TOKEN}`), read when the server starts, as in
+    /// Claude Code's `.mcp.json`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
-    /// HTTP: the server's streamable-HTTP endpoint (`https://…/mcp`).
+    /// HTTP: the server's streamable-HTTP endpoint (`https://…/mcp`), which
+    /// may name variables as `args` do (`?key=${MAPS_KEY}`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// HTTP: headers sent with every request. Values may name variables of
@@ -148,25 +151,39 @@ impl ServerEntry {
     pub fn resolve_headers(&self, var: impl Fn(&str) -> Option<String>) -> Result<ResolvedHeaders, String> {
         let mut out = Vec::new();
         for (name, template) in &self.headers {
-            let mut value = String::new();
-            for part in parse_template(template)? {
-                match part {
-                    Part::Text(t) => value.push_str(t),
-                    Part::Var(v) => match var(v) {
-                        Some(x) => value.push_str(&x),
-                        None => {
-                            return Err(format!(
-                                "header {name} of MCP server {} needs ${{{v}}}, which is not set: export {v} before \
-                                 starting clix",
-                                self.name
-                            ));
-                        }
-                    },
-                }
-            }
-            out.push((name.clone(), value));
+            out.push((name.clone(), self.fill(template, &format!("header {name}"), &var)?));
         }
         Ok(ResolvedHeaders(out))
+    }
+
+    /// The arguments with their `${NAME}`s replaced from `var`, as headers are.
+    pub fn resolve_args(&self, var: impl Fn(&str) -> Option<String>) -> Result<Vec<String>, String> {
+        self.args.iter().enumerate().map(|(i, a)| self.fill(a, &format!("argument {}", i + 1), &var)).collect()
+    }
+
+    /// The URL with its `${NAME}`s replaced from `var`, as headers are.
+    pub fn resolve_url(&self, var: impl Fn(&str) -> Option<String>) -> Result<Option<String>, String> {
+        self.url.as_deref().map(|url| self.fill(url, "url", &var)).transpose()
+    }
+
+    /// `template` with each `${NAME}` replaced from `var`; `what` names it in the error.
+    fn fill(&self, template: &str, what: &str, var: &impl Fn(&str) -> Option<String>) -> Result<String, String> {
+        let mut value = String::new();
+        for part in parse_template(template).map_err(|e| format!("{what} of MCP server {}: {e}", self.name))? {
+            match part {
+                Part::Text(t) => value.push_str(t),
+                Part::Var(v) => match var(v) {
+                    Some(x) => value.push_str(&x),
+                    None => {
+                        return Err(format!(
+                            "{what} of MCP server {} needs ${{{v}}}, which is not set: export {v} before starting clix",
+                            self.name
+                        ));
+                    }
+                },
+            }
+        }
+        Ok(value)
     }
 }
 
@@ -271,6 +288,16 @@ impl Validate for McpSettings {
                     format!("{var:?}"),
                     "names of variables (letters, digits and _), whose values clix's environment holds",
                 ));
+            }
+            let templates = entry.args.iter().map(|a| ("args", a)).chain(entry.url.iter().map(|u| ("url", u)));
+            for (field, template) in templates {
+                if let Err(why) = parse_template(template) {
+                    bad.push(BadValue::new(
+                        key(field),
+                        format!("{template:?}"),
+                        format!("text with ${{NAME}} for variables: {why}"),
+                    ));
+                }
             }
             for (header, template) in &entry.headers {
                 let header_ok = http::HeaderName::from_bytes(header.as_bytes()).is_ok();
@@ -413,5 +440,18 @@ mod tests {
         assert!(!format!("{resolved:?}").contains("secretvalue"));
         let missing = entry.resolve_headers(|_| None).unwrap_err();
         assert!(missing.contains("needs ${GH_TOKEN}, which is not set: export GH_TOKEN"), "{missing}");
+    }
+
+    #[test]
+    fn args_and_url_resolve_from_the_environment_as_headers_do() {
+        let var = |v: &str| (v == "DB_PASSWORD").then(|| "pw".to_string());
+        let entry = ServerEntry::stdio("db", "pg-mcp", &["--dsn", "postgresql://admin:${DB_PASSWORD}@h/db", "plain"]);
+        assert_eq!(entry.resolve_args(var).unwrap(), ["--dsn", "postgresql://admin:pw@h/db", "plain"]);
+        let missing = entry.resolve_args(|_| None).unwrap_err();
+        assert!(missing.contains("argument 2 of MCP server db needs ${DB_PASSWORD}"), "{missing}");
+        let entry = ServerEntry::http("maps", "https://h/mcp?key=${DB_PASSWORD}");
+        assert_eq!(entry.resolve_url(var).unwrap().as_deref(), Some("https://h/mcp?key=pw"));
+        let bad = McpSettings { server: vec![ServerEntry::stdio("x", "y", &["${oops"])] };
+        assert!(bad.validate().iter().any(|b| b.to_string().contains("args")), "an unclosed ${{ is refused at load");
     }
 }

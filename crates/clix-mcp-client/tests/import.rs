@@ -76,3 +76,37 @@ fn a_file_without_mcp_servers_is_refused_with_what_was_expected() {
     assert!(reasons[1].contains("neither a `command`"), "{reasons:?}");
     assert!(reasons[2].contains("not an object"), "{reasons:?}");
 }
+
+/// Security round 4, finding 3: literal secrets in `args` and `url` (after
+/// a secret flag, token-shaped, a URL's password or key) become named
+/// variables, as `env` and headers do; what is not secret stays as written.
+#[test]
+fn literal_secrets_in_args_and_urls_become_named_variables() {
+    let file = r#"{"mcpServers": {
+        "gh": {"command": "gh-mcp", "args": ["--token", "ghp_0123456789abcdefghij", "--repo", "o/r"]},
+        "db": {"command": "pg-mcp", "args": ["postgresql://admin:pw0rd@db:5432/app", "--api-key=k3y", "sk-proj-abcdefghijklmnop"]},
+        "maps": {"url": "https://maps.test/mcp?key=AIzaSyA-literal-key-123&lang=en"},
+        "hook": {"url": "https://u:hunter2@hooks.test/mcp/Zk9xR2p3TGs4bVFuV3ZkYnVhN0p4UTJyY0Fz"},
+        "kept": {"command": "tool", "args": ["--port", "8080", "${ALREADY}", "https://plain.test/x?q=1"]}
+    }}"#;
+    let imported = import(file, &[]).unwrap();
+    let by_name = |n: &str| imported.servers.iter().find(|s| s.name == n).unwrap();
+    assert_eq!(by_name("gh").args, ["--token", "${GH_TOKEN}", "--repo", "o/r"]);
+    assert_eq!(
+        by_name("db").args,
+        ["postgresql://admin:${DB_PASSWORD}@db:5432/app", "--api-key=${DB_API_KEY}", "${DB_TOKEN}"]
+    );
+    assert_eq!(by_name("maps").url.as_deref(), Some("https://maps.test/mcp?key=${MAPS_KEY}&lang=en"));
+    assert_eq!(by_name("hook").url.as_deref(), Some("https://u:${HOOK_PASSWORD}@hooks.test/mcp/${HOOK_TOKEN}"));
+    assert_eq!(by_name("kept").args, ["--port", "8080", "${ALREADY}", "https://plain.test/x?q=1"]);
+    assert_eq!(
+        imported.export,
+        // The file's servers are read in name order.
+        ["DB_PASSWORD", "DB_API_KEY", "DB_TOKEN", "GH_TOKEN", "HOOK_PASSWORD", "HOOK_TOKEN", "MAPS_KEY"]
+    );
+    let written = imported.toml();
+    for literal in ["ghp_0123456789", "pw0rd", "k3y", "sk-proj-", "AIzaSy", "hunter2", "Zk9xR2p3"] {
+        assert!(!written.contains(literal), "{literal} in {written}");
+    }
+    assert_eq!(read_back(&written).validate(), vec![], "the variables are valid templates");
+}

@@ -256,8 +256,8 @@ fn import_prints_the_entries_what_was_skipped_and_what_to_export() {
         parsed["mcp"]["server"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["filesystem", "fx", "github", "memory", "notion", "sentry", "weather"]);
     for want in [
-        "# skipped brave search: `brave search` cannot be a command name",
-        "# skipped linear: it uses the legacy SSE transport",
+        "# skipped \"brave search\": `brave search` cannot be a command name",
+        "# skipped \"linear\": it uses the legacy SSE transport",
         "# before starting clix, export: GITHUB_PERSONAL_ACCESS_TOKEN NOTION_TOKEN",
     ] {
         assert!(out.contains(want), "{want:?} in {out}");
@@ -284,7 +284,7 @@ fn import_write_keeps_the_config_and_the_imported_server_runs() {
     let file = desktop_file(env.ws.path());
     let o = env.clix(&["mcp", "import", "--write", file.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    assert!(text(&o.stderr).contains("7 server(s) appended to"), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("7 server(s) added to"), "{}", text(&o.stderr));
     let config = fs::read_to_string(env.config()).unwrap();
     assert!(config.starts_with(&format!("{kept}\n# imported from ")), "{config}");
     let o = env.clix(&["config", "show", "--json"]);
@@ -297,7 +297,7 @@ fn import_write_keeps_the_config_and_the_imported_server_runs() {
     assert_eq!((out.trim(), code), (env.ws.path().canonicalize().unwrap().to_str().unwrap(), 0), "{err}");
     let o = env.clix(&["mcp", "import", "--write", file.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    assert!(text(&o.stdout).contains("# skipped fx: a server named `fx` is already configured"));
+    assert!(text(&o.stdout).contains("# skipped \"fx\": a server named `fx` is already configured"));
     assert_eq!(fs::read_to_string(env.config()).unwrap(), config, "nothing new to write");
 }
 
