@@ -14,12 +14,27 @@ use crate::{clix_binary, fmt, stats};
 /// only long enough for the next run's stub to be set up.
 const IDLE: Duration = Duration::from_millis(100);
 
+/// Judges every exec with the built-in policy rules, as a session's gate
+/// does (security round 4's exec-time check), allowing what they allow.
+struct BuiltInRules(clix_policy::Policy, clix_policy::Context);
+
+impl clix_sandbox::ExecJudge for BuiltInRules {
+    fn judge(&self, exec: &clix_sandbox::Exec) -> Result<(), String> {
+        let verdict = self.0.decide(&exec.argv, &self.1);
+        if verdict.decision == clix_policy::Decision::Allow { Ok(()) } else { Err(verdict.command) }
+    }
+}
+
 /// `true` in bubblewrap vs `true` on the host, taking turns: in a sandbox
-/// whose next run was set up while it was idle, in one that sets each run
+/// whose next run was set up while it was idle, the same with every exec
+/// judged by the policy (the exec-time check), in one that sets each run
 /// up when asked (`keep_ready = false`), and spawned on the host.
 pub(crate) fn start_overhead(n: usize) {
     let ws = tempfile::tempdir().expect("temp dir");
     let ready = Sandbox::new(SandboxSettings::default(), ws.path(), None, None, "bench".into());
+    let rules = BuiltInRules(clix_policy::Policy::defaults().expect("rules"), clix_policy::Context::new(ws.path(), "/"));
+    let checked = Sandbox::new(SandboxSettings::default(), ws.path(), None, None, "bench".into())
+        .with_exec_judge(std::sync::Arc::new(rules));
     let cold_settings = SandboxSettings { keep_ready: false, ..SandboxSettings::default() };
     let cold = Sandbox::new(cold_settings, ws.path(), None, None, "bench".into());
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
@@ -33,6 +48,7 @@ pub(crate) fn start_overhead(n: usize) {
         t.elapsed()
     };
     let (mut warm, mut cold_times, mut host) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut judged = Vec::with_capacity(n);
     let idle = || runtime.block_on(async { tokio::time::sleep(IDLE).await });
     for _ in 0..n {
         // Each sandbox run after a pause, as in a session: the ready one
@@ -42,13 +58,15 @@ pub(crate) fn start_overhead(n: usize) {
         idle();
         warm.push(run(&ready));
         idle();
+        judged.push(run(&checked));
+        idle();
         cold_times.push(run(&cold));
         let t = Instant::now();
         let status = Command::new("true").status().expect("true");
         host.push(t.elapsed());
         assert!(status.success());
     }
-    let (warm, cold, host) = (stats(warm), stats(cold_times), stats(host));
+    let (warm, judged, cold, host) = (stats(warm), stats(judged), stats(cold_times), stats(host));
     println!(
         "\nsandbox start overhead: `true` ({n} runs each, interleaved; {} ms idle before each sandbox run)\n",
         IDLE.as_millis()
@@ -56,14 +74,20 @@ pub(crate) fn start_overhead(n: usize) {
     println!("| contender | p50 | p95 |\n|---|---|---|");
     println!("| `true` in bubblewrap, set up while idle (Sandbox::run) | {} | {} |", fmt(warm.p50), fmt(warm.p95));
     println!(
+        "| the same, every exec judged by the policy (exec-time check) | {} | {} |",
+        fmt(judged.p50),
+        fmt(judged.p95)
+    );
+    println!(
         "| `true` in bubblewrap, set up when asked (keep_ready = false) | {} | {} |",
         fmt(cold.p50),
         fmt(cold.p95)
     );
     println!("| `true` spawned on the host | {} | {} |", fmt(host.p50), fmt(host.p95));
     println!(
-        "\noverhead p50: {} set up while idle, {} set up when asked",
+        "\noverhead p50: {} set up while idle ({} with the exec-time check), {} set up when asked",
         fmt(warm.p50.saturating_sub(host.p50)),
+        fmt(judged.p50.saturating_sub(host.p50)),
         fmt(cold.p50.saturating_sub(host.p50))
     );
 }

@@ -12,12 +12,15 @@
 //! the person's answers, `--allow`, the refusal text, the audit events.
 //!
 //! The shell calls the gate from bashkit's `before_tool` hook with the
-//! resolved name and expanded arguments of every command, and
+//! resolved name, expanded arguments and folder of every command, and
 //! [`Gate::prescreen`] covers what that hook never sees (redirections,
-//! shapes such as a fork bomb, commands named by a path).
+//! shapes such as a fork bomb, commands named by a path, scripts fed to a
+//! shell on stdin). The sandbox asks [`Gate::admit_exec`] about every
+//! program that starts inside it.
 //!
 //! It must not run anything, touch files (callers hand it the rule files'
-//! text), or print: refusals are returned as text, decisions as events.
+//! text, and a [`WorkspaceFiles`] view for folder listings and scripts), or
+//! print: refusals are returned as text, decisions as events.
 
 mod gate;
 mod line;

@@ -19,6 +19,14 @@
 //!   written); `openat2`, `clone3` and io_uring answer `ENOSYS` so programs
 //!   fall back to calls the filter can inspect. A sandbox that cannot build
 //!   it (an architecture seccompiler does not know) refuses to run;
+//! - the exec-time check (`exec_check.rs`): a seccomp user-notification
+//!   filter on `execve`/`execveat` whose listener clix holds, so every
+//!   program that starts inside, however it was reached, is put to the
+//!   caller's [`ExecJudge`] (the session's policy gate) before it runs; a
+//!   refusal ends the whole run;
+//! - the workspace repository's `.git` bound over itself and what git runs
+//!   from it (config, hooks, info, modules, worktrees) read-only, so no
+//!   program plants what the person's next `git status` would run;
 //! - secrets never mounted: the secret stores of
 //!   [`clix_workspace::SECRET_STORES`] (one list, shared with the workspace
 //!   rule) and clix's config are never mounted, and a store inside a mounted
