@@ -32,7 +32,8 @@ impl clix_sandbox::ExecJudge for BuiltInRules {
 pub(crate) fn start_overhead(n: usize) {
     let ws = tempfile::tempdir().expect("temp dir");
     let ready = Sandbox::new(SandboxSettings::default(), ws.path(), None, None, "bench".into());
-    let rules = BuiltInRules(clix_policy::Policy::defaults().expect("rules"), clix_policy::Context::new(ws.path(), "/"));
+    let rules =
+        BuiltInRules(clix_policy::Policy::defaults().expect("rules"), clix_policy::Context::new(ws.path(), "/"));
     let checked = Sandbox::new(SandboxSettings::default(), ws.path(), None, None, "bench".into())
         .with_exec_judge(std::sync::Arc::new(rules));
     let cold_settings = SandboxSettings { keep_ready: false, ..SandboxSettings::default() };

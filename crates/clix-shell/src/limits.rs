@@ -163,6 +163,8 @@ pub(crate) enum Stop {
     Streamed(String),
     /// A count a person set in `[limits]`: its setting and value.
     Count(&'static str, String),
+    /// A bound of the in-process shell would have given a shorter answer: what it was.
+    Cut(String),
     /// Anything else bashkit stops at, in its own words.
     Other(String),
 }
@@ -193,6 +195,7 @@ impl Stop {
             }
             LimitExceeded::SessionMaxCommands(n) => Stop::Count("max_session_commands", format!("{n} commands")),
             LimitExceeded::SessionMaxExecCalls(n) => Stop::Count("max_session_calls", format!("{n} calls")),
+            LimitExceeded::Cut(what) => Stop::Cut(what.clone()),
             other => Stop::Other(other.to_string()),
         }
     }
@@ -217,6 +220,11 @@ pub(crate) fn stop_message(stop: &Stop, limits: &ShellLimits) -> String {
         Stop::Count(setting, value) => format!(
             "[error] stopped: the line reached its {value} ([limits] {setting}). Raise or remove {setting}, \
              or narrow the line (fewer files, smaller loops)\n"
+        ),
+        Stop::Cut(what) => format!(
+            "[error] stopped: {what} (the in-process shell holds 10 MiB in one expansion, {BRACE_ELEMENTS} \
+             words in a brace expansion, a 1 MiB block of an endless device), so the line stopped rather than \
+             answer short. Run it in the sandbox's GNU bash, which streams: sandbox bash '<line>'\n"
         ),
         Stop::Other(what) => {
             format!(

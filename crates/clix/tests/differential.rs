@@ -423,6 +423,9 @@ const CASES: &[Case] = &[
     known("echo ${NOPE:?not set}; echo after", "${var:?msg} on an unset variable exits 1; bash exits 127"),
     known("find . -name '*.nomatch' | xargs rm; echo $?", "xargs on empty input: GNU exits 123, bashkit 1"),
     known("sort -u docs/b.txt > docs/b.txt; wc -l < docs/b.txt", "bash truncates the `>` target first; bashkit after"),
+    // Security round 4, finding 12: answers that came back short with exit 0.
+    same("echo {1..1000}{1..1000} | wc -w; echo {a,b}{c,d}{1..3} x{1..3}y{,z}"),
+    same("head -c 6000000 /dev/zero | wc -c; head -c 100000 /dev/urandom | wc -c; head -c 16 /dev/urandom | wc -c"),
 ];
 
 /// Writes the fixture project into `dir`. Deterministic: no clock, no randomness.

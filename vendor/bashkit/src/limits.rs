@@ -787,6 +787,13 @@ pub enum LimitExceeded {
     #[error("input too large ({0} bytes, max {1} bytes)")]
     InputTooLarge(usize, usize),
 
+    /// clix patch ("an expansion's cap is an error"): a bound of the
+    /// in-process shell (an expansion's word count or 10 MiB result, the
+    /// block read of an endless device) would have given a shorter answer;
+    /// what it was.
+    #[error("{0}")]
+    Cut(String),
+
     #[error("AST nesting too deep ({0} levels, max {1})")]
     AstTooDeep(usize, usize),
 

@@ -57,6 +57,9 @@ const XARGS_VALUED: &str = "IdnLPsEa";
 const XARGS_VALUED_LONG: &[&str] =
     &["--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"];
 
+/// Devices that never end: the in-process shell reads a bounded block of each.
+const ENDLESS_DEVICES: &[&str] = &["/dev/zero", "/dev/urandom", "/dev/random"];
+
 /// Characters that make a line more than one plain command.
 const SHELL_SYNTAX: &[char] = &['|', '&', ';', '<', '>', '(', ')', '$', '`', '!', '{', '}', '*', '?', '[', '\n', '#'];
 
@@ -96,7 +99,16 @@ pub(super) fn routed_line(session: &Session, sandbox: &Sandbox, line: &str) -> O
             (meta.kind == Kind::File && meta.len >= threshold)
                 .then(|| format!("{word} is {} bytes (sandbox.big_file_mb)", meta.len))
         });
-    let why = big.or_else(|| {
+    // The in-process shell reads an endless device as a bounded block; GNU tools stream it.
+    let endless = || {
+        analysis
+            .commands
+            .iter()
+            .flat_map(|c| c.args.iter().flatten())
+            .find(|word| ENDLESS_DEVICES.contains(&word.as_str()))
+            .map(|word| format!("{word} never ends, and the in-process shell reads only a block of it"))
+    };
+    let why = big.or_else(endless).or_else(|| {
         // Only a line that can be routed is worth a walk.
         let entries = sandbox.settings().big_tree_entries;
         let mut roots = standard.then(|| analysis.commands.iter().flat_map(tree_roots))?;

@@ -322,7 +322,18 @@ async fn run(cmd: &str, ctx: Context<'_>) -> Result<ExecResult> {
             out.extend_from_slice(format!("==> {name} <==\n").as_bytes());
         }
         printed_any = true;
-        out.extend_from_slice(select(&data, opts.selection, opts.unit));
+        let selected = select(&data, opts.selection, opts.unit);
+        // clix patch ("an endless device is an error past what is read of
+        // it"): /dev/zero and /dev/urandom are read as a bounded block, so
+        // asking for more than it holds (or for its end) would answer short.
+        if file != "-" && ENDLESS_DEVICES.contains(&file.as_str()) && !within_block(&data, selected, opts.selection) {
+            return Err(crate::limits::LimitExceeded::Cut(format!(
+                "{cmd} {file}: the device never ends, and the in-process shell reads {} bytes of it",
+                data.len()
+            ))
+            .into());
+        }
+        out.extend_from_slice(selected);
     }
 
     let mut result = ExecResult::ok_bytes(out);
@@ -331,6 +342,18 @@ async fn run(cmd: &str, ctx: Context<'_>) -> Result<ExecResult> {
         result.exit_code = 1;
     }
     Ok(result)
+}
+
+/// Devices that never end, read as a bounded block (clix patch).
+const ENDLESS_DEVICES: &[&str] = &["/dev/zero", "/dev/urandom", "/dev/random"];
+
+/// Whether `selected` of a device's bounded `block` is what the endless
+/// device would give: the first N units, all found inside the block.
+fn within_block(block: &[u8], selected: &[u8], selection: Selection) -> bool {
+    match selection {
+        Selection::First(_) => selected.len() < block.len() || block.is_empty(),
+        _ => false,
+    }
 }
 
 /// The head builtin - output the first N lines or bytes of input.

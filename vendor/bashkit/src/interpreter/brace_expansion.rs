@@ -15,7 +15,13 @@ impl Interpreter {
         let max = self.limits().max_brace_expansion;
         let mut count = 0;
         let mut bytes = 0;
-        self.expand_braces_capped(s, &mut count, &mut bytes, max, 0)
+        let words = self.expand_braces_capped(s, &mut count, &mut bytes, max, 0);
+        // clix patch: a cap reached is an error, never a shorter list
+        // (`count` is past `max` once anything was left out).
+        if count > max {
+            self.note_expansion_cap(&format!("a brace expansion of more than {max} words or 10 MiB"));
+        }
+        words
     }
 
     /// THREAT[TM-DOS-042]: The combinatorial `count` cap alone is insufficient
@@ -36,10 +42,12 @@ impl Interpreter {
         recursion_depth: usize,
     ) -> Vec<String> {
         const MAX_BRACE_EXPANSION_DEPTH: usize = 100;
-        if *count >= max
-            || *bytes >= Self::MAX_EXPANSION_RESULT_BYTES
-            || recursion_depth >= MAX_BRACE_EXPANSION_DEPTH
-        {
+        if *count >= max || *bytes >= Self::MAX_EXPANSION_RESULT_BYTES {
+            // clix patch: a word left out; marked, so the expansion is an error.
+            *count = max + 1;
+            return vec![s.to_string()];
+        }
+        if recursion_depth >= MAX_BRACE_EXPANSION_DEPTH {
             return vec![s.to_string()];
         }
 
@@ -94,7 +102,13 @@ impl Interpreter {
                     recursion_depth,
                 );
             }
-            _ => return vec![s.to_string()],
+            _ => {
+                // clix patch: the words are counted where they are made (a
+                // nested group's were counted once per level before).
+                *count += 1;
+                *bytes += s.len();
+                return vec![s.to_string()];
+            }
         };
 
         let prefix: String = chars[..start].iter().collect();
@@ -117,14 +131,12 @@ impl Interpreter {
         if let Some(range_result) = self.try_expand_range(&brace_content) {
             let mut results = Vec::new();
             for item in range_result {
-                if *count >= max || *bytes >= Self::MAX_EXPANSION_RESULT_BYTES {
+                if *count > max {
                     break;
                 }
                 let expanded = format!("{}{}{}", prefix, item, suffix);
                 let sub =
                     self.expand_braces_capped(&expanded, count, bytes, max, recursion_depth + 1);
-                *count += sub.len();
-                *bytes += sub.iter().map(String::len).sum::<usize>();
                 results.extend(sub);
             }
             return results;
@@ -148,13 +160,11 @@ impl Interpreter {
 
         let mut results = Vec::new();
         for item in items {
-            if *count >= max || *bytes >= Self::MAX_EXPANSION_RESULT_BYTES {
+            if *count > max {
                 break;
             }
             let expanded = format!("{}{}{}", prefix, item, suffix);
             let sub = self.expand_braces_capped(&expanded, count, bytes, max, recursion_depth + 1);
-            *count += sub.len();
-            *bytes += sub.iter().map(String::len).sum::<usize>();
             results.extend(sub);
         }
 

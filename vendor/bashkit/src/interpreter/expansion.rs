@@ -185,6 +185,7 @@ impl Interpreter {
             for v in &elems {
                 let t = Self::transform_value(v, operator);
                 if out.len().saturating_add(t.len() + 1) > Self::MAX_EXPANSION_RESULT_BYTES {
+                    self.note_expansion_cap("a transformed array"); // clix patch
                     return elems.join(" ");
                 }
                 if !out.is_empty() {
@@ -2667,6 +2668,7 @@ impl Interpreter {
                     // THREAT[TM-DOS]: same cap as the joined per-element path.
                     total = total.saturating_add(r.len() + 1);
                     if total > Self::MAX_EXPANSION_RESULT_BYTES {
+                        self.note_expansion_cap("an array expansion's result"); // clix patch
                         return None;
                     }
                     out.push(r);
@@ -2700,6 +2702,7 @@ impl Interpreter {
                     let r = Self::transform_value(elem, *operator);
                     total = total.saturating_add(r.len() + 1);
                     if total > Self::MAX_EXPANSION_RESULT_BYTES {
+                        self.note_expansion_cap("an array expansion's result"); // clix patch
                         return None;
                     }
                     out.push(r);
@@ -3085,6 +3088,7 @@ impl Interpreter {
                     return value.to_string();
                 };
                 if next_len > Self::MAX_EXPANSION_RESULT_BYTES {
+                    self.note_expansion_cap("a parameter expansion's result"); // clix patch
                     return value.to_string();
                 }
                 if !result.is_empty() {
@@ -3371,6 +3375,7 @@ impl Interpreter {
             for part in parts {
                 total_len = total_len.checked_add(part.len())?;
                 if total_len > Self::MAX_EXPANSION_RESULT_BYTES {
+                    self.note_expansion_cap("a replacement's result"); // clix patch
                     return None;
                 }
             }
@@ -3401,11 +3406,13 @@ impl Interpreter {
             out.push_str(replacement);
             last = end;
             if out.len() > Self::MAX_EXPANSION_RESULT_BYTES {
+                self.note_expansion_cap("a replacement's result"); // clix patch
                 return value.to_string();
             }
         }
         out.push_str(&value[last..]);
         if out.len() > Self::MAX_EXPANSION_RESULT_BYTES {
+            self.note_expansion_cap("a replacement's result"); // clix patch
             return value.to_string();
         }
         out

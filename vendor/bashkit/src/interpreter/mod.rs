@@ -2105,6 +2105,10 @@ pub struct Interpreter {
     /// subscripts, `declare -i` values, substring offsets). The command
     /// boundary turns it into a line abort, as bash does.
     arith_error: StdMutex<Option<String>>,
+    /// An expansion stopped at one of its caps (brace count, 10 MiB result)
+    /// and kept a shorter value: the command must not run with it (clix
+    /// patch, "an expansion's cap is an error").
+    expansion_cap: StdMutex<Option<String>>,
     /// `set -u` and an arithmetic read of an unset name: the full
     /// `name: unbound variable` diagnostic. Fatal like any unbound
     /// expansion (non-interactive shells exit 1), not a line abort.
@@ -2690,6 +2694,7 @@ impl Interpreter {
             subst_stderr: crate::StreamData::new(),
             subst_stderr_held: Vec::new(),
             arith_error: StdMutex::new(None),
+            expansion_cap: StdMutex::new(None),
             arith_unbound: StdMutex::new(None),
             c_string_depth: 0,
             builtin_discard: false,
@@ -2916,6 +2921,7 @@ impl Interpreter {
             subst_stderr: crate::StreamData::new(),
             subst_stderr_held: Vec::new(),
             arith_error: StdMutex::new(None),
+            expansion_cap: StdMutex::new(None),
             arith_unbound: StdMutex::new(None),
             c_string_depth: 0,
             builtin_discard: false,
@@ -5096,6 +5102,20 @@ impl Interpreter {
     fn pending_arith_abort(&self) -> Option<crate::error::Error> {
         self.take_arith_error()
             .map(|msg| crate::error::Error::LineAbort(self.arith_diag("", &msg)))
+    }
+
+    /// Records that an expansion stopped at a cap (`what` it was) and kept a
+    /// shorter value (clix patch).
+    pub(crate) fn note_expansion_cap(&self, what: &str) {
+        let mut cap = self.expansion_cap.lock().unwrap_or_else(|p| p.into_inner());
+        cap.get_or_insert_with(|| what.to_string());
+    }
+
+    /// The error for an expansion that stopped at a cap since the last
+    /// check, so the command never runs with a shorter word (clix patch).
+    fn pending_expansion_cap(&self) -> Option<crate::error::Error> {
+        let what = self.expansion_cap.lock().unwrap_or_else(|p| p.into_inner()).take()?;
+        Some(crate::limits::LimitExceeded::Cut(format!("{what} is larger than one expansion may be")).into())
     }
 
     /// Charge every executable AST command, including optimized command forms.
@@ -9208,7 +9228,7 @@ impl Interpreter {
                 None
             };
 
-            if let Some(err) = self.pending_arith_abort() {
+            if let Some(err) = self.pending_arith_abort().or_else(|| self.pending_expansion_cap()) {
                 self.discard_deferred_proc_subs_from(deferred_proc_sub_start);
                 return Err(err);
             }
@@ -9242,7 +9262,7 @@ impl Interpreter {
                     return Err(err);
                 }
             };
-            if let Some(err) = self.pending_arith_abort() {
+            if let Some(err) = self.pending_arith_abort().or_else(|| self.pending_expansion_cap()) {
                 self.restore_variables(var_saves);
                 self.discard_deferred_proc_subs_from(deferred_proc_sub_start);
                 return Err(err);
