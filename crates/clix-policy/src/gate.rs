@@ -204,9 +204,11 @@ impl Gate {
                 .into());
         }
         let verdict = match cwd {
-            // Placed only for what needs the folder: operands that are all of it.
-            Some(cwd) => self.policy.decide(argv, &self.ctx.at(Some(cwd.to_path_buf()))),
-            None => self.policy.decide(argv, &self.ctx),
+            // Placed only where the folder can matter: this runs before every command.
+            Some(cwd) if self.policy.placing_matters(argv) => {
+                self.policy.decide(argv, &self.ctx.at(Some(cwd.to_path_buf())))
+            }
+            _ => self.policy.decide(argv, &self.ctx),
         };
         self.settle(verdict)?;
         let mut state = self.state();

@@ -239,6 +239,14 @@ impl Policy {
         &self.warnings
     }
 
+    /// Whether the folder a command runs in can change its decision: some
+    /// rule about its program asks where an operand leads, or it runs
+    /// other commands. Most commands' cannot, and are decided without it.
+    pub(crate) fn placing_matters(&self, argv: &[String]) -> bool {
+        let program = argv.first().map_or("", |first| basename(first));
+        !runs_only_itself(program) || self.by_program.candidates(program).any(|i| self.rules[i].reads_operands())
+    }
+
     /// The decision on one command about to run: its resolved name and
     /// expanded arguments, looked through wrappers, `xargs` and `find
     /// -exec`, and into a literal script handed to `bash -c`/`sh -c`/`eval`.
