@@ -473,8 +473,10 @@ impl AgentCommand for BrowserCommand {
         drop(state);
         match result {
             Ok(out) => {
-                if let Some(image) = out.image {
-                    self.seen.lock().unwrap_or_else(|p| p.into_inner()).push(image);
+                if let Some(image) = out.image
+                    && let Err(message) = super::see::attach(&self.seen, image, syntax.name)
+                {
+                    return fail(&io, &message, 1).await;
                 }
                 let text = if parsed.on("--json") { format!("{}\n", out.json) } else { out.text };
                 io.stdout.write_all(text.as_bytes()).await?;

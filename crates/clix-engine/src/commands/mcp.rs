@@ -247,8 +247,10 @@ impl McpServer {
                         seen.width,
                         seen.height
                     );
-                    self.seen.lock().unwrap_or_else(|p| p.into_inner()).push(seen);
-                    io.stderr.write_all(line.as_bytes()).await?;
+                    match super::see::attach(&self.seen, seen, &self.spec.name) {
+                        Ok(()) => io.stderr.write_all(line.as_bytes()).await?,
+                        Err(message) => io.stderr.write_all(message.as_bytes()).await?,
+                    }
                 }
                 Err(message) => io.stderr.write_all(message.as_bytes()).await?,
             }
