@@ -260,6 +260,19 @@ async fn actions_whose_page_navigates_at_any_moment_never_fail_for_it() {
     }
     assert_eq!(b.get(Property::Title, None).await.unwrap(), "Late 0");
 
+    // Security round 4, finding 11: a page the agent wrote into the
+    // workspace ran its scripts (a POST to a loopback listener) with eval
+    // off. Its scripts do not run; the page is read as ever.
+    let page = f.ws.join("mine.html");
+    let script = format!("<script>document.title = 'ran'; fetch('{base}/late/9')</script>");
+    std::fs::write(&page, format!("<title>Mine</title><p>hello</p>{script}")).unwrap();
+    b.open(&format!("file://{}", page.display()), &f.ws, LIMIT).await.unwrap();
+    assert_eq!(b.get(Property::Title, None).await.unwrap(), "Mine", "the page's script did not run");
+    assert!(b.get(Property::Text, None).await.unwrap().contains("hello"));
+    // A served page's own scripts run as before.
+    b.open(&format!("{base}/late/0"), &f.ws, LIMIT).await.unwrap();
+    assert_eq!(b.get(Property::Title, None).await.unwrap(), "Late 0");
+
     let snap = b.snapshot(SnapshotOptions { interactive: true, ..Default::default() }, None).await.unwrap();
     let pick = ref_of(&snap.lines, "combobox");
     let picked = b.select(&pick, "b", LIMIT).await.unwrap();

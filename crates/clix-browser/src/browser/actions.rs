@@ -28,6 +28,10 @@ impl Browser {
         if !self.rules.allows(&url) {
             return Err(self.blocked(&url));
         }
+        // A page the agent wrote runs no script of its own while eval is off:
+        // otherwise `write p.html` and `open file://…/p.html` would be eval.
+        let scripts_off = !self.settings.eval && url.starts_with("file:");
+        self.on_page("Emulation.setScriptExecutionDisabled", json!({ "value": scripts_off })).await?;
         let (mut events, before) = self.begin().await?;
         let answer = self.on_page("Page.navigate", json!({"url": url})).await?;
         if let Some(reason) = answer.get("errorText").and_then(Value::as_str) {
