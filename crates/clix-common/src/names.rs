@@ -146,6 +146,19 @@ fn edit_distance(a: &[char], b: &[char]) -> usize {
     last[b.len()]
 }
 
+/// A character a terminal or a model's prompt acts on rather than shows: C0
+/// and C1 controls, DEL, and the zero-width and text-direction marks.
+pub fn acts_on_display(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` on one line, every character [`acts_on_display`] shown escaped
+/// (`\n`, `\u{1b}`, `\u{202e}`): a name or a question from elsewhere (an MCP
+/// server, a workspace file) as a terminal or a prompt may show it.
+pub fn escape_controls(text: &str) -> String {
+    text.chars().map(|c| if acts_on_display(c) { c.escape_default().to_string() } else { c.to_string() }).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

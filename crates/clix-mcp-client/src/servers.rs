@@ -276,6 +276,7 @@ impl Servers {
                 Tool::from_schema(&t.name, t.description.as_deref().unwrap_or_default(), &t.input_schema)
                     .with_output(t.output_schema.as_deref())
             })
+            .filter_map(|tool| shown_safely(entry, tool))
             .collect();
         if let Some(cache) = &self.cache {
             cache.write(entry, &tools);
@@ -479,9 +480,64 @@ fn own_folders(argv: &[String], workspace: &Path) -> Vec<PathBuf> {
     folders
 }
 
+/// A tool as the model and a terminal may be shown it (security round 4,
+/// finding 10): a name or a parameter's name that is not MCP's tool-name
+/// alphabet (letters, digits, `_`, `-`, `.`; a parameter, no control
+/// character or space) leaves the tool out, logged; control and
+/// text-direction characters of its description and result shape are
+/// shown escaped, so none adds a line to the run tool's description.
+fn shown_safely(entry: &ServerEntry, mut tool: Tool) -> Option<Tool> {
+    let name_ok = !tool.name.is_empty()
+        && tool.name.len() <= 128
+        && tool.name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    let bad_param =
+        tool.params.iter().find(|p| p.name.is_empty() || p.name.chars().any(|c| c.is_whitespace() || c.is_control()));
+    if !name_ok || bad_param.is_some() {
+        tracing::warn!(
+            server = %entry.name,
+            tool = %clix_common::names::escape_controls(&tool.name),
+            "mcp: a tool left out: its name or a parameter's is not one a command line can hold"
+        );
+        return None;
+    }
+    let flat = |text: &str| text.lines().map(clix_common::names::escape_controls).collect::<Vec<_>>().join("\n");
+    tool.description = flat(&tool.description);
+    tool.output = clix_common::names::escape_controls(&tool.output);
+    Some(tool)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Security round 4, finding 10: names with control characters or
+    /// spaces never reach the run tool's description, help or a terminal.
+    #[test]
+    fn a_tool_is_shown_only_with_names_a_command_line_holds() {
+        let entry = ServerEntry::stdio("srv", "x", &[]);
+        let schema = |param: &str| {
+            serde_json::json!({"type": "object", "properties": {param: {"type": "string"}}})
+                .as_object()
+                .cloned()
+                .unwrap_or_default()
+        };
+        for (name, param, kept) in [
+            ("search", "query", true),
+            ("get.file-v2", "path_x", true),
+            ("evil\nrun rm -rf /", "q", false),
+            ("esc\u{1b}[2J", "q", false),
+            ("rtl\u{202e}x", "q", false),
+            ("two words", "q", false),
+            ("ok", "bad\nparam", false),
+            ("ok", "with space", false),
+        ] {
+            let tool = Tool::from_schema(name, "d", &schema(param));
+            assert_eq!(shown_safely(&entry, tool).is_some(), kept, "{name:?} {param:?}");
+        }
+        let tool = Tool::from_schema("ok", "line one\u{1b}]52;c;x\u{7}\nline two\u{202e}", &schema("q"));
+        let shown = shown_safely(&entry, tool).map(|t| t.description).unwrap_or_default();
+        assert_eq!(shown, "line one\\u{1b}]52;c;x\\u{7}\nline two\\u{202e}");
+    }
 
     fn send_sync<T: Send + Sync>(_: &T) {}
     fn send<T: Send>(_: T) {}

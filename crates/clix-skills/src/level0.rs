@@ -17,7 +17,9 @@ impl Skills {
         let mut used = 0;
         let mut shown = 0;
         for skill in self.all() {
+            // One line, and nothing a terminal or the prompt would act on (a workspace wrote it).
             let description = skill.description.split_whitespace().collect::<Vec<_>>().join(" ");
+            let description = clix_common::names::escape_controls(&description);
             let line = format!("  {:width$}  {description}\n", skill.name);
             if used + line.len() > budget {
                 break;

@@ -461,7 +461,8 @@ impl Renderer {
             }
             Event::Error { message } => {
                 self.end_text();
-                eprintln!("clix: {message}");
+                // A provider's error may quote what its server sent.
+                eprintln!("clix: {}", crate::terminal::visible(message));
                 if message.contains("cannot reach the model provider") {
                     eprintln!("{}", CONFIGURE_HELP);
                 }
@@ -537,7 +538,8 @@ const CONFIGURE_HELP: &str = "No model answered. Configure a provider, for examp
     or set [agent] base_url / model in the config file (clix config path).";
 
 fn one_line(s: &str, max: usize) -> String {
-    let flat = s.replace('\n', " ⏎ ");
+    // Shown on stderr, a terminal's: what a model or a file wrote is never obeyed there.
+    let flat = crate::terminal::visible(&s.replace('\n', " ⏎ ")).into_owned();
     if flat.chars().count() <= max { flat } else { format!("{}…", flat.chars().take(max).collect::<String>()) }
 }
 

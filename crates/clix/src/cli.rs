@@ -703,7 +703,8 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
     if args.json {
         outln(serde_json::to_string(&shown.report_with_streams())?)?;
     } else {
-        outln(&shown.text)?;
+        // A workspace file's text may hold escapes: on a terminal they are shown, not obeyed.
+        outln(crate::terminal::for_stdout(&shown.text))?;
     }
     Ok(exit_code(shown.exit_code))
 }

@@ -14,6 +14,7 @@ mod plan_cmd;
 mod policy_cmd;
 mod repl;
 mod replay_html;
+mod terminal;
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -36,11 +36,12 @@ impl Answer {
         Answer::Drawn(columns.min(MAX_WIDTH))
     }
 
-    /// `text` as this run shows it.
+    /// `text` as this run shows it; on a terminal, the model's control
+    /// characters are shown escaped, never obeyed.
     pub(crate) fn show(self, text: &str) -> String {
         match self {
-            Answer::Raw => text.to_string(),
-            Answer::Drawn(width) => render(text, width),
+            Answer::Raw => crate::terminal::for_stdout(text).into_owned(),
+            Answer::Drawn(width) => render(&crate::terminal::visible(text), width),
         }
     }
 }

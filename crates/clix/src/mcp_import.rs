@@ -63,7 +63,8 @@ fn document(
             imported.export.join(" ")
         ));
     }
-    let prefix: String = comments.iter().map(|c| format!("# {}\n", one_line(c))).collect();
+    // One line each: every control and text-direction character escaped.
+    let prefix: String = comments.iter().map(|c| format!("# {}\n", crate::terminal::escaped(c))).collect();
     let mcp = doc.entry("mcp").or_insert_with(|| {
         let mut table = toml_edit::Table::new();
         table.set_implicit(true);
@@ -96,14 +97,6 @@ fn document(
         doc.set_trailing(format!("{trailing}{prefix}"));
     }
     Ok(doc)
-}
-
-/// `text` on one line: every control and text-direction character escaped.
-fn one_line(text: &str) -> String {
-    let hides = |c: char| {
-        c.is_control() || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
-    text.chars().map(|c| if hides(c) { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
 
 /// Adds the imported entries to `config` (made when missing), keeping

@@ -65,17 +65,10 @@ impl Approver for Terminal {
 fn prompt(request: &Approval) -> String {
     format!(
         "\nclix policy asks before running:\n  {}\n  why: {}\n  ({})\nrun it? [y] once, [a] always this session, [n] no: ",
-        escaped(&request.command),
-        escaped(&request.why),
-        escaped(&request.place)
+        crate::terminal::escaped(&request.command),
+        crate::terminal::escaped(&request.why),
+        crate::terminal::escaped(&request.place)
     )
-}
-
-fn escaped(text: &str) -> String {
-    let hides = |c: char| {
-        c.is_control() || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
-    text.chars().map(|c| if hides(c) { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
 
 /// `clix policy …`.

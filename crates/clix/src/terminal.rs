@@ -1,0 +1,48 @@
+//! Text from models, workspace files and MCP servers shown on a terminal:
+//! their control characters made visible, so none of them reaches the
+//! terminal as a command (OSC 52 setting the clipboard, `CSI 2J` clearing
+//! the screen to draw a fake prompt, U+202E reversing what follows). Text
+//! going to a pipe or a file is left as it is.
+
+use std::borrow::Cow;
+use std::io::IsTerminal;
+
+use clix_common::names::acts_on_display as acts;
+pub(crate) use clix_common::names::escape_controls as escaped;
+
+/// `text` for a terminal: as [`escaped`], but its newlines and tabs kept.
+pub(crate) fn visible(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| acts(c) && c != '\n' && c != '\t') {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(
+        text.chars()
+            .map(|c| if acts(c) && c != '\n' && c != '\t' { c.escape_default().to_string() } else { c.to_string() })
+            .collect(),
+    )
+}
+
+/// [`visible`] when stdout is a terminal, else `text` as it is.
+pub(crate) fn for_stdout(text: &str) -> Cow<'_, str> {
+    if std::io::stdout().is_terminal() { visible(text) } else { Cow::Borrowed(text) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_terminal_would_act_on_is_shown_instead() {
+        for (text, shown) in [
+            ("plain\ttext\nline two\n", "plain\ttext\nline two\n"),
+            ("\x1b]52;c;ZWNobyBwd25lZA==\x07copied", "\\u{1b}]52;c;ZWNobyBwd25lZA==\\u{7}copied"),
+            ("\x1b[2J\x1b[Hclix$ ", "\\u{1b}[2J\\u{1b}[Hclix$ "),
+            ("over\rwrite", "over\\rwrite"),
+            ("abc\u{202e}fed", "abc\\u{202e}fed"),
+            ("\u{9b}31m c1", "\\u{9b}31m c1"),
+        ] {
+            assert_eq!(visible(text), shown, "{text:?}");
+        }
+        assert_eq!(escaped("a\nb\x1b"), "a\\nb\\u{1b}");
+    }
+}
