@@ -500,8 +500,7 @@ fn shown_safely(entry: &ServerEntry, mut tool: Tool) -> Option<Tool> {
         );
         return None;
     }
-    let flat = |text: &str| text.lines().map(clix_common::names::escape_controls).collect::<Vec<_>>().join("\n");
-    tool.description = flat(&tool.description);
+    tool.description = tool.description.lines().map(clix_common::names::escape_controls).collect::<Vec<_>>().join("\n");
     tool.output = clix_common::names::escape_controls(&tool.output);
     Some(tool)
 }
