@@ -376,18 +376,31 @@ fn filter() -> Vec<libc::sock_filter> {
     program
 }
 
+/// A message of one byte (`iov`) with room in `control` for one fd, as
+/// both ends of the socket use it. Async-signal-safe.
+///
+/// # Safety
+/// The message points into `iov` and `control`: it is used while they live.
+unsafe fn fd_message(iov: &mut libc::iovec, control: &mut [u64; 4]) -> libc::msghdr {
+    // SAFETY: an all-zero msghdr is a valid empty message; CMSG_SPACE is arithmetic.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) as _;
+        msg
+    }
+}
+
 /// Sends `fd` over the socket `socket` (`SCM_RIGHTS`). Async-signal-safe.
 fn send_fd(socket: RawFd, fd: RawFd) -> io::Result<()> {
     let mut byte = [0u8; 1];
     let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
     let mut control = [0u64; 4];
-    // SAFETY: msghdr and cmsg built over buffers on this stack frame, sized by CMSG_SPACE.
+    // SAFETY: the message and its cmsg lie in buffers of this frame, sized by CMSG_SPACE.
     unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) as _;
+        let msg = fd_message(&mut iov, &mut control);
         let cmsg = libc::CMSG_FIRSTHDR(&msg);
         (*cmsg).cmsg_level = libc::SOL_SOCKET;
         (*cmsg).cmsg_type = libc::SCM_RIGHTS;
@@ -407,11 +420,7 @@ fn recv_fd(socket: &OwnedFd) -> Option<OwnedFd> {
     let mut control = [0u64; 4];
     // SAFETY: as in send_fd; the received fd is new and ours.
     unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = std::mem::size_of_val(&control) as _;
+        let mut msg = fd_message(&mut iov, &mut control);
         loop {
             let n = libc::recvmsg(socket.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC);
             if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {

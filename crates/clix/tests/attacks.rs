@@ -89,7 +89,7 @@ fn in_memory_files_are_bounded_by_max_tmp_bytes() {
     let (home, ws) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     std::fs::write(home.path().join("config.toml"), "[limits]\nmax_tmp_bytes = 1000000\n").unwrap();
     let line = "head -c 600000 /dev/zero > /tmp/a; wc -c < /tmp/a; head -c 600000 /dev/zero > /tmp/b; \
-                head -c 2000000 /dev/zero > /tmp/c; ls /tmp";
+                seq 1 300000 > /tmp/c; ls /tmp";
     let out = clix(home.path(), ws.path(), &["run", line]).output().unwrap();
     let shown = text(&out.stdout);
     assert!(shown.contains("600000\n"), "{shown}");

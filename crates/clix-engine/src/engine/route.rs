@@ -99,8 +99,13 @@ pub(super) fn routed_line(session: &Session, sandbox: &Sandbox, line: &str) -> O
             (meta.kind == Kind::File && meta.len >= threshold)
                 .then(|| format!("{word} is {} bytes (sandbox.big_file_mb)", meta.len))
         });
-    // The in-process shell reads an endless device as a bounded block; GNU tools stream it.
+    // The in-process shell reads an endless device as a bounded block; GNU
+    // tools stream it. Only a line with no redirection: one that writes a
+    // file (`> /tmp/key`) must write it where the session keeps it.
     let endless = || {
+        if !analysis.redirects.is_empty() {
+            return None;
+        }
         analysis
             .commands
             .iter()
