@@ -290,7 +290,7 @@ mod tests {
         folder.create_dir(Path::new(".git"), true).unwrap();
         folder.write(Path::new("src/a.py"), b"import os\nTIMEOUT = 30\nprint(TIMEOUT)\n").unwrap();
         folder.write(Path::new("src/deep/b.py"), b"TIMEOUT = 30\n").unwrap();
-        folder.write(Path::new(".git/config"), b"TIMEOUT = 1\n").unwrap();
+        folder.write(Path::new(".git/HEAD"), b"TIMEOUT = 1\n").unwrap();
         folder.write(Path::new("blob.bin"), b"TIMEOUT\0\x01").unwrap();
         Fixture { _dir: dir, folder }
     }
