@@ -42,6 +42,13 @@ pub struct ShellLimits {
     /// session, so this, times the number of sessions, bounds what a
     /// long-lived server holds in files. One file may fill it.
     pub max_tmp_bytes: u64,
+    /// Bytes one line may take of the workspace's disk (default 4 GiB),
+    /// whoever writes them (the shell, a sandboxed program, a hub tool): the
+    /// fall in the workspace filesystem's free space while the line runs,
+    /// checked every 50 ms. Passing it stops the line; what was written
+    /// stays. Another program writing to the same filesystem at the same
+    /// time counts too.
+    pub max_workspace_growth_bytes: u64,
     /// Commands one command line may run (default: no count).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_commands: Option<usize>,
@@ -68,6 +75,7 @@ impl Default for ShellLimits {
             timeout_secs: 30,
             max_memory_bytes: 1 << 30,
             max_tmp_bytes: 100_000_000,
+            max_workspace_growth_bytes: 4 << 30,
             max_commands: None,
             max_loop_iterations: None,
             max_total_loop_iterations: None,
@@ -96,6 +104,11 @@ impl Validate for ShellLimits {
             seconds("timeout_secs", self.timeout_secs, "of one line"),
             at_least_one("max_memory_bytes", self.max_memory_bytes as u64, "bytes; a line holds its own output"),
             at_least_one("max_session_calls", self.max_session_calls, "calls"),
+            at_least_one(
+                "max_workspace_growth_bytes",
+                self.max_workspace_growth_bytes,
+                "bytes of disk one line may take",
+            ),
         ]
         .into_iter()
         .flatten()

@@ -372,6 +372,12 @@ impl RawResult {
         )
     }
 
+    /// A line stopped by a bound clix watches from outside it (the
+    /// workspace's disk): exit 1, its output so far, then `message`.
+    pub fn stopped_outside(stdout: Vec<u8>, stderr: Vec<u8>, message: &str, duration: Duration) -> RawResult {
+        RawResult::stopped(stdout, stderr, message, LIMIT_EXIT, duration)
+    }
+
     /// A line stopped with `exit_code`: its output so far, then why.
     fn stopped(stdout: Vec<u8>, mut stderr: Vec<u8>, message: &str, exit_code: i32, duration: Duration) -> RawResult {
         stderr.extend_from_slice(message.as_bytes());

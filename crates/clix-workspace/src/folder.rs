@@ -230,6 +230,19 @@ impl Folder {
         Ok(Folder { root, dir: Arc::new(dir), writable: Some(below.into()) })
     }
 
+    /// Bytes free for an unprivileged writer on the folder's filesystem
+    /// (`fstatvfs` on the handle).
+    pub fn free_bytes(&self) -> io::Result<u64> {
+        use std::os::fd::{AsFd, AsRawFd};
+        // SAFETY: an all-zero statvfs is a valid value for fstatvfs to fill.
+        let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+        // SAFETY: fstatvfs fills the struct we own, on the handle's own fd.
+        if unsafe { libc::fstatvfs(self.dir.as_fd().as_raw_fd(), &mut stat) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(u64::from(stat.f_bavail).saturating_mul(u64::from(stat.f_frsize)))
+    }
+
     /// The folder's canonical host path.
     pub fn root(&self) -> &Path {
         &self.root

@@ -587,3 +587,26 @@ fn the_attack_corpus_as_an_ordinary_user() {
     }
     corpus(&Runner::new(true));
 }
+
+/// Security round 4, finding 13: a line wrote 600 MB at 1 GB/s, bounded
+/// only by 4 GiB per file. A line may take at most `[limits]
+/// max_workspace_growth_bytes` of the workspace's disk, whoever writes:
+/// past it, the line stops with the limit's `[error]` (the sandboxed writer
+/// killed), and the rest of the line does not run.
+#[test]
+fn a_line_takes_at_most_its_share_of_the_workspaces_disk() {
+    let (home, ws) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(home.path().join("config.toml"), "[limits]\nmax_workspace_growth_bytes = 50000000\n").unwrap();
+    let line = "sandbox bash 'head -c 600000000 /dev/zero > big; echo written'; echo after";
+    let out = clix(home.path(), ws.path(), &["run", line]).output().unwrap();
+    let shown = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{shown}");
+    assert!(
+        shown.contains("[error] stopped: the line took ")
+            && shown.contains("more than the 47 MiB one line may take ([limits] max_workspace_growth_bytes)"),
+        "{shown}"
+    );
+    assert!(!shown.contains("written") && !shown.contains("after"), "{shown}");
+    let written = std::fs::metadata(ws.path().join("big")).map(|m| m.len()).unwrap_or(0);
+    assert!(written < 600_000_000, "the writer was stopped at {written} bytes");
+}

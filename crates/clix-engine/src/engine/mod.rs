@@ -16,6 +16,7 @@ use crate::commands::{BrowserCommand, CallTime, Deadline, MemoryConfig, SeenImag
 use crate::policy::{PolicyConfig, ShellGate};
 use crate::spill::SpillDir;
 
+mod disk;
 mod route;
 mod setup;
 mod stages;
@@ -303,6 +304,28 @@ impl Engine {
     /// line streams a big file or walks a big tree (see
     /// [`route::routed_line`]).
     async fn execute(&mut self, line: &str, stdin: Option<&[u8]>, limit: Option<Duration>) -> (RawResult, Capture) {
+        let budget = self.session.limits().max_workspace_growth_bytes;
+        let watch = disk::DiskWatch::start(self.session.folder(), budget, self.session.cancel_handle());
+        let (raw, capture) = self.execute_watched(line, stdin, limit).await;
+        match watch.and_then(disk::DiskWatch::finish) {
+            Some(message) => {
+                // The watch's cancel is spent on this line, never the next.
+                self.session.cancel_handle().clear();
+                let stderr = raw.stderr.split_inclusive(|b| *b == b'\n').filter(|l| !l.starts_with(b"clix: cancelled"));
+                let stderr: Vec<u8> = stderr.flatten().copied().collect();
+                (RawResult::stopped_outside(raw.stdout, stderr, &message, raw.duration), capture)
+            }
+            None => (raw, capture),
+        }
+    }
+
+    /// [`execute`](Self::execute) without the disk's watch.
+    async fn execute_watched(
+        &mut self,
+        line: &str,
+        stdin: Option<&[u8]>,
+        limit: Option<Duration>,
+    ) -> (RawResult, Capture) {
         let configured = self.session.limits().timeout();
         let limit = limit.map_or(configured, |l| l.min(configured));
         self.deadline.start(limit);
