@@ -240,7 +240,7 @@ impl Folder {
         if unsafe { libc::fstatvfs(self.dir.as_fd().as_raw_fd(), &mut stat) } != 0 {
             return Err(io::Error::last_os_error());
         }
-        Ok(u64::from(stat.f_bavail).saturating_mul(u64::from(stat.f_frsize)))
+        Ok(stat.f_bavail.saturating_mul(stat.f_frsize))
     }
 
     /// The folder's canonical host path.
