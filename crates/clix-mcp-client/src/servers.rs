@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use clix_common::exit;
@@ -62,6 +63,8 @@ struct Connection {
     client: RunningService<RoleClient, ()>,
     /// A stdio server's process in the sandbox (none for HTTP).
     process: Option<Service>,
+    /// Set when a stdio server wrote a message longer than clix reads.
+    too_long: Arc<AtomicBool>,
 }
 
 /// One server's state: its connection (none before first use, or after it
@@ -223,6 +226,11 @@ impl Servers {
             Err(e) => {
                 let ended = slot.connection.take();
                 let why = match ended {
+                    Some(c) if c.too_long.load(Ordering::SeqCst) => format!(
+                        "its reply passed {} MiB, the most clix reads of one MCP message; ask for less (a \
+                         narrower query, a page of results)",
+                        MAX_MESSAGE_BYTES >> 20
+                    ),
                     Some(c) => gone(entry, c, &e.to_string()).await,
                     None => e.to_string(),
                 };
@@ -328,9 +336,11 @@ impl Servers {
             .start_stdio_service(request, &env)
             .await
             .map_err(|e| self.not_started(entry, &e.to_string(), None))?;
+        let too_long = Arc::new(AtomicBool::new(false));
+        let stdout = Capped { inner: stdout, line: 0, too_long: Arc::clone(&too_long) };
         let handshake = ().serve_with_lifecycle((stdout, stdin), ClientLifecycleMode::Initialize);
         let what = match tokio::time::timeout(self.start_timeout, handshake).await {
-            Ok(Ok(client)) => return Ok(Connection { client, process: Some(process) }),
+            Ok(Ok(client)) => return Ok(Connection { client, process: Some(process), too_long }),
             Ok(Err(e)) => format!("the MCP handshake failed ({e})"),
             Err(_) => format!("it did not answer `initialize` within {} s", self.start_timeout.as_secs()),
         };
@@ -360,7 +370,7 @@ impl Servers {
         tracing::debug!(server = %entry.name, url = %url, "mcp: connecting to an HTTP server");
         let handshake = ().serve_with_lifecycle(transport, ClientLifecycleMode::Initialize);
         match tokio::time::timeout(self.start_timeout, handshake).await {
-            Ok(Ok(client)) => Ok(Connection { client, process: None }),
+            Ok(Ok(client)) => Ok(Connection { client, process: None, too_long: Arc::default() }),
             Ok(Err(e)) => Err(format!(
                 "{}: the MCP server at {url} did not answer: {e}\ncheck: that it is running and serves streamable \
                  HTTP at that path (often /mcp), and that its headers (a token) are right",
@@ -478,6 +488,44 @@ fn own_folders(argv: &[String], workspace: &Path) -> Vec<PathBuf> {
         }
     }
     folders
+}
+
+/// The most clix reads of one message of a stdio server (rmcp's own line
+/// limit): past it the server's output ends for clix at once, so the call
+/// fails then, instead of rmcp dropping the line and the call waiting out
+/// the line's time limit.
+const MAX_MESSAGE_BYTES: usize = 16 << 20;
+
+/// A stdio server's output, ended with an error once one line (one
+/// JSON-RPC message) passes [`MAX_MESSAGE_BYTES`].
+struct Capped<R> {
+    inner: R,
+    /// Bytes since the last newline.
+    line: usize,
+    too_long: Arc<AtomicBool>,
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for Capped<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        if let std::task::Poll::Ready(Ok(())) = &polled {
+            let new = &buf.filled()[before..];
+            self.line = match new.iter().rposition(|b| *b == b'\n') {
+                Some(at) => new.len() - at - 1,
+                None => self.line + new.len(),
+            };
+            if self.line > MAX_MESSAGE_BYTES {
+                self.too_long.store(true, Ordering::SeqCst);
+                return std::task::Poll::Ready(Err(std::io::Error::other("a message passed the size clix reads")));
+            }
+        }
+        polled
+    }
 }
 
 /// A tool as the model and a terminal may be shown it (security round 4,

@@ -217,6 +217,25 @@ async fn a_crash_mid_call_is_reported_and_the_next_call_restarts_it() {
     assert!(out(&r).contains("record-0"));
 }
 
+/// Security round 4: a reply over 16 MiB was dropped by rmcp, and the call
+/// waited out the line's time limit. It fails at once, saying why, and the
+/// next call starts the server again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_past_the_message_limit_fails_at_once() {
+    if !clix_testkit::mcp_ready("a_reply_past_the_message_limit_fails_at_once") {
+        return;
+    }
+    let f = fixture(vec![stdio_entry("fx", "list_records")]);
+    // About 30 MB of records, twice over (structured and as text).
+    let call = run(&f, "fx", "list_records --count 400000");
+    let r = tokio::time::timeout(Duration::from_secs(120), call).await.expect("the call ends without a time limit");
+    assert_eq!(r.exit_code, 1, "{}", out(&r));
+    let e = err(&r);
+    assert!(e.contains("fx list_records: the MCP server failed during the call: its reply passed 16 MiB"), "{e}");
+    let r = run(&f, "fx", "list_records --count 1").await;
+    assert_eq!(r.exit_code, 0, "{}", err(&r));
+}
+
 /// A server that cannot start: what failed, its stderr, what to check.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_fails_to_start_gets_a_navigating_error() {
