@@ -156,7 +156,22 @@ pub fn acts_on_display(c: char) -> bool {
 /// (`\n`, `\u{1b}`, `\u{202e}`): a name or a question from elsewhere (an MCP
 /// server, a workspace file) as a terminal or a prompt may show it.
 pub fn escape_controls(text: &str) -> String {
-    text.chars().map(|c| if acts_on_display(c) { c.escape_default().to_string() } else { c.to_string() }).collect()
+    escape_where(text, acts_on_display)
+}
+
+/// `text` as [`escape_controls`] shows it, but its newlines and tabs kept:
+/// a model's answer, a file's text, a description of several lines. Text
+/// with nothing to escape, most of it, is not copied.
+pub fn escape_controls_in_text(text: &str) -> std::borrow::Cow<'_, str> {
+    let escaped = |c: char| acts_on_display(c) && c != '\n' && c != '\t';
+    if !text.chars().any(escaped) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(escape_where(text, escaped))
+}
+
+fn escape_where(text: &str, escaped: impl Fn(char) -> bool) -> String {
+    text.chars().map(|c| if escaped(c) { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
 
 #[cfg(test)]

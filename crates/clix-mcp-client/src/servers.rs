@@ -548,7 +548,7 @@ fn shown_safely(entry: &ServerEntry, mut tool: Tool) -> Option<Tool> {
         );
         return None;
     }
-    tool.description = tool.description.lines().map(clix_common::names::escape_controls).collect::<Vec<_>>().join("\n");
+    tool.description = clix_common::names::escape_controls_in_text(&tool.description).into_owned();
     tool.output = clix_common::names::escape_controls(&tool.output);
     Some(tool)
 }

@@ -3,10 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::line::facts as facts_of;
 use crate::line::{LineFacts, WrittenCommand, facts};
 use crate::rule::{Decision, Origin, Rule, RuleSpec, Scope, Target};
-use crate::unwrap::{SHELLS, invocations, reentries, runs_only_itself, script_operand};
+use crate::unwrap::{SHELLS, invocations, reads_script_from_stdin, reentries, runs_only_itself};
 use crate::words::{Context, basename};
 
 /// The built-in rules, one data file with their examples (see its header).
@@ -393,28 +392,23 @@ impl Policy {
     /// in the line, and files the line reads with `<` or `cat`, read
     /// through the context. Only rules decide (a script no rule refuses is
     /// allowed, its commands checked as they run).
-    fn fed_script_verdicts(&self, facts: &LineFacts, ctx: &Context, depth: usize) -> Vec<Verdict> {
+    fn fed_script_verdicts(&self, line: &LineFacts, ctx: &Context, depth: usize) -> Vec<Verdict> {
         if depth >= MAX_REENTRY || ctx.files.is_none() {
             return Vec::new();
         }
-        let bare_shell = facts.commands.iter().filter_map(|c| c.literal_argv()).any(|argv| {
-            SHELLS.contains(&basename(&argv[0]))
-                && reentries(&argv, &ctx.at(None)).is_empty()
-                && script_operand(&argv[1..]).is_none()
-        });
-        if !bare_shell {
+        if !line.commands.iter().filter_map(|c| c.literal_argv()).any(|argv| reads_script_from_stdin(&argv)) {
             return Vec::new();
         }
-        let cat_operands = facts
+        let cat_operands = line
             .commands
             .iter()
             .filter_map(|c| c.literal_argv())
             .filter(|argv| basename(&argv[0]) == "cat")
             .flat_map(|argv| argv.into_iter().skip(1).filter(|a| !a.starts_with('-')).collect::<Vec<_>>());
-        let sources: Vec<String> = facts.read_sources.iter().cloned().chain(cat_operands).collect();
+        let sources: Vec<String> = line.read_sources.iter().cloned().chain(cat_operands).collect();
         let mut verdicts = Vec::new();
         for script in sources.iter().filter_map(|file| ctx.script(file)) {
-            let Ok(inner) = facts_of(&script) else { continue };
+            let Ok(inner) = facts(&script) else { continue };
             verdicts.extend(self.line_verdicts(&inner, ctx, depth + 1).into_iter().filter(|v| v.rule.is_some()));
         }
         verdicts

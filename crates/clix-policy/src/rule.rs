@@ -225,15 +225,15 @@ impl Rule {
         Ok(Rule { id, decision: spec.decision, why: spec.why.clone(), origin, spec, target })
     }
 
-    /// The programs (`argv[0]` basenames) this rule can match: `Some` of
-    /// the names when its first word is plain words, `Some` of none when it
-    /// is not about commands, `None` when any program might match (a glob).
     /// Whether the rule asks about an operand's kind (where it leads), so a
     /// command's folder matters to it.
     pub(crate) fn reads_operands(&self) -> bool {
         matches!(self.target, Target::Command { operand: Some(_), .. })
     }
 
+    /// The programs (`argv[0]` basenames) this rule can match: `Some` of
+    /// the names when its first word is plain words, `Some` of none when it
+    /// is not about commands, `None` when any program might match (a glob).
     pub(crate) fn programs(&self) -> Option<Vec<&str>> {
         let Target::Command { prefix, .. } = &self.target else { return Some(Vec::new()) };
         Some(prefix.first()?.literals()?.collect())

@@ -26,12 +26,6 @@ const AWKS: &[&str] = &["awk", "gawk", "mawk", "nawk", "busybox-awk"];
 pub(crate) fn reentries(argv: &[String], ctx: &Context) -> Vec<String> {
     let Some(first) = argv.first() else { return Vec::new() };
     let program = basename(first);
-    let dash_c = || {
-        argv.iter()
-            .skip(1)
-            .position(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c'))
-            .and_then(|at| argv.get(at + 2).cloned())
-    };
     match program {
         "eval" => vec![argv[1..].join(" ")],
         "sandbox" if argv.get(1).is_some_and(|a| a == "bash") => argv.get(2).cloned().into_iter().collect(),
@@ -40,15 +34,10 @@ pub(crate) fn reentries(argv: &[String], ctx: &Context) -> Vec<String> {
             .into_iter()
             .collect(),
         p if SHELL_STRING_RUNNERS.contains(&p) => {
-            let long = argv.iter().enumerate().find_map(|(i, a)| match a.strip_prefix("--command") {
-                Some("") => argv.get(i + 1).cloned(),
-                Some(rest) => rest.strip_prefix('=').map(String::from),
-                None => None,
-            });
-            long.or_else(dash_c).into_iter().collect()
+            long_value(argv, "--command").or_else(|| dash_c(argv)).into_iter().collect()
         }
         "source" | "." => argv.get(1).and_then(|file| ctx.script(file)).into_iter().collect(),
-        p if SHELLS.contains(&p) => match dash_c() {
+        p if SHELLS.contains(&p) => match dash_c(argv) {
             Some(script) => vec![script],
             None => script_operand(&argv[1..]).and_then(|file| ctx.script(file)).into_iter().collect(),
         },
@@ -56,6 +45,29 @@ pub(crate) fn reentries(argv: &[String], ctx: &Context) -> Vec<String> {
         "sed" | "gsed" => sed_scripts(&argv[1..]).iter().flat_map(|s| sed_commands(s)).collect(),
         _ => Vec::new(),
     }
+}
+
+/// The word after `-c` (or a cluster holding it, `-qc`, `-ec`).
+fn dash_c(argv: &[String]) -> Option<String> {
+    let at = argv.iter().skip(1).position(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c'))?;
+    argv.get(at + 2).cloned()
+}
+
+/// The value of the long option `name`, as `name=VALUE` or `name VALUE`.
+fn long_value(argv: &[String], name: &str) -> Option<String> {
+    argv.iter().enumerate().find_map(|(i, a)| match a.strip_prefix(name) {
+        Some("") => argv.get(i + 1).cloned(),
+        Some(rest) => rest.strip_prefix('=').map(String::from),
+        None => None,
+    })
+}
+
+/// Whether `argv` is a shell that reads its script from stdin: no `-c`
+/// string and no script file (`bash`, `sh -e`, `bash -s`).
+pub(crate) fn reads_script_from_stdin(argv: &[String]) -> bool {
+    argv.first().is_some_and(|p| SHELLS.contains(&basename(p)))
+        && dash_c(argv).is_none()
+        && script_operand(&argv[1..]).is_none()
 }
 
 /// Programs that run another command named in their arguments.
@@ -77,7 +89,7 @@ pub(crate) fn runs_only_itself(program: &str) -> bool {
 
 /// A shell's script file: its first operand, past options (`-o NAME` and
 /// `+o NAME` take one). `None` when it reads its script from stdin.
-pub(crate) fn script_operand(args: &[String]) -> Option<&str> {
+fn script_operand(args: &[String]) -> Option<&str> {
     let mut i = 0;
     while let Some(arg) = args.get(i) {
         match arg.as_str() {
@@ -302,16 +314,7 @@ fn wrapped(argv: &[String]) -> Vec<Vec<String>> {
         // `setarch ARCH [options] command`.
         "setarch" => rest(skip_options(&args[1.min(args.len())..], "", &[]).map(|i| i + 1)),
         // `--compress-program=PROG` runs PROG to compress temporary files.
-        "sort" => args
-            .iter()
-            .enumerate()
-            .find_map(|(i, a)| match a.strip_prefix("--compress-program") {
-                Some("") => args.get(i + 1).cloned(),
-                Some(rest) => rest.strip_prefix('=').map(String::from),
-                None => None,
-            })
-            .map(|program| vec![vec![program]])
-            .unwrap_or_default(),
+        "sort" => long_value(args, "--compress-program").map(|program| vec![vec![program]]).unwrap_or_default(),
         _ => Vec::new(),
     }
 }

@@ -441,17 +441,19 @@ impl Sandbox {
             .ok_or_else(|| unavailable("the sandbox has no `sh` on its PATH to start programs with (install dash)"))?;
         let pipes = BwrapPipes::when(Some(bwrap), "sh")?.ok_or_else(|| unavailable("no pipes for bwrap"))?;
         let stub_argv = stub::stub_argv(&sh);
-        let mut cmd = self.launcher(&stub_argv, &self.workspace, read_only, network, Some(bwrap), Some(&pipes));
+        // Looked up once: the stub remembers what it mounts, to be set aside if that changes.
+        let git = self.git_protected();
+        let bwrap_and_pipes = Some((bwrap, &pipes, git.as_slice()));
+        let mut cmd = self.launcher(&stub_argv, &self.workspace, read_only, network, bwrap_and_pipes);
         cmd.envs(env.iter().map(|(k, v)| (k, v)));
         let exec_check =
             self.judge.clone().map(|judge| (judge, exec_check::Setup { bwrap: bwrap.to_path_buf(), stub: stub_argv }));
-        let git = self.git_protected();
         Ok(Launch { cmd, settings: self.settings.clone(), pipes, exec_check, git })
     }
 
     /// `mode = "host"`: the program itself, UNSANDBOXED, with the same limits.
     fn start_on_host(&self, req: &Request<'_>) -> std::io::Result<Started> {
-        let mut cmd = self.launcher(req.argv, req.cwd, req.read_only, false, None, None);
+        let mut cmd = self.launcher(req.argv, req.cwd, req.read_only, false, None);
         cmd.envs(req.env.iter().map(|(k, v)| (k, v)));
         cmd.stdin(if req.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
@@ -499,27 +501,27 @@ impl Sandbox {
     /// `argv` itself started in `cwd`), in a process group of its own, with
     /// exactly the allowed variables; the caller sets up stdio. A run and a
     /// [`Service`](crate::Service) both start this way.
+    /// `sandboxed`: bwrap, its pipes, and the repository paths to mount
+    /// read-only ([`Sandbox::git_protected`]); `None` in host mode.
     pub(crate) fn launcher(
         &self,
         argv: &[String],
         cwd: &Path,
         read_only: &[PathBuf],
         network: bool,
-        bwrap: Option<&Path>,
-        pipes: Option<&BwrapPipes>,
+        sandboxed: Option<(&Path, &BwrapPipes, &[PathBuf])>,
     ) -> tokio::process::Command {
-        let mut cmd = match (bwrap, pipes) {
-            (Some(bwrap), Some(pipes)) => {
+        let mut cmd = match sandboxed {
+            Some((bwrap, pipes, git)) => {
                 let mut c = tokio::process::Command::new(bwrap);
-                let git = self.git_protected();
-                c.args(bwrap_args(&self.layout, read_only, cwd, network, &git, self.writable.is_some()));
+                c.args(bwrap_args(&self.layout, read_only, cwd, network, git, self.writable.is_some()));
                 let [info, seccomp] = pipes.child_fds();
                 c.arg("--info-fd").arg(info.to_string());
                 c.arg("--seccomp").arg(seccomp.to_string());
                 c.arg("--").args(argv);
                 c
             }
-            _ => {
+            None => {
                 let program = argv.first().map(String::as_str).unwrap_or_default();
                 let mut c = tokio::process::Command::new(program);
                 c.args(argv.get(1..).unwrap_or_default()).current_dir(cwd);

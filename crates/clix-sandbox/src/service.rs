@@ -87,8 +87,9 @@ impl Sandbox {
         let settings = self.settings();
         let cgroups = run_cgroups(settings);
         let pipes = BwrapPipes::when(bwrap.as_deref(), &program)?;
-        let mut cmd =
-            self.launcher(req.argv, req.cwd, req.read_only, req.share_network, bwrap.as_deref(), pipes.as_ref());
+        let git = if bwrap.is_some() { self.git_protected() } else { Vec::new() };
+        let sandboxed = bwrap.as_deref().zip(pipes.as_ref()).map(|(bwrap, pipes)| (bwrap, pipes, git.as_slice()));
+        let mut cmd = self.launcher(req.argv, req.cwd, req.read_only, req.share_network, sandboxed);
         cmd.envs(env.iter().map(|(k, v)| (k, v)));
         let piped = || if stdio { Stdio::piped() } else { Stdio::null() };
         cmd.stdin(piped()).stdout(piped()).stderr(Stdio::piped());

@@ -33,6 +33,6 @@ pub use gate::CommandGate;
 pub use help::builtin_help;
 pub use limits::ShellLimits;
 pub use session::{
-    CANCELLED_EXIT, CancelHandle, NETWORK_BUILTINS, RawResult, Session, SessionConfig, SessionError, builtin_names,
-    shell_home,
+    CANCELLED_EXIT, CANCELLED_MESSAGE, CancelHandle, NETWORK_BUILTINS, RawResult, Session, SessionConfig, SessionError,
+    builtin_names, shell_home,
 };

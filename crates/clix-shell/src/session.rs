@@ -24,6 +24,9 @@ pub(crate) const TIMEOUT_EXIT: i32 = clix_common::exit::TIMEOUT;
 /// Exit code of a line cancelled by the caller (SIGINT convention).
 pub const CANCELLED_EXIT: i32 = clix_common::exit::CANCELLED;
 
+/// The line a cancelled line ends with.
+pub const CANCELLED_MESSAGE: &str = "clix: cancelled\n";
+
 /// How to build a [`Session`].
 pub struct SessionConfig {
     /// Mounted read-write at its own absolute path; the starting cwd.
@@ -401,7 +404,7 @@ fn describe_failure(error: &Error, limits: &ShellLimits) -> (i32, Option<Duratio
             (TIMEOUT_EXIT, Some(*limit), None)
         }
         Error::Parse { message, line, .. } => (2, None, Some(format!("bash: line {line}: syntax error: {message}\n"))),
-        Error::Cancelled => (CANCELLED_EXIT, None, Some("clix: cancelled\n".into())),
+        Error::Cancelled => (CANCELLED_EXIT, None, Some(CANCELLED_MESSAGE.into())),
         Error::ResourceLimit(limit) => (LIMIT_EXIT, None, Some(stop_message(&Stop::of(limit), limits))),
         other => (1, None, Some(format!("clix: {other}\n"))),
     }

@@ -7,20 +7,11 @@
 use std::borrow::Cow;
 use std::io::IsTerminal;
 
-use clix_common::names::acts_on_display as acts;
+/// One line for a terminal (a question, a name): every control character
+/// escaped, newlines too.
 pub(crate) use clix_common::names::escape_controls as escaped;
-
-/// `text` for a terminal: as [`escaped`], but its newlines and tabs kept.
-pub(crate) fn visible(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(|c| acts(c) && c != '\n' && c != '\t') {
-        return Cow::Borrowed(text);
-    }
-    Cow::Owned(
-        text.chars()
-            .map(|c| if acts(c) && c != '\n' && c != '\t' { c.escape_default().to_string() } else { c.to_string() })
-            .collect(),
-    )
-}
+/// Text for a terminal: as [`escaped`], but its newlines and tabs kept.
+pub(crate) use clix_common::names::escape_controls_in_text as visible;
 
 /// [`visible`] when stdout is a terminal, else `text` as it is.
 pub(crate) fn for_stdout(text: &str) -> Cow<'_, str> {

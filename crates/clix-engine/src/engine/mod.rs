@@ -311,7 +311,9 @@ impl Engine {
             Some(message) => {
                 // The watch's cancel is spent on this line, never the next.
                 self.session.cancel_handle().clear();
-                let stderr = raw.stderr.split_inclusive(|b| *b == b'\n').filter(|l| !l.starts_with(b"clix: cancelled"));
+                // The limit's line says why the line ended; the cancel's would only repeat it.
+                let cancelled = clix_shell::CANCELLED_MESSAGE.as_bytes();
+                let stderr = raw.stderr.split_inclusive(|b| *b == b'\n').filter(|l| *l != cancelled);
                 let stderr: Vec<u8> = stderr.flatten().copied().collect();
                 (RawResult::stopped_outside(raw.stdout, stderr, &message, raw.duration), capture)
             }
@@ -373,7 +375,7 @@ impl Engine {
         let result = match self.session.cancel_handle().guard(run).await {
             Some(Ok(result)) => result,
             Some(Err(limit)) => return RawResult::stopped_by(&limit, limits, started.elapsed()),
-            None => clix_shell::ExecResult::err("clix: cancelled\n", clix_shell::CANCELLED_EXIT),
+            None => clix_shell::ExecResult::err(clix_shell::CANCELLED_MESSAGE, clix_shell::CANCELLED_EXIT),
         };
         RawResult {
             stdout: result.stdout.into_bytes(),
