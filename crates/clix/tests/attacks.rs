@@ -610,3 +610,42 @@ fn a_line_takes_at_most_its_share_of_the_workspaces_disk() {
     let written = std::fs::metadata(ws.path().join("big")).map(|m| m.len()).unwrap_or(0);
     assert!(written < 600_000_000, "the writer was stopped at {written} bytes");
 }
+
+/// Security round 4, finding 7: with the limit at 100 MB,
+/// `x=$(seq 1 11000000); y="$x$x…"` peaked at 2.7 GB, because a word was
+/// checked against `max_memory_bytes` only once built (and an unquoted one
+/// was split from copies nothing counted). Words are charged as they grow
+/// now: each spelling stops with the limit's `[error]`, and clix's peak stays
+/// within the peak of the line that only makes `$x`, plus the limit (the
+/// word), plus a fixed 16 MiB.
+#[test]
+fn a_word_is_charged_while_it_grows() {
+    let (home, ws) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    const LIMIT_MIB: u64 = 20;
+    std::fs::write(home.path().join("config.toml"), format!("[limits]\nmax_memory_bytes = {}\n", LIMIT_MIB << 20))
+        .unwrap();
+    let make_x = "x=$(seq 1 1000000)"; // 6.9 MB
+    let (code, base_mib) = peak_rss_mib(clix(home.path(), ws.path(), &["run", &format!("{make_x}; echo ${{#x}}")]));
+    assert_eq!(code, Some(0), "making $x alone must fit");
+    let forty = "$x".repeat(40); // 276 MB asked for
+    let spellings = [
+        format!("y=\"{forty}\"; echo ${{#y}}"),
+        format!("echo {forty} | wc -c"),
+        format!("echo a{forty} | wc -c"),
+        format!("a=(\"{forty}\"); echo ${{#a[0]}}"),
+        format!("cat <<< \"{forty}\" | wc -c"),
+    ];
+    let bound = base_mib + LIMIT_MIB + 16;
+    for spelling in &spellings {
+        let line = format!("{make_x}; {spelling}");
+        let out = clix(home.path(), ws.path(), &["run", &line]).output().unwrap();
+        let shown = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{spelling}: {shown}");
+        assert!(
+            shown.contains("passed the memory one line may hold (20 MiB, [limits] max_memory_bytes)"),
+            "{spelling}: {shown}"
+        );
+        let (_, peak_mib) = peak_rss_mib(clix(home.path(), ws.path(), &["run", &line]));
+        assert!(peak_mib <= bound, "{spelling}: clix peaked at {peak_mib} MiB (bound {bound} MiB)");
+    }
+}

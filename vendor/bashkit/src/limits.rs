@@ -1336,9 +1336,36 @@ impl std::io::Write for BudgetedVec<u8> {
 pub(crate) struct BudgetedString {
     inner: String,
     lease: Option<ExecutionBudgetLease>,
+    // clix patch: the budget a small buffer is charged to once it grows past
+    // `CHARGED_PAST_BYTES` (see `charged_when_large`).
+    deferred: Option<ExecutionBudget>,
 }
 
+/// clix patch: a buffer made by `charged_when_large` is free up to this size
+/// and charged whole, before each growth, past it.
+pub(crate) const CHARGED_PAST_BYTES: usize = 64 * 1024;
+
 impl BudgetedString {
+    /// clix patch: a buffer that is charged to `budget` only once its capacity
+    /// passes `CHARGED_PAST_BYTES`. Every expanded word is built in one; a
+    /// lease per word would cost a clock read and two atomic updates on the
+    /// hottest path, while an uncharged word let `y="$x$x…"` grow to many
+    /// times the memory limit before anything looked (security round 4,
+    /// finding 7). Adopted storage already past the size is charged at once.
+    pub(crate) fn charged_when_large(
+        inner: String,
+        budget: &ExecutionBudget,
+    ) -> Result<Self, LimitExceeded> {
+        if inner.capacity() > CHARGED_PAST_BYTES {
+            return Self::try_from_string(inner, Some(budget));
+        }
+        Ok(Self {
+            inner,
+            lease: None,
+            deferred: Some(budget.clone()),
+        })
+    }
+
     /// Adopt existing storage without copying, retaining its capacity charge.
     pub(crate) fn try_from_string(
         inner: String,
@@ -1347,13 +1374,18 @@ impl BudgetedString {
         let lease = budget
             .map(|budget| budget.lease_bytes(inner.capacity()))
             .transpose()?;
-        Ok(Self { inner, lease })
+        Ok(Self {
+            inner,
+            lease,
+            deferred: None,
+        })
     }
 
     pub(crate) fn new(budget: Option<&ExecutionBudget>) -> Result<Self, LimitExceeded> {
         Ok(Self {
             inner: String::new(),
             lease: budget.map(|budget| budget.lease_bytes(0)).transpose()?,
+            deferred: None,
         })
     }
 
@@ -1369,6 +1401,12 @@ impl BudgetedString {
     }
 
     fn try_reserve_capacity(&mut self, capacity: usize) -> Result<(), LimitExceeded> {
+        if capacity > CHARGED_PAST_BYTES
+            && let Some(budget) = &self.deferred
+        {
+            self.lease = Some(budget.lease_bytes(self.inner.capacity())?);
+            self.deferred = None;
+        }
         if capacity <= self.inner.capacity() {
             if let Some(lease) = &self.lease {
                 lease.budget.check()?;

@@ -295,19 +295,6 @@ impl Interpreter {
         quoted
     }
 
-    /// How many bytes `append_expansion_for_word` will append for `value`,
-    /// counted before anything is allocated so the budget is charged first.
-    fn expansion_appended_len(word: &Word, part_quoted: bool, value: &str) -> usize {
-        if word.has_unquoted_glob && part_quoted {
-            value
-                .chars()
-                .map(|ch| ch.len_utf8() + usize::from(Self::needs_glob_escape(ch)))
-                .sum()
-        } else {
-            value.len()
-        }
-    }
-
     fn append_expansion_for_word(
         result: &mut BudgetedString,
         word: &Word,
@@ -381,6 +368,22 @@ impl Interpreter {
             .into_inner())
     }
 
+    /// clix patch: the buffer a word is built in. A leased word (one the
+    /// caller keeps as a buffer) is charged from its first byte; any other is
+    /// charged once it is large (`BudgetedString::charged_when_large`), so
+    /// no word grows past the memory limit unseen (round 4, finding 7).
+    fn word_buffer(
+        &self,
+        storage: String,
+        leased: bool,
+    ) -> std::result::Result<BudgetedString, crate::limits::LimitExceeded> {
+        if leased {
+            BudgetedString::try_from_string(storage, Some(&self.execution_budget))
+        } else {
+            BudgetedString::charged_when_large(storage, &self.execution_budget)
+        }
+    }
+
     async fn expand_word_buffer(
         &mut self,
         word: &Word,
@@ -391,15 +394,9 @@ impl Interpreter {
             && (Self::has_indirect_part(word) || Self::has_prompt_part(word))
             && let Some(expanded) = self.expand_word_special(word).await?
         {
-            return Ok(BudgetedString::try_from_string(
-                expanded,
-                leased.then_some(&self.execution_budget),
-            )?);
+            return Ok(self.word_buffer(expanded, leased)?);
         }
-        let mut result = BudgetedString::new(leased.then_some(&self.execution_budget))?;
-        // Unleased words retain substitution charges until consumed. Leased
-        // words own their buffer charge, so temporary output charges end at copy.
-        let mut substitution_leases = Vec::new();
+        let mut result = self.word_buffer(String::new(), leased)?;
 
         // Check the metadata once: many unquoted expansions before a quoted
         // suffix must not rescan the whole word for every output append.
@@ -430,13 +427,7 @@ impl Interpreter {
                     result.try_push_str(&text)?;
                 }
                 WordPart::Literal(s) => {
-                    self.append_literal_segment(
-                        &mut result,
-                        (word, idx, s),
-                        part_quoted,
-                        leased,
-                        &mut substitution_leases,
-                    )?;
+                    self.append_literal_segment(&mut result, (word, idx, s), part_quoted)?;
                 }
                 WordPart::Variable(name) => {
                     if self.is_nounset() && !self.is_variable_set(name) {
@@ -480,16 +471,18 @@ impl Interpreter {
                     }
                     // THREAT[TM-DOS-089]: Delegate to Box::pin-ed helper to
                     // prevent stack growth proportional to nesting depth.
-                    let trimmed = self.execute_cmd_subst(commands).await?;
-                    let output_bytes = if leased {
-                        trimmed.capacity()
+                    let mut trimmed = self.execute_cmd_subst(commands).await?;
+                    // clix patch: a word that starts with a substitution takes
+                    // its output as storage: no copy, charged once (finding 7).
+                    if result.is_empty() && !(word.has_unquoted_glob && part_quoted) {
+                        if trimmed.capacity() - trimmed.len() > trimmed.len() / 4 {
+                            trimmed.shrink_to_fit();
+                        }
+                        result = self.word_buffer(trimmed, leased)?;
                     } else {
-                        Self::expansion_appended_len(word, part_quoted, &trimmed)
-                    };
-                    let output_lease = self.execution_budget.lease_bytes(output_bytes)?;
-                    Self::append_expansion_for_word(&mut result, word, part_quoted, &trimmed)?;
-                    if !leased {
-                        substitution_leases.push(output_lease);
+                        // The output and its copy are both held until the copy ends.
+                        let _output_lease = self.execution_budget.lease_bytes(trimmed.capacity())?;
+                        Self::append_expansion_for_word(&mut result, word, part_quoted, &trimmed)?;
                     }
                 }
                 WordPart::ArithmeticExpansion(expr) => {
@@ -917,8 +910,6 @@ impl Interpreter {
         result: &mut BudgetedString,
         segment: (&Word, usize, &str),
         part_quoted: bool,
-        leased: bool,
-        substitution_leases: &mut Vec<crate::limits::ExecutionBudgetLease>,
     ) -> std::result::Result<(), crate::limits::LimitExceeded> {
         // Small error type on purpose: every fallible op in here already
         // reports LimitExceeded, and a lean Result keeps the caller's hot
@@ -931,11 +922,7 @@ impl Interpreter {
             None
         };
         if let Some(expanded) = expanded {
-            let tilde_lease = self.execution_budget.lease_bytes(expanded.len())?;
             result.try_push_str(&expanded)?;
-            if !leased {
-                substitution_leases.push(tilde_lease);
-            }
         } else {
             result.try_push_str(s)?;
         }
@@ -1465,7 +1452,7 @@ impl Interpreter {
         let ifs_null = matches!(self.scoped.variables.get("IFS"), Some(v) if v.is_empty());
         // A null IFS never splits, but unquoted `$@`/`$*` still yield one
         // field per parameter: each starts a new group of segments.
-        let mut tilde_leases = Vec::new();
+        let mut segment_leases = Vec::new();
         let mut groups: Vec<Vec<(String, bool, bool)>> = vec![Vec::new()];
         for (idx, part) in word.parts.iter().enumerate() {
             let quoted = word.part_quoted.get(idx).copied().unwrap_or(word.quoted);
@@ -1513,6 +1500,7 @@ impl Interpreter {
                         .and_then(|v| v.chars().next())
                         .unwrap_or(' ');
                     let joined = positional.join(sep.encode_utf8(&mut [0; 4]));
+                    segment_leases.push(self.execution_budget.lease_bytes(joined.len())?);
                     if let Some(group) = groups.last_mut() {
                         group.push((joined, false, false));
                     }
@@ -1530,7 +1518,7 @@ impl Interpreter {
                         // Unquoted operand text is expansion output: it splits.
                         WordPart::Literal(s) if !q => (s.clone(), false, false),
                         _ => {
-                            self.mixed_word_segment(&inner, i, p, q, &mut tilde_leases)
+                            self.mixed_word_segment(&inner, i, p, q, &mut segment_leases)
                                 .await?
                         }
                     };
@@ -1541,7 +1529,7 @@ impl Interpreter {
                 continue;
             }
             let segment = self
-                .mixed_word_segment(word, idx, part, quoted, &mut tilde_leases)
+                .mixed_word_segment(word, idx, part, quoted, &mut segment_leases)
                 .await?;
             if let Some(group) = groups.last_mut() {
                 group.push(segment);
@@ -1570,7 +1558,7 @@ impl Interpreter {
         idx: usize,
         part: &WordPart,
         part_is_quoted: bool,
-        tilde_leases: &mut Vec<crate::limits::ExecutionBudgetLease>,
+        segment_leases: &mut Vec<crate::limits::ExecutionBudgetLease>,
     ) -> Result<(String, bool, bool)> {
         let part_has_expansion = Self::is_field_split_expansion(part);
         let value = if let WordPart::Literal(s) = part {
@@ -1582,7 +1570,7 @@ impl Interpreter {
             };
             if let Some(expanded) = expanded {
                 let (value, lease) = expanded.into_parts();
-                tilde_leases.extend(lease);
+                segment_leases.extend(lease);
                 value
             } else {
                 s.clone()
@@ -1597,11 +1585,16 @@ impl Interpreter {
             };
             self.expand_word(&single).await?
         };
+        // clix patch: every segment is held until the word is split, so each
+        // is charged as it is made (round 4, finding 7: `echo $x$x…`).
+        segment_leases.push(self.execution_budget.lease_bytes(value.len())?);
         if part_has_expansion && !part_is_quoted {
             return Ok((value, false, false));
         }
         let value = if part_is_quoted && part_has_expansion && word.has_unquoted_glob {
-            Self::quote_expansion_for_quoted_glob(&value)
+            let quoted = Self::quote_expansion_for_quoted_glob(&value);
+            segment_leases.push(self.execution_budget.lease_bytes(quoted.len())?);
+            quoted
         } else {
             value
         };
@@ -1613,15 +1606,11 @@ impl Interpreter {
     /// IFS-split it: only unprotected segments split, and protected
     /// boundaries still separate fields created by unquoted expansions.
     fn split_marked_segments(&self, segments: Vec<(String, bool, bool)>) -> Result<Vec<String>> {
-        let mut sentinel_haystack = self
-            .scoped
-            .variables
-            .get("IFS")
-            .cloned()
-            .unwrap_or_default();
-        for (value, _, _) in &segments {
-            sentinel_haystack.push_str(value);
-        }
+        // clix patch: the segments are searched where they are, not copied
+        // into one more buffer the size of the word (round 4, finding 7).
+        let ifs = self.scoped.variables.get("IFS").map_or("", String::as_str);
+        let in_data =
+            |ch: char| ifs.contains(ch) || segments.iter().any(|(value, _, _)| value.contains(ch));
         // Pick a sentinel char absent from the data so empty quoted
         // fields survive splitting and can be stripped afterward. If no
         // candidate is free (astronomically unlikely), skip the sentinel
@@ -1633,7 +1622,7 @@ impl Interpreter {
                 OPERAND_QUOTE_MARK_CANDIDATES
                     .iter()
                     .copied()
-                    .find(|candidate| !sentinel_haystack.contains(*candidate))
+                    .find(|candidate| !in_data(*candidate))
             })
             .flatten();
 
@@ -1642,10 +1631,16 @@ impl Interpreter {
         let mut free_marks = OPERAND_QUOTE_MARK_CANDIDATES
             .iter()
             .copied()
-            .filter(|c| Some(*c) != empty_field_sentinel && !sentinel_haystack.contains(*c));
+            .filter(|c| Some(*c) != empty_field_sentinel && !in_data(*c));
         let marks = free_marks.next().zip(free_marks.next());
 
-        let mut expanded_for_split = String::new();
+        // clix patch: the joined word is charged before it is built; each
+        // protected segment adds at most three 4-byte marks.
+        let joined_bytes = segments.iter().fold(0usize, |sum, (value, _, _)| {
+            sum.saturating_add(value.len()).saturating_add(12)
+        });
+        let _joined_lease = self.execution_budget.lease_bytes(joined_bytes)?;
+        let mut expanded_for_split = String::with_capacity(joined_bytes);
         for (value, is_protected, preserves_empty_field) in segments {
             if is_protected {
                 // Field splitting scans the whole expanded word. Mark literal and
@@ -1704,7 +1699,7 @@ impl Interpreter {
             return Ok(None);
         }
         // Each field under construction is a list of segments.
-        let mut tilde_leases = Vec::new();
+        let mut segment_leases = Vec::new();
         let mut fields: Vec<Vec<(String, bool, bool)>> = vec![Vec::new()];
         for (idx, part) in word.parts.iter().enumerate() {
             let q = part_quoted(idx);
@@ -1725,7 +1720,7 @@ impl Interpreter {
                 continue;
             }
             let segment = self
-                .mixed_word_segment(word, idx, part, q, &mut tilde_leases)
+                .mixed_word_segment(word, idx, part, q, &mut segment_leases)
                 .await?;
             if let Some(field) = fields.last_mut() {
                 field.push(segment);
@@ -2191,7 +2186,14 @@ impl Interpreter {
             ))
             .into());
         }
-        if bytes > self.limits.max_word_split_bytes {
+        // clix patch: a field costs its `String` and the smallest heap block
+        // beside its bytes; a million one-byte fields hold ~48 MB, not 1 MB.
+        const FIELD_OVERHEAD: usize = std::mem::size_of::<String>() + 24;
+        let held = fields
+            .len()
+            .saturating_mul(FIELD_OVERHEAD)
+            .saturating_add(bytes);
+        if held > self.limits.max_word_split_bytes {
             return Err(crate::limits::LimitExceeded::Memory(format!(
                 "word split byte limit ({}) exceeded",
                 self.limits.max_word_split_bytes
