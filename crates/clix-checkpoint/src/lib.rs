@@ -1,0 +1,145 @@
+//! Checkpoints of the workspace: what each `run` call changed, kept so a
+//! person can see it, approve it and undo it, whoever made the change (a
+//! Layer 1 command, a program in the sandbox, git, a hub tool).
+//!
+//! No write hook sees every writer, so a call's changes are found the way
+//! `git status` finds them: the tree is listed before and after the call
+//! and compared by size, mode and change time ([`scan`]); only files whose
+//! stamp moved are read again. Contents live in a content-addressed store
+//! in clix's state folder ([`Store`]), so a checkpoint costs the bytes that
+//! changed, and the before-image of every file the call touched is already
+//! there when the call starts. A call's [`ChangeSet`] names every path it
+//! created, modified or deleted, and what was deliberately not kept (a file
+//! over `[checkpoints] max_file_bytes`, a secret-shaped file, a build
+//! folder's content).
+//!
+//! This crate owns the store, the scan, change sets, diffs and undo. It
+//! touches workspace paths only through [`clix_workspace::Folder`] (a
+//! restore never follows a symlink the agent planted out of the
+//! workspace), copies no secret-shaped file into the store, and knows
+//! nothing of the shell, the agent or how results are shown to a model.
+
+mod changes;
+mod diff;
+mod scan;
+mod store;
+mod undo;
+
+pub use changes::{Change, ChangeSet, NotKept};
+pub use diff::{diff, stat};
+pub use scan::{Node, Tree};
+pub use store::{RunInfo, Store};
+pub use undo::{UndoReport, undo};
+
+use std::io;
+use std::path::PathBuf;
+
+use clix_workspace::Folder;
+
+/// How much the checkpoints keep (`[checkpoints]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointSettings {
+    /// A file bigger than this is named in the change set, not kept.
+    pub max_file_bytes: u64,
+    /// The store's size past which the oldest runs are pruned.
+    pub max_bytes: u64,
+}
+
+impl Default for CheckpointSettings {
+    fn default() -> Self {
+        CheckpointSettings { max_file_bytes: 16 << 20, max_bytes: 2 << 30 }
+    }
+}
+
+/// The checkpoints of one run over one workspace: call
+/// [`Checkpoints::before_call`] before each `run` call and
+/// [`Checkpoints::after_call`] after it.
+pub struct Checkpoints {
+    store: Store,
+    folder: Folder,
+    settings: CheckpointSettings,
+    run: String,
+    step: u32,
+    /// The tree as the last scan left it; `None` until the first call.
+    tree: Option<Tree>,
+}
+
+impl Checkpoints {
+    /// Checkpoints of run `run` over `folder`, kept in `state_dir`'s store.
+    pub fn open(
+        state_dir: &std::path::Path,
+        folder: Folder,
+        run: &str,
+        settings: CheckpointSettings,
+    ) -> io::Result<Self> {
+        let store = Store::open(state_dir, folder.root())?;
+        let step = store.changes_of(run).map(|sets| sets.iter().map(|s| s.step).max().unwrap_or(0)).unwrap_or(0);
+        Ok(Checkpoints { store, folder, settings, run: run.to_string(), step, tree: None })
+    }
+
+    /// The run these checkpoints belong to.
+    pub fn run(&self) -> &str {
+        &self.run
+    }
+
+    /// Goes on as run `run` (an agent run that has its own id, or a resumed one).
+    pub fn set_run(&mut self, run: &str) {
+        if self.run != run {
+            self.run = run.to_string();
+            self.step =
+                self.store.changes_of(run).map(|sets| sets.iter().map(|s| s.step).max().unwrap_or(0)).unwrap_or(0);
+        }
+    }
+
+    /// The store these checkpoints write to.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Brings the tree up to date before a call: what changed since the
+    /// last call (the person's edits) is kept, so the call's before-images
+    /// are in the store before anything can change them.
+    pub fn before_call(&mut self) -> io::Result<()> {
+        let previous = match self.tree.take() {
+            Some(tree) => tree,
+            None => self.store.load_tree().unwrap_or_default(),
+        };
+        let (tree, _) = scan::scan(&self.folder, &previous, &self.store, &self.settings)?;
+        self.tree = Some(tree);
+        Ok(())
+    }
+
+    /// What the call changed, kept as step N of the run (N counts the
+    /// run's calls from 1); an empty change set is not stored.
+    pub fn after_call(&mut self, line: &str) -> io::Result<ChangeSet> {
+        let before = match self.tree.take() {
+            Some(tree) => tree,
+            None => self.store.load_tree().unwrap_or_default(),
+        };
+        let (after, not_kept) = scan::scan(&self.folder, &before, &self.store, &self.settings)?;
+        self.step += 1;
+        let set = ChangeSet::between(&self.run, self.step, line, &before, &after, not_kept);
+        self.store.save_tree(&after)?;
+        self.tree = Some(after);
+        if !set.is_empty() {
+            self.store.append(&set)?;
+            self.store.prune(self.settings.max_bytes, &self.run)?;
+        }
+        Ok(set)
+    }
+
+    /// Puts the tree of the last call back (a `review` the person declined):
+    /// the workspace as it was before it, and the call's change set dropped.
+    pub fn decline(&mut self, set: &ChangeSet) -> io::Result<UndoReport> {
+        let report = undo::restore(&self.store, &self.folder, std::slice::from_ref(set), false)?;
+        self.store.drop_step(&self.run, set.step)?;
+        self.tree = None;
+        self.before_call()?;
+        Ok(report)
+    }
+}
+
+/// Where the store of checkpoints lives under a state folder.
+pub fn store_dir(state_dir: &std::path::Path) -> PathBuf {
+    state_dir.join("checkpoints")
+}

@@ -1,0 +1,202 @@
+//! Checkpoints over a real folder: every change seen, shown and undone,
+//! byte for byte, without touching what the person changed or anything
+//! outside the workspace.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use clix_checkpoint::{CheckpointSettings, Checkpoints, diff, stat, undo};
+use clix_workspace::Folder;
+
+/// Every path under `root` (not `.clix`) with its bytes, mode and link target.
+fn picture(root: &Path) -> BTreeMap<String, (Vec<u8>, u32, Option<String>)> {
+    let mut out = BTreeMap::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            if rel == ".clix" {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let mode = meta.permissions().mode() & 0o7777;
+            if meta.file_type().is_symlink() {
+                out.insert(rel, (Vec::new(), 0, Some(std::fs::read_link(&path).unwrap().to_string_lossy().into())));
+            } else if meta.is_dir() {
+                out.insert(rel, (Vec::new(), mode, None));
+                pending.push(path);
+            } else {
+                out.insert(rel, (std::fs::read(&path).unwrap(), mode, None));
+            }
+        }
+    }
+    out
+}
+
+fn setup() -> (tempfile::TempDir, tempfile::TempDir, Folder) {
+    let (state, ws) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let root = ws.path();
+    std::fs::create_dir_all(root.join("src/deep")).unwrap();
+    std::fs::write(root.join("src/main.py"), "print('hello')\nprint('bye')\n").unwrap();
+    std::fs::write(root.join("src/deep/data.bin"), [0u8, 1, 2, 3, 255]).unwrap();
+    std::fs::write(root.join("README"), "readme\n").unwrap();
+    std::fs::write(root.join("gone.txt"), "to be removed\n").unwrap();
+    std::os::unix::fs::symlink("README", root.join("link")).unwrap();
+    let folder = Folder::open(root).unwrap();
+    (state, ws, folder)
+}
+
+/// A call: before, the change, after.
+fn call(cp: &mut Checkpoints, line: &str, change: impl FnOnce()) -> clix_checkpoint::ChangeSet {
+    cp.before_call().unwrap();
+    change();
+    cp.after_call(line).unwrap()
+}
+
+#[test]
+fn every_change_is_seen_shown_and_undone_byte_for_byte() {
+    let (state, ws, folder) = setup();
+    let root = ws.path().to_path_buf();
+    let start = picture(&root);
+    let mut cp = Checkpoints::open(state.path(), folder.clone(), "run-1", CheckpointSettings::default()).unwrap();
+
+    let step1 = call(&mut cp, "sed -i s/hello/hi/ src/main.py; rm gone.txt", || {
+        std::fs::write(root.join("src/main.py"), "print('hi')\nprint('bye')\n").unwrap();
+        std::fs::remove_file(root.join("gone.txt")).unwrap();
+    });
+    assert_eq!(step1.counts(), (0, 1, 1), "{step1:?}");
+    let after1 = picture(&root);
+
+    let step2 = call(&mut cp, "python3 make.py", || {
+        std::fs::create_dir(root.join("out")).unwrap();
+        std::fs::write(root.join("out/new.sh"), "#!/bin/sh\necho new\n").unwrap();
+        std::fs::set_permissions(root.join("out/new.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(root.join("README"), std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::rename(root.join("src/deep/data.bin"), root.join("data.bin")).unwrap();
+        std::fs::remove_file(root.join("link")).unwrap();
+        std::os::unix::fs::symlink("src/main.py", root.join("link")).unwrap();
+    });
+    assert_eq!(step2.counts(), (2, 2, 1), "{step2:?}");
+    assert_eq!(step2.summary().unwrap(), "changed 5 files: +2 ~2 \u{2212}1 (clix diff run-1 --step 2)");
+
+    // A call that changes nothing keeps nothing.
+    let nothing = call(&mut cp, "ls", || {});
+    assert!(nothing.is_empty() && nothing.summary().is_none());
+
+    let store = cp.store();
+    let sets = store.changes_of("run-1").unwrap();
+    assert_eq!(sets.iter().map(|s| s.step).collect::<Vec<_>>(), [1, 2]);
+    let shown = diff(store, &sets).unwrap();
+    for expected in [
+        "--- a/src/main.py\n+++ b/src/main.py\n",
+        "-print('hello')\n+print('hi')\n",
+        "deleted file mode 100644",
+        "--- a/gone.txt\n+++ /dev/null\n",
+        "new folder out/",
+        "new file mode 100755",
+        "+echo new\n",
+        "old mode 100644\nnew mode 100600",
+        "link: symlink \u{2192} README \u{2192} symlink \u{2192} src/main.py",
+        "Binary files a/data.bin and b/data.bin differ (0 \u{2192} 5 bytes)",
+    ] {
+        assert!(shown.contains(expected), "missing {expected:?} in:\n{shown}");
+    }
+    let lines = stat(store, &sets).unwrap();
+    assert!(lines.contains("src/main.py") && lines.contains("+1 -1"), "{lines}");
+
+    // Undo from step 2: just after step 1.
+    let report = undo(store, &folder, "run-1", 2, false).unwrap();
+    assert!(report.left.is_empty(), "{report:?}");
+    assert_eq!(picture(&root), after1);
+    // The rest of the run: the starting tree.
+    let report = undo(store, &folder, "run-1", 1, false).unwrap();
+    assert!(report.left.is_empty(), "{report:?}");
+    assert_eq!(picture(&root), start);
+}
+
+#[test]
+fn a_file_the_person_changed_since_survives_undo_unless_forced() {
+    let (state, ws, folder) = setup();
+    let root = ws.path().to_path_buf();
+    let mut cp = Checkpoints::open(state.path(), folder.clone(), "run-2", CheckpointSettings::default()).unwrap();
+    call(&mut cp, "write README", || std::fs::write(root.join("README"), "agent's\n").unwrap());
+    std::fs::write(root.join("README"), "person's\n").unwrap();
+    let report = undo(cp.store(), &folder, "run-2", 1, false).unwrap();
+    assert_eq!(report.left.len(), 1, "{report:?}");
+    assert!(report.left[0].1.contains("changed since the agent's call"), "{report:?}");
+    assert_eq!(std::fs::read_to_string(root.join("README")).unwrap(), "person's\n");
+
+    let report = undo(cp.store(), &folder, "run-2", 1, true).unwrap();
+    assert_eq!(report.backups, ["README.clix-undo-backup"]);
+    assert_eq!(std::fs::read_to_string(root.join("README")).unwrap(), "readme\n");
+    assert_eq!(std::fs::read_to_string(root.join("README.clix-undo-backup")).unwrap(), "person's\n");
+}
+
+#[test]
+fn undo_never_leaves_the_workspace_through_a_planted_symlink() {
+    let (state, ws, folder) = setup();
+    let root = ws.path().to_path_buf();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("main.py"), "outside\n").unwrap();
+    let start = picture(&root);
+    let mut cp = Checkpoints::open(state.path(), folder.clone(), "run-3", CheckpointSettings::default()).unwrap();
+    call(&mut cp, "rm -rf src; ln -s OUTSIDE src", || {
+        std::fs::remove_dir_all(root.join("src")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("src")).unwrap();
+    });
+    let report = undo(cp.store(), &folder, "run-3", 1, false).unwrap();
+    assert!(report.left.is_empty(), "{report:?}");
+    assert_eq!(picture(&root), start);
+    assert_eq!(picture(outside.path()).len(), 1);
+    assert_eq!(std::fs::read_to_string(outside.path().join("main.py")).unwrap(), "outside\n");
+}
+
+#[test]
+fn secrets_are_never_copied_and_big_files_are_named_not_kept() {
+    let (state, ws, folder) = setup();
+    let root = ws.path().to_path_buf();
+    let settings = CheckpointSettings { max_file_bytes: 1000, ..CheckpointSettings::default() };
+    let mut cp = Checkpoints::open(state.path(), folder, "run-4", settings).unwrap();
+    let set = call(&mut cp, "make", || {
+        std::fs::write(root.join(".env"), "API_KEY=canary-71\n").unwrap();
+        std::fs::write(root.join("big.log"), vec![b'x'; 5000]).unwrap();
+        std::fs::create_dir_all(root.join("target/debug")).unwrap();
+    });
+    let named: Vec<&str> = set.not_kept.iter().map(|n| n.path.as_str()).collect();
+    assert_eq!(named, [".env", "big.log", "target/"], "{set:?}");
+    let mut pending = vec![cp.store().root().to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                let bytes = std::fs::read(&path).unwrap();
+                assert!(!String::from_utf8_lossy(&bytes).contains("canary-71"), "{} holds the secret", path.display());
+            }
+        }
+    }
+    let mode = std::fs::metadata(cp.store().root()).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700);
+}
+
+#[test]
+fn the_store_keeps_each_content_once_and_prunes_the_oldest_runs() {
+    let (state, ws, folder) = setup();
+    let root = ws.path().to_path_buf();
+    let settings = CheckpointSettings { max_bytes: 4000, ..CheckpointSettings::default() };
+    let mut first = Checkpoints::open(state.path(), folder.clone(), "old", settings.clone()).unwrap();
+    call(&mut first, "write a", || std::fs::write(root.join("a.txt"), vec![b'a'; 1500]).unwrap());
+    let mut second = Checkpoints::open(state.path(), folder.clone(), "new", settings).unwrap();
+    for i in 0..3u8 {
+        call(&mut second, "write b", || std::fs::write(root.join("b.txt"), vec![b'b' + i; 1500]).unwrap());
+    }
+    let err = second.store().changes_of("old").unwrap_err();
+    assert!(err.to_string().contains("was pruned"), "{err}");
+    assert_eq!(second.store().changes_of("new").unwrap().len(), 3);
+    assert_eq!(second.store().resolve("last").unwrap(), "new");
+}
