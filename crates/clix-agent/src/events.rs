@@ -114,6 +114,14 @@ pub enum Event {
         duration_ms: u64,
         /// Images from `see`, sent to the model with its next call.
         images: Vec<Image>,
+        /// What the call changed in the workspace (`clix diff`, `clix undo`),
+        /// when it changed something and checkpoints are kept.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        changes: Option<clix_engine::ChangeSet>,
+        /// `review` mode: the person declined the changes, and the
+        /// workspace is as it was before the call.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        declined: bool,
     },
     /// The run's tokens so far, after each reply.
     Usage {

@@ -37,6 +37,10 @@ pub struct AgentSettings {
     pub base_url: String,
     /// Empty: from the environment (`AGENT_MODEL`), else the provider's default.
     pub model: String,
+    /// How much the agent may change (`--mode`): `auto` (changes stay,
+    /// each call checkpointed), `review` (each call's changes kept only when
+    /// the person says yes), `read-only` (nothing can change).
+    pub mode: clix_engine::WorkMode,
     /// Prefer the environment (AGENT_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY).
     /// Shown as `***` (Debug, `clix config show`); empty when unset.
     pub api_key: Secret,
@@ -99,6 +103,7 @@ impl Default for AgentSettings {
             provider: "auto".into(),
             base_url: String::new(),
             model: String::new(),
+            mode: clix_engine::WorkMode::Auto,
             api_key: Secret::default(),
             stream: true,
             max_steps: 50,

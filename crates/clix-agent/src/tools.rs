@@ -38,6 +38,10 @@ pub trait Tools {
 
     /// Runs a prepared call. Never panics on what the model sent.
     fn run(&mut self, invocation: &Invocation) -> impl Future<Output = ToolOutcome>;
+
+    /// The calls that follow belong to run `run_id` (its checkpoints are
+    /// the run's steps). Tools that keep none ignore it.
+    fn begin_run(&mut self, _run_id: &str) {}
 }
 
 /// A call the tools accepted, about to run.
@@ -83,6 +87,10 @@ pub struct ToolOutcome {
     /// exit 5 | 4ms]`). The loop treats the call as failed, as it treats a
     /// non-zero exit, while the code stays the line's own.
     pub stage_failed: bool,
+    /// What the call changed in the workspace, when it changed something.
+    pub changes: Option<clix_engine::ChangeSet>,
+    /// `review` mode: the person declined the call's changes.
+    pub declined: bool,
 }
 
 /// The arguments of a call as JSON, forgiving one common slip of small
@@ -121,6 +129,10 @@ impl Tools for Engine {
         Some(Engine::cancel_handle(self))
     }
 
+    fn begin_run(&mut self, run_id: &str) {
+        self.set_checkpoint_run(run_id);
+    }
+
     fn prepare(&self, call: &ToolCall) -> Result<Invocation, String> {
         if call.name != crate::agent::TOOL {
             return Err(crate::unknown_tool_text(&call.name, &self.specs()));
@@ -133,6 +145,8 @@ impl Tools for Engine {
     async fn run(&mut self, invocation: &Invocation) -> ToolOutcome {
         let out = Engine::run(self, &invocation.command, invocation.stdin.as_deref().map(str::as_bytes)).await;
         ToolOutcome {
+            changes: out.changes.set.filter(|set| !set.is_empty()),
+            declined: out.changes.declined,
             stage_failed: !out.failed_stages.is_empty(),
             text: out.text,
             exit_code: out.exit_code,

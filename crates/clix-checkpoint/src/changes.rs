@@ -105,11 +105,13 @@ impl ChangeSet {
         self.changes.is_empty() && self.not_kept.is_empty()
     }
 
-    /// The changed files and links (folders are not counted): created,
-    /// modified (mode changes included), deleted.
+    /// The changed files and links outside repositories' `.git` (folders
+    /// are not counted): created, modified (mode changes included), deleted.
     pub fn counts(&self) -> (usize, usize, usize) {
         let files = self.changes.iter().filter(|c| {
-            c.before.as_ref().is_some_and(Node::is_file_like) || c.after.as_ref().is_some_and(Node::is_file_like)
+            !in_git(&c.path)
+                && (c.before.as_ref().is_some_and(Node::is_file_like)
+                    || c.after.as_ref().is_some_and(Node::is_file_like))
         });
         let (mut created, mut modified, mut deleted) = (0, 0, 0);
         for change in files {
@@ -133,12 +135,21 @@ impl ChangeSet {
         let total = created + modified + deleted;
         let files = if total == 1 { "file" } else { "files" };
         let mut line = format!("changed {total} {files}: +{created} ~{modified} \u{2212}{deleted}");
+        if self.changes.iter().any(|c| in_git(&c.path)) {
+            line.push_str(", and the repository (.git)");
+        }
         if !self.not_kept.is_empty() {
             line.push_str(&format!(", {} not kept", self.not_kept.len()));
         }
         line.push_str(&format!(" (clix diff {} --step {})", self.run, self.step));
         Some(line)
     }
+}
+
+/// Whether `path` lies in a repository's `.git` folder: git's own records
+/// (objects, refs, index), shown to people as one line.
+pub(crate) fn in_git(path: &str) -> bool {
+    path.split('/').any(|part| part == ".git")
 }
 
 fn now_ms() -> u64 {

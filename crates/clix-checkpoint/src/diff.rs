@@ -4,7 +4,7 @@ use std::io;
 
 use similar::TextDiff;
 
-use crate::changes::{Change, ChangeSet, net};
+use crate::changes::{Change, ChangeSet, in_git, net};
 use crate::scan::Node;
 use crate::store::Store;
 
@@ -15,16 +15,32 @@ const MAX_TEXT_DIFF: u64 = 8 << 20;
 /// line, binary files as one line each with their sizes, modes and
 /// symlinks shown, folders named.
 pub fn diff(store: &Store, sets: &[ChangeSet]) -> io::Result<String> {
+    let (git, changes): (Vec<Change>, Vec<Change>) = net(sets).into_iter().partition(|c| in_git(&c.path));
     let mut out = String::new();
-    for change in net(sets) {
+    for change in changes {
         show(store, &change, &mut out)?;
     }
+    out.push_str(&git_line(&git));
     Ok(out)
+}
+
+/// git's own records in one line: what a person reads of a commit is the
+/// commit, not its objects (`git log` shows it; undo puts it all back).
+fn git_line(git: &[Change]) -> String {
+    if git.is_empty() {
+        return String::new();
+    }
+    let refs = git.iter().filter(|c| c.path.contains(".git/refs/") || c.path.ends_with(".git/HEAD")).count();
+    let objects = git.iter().filter(|c| c.path.contains(".git/objects/") && c.before.is_none()).count();
+    format!(
+        "the repository (.git): {} paths changed ({refs} refs, {objects} new objects); `git log` and `git status` show what\n",
+        git.len()
+    )
 }
 
 /// One line per changed path (`path | +3 -1`), then the totals.
 pub fn stat(store: &Store, sets: &[ChangeSet]) -> io::Result<String> {
-    let changes = net(sets);
+    let (git, changes): (Vec<Change>, Vec<Change>) = net(sets).into_iter().partition(|c| in_git(&c.path));
     let width = changes.iter().map(|c| c.path.len()).max().unwrap_or(0);
     let mut out = String::new();
     let (mut added, mut removed) = (0, 0);
@@ -45,6 +61,7 @@ pub fn stat(store: &Store, sets: &[ChangeSet]) -> io::Result<String> {
         };
         out.push_str(&format!("{:width$} | {what}\n", change.path));
     }
+    out.push_str(&git_line(&git));
     out.push_str(&format!("{} paths changed, {added} lines added, {removed} removed\n", changes.len()));
     Ok(out)
 }

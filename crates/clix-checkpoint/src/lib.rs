@@ -36,9 +36,13 @@ use std::path::PathBuf;
 
 use clix_workspace::Folder;
 
-/// How much the checkpoints keep (`[checkpoints]`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// `[checkpoints]`: whether each call's changes are kept, and how much.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct CheckpointSettings {
+    /// Keep each call's changes (`clix diff`, `clix undo`). Off, `review`
+    /// mode cannot start and nothing can be undone.
+    pub enabled: bool,
     /// A file bigger than this is named in the change set, not kept.
     pub max_file_bytes: u64,
     /// The store's size past which the oldest runs are pruned.
@@ -47,8 +51,69 @@ pub struct CheckpointSettings {
 
 impl Default for CheckpointSettings {
     fn default() -> Self {
-        CheckpointSettings { max_file_bytes: 16 << 20, max_bytes: 2 << 30 }
+        CheckpointSettings { enabled: true, max_file_bytes: 16 << 20, max_bytes: 2 << 30 }
     }
+}
+
+impl clix_common::settings::Validate for CheckpointSettings {
+    fn validate(&self) -> Vec<clix_common::settings::BadValue> {
+        use clix_common::settings::BadValue;
+        let mut bad = Vec::new();
+        if self.max_file_bytes == 0 {
+            bad.push(BadValue::new("max_file_bytes", "0", "at least 1 (bytes; 16777216 keeps files up to 16 MiB)"));
+        }
+        if self.max_bytes < self.max_file_bytes {
+            bad.push(BadValue::new(
+                "max_bytes",
+                self.max_bytes,
+                "at least max_file_bytes (bytes; 2147483648 keeps up to 2 GiB of contents)",
+            ));
+        }
+        bad
+    }
+}
+
+/// How much the agent may change (`--mode`, `[agent] mode`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkMode {
+    /// Changes stay, each call checkpointed.
+    #[default]
+    Auto,
+    /// Each call's changes are shown and kept only when the person says yes.
+    Review,
+    /// Nothing in the workspace can change.
+    ReadOnly,
+}
+
+impl WorkMode {
+    /// `auto`, `review`, `read-only`.
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkMode::Auto => "auto",
+            WorkMode::Review => "review",
+            WorkMode::ReadOnly => "read-only",
+        }
+    }
+}
+
+impl std::str::FromStr for WorkMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(WorkMode::Auto),
+            "review" => Ok(WorkMode::Review),
+            "read-only" | "readonly" => Ok(WorkMode::ReadOnly),
+            other => Err(format!("{other:?} is not a mode; use read-only, review or auto")),
+        }
+    }
+}
+
+/// The person who says whether a call's changes stay (`review` mode).
+pub trait Reviewer: Send + Sync {
+    /// Shown `diff` (the call's changes) for `line`; true keeps them.
+    fn keep(&self, line: &str, set: &ChangeSet, diff: &str) -> bool;
 }
 
 /// The checkpoints of one run over one workspace: call

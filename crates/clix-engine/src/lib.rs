@@ -27,8 +27,9 @@ mod spill;
 mod tooldef;
 
 pub use catalog::Catalog;
+pub use clix_checkpoint::{ChangeSet, CheckpointSettings, Reviewer, WorkMode};
 pub use commands::{MAX_IMAGE_SIDE, McpConfig, MemoryAccess, MemoryConfig, SeenImage};
-pub use engine::{Engine, EngineConfig, EngineError, Namespace, OsTier, RunOutput};
+pub use engine::{CallChanges, Engine, EngineConfig, EngineError, Namespace, OsTier, RunOutput, WorkspaceControl};
 pub use policy::PolicyConfig;
 pub use report::RunReport;
 pub use spill::SpillDir;

@@ -50,6 +50,11 @@ pub struct RunReport {
     /// The whole stderr as text, as `stdout`; only `clix run --json` includes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stderr: Option<String>,
+    /// What the line changed in the workspace, in one line
+    /// (`changed 2 files: +1 ~1 −0 (clix diff RUN --step 3)`); left out
+    /// when it changed nothing or no checkpoint is kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed: Option<String>,
 }
 
 impl RunOutput {
@@ -67,6 +72,7 @@ impl RunOutput {
             stdout: None,
             stdout_base64: None,
             stderr: None,
+            changed: self.changes.set.as_ref().and_then(clix_checkpoint::ChangeSet::summary),
         }
     }
 
@@ -110,6 +116,7 @@ mod tests {
             spill_path: Some(".clix/out/cmd-1.txt".into()),
             exit_code: 3,
             failed_stages: Vec::new(),
+            changes: Default::default(),
         }
     }
 

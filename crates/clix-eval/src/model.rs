@@ -348,6 +348,7 @@ impl Tools for EvalTools {
             duration: call.duration,
             images: call.images.clone(),
             stage_failed: call.stage_failed,
+            ..ToolOutcome::default()
         };
         self.trace.calls.push(call);
         outcome

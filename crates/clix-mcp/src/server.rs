@@ -63,6 +63,10 @@ impl Shared {
         if let Some(os) = config.os.as_mut() {
             os.session_id = format!("{}-{n}", os.session_id);
         }
+        // Each session's calls are a run of their own: `clix undo` takes back one client's work.
+        if let Some(control) = config.control.as_mut() {
+            control.run = format!("{}-{n}", control.run);
+        }
         tracing::info!(session = n, "MCP session: a new engine (its own shell, cwd and variables)");
         Engine::new(config).await.map_err(|e| ServeError(e.to_string()))
     }

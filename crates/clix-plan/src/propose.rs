@@ -128,7 +128,14 @@ impl Tools for ProposePlan {
             }
             Err(problems) => (format!("[error] the plan has problems; fix them and propose again:\n{problems}"), 1),
         };
-        ToolOutcome { text, exit_code, duration: started.elapsed(), images: Vec::new(), stage_failed: false }
+        ToolOutcome {
+            text,
+            exit_code,
+            duration: started.elapsed(),
+            images: Vec::new(),
+            stage_failed: false,
+            ..ToolOutcome::default()
+        }
     }
 }
 

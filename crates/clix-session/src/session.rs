@@ -71,6 +71,9 @@ pub struct Session {
     /// Who answers the policy's `ask`: a person at a terminal, or no one
     /// (then an `ask` is refused).
     pub approver: Option<Arc<dyn Approver>>,
+    /// Who says whether a call's changes stay in `review` mode: a person at
+    /// a terminal; without one, `review` cannot start.
+    pub reviewer: Option<Arc<dyn clix_engine::Reviewer>>,
     /// Told `(done, total)` while memories are re-embedded for a new embedder.
     pub progress: Option<Progress>,
     /// Variables set for every program the engine's sandbox runs (a plan's
@@ -116,6 +119,7 @@ impl Session {
             id: session_id("cli"),
             parts: Parts::ALL,
             approver: None,
+            reviewer: None,
             progress: None,
             program_env: Vec::new(),
             hub_path: None,
@@ -145,6 +149,12 @@ impl Session {
     /// Who answers the policy's `ask`.
     pub fn approver(mut self, approver: Option<Arc<dyn Approver>>) -> Session {
         self.approver = approver;
+        self
+    }
+
+    /// Who answers `review` mode's question.
+    pub fn reviewer(mut self, reviewer: Option<Arc<dyn clix_engine::Reviewer>>) -> Session {
+        self.reviewer = reviewer;
         self
     }
 
@@ -213,6 +223,15 @@ impl Session {
             }),
             mcp: if parts.mcp && !settings.mcp.server.is_empty() { Some(self.mcp_config(&audit)?) } else { None },
             run_tool_prompt: self.prompt(Prompt::RunTool)?,
+            // A person's session keeps every call's changes; an isolated one
+            // (eval attempts, benchmarks) measures clix without them.
+            control: self.reads_secrets.then(|| clix_engine::WorkspaceControl {
+                state_dir: self.paths.state_dir.clone(),
+                run: self.id.clone(),
+                settings: settings.checkpoints.clone(),
+                mode: settings.agent.mode,
+                reviewer: self.reviewer.clone(),
+            }),
         })
     }
 

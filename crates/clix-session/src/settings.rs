@@ -45,6 +45,9 @@ pub struct Settings {
     /// enabled). Only this file (and its `CLIX_*` / flag layers) declares
     /// them; a workspace never can.
     pub mcp: clix_mcp_client::McpSettings,
+    /// Each `run` call's changes kept for `clix diff` and `clix undo`:
+    /// whether, the biggest file kept, the store's size.
+    pub checkpoints: clix_engine::CheckpointSettings,
 }
 
 /// `[storage]`: the one place a session's shared state is, for every part
@@ -94,7 +97,7 @@ pub fn default_file() -> String {
 /// to one rule.
 impl Validate for Settings {
     fn validate(&self) -> Vec<BadValue> {
-        let sections: [(&str, Vec<BadValue>); 8] = [
+        let sections: [(&str, Vec<BadValue>); 9] = [
             ("present", self.present.validate()),
             ("limits", self.limits.validate()),
             ("sandbox", self.sandbox.validate()),
@@ -103,6 +106,7 @@ impl Validate for Settings {
             ("browser", self.browser.validate()),
             ("storage", self.storage.validate()),
             ("skills", self.skills.validate()),
+            ("checkpoints", self.checkpoints.validate()),
         ];
         let bad = sections.into_iter().flat_map(|(name, bad)| bad.into_iter().map(move |b| b.in_section(name)));
         // `[mcp]` names its own section (its keys are `mcp.server[N].…`).

@@ -65,6 +65,13 @@ impl Workspace {
     pub fn confined(&self, writable: &[PathBuf]) -> std::io::Result<Workspace> {
         Ok(Workspace(self.0.confined(writable)?))
     }
+
+    /// The same workspace, writable only beneath `writable` (clix's own
+    /// places), every other write refused with `because` (see
+    /// [`Folder::read_only`]).
+    pub fn read_only(&self, writable: &[PathBuf], because: &str) -> std::io::Result<Workspace> {
+        Ok(Workspace(self.0.read_only(writable, because)?))
+    }
 }
 
 /// clix's own config, data, state and cache folders (memory, audit log,

@@ -106,6 +106,9 @@ pub struct Folder {
     /// `None`: the whole folder is writable. `Some`: only these subfolders
     /// are (see [`Folder::confined`]).
     writable: Option<Arc<[Writable]>>,
+    /// Why a write outside the writable places is refused, when the reason
+    /// is not a plan's namespace (see [`Folder::read_only`]).
+    read_only_because: Option<Arc<str>>,
 }
 
 /// A subfolder a confined [`Folder`] may write in, with its own handle:
@@ -130,7 +133,7 @@ impl Folder {
     pub fn open(path: &Path) -> io::Result<Self> {
         let root = std::fs::canonicalize(path)?;
         let dir = Dir::open_ambient_dir(&root, cap_std::ambient_authority())?;
-        Ok(Folder { root, dir: Arc::new(dir), writable: None })
+        Ok(Folder { root, dir: Arc::new(dir), writable: None, read_only_because: None })
     }
 
     /// The same folder, readable everywhere but writable only beneath
@@ -165,12 +168,24 @@ impl Folder {
                 }
             }
             let sub = self.dir.open_dir(&rel).map_err(|e| explain(e, path))?;
-            let folder = Folder { root: normalize(&self.root.join(&rel)), dir: Arc::new(sub), writable: None };
+            let folder = Folder {
+                root: normalize(&self.root.join(&rel)),
+                dir: Arc::new(sub),
+                writable: None,
+                read_only_because: None,
+            };
             handles.push(Writable { rel, folder });
         }
         // The longest prefix wins, so a nested writable place is found first.
         handles.sort_by_key(|w| std::cmp::Reverse(w.rel.components().count()));
         Ok(Folder { writable: Some(handles.into()), ..self.clone() })
+    }
+
+    /// The same folder, writable only beneath `writable` (clix's own
+    /// places), every other write refused with `because` (a session's
+    /// read-only mode).
+    pub fn read_only(&self, writable: &[PathBuf], because: &str) -> io::Result<Folder> {
+        Ok(Folder { read_only_because: Some(because.into()), ..self.confined(writable)? })
     }
 
     /// The places this folder may write in, when it is confined.
@@ -194,6 +209,9 @@ impl Folder {
                 return Ok((&place.folder, rest));
             }
         }
+        if let Some(because) = &self.read_only_because {
+            return Err(io::Error::new(ErrorKind::ReadOnlyFilesystem, format!("{}: {because}", path.display())));
+        }
         let places: Vec<String> = writable.iter().map(|w| format!("{}/", w.rel.display())).collect();
         Err(io::Error::new(
             ErrorKind::ReadOnlyFilesystem,
@@ -209,7 +227,7 @@ impl Folder {
         let dir = self.dir.open_dir(&rel).map_err(|e| explain(e, path))?;
         let root = normalize(&self.root.join(&rel));
         let Some(places) = &self.writable else {
-            return Ok(Folder { root, dir: Arc::new(dir), writable: None });
+            return Ok(Folder { root, dir: Arc::new(dir), writable: None, read_only_because: None });
         };
         // A subfolder of a confined folder is as writable as its paths were:
         // wholly when it lies in a writable place (opened through that
@@ -227,7 +245,12 @@ impl Folder {
             })
             .collect::<Vec<_>>();
         let below = if rel == Path::new(".") { places.to_vec() } else { below };
-        Ok(Folder { root, dir: Arc::new(dir), writable: Some(below.into()) })
+        Ok(Folder {
+            root,
+            dir: Arc::new(dir),
+            writable: Some(below.into()),
+            read_only_because: self.read_only_because.clone(),
+        })
     }
 
     /// Bytes free for an unprivileged writer on the folder's filesystem

@@ -407,12 +407,14 @@ impl Renderer {
         if self.interactive {
             let bar = indicatif::ProgressBar::new_spinner().with_message(message.to_string());
             bar.enable_steady_tick(std::time::Duration::from_millis(120));
+            crate::terminal::set_spinner(Some(bar.clone()));
             self.spinner = Some(bar);
         }
     }
 
     fn stop_spinner(&mut self) {
         if let Some(bar) = self.spinner.take() {
+            crate::terminal::set_spinner(None);
             bar.finish_and_clear();
         }
     }
@@ -445,10 +447,13 @@ impl Renderer {
                 eprintln!("{}", self.dim(&format!("▸ {tool} {}", one_line(command, 120))));
                 self.spin("running…");
             }
-            Event::ToolResult { text, .. } => {
+            Event::ToolResult { text, changes, declined, .. } => {
                 let footer = text.lines().last().unwrap_or_default();
                 let first = text.lines().next().filter(|l| *l != footer).map(|l| format!(" {}", one_line(l, 80)));
                 eprintln!("{}", self.dim(&format!("  {footer}{}", first.unwrap_or_default())));
+                if let Some(line) = changes_line(changes.as_ref(), *declined) {
+                    eprintln!("{}", self.dim(&format!("  {line}")));
+                }
                 self.spin("thinking…");
             }
             Event::Retry { attempt, wait_ms, error } => {
@@ -536,6 +541,13 @@ const CONFIGURE_HELP: &str = "No model answered. Configure a provider, for examp
     export ANTHROPIC_API_KEY=…                                                  # Anthropic\n  \
     export AGENT_BASE_URL=… AGENT_API_KEY=… AGENT_MODEL=…                     # any OpenAI-compatible API\n\
     or set [agent] base_url / model in the config file (clix config path).";
+
+/// What a call changed, in the line a person reads after it: the change
+/// summary, or that the person declined the changes.
+pub(crate) fn changes_line(changes: Option<&clix_engine::ChangeSet>, declined: bool) -> Option<String> {
+    let summary = changes.and_then(clix_engine::ChangeSet::summary)?;
+    Some(if declined { format!("declined, put back: {summary}") } else { summary })
+}
 
 fn one_line(s: &str, max: usize) -> String {
     // Shown on stderr, a terminal's: what a model or a file wrote is never obeyed there.
@@ -649,7 +661,12 @@ pub(crate) fn replay(paths: &Paths, id: &str, jsonl: bool, html: Option<&Path>) 
             Event::Start { task, model, .. } => outln(format_args!("# task ({model}): {task}"))?,
             Event::Response { text, .. } if !text.is_empty() => outln(text)?,
             Event::ToolCall { tool, command, .. } => outln(format_args!("▸ {tool} {command}"))?,
-            Event::ToolResult { text, .. } => outln(text)?,
+            Event::ToolResult { text, changes, declined, .. } => {
+                outln(text)?;
+                if let Some(line) = changes_line(changes.as_ref(), *declined) {
+                    outln(format_args!("  {line}"))?;
+                }
+            }
             Event::Done { stop_reason, steps, usage, cost, .. } => {
                 outln(format_args!("# {stop_reason} after {steps} steps; {}", usage_text(usage, *cost)))?
             }

@@ -88,6 +88,12 @@ enum Command {
     /// Measure the tool designs (run, bash, typed) on task suites with a model
     /// (or, with --solution, each task's reference solution); `compare A B` for two runs.
     Eval(crate::eval_cmd::EvalArgs),
+    /// What an agent's run changed in the workspace, as a unified diff
+    /// (every writer: commands, programs, git), or one line per path with --stat.
+    Diff(crate::changes_cmd::DiffArgs),
+    /// Put the workspace back as it was before a run (or before its step N),
+    /// byte for byte; paths the person changed since are left unless --force.
+    Undo(crate::changes_cmd::UndoArgs),
     /// Which commands may run: check a line against the rules, or list them.
     Policy(crate::policy_cmd::PolicyArgs),
     /// Plans of agents: check a plan, run its tasks as a DAG (each agent in
@@ -130,6 +136,12 @@ pub(crate) struct SessionFlags {
     /// (repeatable; for this run only, e.g. --allow 'git push'; never a deny).
     #[arg(long = "allow", value_name = "WORDS")]
     pub allow: Vec<String>,
+    /// How much may change: auto (changes stay, each call checkpointed for
+    /// `clix diff` and `clix undo`), review (each call's changes shown and
+    /// kept only when you say yes; needs a terminal), read-only (nothing in
+    /// the workspace can change). Default: [agent] mode, else auto.
+    #[arg(long, value_name = "MODE", value_parser = ["auto", "review", "read-only"])]
+    pub mode: Option<String>,
 }
 
 impl SessionFlags {
@@ -149,6 +161,9 @@ impl SessionFlags {
         }
         if let Some(topic) = &self.topic {
             layers.push(("memory.topic", "--topic", toml::Value::String(topic.clone())));
+        }
+        if let Some(mode) = &self.mode {
+            layers.push(("agent.mode", "--mode", toml::Value::String(mode.clone())));
         }
         layers
     }
@@ -415,6 +430,8 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             let json = json || matches!(action, Some(RunsAction::List { json: true }));
             crate::agent_cmd::runs(&paths, json)
         }
+        Command::Diff(args) => crate::changes_cmd::diff(&paths, args),
+        Command::Undo(args) => crate::changes_cmd::undo(&paths, args),
         Command::Replay { id, jsonl, html } => crate::agent_cmd::replay(&paths, &id, jsonl, html.as_deref()),
         Command::ToolDef { format } => {
             let engine = scratch_engine(&paths).await?;
@@ -705,6 +722,9 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
     } else {
         // A workspace file's text may hold escapes: on a terminal they are shown, not obeyed.
         outln(crate::terminal::for_stdout(&shown.text))?;
+        if let Some(line) = crate::agent_cmd::changes_line(shown.changes.set.as_ref(), shown.changes.declined) {
+            eprintln!("{line}");
+        }
     }
     Ok(exit_code(shown.exit_code))
 }
@@ -714,8 +734,10 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
 /// output), and shows the progress of re-embedding memories.
 pub(crate) fn session(paths: &Paths, settings: Settings, workspace: &Path, person_answers: bool) -> Session {
     let approver = person_answers.then(|| Arc::new(crate::policy_cmd::Terminal) as Arc<dyn Approver>);
+    let reviewer =
+        person_answers.then(|| Arc::new(crate::changes_cmd::TerminalReviewer) as Arc<dyn clix_engine::Reviewer>);
     let progress = std::io::stderr().is_terminal().then(progress_bar);
-    Session::for_person(paths.clone(), settings, workspace).approver(approver).progress(progress)
+    Session::for_person(paths.clone(), settings, workspace).approver(approver).reviewer(reviewer).progress(progress)
 }
 
 /// An indicatif bar on stderr, shown from the first report, gone at the last.

@@ -4,6 +4,7 @@
 //! presentation or agent logic of its own.
 
 mod agent_cmd;
+mod changes_cmd;
 mod cli;
 mod eval_cmd;
 mod hub_cmd;

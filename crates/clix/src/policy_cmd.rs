@@ -1,6 +1,5 @@
 //! `clix policy check|list`, and the terminal that answers the policy's `ask`.
 
-use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -41,19 +40,9 @@ pub(crate) struct Terminal;
 
 impl Approver for Terminal {
     fn approve(&self, request: &Approval) -> Answer {
-        let Ok(mut tty) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty") else {
-            return Answer::No;
-        };
-        if tty.write_all(prompt(request).as_bytes()).is_err() {
-            return Answer::No;
-        }
-        let mut answer = String::new();
-        if std::io::BufReader::new(&tty).read_line(&mut answer).is_err() {
-            return Answer::No;
-        }
-        match answer.trim().to_ascii_lowercase().as_str() {
-            "y" | "yes" => Answer::Once,
-            "a" | "always" => Answer::Always,
+        match crate::terminal::ask_person(&prompt(request)).as_deref() {
+            Some("y" | "yes") => Answer::Once,
+            Some("a" | "always") => Answer::Always,
             _ => Answer::No,
         }
     }

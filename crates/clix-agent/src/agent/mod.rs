@@ -367,6 +367,9 @@ impl<'e, T: Tools> Agent<'e, T> {
 
     /// The `start` event, then the task, after the memories recalled for it.
     async fn begin(&mut self, task: &str, on_event: &mut dyn FnMut(&Event)) {
+        if let Some(run_id) = self.run_id().map(str::to_string) {
+            self.engine.begin_run(&run_id);
+        }
         let start = Event::Start {
             run_id: self.run_id().unwrap_or_default().to_string(),
             task: task.to_string(),

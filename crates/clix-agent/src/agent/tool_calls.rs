@@ -36,6 +36,8 @@ impl<T: Tools> Agent<'_, T> {
                         exit_code: clix_common::exit::USAGE,
                         duration_ms: 0,
                         images: vec![],
+                        changes: None,
+                        declined: false,
                     };
                     self.emit(on_event, result);
                     self.messages.push(Message::tool_result(&call.id, message, true));
@@ -78,6 +80,8 @@ impl<T: Tools> Agent<'_, T> {
                 exit_code: out.exit_code,
                 duration_ms: out.duration.as_millis() as u64,
                 images: seen.iter().map(|(_, i)| i.clone()).collect(),
+                changes: out.changes.clone(),
+                declined: out.declined,
             };
             self.emit(on_event, result);
             // A failed stage the exit code hides is a failure too: the

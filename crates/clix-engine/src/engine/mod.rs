@@ -16,6 +16,9 @@ use crate::commands::{BrowserCommand, CallTime, Deadline, MemoryConfig, SeenImag
 use crate::policy::{PolicyConfig, ShellGate};
 use crate::spill::SpillDir;
 
+pub use control::{CallChanges, WorkspaceControl};
+
+mod control;
 mod disk;
 mod route;
 mod setup;
@@ -56,6 +59,9 @@ pub struct EngineConfig {
     /// `prompts/run-tool.md` checked against [`crate::RUN_TOOL_PLACEHOLDERS`];
     /// `None`: the built-in one.
     pub run_tool_prompt: Option<clix_common::template::Template>,
+    /// Checkpoints of each call and the mode (`[checkpoints]`, `--mode`);
+    /// `None`: nothing kept, changes stay (eval attempts, benchmarks).
+    pub control: Option<WorkspaceControl>,
 }
 
 impl EngineConfig {
@@ -78,6 +84,7 @@ impl EngineConfig {
             skills: None,
             mcp: None,
             run_tool_prompt: None,
+            control: None,
         }
     }
 }
@@ -97,6 +104,9 @@ pub enum EngineError {
     /// A plan agent's namespace cannot be set up.
     #[error("the agent's namespace: {0}")]
     Namespace(String),
+    /// The mode or the checkpoints cannot be set up (review without a person, a store that cannot be written).
+    #[error("{0}")]
+    Control(String),
 }
 
 /// Where a plan agent may write: its own folder and the plan's `writes`
@@ -130,6 +140,8 @@ pub struct OsTier {
 pub struct RunOutput {
     /// Exactly what the model reads, footer included.
     pub text: String,
+    /// What the call changed in the workspace, and what the person said of it.
+    pub changes: CallChanges,
     /// Images `see` accepted during the line, for the model's next turn.
     pub images: Vec<SeenImage>,
     /// Layer 1's lossless result: both streams, exit code, duration.
@@ -161,6 +173,7 @@ pub struct Engine {
     commands: CommandRegistry,
     hub_tools: Vec<String>,
     gate: Option<Arc<clix_policy::Gate>>,
+    control: control::Control,
 }
 
 impl Engine {
@@ -187,13 +200,20 @@ impl Engine {
         if let Some(ns) = &namespace {
             workspace = workspace.confined(&ns.writable).map_err(|e| EngineError::Namespace(e.to_string()))?;
         }
+        let (control, workspace) = control::Control::open(config.control, workspace).map_err(EngineError::Control)?;
         let gate = match &config.policy {
             Some(policy) => Some(crate::policy::gate(crate::policy::load(policy, &workspace)?, policy, &workspace)),
             None => None,
         };
+        // A read-only session's programs may write only clix's spills, as its shell.
+        let writable = match (&namespace, control.mode) {
+            (Some(ns), _) => Some(ns.writable.clone()),
+            (None, clix_checkpoint::WorkMode::ReadOnly) => Some(vec![PathBuf::from(control::SPILLS)]),
+            (None, _) => None,
+        };
         let sandbox = match config.os {
             Some(os) => Some(
-                setup::open_sandbox(os, &workspace, namespace.as_ref(), gate.as_ref())
+                setup::open_sandbox(os, &workspace, writable.as_deref(), gate.as_ref())
                     .map_err(EngineError::Namespace)?,
             ),
             None => None,
@@ -271,7 +291,14 @@ impl Engine {
             commands: registry,
             hub_tools: hub.tools,
             gate,
+            control,
         })
+    }
+
+    /// The calls that follow belong to run `run` (an agent's run id): their
+    /// checkpoints are its steps, for `clix diff` and `clix undo`.
+    pub fn set_checkpoint_run(&mut self, run: &str) {
+        self.control.set_run(run);
     }
 
     /// The session's policy gate (its rules, context and answers), when it has one.
@@ -396,7 +423,10 @@ impl Engine {
 
     /// [`run`](Self::run) with a time limit for this call, capped by the configured one.
     pub async fn run_within(&mut self, line: &str, stdin: Option<&[u8]>, limit: Option<Duration>) -> RunOutput {
-        let (raw, capture) = self.execute(line, stdin, limit).await;
+        let problem = self.control.before();
+        let (mut raw, capture) = self.execute(line, stdin, limit).await;
+        let changes = self.control.after(line, problem);
+        self.tell_control(&mut raw, &changes);
         let pipelines: Vec<Vec<StageExit>> = raw
             .pipelines
             .iter()
@@ -426,6 +456,36 @@ impl Engine {
             spill_path: shown.spill_path,
             exit_code: shown.exit_code,
             failed_stages: shown.failed_stages,
+            changes,
+        }
+    }
+
+    /// What the model must know of the person's control, on the line's
+    /// stderr: a write refused by the read-only mode, changes declined, a
+    /// checkpoint that could not be kept.
+    fn tell_control(&self, raw: &mut RawResult, changes: &CallChanges) {
+        let mut notes = Vec::new();
+        if self.control.mode == clix_checkpoint::WorkMode::ReadOnly
+            && raw.exit_code != 0
+            && String::from_utf8_lossy(&raw.stderr).contains("Read-only file system")
+        {
+            notes.push(format!("clix: {}", control::READ_ONLY));
+        }
+        if changes.declined {
+            notes.push(
+                "clix: the person declined this call's changes (review mode): the workspace is as it was                  before the call. Ask what they want, or try another way."
+                    .to_string(),
+            );
+        }
+        if let Some(problem) = &changes.problem {
+            notes.push(format!("clix: {problem}"));
+        }
+        for note in notes {
+            if !raw.stderr.is_empty() && !raw.stderr.ends_with(b"\n") {
+                raw.stderr.push(b'\n');
+            }
+            raw.stderr.extend_from_slice(note.as_bytes());
+            raw.stderr.push(b'\n');
         }
     }
 }

@@ -38,7 +38,7 @@ pub(super) fn own_commands(
 pub(super) fn open_sandbox(
     os: OsTier,
     workspace: &Workspace,
-    namespace: Option<&super::Namespace>,
+    writable: Option<&[std::path::PathBuf]>,
     gate: Option<&Arc<clix_policy::Gate>>,
 ) -> Result<Arc<Sandbox>, String> {
     let mut sandbox =
@@ -47,8 +47,8 @@ pub(super) fn open_sandbox(
     if let Some(gate) = gate {
         sandbox = sandbox.with_exec_judge(Arc::new(crate::policy::ExecGate(Arc::clone(gate))));
     }
-    match namespace {
-        Some(ns) => Ok(Arc::new(sandbox.confined(&ns.writable)?)),
+    match writable {
+        Some(places) => Ok(Arc::new(sandbox.confined(places)?)),
         None => Ok(Arc::new(sandbox)),
     }
 }

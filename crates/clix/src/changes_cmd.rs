@@ -1,0 +1,119 @@
+//! `clix diff` and `clix undo`: what an agent changed in the workspace, and
+//! putting it back; and the terminal's `review` question.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context as _, Result};
+use clix_checkpoint::{ChangeSet, Reviewer, Store};
+use clix_config::Paths;
+use clix_workspace::Workspace;
+
+use crate::cli::outln;
+
+/// Which run, which steps, which workspace.
+#[derive(clap::Args)]
+pub(crate) struct ChangesArgs {
+    /// The run: its id (as `clix runs` and each change summary name it), or
+    /// `last`, the newest run that changed this workspace.
+    #[arg(value_name = "RUN", default_value = "last")]
+    run: String,
+    /// Only step N (diff), or from step N on (undo): the run's calls count from 1.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    step: Option<u32>,
+    /// The workspace (default: the current folder).
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+}
+
+/// `clix diff`'s own flags.
+#[derive(clap::Args)]
+pub(crate) struct DiffArgs {
+    #[command(flatten)]
+    which: ChangesArgs,
+    /// One line per path with its lines added and removed, instead of the diff.
+    #[arg(long)]
+    stat: bool,
+}
+
+/// `clix undo`'s own flags.
+#[derive(clap::Args)]
+pub(crate) struct UndoArgs {
+    #[command(flatten)]
+    which: ChangesArgs,
+    /// Put back paths the person changed since too, keeping their version
+    /// beside each as PATH.clix-undo-backup.
+    #[arg(long)]
+    force: bool,
+}
+
+fn open(paths: &Paths, args: &ChangesArgs) -> Result<(Workspace, Store, String)> {
+    let dir = crate::cli::workspace_or_cwd(args.workspace.clone())?;
+    let workspace = Workspace::open(&dir)?;
+    let store = Store::open(&paths.state_dir, workspace.root())
+        .with_context(|| format!("the checkpoint store in {}", paths.state_dir.display()))?;
+    let run = store.resolve(&args.run)?;
+    Ok((workspace, store, run))
+}
+
+/// `clix diff [RUN|last] [--step N] [--stat]`.
+pub(crate) fn diff(paths: &Paths, args: DiffArgs) -> Result<ExitCode> {
+    let (_, store, run) = open(paths, &args.which)?;
+    let mut sets = store.changes_of(&run)?;
+    if let Some(step) = args.which.step {
+        sets.retain(|s| s.step == step);
+        if sets.is_empty() {
+            anyhow::bail!("run {run} has no step {step} that changed something; `clix diff {run} --stat` lists them");
+        }
+    }
+    for set in &sets {
+        outln(format!("# step {}: {}", set.step, crate::terminal::escaped(&set.line)))?;
+        for n in &set.not_kept {
+            outln(format!("#   not kept: {} ({})", n.path, n.why))?;
+        }
+    }
+    let text = if args.stat { clix_checkpoint::stat(&store, &sets)? } else { clix_checkpoint::diff(&store, &sets)? };
+    // A workspace file's text may hold escapes: on a terminal they are shown, not obeyed.
+    outln(crate::terminal::for_stdout(text.trim_end_matches('\n')))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `clix undo [RUN|last] [--step N] [--force]`.
+pub(crate) fn undo(paths: &Paths, args: UndoArgs) -> Result<ExitCode> {
+    let (workspace, store, run) = open(paths, &args.which)?;
+    let from = args.which.step.unwrap_or(1);
+    let report = clix_checkpoint::undo(&store, &workspace, &run, from, args.force)?;
+    let what = if from > 1 { format!("run {run} from step {from} on") } else { format!("run {run}") };
+    outln(format!("undid {what}: {} paths as they were", report.restored.len()))?;
+    let (git, files): (Vec<&String>, Vec<&String>) =
+        report.restored.iter().partition(|p| p.split('/').any(|part| part == ".git"));
+    for path in files {
+        outln(format!("  restored {path}"))?;
+    }
+    if !git.is_empty() {
+        outln(format!("  restored the repository (.git): {} paths", git.len()))?;
+    }
+    for backup in &report.backups {
+        outln(format!("  your version kept as {backup}"))?;
+    }
+    for (path, why) in &report.left {
+        eprintln!("  left {path}: {why}");
+    }
+    Ok(if report.left.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// The person at this terminal, asked on `/dev/tty` whether a call's
+/// changes stay (`--mode review`), with the spinner out of the way.
+pub(crate) struct TerminalReviewer;
+
+impl Reviewer for TerminalReviewer {
+    fn keep(&self, line: &str, set: &ChangeSet, diff: &str) -> bool {
+        let question = format!(
+            "\nclix review: `{}` {}\n{}\nkeep these changes? [y] yes, [n] no (put the workspace back): ",
+            crate::terminal::escaped(line),
+            set.summary().unwrap_or_default(),
+            crate::terminal::visible(diff.trim_end())
+        );
+        matches!(crate::terminal::ask_person(&question).as_deref(), Some("y" | "yes"))
+    }
+}
