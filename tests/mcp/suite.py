@@ -134,9 +134,10 @@ async def t_list_tools(c: Client, srv: Server) -> None:
     check(out is not None, "an output schema is declared")
     # One RunReport type: `clix run --json` fills the streams too (a binary stdout as stdout_base64);
     # MCP leaves them out (the text shows them).
-    # failed_stages: the pipeline stages that failed where the exit code does not say so.
+    # failed_stages: the pipeline stages that failed where the exit code does not say so;
+    # changed: what the call changed in the workspace (`clix diff`, `clix undo`).
     want = {"exit_code", "duration_ms", "truncated", "spill_path", "stdout_bytes", "stderr_bytes", "stdout",
-            "stdout_base64", "stderr", "failed_stages"}
+            "stdout_base64", "stderr", "failed_stages", "changed"}
     check(set(out["properties"]) == want, f"output schema properties: {sorted(out['properties'])}")
     check(all(out["properties"][p].get("description") for p in want), "every output field is documented")
     check(not {"stdout", "stdout_base64", "stderr"} & set(out.get("required", [])), "the streams are optional")
@@ -280,6 +281,26 @@ async def t_image(c: Client, srv: Server) -> None:
     check(r.content[1].mime_type == "image/png" and len(r.content[1].data) > 0, "image content")
 
 
+async def t_undo(c: Client, srv: Server) -> None:
+    """An MCP session's calls are a run of their own: `clix undo last` takes them back, whoever wrote."""
+    ws = srv.workspace.resolve()
+    (ws / "keep.txt").write_text("kept\n")
+    await c.call_tool("run", {"command": f"cd {ws}"})
+    r = await c.call_tool("run", {"command": f"cd {ws} && echo made > made.txt && rm keep.txt && "
+                                             "python3 -c \"open('py.txt','w').write('py')\""})
+    changed = r.structured_content.get("changed", "")
+    check("changed 3 files: +2 ~0 \u22121" in changed, f"structuredContent says what changed: {r.structured_content}")
+    env = dict(srv.env, HOME=str(srv.home))
+    diff = subprocess.run([srv.args.clix, "diff", "last", "--workspace", str(ws)], env=env,
+                          capture_output=True, text=True)
+    check(diff.returncode == 0 and "+++ b/made.txt" in diff.stdout and "+++ b/py.txt" in diff.stdout, diff.stdout + diff.stderr)
+    undo = subprocess.run([srv.args.clix, "undo", "last", "--workspace", str(ws)], env=env,
+                          capture_output=True, text=True)
+    check(undo.returncode == 0, f"undo: {undo.stdout}{undo.stderr}")
+    check((ws / "keep.txt").read_text() == "kept\n", "keep.txt is back")
+    check(not (ws / "made.txt").exists() and not (ws / "py.txt").exists(), "made.txt and py.txt are gone")
+
+
 CHECKS = [
     t_list_tools,
     t_echo,
@@ -293,6 +314,8 @@ CHECKS = [
     t_cancel_sandboxed,
     t_progress,
     t_image,
+    # Last: it undoes the session's run, every check's calls before it too.
+    t_undo,
 ]
 
 

@@ -1,0 +1,285 @@
+//! The person stays in control of the workspace (issue 51): every change an
+//! agent makes, by a Layer 1 command, a sandboxed program or git, is shown
+//! by `clix diff` and put back by `clix undo`, byte for byte; `read-only`
+//! changes nothing; `review` keeps a call's changes only on yes, with the
+//! question on the screen while clix waits.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use clix_testkit::model_server::{Server, openai_calls, openai_text, run_call, start};
+use common::agent_home::AgentHome as Home;
+use common::text;
+
+/// Every path under `root` but clix's `.clix`, with its bytes, mode and link target.
+fn picture(root: &Path) -> BTreeMap<String, (Vec<u8>, u32, Option<String>)> {
+    let mut out = BTreeMap::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            if rel == ".clix" {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let mode = meta.permissions().mode() & 0o7777;
+            if meta.file_type().is_symlink() {
+                out.insert(rel, (Vec::new(), 0, Some(std::fs::read_link(&path).unwrap().to_string_lossy().into())));
+            } else if meta.is_dir() {
+                out.insert(rel, (Vec::new(), mode, None));
+                pending.push(path);
+            } else {
+                out.insert(rel, (std::fs::read(&path).unwrap(), mode, None));
+            }
+        }
+    }
+    out
+}
+
+fn git(ws: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .args(["-c", "user.name=person", "-c", "user.email=p@example.com"])
+        .args(args)
+        .current_dir(ws)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "git {args:?}: {}", text(&o.stderr));
+    text(&o.stdout)
+}
+
+/// A project under git, one commit, one untracked file.
+fn project() -> Home {
+    let h = Home::with_files(&[
+        ("notes.txt", b"one\ntwo\nthree\n"),
+        ("b.txt", b"bee\n"),
+        ("d.txt", b"dee\n"),
+        ("f.txt", b"eff\n"),
+        ("mod.py", b"print('mod')\n"),
+        ("untracked.txt", b"mine\n"),
+    ]);
+    git(h.ws.path(), &["init", "-q"]);
+    git(h.ws.path(), &["add", "notes.txt", "b.txt", "d.txt", "f.txt", "mod.py"]);
+    git(h.ws.path(), &["commit", "-qm", "start"]);
+    h
+}
+
+/// `clix ARGS` in the project with the sandbox on (bubblewrap), the model `server`.
+fn clix(h: &Home, server: Option<&Server>, args: &[&str]) -> Command {
+    let mut cmd = h.clix(server, args);
+    cmd.env("CLIX_SANDBOX_MODE", "bwrap").env("CLIX_AGENT_LOOK_FIRST", "false");
+    cmd
+}
+
+async fn finish(mut cmd: Command) -> Output {
+    tokio::task::spawn_blocking(move || cmd.stdin(Stdio::null()).output().unwrap()).await.unwrap()
+}
+
+const LAYER1: &str = "echo one > a.txt && sed -i s/two/TWO/ notes.txt && mv b.txt c.txt && rm d.txt";
+const PROGRAM: &str = "python3 -c \"import os; open('e.py','w').write('print(1)\\n'); \
+     open('mod.py','a').write('# more\\n'); os.remove('f.txt'); os.chmod('e.py', 0o755); os.symlink('e.py','e-link')\"";
+const COMMIT: &str = "git add -A && git -c user.name=agent -c user.email=a@example.com commit -qm agent";
+
+#[tokio::test]
+async fn every_change_of_an_agent_is_shown_and_undone_byte_for_byte() {
+    let server = start(vec![
+        openai_calls(&[("run", &run_call(LAYER1))], 10, 5),
+        openai_calls(&[("run", &run_call(PROGRAM))], 10, 5),
+        openai_calls(&[("run", &run_call(COMMIT))], 10, 5),
+        openai_text("done", 10, 1),
+    ])
+    .await;
+    let h = project();
+    let ws = h.ws.path();
+    let start = picture(ws);
+    let o = finish(clix(&h, Some(&server), &["ask", "tidy up"])).await;
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    // After each call, a person reads what it changed.
+    assert!(err.contains("changed 5 files: +2 ~1 \u{2212}2 (clix diff "), "{err}");
+    assert!(err.contains("changed 4 files: +2 ~1 \u{2212}1 (clix diff "), "{err}");
+    assert!(err.contains("and the repository (.git)"), "{err}");
+    assert_eq!(git(ws, &["log", "--format=%s"]), "agent\nstart\n");
+    // The trajectory carries each change set.
+    let runs = h.runs();
+    let id = runs[0]["id"].as_str().unwrap().to_string();
+    let replay = text(&clix(&h, None, &["replay", &id, "--jsonl"]).output().unwrap().stdout);
+    let sets: Vec<serde_json::Value> = replay
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter_map(|e| e["changes"].as_object().cloned().map(serde_json::Value::Object))
+        .collect();
+    assert_eq!(sets.iter().map(|s| s["step"].as_u64().unwrap()).collect::<Vec<_>>(), [1, 2, 3], "{replay}");
+    assert!(sets.iter().all(|s| s["run"] == id.as_str()), "{replay}");
+
+    let diff = text(&clix(&h, None, &["diff", "last"]).output().unwrap().stdout);
+    for shown in [
+        "--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1 @@\n+one\n",
+        "-two\n+TWO\n",
+        "--- a/b.txt\n+++ /dev/null\n",
+        "+++ b/c.txt\n",
+        "--- a/d.txt\n+++ /dev/null\n",
+        "diff --clix a/e.py b/e.py\nnew file mode 100755\n",
+        "+# more\n",
+        "--- a/f.txt\n+++ /dev/null\n",
+        "e-link: nothing \u{2192} symlink \u{2192} e.py",
+        "the repository (.git): ",
+    ] {
+        assert!(diff.contains(shown), "{shown:?} is not in:\n{diff}");
+    }
+    let step2 = text(&clix(&h, None, &["diff", "last", "--step", "2", "--stat"]).output().unwrap().stdout);
+    assert!(step2.contains("mod.py") && !step2.contains("notes.txt"), "{step2}");
+
+    // From step 2 on: just after step 1.
+    let o = clix(&h, None, &["undo", "last", "--step", "2"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
+    assert_eq!(git(ws, &["log", "--format=%s"]), "start\n");
+    assert!(!ws.join("e.py").exists() && std::fs::symlink_metadata(ws.join("e-link")).is_err());
+    assert_eq!(std::fs::read_to_string(ws.join("f.txt")).unwrap(), "eff\n");
+    assert_eq!(std::fs::read_to_string(ws.join("mod.py")).unwrap(), "print('mod')\n");
+    assert_eq!(std::fs::read_to_string(ws.join("notes.txt")).unwrap(), "one\nTWO\nthree\n");
+    assert!(ws.join("c.txt").exists() && !ws.join("d.txt").exists());
+
+    // The person edits a file the agent made; undo leaves it and says so.
+    std::fs::write(ws.join("a.txt"), "the person's\n").unwrap();
+    let o = clix(&h, None, &["undo", "last"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
+    assert!(text(&o.stderr).contains("left a.txt: changed since the agent's call"), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "the person's\n");
+    let mut expected = start.clone();
+    expected.insert("a.txt".into(), (b"the person's\n".to_vec(), 0o644, None));
+    assert_eq!(picture(ws), expected, "all but the person's file is as it was");
+
+    // --force: put back too, the person's version kept beside it.
+    let o = clix(&h, None, &["undo", "last", "--force"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
+    let mut expected = start;
+    expected.insert("a.txt.clix-undo-backup".into(), (b"the person's\n".to_vec(), 0o644, None));
+    assert_eq!(picture(ws), expected);
+}
+
+#[test]
+fn read_only_changes_nothing_and_says_why() {
+    let h = project();
+    let ws = h.ws.path();
+    let start = picture(ws);
+    for line in [
+        "echo x > notes.txt",
+        "rm b.txt",
+        "python3 -c \"open('p.txt','w').write('x')\"",
+        "sandbox bash 'echo y > q.txt'",
+        COMMIT,
+    ] {
+        let o = clix(&h, None, &["run", "--mode", "read-only", line]).output().unwrap();
+        let shown = text(&o.stdout);
+        assert_ne!(o.status.code(), Some(0), "{line}: {shown}");
+        assert!(shown.contains("read-only in this session (--mode read-only)"), "{line}: {shown}");
+    }
+    // Reading still works.
+    let o = clix(&h, None, &["run", "--mode", "read-only", "cat notes.txt | wc -l"]).output().unwrap();
+    assert_eq!(text(&o.stdout).lines().next(), Some("3"), "{}", text(&o.stdout));
+    assert_eq!(picture(ws), start);
+}
+
+#[test]
+fn review_needs_a_person() {
+    let h = project();
+    let o = clix(&h, None, &["run", "--mode", "review", "echo x > n.txt"]).output().unwrap();
+    assert_ne!(o.status.code(), Some(0));
+    assert!(text(&o.stderr).contains("review mode asks a person"), "{}", text(&o.stderr));
+    assert!(!h.ws.path().join("n.txt").exists());
+}
+
+/// What a VT100 screen of 160×48 shows after `bytes`, read by pyte.
+fn screen_of(bytes: &str) -> String {
+    let mut child = Command::new("python3")
+        .args([
+            "-c",
+            "import pyte, sys\ns = pyte.Screen(160, 48)\npyte.ByteStream(s).feed(sys.stdin.buffer.read())\n\
+             print('\\n'.join(l.rstrip() for l in s.display))",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(bytes.as_bytes()).unwrap();
+    text(&child.wait_with_output().unwrap().stdout)
+}
+
+fn pyte_present() -> bool {
+    let ok = Command::new("python3").args(["-c", "import pyte"]).status().is_ok_and(|s| s.success());
+    if !ok {
+        assert!(std::env::var_os("CI").is_none(), "pyte is missing under CI: .ci/run should have installed it");
+        eprintln!("SKIPPED: pyte is not installed (pip install pyte)");
+    }
+    ok
+}
+
+/// `clix ask --mode review` on a pseudo-terminal: the question stays on
+/// the screen while clix waits (the spinner is paused), `n` puts the
+/// workspace back, `y` keeps the changes.
+#[tokio::test]
+async fn review_asks_on_the_screen_and_keeps_changes_only_on_yes() {
+    if !pyte_present() {
+        return;
+    }
+    for (answer, kept) in [("n", false), ("y", true)] {
+        let server = start(vec![
+            openai_calls(&[("run", &run_call("echo reviewed > r.txt && sed -i s/one/ONE/ notes.txt"))], 10, 5),
+            openai_text("done", 10, 1),
+        ])
+        .await;
+        let h = project();
+        let ws = h.ws.path();
+        let start = picture(ws);
+        let inner = clix(&h, Some(&server), &["ask", "--mode", "review", "change things"]);
+        let env: Vec<_> = inner.get_envs().filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))).collect();
+        let line = format!("{} ask --mode review 'change things'", env!("CARGO_BIN_EXE_clix"));
+        let mut child = Command::new("script")
+            .args(["-qc", &line, "/dev/null"])
+            .env_clear()
+            .envs(env)
+            .env("TERM", "xterm-256color")
+            .current_dir(ws)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("script (util-linux) runs");
+        let screen = common::Screen::watch(&mut child);
+        let asked = Instant::now();
+        while !screen.text().contains("keep these changes?") {
+            assert!(asked.elapsed() < Duration::from_secs(60), "never asked:\n{}", screen.text());
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        // Several of the spinner's ticks (120 ms) while clix waits.
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        let shown = screen_of(&screen.text());
+        assert!(shown.contains("keep these changes? [y] yes, [n] no"), "the question is not on the screen:\n{shown}");
+        assert!(shown.contains("+reviewed") && shown.contains("-one") && shown.contains("+ONE"), "{shown}");
+        use std::io::Write;
+        let mut keys = child.stdin.take().unwrap();
+        keys.write_all(format!("{answer}\r").as_bytes()).unwrap();
+        drop(keys);
+        tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+        let all = screen.finish();
+        if kept {
+            assert_eq!(std::fs::read_to_string(ws.join("r.txt")).unwrap(), "reviewed\n", "{all}");
+            assert_eq!(std::fs::read_to_string(ws.join("notes.txt")).unwrap(), "ONE\ntwo\nthree\n");
+        } else {
+            assert_eq!(picture(ws), start, "{all}");
+            // The model is told.
+            let told = server.requests()[1].body["messages"].to_string();
+            assert!(told.contains("the person declined this call's changes"), "{told}");
+            assert!(all.contains("declined, put back: changed 2 files"), "{all}");
+        }
+    }
+}
