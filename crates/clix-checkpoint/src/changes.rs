@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::scan::{Node, Tree};
+use crate::scan::{Changed, Node};
 
 /// One path the call changed: what it was before (`None`: it did not
 /// exist) and after (`None`: the call removed it).
@@ -61,40 +61,14 @@ pub struct ChangeSet {
 }
 
 impl ChangeSet {
-    /// What differs from `before` to `after`.
-    pub(crate) fn between(
-        run: &str,
-        step: u32,
-        line: &str,
-        before: &Tree,
-        after: &Tree,
-        mut not_kept: Vec<NotKept>,
-    ) -> ChangeSet {
-        let mut changes = Vec::new();
-        for (path, node) in after.nodes() {
-            match before.node(path) {
-                None if *node == Node::Skipped => {
-                    not_kept.push(NotKept { path: format!("{path}/"), why: "build output: not kept".into() })
-                }
-                None => changes.push(Change { path: path.clone(), before: None, after: Some(node.clone()) }),
-                Some(Node::Skipped) if *node == Node::Skipped => {
-                    if before.stamp(path) != after.stamp(path) {
-                        not_kept.push(NotKept { path: format!("{path}/"), why: "build output: not kept".into() });
-                    }
-                }
-                Some(old) if old != node => {
-                    changes.push(Change { path: path.clone(), before: Some(old.clone()), after: Some(node.clone()) })
-                }
-                Some(_) => {}
-            }
-        }
-        for (path, node) in before.nodes() {
-            if after.node(path).is_none() && *node != Node::Skipped {
-                changes.push(Change { path: path.clone(), before: Some(node.clone()), after: None });
-            }
-        }
-        changes.sort_by(|a, b| a.path.cmp(&b.path));
-        // A file not kept is named once, whatever else is said of it.
+    /// The change set of step `step`: each changed path, and what was not kept.
+    pub(crate) fn new(run: &str, step: u32, line: &str, changed: Changed, mut not_kept: Vec<NotKept>) -> ChangeSet {
+        let changes = changed
+            .into_iter()
+            .filter(|(_, (before, after))| before != after)
+            .map(|(path, (before, after))| Change { path, before, after })
+            .collect();
+        // A path not kept is named once, whatever else is said of it.
         not_kept.sort_by(|a, b| a.path.cmp(&b.path));
         not_kept.dedup_by(|a, b| a.path == b.path);
         ChangeSet { run: run.to_string(), step, line: line.to_string(), at_ms: now_ms(), changes, not_kept }

@@ -24,6 +24,7 @@ mod diff;
 mod scan;
 mod store;
 mod undo;
+mod watch;
 
 pub use changes::{Change, ChangeSet, NotKept};
 pub use diff::{diff, stat};
@@ -118,15 +119,19 @@ pub trait Reviewer: Send + Sync {
 
 /// The checkpoints of one run over one workspace: call
 /// [`Checkpoints::before_call`] before each `run` call and
-/// [`Checkpoints::after_call`] after it.
+/// [`Checkpoints::after_call`] after it. The tree is listed whole once;
+/// after that, inotify says which paths to look at again.
 pub struct Checkpoints {
     store: Store,
     folder: Folder,
     settings: CheckpointSettings,
     run: String,
     step: u32,
-    /// The tree as the last scan left it; `None` until the first call.
-    tree: Option<Tree>,
+    /// The tree as the last look left it; `None` until the first call.
+    tree: Option<scan::Tree>,
+    watch: Option<watch::Watch>,
+    /// The tree changed since it was last saved for the next clix.
+    unsaved: bool,
 }
 
 impl Checkpoints {
@@ -138,8 +143,26 @@ impl Checkpoints {
         settings: CheckpointSettings,
     ) -> io::Result<Self> {
         let store = Store::open(state_dir, folder.root())?;
-        let step = store.changes_of(run).map(|sets| sets.iter().map(|s| s.step).max().unwrap_or(0)).unwrap_or(0);
-        Ok(Checkpoints { store, folder, settings, run: run.to_string(), step, tree: None })
+        let mut checkpoints = Checkpoints {
+            store,
+            folder,
+            settings,
+            run: String::new(),
+            step: 0,
+            tree: None,
+            watch: watch::Watch::new(),
+            unsaved: false,
+        };
+        checkpoints.set_run(run);
+        Ok(checkpoints)
+    }
+
+    /// The same checkpoints listing the tree whole at every call, as they
+    /// do where the system has no inotify instance left to give (for
+    /// measuring, and for checking that both ways see the same).
+    pub fn listing_whole(mut self) -> Self {
+        self.watch = None;
+        self
     }
 
     /// The run these checkpoints belong to.
@@ -147,7 +170,8 @@ impl Checkpoints {
         &self.run
     }
 
-    /// Goes on as run `run` (an agent run that has its own id, or a resumed one).
+    /// Goes on as run `run` (an agent run that has its own id, or a resumed
+    /// one): its steps go on from its last.
     pub fn set_run(&mut self, run: &str) {
         if self.run != run {
             self.run = run.to_string();
@@ -161,31 +185,67 @@ impl Checkpoints {
         &self.store
     }
 
+    fn scanner(&mut self) -> scan::Scanner<'_> {
+        scan::Scanner {
+            folder: &self.folder,
+            store: &self.store,
+            settings: &self.settings,
+            watch: self.watch.as_mut(),
+            not_kept: Vec::new(),
+        }
+    }
+
+    /// The tree brought up to date: from the watch's paths when it has
+    /// them, else listed whole. Returns what changed and what was not kept.
+    fn look(&mut self) -> io::Result<(scan::Changed, Vec<NotKept>)> {
+        let touched = match (&self.tree, self.watch.as_mut()) {
+            (Some(_), Some(watch)) => watch.drain(),
+            _ => None,
+        };
+        self.unsaved = true;
+        match (touched, self.tree.take()) {
+            (Some(touched), Some(mut tree)) => {
+                let mut scanner = self.scanner();
+                let changed = scanner.update(&mut tree, &touched);
+                let not_kept = scanner.not_kept;
+                self.tree = Some(tree);
+                Ok((changed?, not_kept))
+            }
+            (_, previous) => {
+                let previous = match previous {
+                    Some(tree) => tree,
+                    None => self.store.load_tree().unwrap_or_default(),
+                };
+                if let Some(watch) = self.watch.as_mut() {
+                    watch.reset();
+                }
+                let mut scanner = self.scanner();
+                let tree = scanner.full(&previous)?;
+                let mut not_kept = scanner.not_kept;
+                let (changed, skipped) = scan::differences(&previous, &tree);
+                not_kept.extend(skipped);
+                // Listed whole: kept for the next clix, which then reads again only what changed.
+                self.store.save_tree(&tree)?;
+                self.unsaved = false;
+                self.tree = Some(tree);
+                Ok((changed, not_kept))
+            }
+        }
+    }
+
     /// Brings the tree up to date before a call: what changed since the
     /// last call (the person's edits) is kept, so the call's before-images
     /// are in the store before anything can change them.
     pub fn before_call(&mut self) -> io::Result<()> {
-        let previous = match self.tree.take() {
-            Some(tree) => tree,
-            None => self.store.load_tree().unwrap_or_default(),
-        };
-        let (tree, _) = scan::scan(&self.folder, &previous, &self.store, &self.settings)?;
-        self.tree = Some(tree);
-        Ok(())
+        self.look().map(|_| ())
     }
 
     /// What the call changed, kept as step N of the run (N counts the
     /// run's calls from 1); an empty change set is not stored.
     pub fn after_call(&mut self, line: &str) -> io::Result<ChangeSet> {
-        let before = match self.tree.take() {
-            Some(tree) => tree,
-            None => self.store.load_tree().unwrap_or_default(),
-        };
-        let (after, not_kept) = scan::scan(&self.folder, &before, &self.store, &self.settings)?;
+        let (changed, not_kept) = self.look()?;
         self.step += 1;
-        let set = ChangeSet::between(&self.run, self.step, line, &before, &after, not_kept);
-        self.store.save_tree(&after)?;
-        self.tree = Some(after);
+        let set = ChangeSet::new(&self.run, self.step, line, changed, not_kept);
         if !set.is_empty() {
             self.store.append(&set)?;
             self.store.prune(self.settings.max_bytes, &self.run)?;
@@ -198,9 +258,20 @@ impl Checkpoints {
     pub fn decline(&mut self, set: &ChangeSet) -> io::Result<UndoReport> {
         let report = undo::restore(&self.store, &self.folder, std::slice::from_ref(set), false)?;
         self.store.drop_step(&self.run, set.step)?;
-        self.tree = None;
+        // The restore's own writes are not the next call's.
         self.before_call()?;
         Ok(report)
+    }
+}
+
+impl Drop for Checkpoints {
+    fn drop(&mut self) {
+        if self.unsaved
+            && let Some(tree) = &self.tree
+        {
+            // Only a cache: the next clix lists the tree whole without it.
+            let _ = self.store.save_tree(tree);
+        }
     }
 }
 

@@ -48,12 +48,13 @@ fn private_dir(path: &Path) -> io::Result<()> {
     fs::DirBuilder::new().recursive(true).mode(0o700).create(path)
 }
 
-/// Writes `bytes` to `path` whole or not at all (a temporary file renamed).
+/// Writes `bytes` to `path` whole or not at all (a temporary file
+/// renamed). Not synced: a call's checkpoint must cost less than the call,
+/// and a crash of clix (not of the machine) loses nothing written.
 fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     let mut file = fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&tmp)?;
     file.write_all(bytes)?;
-    file.sync_data()?;
     fs::rename(&tmp, path)
 }
 

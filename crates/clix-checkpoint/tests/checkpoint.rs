@@ -200,3 +200,34 @@ fn the_store_keeps_each_content_once_and_prunes_the_oldest_runs() {
     assert_eq!(second.store().changes_of("new").unwrap().len(), 3);
     assert_eq!(second.store().resolve("last").unwrap(), "new");
 }
+
+/// The watch (inotify) and a whole listing see the same changes, call by
+/// call, for every kind of change, a folder swapped for a file and a tree
+/// moved away included.
+#[test]
+fn the_watch_sees_what_a_whole_listing_sees() {
+    type Step = fn(&Path);
+    let steps: &[Step] = &[
+        |r| std::fs::write(r.join("src/main.py"), "changed\n").unwrap(),
+        |r| std::fs::create_dir_all(r.join("new/deeper/still")).unwrap(),
+        |r| std::fs::write(r.join("new/deeper/still/x.txt"), "x").unwrap(),
+        |r| std::fs::rename(r.join("new"), r.join("moved")).unwrap(),
+        |r| std::fs::remove_dir_all(r.join("src")).unwrap(),
+        |r| std::fs::write(r.join("src"), "a file where a folder was\n").unwrap(),
+        |r| std::fs::set_permissions(r.join("README"), std::fs::Permissions::from_mode(0o755)).unwrap(),
+        |r| std::os::unix::fs::symlink("moved", r.join("link2")).unwrap(),
+        |_| {},
+    ];
+    let mut seen: Vec<Vec<Vec<clix_checkpoint::Change>>> = Vec::new();
+    for whole in [false, true] {
+        let (state, ws, folder) = setup();
+        let root = ws.path().to_path_buf();
+        let mut cp = Checkpoints::open(state.path(), folder, "run-w", CheckpointSettings::default()).unwrap();
+        if whole {
+            cp = cp.listing_whole();
+        }
+        seen.push(steps.iter().map(|step| call(&mut cp, "step", || step(&root)).changes).collect());
+    }
+    assert_eq!(seen[0], seen[1]);
+    assert!(seen[0].iter().take(8).all(|c| !c.is_empty()) && seen[0][8].is_empty(), "{:?}", seen[0]);
+}

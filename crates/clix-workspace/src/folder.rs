@@ -266,6 +266,30 @@ impl Folder {
         Ok(stat.f_bavail.saturating_mul(stat.f_frsize))
     }
 
+    /// Adds an inotify watch for `mask` on the folder `path` to the inotify
+    /// instance `inotify`, and returns its watch descriptor. The folder is
+    /// opened through the handle without following a symlink, and watched
+    /// by that open file, so no path the workspace controls is resolved
+    /// outside it.
+    pub fn watch_dir(&self, inotify: std::os::fd::BorrowedFd<'_>, path: &Path, mask: u32) -> io::Result<i32> {
+        use cap_fs_ext::DirExt;
+        use std::os::fd::{AsFd, AsRawFd};
+        let rel = self.relative(path)?;
+        let dir = if rel == Path::new(".") {
+            self.dir.try_clone()?
+        } else {
+            self.dir.open_dir_nofollow(&rel).map_err(|e| explain(e, path))?
+        };
+        let by_fd = std::ffi::CString::new(format!("/proc/self/fd/{}", dir.as_fd().as_raw_fd()))
+            .map_err(|e| io::Error::new(ErrorKind::InvalidInput, e))?;
+        // SAFETY: both fds are open for the call, and by_fd is a NUL-terminated string we own.
+        let wd = unsafe { libc::inotify_add_watch(inotify.as_raw_fd(), by_fd.as_ptr(), mask) };
+        if wd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(wd)
+    }
+
     /// The folder's canonical host path.
     pub fn root(&self) -> &Path {
         &self.root
