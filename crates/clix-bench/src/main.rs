@@ -51,6 +51,7 @@ use clix_engine::{Engine, EngineConfig, ShellLimits};
 use clix_session::{Parts, Session, Settings};
 
 mod browser;
+mod checkpoints;
 mod clip;
 mod hub;
 mod jail;
@@ -101,6 +102,9 @@ fn main() {
     }
     if matches!(which.as_str(), "all" | "scale") {
         scale::scale(n.unwrap_or(3));
+    }
+    if matches!(which.as_str(), "all" | "checkpoints") {
+        checkpoints::checkpoints(n.unwrap_or(50));
     }
     if matches!(which.as_str(), "all" | "mcp-scale") {
         // Its own arguments: [M] and flags (see mcp_scale.rs).

@@ -313,16 +313,29 @@ pub(crate) async fn chat(paths: &Paths, chat: ChatArgs) -> Result<ExitCode> {
     if matches!(turns, Turns::Terminal(_)) {
         eprintln!("clix chat in {} — /help for commands, /exit to leave", session.workspace.display());
     }
+    // The first step of the last task, for /diff and /undo.
+    let mut turn_start = last_step(paths, &session, &agent) + 1;
     while let Some(line) = turns.next_line()? {
         match line.trim() {
             "" => continue,
             "/exit" | "/quit" => break,
             "/help" => {
                 eprintln!("Type a task and press Enter (Alt+Enter or a trailing \\ for a new line).");
+                eprintln!("/diff shows what the last task changed (/diff all: the whole conversation);");
+                eprintln!(
+                    "/undo puts the workspace back as it was before the last task (/undo all: before the first);"
+                );
+                eprintln!("/mode shows the mode, /mode review|auto switches it;");
                 eprintln!("/exit leaves; Ctrl-C stops the current step; the run is saved in {}", path.display());
                 continue;
             }
+            command if command.starts_with('/') => {
+                if let Err(e) = chat_command(paths, &session, &mut agent, command, turn_start) {
+                    eprintln!("clix: {e}");
+                }
+            }
             task => {
+                turn_start = last_step(paths, &session, &agent) + 1;
                 let mut render = Renderer::new(args.jsonl);
                 let (summary, result) = run_task(&mut agent, task, None, &mut |e| render.event(e)).await;
                 render.result(&result);
@@ -332,6 +345,57 @@ pub(crate) async fn chat(paths: &Paths, chat: ChatArgs) -> Result<ExitCode> {
     }
     remember(&mut agent, &mut Renderer::new(args.jsonl)).await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The last step of the chat's run that changed the workspace (0: none yet).
+fn last_step(paths: &Paths, session: &Session, agent: &Agent<'_>) -> u32 {
+    let Some(run) = agent.run_id() else { return 0 };
+    let Ok(store) = checkpoint_store(paths, session) else { return 0 };
+    store.changes_of(run).ok().and_then(|sets| sets.last().map(|s| s.step)).unwrap_or(0)
+}
+
+fn checkpoint_store(paths: &Paths, session: &Session) -> Result<clix_checkpoint::Store> {
+    let workspace = clix_workspace::Workspace::open(&session.workspace)?;
+    Ok(clix_checkpoint::Store::open(&paths.state_dir, workspace.root())?)
+}
+
+/// `/diff`, `/undo` and `/mode` in a chat; anything else is named as unknown.
+fn chat_command(paths: &Paths, session: &Session, agent: &mut Agent<'_>, line: &str, turn_start: u32) -> Result<()> {
+    let mut words = line.split_whitespace();
+    let (command, arg) = (words.next().unwrap_or_default(), words.next());
+    let from = if arg == Some("all") { 1 } else { turn_start };
+    match command {
+        "/diff" | "/undo" => {
+            let run = agent.run_id().context("this chat keeps no run, so nothing is checkpointed")?.to_string();
+            let store = checkpoint_store(paths, session)?;
+            if command == "/diff" {
+                let sets: Vec<_> =
+                    store.changes_of(&run).unwrap_or_default().into_iter().filter(|s| s.step >= from).collect();
+                if sets.is_empty() {
+                    eprintln!("nothing changed{}", if from > 1 { " in the last task" } else { "" });
+                    return Ok(());
+                }
+                outln(crate::terminal::for_stdout(clix_checkpoint::diff(&store, &sets)?.trim_end()))?;
+            } else {
+                let workspace = clix_workspace::Workspace::open(&session.workspace)?;
+                let report = clix_checkpoint::undo(&store, &workspace, &run, from, false)?;
+                eprintln!("put back {} paths", report.restored.len());
+                for (path, why) in &report.left {
+                    eprintln!("  left {path}: {why}");
+                }
+            }
+        }
+        "/mode" => match arg {
+            None => eprintln!("mode: {} (/mode review or /mode auto switches it)", agent.tools_mut().mode().name()),
+            Some(name) => {
+                let mode: clix_engine::WorkMode = name.parse().map_err(anyhow::Error::msg)?;
+                agent.tools_mut().set_mode(mode).map_err(anyhow::Error::msg)?;
+                eprintln!("mode: {}", mode.name());
+            }
+        },
+        other => anyhow::bail!("{other} is not a chat command; /help lists them (/diff, /undo, /mode, /exit)"),
+    }
+    Ok(())
 }
 
 /// Where a chat's turns come from: a person at the line editor, or piped

@@ -283,3 +283,32 @@ async fn review_asks_on_the_screen_and_keeps_changes_only_on_yes() {
         }
     }
 }
+
+/// In a chat, `/diff` shows what the last task changed, `/undo` puts it
+/// back, `/mode` switches only to what the session can do, and a line that
+/// starts with `/` is never sent to the model as a task.
+#[tokio::test]
+async fn chat_shows_and_undoes_the_last_task() {
+    let server = start(vec![
+        openai_calls(&[("run", &run_call("echo hi > chat.txt && sed -i s/one/ONE/ notes.txt"))], 10, 5),
+        openai_text("made it", 10, 1),
+    ])
+    .await;
+    let h = project();
+    let start = picture(h.ws.path());
+    let turns = b"make a file\n/diff\n/undo\n/mode\n/mode review\n/model gpt-4o\n";
+    let mut cmd = h.clix(Some(&server), &["chat"]);
+    cmd.env("CLIX_AGENT_LOOK_FIRST", "false").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(turns).unwrap();
+    let o = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+    let (out, err) = (text(&o.stdout), text(&o.stderr));
+    assert!(out.contains("+++ b/chat.txt") && out.contains("+ONE"), "{out}\n{err}");
+    assert!(err.contains("put back 2 paths"), "{err}");
+    assert_eq!(picture(h.ws.path()), start, "{err}");
+    assert!(err.contains("mode: auto"), "{err}");
+    assert!(err.contains("review asks a person at a terminal"), "{err}");
+    assert!(err.contains("/model is not a chat command"), "{err}");
+    assert_eq!(server.requests().len(), 2, "only the task went to the model");
+}

@@ -258,7 +258,12 @@ impl<'e, T: Tools> Agent<'e, T> {
         self.interrupt.clone()
     }
 
-    /// The trajectory's id, when the agent records one.
+    /// The tools the agent acts through (a chat switching the engine's mode).
+    pub fn tools_mut(&mut self) -> &mut T {
+        self.engine
+    }
+
+    /// This run's id (its trajectory's), when it keeps one.
     pub fn run_id(&self) -> Option<&str> {
         self.trajectory.as_ref().map(|t| t.id.as_str())
     }

@@ -97,6 +97,27 @@ impl Control {
         Ok((Control { mode: config.mode, checkpoints, reviewer: config.reviewer }, workspace))
     }
 
+    /// Switches between `auto` and `review` (see `Engine::set_mode`).
+    pub(super) fn set_mode(&mut self, mode: WorkMode) -> Result<(), String> {
+        if mode == self.mode {
+            return Ok(());
+        }
+        if mode == WorkMode::ReadOnly || self.mode == WorkMode::ReadOnly {
+            return Err("read-only is chosen when clix starts (its shell and sandbox open the workspace                         read-only): start it again with --mode read-only, or without it"
+                .into());
+        }
+        if mode == WorkMode::Review {
+            if self.reviewer.is_none() {
+                return Err("review asks a person at a terminal, and this session has none".into());
+            }
+            if self.checkpoints.is_none() {
+                return Err("review needs checkpoints, and [checkpoints] enabled = false".into());
+            }
+        }
+        self.mode = mode;
+        Ok(())
+    }
+
     /// Names the run the next calls belong to.
     pub(super) fn set_run(&mut self, run: &str) {
         if let Some(cp) = &mut self.checkpoints {

@@ -295,6 +295,19 @@ impl Engine {
         })
     }
 
+    /// The session's mode: `auto`, `review` or `read-only`.
+    pub fn mode(&self) -> clix_checkpoint::WorkMode {
+        self.control.mode
+    }
+
+    /// Switches between `auto` and `review` for the calls that follow.
+    /// `read-only` is set when an engine starts (its shell's handle and its
+    /// sandbox's mounts are opened read-only), so it is neither entered nor
+    /// left here: the error says so.
+    pub fn set_mode(&mut self, mode: clix_checkpoint::WorkMode) -> Result<(), String> {
+        self.control.set_mode(mode)
+    }
+
     /// The calls that follow belong to run `run` (an agent's run id): their
     /// checkpoints are its steps, for `clix diff` and `clix undo`.
     pub fn set_checkpoint_run(&mut self, run: &str) {
