@@ -132,6 +132,9 @@ pub struct Checkpoints {
     watch: Option<watch::Watch>,
     /// The tree changed since it was last saved for the next clix.
     unsaved: bool,
+    /// Where this run may write (a plan task's places); changes elsewhere
+    /// are other writers' and not its steps. `None`: the whole workspace.
+    scope: Option<Vec<String>>,
 }
 
 impl Checkpoints {
@@ -152,6 +155,7 @@ impl Checkpoints {
             tree: None,
             watch: watch::Watch::new(),
             unsaved: false,
+            scope: None,
         };
         checkpoints.set_run(run);
         Ok(checkpoints)
@@ -162,6 +166,13 @@ impl Checkpoints {
     /// measuring, and for checking that both ways see the same).
     pub fn listing_whole(mut self) -> Self {
         self.watch = None;
+        self
+    }
+
+    /// Only changes beneath `places` (relative folders) are this run's: a
+    /// plan task writes only there, and its siblings' changes are theirs.
+    pub fn within(mut self, places: &[std::path::PathBuf]) -> Self {
+        self.scope = Some(places.iter().map(|p| p.to_string_lossy().trim_end_matches('/').to_string()).collect());
         self
     }
 
@@ -243,7 +254,12 @@ impl Checkpoints {
     /// What the call changed, kept as step N of the run (N counts the
     /// run's calls from 1); an empty change set is not stored.
     pub fn after_call(&mut self, line: &str) -> io::Result<ChangeSet> {
-        let (changed, not_kept) = self.look()?;
+        let (mut changed, mut not_kept) = self.look()?;
+        if let Some(places) = &self.scope {
+            let ours = |path: &str| places.iter().any(|p| path == p || path.starts_with(&format!("{p}/")));
+            changed.retain(|path, _| ours(path));
+            not_kept.retain(|n| ours(n.path.trim_end_matches('/')));
+        }
         self.step += 1;
         let set = ChangeSet::new(&self.run, self.step, line, changed, not_kept);
         if !set.is_empty() {

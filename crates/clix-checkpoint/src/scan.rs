@@ -18,8 +18,9 @@ use crate::watch::Watch;
 /// still listed as a folder, so a change among its top entries is named.
 const NOT_KEPT_FOLDERS: &[&str] = &["node_modules", "target", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache"];
 
-/// clix's own folder in a workspace (spilled outputs), never part of a checkpoint.
-const CLIX_FOLDER: &str = ".clix";
+/// clix's spilled outputs in a workspace, never part of a checkpoint (the
+/// rest of `.clix`, a project's policy and skills, is the project's).
+const SPILLS: &str = ".clix/out";
 
 /// One path of the tree, as a restore needs it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -208,10 +209,10 @@ impl Scanner<'_> {
                 Err(_) => continue,
             };
             for (name, entry) in listing {
-                if dir.is_empty() && name == CLIX_FOLDER {
+                let path = if dir.is_empty() { name.clone() } else { format!("{dir}/{name}") };
+                if path == SPILLS {
                     continue;
                 }
-                let path = if dir.is_empty() { name.clone() } else { format!("{dir}/{name}") };
                 let Some(node) = self.node_of(&path, &name, &entry, previous.entries.get(&path)) else { continue };
                 match &node {
                     Node::Dir { .. } => pending.push(path.clone()),
@@ -247,7 +248,7 @@ impl Scanner<'_> {
     ) -> io::Result<Changed> {
         let mut changed = Changed::new();
         for path in touched {
-            if path == CLIX_FOLDER || path.starts_with(".clix/") {
+            if path == SPILLS || path.starts_with(".clix/out/") {
                 continue;
             }
             if let Some(skipped) = skipped_ancestor(tree, path) {

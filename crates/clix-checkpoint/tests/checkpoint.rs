@@ -231,3 +231,34 @@ fn the_watch_sees_what_a_whole_listing_sees() {
     assert_eq!(seen[0], seen[1]);
     assert!(seen[0].iter().take(8).all(|c| !c.is_empty()) && seen[0][8].is_empty(), "{:?}", seen[0]);
 }
+
+/// A plan task writes only in its places: changes elsewhere (a sibling
+/// task's, running at the same time) are not its steps. clix's spills are
+/// nobody's; the rest of `.clix` (a project's policy) is the project's.
+#[test]
+fn a_run_confined_to_its_places_keeps_only_their_changes() {
+    let (state, ws, folder) = setup();
+    let root = ws.path().to_path_buf();
+    std::fs::create_dir_all(root.join("agents/a")).unwrap();
+    std::fs::create_dir_all(root.join("agents/b")).unwrap();
+    let mut cp = Checkpoints::open(state.path(), folder, "task-a", CheckpointSettings::default())
+        .unwrap()
+        .within(&["agents/a".into()]);
+    let set = call(&mut cp, "work", || {
+        std::fs::write(root.join("agents/a/out.txt"), "a").unwrap();
+        std::fs::write(root.join("agents/b/out.txt"), "b").unwrap();
+        std::fs::create_dir_all(root.join(".clix/out")).unwrap();
+        std::fs::write(root.join(".clix/out/cmd-1.txt"), "spill").unwrap();
+    });
+    let paths: Vec<&str> = set.changes.iter().map(|c| c.path.as_str()).collect();
+    assert_eq!(paths, ["agents/a/out.txt"]);
+
+    let mut whole =
+        Checkpoints::open(state.path(), Folder::open(&root).unwrap(), "all", CheckpointSettings::default()).unwrap();
+    let set = call(&mut whole, "policy", || {
+        std::fs::write(root.join(".clix/policy.toml"), "[policy]\n").unwrap();
+        std::fs::write(root.join(".clix/out/cmd-2.txt"), "spill").unwrap();
+    });
+    let paths: Vec<&str> = set.changes.iter().map(|c| c.path.as_str()).collect();
+    assert_eq!(paths, [".clix/policy.toml"]);
+}

@@ -87,10 +87,14 @@ impl Control {
         }
         let checkpoints = if config.settings.enabled {
             let folder = (*workspace).clone();
-            Some(
-                Checkpoints::open(&config.state_dir, folder, &config.run, config.settings)
-                    .map_err(|e| format!("the checkpoint store in {}: {e}", config.state_dir.display()))?,
-            )
+            let places = folder.writable();
+            let checkpoints = Checkpoints::open(&config.state_dir, folder, &config.run, config.settings)
+                .map_err(|e| format!("the checkpoint store in {}: {e}", config.state_dir.display()))?;
+            // A plan task's changes are those in its own places.
+            Some(match places {
+                Some(places) => checkpoints.within(&places),
+                None => checkpoints,
+            })
         } else {
             None
         };
