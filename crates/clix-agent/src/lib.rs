@@ -45,4 +45,6 @@ pub use prompt::{
 pub use provider::{ChatRequest, ChatResponse, Provider, ProviderError, ToolChoice, Usage};
 pub use settings::{AgentSettings, Budgets, PROVIDER_VARS, ProviderKind, ResolvedProvider, resolve_provider};
 pub use tools::{Invocation, ToolOutcome, Tools, call_arguments};
-pub use trajectory::{Resumable, Trajectory, find_run, latest_resumable, list_runs, read_run, resumable};
+pub use trajectory::{
+    Resumable, Trajectory, find_run, latest_resumable, list_runs, read_run, resumable, resumable_before,
+};

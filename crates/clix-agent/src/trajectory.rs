@@ -281,6 +281,10 @@ pub struct Resumable {
     /// (after a compaction, from its summary on) and what followed its
     /// last call.
     pub messages: Vec<Message>,
+    /// When cut before a step ([`resumable_before`]): the first checkpoint
+    /// step (the run's call number) of the calls cut off, from which the
+    /// workspace is put back; `None` when they changed nothing.
+    pub undo_from: Option<u32>,
 }
 
 /// Run `id`'s conversation: its last `context`, the `request` records
@@ -290,6 +294,21 @@ pub struct Resumable {
 /// per call. Every line must read (a torn last one aside): a damaged file
 /// is an error naming it and the line.
 pub fn resumable(runs_dir: &Path, id: &str) -> Result<Resumable, String> {
+    read_resumable(runs_dir, id, None)
+}
+
+/// Run `id`'s conversation as it was when the model was asked for step
+/// `step` (`clix ask --resume RUN --from-step N`, chat's `/rewind N`): the
+/// steps from `step` on are cut off, and `undo_from` says from which
+/// checkpoint the workspace goes back with them.
+pub fn resumable_before(runs_dir: &Path, id: &str, step: u32) -> Result<Resumable, String> {
+    read_resumable(runs_dir, id, Some(step))
+}
+
+fn read_resumable(runs_dir: &Path, id: &str, before_step: Option<u32>) -> Result<Resumable, String> {
+    let cut = |step: u32| before_step.is_some_and(|n| step >= n);
+    let mut past = false;
+    let mut undo_from: Option<u32> = None;
     let path = runs_dir.join(format!("{id}.jsonl"));
     let text =
         std::fs::read_to_string(&path).map_err(|e| format!("cannot read the run file {}: {e}", path.display()))?;
@@ -309,6 +328,18 @@ pub fn resumable(runs_dir: &Path, id: &str) -> Result<Resumable, String> {
                 ));
             }
         };
+        let step = match &record.event {
+            Event::Request { step, .. } | Event::Response { step, .. } | Event::ToolResult { step, .. } => Some(*step),
+            _ => None,
+        };
+        past |= step.is_some_and(cut);
+        if past {
+            // Cut off: only which checkpoints the cut calls made.
+            if let Event::ToolResult { changes: Some(set), .. } = &record.event {
+                undo_from = Some(undo_from.map_or(set.step, |from| from.min(set.step)));
+            }
+            continue;
+        }
         match record.event {
             Event::Start { workspace: w, .. } => workspace = Some(w),
             Event::Context { messages: all, .. } => {
@@ -334,7 +365,12 @@ pub fn resumable(runs_dir: &Path, id: &str) -> Result<Resumable, String> {
     };
     messages.extend(settle(unsettled));
     let workspace = workspace.ok_or_else(|| format!("the run file {} has no start record", path.display()))?;
-    Ok(Resumable { id: id.to_string(), path, workspace, messages })
+    if let Some(step) = before_step
+        && !past
+    {
+        return Err(format!("run {id} has no step {step}: `clix replay {id}` shows its steps"));
+    }
+    Ok(Resumable { id: id.to_string(), path, workspace, messages, undo_from })
 }
 
 /// The messages a run without its `tail` gained after its last call: its

@@ -50,6 +50,11 @@ pub(crate) struct AgentArgs {
     /// sent, then exit without calling it (with --jsonl: one JSON object).
     #[arg(long)]
     pub show_prompt: bool,
+    /// With --resume or --continue: go back to step N first, in both the
+    /// conversation (the model asked for step N again) and the workspace
+    /// (as it was before step N's calls; `clix replay RUN` numbers the steps).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub from_step: Option<u32>,
 }
 
 /// `clix chat`'s flags.
@@ -101,14 +106,20 @@ impl Resume {
         }
     }
 
-    /// The run's conversation, rebuilt from its file.
-    fn load(&self, paths: &Paths, workspace: &Path) -> Result<Resumable> {
+    /// The run's conversation, rebuilt from its file (up to step
+    /// `from_step` when given).
+    fn load(&self, paths: &Paths, workspace: &Path, from_step: Option<u32>) -> Result<Resumable> {
         let runs = clix_session::runs_dir(paths);
         let id = match self {
             Resume::Latest => latest_resumable(&runs, &workspace.display().to_string()),
             Resume::Named(named) => find_run(&runs, named),
         };
-        resumable(&runs, &id.map_err(anyhow::Error::msg)?).map_err(anyhow::Error::msg)
+        let id = id.map_err(anyhow::Error::msg)?;
+        match from_step {
+            Some(step) => clix_agent::resumable_before(&runs, &id, step),
+            None => resumable(&runs, &id),
+        }
+        .map_err(anyhow::Error::msg)
     }
 }
 
@@ -202,8 +213,14 @@ fn agent<'e>(
     resume: Option<Resume>,
 ) -> Result<(Agent<'e>, PathBuf)> {
     let provider = session.provider(args.model.as_deref(), args.provider.as_deref())?;
+    if args.from_step.is_some() && resume.is_none() {
+        bail!("--from-step goes back in an earlier run: give it with --resume RUN_ID or --continue");
+    }
     // Read before anything is sent: a damaged file stops the run here.
-    let resumed = resume.map(|r| r.load(paths, engine.session().workspace())).transpose()?;
+    let resumed = resume.map(|r| r.load(paths, engine.session().workspace(), args.from_step)).transpose()?;
+    if let (Some(run), Some(step)) = (&resumed, args.from_step) {
+        go_back(paths, session, run, step)?;
+    }
     if !args.jsonl {
         // Whom it is talking to, before anything is sent (a machine reading --jsonl has it in `start`).
         eprintln!("clix: model {} at {}", provider.model, provider.base_url());
@@ -325,6 +342,7 @@ pub(crate) async fn chat(paths: &Paths, chat: ChatArgs) -> Result<ExitCode> {
                 eprintln!(
                     "/undo puts the workspace back as it was before the last task (/undo all: before the first);"
                 );
+                eprintln!("/rewind N goes back to step N, in the conversation and the workspace;");
                 eprintln!("/mode shows the mode, /mode review|auto switches it;");
                 eprintln!("/exit leaves; Ctrl-C stops the current step; the run is saved in {}", path.display());
                 continue;
@@ -345,6 +363,30 @@ pub(crate) async fn chat(paths: &Paths, chat: ChatArgs) -> Result<ExitCode> {
     }
     remember(&mut agent, &mut Renderer::new(args.jsonl)).await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The workspace as it was before step `step` of `run` (its calls from
+/// there on undone); stops, saying what was left, when a path the person
+/// changed since is in the way.
+fn go_back(paths: &Paths, session: &Session, run: &Resumable, step: u32) -> Result<()> {
+    let Some(from) = run.undo_from else {
+        eprintln!("clix: back at step {step} of run {}: its later steps changed no file", run.id);
+        return Ok(());
+    };
+    let workspace = clix_workspace::Workspace::open(&session.workspace)?;
+    let store = checkpoint_store(paths, session)?;
+    let report = clix_checkpoint::undo(&store, &workspace, &run.id, from, false)?;
+    if !report.left.is_empty() {
+        let left: Vec<String> = report.left.iter().map(|(p, why)| format!("{p}: {why}")).collect();
+        bail!(
+            "could not go back to step {step}: {}\n(`clix undo {} --step {from} --force` puts them back too, keeping \
+             yours as PATH.clix-undo-backup)",
+            left.join("; "),
+            run.id
+        );
+    }
+    eprintln!("clix: back at step {step} of run {}: {} paths put back", run.id, report.restored.len());
+    Ok(())
 }
 
 /// The last step of the chat's run that changed the workspace (0: none yet).
@@ -385,6 +427,17 @@ fn chat_command(paths: &Paths, session: &Session, agent: &mut Agent<'_>, line: &
                 }
             }
         }
+        "/rewind" => {
+            let step: u32 = arg.and_then(|a| a.parse().ok()).filter(|n| *n >= 1).context(
+                "/rewind N goes back to step N (the model asked for it again, the workspace as before it); \
+                 clix replay shows the steps",
+            )?;
+            let run = agent.run_id().context("this chat keeps no run to go back in")?.to_string();
+            let back =
+                clix_agent::resumable_before(&clix_session::runs_dir(paths), &run, step).map_err(anyhow::Error::msg)?;
+            go_back(paths, session, &back, step)?;
+            agent.set_conversation(back.messages);
+        }
         "/mode" => match arg {
             None => eprintln!("mode: {} (/mode review or /mode auto switches it)", agent.tools_mut().mode().name()),
             Some(name) => {
@@ -393,7 +446,7 @@ fn chat_command(paths: &Paths, session: &Session, agent: &mut Agent<'_>, line: &
                 eprintln!("mode: {}", mode.name());
             }
         },
-        other => anyhow::bail!("{other} is not a chat command; /help lists them (/diff, /undo, /mode, /exit)"),
+        other => anyhow::bail!("{other} is not a chat command; /help lists them (/diff, /undo, /rewind, /mode, /exit)"),
     }
     Ok(())
 }

@@ -312,3 +312,39 @@ async fn chat_shows_and_undoes_the_last_task() {
     assert!(err.contains("/model is not a chat command"), "{err}");
     assert_eq!(server.requests().len(), 2, "only the task went to the model");
 }
+
+/// `clix ask --resume RUN --from-step N` goes back in both: the model is
+/// asked with the conversation as it was before step N, and the workspace
+/// is as it was before step N's calls.
+#[tokio::test]
+async fn resume_from_a_step_goes_back_in_the_conversation_and_the_workspace() {
+    let first = start(vec![
+        openai_calls(&[("run", &run_call(LAYER1))], 10, 5),
+        openai_calls(&[("run", &run_call(PROGRAM))], 10, 5),
+        openai_calls(&[("run", &run_call(COMMIT))], 10, 5),
+        openai_text("done", 10, 1),
+    ])
+    .await;
+    let h = project();
+    let ws = h.ws.path();
+    let o = finish(clix(&h, Some(&first), &["ask", "tidy up"])).await;
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let id = h.runs()[0]["id"].as_str().unwrap().to_string();
+
+    let second = start(vec![openai_text("went another way", 10, 1)]).await;
+    let o = finish(clix(&h, Some(&second), &["ask", "--resume", &id, "--from-step", "2", "do it differently"])).await;
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains(&format!("back at step 2 of run {id}")), "{err}");
+    // The workspace: step 1's changes, nothing of steps 2 and 3.
+    assert_eq!(git(ws, &["log", "--format=%s"]), "start\n");
+    assert!(!ws.join("e.py").exists() && ws.join("f.txt").exists() && ws.join("c.txt").exists());
+    assert_eq!(std::fs::read_to_string(ws.join("notes.txt")).unwrap(), "one\nTWO\nthree\n");
+    // The conversation: step 1's call and result, then the new task; no step 2.
+    let sent = second.requests()[0].body["messages"].to_string();
+    assert!(sent.contains("sed -i s/two/TWO/") && sent.contains("do it differently"), "{sent}");
+    assert!(!sent.contains("os.symlink"), "step 2 was cut off: {sent}");
+    // A step the run does not have is refused before anything changes.
+    let o = finish(clix(&h, Some(&second), &["ask", "--resume", &id, "--from-step", "40", "x"])).await;
+    assert!(text(&o.stderr).contains("has no step 40"), "{}", text(&o.stderr));
+}

@@ -224,6 +224,13 @@ impl<'e, T: Tools> Agent<'e, T> {
     /// rebuilt them ([`crate::trajectory::resumable`]). The next task is
     /// asked after them.
     pub fn with_conversation(mut self, messages: Vec<Message>) -> Self {
+        self.set_conversation(messages);
+        self
+    }
+
+    /// The conversation after the system prompt replaced by `messages`
+    /// (a chat going back to an earlier step, `/rewind`).
+    pub fn set_conversation(&mut self, messages: Vec<Message>) {
         // As a call reaching the tools sets it (tool_calls.rs): the model has looked before.
         self.ran_a_call =
             messages.iter().flat_map(|m| &m.tool_calls).any(|call| self.tools.iter().any(|t| t.name == call.name));
@@ -232,7 +239,6 @@ impl<'e, T: Tools> Agent<'e, T> {
         let system = self.messages.iter().take_while(|m| m.role == Role::System).count();
         self.messages.truncate(system);
         self.messages.extend(messages.into_iter().filter(|m| m.role != Role::System));
-        self
     }
 
     /// Answers identical model requests from `cache` (`--cache`).
