@@ -95,7 +95,9 @@ async fn measure(calls: usize) {
             assert!(out.changes.problem.is_none(), "{:?}", out.changes.problem);
         }
         let (a, b) = (stats(a).p50, stats(b).p50);
-        println!("| {name} | {} | {} | {} |", fmt(a), fmt(b), fmt(b.saturating_sub(a)));
+        // Signed: where the difference is within the machine's noise, it says so.
+        let overhead = if b >= a { format!("+{}", fmt(b - a)) } else { format!("\u{2212}{}", fmt(a - b)) };
+        println!("| {name} | {} | {} | {overhead} |", fmt(a), fmt(b));
     }
 
     // 100 calls that each change one line of one file (a 20-line file).
