@@ -4,38 +4,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed
 
-use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use clix_checkpoint::{CheckpointSettings, Checkpoints, diff, stat, undo};
+use clix_testkit::tree_picture;
 use clix_workspace::Folder;
-
-/// Every path under `root` (not `.clix`) with its bytes, mode and link target.
-fn picture(root: &Path) -> BTreeMap<String, (Vec<u8>, u32, Option<String>)> {
-    let mut out = BTreeMap::new();
-    let mut pending = vec![root.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            let rel = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-            if rel == ".clix" {
-                continue;
-            }
-            let meta = std::fs::symlink_metadata(&path).unwrap();
-            let mode = meta.permissions().mode() & 0o7777;
-            if meta.file_type().is_symlink() {
-                out.insert(rel, (Vec::new(), 0, Some(std::fs::read_link(&path).unwrap().to_string_lossy().into())));
-            } else if meta.is_dir() {
-                out.insert(rel, (Vec::new(), mode, None));
-                pending.push(path);
-            } else {
-                out.insert(rel, (std::fs::read(&path).unwrap(), mode, None));
-            }
-        }
-    }
-    out
-}
 
 fn setup() -> (tempfile::TempDir, tempfile::TempDir, Folder) {
     let (state, ws) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
@@ -61,7 +35,7 @@ fn call(cp: &mut Checkpoints, line: &str, change: impl FnOnce()) -> clix_checkpo
 fn every_change_is_seen_shown_and_undone_byte_for_byte() {
     let (state, ws, folder) = setup();
     let root = ws.path().to_path_buf();
-    let start = picture(&root);
+    let start = tree_picture(&root);
     let mut cp = Checkpoints::open(state.path(), folder.clone(), "run-1", CheckpointSettings::default()).unwrap();
 
     let step1 = call(&mut cp, "sed -i s/hello/hi/ src/main.py; rm gone.txt", || {
@@ -69,7 +43,7 @@ fn every_change_is_seen_shown_and_undone_byte_for_byte() {
         std::fs::remove_file(root.join("gone.txt")).unwrap();
     });
     assert_eq!(step1.counts(), (0, 1, 1), "{step1:?}");
-    let after1 = picture(&root);
+    let after1 = tree_picture(&root);
 
     let step2 = call(&mut cp, "python3 make.py", || {
         std::fs::create_dir(root.join("out")).unwrap();
@@ -111,11 +85,11 @@ fn every_change_is_seen_shown_and_undone_byte_for_byte() {
     // Undo from step 2: just after step 1.
     let report = undo(store, &folder, "run-1", 2, false).unwrap();
     assert!(report.left.is_empty(), "{report:?}");
-    assert_eq!(picture(&root), after1);
+    assert_eq!(tree_picture(&root), after1);
     // The rest of the run: the starting tree.
     let report = undo(store, &folder, "run-1", 1, false).unwrap();
     assert!(report.left.is_empty(), "{report:?}");
-    assert_eq!(picture(&root), start);
+    assert_eq!(tree_picture(&root), start);
 }
 
 #[test]
@@ -142,7 +116,7 @@ fn undo_never_leaves_the_workspace_through_a_planted_symlink() {
     let root = ws.path().to_path_buf();
     let outside = tempfile::tempdir().unwrap();
     std::fs::write(outside.path().join("main.py"), "outside\n").unwrap();
-    let start = picture(&root);
+    let start = tree_picture(&root);
     let mut cp = Checkpoints::open(state.path(), folder.clone(), "run-3", CheckpointSettings::default()).unwrap();
     call(&mut cp, "rm -rf src; ln -s OUTSIDE src", || {
         std::fs::remove_dir_all(root.join("src")).unwrap();
@@ -150,8 +124,8 @@ fn undo_never_leaves_the_workspace_through_a_planted_symlink() {
     });
     let report = undo(cp.store(), &folder, "run-3", 1, false).unwrap();
     assert!(report.left.is_empty(), "{report:?}");
-    assert_eq!(picture(&root), start);
-    assert_eq!(picture(outside.path()).len(), 1);
+    assert_eq!(tree_picture(&root), start);
+    assert_eq!(tree_picture(outside.path()).len(), 1);
     assert_eq!(std::fs::read_to_string(outside.path().join("main.py")).unwrap(), "outside\n");
 }
 

@@ -28,6 +28,7 @@ pub mod scale;
 mod skip;
 mod sshd;
 mod swapper;
+mod tree;
 
 pub use canary::Canary;
 pub use clix_command::clix_command;
@@ -39,3 +40,4 @@ pub use procs::{chromiums_of, pids_with_cmdline, wait_with_peak_rss};
 pub use skip::{skip_host_limit, skip_missing};
 pub use sshd::{Sshd, free_port, which, whoami};
 pub use swapper::Swapper;
+pub use tree::{PathState, tree_picture};

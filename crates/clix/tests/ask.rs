@@ -273,19 +273,7 @@ fn chat_in_a_terminal(h: &Home, inner: Command) -> std::process::Child {
 
 /// `clix WORDS` with `inner`'s environment, inside a pseudo-terminal.
 fn in_a_terminal(h: &Home, inner: Command, words: &str) -> std::process::Child {
-    let env: Vec<_> = inner.get_envs().filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))).collect();
-    let line = format!("{} {words}", env!("CARGO_BIN_EXE_clix"));
-    Command::new("script")
-        .args(["-qc", &line, "/dev/null"])
-        .env_clear()
-        .envs(env)
-        .env("TERM", "dumb")
-        .current_dir(h.ws.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("script (util-linux) runs")
+    common::clix_in_a_terminal(&inner, words, h.ws.path(), "dumb")
 }
 
 #[tokio::test]

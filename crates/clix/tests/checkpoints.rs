@@ -8,41 +8,14 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use clix_testkit::model_server::{Server, openai_calls, openai_text, run_call, start};
+use clix_testkit::model_server::{Reply, Server, openai_calls, openai_text, run_call, start};
+use clix_testkit::tree_picture;
 use common::agent_home::AgentHome as Home;
 use common::text;
-
-/// Every path under `root` but clix's `.clix`, with its bytes, mode and link target.
-fn picture(root: &Path) -> BTreeMap<String, (Vec<u8>, u32, Option<String>)> {
-    let mut out = BTreeMap::new();
-    let mut pending = vec![root.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            let rel = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-            if rel == ".clix" {
-                continue;
-            }
-            let meta = std::fs::symlink_metadata(&path).unwrap();
-            let mode = meta.permissions().mode() & 0o7777;
-            if meta.file_type().is_symlink() {
-                out.insert(rel, (Vec::new(), 0, Some(std::fs::read_link(&path).unwrap().to_string_lossy().into())));
-            } else if meta.is_dir() {
-                out.insert(rel, (Vec::new(), mode, None));
-                pending.push(path);
-            } else {
-                out.insert(rel, (std::fs::read(&path).unwrap(), mode, None));
-            }
-        }
-    }
-    out
-}
 
 fn git(ws: &Path, args: &[&str]) -> String {
     let o = Command::new("git")
@@ -87,18 +60,23 @@ const PROGRAM: &str = "python3 -c \"import os; open('e.py','w').write('print(1)\
      open('mod.py','a').write('# more\\n'); os.remove('f.txt'); os.chmod('e.py', 0o755); os.symlink('e.py','e-link')\"";
 const COMMIT: &str = "git add -A && git -c user.name=agent -c user.email=a@example.com commit -qm agent";
 
-#[tokio::test]
-async fn every_change_of_an_agent_is_shown_and_undone_byte_for_byte() {
-    let server = start(vec![
+/// A model that changes the project in three steps (Layer 1, a sandboxed
+/// program, git), then answers.
+fn three_steps() -> Vec<Reply> {
+    vec![
         openai_calls(&[("run", &run_call(LAYER1))], 10, 5),
         openai_calls(&[("run", &run_call(PROGRAM))], 10, 5),
         openai_calls(&[("run", &run_call(COMMIT))], 10, 5),
         openai_text("done", 10, 1),
-    ])
-    .await;
+    ]
+}
+
+#[tokio::test]
+async fn every_change_of_an_agent_is_shown_and_undone_byte_for_byte() {
+    let server = start(three_steps()).await;
     let h = project();
     let ws = h.ws.path();
-    let start = picture(ws);
+    let start = tree_picture(ws);
     let o = finish(clix(&h, Some(&server), &["ask", "tidy up"])).await;
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{err}");
@@ -155,21 +133,21 @@ async fn every_change_of_an_agent_is_shown_and_undone_byte_for_byte() {
     assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "the person's\n");
     let mut expected = start.clone();
     expected.insert("a.txt".into(), (b"the person's\n".to_vec(), 0o644, None));
-    assert_eq!(picture(ws), expected, "all but the person's file is as it was");
+    assert_eq!(tree_picture(ws), expected, "all but the person's file is as it was");
 
     // --force: put back too, the person's version kept beside it.
     let o = clix(&h, None, &["undo", "last", "--force"]).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
     let mut expected = start;
     expected.insert("a.txt.clix-undo-backup".into(), (b"the person's\n".to_vec(), 0o644, None));
-    assert_eq!(picture(ws), expected);
+    assert_eq!(tree_picture(ws), expected);
 }
 
 #[test]
 fn read_only_changes_nothing_and_says_why() {
     let h = project();
     let ws = h.ws.path();
-    let start = picture(ws);
+    let start = tree_picture(ws);
     for line in [
         "echo x > notes.txt",
         "rm b.txt",
@@ -185,7 +163,7 @@ fn read_only_changes_nothing_and_says_why() {
     // Reading still works.
     let o = clix(&h, None, &["run", "--mode", "read-only", "cat notes.txt | wc -l"]).output().unwrap();
     assert_eq!(text(&o.stdout).lines().next(), Some("3"), "{}", text(&o.stdout));
-    assert_eq!(picture(ws), start);
+    assert_eq!(tree_picture(ws), start);
 }
 
 #[test]
@@ -239,21 +217,10 @@ async fn review_asks_on_the_screen_and_keeps_changes_only_on_yes() {
         .await;
         let h = project();
         let ws = h.ws.path();
-        let start = picture(ws);
-        let inner = clix(&h, Some(&server), &["ask", "--mode", "review", "change things"]);
-        let env: Vec<_> = inner.get_envs().filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))).collect();
-        let line = format!("{} ask --mode review 'change things'", env!("CARGO_BIN_EXE_clix"));
-        let mut child = Command::new("script")
-            .args(["-qc", &line, "/dev/null"])
-            .env_clear()
-            .envs(env)
-            .env("TERM", "xterm-256color")
-            .current_dir(ws)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("script (util-linux) runs");
+        let start = tree_picture(ws);
+        let inner = clix(&h, Some(&server), &["ask"]);
+        let words = "ask --mode review 'change things'";
+        let mut child = common::clix_in_a_terminal(&inner, words, ws, "xterm-256color");
         let screen = common::Screen::watch(&mut child);
         let asked = Instant::now();
         while !screen.text().contains("keep these changes?") {
@@ -275,7 +242,7 @@ async fn review_asks_on_the_screen_and_keeps_changes_only_on_yes() {
             assert_eq!(std::fs::read_to_string(ws.join("r.txt")).unwrap(), "reviewed\n", "{all}");
             assert_eq!(std::fs::read_to_string(ws.join("notes.txt")).unwrap(), "ONE\ntwo\nthree\n");
         } else {
-            assert_eq!(picture(ws), start, "{all}");
+            assert_eq!(tree_picture(ws), start, "{all}");
             // The model is told.
             let told = server.requests()[1].body["messages"].to_string();
             assert!(told.contains("the person declined this call's changes"), "{told}");
@@ -295,7 +262,7 @@ async fn chat_shows_and_undoes_the_last_task() {
     ])
     .await;
     let h = project();
-    let start = picture(h.ws.path());
+    let start = tree_picture(h.ws.path());
     let turns = b"make a file\n/diff\n/undo\n/mode\n/mode review\n/model gpt-4o\n";
     let mut cmd = h.clix(Some(&server), &["chat"]);
     cmd.env("CLIX_AGENT_LOOK_FIRST", "false").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -306,7 +273,7 @@ async fn chat_shows_and_undoes_the_last_task() {
     let (out, err) = (text(&o.stdout), text(&o.stderr));
     assert!(out.contains("+++ b/chat.txt") && out.contains("+ONE"), "{out}\n{err}");
     assert!(err.contains("put back 2 paths"), "{err}");
-    assert_eq!(picture(h.ws.path()), start, "{err}");
+    assert_eq!(tree_picture(h.ws.path()), start, "{err}");
     assert!(err.contains("mode: auto"), "{err}");
     assert!(err.contains("review asks a person at a terminal"), "{err}");
     assert!(err.contains("/model is not a chat command"), "{err}");
@@ -318,13 +285,7 @@ async fn chat_shows_and_undoes_the_last_task() {
 /// is as it was before step N's calls.
 #[tokio::test]
 async fn resume_from_a_step_goes_back_in_the_conversation_and_the_workspace() {
-    let first = start(vec![
-        openai_calls(&[("run", &run_call(LAYER1))], 10, 5),
-        openai_calls(&[("run", &run_call(PROGRAM))], 10, 5),
-        openai_calls(&[("run", &run_call(COMMIT))], 10, 5),
-        openai_text("done", 10, 1),
-    ])
-    .await;
+    let first = start(three_steps()).await;
     let h = project();
     let ws = h.ws.path();
     let o = finish(clix(&h, Some(&first), &["ask", "tidy up"])).await;

@@ -6,7 +6,7 @@
 mod common;
 
 use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 struct Env {
     home: tempfile::TempDir,
@@ -134,20 +134,8 @@ fn a_broken_rule_file_stops_clix_with_its_file_and_rule() {
 /// `clix run LINE` inside a pseudo-terminal (`script`, util-linux), typing `answer`.
 fn run_in_a_terminal(env: &Env, line: &str, answer: &str) -> String {
     let inner = common::clix(env.home.path(), env.ws.path(), &[]);
-    let vars: Vec<_> = inner.get_envs().filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))).collect();
     let quoted = line.replace('\'', "'\\''");
-    let command = format!("{} run '{quoted}'", env!("CARGO_BIN_EXE_clix"));
-    let mut child = Command::new("script")
-        .args(["-qc", &command, "/dev/null"])
-        .env_clear()
-        .envs(vars)
-        .env("TERM", "dumb")
-        .current_dir(env.ws.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("script (util-linux) runs");
+    let mut child = common::clix_in_a_terminal(&inner, &format!("run '{quoted}'"), env.ws.path(), "dumb");
     let screen = common::Screen::watch(&mut child);
     let mut keys = child.stdin.take().unwrap();
     // The question comes before the answer is read: wait until it is shown.

@@ -31,6 +31,25 @@ pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// `clix WORDS` (WORDS as a shell reads them) with `inner`'s environment,
+/// inside a pseudo-terminal that `script` (util-linux) provides, in `cwd`,
+/// with `TERM` set to `term`; every stream piped.
+pub(crate) fn clix_in_a_terminal(inner: &Command, words: &str, cwd: &Path, term: &str) -> Child {
+    let env: Vec<_> = inner.get_envs().filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))).collect();
+    let line = format!("{} {words}", env!("CARGO_BIN_EXE_clix"));
+    Command::new("script")
+        .args(["-qc", &line, "/dev/null"])
+        .env_clear()
+        .envs(env)
+        .env("TERM", term)
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("script (util-linux) runs")
+}
+
 /// A child's stdout read as it comes (a terminal session under `script`):
 /// a test that must type only after something is shown waits for it to
 /// show, not for a fixed time.
