@@ -178,6 +178,15 @@ impl Scanner<'_> {
             Kind::File => {
                 // Gone or grown since it was listed: the next look sees it again.
                 let content = self.folder.read(Path::new(path), self.settings.max_file_bytes).ok()?;
+                // The one rule for secrets in free text: a file holding a
+                // token-shaped value is not copied, whatever its name.
+                if clix_common::holds_secret(&String::from_utf8_lossy(&content)) {
+                    self.not_kept.push(NotKept {
+                        path: path.into(),
+                        why: "holds a secret-shaped value (a token, a key, a password): never copied".into(),
+                    });
+                    return Some(Node::File { hash: None, size: entry.len, mode: entry.mode });
+                }
                 Node::File { hash: Some(self.store.put(&content).ok()?), size: entry.len, mode: entry.mode }
             }
             Kind::Fifo | Kind::Socket | Kind::Device => {

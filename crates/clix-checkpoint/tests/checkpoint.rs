@@ -137,11 +137,12 @@ fn secrets_are_never_copied_and_big_files_are_named_not_kept() {
     let mut cp = Checkpoints::open(state.path(), folder, "run-4", settings).unwrap();
     let set = call(&mut cp, "make", || {
         std::fs::write(root.join(".env"), "API_KEY=canary-71\n").unwrap();
+        std::fs::write(root.join("settings.py"), "AWS_KEY = 'AKIAABCDEFGHIJKLMNOP' # canary-72\n").unwrap();
         std::fs::write(root.join("big.log"), vec![b'x'; 5000]).unwrap();
         std::fs::create_dir_all(root.join("target/debug")).unwrap();
     });
     let named: Vec<&str> = set.not_kept.iter().map(|n| n.path.as_str()).collect();
-    assert_eq!(named, [".env", "big.log", "target/"], "{set:?}");
+    assert_eq!(named, [".env", "big.log", "settings.py", "target/"], "{set:?}");
     let mut pending = vec![cp.store().root().to_path_buf()];
     while let Some(dir) = pending.pop() {
         for entry in std::fs::read_dir(dir).unwrap() {
@@ -150,7 +151,10 @@ fn secrets_are_never_copied_and_big_files_are_named_not_kept() {
                 pending.push(path);
             } else {
                 let bytes = std::fs::read(&path).unwrap();
-                assert!(!String::from_utf8_lossy(&bytes).contains("canary-71"), "{} holds the secret", path.display());
+                let text = String::from_utf8_lossy(&bytes);
+                for secret in ["canary-71", "canary-72", "AKIAABCDEFGHIJKLMNOP"] {
+                    assert!(!text.contains(secret), "{} holds {secret}", path.display());
+                }
             }
         }
     }

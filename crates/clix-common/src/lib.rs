@@ -20,7 +20,7 @@ mod secret;
 pub mod settings;
 pub mod template;
 
-pub use redact::{looks_like_token, redact_text};
+pub use redact::{holds_secret, looks_like_token, redact_text};
 pub use secret::{Secret, is_secret_name, redact_url};
 
 /// Exit codes, as bash and GNU tools use them where they have one, and

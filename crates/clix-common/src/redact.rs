@@ -71,6 +71,11 @@ fn entropy(word: &str) -> f64 {
     counts.iter().filter(|&&c| c > 0).map(|&c| f64::from(c) / n).map(|p| -p * p.log2()).sum()
 }
 
+/// Whether `text` holds a secret-looking value, as [`redact_text`] finds them.
+pub fn holds_secret(text: &str) -> bool {
+    redact_text(text) != text
+}
+
 /// `text` with every secret-looking value replaced by `***`: token-shaped
 /// words, the credential after `Authorization: Bearer`/`Basic`/`token` (and
 /// `Bearer` anywhere), a URL's userinfo password, and the value of
