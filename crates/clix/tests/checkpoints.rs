@@ -55,7 +55,8 @@ async fn finish(mut cmd: Command) -> Output {
     tokio::task::spawn_blocking(move || cmd.stdin(Stdio::null()).output().unwrap()).await.unwrap()
 }
 
-const LAYER1: &str = "echo one > a.txt && sed -i s/two/TWO/ notes.txt && mv b.txt c.txt && rm d.txt";
+const LAYER1: &str =
+    "echo one > a.txt && write w.txt written && sed -i s/two/TWO/ notes.txt && mv b.txt c.txt && rm d.txt";
 const PROGRAM: &str = "python3 -c \"import os; open('e.py','w').write('print(1)\\n'); \
      open('mod.py','a').write('# more\\n'); os.remove('f.txt'); os.chmod('e.py', 0o755); os.symlink('e.py','e-link')\"";
 const COMMIT: &str = "git add -A && git -c user.name=agent -c user.email=a@example.com commit -qm agent";
@@ -81,7 +82,7 @@ async fn every_change_of_an_agent_is_shown_and_undone_byte_for_byte() {
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{err}");
     // After each call, a person reads what it changed.
-    assert!(err.contains("changed 5 files: +2 ~1 \u{2212}2 (clix diff "), "{err}");
+    assert!(err.contains("changed 6 files: +3 ~1 \u{2212}2 (clix diff "), "{err}");
     assert!(err.contains("changed 4 files: +2 ~1 \u{2212}1 (clix diff "), "{err}");
     assert!(err.contains("and the repository (.git)"), "{err}");
     assert_eq!(git(ws, &["log", "--format=%s"]), "agent\nstart\n");
@@ -100,6 +101,7 @@ async fn every_change_of_an_agent_is_shown_and_undone_byte_for_byte() {
     let diff = text(&clix(&h, None, &["diff", "last"]).output().unwrap().stdout);
     for shown in [
         "--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1 @@\n+one\n",
+        "+++ b/w.txt\n",
         "-two\n+TWO\n",
         "--- a/b.txt\n+++ /dev/null\n",
         "+++ b/c.txt\n",
@@ -123,7 +125,7 @@ async fn every_change_of_an_agent_is_shown_and_undone_byte_for_byte() {
     assert_eq!(std::fs::read_to_string(ws.join("f.txt")).unwrap(), "eff\n");
     assert_eq!(std::fs::read_to_string(ws.join("mod.py")).unwrap(), "print('mod')\n");
     assert_eq!(std::fs::read_to_string(ws.join("notes.txt")).unwrap(), "one\nTWO\nthree\n");
-    assert!(ws.join("c.txt").exists() && !ws.join("d.txt").exists());
+    assert!(ws.join("c.txt").exists() && !ws.join("d.txt").exists() && ws.join("w.txt").exists());
 
     // The person edits a file the agent made; undo leaves it and says so.
     std::fs::write(ws.join("a.txt"), "the person's\n").unwrap();
@@ -308,4 +310,31 @@ async fn resume_from_a_step_goes_back_in_the_conversation_and_the_workspace() {
     // A step the run does not have is refused before anything changes.
     let o = finish(clix(&h, Some(&second), &["ask", "--resume", &id, "--from-step", "40", "x"])).await;
     assert!(text(&o.stderr).contains("has no step 40"), "{}", text(&o.stderr));
+}
+
+/// Chat's `/rewind N` goes back to step N in the conversation and the
+/// workspace: the next task is asked without what was cut off.
+#[tokio::test]
+async fn chat_rewinds_to_a_step() {
+    let server = start(vec![
+        openai_calls(&[("run", &run_call("echo first > one.txt"))], 10, 5),
+        openai_calls(&[("run", &run_call("echo second > two.txt"))], 10, 5),
+        openai_text("made both", 10, 1),
+        openai_text("went on", 10, 1),
+    ])
+    .await;
+    let h = project();
+    let turns = b"make two files\n/rewind 2\nand now?\n";
+    let mut cmd = h.clix(Some(&server), &["chat"]);
+    cmd.env("CLIX_AGENT_LOOK_FIRST", "false").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(turns).unwrap();
+    let o = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+    let err = text(&o.stderr);
+    assert!(err.contains("back at step 2 of run"), "{err}");
+    assert!(h.ws.path().join("one.txt").exists() && !h.ws.path().join("two.txt").exists(), "{err}");
+    let last = server.requests().last().unwrap().body["messages"].to_string();
+    assert!(last.contains("echo first") && last.contains("and now?"), "{last}");
+    assert!(!last.contains("echo second") && !last.contains("made both"), "step 2 on was cut off: {last}");
 }
