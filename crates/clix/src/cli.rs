@@ -184,9 +184,31 @@ struct RunArgs {
     /// structuredContent), plus stdout and stderr.
     #[arg(long)]
     json: bool,
-    /// The command line, quoted as one argument: clix run 'ls | head -5'.
-    #[arg(value_name = "LINE", allow_hyphen_values = true)]
-    line: String,
+    /// The command line: one argument is the line as a shell reads it
+    /// (clix run 'ls | head -5'); several are the words of one command,
+    /// each kept as it is (clix run ls -la, clix run grep -rn TODO src).
+    /// clix's own flags come before it; `--` ends them.
+    #[arg(value_name = "LINE", required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true)]
+    line: Vec<String>,
+}
+
+/// The line `clix run` runs: one argument as it is, several as the words
+/// of one command, each quoted as a shell needs it.
+fn line_of(words: Vec<String>) -> String {
+    match <[String; 1]>::try_from(words) {
+        Ok([line]) => line,
+        Err(words) => words.iter().map(|w| shell_word(w)).collect::<Vec<_>>().join(" "),
+    }
+}
+
+/// `word` as a shell reads it back as one word: as it is when it holds
+/// only characters no shell gives a meaning, else single-quoted.
+pub(crate) fn shell_word(word: &str) -> std::borrow::Cow<'_, str> {
+    let plain = !word.is_empty()
+        && word.chars().all(|c| {
+            c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ':' | ',' | '+' | '=' | '@' | '%')
+        });
+    if plain { word.into() } else { format!("'{}'", word.replace('\'', "'\\''")).into() }
 }
 
 #[derive(clap::Args)]
@@ -692,7 +714,7 @@ pub(crate) async fn run_agent_command(
 
 /// `command args…` on `engine`, each argument quoted; raw output, its exit code.
 async fn run_for_person(engine: &mut Engine, command: &str, args: &[String]) -> Result<ExitCode> {
-    let quoted: Vec<String> = args.iter().map(|a| format!("'{}'", a.replace('\'', "'\\''"))).collect();
+    let quoted: Vec<std::borrow::Cow<'_, str>> = args.iter().map(|a| shell_word(a)).collect();
     let line = format!("{command} {}", quoted.join(" "));
     let raw = engine.run_raw(line.trim_end(), read_piped_stdin()?.as_deref()).await;
     out(&raw.stdout)?;
@@ -708,7 +730,7 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
     let person = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let mut engine = session(paths, settings, &workspace, person).engine().await?;
     let stdin = read_piped_stdin()?;
-    let line = args.line;
+    let line = line_of(args.line);
 
     if args.raw {
         let raw = engine.run_raw(&line, stdin.as_deref()).await;

@@ -57,6 +57,27 @@ fn run_prints_the_presentation_and_exits_with_the_line_code() {
     assert!(stdout(&o).starts_with("partial\n[exit:3 | "));
 }
 
+/// Issue 52: the words of one command need no quotes (`clix run ls -la`),
+/// each kept as one word whatever it holds, while one argument is still a
+/// whole line; clix's flags come before it, and `--` ends them.
+#[test]
+fn everyday_command_lines_run_as_the_words_make_them() {
+    let env = Env::new();
+    std::fs::write(env.ws.path().join("a b.txt"), "x").unwrap();
+    for (args, shown) in [
+        (&["run", "--raw", "ls", "-1"][..], "a b.txt\napp.log\n"),
+        (&["run", "--raw", "grep", "-c", "ERROR", "app.log"], "2\n"),
+        (&["run", "--raw", "cat", "a b.txt"], "x"),
+        (&["run", "--raw", "echo", "a|b", "$HOME", "it's"], "a|b $HOME it's\n"),
+        (&["run", "--raw", "grep ERROR app.log | wc -l"], "2\n"),
+        (&["run", "--raw", "--", "ls", "-1", "app.log"], "app.log\n"),
+    ] {
+        let o = env.run(args);
+        assert_eq!(stdout(&o), shown, "{args:?}: {}", stderr(&o));
+        assert_eq!(o.status.code(), Some(0), "{args:?}");
+    }
+}
+
 #[test]
 fn raw_mode_is_lossless_and_splits_streams() {
     let env = Env::new();
