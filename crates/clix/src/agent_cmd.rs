@@ -332,21 +332,19 @@ pub(crate) async fn chat(paths: &Paths, chat: ChatArgs) -> Result<ExitCode> {
     }
     // The first step of the last task, for /diff and /undo.
     let mut turn_start = last_step(paths, &session, &agent) + 1;
+    // The tokens of this chat's tasks, for /cost.
+    let mut spent = clix_agent::Usage::default();
     while let Some(line) = turns.next_line()? {
         match line.trim() {
             "" => continue,
             "/exit" | "/quit" => break,
             "/help" => {
                 eprintln!("Type a task and press Enter (Alt+Enter or a trailing \\ for a new line).");
-                eprintln!("/diff shows what the last task changed (/diff all: the whole conversation);");
-                eprintln!(
-                    "/undo puts the workspace back as it was before the last task (/undo all: before the first);"
-                );
-                eprintln!("/rewind N goes back to step N, in the conversation and the workspace;");
-                eprintln!("/mode shows the mode, /mode review|auto switches it;");
-                eprintln!("/exit leaves; Ctrl-C stops the current step; the run is saved in {}", path.display());
+                eprintln!("{CHAT_COMMANDS}");
+                eprintln!("Ctrl-C stops the current step; the run is saved in {}", path.display());
                 continue;
             }
+            "/cost" => eprintln!("this chat so far: {}", usage_text(&spent, agent.cost_of(&spent))),
             command if command.starts_with('/') => {
                 if let Err(e) = chat_command(paths, &session, &mut agent, command, turn_start) {
                     eprintln!("clix: {e}");
@@ -356,6 +354,7 @@ pub(crate) async fn chat(paths: &Paths, chat: ChatArgs) -> Result<ExitCode> {
                 turn_start = last_step(paths, &session, &agent) + 1;
                 let mut render = Renderer::new(args.jsonl);
                 let (summary, result) = run_task(&mut agent, task, None, &mut |e| render.event(e)).await;
+                spent.add(summary.usage);
                 render.result(&result);
                 render.finish(&summary, &path);
             }
@@ -401,7 +400,19 @@ fn checkpoint_store(paths: &Paths, session: &Session) -> Result<clix_checkpoint:
     Ok(clix_checkpoint::Store::open(&paths.state_dir, workspace.root())?)
 }
 
-/// `/diff`, `/undo` and `/mode` in a chat; anything else is named as unknown.
+/// Every chat command, as `/help` and an unknown command list them.
+const CHAT_COMMANDS: &str = "/diff [all]    what the last task (or the whole chat) changed in the workspace
+/undo [all]    the workspace as it was before the last task (or the first)
+/rewind N      back to step N, in the conversation and the workspace
+/mode [MODE]   the mode; /mode review or /mode auto switches it
+/model [NAME]  the model; /model NAME asks NAME from the next call on
+/cost          the tokens (and cost, with prices set) of this chat so far
+/clear         a fresh conversation (the workspace is left as it is)
+/help          this list
+/exit          leave";
+
+/// A chat's commands other than `/help`, `/cost` and `/exit`; anything
+/// else is unknown, said with the list.
 fn chat_command(paths: &Paths, session: &Session, agent: &mut Agent<'_>, line: &str, turn_start: u32) -> Result<()> {
     let mut words = line.split_whitespace();
     let (command, arg) = (words.next().unwrap_or_default(), words.next());
@@ -446,7 +457,18 @@ fn chat_command(paths: &Paths, session: &Session, agent: &mut Agent<'_>, line: &
                 eprintln!("mode: {}", mode.name());
             }
         },
-        other => anyhow::bail!("{other} is not a chat command; /help lists them (/diff, /undo, /rewind, /mode, /exit)"),
+        "/model" => match arg {
+            None => eprintln!("model: {}", agent.model()),
+            Some(name) => {
+                agent.set_model(name);
+                eprintln!("model: {name} from the next call on");
+            }
+        },
+        "/clear" => {
+            agent.set_conversation(Vec::new());
+            eprintln!("a fresh conversation; the workspace is as the last task left it");
+        }
+        other => anyhow::bail!("unknown command {other}; the chat's commands are:\n{CHAT_COMMANDS}"),
     }
     Ok(())
 }

@@ -261,11 +261,12 @@ async fn chat_shows_and_undoes_the_last_task() {
     let server = start(vec![
         openai_calls(&[("run", &run_call("echo hi > chat.txt && sed -i s/one/ONE/ notes.txt"))], 10, 5),
         openai_text("made it", 10, 1),
+        openai_text("fresh start", 7, 1),
     ])
     .await;
     let h = project();
     let start = tree_picture(h.ws.path());
-    let turns = b"make a file\n/diff\n/undo\n/mode\n/mode review\n/model gpt-4o\n";
+    let turns = b"make a file\n/diff\n/undo\n/mode\n/mode review\n/model other-model\n/cost\n/clear\n/nope\nnext\n";
     let mut cmd = h.clix(Some(&server), &["chat"]);
     cmd.env("CLIX_AGENT_LOOK_FIRST", "false").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
@@ -278,8 +279,14 @@ async fn chat_shows_and_undoes_the_last_task() {
     assert_eq!(tree_picture(h.ws.path()), start, "{err}");
     assert!(err.contains("mode: auto"), "{err}");
     assert!(err.contains("review asks a person at a terminal"), "{err}");
-    assert!(err.contains("/model is not a chat command"), "{err}");
-    assert_eq!(server.requests().len(), 2, "only the task went to the model");
+    assert!(err.contains("model: other-model from the next call on"), "{err}");
+    assert!(err.contains("this chat so far: 20 in / 6 out tokens"), "{err}");
+    assert!(err.contains("unknown command /nope; the chat's commands are:\n/diff"), "{err}");
+    let asked = server.requests();
+    assert_eq!(asked.len(), 3, "only the tasks went to the model");
+    assert_eq!(asked[2].body["model"], "other-model");
+    let last = asked[2].body["messages"].to_string();
+    assert!(last.contains("next") && !last.contains("make a file"), "/clear began anew: {last}");
 }
 
 /// `clix ask --resume RUN --from-step N` goes back in both: the model is

@@ -264,6 +264,21 @@ impl<'e, T: Tools> Agent<'e, T> {
         self.interrupt.clone()
     }
 
+    /// The model the next calls ask.
+    pub fn model(&self) -> &str {
+        &self.provider.model
+    }
+
+    /// Asks `model` from the next call on, at the same provider (chat's `/model`).
+    pub fn set_model(&mut self, model: &str) {
+        self.provider.model = model.to_string();
+    }
+
+    /// What `usage` cost at the prices set for the current model, if it has some.
+    pub fn cost_of(&self, usage: &crate::Usage) -> Option<f64> {
+        self.settings.cost(&self.provider.model, usage)
+    }
+
     /// The tools the agent acts through (a chat switching the engine's mode).
     pub fn tools_mut(&mut self) -> &mut T {
         self.engine
