@@ -41,13 +41,15 @@ fn project() -> Home {
     git(h.ws.path(), &["init", "-q"]);
     git(h.ws.path(), &["add", "notes.txt", "b.txt", "d.txt", "f.txt", "mod.py"]);
     git(h.ws.path(), &["commit", "-qm", "start"]);
+    // Each scripted reply is the model's answer: it is not asked again to look first.
+    std::fs::write(h.home.path().join("config.toml"), "[agent]\nlook_first = false\n").unwrap();
     h
 }
 
 /// `clix ARGS` in the project with the sandbox on (bubblewrap), the model `server`.
 fn clix(h: &Home, server: Option<&Server>, args: &[&str]) -> Command {
     let mut cmd = h.clix(server, args);
-    cmd.env("CLIX_SANDBOX_MODE", "bwrap").env("CLIX_AGENT_LOOK_FIRST", "false");
+    cmd.env("CLIX_SANDBOX_MODE", "bwrap");
     cmd
 }
 
@@ -267,12 +269,7 @@ async fn chat_shows_and_undoes_the_last_task() {
     let h = project();
     let start = tree_picture(h.ws.path());
     let turns = b"make a file\n/diff\n/undo\n/mode\n/mode review\n/model other-model\n/cost\n/clear\n/nope\nnext\n";
-    let mut cmd = h.clix(Some(&server), &["chat"]);
-    cmd.env("CLIX_AGENT_LOOK_FIRST", "false").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    use std::io::Write;
-    child.stdin.take().unwrap().write_all(turns).unwrap();
-    let o = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+    let o = h.output_with_stdin(Some(&server), &["chat"], turns).await;
     let (out, err) = (text(&o.stdout), text(&o.stderr));
     assert!(out.contains("+++ b/chat.txt") && out.contains("+ONE"), "{out}\n{err}");
     assert!(err.contains("put back 2 paths"), "{err}");
@@ -332,12 +329,7 @@ async fn chat_rewinds_to_a_step() {
     .await;
     let h = project();
     let turns = b"make two files\n/rewind 2\nand now?\n";
-    let mut cmd = h.clix(Some(&server), &["chat"]);
-    cmd.env("CLIX_AGENT_LOOK_FIRST", "false").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    use std::io::Write;
-    child.stdin.take().unwrap().write_all(turns).unwrap();
-    let o = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+    let o = h.output_with_stdin(Some(&server), &["chat"], turns).await;
     let err = text(&o.stderr);
     assert!(err.contains("back at step 2 of run"), "{err}");
     assert!(h.ws.path().join("one.txt").exists() && !h.ws.path().join("two.txt").exists(), "{err}");
