@@ -44,6 +44,11 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The name a content is kept under: its SHA-256, hex.
+pub(crate) fn content_hash(content: &[u8]) -> String {
+    hex(&Sha256::digest(content))
+}
+
 fn private_dir(path: &Path) -> io::Result<()> {
     fs::DirBuilder::new().recursive(true).mode(0o700).create(path)
 }
@@ -94,7 +99,7 @@ impl Store {
 
     /// Keeps `content` and returns its hash; kept once whatever the calls.
     pub(crate) fn put(&self, content: &[u8]) -> io::Result<String> {
-        let hash = hex(&Sha256::digest(content));
+        let hash = content_hash(content);
         let path = self.blob(&hash);
         if !path.exists() {
             if let Some(parent) = path.parent() {

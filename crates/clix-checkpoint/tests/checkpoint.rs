@@ -160,6 +160,12 @@ fn secrets_are_never_copied_and_big_files_are_named_not_kept() {
     }
     let mode = std::fs::metadata(cp.store().root()).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o700);
+    // What the run made is removed by undo, kept or not: nothing of it is needed to go back.
+    let report = undo(cp.store(), &Folder::open(&root).unwrap(), "run-4", 1, false).unwrap();
+    assert!(report.left.is_empty(), "{report:?}");
+    for made in [".env", "big.log", "settings.py"] {
+        assert!(!root.join(made).exists(), "{made} is still there: {report:?}");
+    }
 }
 
 #[test]
