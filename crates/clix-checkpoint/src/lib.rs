@@ -28,7 +28,7 @@ mod watch;
 
 pub use changes::{Change, ChangeSet, NotKept};
 pub use diff::{diff, stat};
-pub use scan::{Node, Tree};
+pub use scan::Node;
 pub use store::{RunInfo, Store};
 pub use undo::{UndoReport, undo};
 

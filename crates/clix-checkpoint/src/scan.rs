@@ -79,37 +79,17 @@ impl Stamp {
 
 /// Every path of the workspace (relative, `/`-separated) with its node and stamp.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Tree {
+pub(crate) struct Tree {
     entries: BTreeMap<String, (Node, Stamp)>,
 }
 
 impl Tree {
-    /// The node at `path`, if the tree has one.
-    pub fn node(&self, path: &str) -> Option<&Node> {
-        self.entries.get(path).map(|(node, _)| node)
-    }
-
-    /// Every path with its node, in path order.
-    pub fn nodes(&self) -> impl Iterator<Item = (&String, &Node)> {
-        self.entries.iter().map(|(path, (node, _))| (path, node))
-    }
-
     /// The content hashes the tree refers to.
     pub(crate) fn hashes(&self) -> impl Iterator<Item = &str> {
         self.entries.values().filter_map(|(node, _)| match node {
             Node::File { hash: Some(h), .. } => Some(h.as_str()),
             _ => None,
         })
-    }
-
-    /// How many paths it holds.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// It holds no path.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
     }
 }
 
