@@ -275,7 +275,7 @@ async fn chat_shows_and_undoes_the_last_task() {
     assert!(err.contains("put back 2 paths"), "{err}");
     assert_eq!(tree_picture(h.ws.path()), start, "{err}");
     assert!(err.contains("mode: auto"), "{err}");
-    assert!(err.contains("review asks a person at a terminal"), "{err}");
+    assert!(err.contains("review mode asks a person about each call's changes"), "{err}");
     assert!(err.contains("model: other-model from the next call on"), "{err}");
     assert!(err.contains("this chat so far: 20 in / 6 out tokens"), "{err}");
     assert!(err.contains("unknown command /nope; the chat's commands are:\n/diff"), "{err}");

@@ -73,17 +73,7 @@ impl Control {
             return Ok((Control { mode: config.mode, checkpoints: None, reviewer: None }, read_only));
         }
         if config.mode == WorkMode::Review {
-            if config.reviewer.is_none() {
-                return Err("review mode asks a person about each call's changes, and this session has no one to \
-                            ask (no terminal); use --mode auto (changes kept, `clix undo` puts them back) or \
-                            --mode read-only"
-                    .into());
-            }
-            if !config.settings.enabled {
-                return Err("review mode needs checkpoints, and [checkpoints] enabled = false; enable them or \
-                            use --mode auto"
-                    .into());
-            }
+            review_possible(config.reviewer.is_some(), config.settings.enabled)?;
         }
         let checkpoints = if config.settings.enabled {
             let folder = (*workspace).clone();
@@ -107,16 +97,12 @@ impl Control {
             return Ok(());
         }
         if mode == WorkMode::ReadOnly || self.mode == WorkMode::ReadOnly {
-            return Err("read-only is chosen when clix starts (its shell and sandbox open the workspace                         read-only): start it again with --mode read-only, or without it"
+            return Err("read-only is chosen when clix starts (its shell and sandbox open the workspace \
+                        read-only): start it again with --mode read-only, or without it"
                 .into());
         }
         if mode == WorkMode::Review {
-            if self.reviewer.is_none() {
-                return Err("review asks a person at a terminal, and this session has none".into());
-            }
-            if self.checkpoints.is_none() {
-                return Err("review needs checkpoints, and [checkpoints] enabled = false".into());
-            }
+            review_possible(self.reviewer.is_some(), self.checkpoints.is_some())?;
         }
         self.mode = mode;
         Ok(())
@@ -145,25 +131,45 @@ impl Control {
                 return CallChanges { set: None, declined: false, problem: Some(problem) };
             }
         };
-        let mut changes = CallChanges { set: Some(set.clone()), declined: false, problem };
-        if self.mode != WorkMode::Review || set.changes.is_empty() {
-            return changes;
-        }
-        let Some(reviewer) = &self.reviewer else { return changes };
-        let diff = clix_checkpoint::diff(cp.store(), std::slice::from_ref(&set))
-            .unwrap_or_else(|e| format!("(the diff could not be made: {e})\n"));
-        if reviewer.keep(line, &set, &diff) {
-            return changes;
-        }
-        match cp.decline(&set) {
-            Ok(report) if report.left.is_empty() => changes.declined = true,
-            Ok(report) => {
-                changes.declined = true;
-                let left: Vec<String> = report.left.iter().map(|(p, why)| format!("{p} ({why})")).collect();
-                changes.problem = Some(format!("declined, but not all was put back: {}", left.join("; ")));
+        let mut changes = CallChanges { set: None, declined: false, problem };
+        let reviewer = self.reviewer.as_ref().filter(|_| self.mode == WorkMode::Review && !set.changes.is_empty());
+        if let Some(reviewer) = reviewer {
+            let diff = clix_checkpoint::diff(cp.store(), std::slice::from_ref(&set))
+                .unwrap_or_else(|e| format!("(the diff could not be made: {e})\n"));
+            if !reviewer.keep(line, &set, &diff) {
+                decline(cp, &set, &mut changes);
             }
-            Err(e) => changes.problem = Some(format!("declined, but the changes could not be put back: {e}")),
         }
+        changes.set = Some(set);
         changes
+    }
+}
+
+/// Whether `review` can run: a person to ask, and checkpoints to put a
+/// declined call's changes back from.
+fn review_possible(person: bool, checkpoints: bool) -> Result<(), String> {
+    if !person {
+        return Err("review mode asks a person about each call's changes, and this session has no one to ask (no \
+                    terminal); use --mode auto (changes kept, `clix undo` puts them back) or --mode read-only"
+            .into());
+    }
+    if !checkpoints {
+        return Err(
+            "review mode needs checkpoints, and [checkpoints] enabled = false; enable them or use --mode auto".into()
+        );
+    }
+    Ok(())
+}
+
+/// The person said no: the call's changes put back, and what could not be.
+fn decline(cp: &mut Checkpoints, set: &ChangeSet, changes: &mut CallChanges) {
+    match cp.decline(set) {
+        Ok(report) if report.left.is_empty() => changes.declined = true,
+        Ok(report) => {
+            changes.declined = true;
+            let left: Vec<String> = report.left.iter().map(|(p, why)| format!("{p} ({why})")).collect();
+            changes.problem = Some(format!("declined, but not all was put back: {}", left.join("; ")));
+        }
+        Err(e) => changes.problem = Some(format!("declined, but the changes could not be put back: {e}")),
     }
 }
