@@ -372,8 +372,7 @@ fn go_back(paths: &Paths, session: &Session, run: &Resumable, step: u32) -> Resu
         eprintln!("clix: back at step {step} of run {}: its later steps changed no file", run.id);
         return Ok(());
     };
-    let workspace = clix_workspace::Workspace::open(&session.workspace)?;
-    let store = checkpoint_store(paths, session)?;
+    let (workspace, store) = crate::changes_cmd::checkpoints_of(paths, &session.workspace)?;
     let report = clix_checkpoint::undo(&store, &workspace, &run.id, from, false)?;
     if !report.left.is_empty() {
         let left: Vec<String> = report.left.iter().map(|(p, why)| format!("{p}: {why}")).collect();
@@ -391,13 +390,8 @@ fn go_back(paths: &Paths, session: &Session, run: &Resumable, step: u32) -> Resu
 /// The last step of the chat's run that changed the workspace (0: none yet).
 fn last_step(paths: &Paths, session: &Session, agent: &Agent<'_>) -> u32 {
     let Some(run) = agent.run_id() else { return 0 };
-    let Ok(store) = checkpoint_store(paths, session) else { return 0 };
+    let Ok((_, store)) = crate::changes_cmd::checkpoints_of(paths, &session.workspace) else { return 0 };
     store.changes_of(run).ok().and_then(|sets| sets.last().map(|s| s.step)).unwrap_or(0)
-}
-
-fn checkpoint_store(paths: &Paths, session: &Session) -> Result<clix_checkpoint::Store> {
-    let workspace = clix_workspace::Workspace::open(&session.workspace)?;
-    Ok(clix_checkpoint::Store::open(&paths.state_dir, workspace.root())?)
 }
 
 /// Every chat command, as `/help` and an unknown command list them.
@@ -420,7 +414,7 @@ fn chat_command(paths: &Paths, session: &Session, agent: &mut Agent<'_>, line: &
     match command {
         "/diff" | "/undo" => {
             let run = agent.run_id().context("this chat keeps no run, so nothing is checkpointed")?.to_string();
-            let store = checkpoint_store(paths, session)?;
+            let (workspace, store) = crate::changes_cmd::checkpoints_of(paths, &session.workspace)?;
             if command == "/diff" {
                 let sets: Vec<_> =
                     store.changes_of(&run).unwrap_or_default().into_iter().filter(|s| s.step >= from).collect();
@@ -430,7 +424,6 @@ fn chat_command(paths: &Paths, session: &Session, agent: &mut Agent<'_>, line: &
                 }
                 outln(crate::terminal::for_stdout(clix_checkpoint::diff(&store, &sets)?.trim_end()))?;
             } else {
-                let workspace = clix_workspace::Workspace::open(&session.workspace)?;
                 let report = clix_checkpoint::undo(&store, &workspace, &run, from, false)?;
                 eprintln!("put back {} paths", report.restored.len());
                 for (path, why) in &report.left {

@@ -47,11 +47,17 @@ pub(crate) struct UndoArgs {
     force: bool,
 }
 
-fn open(paths: &Paths, args: &ChangesArgs) -> Result<(Workspace, Store, String)> {
-    let dir = crate::cli::workspace_or_cwd(args.workspace.clone())?;
-    let workspace = Workspace::open(&dir)?;
+/// The workspace at `dir`, checked and opened as a handle, and its checkpoint store.
+pub(crate) fn checkpoints_of(paths: &Paths, dir: &std::path::Path) -> Result<(Workspace, Store)> {
+    let workspace = Workspace::open(dir)?;
     let store = Store::open(&paths.state_dir, workspace.root())
         .with_context(|| format!("the checkpoint store in {}", paths.state_dir.display()))?;
+    Ok((workspace, store))
+}
+
+fn open(paths: &Paths, args: &ChangesArgs) -> Result<(Workspace, Store, String)> {
+    let dir = crate::cli::workspace_or_cwd(args.workspace.clone())?;
+    let (workspace, store) = checkpoints_of(paths, &dir)?;
     let run = store.resolve(&args.run)?;
     Ok((workspace, store, run))
 }
