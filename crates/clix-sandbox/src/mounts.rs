@@ -175,6 +175,49 @@ pub(crate) fn masks<'a>(mounts: impl IntoIterator<Item = &'a Path> + Clone) -> V
     masks
 }
 
+/// Secret stores below the workspace's top (the top's are [`masks`]'), as
+/// the workspace's handle hides them from the shell: found by a walk that
+/// follows no symlink, skips `.git`, and stops at [`NESTED_DEPTH`] levels
+/// and [`NESTED_FOLDERS`] folders, so that a run's set-up stays quick in a
+/// big tree. A store deeper than that is hidden from the shell but not
+/// covered here (docs/security.md says so).
+pub(crate) fn nested_masks<'a>(workspace: &Path, mounts: impl IntoIterator<Item = &'a Path> + Clone) -> Vec<Mask> {
+    let mut masks = Vec::new();
+    let mut pending = vec![(workspace.to_path_buf(), 0usize)];
+    let mut listed = 0usize;
+    while let Some((dir, depth)) = pending.pop() {
+        listed += 1;
+        if listed > NESTED_FOLDERS {
+            break;
+        }
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(rel) = path.strip_prefix(workspace) else { continue };
+            if clix_workspace::secret_store_in(rel).is_some() {
+                if depth > 0
+                    && let Some(mask) = resolve(&path, mounts.clone())
+                    && !masks.contains(&mask)
+                {
+                    masks.push(mask);
+                }
+            } else if depth + 1 < NESTED_DEPTH
+                && entry.file_name() != ".git"
+                && entry.file_type().is_ok_and(|t| t.is_dir())
+            {
+                pending.push((path, depth + 1));
+            }
+        }
+    }
+    masks
+}
+
+/// How deep below the workspace's top [`nested_masks`] looks.
+const NESTED_DEPTH: usize = 5;
+
+/// How many folders [`nested_masks`] lists at most.
+const NESTED_FOLDERS: usize = 4000;
+
 /// `path` with its symlinks followed lexically (as the sandbox sees the
 /// mounts, at their host paths), if the result is inside one of `mounts`.
 fn resolve<'a>(path: &Path, mounts: impl IntoIterator<Item = &'a Path> + Clone) -> Option<Mask> {
@@ -260,8 +303,11 @@ pub(crate) fn layout(workspace: &Path, settings: &SandboxSettings, host: &Host<'
         }
     }
     let mounted = l.read_only.iter().chain(&l.read_write).map(PathBuf::as_path);
-    for mask in masks(mounted) {
+    for mask in masks(mounted.clone()) {
         l.hidden.push((mask.path, "credentials inside a mounted folder: covered, never readable"));
+    }
+    for mask in nested_masks(workspace, mounted) {
+        l.hidden.push((mask.path, "a secret store in the workspace: covered, never readable"));
     }
     l.toolchain_vars.sort();
     l.toolchain_vars.dedup();
@@ -336,7 +382,8 @@ pub(crate) fn bwrap_args(
     }
     // Looked up at each run, so a credential file made since (`cargo login`) is covered too.
     let mounted = layout.read_only.iter().chain(&layout.read_write).chain(extra_ro).map(PathBuf::as_path);
-    for mask in masks(mounted) {
+    let workspace = layout.read_write.first().map(|w| nested_masks(w, mounted.clone())).unwrap_or_default();
+    for mask in masks(mounted).into_iter().chain(workspace) {
         if mask.dir {
             push(&[&"--tmpfs", &mask.path, &"--remount-ro", &mask.path]);
         } else {

@@ -212,7 +212,7 @@ impl Skills {
             Err(faults) => {
                 let what = faults.iter().map(|f| f.what.as_str()).collect::<Vec<_>>().join("; ");
                 let fix = faults.iter().map(|f| f.fix.as_str()).collect::<Vec<_>>().join("; ");
-                tracing::warn!(file = %file.display(), problem = %what, "a skill did not load");
+                tracing::debug!(file = %file.display(), problem = %what, "a skill did not load");
                 return self.problems.push(Problem { path: file, what, fix });
             }
         };
@@ -225,7 +225,7 @@ impl Skills {
                 winner.folder.root().display(),
                 winner.origin.label()
             );
-            tracing::warn!(skill = %front.name, "{line}");
+            tracing::debug!(skill = %front.name, "{line}");
             self.clashes.push(line);
             return;
         }

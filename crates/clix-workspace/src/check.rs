@@ -2,7 +2,9 @@
 //!
 //! An agent can read and write everything in its workspace, so a workspace
 //! must not hold what would let it escape: clix's own config (API keys, and
-//! the setting that turns the sandbox off), its data, or a secret store.
+//! the setting that turns the sandbox off) or its data; nor lie inside a
+//! secret store. A secret store inside a workspace (a project's `.npmrc`)
+//! is no reason to refuse it: the workspace's handle hides it.
 
 use std::path::{Path, PathBuf};
 
@@ -50,14 +52,14 @@ impl Workspace {
             return Err(fail(format!("{reason}; pass a project folder with --workspace")));
         }
         let folder = Folder::open(&canonical).map_err(|e| fail(e.to_string()))?;
-        // Checked through the handle, so a symlink planted in the folder counts
-        // as the entry it is, and nothing outside is looked at.
-        if let Some(store) = SECRET_STORES.iter().find(|s| folder.exists(Path::new(s)).unwrap_or(true)) {
-            return Err(fail(format!(
-                "it contains {store}, which must stay hidden from agents; pass a project folder with --workspace"
-            )));
-        }
-        Ok(Workspace(folder))
+        Ok(Workspace(folder.hiding_secret_stores()))
+    }
+
+    /// The secret stores at the workspace's top, which it hides (nested
+    /// ones are hidden too, unnamed: finding them would mean a walk).
+    /// Looked at through the handle, so a planted symlink counts as itself.
+    pub fn hidden_at_top(&self) -> Vec<&'static str> {
+        SECRET_STORES.iter().copied().filter(|s| self.0.holds_unhidden(Path::new(s))).collect()
     }
 
     /// The same workspace, writable only beneath `writable` (see

@@ -109,6 +109,10 @@ pub struct Folder {
     /// Why a write outside the writable places is refused, when the reason
     /// is not a plan's namespace (see [`Folder::read_only`]).
     read_only_because: Option<Arc<str>>,
+    /// `Some`: secret stores are hidden (a workspace's handle), and this is
+    /// where the folder lies in the workspace, so that `gh` inside a handle
+    /// on `.config` is known for `.config/gh`.
+    hiding_at: Option<PathBuf>,
 }
 
 /// A subfolder a confined [`Folder`] may write in, with its own handle:
@@ -133,7 +137,45 @@ impl Folder {
     pub fn open(path: &Path) -> io::Result<Self> {
         let root = std::fs::canonicalize(path)?;
         let dir = Dir::open_ambient_dir(&root, cap_std::ambient_authority())?;
-        Ok(Folder { root, dir: Arc::new(dir), writable: None, read_only_because: None })
+        Ok(Folder { root, dir: Arc::new(dir), writable: None, read_only_because: None, hiding_at: None })
+    }
+
+    /// The same folder with every secret store in it, at any depth, hidden
+    /// ([`crate::secret_store_in`]): not listed, not found, never read nor
+    /// written. Paths are judged as given, after `..` is applied; the shell
+    /// resolves symlinks itself before it asks, so a link to a store is
+    /// judged by where it leads.
+    pub(crate) fn hiding_secret_stores(self) -> Folder {
+        Folder { hiding_at: Some(PathBuf::from(".")), ..self }
+    }
+
+    /// An error when `rel` is or lies in a hidden secret store.
+    fn refuse_hidden(&self, rel: &Path, shown: &Path) -> io::Result<()> {
+        let Some(at) = &self.hiding_at else { return Ok(()) };
+        match crate::secrets::secret_store_in(&at.join(rel)) {
+            Some(store) => Err(io::Error::new(
+                ErrorKind::NotFound,
+                format!("{}: hidden from agents: {store} is a secret store", shown.display()),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether anything is at `rel`, hidden or not: for clix's own notice of
+    /// what it hides.
+    pub(crate) fn holds_unhidden(&self, rel: &Path) -> bool {
+        self.dir.symlink_metadata(rel).is_ok()
+    }
+
+    /// A handle on the folder at `rel` beneath this one, hiding what this one hides.
+    fn sub(&self, rel: &Path, dir: Dir) -> Folder {
+        Folder {
+            root: normalize(&self.root.join(rel)),
+            dir: Arc::new(dir),
+            writable: None,
+            read_only_because: None,
+            hiding_at: self.hiding_at.as_ref().map(|at| at.join(rel)),
+        }
     }
 
     /// The same folder, readable everywhere but writable only beneath
@@ -168,13 +210,7 @@ impl Folder {
                 }
             }
             let sub = self.dir.open_dir(&rel).map_err(|e| explain(e, path))?;
-            let folder = Folder {
-                root: normalize(&self.root.join(&rel)),
-                dir: Arc::new(sub),
-                writable: None,
-                read_only_because: None,
-            };
-            handles.push(Writable { rel, folder });
+            handles.push(Writable { folder: self.sub(&rel, sub), rel });
         }
         // The longest prefix wins, so a nested writable place is found first.
         handles.sort_by_key(|w| std::cmp::Reverse(w.rel.components().count()));
@@ -200,6 +236,7 @@ impl Folder {
         if crate::host_run::runs_on_host(&rel) {
             return Err(crate::host_run::refused(path));
         }
+        self.refuse_hidden(&rel, path)?;
         let Some(writable) = &self.writable else {
             return Ok((self, rel));
         };
@@ -224,10 +261,10 @@ impl Folder {
     /// (symlinks inside may make the real place differ, never lie outside).
     pub fn open_dir(&self, path: &Path) -> io::Result<Folder> {
         let rel = self.relative(path)?;
+        self.refuse_hidden(&rel, path)?;
         let dir = self.dir.open_dir(&rel).map_err(|e| explain(e, path))?;
-        let root = normalize(&self.root.join(&rel));
         let Some(places) = &self.writable else {
-            return Ok(Folder { root, dir: Arc::new(dir), writable: None, read_only_because: None });
+            return Ok(self.sub(&rel, dir));
         };
         // A subfolder of a confined folder is as writable as its paths were:
         // wholly when it lies in a writable place (opened through that
@@ -246,10 +283,9 @@ impl Folder {
             .collect::<Vec<_>>();
         let below = if rel == Path::new(".") { places.to_vec() } else { below };
         Ok(Folder {
-            root,
-            dir: Arc::new(dir),
             writable: Some(below.into()),
             read_only_because: self.read_only_because.clone(),
+            ..self.sub(&rel, dir)
         })
     }
 
@@ -364,6 +400,7 @@ impl Folder {
     /// Opens `rel` without following a final symlink and without blocking,
     /// then insists on a regular file.
     fn open_regular(&self, rel: &Path, shown: &Path, options: &OpenOptions) -> io::Result<cap_std::fs::File> {
+        self.refuse_hidden(rel, shown)?;
         let mut options = options.clone();
         options.follow(FollowSymlinks::No).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
         let file = self.dir.open_with(rel, &options).map_err(|e| explain(e, shown))?;
@@ -377,12 +414,14 @@ impl Folder {
     /// The entry at `path` itself (a final symlink is described, not followed).
     pub fn symlink_metadata(&self, path: &Path) -> io::Result<Entry> {
         let rel = self.relative(path)?;
+        self.refuse_hidden(&rel, path)?;
         self.dir.symlink_metadata(&rel).map(|m| Entry::from_metadata(&m)).map_err(|e| explain(e, path))
     }
 
     /// The entry at `path`, following symlinks as long as they stay inside.
     pub fn metadata(&self, path: &Path) -> io::Result<Entry> {
         let rel = self.relative(path)?;
+        self.refuse_hidden(&rel, path)?;
         self.dir.metadata(&rel).map(|m| Entry::from_metadata(&m)).map_err(|e| explain(e, path))
     }
 
@@ -398,10 +437,16 @@ impl Folder {
     /// The folder's entries, each described without following symlinks.
     pub fn read_dir(&self, path: &Path) -> io::Result<Vec<(String, Entry)>> {
         let rel = self.relative(path)?;
+        self.refuse_hidden(&rel, path)?;
+        // Only a dot-name, or a name below one, can be (in) a store.
+        let below_dot = self.hiding_at.as_ref().is_some_and(|at| has_dot_name(at) || has_dot_name(&rel));
         let mut entries = Vec::new();
         for entry in self.dir.read_dir(&rel).map_err(|e| explain(e, path))? {
             let entry = entry?;
             let name = entry.file_name().to_string_lossy().into_owned();
+            if (below_dot || name.starts_with('.')) && self.refuse_hidden(&rel.join(&name), path).is_err() {
+                continue;
+            }
             // The entry can vanish between the listing and its stat.
             if let Ok(m) = entry.metadata() {
                 entries.push((name, Entry::from_metadata(&m)));
@@ -528,6 +573,7 @@ impl Folder {
     /// The target stored in the symlink at `path`, as written.
     pub fn read_link(&self, path: &Path) -> io::Result<PathBuf> {
         let rel = self.relative(path)?;
+        self.refuse_hidden(&rel, path)?;
         self.dir.read_link_contents(&rel).map_err(|e| explain(e, path))
     }
 
@@ -572,6 +618,10 @@ pub fn normalize(path: &Path) -> PathBuf {
         }
     }
     out
+}
+
+fn has_dot_name(path: &Path) -> bool {
+    path.components().any(|c| matches!(c, Component::Normal(part) if part.as_encoded_bytes().first() == Some(&b'.')))
 }
 
 fn outside(path: &Path) -> io::Error {

@@ -20,7 +20,7 @@ mod secrets;
 mod snapshot;
 
 pub use host_run::GIT_RUNS;
-pub use secrets::SECRET_STORES;
+pub use secrets::{SECRET_STORES, secret_store_in};
 
 pub use check::{Workspace, WorkspaceError, clix_folders};
 pub use folder::{Entry, Folder, Kind, normalize};

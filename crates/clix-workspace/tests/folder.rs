@@ -157,36 +157,94 @@ fn a_swapped_symlink_never_leads_outside() {
     assert_eq!(std::fs::read_to_string(f.outside.join("victim")).unwrap(), "CANARY-VICTIM\n");
 }
 
-/// Every entry of the one secret-store list makes a folder that holds it
-/// unfit to be a workspace, whether it is a file, a folder or a symlink.
-/// (The sandbox's side, that none is ever mounted, is clix-sandbox's
-/// `no_secret_store_under_a_home_is_ever_mounted`.)
+/// Every entry of the one secret-store list, at the top of a workspace or
+/// nested, as a file, a folder or a symlink, is hidden by the workspace's
+/// handle: not listed, not found, neither read nor written, and no reason
+/// to refuse the folder. A workspace inside a store is still refused. (The
+/// sandbox's side is clix-sandbox's `no_secret_store_under_a_home_is_ever_mounted`
+/// and clix's `a_projects_secret_stores_are_hidden_not_refused`.)
 #[test]
-fn every_secret_store_is_refused_as_part_of_a_workspace() {
+fn every_secret_store_in_a_workspace_is_hidden() {
     for store in clix_workspace::SECRET_STORES {
-        for planted in ["file", "folder", "symlink"] {
-            let tmp = tempfile::tempdir().unwrap();
-            let ws = tmp.path().join("ws");
-            let path = ws.join(store);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            match planted {
-                "file" => std::fs::write(&path, "secret").unwrap(),
-                "folder" => std::fs::create_dir(&path).unwrap(),
-                _ => symlink("/nonexistent", &path).unwrap(),
-            }
-            let err = clix_workspace::Workspace::open(&ws)
-                .err()
-                .unwrap_or_else(|| panic!("{store} as a {planted} was accepted"));
-            assert!(err.reason.contains(store), "{store}: {err}");
-            // And a workspace inside the store is refused too.
-            if planted == "folder" {
-                let err = clix_workspace::Workspace::open(&path)
-                    .err()
-                    .unwrap_or_else(|| panic!("inside {store} was accepted"));
-                assert!(err.reason.contains("secret store"), "{store}: {err}");
+        for at in ["", "web/"] {
+            for planted in ["file", "folder", "symlink"] {
+                let tmp = tempfile::tempdir().unwrap();
+                let ws = tmp.path().join("ws");
+                std::fs::create_dir_all(ws.join("web")).unwrap();
+                std::fs::write(ws.join("web/app.js"), "ok").unwrap();
+                std::fs::write(ws.join("secret.txt"), "CANARY").unwrap();
+                let rel = format!("{at}{store}");
+                let path = ws.join(&rel);
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                let inside = match planted {
+                    "file" => {
+                        std::fs::write(&path, "CANARY").unwrap();
+                        None
+                    }
+                    "folder" => {
+                        std::fs::create_dir(&path).unwrap();
+                        std::fs::write(path.join("config"), "CANARY").unwrap();
+                        Some(format!("{rel}/config"))
+                    }
+                    _ => {
+                        symlink("../secret.txt", &path).unwrap();
+                        None
+                    }
+                };
+                let what = format!("{rel} as a {planted}");
+                let ws_handle = clix_workspace::Workspace::open(&ws).unwrap_or_else(|e| panic!("{what}: {e}"));
+                if at.is_empty() {
+                    assert_eq!(ws_handle.hidden_at_top(), [*store], "{what}");
+                }
+                let listing_of = |dir: &Path| -> Vec<String> {
+                    ws_handle.read_dir(dir).unwrap().into_iter().map(|(name, _)| name).collect()
+                };
+                let parent = Path::new(&rel).parent().unwrap().to_path_buf();
+                let name = Path::new(&rel).file_name().unwrap().to_string_lossy().into_owned();
+                if ws_handle.symlink_metadata(&parent).is_ok() {
+                    assert!(!listing_of(&parent).contains(&name), "{what} is listed");
+                }
+                for hidden in std::iter::once(rel.clone()).chain(inside) {
+                    let hidden = Path::new(&hidden);
+                    let read = ws_handle.read(hidden, 1 << 20).err().unwrap_or_else(|| panic!("{what} was read"));
+                    assert!(read.to_string().contains("hidden from agents"), "{what}: {read}");
+                    assert!(!ws_handle.exists(hidden).unwrap(), "{what} exists");
+                    assert!(ws_handle.write(hidden, b"x").is_err(), "{what} was written");
+                    assert!(ws_handle.remove(hidden, true).is_err(), "{what} was removed");
+                    assert!(ws_handle.rename(hidden, Path::new("moved")).is_err(), "{what} was moved");
+                }
+                assert!(path.symlink_metadata().is_ok(), "{what} is gone from the disk");
+                // The rest of the project is served as ever.
+                assert_eq!(ws_handle.read(Path::new("web/app.js"), 10).unwrap(), b"ok");
             }
         }
+        // A workspace inside a store is refused.
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join(store);
+        std::fs::create_dir_all(&path).unwrap();
+        let err = clix_workspace::Workspace::open(&path).err().unwrap_or_else(|| panic!("inside {store} was accepted"));
+        assert!(err.reason.contains("secret store"), "{store}: {err}");
     }
+}
+
+/// A handle opened on a folder below the top still knows where it lies: the
+/// `gh` inside `.config` is `.config/gh`.
+#[test]
+fn a_handle_below_the_top_hides_what_the_top_hides() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join(".config/gh")).unwrap();
+    std::fs::write(tmp.path().join(".config/gh/hosts.yml"), "oauth_token: CANARY").unwrap();
+    std::fs::write(tmp.path().join(".config/app.toml"), "ok").unwrap();
+    let ws = clix_workspace::Workspace::open(tmp.path()).unwrap();
+    let config = ws.open_dir(Path::new(".config")).unwrap();
+    let names: Vec<String> = config.read_dir(Path::new(".")).unwrap().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["app.toml"]);
+    assert!(config.read(Path::new("gh/hosts.yml"), 100).is_err());
+    assert!(config.open_dir(Path::new("gh")).is_err());
+    // A confined handle's writable place is a handle below the top too.
+    let confined = ws.confined(&[PathBuf::from(".config")]).unwrap();
+    assert!(confined.write(Path::new(".config/gh/hosts.yml"), b"x").is_err());
+    assert!(confined.write(Path::new(".config/new.toml"), b"x").is_ok());
 }
 
 /// A plan agent's namespace: the folder it may write, its inputs and the

@@ -181,6 +181,7 @@ fn agent_session(paths: &Paths, args: &AgentArgs) -> Result<Session> {
 async fn show_prompt(paths: &Paths, args: &AgentArgs) -> Result<ExitCode> {
     let session = agent_session(paths, args)?;
     let mut engine = session.engine().await?;
+    crate::terminal::tell_notices(paths, &engine);
     let provider = session.provider(args.model.as_deref(), args.provider.as_deref())?;
     let (kind, model, url) = (provider.kind(), provider.model.clone(), provider.base_url().to_string());
     let (shown, notes) = session.shown_prompt(&mut engine, provider)?;
@@ -269,6 +270,7 @@ pub(crate) async fn ask(paths: &Paths, args: AskArgs) -> Result<ExitCode> {
     }
     let session = agent_session(paths, &args.common)?;
     let mut engine = session.engine().await?;
+    crate::terminal::tell_notices(paths, &engine);
     let watch = args.common.jsonl.then(|| ArtifactWatch::start(engine.session().folder(), &[PathBuf::new()]));
     let resume = Resume::from_flags(args.common.continue_last, args.resume.as_deref());
     let (mut agent, path) = agent(paths, &session, &mut engine, &args.common, resume)?;
@@ -325,6 +327,7 @@ pub(crate) async fn chat(paths: &Paths, chat: ChatArgs) -> Result<ExitCode> {
     let args = chat.common;
     let session = agent_session(paths, &args)?;
     let mut engine = session.engine().await?;
+    crate::terminal::tell_notices(paths, &engine);
     let resume = Resume::from_flags(args.continue_last, chat.resume.as_deref());
     let (mut agent, path) = agent(paths, &session, &mut engine, &args, resume)?;
     if matches!(turns, Turns::Terminal(_)) {

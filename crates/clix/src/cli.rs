@@ -709,6 +709,7 @@ pub(crate) async fn run_agent_command(
 ) -> Result<ExitCode> {
     let workspace = workspace_or_cwd(workspace)?;
     let mut engine = session(paths, settings, &workspace, false).engine().await?;
+    crate::terminal::tell_notices(paths, &engine);
     run_for_person(&mut engine, command, args).await
 }
 
@@ -729,6 +730,7 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
     let workspace = workspace_or_cwd(args.session.workspace)?;
     let person = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let mut engine = session(paths, settings, &workspace, person).engine().await?;
+    crate::terminal::tell_notices(paths, &engine);
     let stdin = read_piped_stdin()?;
     let line = line_of(args.line);
 

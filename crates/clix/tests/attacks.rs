@@ -20,8 +20,8 @@ use common::{clix, peak_rss_mib, text};
 
 const CANARY: &str = "canary-5e2d";
 
-/// A workspace that is the home folder, or holds clix's config or a secret
-/// store, is refused before anything runs, with what to pass instead.
+/// A workspace that is the home folder, holds clix's config or lies in a
+/// secret store is refused before anything runs, with what to pass instead.
 #[test]
 fn workspaces_that_hold_clix_files_or_secrets_are_refused() {
     let root = tempfile::tempdir().unwrap();
@@ -43,20 +43,62 @@ fn workspaces_that_hold_clix_files_or_secrets_are_refused() {
     let out = clix(&clix_home, &home, &["run", "true"]).env("HOME", &project).output().unwrap();
     assert!(text(&out.stderr).contains("clix's config folder"), "{}", text(&out.stderr));
 
-    // A folder that holds one of the secret stores of the shared list.
-    for store in [".git-credentials", ".npmrc", ".pypirc", ".config/gh", ".config/clix"] {
-        let ws = root.path().join(format!("ws-{}", store.replace('/', "-")));
-        let path = ws.join(store);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, CANARY).unwrap();
-        let out = clix(&clix_home, &ws, &["run", "true"]).env("HOME", &project).output().unwrap();
-        assert_ne!(out.status.code(), Some(0), "{store} was accepted");
-        assert!(text(&out.stderr).contains(&format!("contains {store}")), "{store}: {}", text(&out.stderr));
-    }
+    // A folder inside a secret store.
+    let inside = root.path().join("p/.aws/project");
+    std::fs::create_dir_all(&inside).unwrap();
+    let out = clix(&clix_home, &inside, &["run", "true"]).env("HOME", &project).output().unwrap();
+    assert_ne!(out.status.code(), Some(0), "a folder inside .aws was accepted");
+    assert!(text(&out.stderr).contains("inside a secret store"), "{}", text(&out.stderr));
 
     // A project folder is fine.
     let out = clix(&clix_home, &project, &["run", "echo ok"]).env("HOME", &home).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+/// Issue 52: a project with secret stores of its own (`.npmrc` at its top,
+/// `.aws` beside it, `web/.npmrc` below) is served, never refused; the
+/// stores are hidden from the shell and from the sandbox's programs alike,
+/// and clix says once which are hidden.
+#[test]
+fn a_projects_secret_stores_are_hidden_not_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let (home, ws) = (root.path().join("home"), root.path().join("project"));
+    std::fs::create_dir_all(ws.join("web/deep/er")).unwrap();
+    std::fs::create_dir_all(ws.join(".aws")).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    for (file, text) in [
+        (".npmrc", format!("//registry.npmjs.org/:_authToken={CANARY}\n")),
+        (".aws/credentials", format!("aws_secret_access_key = {CANARY}\n")),
+        ("web/.npmrc", format!("//r/:_authToken={CANARY}\n")),
+        ("web/deep/er/.npmrc", format!("//r/:_authToken={CANARY}\n")),
+        ("package.json", "{\"name\": \"app\"}\n".into()),
+        ("web/app.js", "console.log(1)\n".into()),
+    ] {
+        std::fs::write(ws.join(file), text).unwrap();
+    }
+    let lines = [
+        // The shell: not listed, not read, not found.
+        "ls -a; ls -a web; cat .npmrc web/.npmrc web/deep/er/.npmrc .aws/credentials; test -e .npmrc && echo FOUND; grep -r authToken . ; cat package.json",
+        // The sandbox's programs: covered.
+        "python3 -c 'import os\nfor p in [\".npmrc\", \"web/.npmrc\", \"web/deep/er/.npmrc\", \".aws/credentials\"]:\n  try: print(p, repr(open(p).read()))\n  except OSError as e: print(p, type(e).__name__)\nprint(sorted(os.listdir(\".aws\")))'",
+        "bash -c 'cat .npmrc web/.npmrc .aws/credentials; grep -r authToken .'",
+    ];
+    for (n, line) in lines.iter().enumerate() {
+        let out = clix(&home, &ws, &["run", line]).env("HOME", &home).output().unwrap();
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert!(!stdout.contains(CANARY) && !stderr.contains(CANARY), "{line}\n{stdout}\n{stderr}");
+        assert!(!stdout.contains("FOUND"), "{stdout}");
+        if n == 0 {
+            assert!(stdout.contains("package.json") && stdout.contains("app.js") && stdout.contains("\"app\""), "{stdout}");
+            assert!(!stdout.contains(".npmrc\n") && !stdout.contains(".aws\n"), "listed: {stdout}");
+            assert!(stdout.contains("hidden from agents"), "{stdout}");
+            // Said once, naming what is hidden.
+            assert!(stderr.contains("hidden from the agent") && stderr.contains(".aws, .npmrc"), "{stderr}");
+        } else {
+            assert!(!stderr.contains("hidden from the agent"), "said again: {stderr}");
+        }
+    }
+    assert!(ws.join(".npmrc").exists() && ws.join("web/.npmrc").exists(), "a store was lost");
 }
 
 /// Issue 28, finding 5: a line whose program wrote 64 MB to stdout and 64 MB

@@ -174,6 +174,8 @@ pub struct Engine {
     hub_tools: Vec<String>,
     gate: Option<Arc<clix_policy::Gate>>,
     control: control::Control,
+    /// See [`Engine::notices`].
+    notices: Vec<String>,
 }
 
 impl Engine {
@@ -197,6 +199,14 @@ impl Engine {
         let mut registry = setup::own_commands(&shared, &seen, config.memory);
         // Opened once, checked once: every later access goes through this handle.
         let mut workspace = Workspace::open(&config.workspace).map_err(SessionError::from)?;
+        let mut notices = Vec::new();
+        let hidden = workspace.hidden_at_top();
+        if !hidden.is_empty() {
+            notices.push(format!(
+                "hidden from the agent and its programs: {} (secret stores; nested ones too)",
+                hidden.join(", ")
+            ));
+        }
         if let Some(ns) = &namespace {
             workspace = workspace.confined(&ns.writable).map_err(|e| EngineError::Namespace(e.to_string()))?;
         }
@@ -222,9 +232,15 @@ impl Engine {
         let time = CallTime { deadline: deadline.clone(), limit: config.limits.timeout() };
         let resolver = setup::resolver(&mut registry, sandbox.as_ref(), &time, config.limits.max_memory_bytes, &shared);
         let skills = match &config.skills {
-            Some(skills) => {
-                setup::register_skills(&mut registry, skills, &workspace, sandbox.as_ref(), &time, &config.limits)
-            }
+            Some(skills) => setup::register_skills(
+                &mut registry,
+                skills,
+                &workspace,
+                sandbox.as_ref(),
+                &time,
+                &config.limits,
+                &mut notices,
+            ),
             None => String::new(),
         };
         if let Some(settings) = config.browser {
@@ -292,7 +308,15 @@ impl Engine {
             hub_tools: hub.tools,
             gate,
             control,
+            notices,
         })
+    }
+
+    /// What a person should know about this engine, found as it started:
+    /// the secret stores it hides, skills that did not load. One line
+    /// each; the front-end decides how often to say them.
+    pub fn notices(&self) -> &[String] {
+        &self.notices
     }
 
     /// The session's mode: `auto`, `review` or `read-only`.

@@ -171,8 +171,13 @@ pub(super) fn register_skills(
     sandbox: Option<&Arc<Sandbox>>,
     time: &CallTime,
     limits: &clix_shell::ShellLimits,
+    notices: &mut Vec<String>,
 ) -> String {
     let skills = Arc::new(clix_skills::Skills::find(config, Some(&**workspace)));
+    for problem in skills.problems() {
+        notices.push(format!("skill {} did not load: {}; {}", problem.path.display(), problem.what, problem.fix));
+    }
+    notices.extend(skills.clashes().iter().cloned());
     let stage = sandbox.map(|sandbox| StageRun {
         sandbox: Arc::clone(sandbox),
         timeout: time.limit,
