@@ -215,6 +215,10 @@ pub struct ResolvedProvider {
     pub stream: bool,
     /// The sampling temperature to send; `None` leaves the provider's default.
     pub temperature: Option<f64>,
+    /// The environment variables the key, the endpoint and the model came
+    /// from, each as `(setting, variable)`: `config show` shows them in
+    /// force, and a refused key names its variable.
+    pub from_env: Vec<(&'static str, &'static str)>,
     /// Nothing configured the endpoint: it is clix's fallback, a local
     /// Ollama. A refused connection there is no blip to retry but nothing
     /// set up, and stops at once with how to configure a model.
@@ -259,19 +263,29 @@ pub fn resolve_provider(
         ProviderKind::OpenAi => ("OPENAI_API_KEY", Some("OPENAI_BASE_URL")),
         ProviderKind::Anthropic => ("ANTHROPIC_API_KEY", None),
     };
-    let api_key = env("AGENT_API_KEY")
-        .or_else(|| env(key_var))
+    let mut from_env = Vec::new();
+    // The first of `vars` that is set, noted as the source of `setting`.
+    let mut first_set = |setting: &'static str, vars: &[&'static str]| {
+        let (var, value) = vars.iter().find_map(|var| env(var).map(|value| (*var, value)))?;
+        from_env.push((setting, var));
+        Some(value)
+    };
+    let api_key = first_set("agent.api_key", &["AGENT_API_KEY", key_var])
         .map(Secret::new)
         .or_else(|| (!s.api_key.is_empty()).then(|| s.api_key.clone()));
-    let configured_url = env("AGENT_BASE_URL").or_else(|| url_var.and_then(&env)).or_else(|| file(&s.base_url));
+    let url_vars: &[&'static str] = match url_var {
+        Some(url_var) => &["AGENT_BASE_URL", url_var],
+        None => &["AGENT_BASE_URL"],
+    };
+    let configured_url = first_set("agent.base_url", url_vars).or_else(|| file(&s.base_url));
     let default_endpoint = configured_url.is_none() && kind == ProviderKind::OpenAi && api_key.is_none();
     let base_url = configured_url.unwrap_or_else(|| match (kind, &api_key) {
         (ProviderKind::Anthropic, _) => ANTHROPIC_URL.into(),
         (ProviderKind::OpenAi, Some(_)) => OPENAI_URL.into(),
         (ProviderKind::OpenAi, None) => OLLAMA_URL.into(),
     });
-    let model =
-        flag_model.map(str::to_string).or_else(|| env("AGENT_MODEL")).or_else(|| file(&s.model)).unwrap_or_else(|| {
+    let model_from_env = if flag_model.is_none() { first_set("agent.model", &["AGENT_MODEL"]) } else { None };
+    let model = flag_model.map(str::to_string).or(model_from_env).or_else(|| file(&s.model)).unwrap_or_else(|| {
             match (kind, base_url.as_str()) {
                 (ProviderKind::Anthropic, _) => "claude-sonnet-4-5".into(),
                 (ProviderKind::OpenAi, OPENAI_URL) => "gpt-4o-mini".into(),
@@ -285,6 +299,7 @@ pub fn resolve_provider(
         model,
         stream: s.stream,
         temperature: s.temperature(),
+        from_env,
         default_endpoint,
     })
 }

@@ -113,7 +113,7 @@ fn a_failure_is_returned_naming_the_file_not_the_line() {
 }
 
 /// Set in a child started by the test below: the child only writes.
-const CHILD: &str = "CLIX_AUDIT_TEST_WRITER";
+const CHILD: &str = "CLIX_TEST_AUDIT_WRITER";
 const LINES_PER_WRITER: u32 = 150;
 
 /// Line `seq` of `writer`: sizes from a few bytes to 96 KiB, far past

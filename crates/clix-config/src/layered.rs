@@ -115,6 +115,22 @@ impl ConfigError {
     }
 }
 
+/// The `CLIX_*` variables clix reads that are not settings, each with what
+/// it does; every other `CLIX_*` name must be a setting's ([`env_var_name`]).
+pub const OTHER_VARS: &[(&str, &str)] = &[
+    ("CLIX_HOME", "one folder for all of clix's config, data, state and cache"),
+    ("CLIX_LOG", "log filter (env-filter syntax), when --log-level is not given"),
+    ("CLIX_BWRAP", "the bubblewrap program to use, instead of `bwrap` on PATH"),
+    ("CLIX_PLAN_AGENT", "set by `clix plan` in its agents' environment"),
+    ("CLIX_SKIP_LOG", "clix's test suite: the file that lists skipped tests"),
+    ("CLIX_BLESS", "clix's test suite: rewrite the expected outputs"),
+    ("CLIX_FUZZ_TARGET_DIR", "scripts/fuzz.sh: the fuzzers' build folder"),
+];
+
+/// Names that start with this belong to clix's own tests (their fixtures'
+/// variables), never to a setting.
+pub const TEST_VAR_PREFIX: &str = "CLIX_TEST_";
+
 /// `limits.timeout_secs` → `CLIX_LIMITS_TIMEOUT_SECS`.
 pub fn env_var_name(key: &str) -> String {
     format!("CLIX_{}", key.replace(['.', '-'], "_").to_ascii_uppercase())
@@ -134,12 +150,17 @@ where
 {
     // A `CLIX_*` variable with a secret name (CLIX_AGENT_API_KEY) was moved
     // out of the environment at start: read it from the store.
-    load_with(config_file, crate::secrets::var, flags)
+    let names: Vec<String> = std::env::vars_os()
+        .filter_map(|(name, _)| name.into_string().ok())
+        .chain(crate::secrets::names().map(String::from))
+        .collect();
+    load_with(config_file, crate::secrets::var, &names, flags)
 }
 
 fn load_with<T>(
     config_file: &Path,
     env: impl Fn(&str) -> Option<String>,
+    env_names: &[String],
     flags: &[(&str, &str, Value)],
 ) -> Result<Loaded<T>, ConfigError>
 where
@@ -176,6 +197,7 @@ where
         }
     }
     check::<T>(&settings, |s| matches!(s, Source::Env(_)), &mut problems);
+    problems.extend(unknown_vars(&settings, env_names));
 
     for (key, flag, value) in flags {
         match settings.get_mut(*key) {
@@ -192,6 +214,36 @@ where
     // given a value of the wrong type (a bug in clix) fails here.
     let value = merge(&settings).try_into().map_err(|e: toml::de::Error| ConfigError::Defaults(e.to_string()))?;
     Ok(Loaded { value, settings })
+}
+
+/// A problem for each `CLIX_*` variable in `names` that is neither a
+/// setting's nor one of [`OTHER_VARS`]: a mistyped name would otherwise be
+/// ignored in silence, as a mistyped key in the file is not.
+fn unknown_vars(settings: &BTreeMap<String, Setting>, names: &[String]) -> Vec<ConfigError> {
+    let known: Vec<String> = settings
+        .keys()
+        .map(|key| env_var_name(key))
+        .chain(OTHER_VARS.iter().map(|(name, _)| name.to_string()))
+        .collect();
+    let mut unknown: Vec<&String> = names
+        .iter()
+        .filter(|name| name.starts_with("CLIX_") && !name.starts_with(TEST_VAR_PREFIX))
+        .filter(|name| !known.contains(name))
+        .collect();
+    unknown.sort();
+    unknown.dedup();
+    unknown
+        .into_iter()
+        .map(|name| {
+            let message = match clix_common::names::did_you_mean(name, known.iter().map(String::as_str)) {
+                Some(near) => format!("not a clix setting; did you mean {near}?"),
+                None => "not a clix setting; `clix config show` lists the settings (CLIX_ and the key, \
+                         upper-cased, `.` as `_`), or unset it"
+                    .to_string(),
+            };
+            ConfigError::Env { var: name.clone(), message }
+        })
+        .collect()
 }
 
 /// The file's table read as `T` by serde, which knows every section's
@@ -497,7 +549,8 @@ mod tests {
             std::fs::write(&path, text).unwrap();
         }
         let env: HashMap<String, String> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        load_with(&path, |k| env.get(k).cloned(), flags).map_err(|e| {
+        let names: Vec<String> = env.keys().cloned().collect();
+        load_with(&path, |k| env.get(k).cloned(), &names, flags).map_err(|e| {
             // The same error with the file's place as `/cfg/config.toml`, for the tables below.
             let shown = e.to_string().replace(&dir.path().display().to_string(), "/cfg");
             ConfigError::Defaults(shown)
@@ -588,6 +641,33 @@ mod tests {
         for (file, want) in cases {
             let got = error_of(Some(file), &[], &[]);
             assert!(got.starts_with(want), "{file}\n  got:  {got}\n  want: {want}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_clix_variable_is_refused_with_the_near_name() {
+        let rows: &[(&str, Option<&str>)] = &[
+            (
+                "CLIX_LIMITS_TIMOUT_SECS",
+                Some("CLIX_LIMITS_TIMOUT_SECS: not a clix setting; did you mean CLIX_LIMITS_TIMEOUT_SECS?"),
+            ),
+            ("CLIX_LIMIT_STRICT", Some("CLIX_LIMIT_STRICT: not a clix setting; did you mean CLIX_LIMITS_STRICT?")),
+            ("CLIX_WHATEVER", Some("CLIX_WHATEVER: not a clix setting; `clix config show` lists the settings")),
+            ("CLIX_LIMITS_TIMEOUT_SECS", None),
+            ("CLIX_HOME", None),
+            ("CLIX_LOG", None),
+            ("CLIX_TEST_FIXTURE_PORT", None),
+            ("NOT_CLIX_AT_ALL", None),
+        ];
+        for (var, want) in rows {
+            match (run(None, &[(var, "5")], &[]), want) {
+                (Ok(_), None) => {}
+                (Err(e), Some(want)) => {
+                    let got = e.to_string();
+                    assert!(got.contains(&format!("environment variable {want}")), "{var}: {got}");
+                }
+                (got, want) => panic!("{var}: expected {want:?}, got {got:?}"),
+            }
         }
     }
 

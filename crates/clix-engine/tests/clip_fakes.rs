@@ -18,7 +18,7 @@ use clix_engine::{ClipConfig, ClipEntry, Engine, EngineConfig, ShellLimits};
 
 const FAKE: &str = r#"#!/usr/bin/env python3
 import json, os, shutil, sys
-state = os.environ["CLIX_FAKE_CLIENTS"]
+state = os.environ["CLIX_TEST_FAKE_CLIENTS"]
 root = os.path.join(state, "root")
 program = os.path.basename(sys.argv[0])
 args = sys.argv[1:]
@@ -91,7 +91,7 @@ fail("fake %s: unexpected call %r" % (program, args), 99)
 /// Runs `test` again in a child process with the fakes first on PATH and
 /// returns false; returns true when this is that child.
 fn with_fakes(test: &str) -> bool {
-    if std::env::var_os("CLIX_FAKE_CLIENTS").is_some() {
+    if std::env::var_os("CLIX_TEST_FAKE_CLIENTS").is_some() {
         return true;
     }
     let state = tempfile::tempdir().unwrap();
@@ -106,7 +106,7 @@ fn with_fakes(test: &str) -> bool {
     let out = Command::new(std::env::current_exe().unwrap())
         .args([test, "--exact", "--nocapture"])
         .env("PATH", path)
-        .env("CLIX_FAKE_CLIENTS", state.path())
+        .env("CLIX_TEST_FAKE_CLIENTS", state.path())
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
@@ -116,7 +116,7 @@ fn with_fakes(test: &str) -> bool {
 }
 
 fn state() -> PathBuf {
-    PathBuf::from(std::env::var_os("CLIX_FAKE_CLIENTS").unwrap())
+    PathBuf::from(std::env::var_os("CLIX_TEST_FAKE_CLIENTS").unwrap())
 }
 
 /// The calls the fakes recorded since the last look, as (program, argv).

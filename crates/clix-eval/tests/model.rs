@@ -106,6 +106,7 @@ fn run(url: &str, designs: Vec<Design>, repeat: u32, jobs: usize, runs: &Path) -
             model: "scripted".into(),
             stream: true,
             temperature: None,
+            from_env: Vec::new(),
             default_endpoint: false,
         },
         // The scripted model answers some tasks without a call: taken as the answer.

@@ -235,7 +235,7 @@ fn a_fifo_manifest_is_a_problem_not_a_hang() {
 /// address space: reading one whole would fail the child.
 #[test]
 fn dev_zero_is_refused_under_a_memory_limit() {
-    const CHILD: &str = "CLIX_HUB_TEST_DEV_ZERO_CHILD";
+    const CHILD: &str = "CLIX_TEST_HUB_DEV_ZERO_CHILD";
     if std::env::var_os(CHILD).is_some() {
         let s = Scene::new();
         symlink("/dev/zero", s.ws_hub().join("zero.json")).unwrap();

@@ -67,12 +67,12 @@ async fn a_stdio_server_in_the_sandbox_is_a_command() {
     }
     // SAFETY: this test alone reads these variables.
     unsafe {
-        std::env::set_var("CLIX_MCP_TEST_GREETING", "hello");
-        std::env::set_var("CLIX_MCP_TEST_NOT_PASSED", "hidden");
+        std::env::set_var("CLIX_TEST_MCP_GREETING", "hello");
+        std::env::set_var("CLIX_TEST_MCP_NOT_PASSED", "hidden");
     }
     let marker = format!("results-{}", std::process::id());
     let mut entry = stdio_entry("fx", &marker);
-    entry.env = vec!["CLIX_MCP_TEST_GREETING".into()];
+    entry.env = vec!["CLIX_TEST_MCP_GREETING".into()];
     let f = fixture(vec![entry]);
 
     // Level 1: the tools, one line each.
@@ -170,7 +170,7 @@ async fn a_stdio_server_in_the_sandbox_is_a_command() {
     let r = run(&f, "fx", "where").await;
     let shown = out(&r);
     assert!(shown.contains(&f.ws.display().to_string()), "{shown}");
-    assert!(shown.contains("CLIX_MCP_TEST_GREETING=hello CLIX_MCP_TEST_NOT_PASSED=-"), "{shown}");
+    assert!(shown.contains("CLIX_TEST_MCP_GREETING=hello CLIX_TEST_MCP_NOT_PASSED=-"), "{shown}");
 }
 
 fn words_with_json(line: &str, json: &str) -> Vec<String> {
@@ -243,7 +243,7 @@ async fn a_server_that_fails_to_start_gets_a_navigating_error() {
         return;
     }
     let mut broken = ServerEntry::stdio("broken", "python3", &[&clix_testkit::mcp_server_script(), "fail"]);
-    broken.env = vec!["CLIX_MCP_TEST_UNSET_VARIABLE".into()];
+    broken.env = vec!["CLIX_TEST_MCP_UNSET_VARIABLE".into()];
     let f = fixture(vec![broken, ServerEntry::stdio("nothing", "no-such-program-here", &[])]);
     let r = run(&f, "broken", "list_records").await;
     assert_eq!(r.exit_code, 1);
@@ -252,7 +252,7 @@ async fn a_server_that_fails_to_start_gets_a_navigating_error() {
     assert!(e.contains("it exited with 4"), "{e}");
     assert!(e.contains("fixture: cannot start: the database is unreachable"), "the stderr tail: {e}");
     assert!(e.contains("network off"), "{e}");
-    assert!(e.contains("not set in clix's environment: CLIX_MCP_TEST_UNSET_VARIABLE"), "{e}");
+    assert!(e.contains("not set in clix's environment: CLIX_TEST_MCP_UNSET_VARIABLE"), "{e}");
     assert!(e.contains("check:"), "{e}");
     let r = run(&f, "nothing", "").await;
     assert_eq!(r.exit_code, 1);
@@ -308,14 +308,14 @@ async fn an_http_server_is_the_same_command() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let mut entry = ServerEntry::http("web", &format!("http://127.0.0.1:{port}/mcp"));
-    entry.headers.insert("X-Clix-Test".into(), "${CLIX_MCP_TEST_HEADER}".into());
+    entry.headers.insert("X-Clix-Test".into(), "${CLIX_TEST_MCP_HEADER}".into());
     let f = fixture(vec![entry]);
     // A header's variable that is not set: the error names it.
     let r = run(&f, "web", "").await;
     assert_eq!(r.exit_code, 1);
-    assert!(err(&r).contains("needs ${CLIX_MCP_TEST_HEADER}, which is not set"), "{}", err(&r));
+    assert!(err(&r).contains("needs ${CLIX_TEST_MCP_HEADER}, which is not set"), "{}", err(&r));
     // SAFETY: this test alone reads the variable.
-    unsafe { std::env::set_var("CLIX_MCP_TEST_HEADER", "from-the-environment") };
+    unsafe { std::env::set_var("CLIX_TEST_MCP_HEADER", "from-the-environment") };
     let r = run(&f, "web", "list_records --count 5").await;
     assert_eq!(r.exit_code, 0, "{}", err(&r));
     let json: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
@@ -353,7 +353,7 @@ async fn an_imported_entry_runs() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a child process of no_server_process_is_left_after_clix_is_killed"]
 async fn child_holding_a_server() {
-    let marker = std::env::var("CLIX_MCP_CHILD_MARKER").expect("started by a test, with CLIX_MCP_CHILD_MARKER set");
+    let marker = std::env::var("CLIX_TEST_MCP_CHILD_MARKER").expect("started by a test, with CLIX_TEST_MCP_CHILD_MARKER set");
     let f = fixture(vec![stdio_entry("fx", &marker)]);
     assert_eq!(run(&f, "fx", "list_records --count 1").await.exit_code, 0);
     println!("server started");
@@ -370,7 +370,7 @@ fn no_server_process_is_left_after_clix_is_killed() {
     let marker = format!("gone-after-kill-{}", std::process::id());
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["--ignored", "--exact", "child_holding_a_server", "--nocapture", "--test-threads=1"])
-        .env("CLIX_MCP_CHILD_MARKER", &marker)
+        .env("CLIX_TEST_MCP_CHILD_MARKER", &marker)
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();

@@ -4,7 +4,7 @@
 //! vectors store each once.
 //!
 //! The writer is this test binary run again with `--ignored --exact
-//! child_writer` and CLIX_MEMORY_CHILD_DB set (a file's path or a
+//! child_writer` and CLIX_TEST_MEMORY_CHILD_DB set (a file's path or a
 //! database's URL); it prints `acked <id>` after each store.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
@@ -52,11 +52,11 @@ impl Embedder for Letters {
 #[test]
 #[ignore = "a child process of the tests below"]
 fn child_writer() {
-    let db = std::env::var_os("CLIX_MEMORY_CHILD_DB").expect("started by a test, with CLIX_MEMORY_CHILD_DB set");
-    let tag = std::env::var("CLIX_MEMORY_CHILD_TAG").unwrap_or_default();
-    let count: usize = std::env::var("CLIX_MEMORY_CHILD_COUNT").ok().and_then(|n| n.parse().ok()).unwrap_or(usize::MAX);
+    let db = std::env::var_os("CLIX_TEST_MEMORY_CHILD_DB").expect("started by a test, with CLIX_TEST_MEMORY_CHILD_DB set");
+    let tag = std::env::var("CLIX_TEST_MEMORY_CHILD_TAG").unwrap_or_default();
+    let count: usize = std::env::var("CLIX_TEST_MEMORY_CHILD_COUNT").ok().and_then(|n| n.parse().ok()).unwrap_or(usize::MAX);
     let mut store = Store::connect(&db.to_string_lossy()).unwrap();
-    if std::env::var_os("CLIX_MEMORY_CHILD_EMBED").is_some() {
+    if std::env::var_os("CLIX_TEST_MEMORY_CHILD_EMBED").is_some() {
         // Fill in every missing vector (a search does), racing the other process.
         let mut store = store.with_embedder(Box::new(Letters)).unwrap();
         store.search("deploys", &Filter::default(), 3).unwrap();
@@ -77,15 +77,15 @@ fn spawn_writer(db: &str, tag: &str, count: Option<usize>) -> Child {
 fn spawn_child(db: &str, tag: &str, count: Option<usize>, embed: bool) -> Child {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
     if embed {
-        cmd.env("CLIX_MEMORY_CHILD_EMBED", "1");
+        cmd.env("CLIX_TEST_MEMORY_CHILD_EMBED", "1");
     }
     cmd.args(["--ignored", "--exact", "child_writer", "--nocapture", "--test-threads=1"])
-        .env("CLIX_MEMORY_CHILD_DB", db)
-        .env("CLIX_MEMORY_CHILD_TAG", tag)
+        .env("CLIX_TEST_MEMORY_CHILD_DB", db)
+        .env("CLIX_TEST_MEMORY_CHILD_TAG", tag)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
     if let Some(n) = count {
-        cmd.env("CLIX_MEMORY_CHILD_COUNT", n.to_string());
+        cmd.env("CLIX_TEST_MEMORY_CHILD_COUNT", n.to_string());
     }
     cmd.spawn().unwrap()
 }

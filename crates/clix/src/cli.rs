@@ -844,7 +844,24 @@ fn config(paths: &Paths, action: ConfigAction) -> Result<ExitCode> {
             outln(format_args!("wrote {}", paths.config_file.display()))?;
         }
         ConfigAction::Show { json } => {
-            let loaded = clix_session::load(paths, &[])?;
+            let mut loaded = clix_session::load(paths, &[])?;
+            // The provider's own variables (AGENT_MODEL, OPENAI_BASE_URL, …)
+            // beat the file: shown in force, with the variable as the source.
+            if let Ok(provider) = clix_agent::resolve_provider(&loaded.value.agent, clix_config::secrets::var, None, None)
+            {
+                for (key, var) in &provider.from_env {
+                    let value = match *key {
+                        "agent.model" => provider.model.clone(),
+                        "agent.base_url" => provider.base_url.clone(),
+                        _ => "***".to_string(),
+                    };
+                    let setting = clix_config::Setting {
+                        value: toml::Value::String(value),
+                        source: clix_config::Source::Env(var.to_string()),
+                    };
+                    loaded.settings.insert(key.to_string(), setting);
+                }
+            }
             let shown = |key: &str, value: &toml::Value| -> toml::Value {
                 // A key in the file or environment is never printed.
                 let secret = clix_engine::is_secret_name(key) || key.starts_with("hub.env.");

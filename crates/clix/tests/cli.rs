@@ -242,6 +242,32 @@ fn config_lives_under_clix_home_and_shows_its_sources() {
     assert_eq!(v["limits.timeout_secs"]["value"], 9);
     assert_eq!(v["limits.timeout_secs"]["source"], "env CLIX_LIMITS_TIMEOUT_SECS");
     assert_eq!(v["present.tail_lines"]["source"], "default");
+    // The provider's variables are shown in force, the key never.
+    let o = env
+        .cmd(&["config", "show", "--json"])
+        .env("AGENT_MODEL", "fake")
+        .env("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+        .env("AGENT_API_KEY", "sk-canary-config-show")
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{}", stderr(&o)));
+    assert_eq!(v["agent.model"]["value"], "fake");
+    assert_eq!(v["agent.model"]["source"], "env AGENT_MODEL");
+    assert_eq!(v["agent.base_url"]["value"], "http://127.0.0.1:9/v1");
+    assert_eq!(v["agent.base_url"]["source"], "env OPENAI_BASE_URL");
+    assert_eq!(v["agent.api_key"]["value"], "***");
+    assert_eq!(v["agent.api_key"]["source"], "env AGENT_API_KEY");
+    assert!(!stdout(&o).contains("canary"), "{}", stdout(&o));
+    // A mistyped CLIX_ variable is an error naming the variable it meant, for every command.
+    for args in [&["config", "show"][..], &["run", "true"][..]] {
+        let o = env.cmd(args).env("CLIX_LIMITS_TIMOUT_SECS", "5").output().unwrap();
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("CLIX_LIMITS_TIMOUT_SECS: not a clix setting; did you mean CLIX_LIMITS_TIMEOUT_SECS?"),
+            "{}",
+            stderr(&o)
+        );
+    }
     // A setting empty by default is still a key the file may set.
     std::fs::write(env.home.path().join("config.toml"), "[browser]\nexecutable = \"/opt/chrome\"\n").unwrap();
     let o = env.run(&["config", "show", "--json"]);

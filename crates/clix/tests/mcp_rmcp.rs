@@ -390,8 +390,8 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn load_8_clients_x_1000_calls() {
     const CLIENTS: usize = 8;
-    // CLIX_MCP_LOAD_CALLS=5000 makes it a longer soak (e.g. to watch RSS).
-    let calls: usize = std::env::var("CLIX_MCP_LOAD_CALLS").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
+    // CLIX_TEST_MCP_LOAD_CALLS=5000 makes it a longer soak (e.g. to watch RSS).
+    let calls: usize = std::env::var("CLIX_TEST_MCP_LOAD_CALLS").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
     let env = Env::new();
     let server = http_server(&env, &[]);
     let mut clients = Vec::new();

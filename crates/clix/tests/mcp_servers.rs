@@ -154,15 +154,15 @@ fn a_server_gets_the_secret_its_entry_names_from_the_secret_store() {
     let env = Env::new();
     let script = clix_testkit::mcp_fixtures().join("server.py");
     env.write_config(&format!(
-        "[[mcp.server]]\nname = \"fx\"\ncommand = \"python3\"\nargs = [\"{}\"]\nenv = [\"CLIX_MCP_TEST_TOKEN\"]\n",
+        "[[mcp.server]]\nname = \"fx\"\ncommand = \"python3\"\nargs = [\"{}\"]\nenv = [\"CLIX_TEST_MCP_TOKEN\"]\n",
         script.display()
     ));
     let mut cmd = common::clix(env.home.path(), env.ws.path(), &["run", "--raw", "fx where | jq -r .result"]);
-    cmd.env("CLIX_MCP_TEST_TOKEN", "tok-5ecret-value").env("CLIX_MCP_TEST_NOT_PASSED", "hidden");
+    cmd.env("CLIX_TEST_MCP_TOKEN", "tok-5ecret-value").env("CLIX_TEST_MCP_NOT_PASSED", "hidden");
     let o = cmd.output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let out = text(&o.stdout);
-    assert!(out.contains("CLIX_MCP_TEST_NOT_PASSED=- CLIX_MCP_TEST_TOKEN=tok-5ecret-value"), "{out}");
+    assert!(out.contains("CLIX_TEST_MCP_NOT_PASSED=- CLIX_TEST_MCP_TOKEN=tok-5ecret-value"), "{out}");
     let audit = fs::read_to_string(env.home.path().join("state/audit.jsonl")).unwrap();
     assert!(!audit.contains("tok-5ecret-value"), "{audit}");
 }
@@ -202,7 +202,7 @@ fn an_http_server_is_a_command_and_its_header_secret_comes_from_the_store() {
     let env = Env::new();
     env.write_config(&format!(
         "[[mcp.server]]\nname = \"web\"\nurl = \"http://127.0.0.1:{port}/mcp\"\n\
-         headers = {{ Authorization = \"Bearer ${{CLIX_MCP_TEST_TOKEN}}\" }}\n"
+         headers = {{ Authorization = \"Bearer ${{CLIX_TEST_MCP_TOKEN}}\" }}\n"
     ));
     let run = |line: &str, vars: &[(&str, &str)]| {
         let mut cmd = common::clix(env.home.path(), env.ws.path(), &["run", "--raw", "--log-level", "debug", line]);
@@ -211,8 +211,8 @@ fn an_http_server_is_a_command_and_its_header_secret_comes_from_the_store() {
     };
     let o = run("web list_records --count 4", &[]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
-    assert!(text(&o.stderr).contains("needs ${CLIX_MCP_TEST_TOKEN}, which is not set"), "{}", text(&o.stderr));
-    let o = run("web list_records --count 4 | jq '.records | length'", &[("CLIX_MCP_TEST_TOKEN", "tok-http-5ecret")]);
+    assert!(text(&o.stderr).contains("needs ${CLIX_TEST_MCP_TOKEN}, which is not set"), "{}", text(&o.stderr));
+    let o = run("web list_records --count 4 | jq '.records | length'", &[("CLIX_TEST_MCP_TOKEN", "tok-http-5ecret")]);
     assert_eq!((text(&o.stdout).as_str(), o.status.code()), ("4\n", Some(0)), "{}", text(&o.stderr));
     assert!(!text(&o.stderr).contains("tok-http-5ecret"), "a debug log shows the header's value");
 }

@@ -33,7 +33,7 @@ fn environ(child: &Child) -> String {
 /// The environment holds the plain variables and none of the canaries.
 fn assert_no_canary(environ: &str) {
     // The control: this is the child's environment, read after its start.
-    assert!(environ.contains("CLIX_PLAIN=visible"), "not the child's environment: {environ:?}");
+    assert!(environ.contains("CLIX_TEST_PLAIN=visible"), "not the child's environment: {environ:?}");
     for canary in [OPENAI_CANARY, TOKEN_CANARY, MCP_CANARY, "canary-"] {
         assert!(!environ.contains(canary), "{canary} is in /proc/<pid>/environ: {environ:?}");
     }
@@ -42,7 +42,7 @@ fn assert_no_canary(environ: &str) {
 fn with_canaries(cmd: &mut Command) -> &mut Command {
     cmd.env("OPENAI_API_KEY", OPENAI_CANARY)
         .env("MY_TOKEN", TOKEN_CANARY)
-        .env("CLIX_PLAIN", "visible")
+        .env("CLIX_TEST_PLAIN", "visible")
         .env("CLIX_SANDBOX_MODE", "off")
 }
 

@@ -27,6 +27,7 @@ pub(crate) fn provider(
         model: model.into(),
         stream,
         temperature: None,
+        from_env: Vec::new(),
         default_endpoint: false,
     };
     Provider::new(&resolved)
