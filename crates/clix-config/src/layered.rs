@@ -117,7 +117,7 @@ impl ConfigError {
 
 /// The `CLIX_*` variables clix reads that are not settings, each with what
 /// it does; every other `CLIX_*` name must be a setting's ([`env_var_name`]).
-pub const OTHER_VARS: &[(&str, &str)] = &[
+pub(crate) const OTHER_VARS: &[(&str, &str)] = &[
     ("CLIX_HOME", "one folder for all of clix's config, data, state and cache"),
     ("CLIX_LOG", "log filter (env-filter syntax), when --log-level is not given"),
     ("CLIX_BWRAP", "the bubblewrap program to use, instead of `bwrap` on PATH"),
@@ -129,7 +129,7 @@ pub const OTHER_VARS: &[(&str, &str)] = &[
 
 /// Names that start with this belong to clix's own tests (their fixtures'
 /// variables), never to a setting.
-pub const TEST_VAR_PREFIX: &str = "CLIX_TEST_";
+pub(crate) const TEST_VAR_PREFIX: &str = "CLIX_TEST_";
 
 /// `limits.timeout_secs` → `CLIX_LIMITS_TIMEOUT_SECS`.
 pub fn env_var_name(key: &str) -> String {
