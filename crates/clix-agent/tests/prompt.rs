@@ -134,6 +134,7 @@ async fn a_refused_default_endpoint_fails_at_once_a_configured_one_is_retried() 
             model: "qwen2.5-coder:7b".into(),
             stream: true,
             temperature: None,
+            from_env: Vec::new(),
             default_endpoint,
         };
         let mut engine = engine(ws.path()).await;
