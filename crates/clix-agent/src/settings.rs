@@ -285,7 +285,8 @@ pub fn resolve_provider(
         (ProviderKind::OpenAi, None) => OLLAMA_URL.into(),
     });
     let model_from_env = if flag_model.is_none() { first_set("agent.model", &["AGENT_MODEL"]) } else { None };
-    let model = flag_model.map(str::to_string).or(model_from_env).or_else(|| file(&s.model)).unwrap_or_else(|| {
+    let model =
+        flag_model.map(str::to_string).or(model_from_env).or_else(|| file(&s.model)).unwrap_or_else(|| {
             match (kind, base_url.as_str()) {
                 (ProviderKind::Anthropic, _) => "claude-sonnet-4-5".into(),
                 (ProviderKind::OpenAi, OPENAI_URL) => "gpt-4o-mini".into(),

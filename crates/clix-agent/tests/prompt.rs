@@ -148,7 +148,7 @@ async fn a_refused_default_endpoint_fails_at_once_a_configured_one_is_retried() 
             assert_eq!(retries, 0);
             assert!(took < Duration::from_millis(500), "{took:?}");
             assert!(message.starts_with("nothing is listening at http://127.0.0.1:"), "{message}");
-            for hint in ["[agent] base_url", "model", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "README"] {
+            for hint in ["[agent] base_url", "model", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "docs/agent.md"] {
                 assert!(message.contains(hint), "{hint}: {message}");
             }
         } else {

@@ -121,6 +121,9 @@ pub(crate) const OTHER_VARS: &[(&str, &str)] = &[
     ("CLIX_HOME", "one folder for all of clix's config, data, state and cache"),
     ("CLIX_LOG", "log filter (env-filter syntax), when --log-level is not given"),
     ("CLIX_BWRAP", "the bubblewrap program to use, instead of `bwrap` on PATH"),
+    ("CLIX_HUB_PATH", "more hub folders, `:`-separated, before the configured ones"),
+    ("CLIX_MCP_TOKEN", "the bearer token `clix mcp --http` requires"),
+    ("CLIX_SKILL_DIR", "set by clix for a skill's scripts: the skill's folder"),
     ("CLIX_PLAN_AGENT", "set by `clix plan` in its agents' environment"),
     ("CLIX_SKIP_LOG", "clix's test suite: the file that lists skipped tests"),
     ("CLIX_BLESS", "clix's test suite: rewrite the expected outputs"),
@@ -656,6 +659,8 @@ mod tests {
             ("CLIX_LIMITS_TIMEOUT_SECS", None),
             ("CLIX_HOME", None),
             ("CLIX_LOG", None),
+            ("CLIX_HUB_PATH", None),
+            ("CLIX_MCP_TOKEN", None),
             ("CLIX_TEST_FIXTURE_PORT", None),
             ("NOT_CLIX_AT_ALL", None),
         ];

@@ -353,7 +353,8 @@ async fn an_imported_entry_runs() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a child process of no_server_process_is_left_after_clix_is_killed"]
 async fn child_holding_a_server() {
-    let marker = std::env::var("CLIX_TEST_MCP_CHILD_MARKER").expect("started by a test, with CLIX_TEST_MCP_CHILD_MARKER set");
+    let marker =
+        std::env::var("CLIX_TEST_MCP_CHILD_MARKER").expect("started by a test, with CLIX_TEST_MCP_CHILD_MARKER set");
     let f = fixture(vec![stdio_entry("fx", &marker)]);
     assert_eq!(run(&f, "fx", "list_records --count 1").await.exit_code, 0);
     println!("server started");

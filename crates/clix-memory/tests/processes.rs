@@ -52,9 +52,11 @@ impl Embedder for Letters {
 #[test]
 #[ignore = "a child process of the tests below"]
 fn child_writer() {
-    let db = std::env::var_os("CLIX_TEST_MEMORY_CHILD_DB").expect("started by a test, with CLIX_TEST_MEMORY_CHILD_DB set");
+    let db =
+        std::env::var_os("CLIX_TEST_MEMORY_CHILD_DB").expect("started by a test, with CLIX_TEST_MEMORY_CHILD_DB set");
     let tag = std::env::var("CLIX_TEST_MEMORY_CHILD_TAG").unwrap_or_default();
-    let count: usize = std::env::var("CLIX_TEST_MEMORY_CHILD_COUNT").ok().and_then(|n| n.parse().ok()).unwrap_or(usize::MAX);
+    let count: usize =
+        std::env::var("CLIX_TEST_MEMORY_CHILD_COUNT").ok().and_then(|n| n.parse().ok()).unwrap_or(usize::MAX);
     let mut store = Store::connect(&db.to_string_lossy()).unwrap();
     if std::env::var_os("CLIX_TEST_MEMORY_CHILD_EMBED").is_some() {
         // Fill in every missing vector (a search does), racing the other process.

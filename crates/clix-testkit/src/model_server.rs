@@ -64,6 +64,12 @@ pub async fn start(script: Vec<Reply>) -> Server {
 /// requests that arrive in no set order (parallel runs). It also counts
 /// the requests in flight at once; [`FnServer::most_at_once`] reads the peak.
 pub async fn start_fn(answer: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> FnServer {
+    start_routes(move |request| answer(&request.body)).await
+}
+
+/// As [`start_fn`], with the whole request (its path and headers too) to
+/// answer from: a server with more than one endpoint (`GET /v1/models`).
+pub async fn start_routes(answer: impl Fn(&Recorded) -> Reply + Send + Sync + 'static) -> FnServer {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let answer = Arc::new(answer);
@@ -85,7 +91,7 @@ pub async fn start_fn(answer: impl Fn(&Value) -> Reply + Send + Sync + 'static) 
                     c.0 += 1;
                     c.1 = c.1.max(c.0);
                 }
-                let reply = answer(&request.body);
+                let reply = answer(&request);
                 recorded.lock().unwrap().push(request);
                 write_reply(&mut socket, reply).await;
                 counts.lock().unwrap().0 -= 1;

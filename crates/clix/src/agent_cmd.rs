@@ -603,9 +603,6 @@ impl Renderer {
                 self.end_text();
                 // A provider's error may quote what its server sent.
                 eprintln!("clix: {}", crate::terminal::visible(message));
-                if message.contains("cannot reach the model provider") {
-                    eprintln!("{}", CONFIGURE_HELP);
-                }
             }
             Event::Recall { ids, .. } => {
                 let ids: Vec<String> = ids.iter().map(|id| format!("#{id}")).collect();
@@ -669,13 +666,6 @@ pub(crate) fn print_line(line: &clix_agent::stream::StreamEvent) {
         let _ = outln(text);
     }
 }
-
-const CONFIGURE_HELP: &str = "No model answered. Configure a provider, for example:\n  \
-    export AGENT_BASE_URL=http://127.0.0.1:11434/v1 AGENT_MODEL=qwen2.5-coder:7b   # Ollama (ollama serve)\n  \
-    export OPENAI_API_KEY=sk-…                                                  # OpenAI\n  \
-    export ANTHROPIC_API_KEY=…                                                  # Anthropic\n  \
-    export AGENT_BASE_URL=… AGENT_API_KEY=… AGENT_MODEL=…                     # any OpenAI-compatible API\n\
-    or set [agent] base_url / model in the config file (clix config path).";
 
 /// What a call changed, in the line a person reads after it: the change
 /// summary, or that the person declined the changes.

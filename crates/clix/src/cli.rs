@@ -847,7 +847,8 @@ fn config(paths: &Paths, action: ConfigAction) -> Result<ExitCode> {
             let mut loaded = clix_session::load(paths, &[])?;
             // The provider's own variables (AGENT_MODEL, OPENAI_BASE_URL, …)
             // beat the file: shown in force, with the variable as the source.
-            if let Ok(provider) = clix_agent::resolve_provider(&loaded.value.agent, clix_config::secrets::var, None, None)
+            if let Ok(provider) =
+                clix_agent::resolve_provider(&loaded.value.agent, clix_config::secrets::var, None, None)
             {
                 for (key, var) in &provider.from_env {
                     let value = match *key {

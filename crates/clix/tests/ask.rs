@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::text;
-use support::{RED_PNG, openai_calls, openai_text, run_call, start, start_with_summarizer};
+use support::{RED_PNG, Reply, openai_calls, openai_text, run_call, start, start_with_summarizer};
 
 use common::agent_home::AgentHome as Home;
 
@@ -236,17 +236,143 @@ async fn two_agents_at_once_in_one_home_do_not_collide() {
     assert!(runs.iter().all(|r| r["stop_reason"] == "answered"));
 }
 
+/// Issue 52: each way a provider fails says what to do, naming where the
+/// setting at fault came from; the same for both API shapes.
 #[tokio::test]
-async fn no_model_is_a_clear_error_that_says_how_to_configure() {
-    let h = Home::new();
+async fn each_provider_failure_says_what_to_fix() {
+    let models = r#"{"object": "list", "data": [{"id": "qwen2.5-coder:7b"}, {"id": "llama3.2"}]}"#;
+    let server = support::start_routes(move |request| {
+        let status = |code: u16, body: &str| Reply::Status(code, vec![], body.to_string());
+        match (request.path.as_str(), request.body["model"].as_str()) {
+            ("/v1/models", _) => status(200, models),
+            (_, Some("refused-key")) => status(401, r#"{"error": {"message": "Incorrect API key provided"}}"#),
+            (_, Some("forbidden")) => status(403, r#"{"error": {"message": "not allowed"}}"#),
+            (_, Some("slow")) => Reply::Delay(Duration::from_secs(5), Box::new(status(500, "{}"))),
+            _ => status(404, r#"{"error": {"message": "model not found"}}"#),
+        }
+    })
+    .await;
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let mut cmd = h.clix(None, &["ask", "hello"]);
-    cmd.env("AGENT_BASE_URL", format!("http://127.0.0.1:{closed}/v1")).env("CLIX_AGENT_MODEL_CALL_TRIES", "1");
-    let o = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
-    assert_eq!(o.status.code(), Some(1));
-    let err = text(&o.stderr);
-    assert!(err.contains("cannot reach the model provider at http://127.0.0.1:"), "{err}");
-    assert!(err.contains("Configure a provider") && err.contains("ANTHROPIC_API_KEY"), "{err}");
+    let here = server.url.clone();
+    let refused = format!("http://127.0.0.1:{closed}");
+    // (what, provider, AGENT_BASE_URL, model, other variables, what stderr must say)
+    let rows: Vec<(&str, &str, String, &str, Vec<(&str, &str)>, Vec<String>)> = vec![
+        (
+            "401 with a key",
+            "openai",
+            format!("{here}/v1"),
+            "refused-key",
+            vec![("AGENT_API_KEY", "sk-refused-0123456789")],
+            vec![
+                "HTTP 401 from the model provider: Incorrect API key provided".into(),
+                "the API key was refused; check the key in AGENT_API_KEY".into(),
+            ],
+        ),
+        (
+            "403, the key from OPENAI_API_KEY",
+            "openai",
+            here.clone(),
+            "forbidden",
+            vec![("OPENAI_API_KEY", "sk-forbidden-0123456789")],
+            vec!["HTTP 403".into(), "check the key in OPENAI_API_KEY".into()],
+        ),
+        (
+            "401 with no key",
+            "openai",
+            format!("{here}/v1"),
+            "refused-key",
+            vec![],
+            vec!["no API key was sent; set AGENT_API_KEY or OPENAI_API_KEY".into()],
+        ),
+        (
+            "404 on a model, with the server's list",
+            "openai",
+            format!("{here}/v1"),
+            "gpt-nope",
+            vec![],
+            vec![
+                "HTTP 404".into(),
+                format!("no model \"gpt-nope\" here (from AGENT_MODEL); {here}/v1 offers: qwen2.5-coder:7b, llama3.2"),
+            ],
+        ),
+        (
+            "401 from an Anthropic endpoint",
+            "anthropic",
+            format!("{here}/v1"),
+            "refused-key",
+            vec![("ANTHROPIC_API_KEY", "sk-ant-refused-0123456789")],
+            vec!["HTTP 401".into(), "check the key in ANTHROPIC_API_KEY".into()],
+        ),
+        (
+            "404 from an Anthropic endpoint",
+            "anthropic",
+            here.clone(),
+            "claude-nope",
+            vec![("ANTHROPIC_API_KEY", "sk-ant-0123456789")],
+            vec![format!("no model \"claude-nope\" here (from AGENT_MODEL); {here} offers: qwen2.5-coder:7b")],
+        ),
+        (
+            "refused at a configured endpoint",
+            "openai",
+            refused.clone(),
+            "any",
+            vec![],
+            vec![
+                format!("cannot reach the model provider at {refused}/v1"),
+                "the endpoint (from AGENT_BASE_URL) is not answering".into(),
+            ],
+        ),
+        (
+            "timed out",
+            "openai",
+            format!("{here}/v1"),
+            "slow",
+            vec![("CLIX_AGENT_MODEL_CALL_SECS", "1")],
+            vec![format!("the model at {here}/v1 did not answer within 1s (agent.model_call_secs)")],
+        ),
+    ];
+    let h = Home::new();
+    for (what, provider, url, model, vars, want) in rows {
+        let mut cmd = h.clix(None, &["ask", "--provider", provider, "hello"]);
+        cmd.env("AGENT_BASE_URL", &url).env("AGENT_MODEL", model).env("CLIX_AGENT_MODEL_CALL_TRIES", "1");
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        let o = common::agent_home::finish(cmd).await;
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{what}: {err}");
+        for want in want {
+            assert!(err.contains(&want), "{what}: {want:?} in\n{err}");
+        }
+        assert!(!err.contains("Configure a provider") && !err.contains("0123456789"), "{what}: {err}");
+    }
+}
+
+/// `AGENT_BASE_URL` with or without `/v1` reaches the same path for both
+/// API shapes.
+#[tokio::test]
+async fn the_base_url_works_with_or_without_v1_for_both_shapes() {
+    let server = support::start_routes(|request| match request.path.as_str() {
+        "/v1/chat/completions" => openai_text("openai here", 1, 1),
+        "/v1/messages" => support::anthropic_reply("anthropic here", &[], 1, 1),
+        _ => Reply::Status(404, vec![], "{}".into()),
+    })
+    .await;
+    let h = Home::new();
+    for (provider, suffix, answer) in [
+        ("openai", "", "openai here"),
+        ("openai", "/v1", "openai here"),
+        ("openai", "/v1/", "openai here"),
+        ("anthropic", "", "anthropic here"),
+        ("anthropic", "/v1", "anthropic here"),
+    ] {
+        let mut cmd = h.clix(None, &["ask", "--provider", provider, "hello"]);
+        cmd.env("AGENT_BASE_URL", format!("{}{suffix}", server.url)).env("AGENT_MODEL", "m");
+        cmd.env("CLIX_AGENT_LOOK_FIRST", "false");
+        let o = common::agent_home::finish(cmd).await;
+        assert_eq!(o.status.code(), Some(0), "{provider} {suffix:?}: {}", text(&o.stderr));
+        assert!(text(&o.stdout).contains(answer), "{provider} {suffix:?}: {}", text(&o.stdout));
+    }
 }
 
 /// Waits until the chat's `turns`-th turn has finished printing (its

@@ -89,7 +89,10 @@ fn a_projects_secret_stores_are_hidden_not_refused() {
         assert!(!stdout.contains(CANARY) && !stderr.contains(CANARY), "{line}\n{stdout}\n{stderr}");
         assert!(!stdout.contains("FOUND"), "{stdout}");
         if n == 0 {
-            assert!(stdout.contains("package.json") && stdout.contains("app.js") && stdout.contains("\"app\""), "{stdout}");
+            assert!(
+                stdout.contains("package.json") && stdout.contains("app.js") && stdout.contains("\"app\""),
+                "{stdout}"
+            );
             assert!(!stdout.contains(".npmrc\n") && !stdout.contains(".aws\n"), "listed: {stdout}");
             assert!(stdout.contains("hidden from agents"), "{stdout}");
             // Said once, naming what is hidden.

@@ -95,7 +95,7 @@ impl<T: Tools> Agent<'_, T> {
         let mut unshown = |_: &str| {};
         let result = tokio::select! {
             r = tokio::time::timeout(limit, provider.complete(&request, &mut unshown)) => {
-                r.unwrap_or(Err(ProviderError::Timeout(limit)))
+                r.unwrap_or_else(|_| Err(ProviderError::Timeout { limit, url: provider.base_url().to_string() }))
             }
             () = self.interrupt.wait() => return Err(StopReason::Interrupted),
         };

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use super::{ChatRequest, ChatResponse, Provider, ProviderError, Usage, http_error};
 use crate::message::{Message, Role, ToolCall, ToolSpec, split_system};
 
-const API_VERSION: &str = "2023-06-01";
+pub(super) const API_VERSION: &str = "2023-06-01";
 
 pub(super) async fn complete(
     p: &Provider,

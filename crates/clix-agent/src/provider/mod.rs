@@ -139,15 +139,23 @@ pub enum ProviderError {
     #[error(
         "nothing is listening at {url}, clix's default endpoint (a local Ollama), and no model is configured. \
          Set one up: `[agent] base_url` and `model` in the config file (`clix config path`), or AGENT_BASE_URL \
-         and AGENT_MODEL, or OPENAI_API_KEY, or ANTHROPIC_API_KEY; see \"Agent\" in the README"
+         and AGENT_MODEL, or OPENAI_API_KEY, or ANTHROPIC_API_KEY; see docs/agent.md"
     )]
     NothingListening {
         /// The default endpoint called.
         url: String,
     },
     /// The call took longer than `agent.model_call_secs`.
-    #[error("the model call took longer than {0:?}")]
-    Timeout(Duration),
+    #[error(
+        "the model at {url} did not answer within {}s (agent.model_call_secs); is the server overloaded or stuck?",
+        limit.as_secs_f64()
+    )]
+    Timeout {
+        /// The limit that ran out.
+        limit: Duration,
+        /// The endpoint called.
+        url: String,
+    },
     /// A reply that is not what the API promises (a garbled stream chunk).
     #[error("unexpected reply from the model provider: {0}")]
     Protocol(String),
@@ -178,6 +186,9 @@ pub struct Provider {
     temperature: Option<f64>,
     /// The endpoint is clix's fallback, not the person's ([`ResolvedProvider::default_endpoint`]).
     default_endpoint: bool,
+    /// Where the key, the endpoint and the model came from, for errors that
+    /// say what to fix (see [`ResolvedProvider::from_env`]).
+    from_env: Vec<(&'static str, &'static str)>,
     client: reqwest::Client,
 }
 
@@ -196,14 +207,111 @@ impl Provider {
             .unwrap_or_default();
         Provider {
             kind: resolved.kind,
-            base_url: resolved.base_url.trim_end_matches('/').to_string(),
+            base_url: endpoint(resolved.kind, &resolved.base_url),
             api_key: resolved.api_key.clone(),
             model: resolved.model.clone(),
             stream: resolved.stream,
             temperature: resolved.temperature,
             default_endpoint: resolved.default_endpoint,
+            from_env: resolved.from_env.clone(),
             client,
         }
+    }
+
+    /// Where `setting` came from, as a person would fix it: its variable,
+    /// else the config file's key.
+    fn source_of(&self, setting: &str) -> String {
+        match self.from_env.iter().find(|(s, _)| *s == setting) {
+            Some((_, var)) => (*var).to_string(),
+            None => format!("`[agent] {}` in the config file", setting.trim_start_matches("agent.")),
+        }
+    }
+
+    /// `e` with what to do about it, where the error alone does not say:
+    /// which key was refused, which models the server has, that an
+    /// endpoint someone set is not answering.
+    async fn explained(&self, e: ProviderError) -> ProviderError {
+        match e {
+            ProviderError::Http { status: status @ (401 | 403), message, retry_after } => {
+                let hint = match &self.api_key {
+                    Some(_) => format!(
+                        "the API key was refused; check the key in {} (and that it is for {})",
+                        self.source_of("agent.api_key"),
+                        self.base_url
+                    ),
+                    None => format!(
+                        "no API key was sent; set {} (or `[agent] api_key` in the config file)",
+                        match self.kind {
+                            ProviderKind::OpenAi => "AGENT_API_KEY or OPENAI_API_KEY",
+                            ProviderKind::Anthropic => "AGENT_API_KEY or ANTHROPIC_API_KEY",
+                        }
+                    ),
+                };
+                ProviderError::Http { status, message: format!("{message} ({hint})"), retry_after }
+            }
+            ProviderError::Http { status: 404, message, retry_after } => {
+                let hint = match self.models().await {
+                    Some(models) if models.iter().any(|m| *m == self.model) => format!(
+                        "the server has the model {:?} but not this path; check the endpoint {} (from {})",
+                        self.model,
+                        self.base_url,
+                        self.source_of("agent.base_url")
+                    ),
+                    Some(models) => format!(
+                        "no model {:?} here (from {}); {} offers: {}",
+                        self.model,
+                        self.source_of("agent.model"),
+                        self.base_url,
+                        shown_list(&models, 20)
+                    ),
+                    None => format!(
+                        "check the model name {:?} (from {}) and the endpoint {} (from {})",
+                        self.model,
+                        self.source_of("agent.model"),
+                        self.base_url,
+                        self.source_of("agent.base_url")
+                    ),
+                };
+                ProviderError::Http { status: 404, message: format!("{message} ({hint})"), retry_after }
+            }
+            ProviderError::Connect { url, message } => ProviderError::Connect {
+                message: format!(
+                    "{message}; the endpoint (from {}) is not answering: start its server, or fix the address",
+                    self.source_of("agent.base_url")
+                ),
+                url,
+            },
+            other => other,
+        }
+    }
+
+    /// The models the server lists (`GET {base}/models`, the same path for
+    /// both API shapes), when it lists any within a few seconds.
+    async fn models(&self) -> Option<Vec<String>> {
+        let url = match self.kind {
+            ProviderKind::OpenAi => format!("{}/models", self.base_url),
+            ProviderKind::Anthropic => format!("{}/v1/models", self.base_url),
+        };
+        let mut request = self.client.get(url).timeout(Duration::from_secs(5));
+        if let Some(key) = &self.api_key {
+            request = match self.kind {
+                ProviderKind::OpenAi => request.bearer_auth(key.expose()),
+                ProviderKind::Anthropic => {
+                    request.header("x-api-key", key.expose()).header("anthropic-version", anthropic::API_VERSION)
+                }
+            };
+        }
+        let response = request.send().await.ok()?;
+        if !response.status().is_success() {
+            return None;
+        }
+        let listed: Value = response.json().await.ok()?;
+        let models: Vec<String> = listed["data"]
+            .as_array()?
+            .iter()
+            .filter_map(|m| m["id"].as_str().map(|id| clix_config::secrets::scrub(id).into_owned()))
+            .collect();
+        (!models.is_empty()).then_some(models)
     }
 
     /// The key sent with every call, for the trajectory to hide.
@@ -266,7 +374,10 @@ impl Provider {
             ProviderKind::OpenAi => openai::complete(self, req, on_text).await,
             ProviderKind::Anthropic => anthropic::complete(self, req, on_text).await,
         };
-        result.map_err(|e| self.scrub(e))
+        match result {
+            Ok(reply) => Ok(reply),
+            Err(e) => Err(self.explained(self.scrub(e)).await),
+        }
     }
 
     /// `e` with this provider's key and every key of the secret store
@@ -288,7 +399,7 @@ impl Provider {
                 ProviderError::Connect { url: clean(url), message: clean(message) }
             }
             ProviderError::Protocol(message) => ProviderError::Protocol(clean(message)),
-            ProviderError::Timeout(limit) => ProviderError::Timeout(limit),
+            ProviderError::Timeout { limit, url } => ProviderError::Timeout { limit, url: clean(url) },
             ProviderError::NothingListening { url } => ProviderError::NothingListening { url: clean(url) },
         }
     }
@@ -306,6 +417,31 @@ impl Provider {
         }
         ProviderError::Connect { url: self.base_url.clone(), message }
     }
+}
+
+/// The endpoint as calls are made to it, without a trailing `/`: an
+/// OpenAI-compatible server given as its bare address (Ollama's
+/// `http://127.0.0.1:11434`) gets `/v1`; an Anthropic one given with `/v1`
+/// loses it (its calls add `/v1/messages`). So `AGENT_BASE_URL` works with
+/// or without `/v1` for both.
+fn endpoint(kind: ProviderKind, url: &str) -> String {
+    let url = url.trim_end_matches('/');
+    match kind {
+        ProviderKind::Anthropic => url.strip_suffix("/v1").unwrap_or(url).to_string(),
+        ProviderKind::OpenAi => {
+            let path_starts = url.find("://").map(|at| at + 3).and_then(|host| url[host..].find('/'));
+            if path_starts.is_none() { format!("{url}/v1") } else { url.to_string() }
+        }
+    }
+}
+
+/// Up to `most` of `items`, comma-separated, with how many more.
+fn shown_list(items: &[String], most: usize) -> String {
+    let mut shown = items.iter().take(most).cloned().collect::<Vec<_>>().join(", ");
+    if items.len() > most {
+        shown.push_str(&format!(" and {} more", items.len() - most));
+    }
+    shown
 }
 
 /// The connection was refused: nothing listens at the address (the cause
