@@ -40,7 +40,7 @@ pub use memory::AgentMemory;
 pub use message::{Image, Message, Role, ToolCall, ToolSpec};
 pub use price::ModelPrice;
 pub use prompt::{
-    PROJECT_NOTES_CAP, PROJECT_NOTES_FILE, ProjectNotes, SYSTEM_PLACEHOLDERS, SYSTEM_PROMPT, SystemPrompt,
+    PROJECT_NOTES_CAP, PROJECT_NOTES_FILES, ProjectNotes, SYSTEM_PLACEHOLDERS, SYSTEM_PROMPT, SystemPrompt,
 };
 pub use provider::{ChatRequest, ChatResponse, Provider, ProviderError, ToolChoice, Usage};
 pub use settings::{AgentSettings, Budgets, PROVIDER_VARS, ProviderKind, ResolvedProvider, resolve_provider};

@@ -90,11 +90,15 @@ pub struct AgentSettings {
     /// with `input`, `cached_input`, `cache_write`, `output`): a run of a
     /// model named here shows and records its cost. None are built in.
     pub prices: BTreeMap<String, ModelPrice>,
-    /// The project's notes: the `AGENTS.md` files from the workspace root
-    /// down to the working folder join the system prompt, introduced as
-    /// the project's (at most 32 KiB together). `false` (or `clix ask
+    /// The project's notes: a notes file of each folder from the workspace
+    /// root down to the working folder joins the system prompt, introduced
+    /// as the project's (at most 32 KiB together). `false` (or `clix ask
     /// --no-agents-md`) leaves them out.
     pub project_notes: bool,
+    /// The names a folder's notes file may have, the first found read:
+    /// `AGENTS.md`, else `CLAUDE.md`, else `GEMINI.md` (projects made for
+    /// one agent carry only its own).
+    pub project_notes_files: Vec<String>,
 }
 
 impl Default for AgentSettings {
@@ -120,6 +124,7 @@ impl Default for AgentSettings {
             temperature: -1.0,
             prices: BTreeMap::new(),
             project_notes: true,
+            project_notes_files: crate::prompt::PROJECT_NOTES_FILES.iter().map(|s| s.to_string()).collect(),
         }
     }
 }

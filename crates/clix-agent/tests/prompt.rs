@@ -40,7 +40,7 @@ async fn notes_from_root_to_the_working_folder_follow_the_template_in_order_with
     let server = start(vec![openai_text("done", 1, 1)]).await;
     let mut engine = engine(ws.path()).await;
     let started = Instant::now();
-    let notes = ProjectNotes::read(engine.session().folder(), &ws.path().join("sub/deep/deeper"));
+    let notes = ProjectNotes::read(engine.session().folder(), &ws.path().join("sub/deep/deeper"), &names());
     assert!(started.elapsed() < Duration::from_secs(2), "a FIFO is never waited on");
     let paths: Vec<&Path> = notes.files.iter().map(|(p, _)| p.as_path()).collect();
     assert_eq!(paths, [Path::new("AGENTS.md"), Path::new("sub/AGENTS.md")]);
@@ -70,6 +70,46 @@ async fn notes_from_root_to_the_working_folder_follow_the_template_in_order_with
     assert!(!system.contains("OUTSIDE-CANARY") && !system.contains("deep/AGENTS.md"), "{system}");
 }
 
+/// The default names of a folder's notes file.
+fn names() -> Vec<String> {
+    clix_agent::AgentSettings::default().project_notes_files
+}
+
+/// Issue 52: a project made for another agent carries only its file: in
+/// each folder the first of AGENTS.md, CLAUDE.md, GEMINI.md is read, and
+/// `agent.project_notes_files` changes the list.
+#[tokio::test]
+async fn each_folder_s_first_notes_file_of_the_list_is_read() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join("a/b")).unwrap();
+    for (file, text) in [
+        ("AGENTS.md", "root agents"),
+        ("CLAUDE.md", "root claude"),
+        ("a/CLAUDE.md", "a claude"),
+        ("a/GEMINI.md", "a gemini"),
+        ("a/b/GEMINI.md", "b gemini"),
+    ] {
+        std::fs::write(ws.path().join(file), text).unwrap();
+    }
+    let engine = engine(ws.path()).await;
+    let read = |names: &[String]| -> Vec<(String, String)> {
+        ProjectNotes::read(engine.session().folder(), Path::new("a/b"), names)
+            .files
+            .into_iter()
+            .map(|(p, t)| (p.display().to_string(), t))
+            .collect()
+    };
+    let pairs = |rows: &[(&str, &str)]| -> Vec<(String, String)> {
+        rows.iter().map(|(p, t)| (p.to_string(), t.to_string())).collect()
+    };
+    assert_eq!(
+        read(&names()),
+        pairs(&[("AGENTS.md", "root agents"), ("a/CLAUDE.md", "a claude"), ("a/b/GEMINI.md", "b gemini")])
+    );
+    assert_eq!(read(&["CLAUDE.md".to_string()]), pairs(&[("CLAUDE.md", "root claude"), ("a/CLAUDE.md", "a claude")]));
+    assert_eq!(read(&[]), pairs(&[]));
+}
+
 /// A link to a file inside the workspace (AGENTS.md → CLAUDE.md, a common
 /// layout) is followed, once.
 #[tokio::test]
@@ -78,7 +118,7 @@ async fn a_link_to_notes_inside_the_workspace_is_read() {
     std::fs::write(ws.path().join("CLAUDE.md"), "Shared notes.").unwrap();
     std::os::unix::fs::symlink("CLAUDE.md", ws.path().join("AGENTS.md")).unwrap();
     let engine = engine(ws.path()).await;
-    let notes = ProjectNotes::read(engine.session().folder(), Path::new("."));
+    let notes = ProjectNotes::read(engine.session().folder(), Path::new("."), &names());
     assert_eq!(notes.files, [(Path::new("AGENTS.md").to_path_buf(), "Shared notes.".to_string())]);
 }
 
@@ -94,7 +134,7 @@ async fn the_shown_prompt_is_what_the_first_request_carries() {
         };
         let server = start(vec![reply]).await;
         let mut engine = engine(ws.path()).await;
-        let notes = ProjectNotes::read(engine.session().folder(), Path::new("."));
+        let notes = ProjectNotes::read(engine.session().folder(), Path::new("."), &names());
         let prompt = SystemPrompt { template: None, project_notes: notes.block() };
         let p = provider(kind, format!("{}{url_suffix}", server.url), Some("k"), "m", true);
         let mut agent = Agent::new_with_prompt(&mut engine, p, settings(), None, &prompt);

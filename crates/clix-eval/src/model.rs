@@ -208,8 +208,11 @@ async fn drive(
 ) -> Driven {
     // As `clix ask` would in the task's workspace: the task's own AGENTS.md
     // joins the built-in prompt (none of the person's files is read).
-    let project_notes =
-        if settings.project_notes { ProjectNotes::read(attempt.workspace(), Path::new(".")).block() } else { None };
+    let project_notes = if settings.project_notes {
+        ProjectNotes::read(attempt.workspace(), Path::new("."), &settings.project_notes_files).block()
+    } else {
+        None
+    };
     let prompt = SystemPrompt { template: None, project_notes };
     let mut agent = Agent::new_with_prompt(tools, provider, settings, Some(trajectory), &prompt);
     if let Some(system) = attempt.system() {

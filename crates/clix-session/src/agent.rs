@@ -121,14 +121,15 @@ impl Session {
 
     /// The system prompt's stable part: the person's `prompts/system.md`
     /// (else the built-in text) and, unless `agent.project_notes` is off,
-    /// the `AGENTS.md` files from the workspace root down to the working
+    /// the notes files (`agent.project_notes_files`) from the workspace root down to the working
     /// folder, read through the engine's workspace handle; with a line for
     /// each notes file that could not be read.
     pub fn system_prompt(&self, engine: &Engine) -> Result<(SystemPrompt, Vec<String>)> {
         let mut prompt = SystemPrompt { template: self.prompt(Prompt::System)?, project_notes: None };
         let mut notes = Vec::new();
         if self.settings.agent.project_notes {
-            let read = ProjectNotes::read(engine.session().folder(), &self.working_folder);
+            let names = &self.settings.agent.project_notes_files;
+            let read = ProjectNotes::read(engine.session().folder(), &self.working_folder, names);
             notes.extend(read.skipped.iter().map(|why| format!("project notes: {why}")));
             prompt.project_notes = read.block();
         }
