@@ -155,6 +155,13 @@ pub enum Event {
         kind: String,
         /// The summary.
         text: String,
+        /// The tokens of the model call that wrote it (the run's own
+        /// usage leaves them out; `clix runs` adds them in).
+        #[serde(default)]
+        usage: Usage,
+        /// What that call cost, at the model's prices; absent when none are.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost: Option<f64>,
     },
     /// The oldest turns were summarized to stay inside the context window.
     Compacted {
@@ -162,6 +169,13 @@ pub enum Event {
         messages_removed: usize,
         /// The summary now in their place.
         summary: String,
+        /// The tokens of the model call that wrote it (the run's own
+        /// usage leaves them out; `clix runs` adds them in).
+        #[serde(default)]
+        usage: Usage,
+        /// What that call cost, at the model's prices; absent when none are.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost: Option<f64>,
     },
     /// A model call failed in a way worth another try; the next one waits.
     Retry {

@@ -90,6 +90,8 @@ pub struct AgentSettings {
     /// with `input`, `cached_input`, `cache_write`, `output`): a run of a
     /// model named here shows and records its cost. None are built in.
     pub prices: BTreeMap<String, ModelPrice>,
+    /// The currency the prices are in, shown beside every cost.
+    pub currency: String,
     /// The project's notes: a notes file of each folder from the workspace
     /// root down to the working folder joins the system prompt, introduced
     /// as the project's (at most 32 KiB together). `false` (or `clix ask
@@ -123,6 +125,7 @@ impl Default for AgentSettings {
             retry_failed: true,
             temperature: -1.0,
             prices: BTreeMap::new(),
+            currency: "USD".into(),
             project_notes: true,
             project_notes_files: crate::prompt::PROJECT_NOTES_FILES.iter().map(|s| s.to_string()).collect(),
         }

@@ -191,17 +191,19 @@ pub struct RunInfo {
     pub task: String,
     /// Why it ended; `None` while it runs or if it was killed.
     pub stop_reason: Option<StopReason>,
-    /// Steps taken (the last recorded one, for an unfinished run).
+    /// Steps taken by all its tasks (a resumed run's or a chat's), an
+    /// unfinished task's to its last recorded one.
     pub steps: u32,
     /// The model it asked.
     pub model: String,
     /// The folder it worked in.
     pub workspace: String,
-    /// Tokens of every model call it made (each task's, in a chat), the
+    /// Tokens of every model call it made (each task's, in a chat, and the
+    /// calls that summarized it: compaction, the session's summary), the
     /// input's cached part included.
     pub usage: Usage,
-    /// What its tasks cost at the prices set for its model when they ran;
-    /// `None` when no price was set.
+    /// What those calls cost at the prices set for its model when they
+    /// ran; `None` when no price was set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost: Option<f64>,
     /// Its conversation reached the model, so `clix ask --resume` can go on with it.
@@ -228,6 +230,13 @@ pub fn list_runs(runs_dir: &Path) -> Vec<RunInfo> {
                 resumable: false,
                 updated_ms: 0,
             };
+            // Steps of the tasks that ended, and of the one under way.
+            let (mut ended_steps, mut open_steps) = (0, 0);
+            let add_cost = |info: &mut RunInfo, cost: Option<f64>| {
+                if let Some(cost) = cost {
+                    info.cost = Some(info.cost.unwrap_or(0.0) + cost);
+                }
+            };
             for r in records {
                 info.updated_ms = r.ts_ms;
                 match r.event {
@@ -240,19 +249,23 @@ pub fn list_runs(runs_dir: &Path) -> Vec<RunInfo> {
                     Event::Context { .. } => info.resumable = true,
                     // Summed call by call, so a run that was killed still counts.
                     Event::Response { step, usage, .. } => {
-                        info.steps = info.steps.max(step);
+                        open_steps = open_steps.max(step);
                         info.usage.add(usage);
+                    }
+                    Event::Compacted { usage, cost, .. } | Event::Remembered { usage, cost, .. } => {
+                        info.usage.add(usage);
+                        add_cost(&mut info, cost);
                     }
                     Event::Done { stop_reason, steps, cost, .. } => {
                         info.stop_reason = Some(stop_reason);
-                        info.steps = steps;
-                        if let Some(cost) = cost {
-                            info.cost = Some(info.cost.unwrap_or(0.0) + cost);
-                        }
+                        ended_steps += steps;
+                        open_steps = 0;
+                        add_cost(&mut info, cost);
                     }
                     _ => {}
                 }
             }
+            info.steps = ended_steps + open_steps;
             info
         })
         .collect()
@@ -514,6 +527,59 @@ fn civil(secs: u64) -> (i64, i64, i64, u64, u64, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A resumed run lists its whole run: the steps of every task, and the
+    /// tokens and cost of every call, the summaries' included.
+    #[test]
+    fn a_run_is_listed_with_the_totals_of_all_its_tasks() {
+        let dir = tempfile::tempdir().unwrap();
+        let usage = |input, output| Usage { input_tokens: input, output_tokens: output, ..Usage::default() };
+        let start = |task: &str| Event::Start {
+            run_id: "r".into(),
+            task: task.into(),
+            provider: "OpenAi".into(),
+            model: "m".into(),
+            workspace: "/w".into(),
+        };
+        let response =
+            |step, input| Event::Response { step, text: String::new(), tool_calls: vec![], usage: usage(input, 1) };
+        let done = |steps, cost| Event::Done {
+            stop_reason: StopReason::Answered,
+            answer: String::new(),
+            steps,
+            usage: Usage::default(),
+            cost: Some(cost),
+        };
+        let events = [
+            start("first"),
+            response(1, 10),
+            response(2, 20),
+            done(2, 0.5),
+            Event::Compacted { messages_removed: 3, summary: "s".into(), usage: usage(5, 5), cost: Some(0.25) },
+            start("second"),
+            response(1, 30),
+            done(1, 1.0),
+            start("third, killed"),
+            response(1, 40),
+            Event::Remembered {
+                id: 1,
+                kind: "summary".into(),
+                text: "t".into(),
+                usage: usage(7, 3),
+                cost: Some(0.125),
+            },
+        ];
+        let lines: Vec<String> =
+            events.into_iter().map(|event| serde_json::to_string(&Record { ts_ms: 1, event }).unwrap()).collect();
+        std::fs::write(dir.path().join("20261207-000000-1.jsonl"), lines.join("\n") + "\n").unwrap();
+        let runs = list_runs(dir.path());
+        assert_eq!(runs.len(), 1);
+        let run = &runs[0];
+        assert_eq!(run.task, "first");
+        assert_eq!(run.steps, 4, "2 + 1 + the killed task's 1");
+        assert_eq!((run.usage.input_tokens, run.usage.output_tokens), (112, 12));
+        assert_eq!(run.cost, Some(1.875));
+    }
 
     #[test]
     fn ids_are_utc_timestamps() {

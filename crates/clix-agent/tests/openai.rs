@@ -673,7 +673,7 @@ async fn old_turns_are_summarized_near_the_window() {
     let server = support::start_with_summarizer(script, "SUMMARY: ran seq four times").await;
     let o = run_on(&server, small, "count").await;
     let compacted = o.events.iter().find_map(|e| {
-        if let Event::Compacted { summary, messages_removed } = e {
+        if let Event::Compacted { summary, messages_removed, .. } = e {
             Some((summary.clone(), *messages_removed))
         } else {
             None

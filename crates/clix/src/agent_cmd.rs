@@ -274,7 +274,7 @@ pub(crate) async fn ask(paths: &Paths, args: AskArgs) -> Result<ExitCode> {
     let watch = args.common.jsonl.then(|| ArtifactWatch::start(engine.session().folder(), &[PathBuf::new()]));
     let resume = Resume::from_flags(args.common.continue_last, args.resume.as_deref());
     let (mut agent, path) = agent(paths, &session, &mut engine, &args.common, resume)?;
-    let mut render = Renderer::new(args.common.jsonl);
+    let mut render = Renderer::new(args.common.jsonl, agent.currency());
     let (summary, result) = run_task(&mut agent, &task, watch.as_ref(), &mut |e| render.event(e)).await;
     remember(&mut agent, &mut render).await;
     render.result(&result);
@@ -347,7 +347,7 @@ pub(crate) async fn chat(paths: &Paths, chat: ChatArgs) -> Result<ExitCode> {
                 eprintln!("Ctrl-C stops the current step; the run is saved in {}", path.display());
                 continue;
             }
-            "/cost" => eprintln!("this chat so far: {}", usage_text(&spent, agent.cost_of(&spent))),
+            "/cost" => eprintln!("this chat so far: {}", usage_text(&spent, agent.cost_of(&spent), agent.currency())),
             command if command.starts_with('/') => {
                 if let Err(e) = chat_command(paths, &session, &mut agent, command, turn_start) {
                     eprintln!("clix: {e}");
@@ -355,7 +355,7 @@ pub(crate) async fn chat(paths: &Paths, chat: ChatArgs) -> Result<ExitCode> {
             }
             task => {
                 turn_start = last_step(paths, &session, &agent) + 1;
-                let mut render = Renderer::new(args.jsonl);
+                let mut render = Renderer::new(args.jsonl, agent.currency());
                 let (summary, result) = run_task(&mut agent, task, None, &mut |e| render.event(e)).await;
                 spent.add(summary.usage);
                 render.result(&result);
@@ -363,7 +363,8 @@ pub(crate) async fn chat(paths: &Paths, chat: ChatArgs) -> Result<ExitCode> {
             }
         }
     }
-    remember(&mut agent, &mut Renderer::new(args.jsonl)).await;
+    let mut render = Renderer::new(args.jsonl, agent.currency());
+    remember(&mut agent, &mut render).await;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -527,14 +528,18 @@ struct Renderer {
     interactive: bool,
     /// The model's text drawn as Markdown, or as written.
     answer: Answer,
+    /// The currency costs are shown in (`agent.currency`).
+    currency: String,
 }
 
 impl Renderer {
-    fn new(jsonl: bool) -> Self {
+    fn new(jsonl: bool, currency: &str) -> Self {
         let interactive = !jsonl && std::io::stderr().is_terminal();
         let color = interactive && std::env::var_os("NO_COLOR").is_none();
         let stream = jsonl.then(|| StreamWriter::new(String::new(), None));
-        Renderer { stream, mid_text: false, color, spinner: None, interactive, answer: Answer::for_stdout(jsonl) }
+        let currency = currency.to_string();
+        let answer = Answer::for_stdout(jsonl);
+        Renderer { stream, mid_text: false, color, spinner: None, interactive, answer, currency }
     }
 
     fn spin(&mut self, message: &str) {
@@ -639,7 +644,7 @@ impl Renderer {
             return;
         }
         self.end_text();
-        let usage = usage_text(&summary.usage, summary.cost);
+        let usage = usage_text(&summary.usage, summary.cost, &self.currency);
         let how = match &summary.stop_reason {
             StopReason::Answered => "done".to_string(),
             StopReason::Interrupted => format!("stopped by Ctrl-C at step {}", summary.steps),
@@ -683,7 +688,7 @@ fn one_line(s: &str, max: usize) -> String {
 /// A run's tokens as people read them, its input's cached part apart, and
 /// its cost when the model has prices (`agent.prices`):
 /// `12.4k in (9.8k cached) / 310 out tokens, cost 0.0123`.
-pub(crate) fn usage_text(usage: &clix_agent::Usage, cost: Option<f64>) -> String {
+pub(crate) fn usage_text(usage: &clix_agent::Usage, cost: Option<f64>, currency: &str) -> String {
     let count = |n: u64| match n {
         0..10_000 => n.to_string(),
         10_000..10_000_000 => format!("{:.1}k", n as f64 / 1e3),
@@ -700,42 +705,145 @@ pub(crate) fn usage_text(usage: &clix_agent::Usage, cost: Option<f64>) -> String
     let mut text = format!("{} in{cached} / {} out tokens", count(usage.input_tokens), count(usage.output_tokens));
     if let Some(cost) = cost {
         // Four decimals hide a cheap run's cost; six show it.
-        text.push_str(&if cost >= 0.01 { format!(", cost {cost:.4}") } else { format!(", cost {cost:.6}") });
+        text.push_str(&format!(", cost {}", money(cost, currency)));
     }
     text
 }
 
-/// `clix runs list`.
-pub(crate) fn runs(paths: &Paths, json: bool) -> Result<ExitCode> {
-    let runs = list_runs(&clix_session::runs_dir(paths));
+/// The currency costs are shown in: `agent.currency`, or USD when the
+/// config cannot be read (a listing is no place to fail on it).
+pub(crate) fn currency(paths: &Paths) -> String {
+    clix_session::load(paths, &[]).map(|l| l.value.agent.currency).unwrap_or_else(|_| "USD".into())
+}
+
+/// `clix runs list`: the runs of `here` (every folder's with `all`), as a
+/// table fitted to the terminal, or as JSON.
+pub(crate) fn runs(paths: &Paths, json: bool, all: bool, here: &Path) -> Result<ExitCode> {
+    let dir = clix_session::runs_dir(paths);
+    let here = std::fs::canonicalize(here).unwrap_or_else(|_| here.to_path_buf());
+    let mut runs = list_runs(&dir);
+    let total = runs.len();
+    if !all {
+        runs.retain(|r| Path::new(&r.workspace) == here);
+    }
     if json {
         outln(serde_json::to_string_pretty(&runs)?)?;
-    } else if runs.is_empty() {
-        outln(format_args!("no runs yet in {}", clix_session::runs_dir(paths).display()))?;
-    } else {
-        let resumable = runs.iter().any(|r| r.resumable);
-        for r in runs {
-            // "error: <the whole provider message>" would break the table; `replay` has it all.
-            let stop = r.stop_reason.as_ref().map_or("unfinished", StopReason::kind);
-            let stop = format!("{}{stop}", if r.resumable { "+" } else { " " });
-            let folder = Path::new(&r.workspace).file_name().map(|n| n.to_string_lossy().into_owned());
-            outln(format_args!(
-                "{}  {}  {:>3} steps  {:<13} {:<20} {:<16} {:<61}  {}",
-                r.id,
-                run_date(&r.id),
-                r.steps,
-                stop,
-                one_line(&r.model, 20),
-                folder.unwrap_or_default(),
-                one_line(&r.task, 60),
-                usage_text(&r.usage, r.cost)
-            ))?;
-        }
-        if resumable {
-            eprintln!("+ can be continued: clix ask --resume ID \"next instruction\" (or clix chat --resume ID)");
-        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if runs.is_empty() {
+        let elsewhere = if total > 0 { format!("; {total} in other folders: clix runs --all") } else { String::new() };
+        outln(format_args!("no runs in {} yet{elsewhere}", here.display()))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let width = terminal_width();
+    outln(runs_table(&runs, all, &currency(paths), width))?;
+    if runs.iter().any(|r| r.resumable) {
+        eprintln!("+ can be continued: clix ask --resume ID \"next instruction\" (or clix chat --resume ID)");
+    }
+    if !all && total > runs.len() {
+        eprintln!("{} more in other folders: clix runs --all", total - runs.len());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The width to fit a table to: the terminal's, else `COLUMNS`, else none.
+fn terminal_width() -> Option<usize> {
+    if std::io::stdout().is_terminal()
+        && let Some((terminal_size::Width(w), _)) = terminal_size::terminal_size()
+    {
+        return Some(usize::from(w));
+    }
+    std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).filter(|w| *w > 0)
+}
+
+/// The runs as a table with a header row: each column as wide as its
+/// widest cell, the task last, cut to fit `width` when there is one (and
+/// when even the other columns do not fit, the date goes first, as the id
+/// starts with it, then the cost, the model, the folder and the tokens).
+/// A run's steps, tokens and cost are its whole run's: every task of a
+/// resumed run or a chat, and the calls that summarized it.
+fn runs_table(
+    runs: &[clix_agent::trajectory::RunInfo],
+    with_folder: bool,
+    currency: &str,
+    width: Option<usize>,
+) -> String {
+    const TASK_ROOM: usize = 12;
+    const DROPPED_FIRST: [&str; 5] = ["DATE (UTC)", "COST", "MODEL", "FOLDER", "IN/OUT"];
+    let count = |n: u64| match n {
+        0..1_000 => n.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    };
+    let folder = |r: &clix_agent::trajectory::RunInfo| {
+        Path::new(&r.workspace).file_name().map(|n| one_line(&n.to_string_lossy(), 20)).unwrap_or_default()
+    };
+    // "error: <the whole provider message>" would break the table; `replay` has it all.
+    let end = |r: &clix_agent::trajectory::RunInfo| {
+        let stop = r.stop_reason.as_ref().map_or("unfinished", StopReason::kind);
+        format!("{stop}{}", if r.resumable { "+" } else { "" })
+    };
+    let mut columns: Vec<(&str, Vec<String>)> = vec![
+        ("ID", runs.iter().map(|r| r.id.clone()).collect()),
+        ("DATE (UTC)", runs.iter().map(|r| run_date(&r.id)).collect()),
+        ("STEPS", runs.iter().map(|r| r.steps.to_string()).collect()),
+        ("END", runs.iter().map(end).collect()),
+        ("MODEL", runs.iter().map(|r| one_line(&r.model, 24)).collect()),
+    ];
+    if with_folder {
+        columns.push(("FOLDER", runs.iter().map(folder).collect()));
+    }
+    columns.push((
+        "IN/OUT",
+        runs.iter().map(|r| format!("{}/{}", count(r.usage.input_tokens), count(r.usage.output_tokens))).collect(),
+    ));
+    columns.push(("COST", runs.iter().map(|r| r.cost.map_or_else(|| "-".into(), |c| money(c, currency))).collect()));
+    let widest = |(header, cells): &(&str, Vec<String>)| {
+        cells.iter().map(|c| c.chars().count()).chain([header.chars().count()]).max().unwrap_or(0)
+    };
+    let fixed = |columns: &[(&str, Vec<String>)]| columns.iter().map(|c| widest(c) + 2).sum::<usize>();
+    if let Some(width) = width {
+        for dropped in DROPPED_FIRST {
+            if fixed(&columns) + TASK_ROOM <= width {
+                break;
+            }
+            columns.retain(|(header, _)| *header != dropped);
+        }
+    }
+    let task_room = width.map(|w| w.saturating_sub(fixed(&columns)).max(TASK_ROOM));
+    let cut = |task: &str| match task_room {
+        Some(room) if task.chars().count() > room => {
+            format!("{}…", task.chars().take(room.saturating_sub(1)).collect::<String>())
+        }
+        _ => task.to_string(),
+    };
+    let widths: Vec<usize> = columns.iter().map(widest).collect();
+    let line = |cell_of: &dyn Fn(&(&str, Vec<String>)) -> String, task: String| -> String {
+        let mut text = String::new();
+        for (column, width) in columns.iter().zip(&widths) {
+            let cell = cell_of(column);
+            let pad = " ".repeat(width - cell.chars().count());
+            // Numbers are right-aligned, words left.
+            if column.0 == "STEPS" {
+                text.push_str(&format!("{pad}{cell}  "))
+            } else {
+                text.push_str(&format!("{cell}{pad}  "))
+            }
+        }
+        text.push_str(&task);
+        text
+    };
+    let mut table = vec![line(&|c| c.0.to_string(), "TASK".into())];
+    for (i, r) in runs.iter().enumerate() {
+        table.push(line(&|c| c.1[i].clone(), cut(&one_line(&r.task, 200))));
+    }
+    table.join("\n")
+}
+
+/// A cost as people read it, with its currency: four decimals hide a cheap
+/// run's cost, so below a cent six are shown.
+fn money(cost: f64, currency: &str) -> String {
+    if cost >= 0.01 { format!("{cost:.4} {currency}") } else { format!("{cost:.6} {currency}") }
 }
 
 /// `2026-12-04 18:12` (UTC) from a run id, which starts with its time
@@ -771,8 +879,9 @@ pub(crate) fn replay(paths: &Paths, id: &str, jsonl: bool, html: Option<&Path>) 
     if records.is_empty() {
         bail!("run {id} has no events");
     }
+    let currency = currency(paths);
     if let Some(out) = html {
-        return write_page(out, &crate::replay_html::render(id, &records));
+        return write_page(out, &crate::replay_html::render(id, &records, &currency));
     }
     if jsonl {
         for r in &records {
@@ -780,7 +889,7 @@ pub(crate) fn replay(paths: &Paths, id: &str, jsonl: bool, html: Option<&Path>) 
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let mut render = Renderer::new(false);
+    let mut render = Renderer::new(false, &currency);
     for r in &records {
         match &r.event {
             Event::Start { task, model, .. } => outln(format_args!("# task ({model}): {task}"))?,
@@ -793,7 +902,7 @@ pub(crate) fn replay(paths: &Paths, id: &str, jsonl: bool, html: Option<&Path>) 
                 }
             }
             Event::Done { stop_reason, steps, usage, cost, .. } => {
-                outln(format_args!("# {stop_reason} after {steps} steps; {}", usage_text(usage, *cost)))?
+                outln(format_args!("# {stop_reason} after {steps} steps; {}", usage_text(usage, *cost, &currency)))?
             }
             other => render.event(other),
         }
@@ -821,7 +930,7 @@ fn replay_plan(paths: &Paths, file: &Path, jsonl: bool, html: Option<&Path>) -> 
         lanes.push(crate::replay_html::Lane { task: task.id.clone(), status: task.status.label().into(), records });
     }
     if let Some(out) = html {
-        return write_page(out, &crate::replay_html::render_plan(&result.plan, &lanes));
+        return write_page(out, &crate::replay_html::render_plan(&result.plan, &lanes, &currency(paths)));
     }
     for lane in &lanes {
         outln(format_args!("## {} ({})", lane.task, lane.status))?;
@@ -863,16 +972,16 @@ mod tests {
         };
         let rows = [
             (usage(30, 14, 0, 0), None, "30 in / 14 out tokens"),
-            (usage(5982, 130, 5690, 0), Some(0.000138), "5982 in (5690 cached) / 130 out tokens, cost 0.000138"),
+            (usage(5982, 130, 5690, 0), Some(0.000138), "5982 in (5690 cached) / 130 out tokens, cost 0.000138 USD"),
             (
                 usage(41_230, 1_310, 38_000, 2_100),
                 Some(0.0421),
-                "41.2k in (38.0k cached, 2100 written to the cache) / 1310 out tokens, cost 0.0421",
+                "41.2k in (38.0k cached, 2100 written to the cache) / 1310 out tokens, cost 0.0421 USD",
             ),
-            (usage(12_000_000, 0, 0, 0), Some(0.0), "12.0M in / 0 out tokens, cost 0.000000"),
+            (usage(12_000_000, 0, 0, 0), Some(0.0), "12.0M in / 0 out tokens, cost 0.000000 USD"),
         ];
         for (usage, cost, want) in rows {
-            assert_eq!(usage_text(&usage, cost), want);
+            assert_eq!(usage_text(&usage, cost, "USD"), want);
         }
     }
 

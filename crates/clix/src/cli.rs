@@ -53,6 +53,12 @@ enum Command {
         /// Machine-readable output (as `clix runs list --json`).
         #[arg(long)]
         json: bool,
+        /// Every folder's runs, not only this folder's.
+        #[arg(long)]
+        all: bool,
+        /// The folder whose runs to list (default: the current folder).
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
     },
     /// Show a saved run again: pretty, as JSON lines, or as one HTML page.
     Replay {
@@ -304,10 +310,14 @@ fn absolute(path: &Path) -> PathBuf {
 
 #[derive(Subcommand)]
 enum RunsAction {
-    /// Every saved run: id, date, steps, how it ended, model, workspace, the task (also bare `clix runs`).
+    /// This folder's saved runs: id, date, steps, how each ended, model, tokens, cost, the task (also bare `clix runs`).
     List {
+        /// Machine-readable output.
         #[arg(long)]
         json: bool,
+        /// Every folder's runs, with a column for the folder.
+        #[arg(long)]
+        all: bool,
     },
 }
 
@@ -448,9 +458,12 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Run(args) => run(&paths, args).await,
         Command::Ask(args) => crate::agent_cmd::ask(&paths, args).await,
         Command::Chat(args) => crate::agent_cmd::chat(&paths, args).await,
-        Command::Runs { action, json } => {
-            let json = json || matches!(action, Some(RunsAction::List { json: true }));
-            crate::agent_cmd::runs(&paths, json)
+        Command::Runs { action, json, all, workspace } => {
+            let (json, all) = match action {
+                Some(RunsAction::List { json: j, all: a }) => (json || j, all || a),
+                None => (json, all),
+            };
+            crate::agent_cmd::runs(&paths, json, all, &workspace_or_cwd(workspace)?)
         }
         Command::Diff(args) => crate::changes_cmd::diff(&paths, args),
         Command::Undo(args) => crate::changes_cmd::undo(&paths, args),

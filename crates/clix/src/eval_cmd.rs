@@ -270,7 +270,7 @@ async fn model(
     let mut results = run_model(tasks, &args.suites, &run, &mut |r| progress.done(r)).await;
     progress.finish();
     results.shard = planned.shard(args, &run.shard_settings());
-    write_model_run(&results, &out)?;
+    write_model_run(&results, &out, &settings.agent.currency)?;
     share(shared, &results, &out);
     show_model_run(&results, args.json)
 }
@@ -282,9 +282,9 @@ fn default_out(paths: &Paths) -> PathBuf {
 
 /// A model run's `results.json`, a replay page beside each trajectory in
 /// `out/runs/`, and `report.html`.
-fn write_model_run(results: &Results, out: &Path) -> Result<()> {
+fn write_model_run(results: &Results, out: &Path, currency: &str) -> Result<()> {
     let json = results.write(out).with_context(|| format!("cannot write results into {}", out.display()))?;
-    write_replays(results, &out.join("runs"));
+    write_replays(results, &out.join("runs"), currency);
     let page = out.join("report.html");
     let html = clix_eval::html(results, &|r| replay_page(r).map(|p| format!("runs/{p}")));
     std::fs::write(&page, html).with_context(|| format!("cannot write {}", page.display()))?;
@@ -333,14 +333,15 @@ fn replay_page(r: &AttemptRecord) -> Option<String> {
 
 /// A replay page beside each trajectory; one that cannot be written is
 /// said, and the report still links to it.
-fn write_replays(results: &Results, runs_dir: &Path) {
+fn write_replays(results: &Results, runs_dir: &Path, currency: &str) {
     for r in &results.attempts {
         let (Some(page), Some(id)) = (replay_page(r), r.trajectory.as_deref().and_then(Path::file_stem)) else {
             continue;
         };
         let id = id.to_string_lossy();
-        let written = read_run(runs_dir, &id)
-            .and_then(|records| std::fs::write(runs_dir.join(&page), crate::replay_html::render(&id, &records)));
+        let written = read_run(runs_dir, &id).and_then(|records| {
+            std::fs::write(runs_dir.join(&page), crate::replay_html::render(&id, &records, currency))
+        });
         if let Err(e) = written {
             eprintln!("clix: cannot write the replay of {id}: {e}");
         }
@@ -435,7 +436,7 @@ fn merge(paths: &Paths, given: &[PathBuf], out: Option<&Path>, json: bool) -> Re
         }
         Mode::Model => {
             gather_trajectories(&parts, &mut results, &out.join("runs"))?;
-            write_model_run(&results, &out)?;
+            write_model_run(&results, &out, &crate::agent_cmd::currency(paths))?;
             share(shared.as_ref(), &results, &out);
             show_model_run(&results, json)
         }

@@ -5,9 +5,9 @@
 use clix_agent::Event;
 use clix_agent::trajectory::Record;
 
-pub(crate) fn render(id: &str, records: &[Record]) -> String {
+pub(crate) fn render(id: &str, records: &[Record], currency: &str) -> String {
     let mut body = String::new();
-    for item in records.iter().filter_map(item) {
+    for item in records.iter().filter_map(|r| item(r, currency)) {
         body.push_str(&item);
         body.push('\n');
     }
@@ -23,7 +23,7 @@ pub(crate) struct Lane {
 
 /// A plan as one page: a lane per agent, side by side, each event marked
 /// with its time since the plan's first event so lanes can be compared.
-pub(crate) fn render_plan(plan: &str, lanes: &[Lane]) -> String {
+pub(crate) fn render_plan(plan: &str, lanes: &[Lane], currency: &str) -> String {
     let start = lanes.iter().filter_map(|l| l.records.first()).map(|r| r.ts_ms).min().unwrap_or(0);
     let mut body = String::from("<div class=lanes>");
     for lane in lanes {
@@ -33,7 +33,7 @@ pub(crate) fn render_plan(plan: &str, lanes: &[Lane]) -> String {
             esc(&lane.status)
         ));
         for r in &lane.records {
-            if let Some(item) = item(r) {
+            if let Some(item) = item(r, currency) {
                 let at = r.ts_ms.saturating_sub(start) as f64 / 1000.0;
                 body.push_str(&format!("<small>+{at:.1}s</small>{item}\n"));
             }
@@ -48,7 +48,9 @@ pub(crate) fn render_plan(plan: &str, lanes: &[Lane]) -> String {
 }
 
 /// One trajectory record as HTML, or `None` for what a page does not show.
-fn item(r: &Record) -> Option<String> {
+/// The model's text is drawn from its Markdown; the run's end shows how it
+/// ended, not the answer again (the model's last text is it).
+fn item(r: &Record, currency: &str) -> Option<String> {
     {
         let item = match &r.event {
             Event::Start { task, model, provider, workspace, .. } => format!(
@@ -69,7 +71,7 @@ fn item(r: &Record) -> Option<String> {
                 )
             }
             Event::Response { step, text, .. } if !text.is_empty() => {
-                format!("<div class=model><small>step {step} · model</small><pre>{}</pre></div>", esc(text))
+                format!("<div class=model><small>step {step} · model</small>{}</div>", markdown(text))
             }
             Event::ToolCall { step, tool, command, stdin, .. } => format!(
                 "<div class=call><small>step {step} · {}</small><pre>$ {}</pre>{}</div>",
@@ -85,7 +87,7 @@ fn item(r: &Record) -> Option<String> {
                 let class = if *exit_code == 0 { "result" } else { "result failed" };
                 format!("<div class=\"{class}\"><pre>{}</pre>{imgs}</div>", esc(text))
             }
-            Event::Compacted { summary, messages_removed } => format!(
+            Event::Compacted { summary, messages_removed, .. } => format!(
                 "<div class=note><small>summarized {messages_removed} earlier messages</small><pre>{}</pre></div>",
                 esc(summary)
             ),
@@ -98,16 +100,41 @@ fn item(r: &Record) -> Option<String> {
                 esc(name),
                 esc(&serde_json::to_string_pretty(value).unwrap_or_default())
             ),
-            Event::Done { stop_reason, answer, steps, usage, cost } => format!(
-                "<div class=done><b>{}</b> after {steps} steps · {}<pre>{}</pre></div>",
+            Event::Done { stop_reason, steps, usage, cost, .. } => format!(
+                "<div class=done><b>{}</b> after {steps} steps · {}</div>",
                 esc(&stop_reason.to_string()),
-                esc(&crate::agent_cmd::usage_text(usage, *cost)),
-                esc(answer)
+                esc(&crate::agent_cmd::usage_text(usage, *cost, currency)),
             ),
             _ => return None,
         };
         Some(item)
     }
+}
+
+/// Markdown as HTML, with any HTML the text holds shown as text: a model's
+/// reply (or what a workspace file made it quote) never runs in the page.
+/// Links keep only web and mail addresses, and images become links, so
+/// opening the page fetches nothing.
+fn markdown(text: &str) -> String {
+    use pulldown_cmark::{Event as Md, Options, Parser, Tag, TagEnd};
+    let safe = |url: pulldown_cmark::CowStr<'_>| -> pulldown_cmark::CowStr<'static> {
+        let lower = url.to_ascii_lowercase();
+        let web = ["http://", "https://", "mailto:"].iter().any(|p| lower.starts_with(p));
+        if web { url.into_string().into() } else { "#".into() }
+    };
+    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
+    let parser = Parser::new_ext(text, options).map(|event| match event {
+        Md::Html(raw) | Md::InlineHtml(raw) => Md::Text(raw),
+        Md::Start(Tag::Link { link_type, dest_url, title, id })
+        | Md::Start(Tag::Image { link_type, dest_url, title, id }) => {
+            Md::Start(Tag::Link { link_type, dest_url: safe(dest_url), title, id })
+        }
+        Md::End(TagEnd::Image) => Md::End(TagEnd::Link),
+        other => other,
+    });
+    let mut html = String::new();
+    pulldown_cmark::html::push_html(&mut html, parser);
+    html
 }
 
 fn page(title: &str, body_style: &str, body: &str) -> String {
@@ -129,4 +156,41 @@ fn page(title: &str, body_style: &str, body: &str) -> String {
 
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clix_agent::{StopReason, Usage};
+
+    /// The model's Markdown is drawn, its HTML shown as text, its links
+    /// kept to the web, its images made links; the answer shows once.
+    #[test]
+    fn the_model_s_markdown_is_drawn_safely_and_the_answer_shown_once() {
+        let answer = "# Found\n**three** lines <script>alert(1)</script> [x](javascript:alert(1)) \
+                      [docs](https://example.com/d) ![pic](http://example.com/p.png)";
+        let records = [
+            Event::Response { step: 1, text: answer.into(), tool_calls: vec![], usage: Usage::default() },
+            Event::Done {
+                stop_reason: StopReason::Answered,
+                answer: answer.into(),
+                steps: 1,
+                usage: Usage::default(),
+                cost: Some(0.5),
+            },
+        ]
+        .map(|event| Record { ts_ms: 1, event });
+        let html = render("r", &records, "EUR");
+        for want in [
+            "<h1>Found</h1>",
+            "<strong>three</strong>",
+            "&lt;script&gt;",
+            "href=\"https://example.com/d\"",
+            "cost 0.5000 EUR",
+        ] {
+            assert!(html.contains(want), "{want} in {html}");
+        }
+        assert!(!html.contains("<script>alert") && !html.contains("javascript:") && !html.contains("<img"), "{html}");
+        assert_eq!(html.matches("<strong>three</strong>").count() + html.matches("**three**").count(), 1, "{html}");
+    }
 }

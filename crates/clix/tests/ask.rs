@@ -585,14 +585,33 @@ async fn ask_takes_network_and_replay_takes_last_or_an_id_prefix() {
     let runs = h.runs();
     assert_eq!((runs[0]["model"].as_str(), runs[0]["workspace"].as_str()), (Some("scripted"), h.ws.path().to_str()));
     let id = runs[0]["id"].as_str().unwrap().to_string();
-    // Bare `clix runs` is the list, with the date, the model and the folder.
-    let o = h.output(None, &["runs"]).await;
+    // Bare `clix runs` is this folder's list: a header, then the id, the
+    // date, the model, the run's tokens summed over its calls, no cost
+    // without prices; fitted to an 80-column terminal.
+    let mut cmd = h.clix(None, &["runs"]);
+    cmd.env("COLUMNS", "80");
+    let o = common::agent_home::finish(cmd).await;
+    let table = text(&o.stdout);
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(lines[0].starts_with("ID ") && lines[0].contains("STEPS") && lines[0].contains("TASK"), "{table}");
+    assert!(!lines[0].contains("FOLDER"), "{table}");
+    let line = lines[1];
+    assert!(line.starts_with(&id) && line.contains(" scripted ") && line.contains(" 30/14 "), "{line}");
+    assert!(lines.iter().all(|l| l.chars().count() <= 80), "wider than 80:\n{table}");
+    // Another folder lists none of them, and says where they are; --all lists them, with the folder.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let o = h.clix_in(elsewhere.path(), None, &["runs"]).output().unwrap();
+    assert!(
+        text(&o.stdout).starts_with("no runs in ") && text(&o.stdout).contains("clix runs --all"),
+        "{}",
+        text(&o.stdout)
+    );
+    let o = h.clix_in(elsewhere.path(), None, &["runs", "--all"]).output().unwrap();
     let folder = h.ws.path().file_name().unwrap().to_str().unwrap();
-    let line = text(&o.stdout);
-    assert!(line.starts_with(&id) && line.contains(" scripted ") && line.contains(folder), "{line}");
-    assert!(line.contains(&format!("{}-{}-{} ", &id[..4], &id[4..6], &id[6..8])), "{line}");
-    // And the run's tokens, summed over its calls.
-    assert!(line.trim_end().ends_with("30 in / 14 out tokens"), "{line}");
+    let all = text(&o.stdout);
+    assert!(all.lines().next().unwrap().contains("FOLDER") && all.contains(folder) && all.contains(&id), "{all}");
+    // Piped with no width, nothing is left out: the date too.
+    assert!(all.contains(&format!("{}-{}-{} ", &id[..4], &id[4..6], &id[6..8])), "{all}");
     assert_eq!(
         (runs[0]["usage"]["input_tokens"].as_u64(), runs[0]["usage"]["output_tokens"].as_u64()),
         (Some(30), Some(14))
@@ -670,7 +689,7 @@ async fn ask_continue_and_chat_resume_go_on_with_the_run() {
     assert_eq!(runs[0]["resumable"], true);
     let id = runs[0]["id"].as_str().unwrap().to_string();
     let listed = h.output(None, &["runs"]).await;
-    assert!(text(&listed.stdout).contains("+answered"), "{}", text(&listed.stdout));
+    assert!(text(&listed.stdout).contains("answered+"), "{}", text(&listed.stdout));
 
     let mut cmd = h.clix(Some(&server), &["chat", "--resume", &id[..11]]);
     cmd.env("CLIX_AGENT_LOOK_FIRST", "false").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());

@@ -31,8 +31,9 @@ impl<T: Tools> Agent<'_, T> {
              changed, open questions. Keep exact paths, names and numbers.\n\n{old}"
         );
         let asked = self.ask_aside("You summarize an agent's work log for the agent itself.", prompt, 1024).await;
+        let usage = asked.as_ref().map(|(_, usage)| *usage).unwrap_or_default();
         let (summary, by) = match asked {
-            Ok(text) if !text.trim().is_empty() => (text, "the model"),
+            Ok((text, _)) if !text.trim().is_empty() => (text, "the model"),
             // Without a model summary, a mechanical one still saves the window.
             _ => (
                 old.lines().filter(|l| l.starts_with("assistant called run")).collect::<Vec<_>>().join("\n"),
@@ -54,7 +55,8 @@ impl<T: Tools> Agent<'_, T> {
             summary_chars = summary.chars().count(),
             "context compacted: the oldest turns replaced by a summary (tokens_after is estimated)"
         );
-        self.emit(on_event, Event::Compacted { messages_removed: removed, summary });
+        let cost = self.cost_of(&usage);
+        self.emit(on_event, Event::Compacted { messages_removed: removed, summary, usage, cost });
         // The conversation changed in its middle: the trajectory gets it whole again.
         self.record_context(on_event);
     }

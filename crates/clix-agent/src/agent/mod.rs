@@ -279,6 +279,11 @@ impl<'e, T: Tools> Agent<'e, T> {
         self.settings.cost(&self.provider.model, usage)
     }
 
+    /// The currency its prices are in (`agent.currency`).
+    pub fn currency(&self) -> &str {
+        &self.settings.currency
+    }
+
     /// The tools the agent acts through (a chat switching the engine's mode).
     pub fn tools_mut(&mut self) -> &mut T {
         self.engine

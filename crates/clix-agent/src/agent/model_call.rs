@@ -7,7 +7,7 @@ use super::{Agent, StopReason};
 use crate::cache::ReplyCache;
 use crate::events::Event;
 use crate::message::{Message, Role};
-use crate::provider::{ChatRequest, ChatResponse, ProviderError, RetryPolicy, ToolChoice};
+use crate::provider::{ChatRequest, ChatResponse, ProviderError, RetryPolicy, ToolChoice, Usage};
 use crate::tools::Tools;
 
 /// Said in place of an image a model refused.
@@ -172,13 +172,13 @@ impl<T: Tools> Agent<'_, T> {
         system: &str,
         prompt: String,
         max_output_tokens: u32,
-    ) -> Result<String, String> {
+    ) -> Result<(String, Usage), String> {
         let messages = [Message::new(Role::System, system), Message::new(Role::User, prompt)];
         let request =
             ChatRequest { messages: &messages, tools: &self.tools, tool_choice: ToolChoice::None, max_output_tokens };
         let limit = self.settings.budgets().model_call;
         match tokio::time::timeout(limit, self.provider.complete(&request, &mut |_| {})).await {
-            Ok(Ok(reply)) => Ok(reply.text),
+            Ok(Ok(reply)) => Ok((reply.text, reply.usage)),
             Ok(Err(e)) => Err(e.to_string()),
             Err(_) => Err(format!("no reply within {}s", limit.as_secs())),
         }

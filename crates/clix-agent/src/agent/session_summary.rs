@@ -30,7 +30,7 @@ impl<T: Tools> Agent<'_, T> {
             &log[start..]
         );
         let system = "You summarize an agent's finished session for its long-term memory.";
-        let text = self
+        let (text, usage) = self
             .ask_aside(system, prompt, 300)
             .await
             .map_err(|why| format!("the model could not summarize the session: {why}"))?;
@@ -43,7 +43,8 @@ impl<T: Tools> Agent<'_, T> {
         let stored = memory.store_summary(&text, &session).await;
         self.report_memory_problems(on_event);
         let id = stored?;
-        self.emit(on_event, Event::Remembered { id, kind: "summary".into(), text });
+        let cost = self.cost_of(&usage);
+        self.emit(on_event, Event::Remembered { id, kind: "summary".into(), text, usage, cost });
         Ok(Some(id))
     }
 }
