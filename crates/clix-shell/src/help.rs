@@ -81,6 +81,23 @@ pub async fn builtin_help(name: &str) -> Option<String> {
     })
 }
 
+/// Commands for which `--help` is an ordinary word, as in bash (`echo
+/// --help` prints it, `test --help` is true).
+const HELP_IS_AN_OPERAND: &[&str] = &[":", "true", "false", "test", "[", "echo"];
+
+/// What `NAME --help` prints for one of bashkit's builtins: [`builtin_help`],
+/// so that every command answers it, as bash's builtins and GNU's tools
+/// do, even those bashkit gives none (`csv`, `cd`) and those where running
+/// would act (`exit`, `read`). `None` for the commands that take the word
+/// as an operand, and for names that are not bashkit's (ours answer it
+/// themselves; programs of the OS tier are asked).
+pub(crate) async fn flag_help(name: &str) -> Option<String> {
+    if HELP_IS_AN_OPERAND.contains(&name) {
+        return None;
+    }
+    builtin_help(name).await
+}
+
 /// Names whose help is another command's, and what each one means.
 const ALIASES: &[(&str, &str)] =
     &[("egrep", "grep -E"), ("fgrep", "grep -F"), ("gawk", "awk"), ("mawk", "awk"), ("nawk", "awk")];

@@ -157,7 +157,8 @@ impl Session {
         if let Some(gate) = &config.gate {
             builder = builder.before_tool(gate::hook(&stop, Arc::clone(gate)));
         }
-        let bash = builder.build();
+        let mut bash = builder.build();
+        bash.set_flag_help(Arc::new(|name: String| Box::pin(async move { crate::help::flag_help(&name).await })));
         stop.bind(bash.cancellation_token());
         // The folders above the workspace exist in the shell's own memory
         // (empty), as the path to its mount: builtins that resolve a path

@@ -513,3 +513,53 @@ fn eval_plays_reference_solutions_through_every_design() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("PROBLEM") && stderr(&o).contains("miscounted"), "{}", stderr(&o));
 }
+
+/// Issue 52: every command inside `run` answers `NAME --help` with its
+/// usage and exit 0 (bash's builtins and GNU's tools do; clix promises it
+/// of all), and every subcommand of clix's own commands `NAME SUB --help`.
+/// The few that take `--help` as an ordinary word in bash do so here too.
+#[test]
+fn every_command_and_subcommand_answers_help() {
+    let env = Env::new();
+    let listed: serde_json::Value = serde_json::from_slice(&env.run(&["commands", "--json"]).stdout).unwrap();
+    let agent = listed["agent"].as_array().unwrap();
+    let mut names: Vec<String> = agent.iter().map(|c| c["name"].as_str().unwrap().to_string()).collect();
+    names.extend(listed["standard"].as_array().unwrap().iter().map(|n| n.as_str().unwrap().to_string()));
+    assert!(names.len() > 150, "{names:?}");
+    let operands = [":", "true", "false", "test", "[", "echo"];
+    let quoted = |word: &str| format!("'{}'", word.replace('\'', r"'\''"));
+    let mut probes: Vec<(String, String)> = names
+        .iter()
+        .filter(|n| !operands.contains(&n.as_str()))
+        .map(|n| (n.clone(), format!("{} --help", quoted(n))))
+        .collect();
+    // Subcommands, from each agent command's usage: `memory search|recent|… ARGS`.
+    for command in agent {
+        let (name, usage) = (command["name"].as_str().unwrap(), command["usage"].as_str().unwrap());
+        let first = usage.strip_prefix(name).unwrap_or("").split_whitespace().next().unwrap_or("");
+        if first.contains('|') {
+            for sub in first.split('|').filter(|s| s.chars().all(|c| c.is_ascii_lowercase() || c == '-')) {
+                probes.push((format!("{name} {sub}"), format!("{name} {sub} --help")));
+            }
+        }
+    }
+    assert!(probes.iter().any(|(what, _)| what == "memory search"), "no subcommands found: {probes:?}");
+    let script: String = probes
+        .iter()
+        .map(|(what, line)| format!("out=$({line} 2>/dev/null </dev/null); echo \"$?:${{#out}}:{what}\"\n"))
+        .collect();
+    let o = env.run(&["run", "--raw", &script]);
+    let report = stdout(&o);
+    let mut failures = Vec::new();
+    let mut seen = 0;
+    for row in report.lines() {
+        let mut parts = row.splitn(3, ':');
+        let (code, length, what) = (parts.next(), parts.next(), parts.next().unwrap_or(row));
+        seen += 1;
+        if code != Some("0") || length == Some("0") {
+            failures.push(format!("{what}: exit {}, {} bytes", code.unwrap_or("?"), length.unwrap_or("?")));
+        }
+    }
+    assert_eq!(seen, probes.len(), "{report}\n{}", stderr(&o));
+    assert!(failures.is_empty(), "{} without --help:\n{}", failures.len(), failures.join("\n"));
+}

@@ -518,6 +518,7 @@ pub use fs::{
 #[cfg(feature = "realfs")]
 pub use fs::{RealFs, RealFsMode};
 pub use host_call::{ExecutionEvent, ExecutionHandle, HostCallId, HostCallRequest};
+pub use interpreter::FlagHelp; // clix patch ("--help for every command")
 pub use interpreter::{
     ControlFlow, ExecResult, HistoryEntry, OutputCallback, PipelineStage, PipelineStatus,
     ShellFeatures, ShellState, ShellStateView,
@@ -1581,6 +1582,13 @@ impl Bash {
     /// ```
     pub fn set_interactive(&mut self, interactive: bool) {
         self.interpreter.set_interactive(interactive);
+    }
+
+    /// clix patch ("--help for every command"): `help` answers `NAME
+    /// --help` (NAME's only argument, no function of that name) before NAME
+    /// runs, when it returns text; `None` lets NAME run as usual.
+    pub fn set_flag_help(&mut self, help: FlagHelp) {
+        self.interpreter.set_flag_help(help);
     }
 
     /// Mount a filesystem at `vfs_path` on a live interpreter.

@@ -220,6 +220,14 @@ impl ShellFeatures {
 /// Predicate selecting which default builtins a shell registers.
 pub(crate) type BuiltinFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
+/// clix patch ("--help for every command"): the host's answer to
+/// `NAME --help` (see [`crate::Bash::set_flag_help`]).
+pub type FlagHelp = Arc<
+    dyn Fn(String) -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<String>> + Send>>
+        + Send
+        + Sync,
+>;
+
 /// Best-effort source text of a command, for `jobs` and `ps`.
 fn describe_command(cmd: &Command) -> String {
     match cmd {
@@ -1836,6 +1844,8 @@ pub struct Interpreter {
     /// Interactive shell (REPL / terminal): diagnostics name the shell but
     /// carry no `line N:`, like `bash -i`. See [`Self::diag_prefix`].
     interactive: bool,
+    /// clix patch: the host's answer to `NAME --help`.
+    flag_help: Option<FlagHelp>,
     /// `unset LINENO` makes it an ordinary variable for the rest of the
     /// shell's life, like bash.
     lineno_unset: bool,
@@ -2600,6 +2610,7 @@ impl Interpreter {
             current_line: 1,
             line_base: 0,
             interactive: false,
+            flag_help: None,
             lineno_unset: false,
             source_depth: 0,
             last_command_name: String::new(),
@@ -2831,6 +2842,7 @@ impl Interpreter {
             current_line: self.current_line,
             line_base: self.line_base,
             interactive: self.interactive,
+            flag_help: self.flag_help.clone(),
             lineno_unset: self.lineno_unset,
             #[cfg(feature = "http_client")]
             http_client: self.http_client.clone(),
@@ -3300,6 +3312,11 @@ impl Interpreter {
     /// `bash: msg` instead of `bash: line N: msg`, as with `bash -i`.
     pub(crate) fn set_interactive(&mut self, interactive: bool) {
         self.interactive = interactive;
+    }
+
+    /// clix patch: see [`crate::Bash::set_flag_help`].
+    pub(crate) fn set_flag_help(&mut self, help: FlagHelp) {
+        self.flag_help = Some(help);
     }
 
     /// The name bash puts in front of a diagnostic: the file being read
@@ -9589,6 +9606,22 @@ impl Interpreter {
             // Stderr of this command's own `$(...)` words: claimed here so a
             // function body cannot route it through the call's redirects.
             let held = self.hold_subst_stderr();
+            // clix patch ("--help for every command"): `NAME --help` alone
+            // is answered by the host, before NAME runs (`exit --help` must
+            // not exit), for the commands it knows; a function of that name
+            // keeps the word as its own.
+            if args.len() == 1
+                && args[0] == "--help"
+                && !self.scoped.functions.contains_key(name)
+                && let Some(help) = self.flag_help.clone()
+                && let Some(text) = help(name.to_string()).await
+            {
+                self.fd_redirect_scope.truncate(scope_len);
+                self.last_exit_code = 0;
+                let mut result = self.redirect_result(ExecResult::ok(text), &command.redirects).await;
+                self.settle_held_subst_stderr(held, &mut result);
+                return result;
+            }
             let mut result = self
                 .execute_dispatched_command_inner(name, args, command, stdin)
                 .await;
