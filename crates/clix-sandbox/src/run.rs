@@ -104,12 +104,18 @@ impl HostEnv {
     }
 }
 
-/// The OS tier of one session: a fixed layout over one workspace.
+/// The OS tier of one session: a fixed layout over one workspace, worked
+/// out when a program first needs it (a session that runs none, or a
+/// `clix run` of in-process commands, pays nothing for it).
 pub struct Sandbox {
     settings: SandboxSettings,
     workspace: PathBuf,
-    layout: Layout,
-    env: BTreeMap<String, String>,
+    /// The host's PATH and HOME the layout is made from.
+    host: HostEnv,
+    /// Variables its caller set for every program ([`Sandbox::with_env`]).
+    caller_env: Vec<(String, String)>,
+    /// The mounts and environment, made once, on first need.
+    prepared: std::sync::OnceLock<Prepared>,
     audit: Option<AuditLog>,
     session: String,
     private: Private,
@@ -122,6 +128,12 @@ pub struct Sandbox {
     /// The workspace through its handle: which of its repository's files
     /// git runs on the host, mounted read-only at each start.
     folder: Option<clix_workspace::Folder>,
+}
+
+/// What a sandbox's programs see: its mounts and its environment.
+struct Prepared {
+    layout: Layout,
+    env: BTreeMap<String, String>,
 }
 
 impl Sandbox {
@@ -161,25 +173,50 @@ impl Sandbox {
         // An extra read-write mount over or inside the workspace would be
         // writable by every agent, whatever its namespace.
         if let Some(overlap) =
-            self.layout.read_write.iter().find(|p| **p != ws && (ws.starts_with(p) || p.starts_with(&ws)))
+            self.settings.extra_rw.iter().find(|p| **p != ws && (ws.starts_with(p) || p.starts_with(&ws)))
         {
             return Err(format!(
                 "sandbox.extra_rw {} overlaps the workspace, so a plan's namespaces cannot be enforced; remove it",
                 overlap.display()
             ));
         }
-        self.layout.read_write.retain(|p| p != &ws);
-        self.layout.read_only.push(ws.clone());
-        let places: Vec<PathBuf> = writable.iter().map(|w| ws.join(w)).collect();
-        self.layout.read_write.splice(0..0, places);
         self.writable = Some(writable.to_vec());
         Ok(self)
+    }
+
+    /// The mounts and environment, worked out on first need: the host's
+    /// toolchains, the stores to cover, the PATH inside; a confined
+    /// sandbox's workspace read-only but its places.
+    fn prepared(&self) -> &Prepared {
+        self.prepared.get_or_init(|| {
+            // Cgroups left by clix processes that died: looked for once, by the first sandbox that runs.
+            cgroup::sweep_stale_once();
+            let host = Host { path: &self.host.path, private: &self.private };
+            let mut layout = layout(&self.workspace, &self.settings, &host);
+            if let Some(writable) = &self.writable {
+                let ws = &self.workspace;
+                layout.read_write.retain(|p| p != ws);
+                layout.read_only.push(ws.clone());
+                layout.read_write.splice(0..0, writable.iter().map(|w| ws.join(w)));
+            }
+            let (path, home_var) = match self.settings.mode {
+                SandboxMode::Host => {
+                    (self.host.path.clone(), self.host.home.as_deref().unwrap_or(Path::new("/")).display().to_string())
+                }
+                _ => (layout.path.clone(), SANDBOX_HOME.to_string()),
+            };
+            let mut env =
+                sandbox_env(|k| std::env::var(k).ok(), &path, &home_var, &self.settings.env, &layout.toolchain_vars);
+            env.extend(self.caller_env.iter().cloned());
+            log_layout(&self.settings, &self.workspace, &layout, &env);
+            Prepared { layout, env }
+        })
     }
 
     /// The same sandbox with `vars` set for every program it runs, over
     /// the environment it passes on: what its caller tells them.
     pub fn with_env(mut self, vars: &[(String, String)]) -> Self {
-        self.env.extend(vars.iter().cloned());
+        self.caller_env.extend(vars.iter().cloned());
         self
     }
 
@@ -192,24 +229,15 @@ impl Sandbox {
         session: String,
         host_env: HostEnv,
     ) -> Self {
-        cgroup::sweep_stale_once();
-        let HostEnv { path: host_path, home } = host_env;
         let mut clix: Vec<PathBuf> = clix_workspace::clix_folders().into_iter().map(|(p, _)| p).collect();
         clix.extend(clix_config.map(Path::to_path_buf));
-        let private = Private { clix, home: home.clone() };
-        let host = Host { path: &host_path, private: &private };
-        let layout = layout(workspace, &settings, &host);
-        let (path, home_var) = match settings.mode {
-            SandboxMode::Host => (host_path.clone(), home.as_deref().unwrap_or(Path::new("/")).display().to_string()),
-            _ => (layout.path.clone(), SANDBOX_HOME.to_string()),
-        };
-        let env = sandbox_env(|k| std::env::var(k).ok(), &path, &home_var, &settings.env, &layout.toolchain_vars);
-        log_layout(&settings, workspace, &layout, &env);
+        let private = Private { clix, home: host_env.home.clone() };
         Sandbox {
             settings,
             workspace: workspace.to_path_buf(),
-            layout,
-            env,
+            host: host_env,
+            caller_env: Vec::new(),
+            prepared: std::sync::OnceLock::new(),
             audit,
             session,
             private,
@@ -244,7 +272,7 @@ impl Sandbox {
         if self.settings.mode == SandboxMode::Off || name.contains('/') {
             return None;
         }
-        let path = self.env.get("PATH")?;
+        let path = self.prepared().env.get("PATH")?;
         path.split(':').map(|dir| Path::new(dir).join(name)).find(|p| is_executable(p))
     }
 
@@ -289,15 +317,16 @@ impl Sandbox {
             }
         }
         let shown = self.writable.as_ref().map_or(1, Vec::len);
-        for p in self.layout.read_write.iter().skip(shown) {
+        let Prepared { layout, env } = self.prepared();
+        for p in layout.read_write.iter().skip(shown) {
             s.push_str(&format!("read-write: {}\n", p.display()));
         }
         s.push_str("read-only: /usr /bin /lib* /etc (minimal)");
-        for p in &self.layout.read_only {
+        for p in &layout.read_only {
             s.push_str(&format!(" {}", p.display()));
         }
         s.push('\n');
-        for (p, why) in &self.layout.hidden {
+        for (p, why) in &layout.hidden {
             s.push_str(&format!("hidden: {} ({why})\n", p.display()));
         }
         s.push_str(&format!("home: {SANDBOX_HOME} (empty tmpfs); /tmp: private tmpfs\n"));
@@ -323,7 +352,7 @@ impl Sandbox {
         ));
         s.push_str(&format!(
             "environment: {} (secret-looking names never pass)\n",
-            self.env.keys().cloned().collect::<Vec<_>>().join(" ")
+            env.keys().cloned().collect::<Vec<_>>().join(" ")
         ));
         s
     }
@@ -406,7 +435,7 @@ impl Sandbox {
         // The program's variables: the allowlist, then the request's own (the later one wins).
         let var = |name: &str| {
             let extra = req.env.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
-            extra.or_else(|| self.env.get(name).map(String::as_str))
+            extra.or_else(|| self.prepared().env.get(name).map(String::as_str))
         };
         let line = stub::line(req.argv, req.cwd, req.stdin.is_some(), var);
         if let Some(stub) = ready {
@@ -471,7 +500,7 @@ impl Sandbox {
         self.check_read_only(req.read_only)?;
         // A confined sandbox mounts the workspace read-only: still a place to start in.
         let confined_workspace = self.writable.is_some().then_some(&self.workspace);
-        let visible = self.layout.read_write.iter().chain(req.read_only).chain(confined_workspace);
+        let visible = self.prepared().layout.read_write.iter().chain(req.read_only).chain(confined_workspace);
         if !visible.into_iter().any(|dir| req.cwd.starts_with(dir)) {
             return Err(format!(
                 "the current folder {} is outside the workspace; cd into {} first",
@@ -514,7 +543,7 @@ impl Sandbox {
         let mut cmd = match sandboxed {
             Some((bwrap, pipes, git)) => {
                 let mut c = tokio::process::Command::new(bwrap);
-                c.args(bwrap_args(&self.layout, read_only, cwd, network, git, self.writable.is_some()));
+                c.args(bwrap_args(&self.prepared().layout, read_only, cwd, network, git, self.writable.is_some()));
                 let [info, seccomp] = pipes.child_fds();
                 c.arg("--info-fd").arg(info.to_string());
                 c.arg("--seccomp").arg(seccomp.to_string());
@@ -530,7 +559,7 @@ impl Sandbox {
         };
         // Not even bwrap itself sees clix's environment: only the allowed
         // variables, which it hands on to the program.
-        cmd.env_clear().envs(&self.env).process_group(0);
+        cmd.env_clear().envs(&self.prepared().env).process_group(0);
         cmd
     }
 

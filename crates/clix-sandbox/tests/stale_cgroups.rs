@@ -21,7 +21,7 @@ fn controller_dir(controller: &str) -> Option<PathBuf> {
 }
 
 #[test]
-fn the_first_sandbox_removes_cgroups_of_gone_clix_processes() {
+fn the_first_sandbox_that_runs_removes_cgroups_of_gone_clix_processes() {
     let mut child = std::process::Command::new("true").spawn().unwrap();
     let dead = child.id();
     child.wait().unwrap();
@@ -37,20 +37,25 @@ fn the_first_sandbox_removes_cgroups_of_gone_clix_processes() {
     }
     if planted.is_empty() {
         clix_testkit::skip_host_limit(
-            "the_first_sandbox_removes_cgroups_of_gone_clix_processes",
+            "the_first_sandbox_that_runs_removes_cgroups_of_gone_clix_processes",
             "cgroups are not writable here (no cgroup-v1 pids or memory controller we may create in); \
              the pid-liveness sweep is tested against a temp folder by cgroup.rs's unit tests",
         );
         return;
     }
     let ws = tempfile::tempdir().unwrap();
-    let _sb = Sandbox::new(SandboxSettings::default(), ws.path(), None, None, "stale-test".into());
+    let sb = Sandbox::new(SandboxSettings::default(), ws.path(), None, None, "stale-test".into());
+    // Nothing is swept by a sandbox that runs nothing (a `clix run` of in-process commands).
+    let untouched = planted.iter().all(|(stale, _)| stale.exists());
+    // The first program's lookup lays the sandbox out, and sweeps.
+    let _ = sb.has_program("true");
     let found: Vec<(PathBuf, bool, PathBuf, bool)> =
         planted.into_iter().map(|(stale, live)| (stale.clone(), stale.exists(), live.clone(), live.exists())).collect();
     for (stale, _, live, _) in &found {
         let _ = std::fs::remove_dir(stale);
         let _ = std::fs::remove_dir(live);
     }
+    assert!(untouched, "a sandbox that ran nothing swept already");
     for (stale, stale_left, live, live_left) in found {
         assert!(!stale_left, "{} (pid {dead} is gone) was not removed", stale.display());
         assert!(live_left, "{} (this live process's) was removed", live.display());

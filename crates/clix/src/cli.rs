@@ -121,6 +121,14 @@ enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// Write the manual pages (`clix.1`, and `clix-SUBCOMMAND.1` for each
+    /// subcommand) into a folder: for packages (scripts/release.sh).
+    #[command(hide = true)]
+    Manpages {
+        /// The folder to write them into (made if missing).
+        #[arg(value_name = "DIR")]
+        out: PathBuf,
+    },
 }
 
 /// What every subcommand that starts a session takes (run, mcp, ask, chat).
@@ -524,6 +532,12 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut command, "clix", &mut script);
             out(&script)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Manpages { out: dir } => {
+            std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+            let command = Cli::command_with_color(ColorChoice::Never);
+            clap_mangen::generate_to(command, &dir).with_context(|| format!("cannot write into {}", dir.display()))?;
             Ok(ExitCode::SUCCESS)
         }
     }

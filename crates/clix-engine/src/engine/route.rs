@@ -81,7 +81,10 @@ pub(super) fn routed_line(session: &Session, sandbox: &Sandbox, line: &str) -> O
         || analysis.has_interpreter_reentry
         || !analysis.functions.is_empty()
         || analysis.commands.is_empty();
-    let standard = !dynamic && analysis.commands.iter().all(|c| routable(c, sandbox));
+    // The sandbox's programs are looked up only for a line worth routing:
+    // finding them lays the sandbox out, which a line of in-process
+    // commands on small files never needs.
+    let standard = !dynamic && analysis.commands.iter().all(routable);
     if !standard && !tracing::enabled!(tracing::Level::DEBUG) {
         return None;
     }
@@ -120,6 +123,7 @@ pub(super) fn routed_line(session: &Session, sandbox: &Sandbox, line: &str) -> O
         let root = roots.find(|root| session.folder().holds_at_least(&cwd.join(root), entries))?;
         Some(format!("{root} holds {entries} entries or more (sandbox.big_tree_entries)"))
     })?;
+    let standard = standard && analysis.commands.iter().all(|c| programs_of(c).iter().all(|p| sandbox.has_program(p)));
     if !standard {
         let reason = if dynamic {
             "the line computes commands or words at run time, or defines functions"
@@ -147,9 +151,10 @@ pub(super) fn routed_line(session: &Session, sandbox: &Sandbox, line: &str) -> O
     Some(argv)
 }
 
-/// Whether the sandbox's GNU tool can take this command's place: a
-/// streaming tool or a tree walker it has, with literal words only.
-fn routable(command: &bashkit::AnalyzedCommand, sandbox: &Sandbox) -> bool {
+/// Whether a GNU tool can take this command's place: a streaming tool or
+/// a tree walker, with literal words only (whether the sandbox has it is
+/// [`programs_of`]'s question, asked later).
+fn routable(command: &bashkit::AnalyzedCommand) -> bool {
     let Some(name) = command.name.as_deref() else { return false };
     let args: Vec<&str> = command.args.iter().flatten().map(String::as_str).collect();
     let tool = match name {
@@ -157,10 +162,22 @@ fn routable(command: &bashkit::AnalyzedCommand, sandbox: &Sandbox) -> bool {
         "cat" => !args.iter().any(|a| a.starts_with('-')),
         "find" => !args.iter().any(|a| FIND_RUNS.contains(a)),
         // xargs runs a command: only a streaming tool, which runs in the sandbox too.
-        "xargs" => xargs_command(&args).is_some_and(|c| STREAMING_TOOLS.contains(&c) && sandbox.has_program(c)),
+        "xargs" => xargs_command(&args).is_some_and(|c| STREAMING_TOOLS.contains(&c)),
         _ => STREAMING_TOOLS.contains(&name) || TREE_TOOLS.contains(&name),
     };
-    tool && sandbox.has_program(name) && command.assignments.is_empty() && command.args.iter().all(Option::is_some)
+    tool && command.assignments.is_empty() && command.args.iter().all(Option::is_some)
+}
+
+/// The programs a routed command needs in the sandbox: its own, and the
+/// one `xargs` runs.
+fn programs_of(command: &bashkit::AnalyzedCommand) -> Vec<&str> {
+    let Some(name) = command.name.as_deref() else { return Vec::new() };
+    let mut programs = vec![name];
+    if name == "xargs" {
+        let args: Vec<&str> = command.args.iter().flatten().map(String::as_str).collect();
+        programs.extend(xargs_command(&args));
+    }
+    programs
 }
 
 /// The command `xargs` runs: its first word that is not an option or an
