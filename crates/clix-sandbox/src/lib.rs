@@ -37,7 +37,8 @@
 //! - the environment allowlist that keeps secret variables out;
 //! - resource limits (time, memory, processes, file size, open files), with
 //!   per-run cgroups removed when the run ends, and the stale ones of dead
-//!   clix processes removed by the first sandbox of a process;
+//!   clix processes removed when a process first lays a sandbox out (its first
+//!   program), never at start;
 //! - how a run starts (`stub.rs`): bwrap sets the sandbox up around a
 //!   waiting shell that then `exec`s the program, so a session keeps the
 //!   next run's sandbox set up ahead on a thread of its own
