@@ -1,11 +1,13 @@
 //! Benchmarks, measured side by side in one process so machine noise hits
 //! every contender alike. Run with
-//! `cargo run --release -p clix-bench [-- engine|jail|sandbox|bigfile|hub|memory|policy|plan|browser|clip|scale|mcp-scale [N]]`
+//! `cargo run --release -p clix-bench [-- engine|coldstart|jail|sandbox|bigfile|hub|memory|policy|plan|browser|clip|scale|mcp-scale [N]]`
 //! (no argument runs them all); each prints a markdown table.
 //!
 //! - `engine`: warm per-call latency of `cat f | grep x | wc -l` on a 10 KB
 //!   file for bare bashkit, clix Layer 1, clix Layers 1+2 and `bash -c`,
-//!   plus the cold `clix run` process time.
+//!   plus the cold start below.
+//! - `coldstart` (issue 52): a whole `clix run` process against `bash -c`
+//!   on the same line, interleaved pairs, wall and CPU medians [pairs].
 //! - `jail` (issue 11): the workspace capability handle vs bashkit's RealFs,
 //!   warm, on the same `cat | grep | wc` line and on `grep -r` over 2,000 files.
 //! - `sandbox`: start overhead of one OS program, `true` in bubblewrap vs
@@ -43,7 +45,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // benchmarks stop loudly on a broken set-up
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use clix_config::Paths;
@@ -53,6 +55,7 @@ use clix_session::{Parts, Session, Settings};
 mod browser;
 mod checkpoints;
 mod clip;
+mod coldstart;
 mod hub;
 mod jail;
 mod justbash;
@@ -63,7 +66,7 @@ mod policy;
 mod sandbox;
 mod scale;
 
-const LINE: &str = "cat f | grep x | wc -l";
+pub(crate) const LINE: &str = "cat f | grep x | wc -l";
 
 fn main() {
     let which = std::env::args().nth(1).unwrap_or_else(|| "all".into());
@@ -103,6 +106,9 @@ fn main() {
     if matches!(which.as_str(), "all" | "scale") {
         scale::scale(n.unwrap_or(3));
     }
+    if which == "coldstart" {
+        coldstart::coldstart(std::env::args().nth(2).and_then(|n| n.parse().ok()).unwrap_or(30));
+    }
     if matches!(which.as_str(), "all" | "checkpoints") {
         checkpoints::checkpoints(n.unwrap_or(50));
     }
@@ -127,7 +133,6 @@ fn engine(iterations: usize) {
     // machine's speed hits all three alike.
     let (bare, layer1, layers12, with_os) = runtime.block_on(interleaved(ws.path(), iterations, expected));
     let bash = bench_bash_c(ws.path(), (iterations / 10).max(20), expected);
-    let cold = bench_cold_clix(ws.path(), 30, expected);
 
     println!(
         "warm per-call latency of `{LINE}` on a 10 KB file ({iterations} calls; bash -c: {} calls)\n",
@@ -150,7 +155,7 @@ fn engine(iterations: usize) {
             bash.p50.as_secs_f64() / s.p50.as_secs_f64()
         );
     }
-    println!("\ncold `clix run '{LINE}'` process: p50 {} p95 {} (30 runs)", fmt(cold.p50), fmt(cold.p95));
+    coldstart::coldstart(30);
 }
 
 pub(crate) struct Stats {
@@ -230,27 +235,6 @@ fn bench_bash_c(ws: &Path, n: usize, expected: &[u8]) -> Stats {
         .map(|_| {
             let t = Instant::now();
             let out = Command::new("bash").args(["-c", LINE]).current_dir(ws).output().expect("bash");
-            let elapsed = t.elapsed();
-            assert_eq!(out.stdout, expected);
-            elapsed
-        })
-        .collect();
-    stats(samples)
-}
-
-fn bench_cold_clix(ws: &Path, n: usize, expected: &[u8]) -> Stats {
-    let clix = clix_binary();
-    let home = tempfile::tempdir().expect("home");
-    let samples = (0..n)
-        .map(|_| {
-            let t = Instant::now();
-            let out = Command::new(&clix)
-                .args(["run", "--raw", LINE])
-                .current_dir(ws)
-                .env("CLIX_HOME", home.path())
-                .stdin(Stdio::null())
-                .output()
-                .expect("clix");
             let elapsed = t.elapsed();
             assert_eq!(out.stdout, expected);
             elapsed

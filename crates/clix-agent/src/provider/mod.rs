@@ -251,7 +251,7 @@ impl Provider {
             }
             ProviderError::Http { status: 404, message, retry_after } => {
                 let hint = match self.models().await {
-                    Some(models) if models.iter().any(|m| *m == self.model) => format!(
+                    Some(models) if models.contains(&self.model) => format!(
                         "the server has the model {:?} but not this path; check the endpoint {} (from {})",
                         self.model,
                         self.base_url,
