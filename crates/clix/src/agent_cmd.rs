@@ -783,7 +783,9 @@ fn runs_table(
         let stop = r.stop_reason.as_ref().map_or("unfinished", StopReason::kind);
         format!("{stop}{}", if r.resumable { "+" } else { "" })
     };
-    let mut columns: Vec<(&str, Vec<String>)> = vec![
+    // A column: its header and its cells, a row each.
+    type Column<'h> = (&'h str, Vec<String>);
+    let mut columns: Vec<Column> = vec![
         ("ID", runs.iter().map(|r| r.id.clone()).collect()),
         ("DATE (UTC)", runs.iter().map(|r| run_date(&r.id)).collect()),
         ("STEPS", runs.iter().map(|r| r.steps.to_string()).collect()),
@@ -798,10 +800,10 @@ fn runs_table(
         runs.iter().map(|r| format!("{}/{}", count(r.usage.input_tokens), count(r.usage.output_tokens))).collect(),
     ));
     columns.push(("COST", runs.iter().map(|r| r.cost.map_or_else(|| "-".into(), |c| money(c, currency))).collect()));
-    let widest = |(header, cells): &(&str, Vec<String>)| {
+    let widest = |(header, cells): &Column| {
         cells.iter().map(|c| c.chars().count()).chain([header.chars().count()]).max().unwrap_or(0)
     };
-    let fixed = |columns: &[(&str, Vec<String>)]| columns.iter().map(|c| widest(c) + 2).sum::<usize>();
+    let fixed = |columns: &[Column]| columns.iter().map(|c| widest(c) + 2).sum::<usize>();
     if let Some(width) = width {
         for dropped in DROPPED_FIRST {
             if fixed(&columns) + TASK_ROOM <= width {
@@ -818,7 +820,7 @@ fn runs_table(
         _ => task.to_string(),
     };
     let widths: Vec<usize> = columns.iter().map(widest).collect();
-    let line = |cell_of: &dyn Fn(&(&str, Vec<String>)) -> String, task: String| -> String {
+    let line = |cell_of: &dyn Fn(&Column) -> String, task: String| -> String {
         let mut text = String::new();
         for (column, width) in columns.iter().zip(&widths) {
             let cell = cell_of(column);

@@ -51,26 +51,6 @@ pub(crate) fn ask_person(question: &str) -> Option<String> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn what_a_terminal_would_act_on_is_shown_instead() {
-        for (text, shown) in [
-            ("plain\ttext\nline two\n", "plain\ttext\nline two\n"),
-            ("\x1b]52;c;ZWNobyBwd25lZA==\x07copied", "\\u{1b}]52;c;ZWNobyBwd25lZA==\\u{7}copied"),
-            ("\x1b[2J\x1b[Hclix$ ", "\\u{1b}[2J\\u{1b}[Hclix$ "),
-            ("over\rwrite", "over\\rwrite"),
-            ("abc\u{202e}fed", "abc\\u{202e}fed"),
-            ("\u{9b}31m c1", "\\u{9b}31m c1"),
-        ] {
-            assert_eq!(visible(text), shown, "{text:?}");
-        }
-        assert_eq!(escaped("a\nb\x1b"), "a\\nb\\u{1b}");
-    }
-}
-
 /// Says each of `engine`'s notices on stderr (`clix: …`), once per
 /// workspace: a notice already said there stays quiet until the set
 /// changes, so `clix run` after `clix run` does not repeat it. What was said
@@ -91,5 +71,25 @@ pub(crate) fn tell_notices(paths: &clix_config::Paths, engine: &clix_engine::Eng
     }
     if let Some(dir) = file.parent() {
         let _ = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&file, notices.join("\n")));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_terminal_would_act_on_is_shown_instead() {
+        for (text, shown) in [
+            ("plain\ttext\nline two\n", "plain\ttext\nline two\n"),
+            ("\x1b]52;c;ZWNobyBwd25lZA==\x07copied", "\\u{1b}]52;c;ZWNobyBwd25lZA==\\u{7}copied"),
+            ("\x1b[2J\x1b[Hclix$ ", "\\u{1b}[2J\\u{1b}[Hclix$ "),
+            ("over\rwrite", "over\\rwrite"),
+            ("abc\u{202e}fed", "abc\\u{202e}fed"),
+            ("\u{9b}31m c1", "\\u{9b}31m c1"),
+        ] {
+            assert_eq!(visible(text), shown, "{text:?}");
+        }
+        assert_eq!(escaped("a\nb\x1b"), "a\\nb\\u{1b}");
     }
 }

@@ -255,8 +255,9 @@ async fn each_provider_failure_says_what_to_fix() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let here = server.url.clone();
     let refused = format!("http://127.0.0.1:{closed}");
-    // (what, provider, AGENT_BASE_URL, model, other variables, what stderr must say)
-    let rows: Vec<(&str, &str, String, &str, Vec<(&str, &str)>, Vec<String>)> = vec![
+    /// What, provider, AGENT_BASE_URL, model, other variables, what stderr must say.
+    type Row<'a> = (&'a str, &'a str, String, &'a str, Vec<(&'a str, &'a str)>, Vec<String>);
+    let rows: Vec<Row> = vec![
         (
             "401 with a key",
             "openai",
