@@ -147,7 +147,11 @@ impl Session {
             .memory_limits(config.limits.to_bashkit_memory())
             .filesystem_limits(config.limits.to_bashkit_fs())
             .session_limits(config.limits.to_bashkit_session());
+        // Our commands answer `--help` themselves (progressive help); the
+        // shell's hook answers it for bashkit's.
+        let mut ours = std::collections::HashSet::new();
         for (name, command) in config.commands.adapters() {
+            ours.insert(name.clone());
             builder = builder.command(name, command);
         }
         if let Some(resolver) = config.resolver {
@@ -158,7 +162,11 @@ impl Session {
             builder = builder.before_tool(gate::hook(&stop, Arc::clone(gate)));
         }
         let mut bash = builder.build();
-        bash.set_flag_help(Arc::new(|name: String| Box::pin(async move { crate::help::flag_help(&name).await })));
+        let ours = Arc::new(ours);
+        bash.set_flag_help(Arc::new(move |name: String| {
+            let ours = Arc::clone(&ours);
+            Box::pin(async move { if ours.contains(&name) { None } else { crate::help::flag_help(&name).await } })
+        }));
         stop.bind(bash.cancellation_token());
         // The folders above the workspace exist in the shell's own memory
         // (empty), as the path to its mount: builtins that resolve a path
