@@ -55,6 +55,9 @@ const COMPANIONS: &[(&str, &str)] = &[(".cargo", ".rustup")];
 /// The mount plan for one sandbox; also what `sandbox status` reports.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Layout {
+    /// The workspace, whose stores below its top are covered at each run
+    /// ([`nested_masks`]), mounted read-write or, confined, read-only.
+    pub workspace: PathBuf,
     pub read_only: Vec<PathBuf>,
     pub read_write: Vec<PathBuf>,
     /// PATH inside the sandbox: the host's, minus folders that are not there.
@@ -252,7 +255,7 @@ fn normalize(p: &Path) -> PathBuf {
 }
 
 pub(crate) fn layout(workspace: &Path, settings: &SandboxSettings, host: &Host<'_>) -> Layout {
-    let mut l = Layout::default();
+    let mut l = Layout { workspace: workspace.to_path_buf(), ..Layout::default() };
     let mut path_dirs: Vec<PathBuf> = Vec::new();
     let mut candidates: Vec<PathBuf> = Vec::new();
     for dir in host.path.split(':').filter(|d| d.starts_with('/')).map(PathBuf::from) {
@@ -382,7 +385,7 @@ pub(crate) fn bwrap_args(
     }
     // Looked up at each run, so a credential file made since (`cargo login`) is covered too.
     let mounted = layout.read_only.iter().chain(&layout.read_write).chain(extra_ro).map(PathBuf::as_path);
-    let workspace = layout.read_write.first().map(|w| nested_masks(w, mounted.clone())).unwrap_or_default();
+    let workspace = nested_masks(&layout.workspace, mounted.clone());
     for mask in masks(mounted).into_iter().chain(workspace) {
         if mask.dir {
             push(&[&"--tmpfs", &mask.path, &"--remount-ro", &mask.path]);

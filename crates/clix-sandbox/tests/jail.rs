@@ -299,3 +299,21 @@ async fn what_git_runs_on_the_host_is_read_only_inside() {
     assert!(!root.join(".git/hooks/pre-commit").exists());
     assert!(root.join(".git").is_dir() && !root.join("old").exists());
 }
+
+/// A store below the workspace's top is covered in every sandbox of it: one
+/// with the workspace read-write, and one confined to a place (a plan's
+/// agent, a read-only session), whose workspace is mounted read-only.
+#[tokio::test]
+async fn nested_secret_stores_are_covered_whether_confined_or_not() {
+    let ws = workspace();
+    std::fs::create_dir_all(ws.path().join("mine")).unwrap();
+    std::fs::create_dir_all(ws.path().join("web")).unwrap();
+    std::fs::write(ws.path().join("web/.npmrc"), "//r/:_authToken=CANARY-nested\n").unwrap();
+    std::fs::write(ws.path().join("web/app.js"), "ok\n").unwrap();
+    let confined = sandbox(ws.path()).confined(&[std::path::PathBuf::from("mine")]).unwrap();
+    for sb in [sandbox(ws.path()), confined] {
+        let out = run(&sb, ws.path(), &["sh", "-c", "cat web/.npmrc; cat web/app.js"]).await;
+        assert!(!text(&out.stdout).contains("CANARY"), "{}", text(&out.stdout));
+        assert!(text(&out.stdout).contains("ok"), "the rest is served: {}", text(&out.stderr));
+    }
+}

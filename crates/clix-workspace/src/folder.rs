@@ -439,7 +439,10 @@ impl Folder {
         let rel = self.relative(path)?;
         self.refuse_hidden(&rel, path)?;
         // Only a dot-name, or a name below one, can be (in) a store.
-        let below_dot = self.hiding_at.as_ref().is_some_and(|at| has_dot_name(at) || has_dot_name(&rel));
+        let below_dot = self
+            .hiding_at
+            .as_ref()
+            .is_some_and(|at| crate::secrets::has_dot_name(at) || crate::secrets::has_dot_name(&rel));
         let mut entries = Vec::new();
         for entry in self.dir.read_dir(&rel).map_err(|e| explain(e, path))? {
             let entry = entry?;
@@ -618,10 +621,6 @@ pub fn normalize(path: &Path) -> PathBuf {
         }
     }
     out
-}
-
-fn has_dot_name(path: &Path) -> bool {
-    path.components().any(|c| matches!(c, Component::Normal(part) if part.as_encoded_bytes().first() == Some(&b'.')))
 }
 
 fn outside(path: &Path) -> io::Error {

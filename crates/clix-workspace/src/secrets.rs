@@ -42,6 +42,10 @@ pub const SECRET_STORES: &[&str] = &[
 /// inside, at any depth: `.npmrc`, `web/.npmrc`, `.aws/config` and
 /// `x/.config/gh/hosts.yml` are all in one.
 pub fn secret_store_in(rel: &Path) -> Option<&'static str> {
+    // Every store starts with a dot-name: most paths have none and cost one pass.
+    if !has_dot_name(rel) {
+        return None;
+    }
     let parts: Vec<&OsStr> = rel
         .components()
         .filter_map(|c| match c {
@@ -49,14 +53,15 @@ pub fn secret_store_in(rel: &Path) -> Option<&'static str> {
             _ => None,
         })
         .collect();
-    // Every store starts with a dot-name: most paths have none and cost one pass.
-    if !parts.iter().any(|p| p.as_encoded_bytes().first() == Some(&b'.')) {
-        return None;
-    }
     SECRET_STORES.iter().copied().find(|store| {
         let names: Vec<&str> = store.split('/').collect();
         parts.windows(names.len()).any(|window| window.iter().zip(&names).all(|(part, name)| *part == OsStr::new(name)))
     })
+}
+
+/// Whether a name of `path` starts with a dot, as every store's first does.
+pub(crate) fn has_dot_name(path: &Path) -> bool {
+    path.components().any(|c| matches!(c, Component::Normal(part) if part.as_encoded_bytes().first() == Some(&b'.')))
 }
 
 #[cfg(test)]
