@@ -89,6 +89,7 @@ fn command(argv: &[String]) -> Result<tokio::process::Command, SpawnError> {
     };
     let mut cmd = tokio::process::Command::new(program);
     cmd.args(args).env_clear().envs(child_env()).process_group(0);
+    clix_process::warden::enlist(&mut cmd);
     Ok(cmd)
 }
 

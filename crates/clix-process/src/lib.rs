@@ -29,7 +29,12 @@
 //!   drop cannot wait; the stdin and capture tasks end with it;
 //! - the exit code of a status: the child's own, or 128+N for signal N.
 //!
-//! It must not spawn anything itself: the caller builds and starts the
+//! - the warden ([`warden`]): a process forked with the first child, which
+//!   sends SIGKILL to every group still running, and removes the folders it
+//!   was given, when the process that started them ends without doing it
+//!   (killed with SIGKILL, or exited during a drop's grace).
+//!
+//! It spawns nothing but its warden: the caller builds and starts the
 //! child (its program, isolation, environment and resource limits) in a
 //! process group of its own (`Command::process_group(0)`), and hands it
 //! over with its groups. It knows nothing of what the child is or why it
@@ -43,6 +48,8 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Child;
 use tokio::task::JoinHandle;
+
+pub mod warden;
 
 /// How long the pipes are still read after the child ended by itself: a
 /// grandchild that holds them open must not hang the caller.
@@ -115,6 +122,7 @@ impl Groups {
     pub fn of(child: &Child, grace: Duration) -> Groups {
         // No id: the child was already reaped, and there is nothing to signal.
         let outer = child.id().and_then(|pid| i32::try_from(pid).ok()).unwrap_or(0);
+        warden::watch_group(outer);
         Groups { outer, inner: None, grace, armed: true }
     }
 
@@ -124,6 +132,7 @@ impl Groups {
     /// which may end it abruptly when it dies itself, is left alive until
     /// the SIGKILL that both get.
     pub fn set_inner(&mut self, pid: i32) {
+        warden::watch_group(pid);
         self.inner = Some(pid);
     }
 
@@ -147,7 +156,17 @@ impl Groups {
     /// The child is over (or is meant to outlive this value): dropping it
     /// signals nothing.
     pub fn disarm(&mut self) {
+        if self.armed {
+            self.forget();
+        }
         self.armed = false;
+    }
+
+    /// The warden need not end these groups any more.
+    fn forget(&self) {
+        for pid in self.inner.into_iter().chain([self.outer]) {
+            warden::forget_group(pid);
+        }
     }
 
     /// Whether dropping it now would end the groups (nothing has ended or
@@ -183,13 +202,16 @@ impl Drop for Groups {
         self.terminate();
         let later = Groups { armed: false, ..*self };
         let grace = self.grace;
+        // Should this process end during the grace, its warden sends the SIGKILL.
         let spawned = std::thread::Builder::new().name("clix-process-kill".into()).spawn(move || {
             std::thread::sleep(grace);
             later.kill();
+            later.forget();
         });
         if spawned.is_err() {
             // No thread to wait on: no grace either, rather than no end.
             self.kill();
+            self.forget();
         }
     }
 }

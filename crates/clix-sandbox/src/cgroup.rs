@@ -6,8 +6,9 @@
 //! and removed when it ends: a normal end, a time-out, or a run whose caller
 //! gave up (the folder goes once the kill has emptied it). Making and
 //! removing one costs well under a millisecond. A clix that was killed
-//! cannot clean up, so the first sandbox of each process removes the
-//! `clix-<pid>-*` cgroups whose process is gone.
+//! cannot clean up: its warden (`clix_process::warden`), which holds each
+//! run's folders until they are removed, removes them once the kill has
+//! emptied them. A start does nothing for earlier runs.
 
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
@@ -18,7 +19,7 @@ use std::time::{Duration, Instant};
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// How long a run's cgroup may stay busy after the run (its processes are
-/// still being killed) before it is left for the next start's sweep.
+/// still being killed) before it is left to the warden.
 const REMOVE_PATIENCE: Duration = Duration::from_secs(10);
 
 /// The cgroup-v1 controllers clix uses, with the file that sets the limit.
@@ -38,7 +39,7 @@ pub(crate) fn support() -> Support {
     *SUPPORT.get_or_init(|| {
         let probe = |(controller, limit): (&str, &str), value: u64| {
             let dir = controller_dir(controller).and_then(|base| make(&base, &name("probe"), limit, value));
-            dir.map(|d| std::fs::remove_dir(d).is_ok()).unwrap_or(false)
+            dir.is_some_and(|d| removed(&d))
         };
         let support = Support { pids: probe(PIDS, 1024), memory: probe(MEMORY, 1 << 30) };
         tracing::debug!(
@@ -85,7 +86,7 @@ impl RunCgroups {
                 self.dirs.push(dir);
             }
             Err(_) => {
-                let _ = std::fs::remove_dir(&dir);
+                removed(&dir);
             }
         }
     }
@@ -99,7 +100,7 @@ impl RunCgroups {
     pub(crate) async fn remove(mut self) {
         let started = Instant::now();
         loop {
-            self.dirs.retain(|d| std::fs::remove_dir(d).is_err() && d.exists());
+            self.dirs.retain(|d| !removed(d));
             if self.dirs.is_empty() || started.elapsed() > Duration::from_secs(1) {
                 return;
             }
@@ -113,8 +114,7 @@ impl Drop for RunCgroups {
         // Whatever `remove` did not get to: a run that was given up is still
         // being killed (SIGTERM, a grace period, SIGKILL), and its folders go
         // once that is over.
-        let busy: Vec<PathBuf> =
-            self.dirs.drain(..).filter(|d| std::fs::remove_dir(d).is_err() && d.exists()).collect();
+        let busy: Vec<PathBuf> = self.dirs.drain(..).filter(|d| !removed(d)).collect();
         if busy.is_empty() {
             return;
         }
@@ -123,10 +123,19 @@ impl Drop for RunCgroups {
             let mut busy = busy;
             while !busy.is_empty() && started.elapsed() < REMOVE_PATIENCE {
                 std::thread::sleep(Duration::from_millis(20));
-                busy.retain(|d| std::fs::remove_dir(d).is_err() && d.exists());
+                busy.retain(|d| !removed(d));
             }
         });
     }
+}
+
+/// Removes the run's cgroup folder `dir` if it is empty; whether it is gone.
+fn removed(dir: &Path) -> bool {
+    let gone = std::fs::remove_dir(dir).is_ok() || !dir.exists();
+    if gone {
+        clix_process::warden::forget_path(dir);
+    }
+    gone
 }
 
 /// `clix-<this process's pid>-<suffix>`.
@@ -134,19 +143,15 @@ fn name(suffix: &str) -> String {
     format!("clix-{}-{suffix}", std::process::id())
 }
 
-/// Once per process: removes the cgroups of clix processes that are gone.
-pub(crate) fn sweep_stale_once() {
-    static SWEPT: OnceLock<()> = OnceLock::new();
-    SWEPT.get_or_init(|| {
-        for controller in [PIDS.0, MEMORY.0] {
-            if let Some(base) = controller_dir(controller) {
-                let removed = remove_stale(&base, process_alive);
-                if !removed.is_empty() {
-                    tracing::debug!(controller, ?removed, "removed the cgroups of clix processes that are gone");
-                }
-            }
-        }
-    });
+/// Removes the cgroups of clix processes that are gone and whose warden
+/// could not remove them (it was killed too, or the machine went down
+/// mid-run): `clix doctor`'s cleanup, never a start's.
+pub fn remove_leftover_cgroups() -> Vec<PathBuf> {
+    [PIDS.0, MEMORY.0]
+        .into_iter()
+        .filter_map(controller_dir)
+        .flat_map(|base| remove_stale(&base, process_alive))
+        .collect()
 }
 
 /// Removes the `clix-<pid>-*` folders in `parent` whose pid is not `alive`,
@@ -202,6 +207,7 @@ fn make(base: &Path, id: &str, limit_file: &str, value: u64) -> Option<PathBuf> 
         let _ = std::fs::remove_dir(&dir);
         return None;
     }
+    clix_process::warden::watch_path(&dir);
     Some(dir)
 }
 

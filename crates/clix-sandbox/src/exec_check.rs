@@ -86,6 +86,11 @@ pub(crate) struct Setup {
 pub(crate) struct ChildEnd {
     filter: Vec<libc::sock_filter>,
     socket: OwnedFd,
+    /// The answering thread's end of the socket, as the fork copied it: the
+    /// child closes its copy first, so that when clix dies the listener in
+    /// flight dies with it and the child's exec fails instead of waiting
+    /// for an answer for ever.
+    answerer: RawFd,
 }
 
 impl ChildEnd {
@@ -93,6 +98,8 @@ impl ChildEnd {
     /// listener, the listener sent to clix. Only async-signal-safe calls,
     /// on memory prepared before the fork.
     pub(crate) fn install(&self) -> io::Result<()> {
+        // SAFETY: closes this process's copy of a socket it does not use.
+        unsafe { libc::close(self.answerer) };
         let program = libc::sock_fprog { len: self.filter.len() as u16, filter: self.filter.as_ptr().cast_mut() };
         // SAFETY: prctl and seccomp with valid arguments; `program` points
         // at the filter, alive for the call.
@@ -132,6 +139,8 @@ pub(crate) fn start(judge: Arc<dyn ExecJudge>, setup: Setup) -> io::Result<(Chil
     let theirs = crate::run::high(theirs)?;
     let refusals = Refusals::default();
     let check = Check { judge, setup, refusals: refusals.clone(), execs: 0 };
+    // Open until the child has sent its listener (the thread waits for it), so open at the fork.
+    let answerer = ours.as_raw_fd();
     std::thread::Builder::new().name("clix-exec-check".into()).spawn(move || {
         // No listener: the child failed before it could send one (its spawn reports why).
         if let Some(listener) = recv_fd(&ours) {
@@ -139,7 +148,7 @@ pub(crate) fn start(judge: Arc<dyn ExecJudge>, setup: Setup) -> io::Result<(Chil
             check.serve(&listener);
         }
     })?;
-    Ok((ChildEnd { filter: filter(), socket: theirs }, refusals))
+    Ok((ChildEnd { filter: filter(), socket: theirs, answerer }, refusals))
 }
 
 struct Check {

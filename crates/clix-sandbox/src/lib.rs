@@ -36,9 +36,10 @@
 //!   tmpfs for a folder) and listed as hidden in `sandbox status`;
 //! - the environment allowlist that keeps secret variables out;
 //! - resource limits (time, memory, processes, file size, open files), with
-//!   per-run cgroups removed when the run ends, and the stale ones of dead
-//!   clix processes removed when a process first lays a sandbox out (its first
-//!   program), never at start;
+//!   per-run cgroups removed when the run ends (or, when clix is killed,
+//!   by its warden, `clix_process::warden`); the leftovers of a machine that
+//!   went down mid-run only by [`remove_leftover_cgroups`] (`clix doctor`),
+//!   never at start;
 //! - how a run starts (`stub.rs`): bwrap sets the sandbox up around a
 //!   waiting shell that then `exec`s the program, so a session keeps the
 //!   next run's sandbox set up ahead on a thread of its own
@@ -51,7 +52,8 @@
 //!   the audit log (clix-audit's envelope and writer) for every OS execution;
 //! - long-lived programs (the browser) in the same sandbox: [`Service`],
 //!   with pipes at fixed descriptors, ended with its process group when
-//!   dropped (and by bwrap's `--die-with-parent` when clix dies).
+//!   dropped (and by clix's warden when clix dies, whatever killed it:
+//!   bwrap's `--die-with-parent` alone misses a sandbox still being set up).
 //!
 //! It must not run anything on the host outside bubblewrap unless the
 //! configuration explicitly says `mode = "host"` (then none of the above
@@ -72,6 +74,7 @@ mod settings;
 mod stub;
 
 pub use audit::{AuditLog, AuditRecord, redact_argv};
+pub use cgroup::remove_leftover_cgroups;
 // The rule lives in clix-common; the sandbox's callers (clip's host
 // children, the engine's `sandbox` command) take it from here with the env.
 pub use clix_common::is_secret_name;

@@ -189,8 +189,6 @@ impl Sandbox {
     /// sandbox's workspace read-only but its places.
     fn prepared(&self) -> &Prepared {
         self.prepared.get_or_init(|| {
-            // Cgroups left by clix processes that died: looked for once, by the first sandbox that runs.
-            cgroup::sweep_stale_once();
             let host = Host { path: &self.host.path, private: &self.private };
             let mut layout = layout(&self.workspace, &self.settings, &host);
             if let Some(writable) = &self.writable {
@@ -560,6 +558,9 @@ impl Sandbox {
         // Not even bwrap itself sees clix's environment: only the allowed
         // variables, which it hands on to the program.
         cmd.env_clear().envs(&self.prepared().env).process_group(0);
+        // Watched from before bwrap runs: a clix that dies while the sandbox
+        // is being set up must not leave its first process waiting for ever.
+        clix_process::warden::enlist(&mut cmd);
         cmd
     }
 

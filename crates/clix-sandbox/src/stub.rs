@@ -122,6 +122,13 @@ impl Stub {
         shell_alive && matches!(self.child.try_wait(), Ok(None))
     }
 
+    /// Ends a stub that was never given a line: SIGKILL to its groups now,
+    /// with no grace, since nothing of anyone's runs in it yet.
+    fn discard(mut self) {
+        self.groups.kill();
+        self.groups.disarm();
+    }
+
     /// The repository paths mounted read-only in this stub.
     pub(crate) fn git_protected(&self) -> &[PathBuf] {
         &self.git
@@ -227,8 +234,10 @@ fn start_thread(runtime: tokio::runtime::Handle) -> mpsc::Sender<Job> {
     let (sender, jobs) = mpsc::channel::<Job>();
     let spawned = std::thread::Builder::new().name("clix-sandbox-ready".into()).spawn(move || {
         for (launch, reply) in jobs {
-            // A stub nobody waits for any more is dropped, which kills it.
-            let _ = reply.send(runtime.block_on(launch.spawn()));
+            // A stub nobody waits for any more never ran anything: it is killed at once.
+            if let Err(Ok(unwanted)) = reply.send(runtime.block_on(launch.spawn())) {
+                unwanted.discard();
+            }
         }
     });
     if let Err(e) = spawned {
