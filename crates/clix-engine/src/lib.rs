@@ -39,5 +39,5 @@ pub use tooldef::{
 
 pub use clix_clip::{ClipConfig, ClipEntry};
 pub use clix_present::PresentOptions;
-pub use clix_sandbox::{SandboxMode, SandboxSettings, is_secret_name};
+pub use clix_sandbox::{Availability, SandboxMode, SandboxSettings, is_secret_name, probe, remove_leftover_cgroups};
 pub use clix_shell::{CancelHandle, RawResult, SessionError, ShellLimits};

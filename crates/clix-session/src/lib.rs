@@ -26,6 +26,7 @@
 //! progress callback), nor hold execution, presentation or agent logic.
 
 mod agent;
+mod doctor;
 mod prompts;
 mod session;
 mod settings;
@@ -34,6 +35,7 @@ mod storage;
 pub use agent::{AgentSession, PlanRunner, run_task, runs_dir};
 pub use clix_agent::stream::RunResult;
 pub use clix_policy::Approver;
+pub use doctor::doctor;
 pub use prompts::{EnvSource, Prompt, PromptSource, load_prompt, prompt_source, provider_env};
 pub use session::{Parts, Session};
 pub use settings::{Settings, StorageSettings, default_file, load, storage_location, workspace_topic};

@@ -116,6 +116,10 @@ enum Command {
         #[command(subcommand)]
         action: StorageAction,
     },
+    /// Check that this machine can run what the configuration asks for (the
+    /// sandbox), and remove what clix processes killed with their warden left
+    /// behind (their cgroups). A start never does this work.
+    Doctor,
     /// Print a completion script for a shell: bash, zsh, fish (also elvish, powershell).
     Completions {
         #[arg(value_enum)]
@@ -521,6 +525,10 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             let paths = paths.clone();
             off_runtime(move || storage(&paths, action)).await
         }
+        Command::Doctor => {
+            let paths = paths.clone();
+            off_runtime(move || doctor(&paths)).await
+        }
         Command::Memory { workspace, args } => memory(&paths, workspace, &args).await,
         Command::Hub(args) => crate::hub_cmd::hub(&paths, args).await,
         Command::Eval(args) => crate::eval_cmd::eval(&paths, args).await,
@@ -845,11 +853,22 @@ async fn off_runtime<T: Send + 'static>(work: impl FnOnce() -> Result<T> + Send 
 
 fn storage(paths: &Paths, action: StorageAction) -> Result<ExitCode> {
     let settings = clix_session::load(paths, &[])?.value;
+    report(|out| match action {
+        StorageAction::Show => clix_session::show_storage(paths, &settings, out),
+        StorageAction::Migrate => clix_session::migrate_storage(paths, &settings, out),
+    })
+}
+
+fn doctor(paths: &Paths) -> Result<ExitCode> {
+    let settings = clix_session::load(paths, &[])?.value;
+    report(|out| clix_session::doctor(&settings, out))
+}
+
+/// Runs `check`, which reports line by line, and prints its lines (those
+/// before its error too); its error is the command's.
+fn report(check: impl FnOnce(&mut dyn FnMut(String)) -> anyhow::Result<()>) -> Result<ExitCode> {
     let mut lines = Vec::new();
-    let done = match action {
-        StorageAction::Show => clix_session::show_storage(paths, &settings, &mut |line| lines.push(line)),
-        StorageAction::Migrate => clix_session::migrate_storage(paths, &settings, &mut |line| lines.push(line)),
-    };
+    let done = check(&mut |line| lines.push(line));
     for line in lines {
         outln(line)?;
     }
