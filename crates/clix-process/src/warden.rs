@@ -423,6 +423,8 @@ mod tests {
         let Some(dir) = std::env::var_os("CLIX_TEST_WARDEN_DIR") else { return };
         use std::os::unix::process::CommandExt;
         let dir = std::path::PathBuf::from(dir);
+        // Never waited for: the test kills this process, and the warden the sleeper.
+        #[allow(clippy::zombie_processes)]
         let sleeper = std::process::Command::new("sleep").arg("300").process_group(0).spawn().unwrap();
         let pgid = sleeper.id() as i32;
         watch_group(pgid);
