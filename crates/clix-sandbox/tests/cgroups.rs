@@ -5,23 +5,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use clix_sandbox::{Request, Sandbox, SandboxSettings};
 
-/// This process's cgroup-v1 folder of `controller` (as clix-sandbox finds it).
-pub fn controller_dir(controller: &str) -> Option<PathBuf> {
-    let table = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    table.lines().find_map(|line| {
-        let mut parts = line.splitn(3, ':');
-        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
-        controllers
-            .split(',')
-            .any(|c| c == controller)
-            .then(|| Path::new("/sys/fs/cgroup").join(controller).join(path.trim_start_matches('/')))
-    })
-}
+use clix_testkit::cgroup_v1_dir as controller_dir;
 
 /// The controller folders where this host lets us make cgroups, or why none.
 fn writable_controllers() -> Result<Vec<PathBuf>, String> {

@@ -4,23 +4,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use std::time::Duration;
 
 use clix_sandbox::{Request, Sandbox, SandboxSettings, remove_leftover_cgroups};
 
-fn controller_dir(controller: &str) -> Option<PathBuf> {
-    let table = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    table.lines().find_map(|line| {
-        let mut parts = line.splitn(3, ':');
-        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
-        controllers
-            .split(',')
-            .any(|c| c == controller)
-            .then(|| Path::new("/sys/fs/cgroup").join(controller).join(path.trim_start_matches('/')))
-    })
-}
+use clix_testkit::cgroup_v1_dir as controller_dir;
 
 #[test]
 fn leftover_cgroups_are_removed_by_the_doctor_never_by_a_start() {

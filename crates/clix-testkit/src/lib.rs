@@ -36,7 +36,7 @@ pub use mcp_fixture::{mcp_fixtures, mcp_ready, mcp_server_script};
 pub use model2vec::model2vec_dir;
 pub use nginx::Nginx;
 pub use postgres::Postgres;
-pub use procs::{chromiums_of, pids_with_cmdline, wait_with_peak_rss};
+pub use procs::{cgroup_v1_dir, chromiums_of, pids_with_cmdline, wait_with_peak_rss};
 pub use skip::{skip_host_limit, skip_missing};
 pub use sshd::{Sshd, free_port, which, whoami};
 pub use swapper::Swapper;

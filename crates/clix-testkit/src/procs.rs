@@ -36,3 +36,18 @@ pub fn pids_with_cmdline(needle: &str) -> Vec<u32> {
 pub fn chromiums_of(pid: u32) -> Vec<u32> {
     pids_with_cmdline(&format!("--user-data-dir=/tmp/clix-browser-{pid}-"))
 }
+
+/// This process's cgroup-v1 folder of `controller` (`pids`, `memory`), as
+/// clix-sandbox finds it, if the controller is mounted: where a run's
+/// `clix-<pid>-<n>` cgroups are made.
+pub fn cgroup_v1_dir(controller: &str) -> Option<std::path::PathBuf> {
+    let table = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    table.lines().find_map(|line| {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        controllers
+            .split(',')
+            .any(|c| c == controller)
+            .then(|| std::path::Path::new("/sys/fs/cgroup").join(controller).join(path.trim_start_matches('/')))
+    })
+}

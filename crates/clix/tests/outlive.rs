@@ -10,7 +10,7 @@ mod common;
 
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
@@ -74,15 +74,7 @@ fn descendants(root: i32) -> Vec<Proc> {
 
 /// This test process's folder for the cgroup-v1 pids controller, if any.
 fn pids_cgroup() -> Option<PathBuf> {
-    let table = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    table.lines().find_map(|line| {
-        let mut parts = line.splitn(3, ':');
-        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
-        controllers
-            .split(',')
-            .any(|c| c == "pids")
-            .then(|| Path::new("/sys/fs/cgroup/pids").join(path.trim_start_matches('/')))
-    })
+    clix_testkit::cgroup_v1_dir("pids")
 }
 
 fn cgroups_of(pid: u32) -> Vec<String> {
