@@ -23,11 +23,6 @@ pub const CONTROL_PERSIST: &str = "300";
 pub const WRAPPER: &str =
     "if command -v timeout >/dev/null 2>&1; then exec timeout -k 2 \"$0\" \"$@\"; else exec \"$@\"; fi";
 
-/// `text` as one word for a POSIX shell: single-quoted, `'` written `'\''`.
-pub fn shell_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
-}
-
 /// Whole seconds for the remote `timeout`, rounded up (the local kill comes
 /// first, and says it was the time limit), at least 1.
 pub fn remote_seconds(limit: Duration) -> String {
@@ -110,7 +105,7 @@ pub fn ssh_remote_line(shell: Shell, line: &str, limit: Duration) -> String {
         Shell::Bash => "bash --norc",
         Shell::Sh => "sh",
     };
-    let (quoted, secs) = (shell_quote(line), remote_seconds(limit));
+    let (quoted, secs) = (clix_common::shell_quote(line), remote_seconds(limit));
     format!(
         "if command -v timeout >/dev/null 2>&1; then exec timeout -k {REMOTE_KILL_AFTER} {secs} {program} -c {quoted}; \
          else exec {program} -c {quoted}; fi"

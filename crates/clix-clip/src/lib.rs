@@ -583,7 +583,7 @@ impl Clip {
     /// Every environment's probe, all at once.
     pub async fn probe_all(&self) -> Vec<Reachability> {
         let probes = self.environments.iter().map(|env| self.probe(env));
-        join_all(probes).await
+        futures_util::future::join_all(probes).await
     }
 
     async fn probe_now(&self, env: &Environment) -> Result<(), ClipError> {
@@ -828,28 +828,16 @@ fn socket_dir(preferred: &Path) -> PathBuf {
     std::env::temp_dir().join(format!("clix-{uid}-ssh-{:08x}", hash as u32))
 }
 
-/// An exclusive `flock`, released when dropped.
-struct FileLock(std::fs::File);
+/// An exclusive lock on a file (`flock`), released when dropped (the file closes).
+struct FileLock {
+    _file: std::fs::File,
+}
 
 impl FileLock {
     fn exclusive(path: &Path) -> std::io::Result<FileLock> {
-        use std::os::fd::AsRawFd;
         let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path)?;
-        // SAFETY: flock on an fd this process owns.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(FileLock(file))
-    }
-}
-
-impl Drop for FileLock {
-    fn drop(&mut self) {
-        use std::os::fd::AsRawFd;
-        // SAFETY: unlocking an fd this process owns.
-        unsafe {
-            libc::flock(self.0.as_raw_fd(), libc::LOCK_UN);
-        }
+        file.lock()?;
+        Ok(FileLock { _file: file })
     }
 }
 
@@ -859,24 +847,4 @@ fn fnv(bytes: &[u8]) -> u64 {
         hash = (hash ^ u64::from(*byte)).wrapping_mul(0x100_0000_01b3);
     }
     hash
-}
-
-/// Awaits every future, concurrently, in order.
-async fn join_all<F: std::future::Future>(futures: impl Iterator<Item = F>) -> Vec<F::Output> {
-    let mut pinned: Vec<_> = futures.map(Box::pin).collect();
-    let mut out: Vec<Option<F::Output>> = (0..pinned.len()).map(|_| None).collect();
-    std::future::poll_fn(|cx| {
-        let mut pending = false;
-        for (fut, slot) in pinned.iter_mut().zip(out.iter_mut()) {
-            if slot.is_none() {
-                match fut.as_mut().poll(cx) {
-                    std::task::Poll::Ready(v) => *slot = Some(v),
-                    std::task::Poll::Pending => pending = true,
-                }
-            }
-        }
-        if pending { std::task::Poll::Pending } else { std::task::Poll::Ready(()) }
-    })
-    .await;
-    out.into_iter().flatten().collect()
 }

@@ -15,11 +15,13 @@
 //! state, only shared definitions and pure functions of their inputs.
 
 pub mod names;
+mod quote;
 mod redact;
 mod secret;
 pub mod settings;
 pub mod template;
 
+pub use quote::{shell_quote, shell_quote_into};
 pub use redact::{holds_secret, looks_like_token, redact_text};
 pub use secret::{Secret, is_secret_name, redact_url};
 

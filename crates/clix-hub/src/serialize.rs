@@ -7,7 +7,6 @@
 //! kernel closes the file, the server sees the connection end.
 
 use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -39,13 +38,11 @@ impl Locks<'_> {
             Locks::Files(dir) => {
                 let file = lock_file(dir, tool).map_err(|e| format!("{}: {e}", dir.display()))?;
                 loop {
-                    // SAFETY: a valid open file descriptor; LOCK_NB never blocks the runtime.
-                    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-                        return Ok(Some(CallLock::File { _file: file }));
-                    }
-                    let err = std::io::Error::last_os_error();
-                    if err.raw_os_error() != Some(libc::EWOULDBLOCK) {
-                        return Err(format!("{}: {err}", dir.display()));
+                    // Never blocks the runtime: another holder is waited for here, in steps.
+                    match file.try_lock() {
+                        Ok(()) => return Ok(Some(CallLock::File { _file: file })),
+                        Err(std::fs::TryLockError::WouldBlock) => {}
+                        Err(std::fs::TryLockError::Error(err)) => return Err(format!("{}: {err}", dir.display())),
                     }
                     if !wait(until).await {
                         return Ok(None);

@@ -151,13 +151,13 @@ impl Stub {
 /// program, with stdin from `/dev/null` unless the run has some.
 pub(crate) fn line<'a>(argv: &[String], cwd: &Path, stdin: bool, var: impl Fn(&str) -> Option<&'a str>) -> Vec<u8> {
     let mut s = b"cd -- ".to_vec();
-    quote_into(&mut s, cwd.as_os_str().as_encoded_bytes());
+    clix_common::shell_quote_into(&mut s, cwd.as_os_str().as_encoded_bytes());
     s.extend_from_slice(b" || exit 1;");
     for name in ["OLDPWD", "PWD"] {
         match var(name) {
             Some(value) => {
                 s.extend_from_slice(format!(" export {name}=").as_bytes());
-                quote_into(&mut s, value.as_bytes());
+                clix_common::shell_quote_into(&mut s, value.as_bytes());
                 s.push(b';');
             }
             None => s.extend_from_slice(format!(" unset {name};").as_bytes()),
@@ -166,7 +166,7 @@ pub(crate) fn line<'a>(argv: &[String], cwd: &Path, stdin: bool, var: impl Fn(&s
     s.extend_from_slice(b" exec");
     for arg in argv {
         s.push(b' ');
-        quote_into(&mut s, arg.as_bytes());
+        clix_common::shell_quote_into(&mut s, arg.as_bytes());
     }
     s.extend_from_slice(format!(" {SCRIPT_FD}<&-").as_bytes());
     if !stdin {
@@ -174,20 +174,6 @@ pub(crate) fn line<'a>(argv: &[String], cwd: &Path, stdin: bool, var: impl Fn(&s
     }
     s.push(b'\n');
     s
-}
-
-/// `bytes` in single quotes, each `'` written as `'\''`: the shell reads
-/// every other byte as itself.
-fn quote_into(out: &mut Vec<u8>, bytes: &[u8]) {
-    out.push(b'\'');
-    for &b in bytes {
-        if b == b'\'' {
-            out.extend_from_slice(b"'\\''");
-        } else {
-            out.push(b);
-        }
-    }
-    out.push(b'\'');
 }
 
 type Prepared = oneshot::Receiver<Result<Stub, SandboxError>>;

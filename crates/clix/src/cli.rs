@@ -226,7 +226,7 @@ pub(crate) fn shell_word(word: &str) -> std::borrow::Cow<'_, str> {
         && word.chars().all(|c| {
             c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ':' | ',' | '+' | '=' | '@' | '%')
         });
-    if plain { word.into() } else { format!("'{}'", word.replace('\'', "'\\''")).into() }
+    if plain { word.into() } else { clix_common::shell_quote(word).into() }
 }
 
 #[derive(clap::Args)]

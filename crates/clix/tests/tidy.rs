@@ -314,3 +314,31 @@ fn exit_code_literals(source: &str) -> Vec<(usize, String)> {
     }
     found
 }
+
+/// Each shared rule has one home (issue 53), and a second copy fails here:
+/// shell quoting is clix-common's, a file lock is std's `File::lock`, and
+/// futures are joined by futures-util's `join_all`.
+#[test]
+fn each_shared_rule_has_one_home() {
+    // What a copy looks like, the one file that may hold it, what to use instead.
+    let rules: &[(&str, Option<&str>, &str)] = &[
+        ("fn shell_quote", Some("clix-common/src/quote.rs"), "clix_common::shell_quote"),
+        ("fn quote_into", None, "clix_common::shell_quote_into"),
+        ("libc::flock", None, "std::fs::File::lock or try_lock"),
+        ("fn join_all", None, "futures_util::future::join_all"),
+    ];
+    let mut found = Vec::new();
+    for krate in actual_graph().keys() {
+        for (path, source) in sources(krate) {
+            for (copy, home, instead) in rules {
+                if home.is_some_and(|h| path.ends_with(h)) {
+                    continue;
+                }
+                for (n, line) in source.lines().enumerate().filter(|(_, l)| l.contains(copy)) {
+                    found.push(format!("{}:{}: {} (use {instead})", path.display(), n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "a shared rule written a second time:\n{}", found.join("\n"));
+}
