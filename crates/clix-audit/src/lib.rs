@@ -15,6 +15,8 @@
 //!   the store, so `hub stats` counts every replica's calls; the file stays
 //!   as this machine's sink, written first, so nothing is lost while the
 //!   store is down;
+//! - the line of work in progress ([`Pending`]): written once when the
+//!   work ends, or as cancelled when its caller gives up, for every kind;
 //! - the redaction of secret-looking words in a command line
 //!   ([`redact_argv`], [`redact_line`]), by `clix_common::is_secret_name`
 //!   and known token shapes.
@@ -27,6 +29,7 @@
 //! print, or put a record's content in an error (an error names the file
 //! and the cause, never the line).
 
+mod pending;
 mod redact;
 
 use std::io::{BufRead, Write};
@@ -39,6 +42,7 @@ use clix_store::SharedStore;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+pub use pending::{CANCELLED, Cancellable, ENDED_CANCELLED, Pending, Sink};
 pub use redact::{browser_values, redact_argv, redact_json, redact_line};
 
 /// A kind of audit line: its own fields, serialized as a JSON object that

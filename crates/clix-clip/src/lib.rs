@@ -48,7 +48,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use clix_audit::{AuditLog, Record, now_ms, redact_argv, redact_line};
+use clix_audit::{AuditLog, Pending, Record, now_ms, redact_argv, redact_line};
 use clix_sandbox::{Outcome, Request, Sandbox, SandboxMode, SandboxSettings};
 use clix_workspace::{Folder, Workspace};
 use serde::{Deserialize, Serialize};
@@ -679,24 +679,21 @@ impl Clip {
     }
 
     fn audit_start<'a>(&'a self, env: &Environment, action: &'static str, command: &str) -> PendingAudit<'a> {
-        PendingAudit {
-            clip: self,
-            record: ClipAudit {
-                environment: env.name.clone(),
-                env_kind: env.kind(),
-                target: env.target_text(),
-                action,
-                command: redact_line(command),
-                exit_code: clix_common::exit::NO_CODE,
-                duration_ms: 0,
-                stdout_bytes: 0,
-                stderr_bytes: 0,
-                bytes_moved: None,
-                ended: "cancelled",
-            },
-            started: Instant::now(),
-            done: false,
-        }
+        let record = ClipAudit {
+            environment: env.name.clone(),
+            env_kind: env.kind(),
+            target: env.target_text(),
+            action,
+            command: redact_line(command),
+            exit_code: clix_common::exit::NO_CODE,
+            duration_ms: 0,
+            stdout_bytes: 0,
+            stderr_bytes: 0,
+            bytes_moved: None,
+            ended: "",
+        };
+        let sink = self.config.audit_log.as_ref().map(|log| (log, self.config.session_id.as_str()));
+        PendingAudit(Pending::new(sink, record))
     }
 }
 
@@ -734,14 +731,9 @@ impl Record for ClipAudit {
     const KIND: &'static str = "clip";
 }
 
-/// A call's audit line, written when it ends or, if its caller gave up on
-/// it, as `cancelled` when dropped.
-struct PendingAudit<'a> {
-    clip: &'a Clip,
-    record: ClipAudit,
-    started: Instant,
-    done: bool,
-}
+/// A clip call's audit line (clix-audit's [`Pending`]): written when the
+/// call ends, or as cancelled when its caller gives up on it.
+struct PendingAudit<'a>(Pending<'a, ClipAudit>);
 
 impl PendingAudit<'_> {
     /// A pull's or push's line: its exit code and the bytes it moved.
@@ -755,29 +747,24 @@ impl PendingAudit<'_> {
     }
 
     fn finish(&mut self, exit_code: i32, stdout: u64, stderr: u64, moved: Option<u64>, ended: &'static str) {
-        self.record.exit_code = exit_code;
-        self.record.stdout_bytes = stdout;
-        self.record.stderr_bytes = stderr;
-        self.record.bytes_moved = moved;
-        self.record.ended = ended;
-        self.write();
-    }
-
-    fn write(&mut self) {
-        if std::mem::replace(&mut self.done, true) {
-            return;
-        }
-        self.record.duration_ms = self.started.elapsed().as_millis();
-        let Some(log) = &self.clip.config.audit_log else { return };
-        if let Err(e) = log.append(&self.clip.config.session_id, &self.record) {
-            tracing::error!(error = %e, "cannot append to the audit log");
-        }
+        self.0.finish(|record| {
+            record.exit_code = exit_code;
+            record.stdout_bytes = stdout;
+            record.stderr_bytes = stderr;
+            record.bytes_moved = moved;
+            record.ended = ended;
+        });
     }
 }
 
-impl Drop for PendingAudit<'_> {
-    fn drop(&mut self) {
-        self.write();
+impl clix_audit::Cancellable for ClipAudit {
+    fn cancel(&mut self) {
+        self.exit_code = clix_common::exit::NO_CODE;
+        self.ended = clix_audit::ENDED_CANCELLED;
+    }
+
+    fn took(&mut self, elapsed: std::time::Duration) {
+        self.duration_ms = elapsed.as_millis();
     }
 }
 

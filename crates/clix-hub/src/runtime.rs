@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use clix_audit::AuditLog;
+use clix_audit::{AuditLog, Pending};
 use clix_sandbox::{Outcome, Sandbox, SandboxError, SandboxMode};
 use clix_store::SharedStore;
 use clix_workspace::Workspace;
@@ -267,9 +267,7 @@ impl HubRuntime {
         cwd: &Path,
         limit: Duration,
     ) -> CallResult {
-        let mut audit = PendingCall::new(self, name, args);
-        // Parameters as the audit log keeps them (secret-named ones redacted).
-        tracing::debug!(tool = name, params = %serde_json::Value::Object(audit.params.clone()), "hub call");
+        let mut audit = pending_call(self, name, args);
         let result = match self.entry(name).filter(|e| e.readiness.ready) {
             None => {
                 let hint = "see hub list --all";
@@ -280,7 +278,7 @@ impl HubRuntime {
                 Err(e) => CallResult::usage_error(&entry.tool.manifest, &e),
             },
         };
-        audit.finish(&result);
+        finish_call(&mut audit, &result);
         result
     }
 
@@ -301,9 +299,9 @@ impl HubRuntime {
             Ok(args) => self.call(name, &args, stdin, cwd, limit).await,
             Err(ArgError::Help) => CallResult { stdout: usage(m).into_bytes(), ..CallResult::default() },
             Err(e) => {
-                let mut audit = PendingCall::new(self, name, &Map::new());
+                let mut audit = pending_call(self, name, &Map::new());
                 let result = CallResult::usage_error(m, &e);
-                audit.finish(&result);
+                finish_call(&mut audit, &result);
                 result
             }
         }
@@ -443,7 +441,9 @@ async fn find_readiness(
 fn read_outcome(tool: &Tool, o: Outcome, timeout: Duration, in_line: bool, audit: &mut PendingCall<'_>) -> CallResult {
     let m = &tool.manifest;
     let name = m.name.as_str();
-    audit.bytes = (o.stdout_total, o.stderr_total);
+    if let Some(line) = audit.record() {
+        (line.stdout_bytes, line.stderr_bytes) = (o.stdout_total, o.stderr_total);
+    }
     let logs = decode_output(&o.stderr).text;
     let with_logs = |mut r: CallResult| {
         r.stderr.insert_str(0, &logs);
@@ -522,56 +522,37 @@ fn read_outcome(tool: &Tool, o: Outcome, timeout: Duration, in_line: bool, audit
 }
 
 /// The audit line of a call; one never finished (its caller stopped
-/// waiting) is logged as `CANCELLED` when this is dropped.
-struct PendingCall<'a> {
-    runtime: &'a HubRuntime,
-    tool: &'a str,
-    params: Map<String, Value>,
-    started: Instant,
-    bytes: (u64, u64),
-    done: bool,
+/// waiting) is written as cancelled (clix-audit's [`Pending`]).
+type PendingCall<'a> = Pending<'a, CallRecord>;
+
+/// The line of a call of `tool` with `args` that starts now.
+fn pending_call<'a>(runtime: &'a HubRuntime, tool: &str, args: &Map<String, Value>) -> PendingCall<'a> {
+    let params = clix_audit::redact_json(args);
+    // Parameters as the audit log keeps them (secret-named ones redacted).
+    tracing::debug!(tool, params = %serde_json::Value::Object(params.clone()), "hub call");
+    let record = CallRecord {
+        tool: tool.to_string(),
+        params,
+        exit_code: clix_common::exit::NO_CODE,
+        error_code: None,
+        duration_ms: 0,
+        stdout_bytes: 0,
+        stderr_bytes: 0,
+    };
+    let sink = runtime.config.audit_log.as_ref().map(|log| (log, runtime.config.session.as_str()));
+    Pending::new(sink, record)
 }
 
-impl<'a> PendingCall<'a> {
-    fn new(runtime: &'a HubRuntime, tool: &'a str, args: &Map<String, Value>) -> Self {
-        let params = clix_audit::redact_json(args);
-        PendingCall { runtime, tool, params, started: Instant::now(), bytes: (0, 0), done: false }
-    }
-
-    fn finish(&mut self, result: &CallResult) {
+/// Writes the call's line with its result.
+fn finish_call(audit: &mut PendingCall<'_>, result: &CallResult) {
+    audit.finish(|line| {
+        line.exit_code = result.exit_code;
+        line.error_code = result.error_code.clone();
         tracing::debug!(
-            tool = self.tool,
+            tool = %line.tool,
             exit_code = result.exit_code,
             error_code = result.error_code.as_deref().unwrap_or(""),
-            duration_ms = self.started.elapsed().as_millis() as u64,
             "hub call finished"
         );
-        self.done = true;
-        self.write(result.exit_code, result.error_code.clone());
-    }
-
-    fn write(&mut self, exit_code: i32, error_code: Option<String>) {
-        let Some(log) = self.runtime.audit_log() else { return };
-        let record = CallRecord {
-            tool: self.tool.to_string(),
-            params: std::mem::take(&mut self.params),
-            exit_code,
-            error_code,
-            duration_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            stdout_bytes: self.bytes.0,
-            stderr_bytes: self.bytes.1,
-        };
-        if let Err(e) = log.append(&self.runtime.config.session, &record) {
-            // Losing an audit line must be visible, never silent.
-            tracing::error!(error = %e, "cannot append to the audit log");
-        }
-    }
-}
-
-impl Drop for PendingCall<'_> {
-    fn drop(&mut self) {
-        if !self.done {
-            self.write(-1, Some("CANCELLED".into()));
-        }
-    }
+    });
 }

@@ -30,6 +30,17 @@ impl Record for CallRecord {
     const KIND: &'static str = "hub";
 }
 
+impl clix_audit::Cancellable for CallRecord {
+    fn cancel(&mut self) {
+        self.exit_code = clix_common::exit::NO_CODE;
+        self.error_code = Some(clix_audit::CANCELLED.into());
+    }
+
+    fn took(&mut self, elapsed: std::time::Duration) {
+        self.duration_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
+    }
+}
+
 /// One call of an MCP server's tool, a `kind: "mcp"` line: clix-engine
 /// writes it between the call's check and its result; `hub stats` counts
 /// it as the tool `SERVER TOOL`.
@@ -56,6 +67,17 @@ pub struct McpCallRecord {
     /// Images the result carried.
     #[serde(default)]
     pub images: u64,
+}
+
+impl clix_audit::Cancellable for McpCallRecord {
+    fn cancel(&mut self) {
+        self.exit_code = clix_common::exit::NO_CODE;
+        self.error_code = Some(clix_audit::CANCELLED.into());
+    }
+
+    fn took(&mut self, elapsed: std::time::Duration) {
+        self.duration_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
+    }
 }
 
 impl Record for McpCallRecord {

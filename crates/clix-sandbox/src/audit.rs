@@ -31,3 +31,14 @@ pub struct AuditRecord {
 impl clix_audit::Record for AuditRecord {
     const KIND: &'static str = "os";
 }
+
+impl clix_audit::Cancellable for AuditRecord {
+    fn cancel(&mut self) {
+        self.exit_code = clix_common::exit::NO_CODE;
+        self.ended = clix_audit::ENDED_CANCELLED.into();
+    }
+
+    fn took(&mut self, elapsed: std::time::Duration) {
+        self.duration_ms = elapsed.as_millis();
+    }
+}

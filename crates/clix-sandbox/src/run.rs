@@ -19,6 +19,7 @@ use crate::probe::{Availability, bwrap_path, bwrap_version, is_executable, probe
 use crate::seccomp;
 use crate::settings::{SandboxMode, SandboxSettings};
 use crate::stub::{self, Launch, ReadyStub};
+use clix_audit::Pending;
 
 /// A run's bwrap, its process groups (which end it if the run is given
 /// up), its cgroups, and what the exec-time check refused in it.
@@ -377,7 +378,7 @@ impl Sandbox {
         };
         // Written even if the caller drops this future (its own time limit, a cancel).
         // A run whose caller audits it counts as already written.
-        let mut audit = PendingAudit { sandbox: self, argv: req.argv, cwd: req.cwd, started, done: !req.audit };
+        let mut audit = self.audit_line(req.argv, req.cwd, req.audit, started);
         // The next run's stub is built while this program runs (a
         // millisecond of lookups), and set up once this run's cgroups are
         // gone: making the next one's holds the kernel's cgroup lock for
@@ -391,7 +392,12 @@ impl Sandbox {
         let outcome = clix_process::supervise(child, groups, req.stdin, req.timeout, cap, started).await;
         let outcome = refused(outcome, refusals.take());
         cgroups.remove().await;
-        audit.finish(&outcome);
+        audit.finish(|line| {
+            line.exit_code = outcome.exit_code;
+            line.stdout_bytes = outcome.stdout_total;
+            line.stderr_bytes = outcome.stderr_total;
+            line.ended = if outcome.timed_out.is_some() { "timeout" } else { "exit" }.into();
+        });
         if let Some(launch) = next {
             self.next_stub.prepare(launch);
         }
@@ -571,22 +577,21 @@ impl Sandbox {
         self.folder.as_ref().map(clix_workspace::Folder::git_protected).unwrap_or_default()
     }
 
-    fn audit(&self, argv: &[String], cwd: &Path, o: &Outcome, ended: &str) {
-        let Some(log) = &self.audit else { return };
+    /// The line of a run of `argv` in `cwd` that starts now: as a
+    /// cancelled one until the run ends.
+    fn audit_line(&self, argv: &[String], cwd: &Path, audited: bool, started: Instant) -> Pending<'_, AuditRecord> {
         let record = AuditRecord {
             argv: redact_argv(argv),
             cwd: cwd.display().to_string(),
-            exit_code: o.exit_code,
-            duration_ms: o.duration.as_millis(),
-            stdout_bytes: o.stdout_total,
-            stderr_bytes: o.stderr_total,
-            ended: ended.into(),
+            exit_code: clix_common::exit::NO_CODE,
+            duration_ms: 0,
+            stdout_bytes: 0,
+            stderr_bytes: 0,
+            ended: String::new(),
             mode: format!("{:?}", self.settings.mode).to_lowercase(),
         };
-        if let Err(e) = log.append(&self.session, &record) {
-            // Losing an audit line must be visible, never silent.
-            tracing::error!(path = %log.path.display(), error = %e, "cannot append to the audit log");
-        }
+        let sink = self.audit.as_ref().filter(|_| audited).map(|log| (log, self.session.as_str()));
+        Pending::since(sink, record, started)
     }
 }
 
@@ -607,39 +612,6 @@ fn refused(mut outcome: Outcome, refusals: Vec<String>) -> Outcome {
     }
     outcome.exit_code = clix_common::exit::CANNOT_RUN;
     outcome
-}
-
-/// The audit line of a run in progress; a run that never finishes (its
-/// caller gave up on it) is logged as `cancelled` when this is dropped.
-struct PendingAudit<'a> {
-    sandbox: &'a Sandbox,
-    argv: &'a [String],
-    cwd: &'a Path,
-    started: Instant,
-    done: bool,
-}
-
-impl PendingAudit<'_> {
-    fn finish(&mut self, outcome: &Outcome) {
-        if std::mem::replace(&mut self.done, true) {
-            return;
-        }
-        let ended = if outcome.timed_out.is_some() { "timeout" } else { "exit" };
-        self.sandbox.audit(self.argv, self.cwd, outcome, ended);
-    }
-}
-
-impl Drop for PendingAudit<'_> {
-    fn drop(&mut self) {
-        if !self.done {
-            let outcome = Outcome {
-                exit_code: clix_common::exit::NO_CODE,
-                duration: self.started.elapsed(),
-                ..Outcome::default()
-            };
-            self.sandbox.audit(self.argv, self.cwd, &outcome, "cancelled");
-        }
-    }
 }
 
 /// The two pipes bwrap is given: it writes `{"child-pid": N}` to the info

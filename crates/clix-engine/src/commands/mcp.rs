@@ -16,9 +16,8 @@
 //! does.
 
 use std::sync::Arc;
-use std::time::Instant;
 
-use clix_audit::AuditLog;
+use clix_audit::{AuditLog, Pending};
 use clix_common::exit;
 use clix_hub::{Governance, McpCallRecord, Refusal};
 use clix_mcp_client::{CallResult, McpSettings, Prepared, ServerEntry, Servers, ToolCall, Transport, Vars};
@@ -260,12 +259,8 @@ impl McpServer {
 }
 
 /// A call's audit line, written when it ends; one that never ends (the
-/// line was cancelled) is written as `CANCELLED` when this is dropped.
-struct PendingCall<'a> {
-    audit: Option<&'a (AuditLog, String)>,
-    record: Option<McpCallRecord>,
-    started: Instant,
-}
+/// line was cancelled) is written as cancelled (clix-audit's [`Pending`]).
+struct PendingCall<'a>(Pending<'a, McpCallRecord>);
 
 impl<'a> PendingCall<'a> {
     fn new(audit: Option<&'a (AuditLog, String)>, call: &ToolCall) -> Self {
@@ -274,7 +269,7 @@ impl<'a> PendingCall<'a> {
             tool: call.tool.clone(),
             arguments: clix_audit::redact_json(&call.arguments),
             exit_code: exit::NO_CODE,
-            error_code: Some("CANCELLED".into()),
+            error_code: None,
             duration_ms: 0,
             stdout_bytes: 0,
             stderr_bytes: 0,
@@ -282,55 +277,35 @@ impl<'a> PendingCall<'a> {
         };
         let arguments = Value::Object(record.arguments.clone());
         tracing::debug!(server = %call.server, tool = %call.tool, %arguments, "mcp call");
-        PendingCall { audit, record: Some(record), started: Instant::now() }
+        PendingCall(Pending::new(audit.map(|(log, session)| (log, session.as_str())), record))
     }
 
     fn finish(&mut self, result: &CallResult, too_big: bool) {
-        if let Some(record) = &mut self.record {
+        self.0.finish(|record| {
             record.exit_code = result.exit_code;
             record.error_code = match result.exit_code {
                 _ if too_big => Some("OUTPUT_LIMIT".into()),
-                0 => None,
                 exit::TIMEOUT => Some("TIMEOUT".into()),
                 _ => None,
             };
             record.stdout_bytes = result.stdout.len() as u64;
             record.stderr_bytes = result.stderr.len() as u64;
             record.images = result.images.len() as u64;
-        }
-        self.write();
+            log_finished(record);
+        });
     }
 
     /// A call clix refused before making it (`RATE_LIMITED`, `BUSY`, …).
     fn refused(&mut self, result: &CallResult, code: &str) {
-        if let Some(record) = &mut self.record {
+        self.0.finish(|record| {
             record.exit_code = result.exit_code;
             record.error_code = Some(code.to_string());
             record.stderr_bytes = result.stderr.len() as u64;
-        }
-        self.write();
-    }
-
-    fn write(&mut self) {
-        let Some(mut record) = self.record.take() else { return };
-        record.duration_ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        tracing::debug!(
-            server = %record.server,
-            tool = %record.tool,
-            exit_code = record.exit_code,
-            duration_ms = record.duration_ms,
-            "mcp call finished"
-        );
-        let Some((log, session)) = self.audit else { return };
-        if let Err(e) = log.append(session, &record) {
-            // Losing an audit line must be visible, never silent.
-            tracing::error!(error = %e, "cannot append to the audit log");
-        }
+            log_finished(record);
+        });
     }
 }
 
-impl Drop for PendingCall<'_> {
-    fn drop(&mut self) {
-        self.write();
-    }
+fn log_finished(record: &McpCallRecord) {
+    tracing::debug!(server = %record.server, tool = %record.tool, exit_code = record.exit_code, "mcp call finished");
 }
