@@ -150,11 +150,13 @@ fn a_secret_clix_variable_still_sets_its_setting() {
     assert_eq!(rows["agent.api_key"], json!({"value": "***", "source": "env CLIX_AGENT_API_KEY"}));
 }
 
-/// Security round 4, finding 6: the same secret-shaped values, typed by the
-/// model into a hub tool's parameter, a sandboxed program's arguments (an
-/// `Authorization:` header, a URL's password) and a line, read from a
-/// workspace file, and repeated in its answer and the run's summary, reach
-/// no file clix writes: not the audit log, the trajectory, nor memory.
+/// Security round 4, finding 6, and issue 53: the same secret-shaped
+/// values, typed by the model into every audited path (a hub tool's
+/// parameter, an MCP server tool's arguments, a sandboxed program's
+/// arguments: an `Authorization:` header, a URL's password; a clip line)
+/// and a line, read from a workspace file, and repeated in its answer and
+/// the run's summary, reach no file clix writes: not the audit log, the
+/// trajectory, nor memory.
 #[tokio::test]
 async fn secret_shaped_values_reach_no_audit_record_trajectory_or_memory() {
     use support::{openai_calls, run_call, start_with_summarizer};
@@ -163,9 +165,14 @@ async fn secret_shaped_values_reach_no_audit_record_trajectory_or_memory() {
     const AKIA: &str = "AKIAABCDEFGHIJKLMNOP";
     const BEARER: &str = "opaque-cred-7f3a";
     const PASSWORD: &str = "hunter2pw";
+    if !clix_testkit::mcp_ready("secret_shaped_values_reach_no_audit_record_trajectory_or_memory") {
+        return;
+    }
     let calls = [
         format!("echoer --query {GHP} --tags {SK}"),
         format!("sandbox run echo 'Authorization: Bearer {BEARER}' https://u:{PASSWORD}@x.test/r {AKIA}"),
+        format!("fx paint --color red --tags {GHP} --tags {SK}"),
+        format!("clip scratch 'echo {AKIA} https://u:{PASSWORD}@x.test/r'"),
         "cat creds.txt".to_string(),
     ];
     let script = calls
@@ -174,8 +181,18 @@ async fn secret_shaped_values_reach_no_audit_record_trajectory_or_memory() {
         .chain([openai_text(&format!("The key is {AKIA} and the token {GHP}."), 1, 1)])
         .collect();
     let server = start_with_summarizer(script, &format!("Found {SK} and {GHP} in creds.txt.")).await;
-    let (home, ws) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (home, ws, tree) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     std::fs::write(ws.path().join("creds.txt"), format!("aws={AKIA}\n")).unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "[[mcp.server]]\nname = \"fx\"\ndescription = \"the fixture\"\ncommand = \"python3\"\nargs = [\"{}\", \"stdio\"]\n\n\
+             [[clip]]\nname = \"scratch\"\ndescription = \"a second tree\"\nkind = \"local\"\npath = \"{}\"\n",
+            clix_testkit::mcp_server_script(),
+            tree.path().display()
+        ),
+    )
+    .unwrap();
     let hub = ws.path().join(".clix/hub");
     std::fs::create_dir_all(&hub).unwrap();
     std::fs::write(
@@ -206,10 +223,9 @@ async fn secret_shaped_values_reach_no_audit_record_trajectory_or_memory() {
         }
     }
     let audit = std::fs::read_to_string(home.path().join("state/audit.jsonl")).unwrap();
-    assert!(
-        audit.contains("\"kind\":\"hub\"") && audit.contains("\"kind\":\"os\""),
-        "both calls were audited: {audit}"
-    );
+    for kind in ["hub", "os", "mcp", "clip"] {
+        assert!(audit.contains(&format!("\"kind\":\"{kind}\"")), "no {kind} line: every path was audited: {audit}");
+    }
     assert!(files.iter().any(|f| f.to_string_lossy().contains("runs")), "a trajectory was written: {files:?}");
     for file in &files {
         let bytes = std::fs::read(file).unwrap();
