@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use clix_common::Secret;
+use clix_common::settings::{BadValue, Validate};
 use serde::{Deserialize, Serialize};
 
 /// The `[hub]` section: which hub folders and domains a session has, how
@@ -24,6 +25,37 @@ pub struct HubSettings {
     /// reaches a tool is a manifest naming it. Secrets, so Debug, logs and
     /// `clix config show` print `***`.
     pub env: BTreeMap<String, Secret>,
+}
+
+/// `dirs` are folders, `domains` plain words, `env` keys variable names.
+impl Validate for HubSettings {
+    fn validate(&self) -> Vec<BadValue> {
+        let mut bad = Vec::new();
+        for (i, dir) in self.dirs.iter().enumerate().filter(|(_, d)| d.as_os_str().is_empty()) {
+            bad.push(BadValue::new(
+                format!("dirs[{i}]"),
+                format!("{:?}", dir.display().to_string()),
+                "a folder's path",
+            ));
+        }
+        for (i, domain) in self.domains.iter().enumerate() {
+            if domain.is_empty() || domain.chars().any(|c| c.is_whitespace() || c.is_control()) {
+                bad.push(BadValue::new(format!("domains[{i}]"), format!("{domain:?}"), "a domain's name (one word)"));
+            }
+        }
+        for name in self.env.keys() {
+            let variable = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !variable {
+                bad.push(BadValue::new(
+                    format!("env.{}", clix_common::settings::key_part(name)),
+                    "***",
+                    "a variable name (letters, digits and `_`, not starting with a digit)",
+                ));
+            }
+        }
+        bad
+    }
 }
 
 impl Default for HubSettings {

@@ -97,7 +97,7 @@ pub fn default_file() -> String {
 /// to one rule.
 impl Validate for Settings {
     fn validate(&self) -> Vec<BadValue> {
-        let sections: [(&str, Vec<BadValue>); 9] = [
+        let sections: [(&str, Vec<BadValue>); 11] = [
             ("present", self.present.validate()),
             ("limits", self.limits.validate()),
             ("sandbox", self.sandbox.validate()),
@@ -107,11 +107,51 @@ impl Validate for Settings {
             ("storage", self.storage.validate()),
             ("skills", self.skills.validate()),
             ("checkpoints", self.checkpoints.validate()),
+            ("hub", self.hub.validate()),
+            ("policy", policy_problems(&self.policy)),
         ];
         let bad = sections.into_iter().flat_map(|(name, bad)| bad.into_iter().map(move |b| b.in_section(name)));
-        // `[mcp]` names its own section (its keys are `mcp.server[N].…`).
-        bad.chain(self.mcp.validate()).collect()
+        // `[mcp]` and `[[clip]]` name their own keys (`mcp.server[N].…`, `clip[N]`).
+        bad.chain(self.mcp.validate()).chain(clip_problems(&self.clip)).collect()
     }
+}
+
+/// The person's own `[[policy.rule]]`s, compiled as the gate will (the
+/// built-in ones are clix's and known good, so they are not compiled twice
+/// at every start): each problem with the rule it is in.
+fn policy_problems(policy: &clix_policy::PolicySettings) -> Vec<BadValue> {
+    if policy.rule.is_empty() {
+        return Vec::new();
+    }
+    let own = clix_policy::PolicySettings { defaults: false, ..policy.clone() };
+    match clix_policy::Policy::load(&own, "config.toml", &[]) {
+        Ok(_) => Vec::new(),
+        Err(e) => e
+            .problems
+            .iter()
+            .map(|problem| BadValue::new("rule", "…", problem.strip_prefix("config.toml: ").unwrap_or(problem)))
+            .collect(),
+    }
+}
+
+/// Each `[[clip]]` entry checked as an engine will check it, by its index
+/// (`clip[0]`, as the file's own errors name it), then names used twice.
+fn clip_problems(entries: &[clix_clip::ClipEntry]) -> Vec<BadValue> {
+    let mut bad: Vec<BadValue> = entries
+        .iter()
+        .enumerate()
+        .filter_map(|(i, entry)| {
+            let problem = clix_clip::Environment::from_entry(entry).err()?;
+            let problem = problem.strip_prefix(&format!("[[clip]] {}: ", entry.name)).unwrap_or(&problem).to_string();
+            Some(BadValue::new(format!("clip[{i}]"), format!("{:?}", entry.name), problem))
+        })
+        .collect();
+    if bad.is_empty()
+        && let Err(problems) = clix_clip::check(entries)
+    {
+        bad.extend(problems.lines().map(|problem| BadValue::new("clip", "…", problem)));
+    }
+    bad
 }
 
 impl Settings {
@@ -192,6 +232,45 @@ mod tests {
         for (file, want) in rows {
             let err = read(file).unwrap_err();
             assert!(err.contains(want), "{file:?}: {err}");
+        }
+    }
+
+    /// Issue 53: every section of the file fails at load with a broken
+    /// value, under its own name, and the table has a row for every section
+    /// `Settings` has (a new section without a check fails here).
+    #[test]
+    fn every_section_fails_with_a_broken_value() {
+        let rows: &[(&str, &str)] = &[
+            ("present", "[present]\nmax_lines = 0\n"),
+            ("limits", "[limits]\ntimeout_secs = 0\n"),
+            ("sandbox", "[sandbox]\nmemory_mb = 0\n"),
+            ("agent", "[agent]\nmax_steps = 0\n"),
+            ("memory", "[memory]\nembedder = \"openia\"\n"),
+            ("hub", "[hub]\ndomains = [\"two words\"]\n"),
+            ("policy", "[[policy.rule]]\nid = \"x\"\ndecision = \"deny\"\nwhy = \"w\"\n"),
+            ("browser", "[browser]\nwindow = \"big\"\n"),
+            ("clip", "[[clip]]\nname = \"box\"\nkind = \"teleport\"\n"),
+            ("storage", "[storage]\nurl = \"mysql://db\"\n"),
+            ("skills", "[skills]\nlevel0_bytes = 999999999\n"),
+            ("mcp", "[[mcp.server]]\nname = \"-bad\"\ncommand = \"x\"\n"),
+            ("checkpoints", "[checkpoints]\nmax_file_bytes = 0\n"),
+        ];
+        let sections: Vec<String> = match serde_json::to_value(Settings::default()) {
+            Ok(serde_json::Value::Object(map)) => map.keys().cloned().collect(),
+            other => panic!("Settings serializes as a table: {other:?}"),
+        };
+        let missing: Vec<&String> = sections.iter().filter(|s| !rows.iter().any(|(r, _)| r == s)).collect();
+        assert!(missing.is_empty(), "sections with no row here (and maybe no check): {missing:?}");
+        for (section, text) in rows {
+            let settings: Settings = toml::from_str(text).unwrap_or_else(|e| panic!("{section}: {e}"));
+            let found: Vec<String> = settings.validate().iter().map(ToString::to_string).collect();
+            assert!(
+                !found.is_empty()
+                    && found
+                        .iter()
+                        .all(|f| f.starts_with(&format!("{section}.")) || f.starts_with(&format!("{section}["))),
+                "{section}: {found:?}"
+            );
         }
     }
 

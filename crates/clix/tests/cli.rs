@@ -194,6 +194,16 @@ fn config_values_are_checked_as_the_flags_are() {
             "[[clip]]\nname = \"a\"\nkind = \"ssh\"\nhots = \"h\"\n",
             "clip[0]: unknown field `hots`; did you mean `host`?",
         ),
+        // Issue 53: the sections an engine or a gate used to check only when built, checked at load.
+        (
+            "[[clip]]\nname = \"box\"\nkind = \"teleport\"\n",
+            "clip[0] = \"box\": kind = \"teleport\" is not a kind; use one of ssh, container, kubernetes, local",
+        ),
+        ("[hub]\ndomains = [\"two words\"]\n", "hub.domains[0] = \"two words\": a domain's name (one word)"),
+        (
+            "[[policy.rule]]\nid = \"x\"\ndecision = \"deny\"\nwhy = \"w\"\n",
+            "policy.rule = …: rule `x`: give exactly one of `match`, `program`, `redirect` or `shape`",
+        ),
     ];
     for (text, want) in cases {
         std::fs::write(&file, text).unwrap();

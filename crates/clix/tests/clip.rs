@@ -72,7 +72,8 @@ fn a_workspace_cannot_declare_an_environment() {
 fn a_wrong_entry_is_a_clear_error_naming_what_to_fix() {
     let (home, ws) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let rows = [
-        ("[[clip]]\nname = \"b\"\nkind = \"ssh\"\n", "[[clip]] b: kind ssh needs `host`"),
+        // Checked when the file loads, named as the file's other errors are.
+        ("[[clip]]\nname = \"b\"\nkind = \"ssh\"\n", "clip[0] = \"b\": kind ssh needs `host`"),
         ("[[clip]]\nname = \"b\"\nkind = \"ssh\"\nhots = \"x\"\n", "unknown field `hots`"),
         (
             "[[clip]]\nname = \"b\"\nkind = \"docker\"\ncontainer = \"c\"\n",
