@@ -5,8 +5,10 @@
 #
 # A leftover is a process of a kind clix or its tests start (bwrap, clix, a
 # browser, an MCP or model server, sshd, nginx, PostgreSQL, ssh) that began
-# after SINCE and is no longer a descendant of this script's caller: its
-# parent is gone, so nothing will end it. Processes on their way out get a
+# after SINCE, is not a descendant of this script's caller, and has init as
+# its parent: what started it is gone, so nothing will end it. (A process of
+# the same kind that something else on the machine started and still owns
+# is not the tests'.) Processes on their way out get a
 # few seconds first (a sandbox ended by a drop gets SIGKILL after a grace).
 set -euo pipefail
 
@@ -25,7 +27,7 @@ orphans() {
           line = $0; sub(/^ *[0-9]+ +[0-9]+ +[0-9]+ +[^ ]+ +/, "", line); args[$1] = line }
         END {
             for (p in pid) {
-                if (started[p] < since || name[p] !~ kinds || p == self) continue
+                if (started[p] < since || name[p] !~ kinds || p == self || parent[p] != 1) continue
                 q = p; ours = 0
                 for (hops = 0; hops < 64 && q > 1; hops++) {
                     if (q == caller || q == self) { ours = 1; break }
