@@ -153,6 +153,16 @@ impl Groups {
         }
     }
 
+    /// SIGKILL to every group now, with no grace, then disarmed: for a
+    /// child that never ran anything of anyone's (a sandbox that failed or
+    /// was not wanted), or that must go at once. Its groups are signalled
+    /// before they are forgotten, so nothing in them is left to the warden's
+    /// table or to nobody.
+    pub fn kill_now(&mut self) {
+        self.kill();
+        self.disarm();
+    }
+
     /// The child is over (or is meant to outlive this value): dropping it
     /// signals nothing.
     pub fn disarm(&mut self) {

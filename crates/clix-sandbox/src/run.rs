@@ -376,6 +376,7 @@ impl Sandbox {
             Some(bwrap) => self.start_in_stub(bwrap, &req, network).await?,
             None => self.start_on_host(&req).map_err(|e| spawn_error(e.to_string()))?,
         };
+        let bwrap_group = bwrap.as_ref().and_then(|_| child.id()).and_then(|pid| i32::try_from(pid).ok());
         // Written even if the caller drops this future (its own time limit, a cancel).
         // A run whose caller audits it counts as already written.
         let mut audit = self.audit_line(req.argv, req.cwd, req.audit, started);
@@ -390,6 +391,14 @@ impl Sandbox {
         });
         let cap = req.output_cap.unwrap_or((self.settings.output_cap_mb << 20) as usize);
         let outcome = clix_process::supervise(child, groups, req.stdin, req.timeout, cap, started).await;
+        if let Some(pgid) = bwrap_group {
+            // bwrap has ended. A bwrap that died mid-setup leaves its first
+            // process waiting on an eventfd in bwrap's group (it has not made
+            // its own session yet) for ever: nothing of a run outlives it.
+            // SAFETY: kill with a negative pid signals that process group; a
+            // group with a member left keeps its number from reuse.
+            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+        }
         let outcome = refused(outcome, refusals.take());
         cgroups.remove().await;
         audit.finish(|line| {

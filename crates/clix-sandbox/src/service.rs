@@ -113,8 +113,9 @@ impl Sandbox {
         }
         if let Some(pipes) = pipes {
             let Some(program) = pipes.child_pid().await else {
+                // As for a run's stub: bwrap failed, or the reading did while it sets up.
+                groups.kill_now();
                 let _ = child.wait().await;
-                groups.disarm();
                 let reason = tail_text(&stderr);
                 return Err(crate::run::unavailable(&format!("bwrap cannot create the sandbox here: {reason}")));
             };
@@ -148,8 +149,7 @@ impl Drop for Service {
         // Not stopped politely: its groups end now, not after a grace,
         // and bwrap's death takes the whole pid namespace with it.
         if self.groups.is_armed() {
-            self.groups.kill();
-            self.groups.disarm();
+            self.groups.kill_now();
         }
     }
 }

@@ -18,6 +18,7 @@ use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 
@@ -66,6 +67,13 @@ impl Launch {
     /// Spawns bwrap and returns once the sandbox is set up around the stub.
     /// Blocks the calling thread while the child joins its cgroups.
     pub(crate) async fn spawn(self) -> Result<Stub, SandboxError> {
+        self.spawn_telling(&AtomicI32::new(0)).await
+    }
+
+    /// [`Launch::spawn`], with bwrap's process group in `setting_up` from
+    /// its start until the stub is set up (0 otherwise): what the owner of
+    /// a stub being set up on another thread kills if it goes first.
+    async fn spawn_telling(self, setting_up: &AtomicI32) -> Result<Stub, SandboxError> {
         let Launch { mut cmd, settings, pipes, exec_check, git } = self;
         let spawn_error = |e: std::io::Error| SandboxError::Spawn { program: "bwrap".into(), reason: e.to_string() };
         let (line_read, line) = pipe().map_err(spawn_error)?;
@@ -91,11 +99,15 @@ impl Launch {
         drop(cmd);
         drop(line_read);
         let mut groups = Groups::of(&child, KILL_GRACE);
+        let _told = Told::new(setting_up, child.id().and_then(|pid| i32::try_from(pid).ok()).unwrap_or(0));
         // The shell, and then the program it becomes, leads a session of its own (bwrap --new-session).
         let Some(shell) = pipes.child_pid().await else {
             // bwrap writes the child's pid once the sandbox is set up;
-            // without it, bwrap itself failed (no user namespaces, …).
-            groups.disarm();
+            // without it, bwrap itself failed (no user namespaces, …), or the
+            // reading did (the runtime is shutting down): then bwrap may be
+            // alive mid-setup, its first process waiting for it, so both go
+            // now (the pid is not reaped yet, so the group is still theirs).
+            groups.kill_now();
             drop(child.stdin.take());
             let out = child.wait_with_output().await.map_err(spawn_error)?;
             cgroups.remove().await;
@@ -105,6 +117,22 @@ impl Launch {
         };
         groups.set_inner(shell);
         Ok(Stub { child, groups, cgroups, line, refusals, git })
+    }
+}
+
+/// A process group published for as long as this lives.
+struct Told<'a>(&'a AtomicI32);
+
+impl<'a> Told<'a> {
+    fn new(slot: &'a AtomicI32, pgid: i32) -> Self {
+        slot.store(pgid, Ordering::SeqCst);
+        Told(slot)
+    }
+}
+
+impl Drop for Told<'_> {
+    fn drop(&mut self) {
+        self.0.store(0, Ordering::SeqCst);
     }
 }
 
@@ -125,8 +153,7 @@ impl Stub {
     /// Ends a stub that was never given a line: SIGKILL to its groups now,
     /// with no grace, since nothing of anyone's runs in it yet.
     fn discard(mut self) {
-        self.groups.kill();
-        self.groups.disarm();
+        self.groups.kill_now();
     }
 
     /// The repository paths mounted read-only in this stub.
@@ -188,6 +215,22 @@ type Job = (Launch, oneshot::Sender<Result<Stub, SandboxError>>);
 pub(crate) struct ReadyStub {
     jobs: Mutex<Option<mpsc::Sender<Job>>>,
     next: Mutex<Option<Prepared>>,
+    /// bwrap's process group while the thread sets a stub up. The thread
+    /// borrows its caller's runtime, and a runtime that ended (a test's, an
+    /// attempt's) can leave it waiting for bwrap's word for ever: the
+    /// sandbox's drop kills that group itself.
+    setting_up: Arc<AtomicI32>,
+}
+
+impl Drop for ReadyStub {
+    fn drop(&mut self) {
+        let pgid = self.setting_up.swap(0, Ordering::SeqCst);
+        if pgid > 0 {
+            // SAFETY: kill with a negative pid signals that process group;
+            // bwrap is not reaped yet (its thread holds it), so the group is still its.
+            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+        }
+    }
 }
 
 impl ReadyStub {
@@ -208,7 +251,7 @@ impl ReadyStub {
     pub(crate) fn prepare(&self, launch: Launch) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
         let (Ok(mut jobs), Ok(mut next)) = (self.jobs.lock(), self.next.lock()) else { return };
-        let sender = jobs.get_or_insert_with(|| start_thread(runtime));
+        let sender = jobs.get_or_insert_with(|| start_thread(runtime, Arc::clone(&self.setting_up)));
         let (reply, prepared) = oneshot::channel();
         if sender.send((launch, reply)).is_ok() {
             *next = Some(prepared);
@@ -216,12 +259,12 @@ impl ReadyStub {
     }
 }
 
-fn start_thread(runtime: tokio::runtime::Handle) -> mpsc::Sender<Job> {
+fn start_thread(runtime: tokio::runtime::Handle, setting_up: Arc<AtomicI32>) -> mpsc::Sender<Job> {
     let (sender, jobs) = mpsc::channel::<Job>();
     let spawned = std::thread::Builder::new().name("clix-sandbox-ready".into()).spawn(move || {
         for (launch, reply) in jobs {
             // A stub nobody waits for any more never ran anything: it is killed at once.
-            if let Err(Ok(unwanted)) = reply.send(runtime.block_on(launch.spawn())) {
+            if let Err(Ok(unwanted)) = reply.send(runtime.block_on(launch.spawn_telling(&setting_up))) {
                 unwanted.discard();
             }
         }
