@@ -22,8 +22,12 @@ pub fn doctor(settings: &Settings, out: &mut dyn FnMut(String)) -> Result<()> {
                 Some(why)
             }
         },
-        mode => {
-            out(format!("sandbox: mode = {mode:?}: programs run UNSANDBOXED").to_lowercase());
+        SandboxMode::Host => {
+            out("sandbox: mode = host: programs run unsandboxed".to_string());
+            None
+        }
+        SandboxMode::Off => {
+            out("sandbox: mode = off: no OS tier, only clix's own commands run".to_string());
             None
         }
     };

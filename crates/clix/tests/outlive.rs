@@ -249,4 +249,6 @@ fn doctor_removes_what_a_dead_clix_left_and_says_whether_the_sandbox_runs() {
     }
     let o = common::clix(home.path(), ws.path(), &["doctor"]).env("CLIX_SANDBOX_MODE", "host").output().unwrap();
     assert!(common::text(&o.stdout).contains("programs run unsandboxed"), "{}", common::text(&o.stdout));
+    let o = common::clix(home.path(), ws.path(), &["doctor"]).env("CLIX_SANDBOX_MODE", "off").output().unwrap();
+    assert!(common::text(&o.stdout).contains("mode = off: no OS tier"), "{}", common::text(&o.stdout));
 }
