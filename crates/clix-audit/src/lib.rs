@@ -1,33 +1,38 @@
-//! The audit log, `<state>/audit.jsonl`: one JSON line for each thing clix
-//! did on the person's behalf, written by several crates into one file.
+//! The audit log, `<state>/audit.jsonl`: one JSON line for each thing clix did
+//! on the person's behalf (an OS execution, a hub call, an MCP tool call, a
+//! `clip` call, a policy decision other than a plain allow), written by several
+//! crates into one file outside the workspace.
 //!
 //! It owns what those lines share, written once:
+//!
 //! - the envelope ([`Entry`]): `ts_ms` (Unix milliseconds, from [`now_ms`]),
-//!   `kind`, `session`, then the kind's own fields flattened beside them,
-//!   so every line is one flat JSON object and a reader filters by `kind`;
-//! - the one writer ([`AuditLog::append`]): a whole line in one `write` on
-//!   an `O_APPEND` file, so concurrent writers (threads, clix processes)
-//!   never interleave inside a line; the file readable by its owner only
-//!   (0600); a failure returned to the caller, who logs it, never a panic;
-//! - the one reader ([`AuditLog::read`]): the lines of one kind;
+//!   `kind`, `session`, then the kind's own fields flattened beside them, so
+//!   every line is one flat JSON object and a reader filters by `kind`;
+//! - the one writer ([`AuditLog::append`]): a whole line in one `write` on an
+//!   `O_APPEND` file, so concurrent writers (threads, clix processes) never
+//!   interleave inside a line; the file readable by its owner only (0600); a
+//!   failure returned to the caller, who logs it, never a panic;
+//! - the one reader ([`AuditLog::read`]): the lines of one kind (`hub stats`);
 //! - the shared copy ([`AuditLog::shared`]): with `[storage] url` set, every
-//!   line also goes to the shared store (clix-store), and the reader reads
-//!   the store, so `hub stats` counts every replica's calls; the file stays
-//!   as this machine's sink, written first, so nothing is lost while the
-//!   store is down;
-//! - the line of work in progress ([`Pending`]): written once when the
-//!   work ends, or as cancelled when its caller gives up, for every kind;
-//! - the redaction of secret-looking words in a command line
-//!   ([`redact_argv`], [`redact_line`]), by `clix_common::is_secret_name`
-//!   and known token shapes.
+//!   line also goes to the shared store (clix-store), and the reader reads the
+//!   store, so `hub stats` counts every replica's calls; the file stays as this
+//!   machine's sink, written first, so nothing is lost while the store is down;
+//! - the line of work in progress ([`Pending`], for a kind that is
+//!   `Cancellable`): written once when the work ends, or, dropped unfinished,
+//!   as cancelled (exit code `NO_CODE` with `CANCELLED`, or `ended =
+//!   "cancelled"`), for every kind. The tidy test refuses a second copy of it;
+//! - the redaction of secret-looking words in a command line ([`redact_argv`],
+//!   [`redact_line`]) and in a tool call's arguments (`redact_json`), by
+//!   `clix_common::is_secret_name` and the token shapes of
+//!   `clix_common::redact_text`.
 //!
 //! The kinds and their fields belong to the crates that write them (`os`:
-//! clix-sandbox, `hub`: clix-hub, `policy`: clix-engine, `clip`:
-//! clix-clip, `mcp`: clix-hub's type, written by clix-engine for each MCP
-//! tool call), each a type implementing [`Record`]. This crate must not
-//! know any kind's fields, decide what is secret (that rule is clix-common's),
-//! print, or put a record's content in an error (an error names the file
-//! and the cause, never the line).
+//! clix-sandbox, `hub`: clix-hub, `policy`: clix-engine, `clip`: clix-clip,
+//! `mcp`: clix-hub's type, written by clix-engine for each MCP tool call), each
+//! a type implementing [`Record`]; whether something is audited at all is each
+//! caller's decision. This crate must not know any kind's fields, decide what
+//! is secret (that rule is clix-common's), print, or put a record's content in
+//! an error (an error names the file and the cause, never the line).
 
 mod pending;
 mod redact;

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use clix_engine::{ClipEntry, Engine, SandboxMode};
+use clix_clip::ClipEntry;
+use clix_engine::{Engine, SandboxMode};
 use clix_session::Parts;
 use clix_testkit::{Sshd, whoami};
 

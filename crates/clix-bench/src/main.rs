@@ -1,46 +1,61 @@
-//! Benchmarks, measured side by side in one process so machine noise hits
-//! every contender alike. Run with
-//! `cargo run --release -p clix-bench [-- engine|coldstart|jail|sandbox|bigfile|hub|memory|policy|plan|browser|clip|scale|mcp-scale [N]]`
-//! (no argument runs them all); each prints a markdown table.
+//! Benchmarks, measured side by side in one process so machine noise hits every
+//! contender alike; the figures and their ratios go to `docs/benchmarks.md`.
+//! Run with
+//! `cargo run --release -p clix-bench [-- NAME [N]]`
+//! (no argument runs every one but `coldstart` and `justbash`); each prints a
+//! markdown table. NAME is one of:
 //!
 //! - `engine`: warm per-call latency of `cat f | grep x | wc -l` on a 10 KB
-//!   file for bare bashkit, clix Layer 1, clix Layers 1+2 and `bash -c`,
-//!   plus the cold start below.
-//! - `coldstart` (issue 52): a whole `clix run` process against `bash -c`
-//!   on the same line, interleaved pairs, wall and CPU medians [pairs].
+//!   file for bare bashkit, clix Layer 1, clix Layers 1+2 and `bash -c`, plus
+//!   the cold start below.
+//! - `coldstart` (issue 52): a whole `clix run` process against `bash -c` on
+//!   the same line, interleaved pairs, wall and CPU medians [pairs].
 //! - `jail` (issue 11): the workspace capability handle vs bashkit's RealFs,
-//!   warm, on the same `cat | grep | wc` line and on `grep -r` over 2,000 files.
+//!   warm, on the same `cat | grep | wc` line and on `grep -r` over 2,000
+//!   files.
 //! - `sandbox`: start overhead of one OS program, `true` in bubblewrap vs
 //!   `true` spawned on the host.
-//! - `bigfile` (Performance P2): `clix run 'grep -c ERROR big.log'` on a
-//!   120 MB log vs GNU grep, wall time and peak RSS.
-//! - `hub` (issue 6): a hub call vs a direct exec of the same program
-//!   through the same sandbox, and `hub search` over 1,000 manifests.
-//! - `memory` (issues 7 and 32): at 100k memories, SQLite and PostgreSQL
-//!   side by side: insert throughput, search p50/p95 for full text alone
-//!   and hybrid (vectors of dimension 384) with brute-force cosine over the
-//!   same vectors as the baseline, the vector step's recall@5, and 8
-//!   concurrent writers; on synthetic vectors and on real model2vec ones.
-//! - `policy` (issue 14): the built-in rules vs no policy on the same line,
-//!   and on a loop of 200 commands that each meet the gate.
-//! - `clip` (issue 17): `clip <ssh env> 'echo hi'` warm (shared
-//!   connection) vs plain `ssh` with the same options over a real sshd on
-//!   127.0.0.1, and the cold first call vs a plain ssh connecting by itself.
-//! - `plan` (issue 15): a plan of 20 tasks whose agents answer at once,
-//!   `-j 8`: wall time against the sum of the tasks' own, and the per-task
-//!   start cost (namespace, confined engine with the OS tier).
-//! - `browser` (issue 16): warm `browser open` / `snapshot -i` / `click` /
-//!   `get text` through `run` on a local page, the cold start of Chromium
-//!   in bubblewrap, and snapshot bytes of three real-world-sized pages
-//!   against the whole accessibility tree.
-//! - `scale` (issue 29): the scale suite's everyday lines over 30,000
-//!   files and 1,000,000-row files, clix's Layer 1 vs `bash -c`, with the
-//!   growth from a tenth of the size.
-//! - `mcp-scale` (issue 32): MCP `run` calls/s and per-call p50/p95 from 8
-//!   and 32 concurrent sessions: one replica direct (SQLite, PostgreSQL),
-//!   one via nginx, two on one PostgreSQL store behind nginx.
-//! - `justbash DIR` (not in the default run): just-bash's 778 recorded
-//!   bash comparison cases through Layer 1, the score and what fails.
+//! - `bigfile` (Performance P2): `clix run 'grep -c ERROR big.log'` on a 120 MB
+//!   log vs GNU grep, wall time and peak RSS.
+//! - `hub` (issue 6): a hub call vs a direct exec of the same program through
+//!   the same sandbox, and `hub search` over 1,000 manifests.
+//! - `memory` (issues 7 and 32): at 100k memories, SQLite and PostgreSQL side
+//!   by side: insert throughput, search p50/p95 for full text alone and hybrid
+//!   (vectors of dimension 384) with brute-force cosine over the same vectors
+//!   as the baseline, the vector step's recall@5, and 8 concurrent writers; on
+//!   synthetic vectors and on real model2vec ones.
+//! - `policy` (issue 14): the built-in rules vs no policy on the same line, and
+//!   on a loop of 200 commands that each meet the gate.
+//! - `clip` (issue 17): `clip <ssh env> 'echo hi'` warm (shared connection) vs
+//!   plain `ssh` with the same options over a real sshd on 127.0.0.1, and the
+//!   cold first call vs a plain ssh connecting by itself.
+//! - `plan` (issue 15): a plan of 20 tasks whose agents answer at once, `-j 8`:
+//!   wall time against the sum of the tasks' own, and the per-task start cost
+//!   (namespace, confined engine with the OS tier).
+//! - `checkpoints` (issue 51): what keeping every call's changes costs on the
+//!   scale suite's tree, an engine with checkpoints and one without taking
+//!   turns call by call; the first checkpoint of a fresh workspace, and the
+//!   store's growth over 100 calls.
+//! - `browser` (issue 16): warm `browser open` / `snapshot -i` / `click` / `get
+//!   text` through `run` on a local page, the cold start of Chromium in
+//!   bubblewrap, and snapshot bytes of three real-world-sized pages against the
+//!   whole accessibility tree.
+//! - `scale` (issue 29): the scale suite's everyday lines over 30,000 files and
+//!   1,000,000-row files, clix's Layer 1 vs `bash -c`, with the growth from a
+//!   tenth of the size.
+//! - `mcp-scale` (issue 32): MCP `run` calls/s and per-call p50/p95 from 8 and
+//!   32 concurrent sessions: one replica direct (SQLite, PostgreSQL), one via
+//!   nginx, two on one PostgreSQL store behind nginx.
+//! - `justbash DIR` (not in the default run): just-bash's 778 recorded bash
+//!   comparison cases through Layer 1, the score and what fails.
+//!
+//! This crate is not shipped, and nothing depends on it. It measures and
+//! prints; it asserts no behaviour (the tests do), and no test holds a speed
+//! figure. To measure each layer alone it builds engines and capabilities
+//! directly (`EngineConfig`, `Sandbox::new`, `HubRuntime::load`) besides
+//! sessions from `clix-session`: the one front end that composes outside the
+//! composition root. It depends on `clix-testkit` as a normal dependency, for
+//! the same sshd and scale suite the tests use.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // benchmarks stop loudly on a broken set-up
 

@@ -1,23 +1,45 @@
-//! Checkpoints of the workspace: what each `run` call changed, kept so a
-//! person can see it, approve it and undo it, whoever made the change (a
-//! Layer 1 command, a program in the sandbox, git, a hub tool).
+//! Checkpoints of the workspace: what each `run` call changed, kept so a person
+//! can see it, approve it and undo it, whoever made the change (a Layer 1
+//! command, a program in the sandbox, git, a hub tool).
 //!
-//! No write hook sees every writer, so a call's changes are found the way
-//! `git status` finds them: the tree is listed before and after the call
-//! and compared by size, mode and change time ([`scan`]); only files whose
-//! stamp moved are read again. Contents live in a content-addressed store
-//! in clix's state folder ([`Store`]), so a checkpoint costs the bytes that
-//! changed, and the before-image of every file the call touched is already
-//! there when the call starts. A call's [`ChangeSet`] names every path it
-//! created, modified or deleted, and what was deliberately not kept (a file
-//! over `[checkpoints] max_file_bytes`, a secret-shaped file, a build
-//! folder's content).
+//! No write hook sees every writer, so a call's changes are found the way `git
+//! status` finds them: [`Checkpoints::before_call`] brings the tree up to date
+//! (the person's own edits absorbed, so the call's before-images are already
+//! kept) and [`Checkpoints::after_call`] compares it again, by size, mode and
+//! change time ([`scan`]); only files whose stamp moved are read. The tree is
+//! listed whole once per engine, then one inotify instance (each folder watched
+//! through the handle, `Folder::watch_dir`) names the paths to look at again; a
+//! lost event (`IN_Q_OVERFLOW`) or a folder it cannot watch lists the tree
+//! whole again.
 //!
-//! This crate owns the store, the scan, change sets, diffs and undo. It
-//! touches workspace paths only through [`clix_workspace::Folder`] (a
-//! restore never follows a symlink the agent planted out of the
-//! workspace), copies no secret-shaped file into the store, and knows
-//! nothing of the shell, the agent or how results are shown to a model.
+//! This crate owns:
+//!
+//! - the content store ([`Store`], `<state>/checkpoints/<hash of the workspace
+//!   path>/`, 0700): contents kept once by SHA-256 (`blobs/`), one change set
+//!   per call that changed something appended to `runs/<run>.jsonl` as step N,
+//!   pruned past `[checkpoints] max_bytes`, oldest runs first, never the
+//!   current one, the pruned runs named;
+//! - [`ChangeSet`]: every path a call created, modified or deleted (a file's
+//!   hash, size and mode, a link's target, a folder's mode, before and after),
+//!   and what was deliberately not kept, named: secret-shaped files (the secret
+//!   stores' names at any depth, `.env*`, keys, any file in which
+//!   `clix_common::holds_secret` finds a value), files over `max_file_bytes`,
+//!   build folders (`node_modules`, `target`, `__pycache__`, `.venv`, …,
+//!   watched only at their top), FIFOs, sockets and devices;
+//! - `diff` (unified; a binary file, a link, a mode or a repository's `.git` as
+//!   one line) and `stat`;
+//! - `undo`: the net change of steps N… put back through the handle, each path
+//!   only while it is still what the agent left unless forced (the person's
+//!   version then kept as `PATH.clix-undo-backup`), removals deepest first,
+//!   then creations shallowest first, so a folder swapped for a symlink out of
+//!   the workspace is removed, never followed;
+//! - [`WorkMode`] (`auto`, `review`, `read-only`), the [`Reviewer`] that
+//!   answers `review`, and the `[checkpoints]` settings.
+//!
+//! It touches workspace paths only through [`clix_workspace::Folder`], copies
+//! no secret-shaped file into the store, and knows nothing of the shell, the
+//! agent or how results are shown to a model; when a call happens is the
+//! engine's to decide.
 
 mod changes;
 mod diff;

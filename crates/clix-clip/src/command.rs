@@ -1,4 +1,4 @@
-//! `clip`: other machines as commands (over clix-clip). `clip list`,
+//! `clip`: other machines as commands. `clip list`,
 //! `clip <name>`, `clip <name> <command…>`, `clip <name> pull <remote>
 //! [local]`, `clip <name> push <local> <remote>`. The line sent to an
 //! environment is checked by the session's policy as a local line is;
@@ -8,18 +8,55 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use clix_clip::{Clip, ClipError, Environment, Transfer, UNREACHABLE_EXIT};
-use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, SubcommandSpec, Workspace, async_trait, fail};
+use clix_command::{
+    Added, AgentCommand, CallTime, Capability, CommandIo, CommandSpec, CommandStatus, LineJudge, Parts, SubcommandSpec,
+    async_trait, fail,
+};
+use clix_workspace::Workspace;
 use serde_json::json;
 
-use super::CallTime;
+use crate::{Clip, ClipConfig, ClipError, Environment, Transfer, UNREACHABLE_EXIT};
+
+/// The person's `[[clip]]` environments as the `clip` command, offered to
+/// the model with their list when there are any.
+#[async_trait]
+impl Capability for ClipConfig {
+    async fn add(&self, parts: &Parts<'_>) -> Result<Added, String> {
+        // A call's output is a stage's: held to the line's memory budget.
+        let config = ClipConfig { output_cap_bytes: parts.output_cap, ..self.clone() };
+        let clip = Arc::new(Clip::new(config)?);
+        let section = environments_section(clip.environments());
+        let command =
+            ClipCommand::new(Arc::clone(&clip), parts.workspace.clone(), parts.judge.clone(), parts.time.clone());
+        Ok(Added {
+            commands: vec![Arc::new(command)],
+            offered: !clip.environments().is_empty(),
+            section,
+            ..Added::default()
+        })
+    }
+}
+
+/// The environments section of the `run` description and of `help`,
+/// empty without environments.
+fn environments_section(environments: &[Environment]) -> String {
+    if environments.is_empty() {
+        return String::new();
+    }
+    let width = environments.iter().map(|e| e.name.len()).max().unwrap_or(0);
+    let mut text = String::from("Environments (clip <name> '<line>' runs there; clip <name> pull|push moves files):\n");
+    for e in environments {
+        let _ = writeln!(text, "  {:width$}  {}", e.name, e.description);
+    }
+    text
+}
 
 /// `clip` inside `run`.
-pub(crate) struct ClipCommand {
+struct ClipCommand {
     spec: CommandSpec,
     clip: Arc<Clip>,
     workspace: Workspace,
-    gate: Option<Arc<clix_policy::Gate>>,
+    judge: Option<Arc<dyn LineJudge>>,
     time: CallTime,
 }
 
@@ -27,12 +64,7 @@ const USAGE: &str = "clip list | clip <name> | clip <name> <command…> | clip <
                      clip <name> push <local> <remote>";
 
 impl ClipCommand {
-    pub(crate) fn new(
-        clip: Arc<Clip>,
-        workspace: Workspace,
-        gate: Option<Arc<clix_policy::Gate>>,
-        time: CallTime,
-    ) -> Self {
+    fn new(clip: Arc<Clip>, workspace: Workspace, judge: Option<Arc<dyn LineJudge>>, time: CallTime) -> Self {
         let subcommands = vec![
             SubcommandSpec::new("list", "clip list [--json]", "each environment, its kind and whether it answers now"),
             SubcommandSpec::new("<name>", "clip <name>", "what it is, where, and an example"),
@@ -73,7 +105,7 @@ impl ClipCommand {
                 .into(),
             needs_args: true,
         };
-        ClipCommand { spec, clip, workspace, gate, time }
+        ClipCommand { spec, clip, workspace, judge, time }
     }
 }
 
@@ -85,13 +117,13 @@ impl AgentCommand for ClipCommand {
 
     async fn run(&self, io: CommandIo<'_>) -> bashkit::Result<CommandStatus> {
         let Some((first, rest)) = io.args.split_first() else {
-            return fail(&io, &format!("[error] clip: usage: {USAGE}\n"), clix_shell::USAGE_EXIT).await;
+            return fail(&io, &format!("[error] clip: usage: {USAGE}\n"), clix_command::USAGE_EXIT).await;
         };
         if first == "list" {
             return match rest {
                 [] => self.list(&io, false).await,
                 [json] if json == "--json" => self.list(&io, true).await,
-                _ => fail(&io, "[error] clip list: usage: clip list [--json]\n", clix_shell::USAGE_EXIT).await,
+                _ => fail(&io, "[error] clip list: usage: clip list [--json]\n", clix_command::USAGE_EXIT).await,
             };
         }
         let Some(env) = self.clip.get(first) else {
@@ -202,14 +234,14 @@ impl ClipCommand {
     ) -> bashkit::Result<CommandStatus> {
         if words.is_empty() {
             let msg = format!("[error] clip {}: usage: clip {} [--] <command…>\n", env.name, env.name);
-            return fail(io, &msg, clix_shell::USAGE_EXIT).await;
+            return fail(io, &msg, clix_command::USAGE_EXIT).await;
         }
         let line = words.join(" ");
         if let Err(refusal) = self.admit(&line) {
             let msg = format!("[error] clip {}: refused by the policy: {refusal}\n", env.name);
             return fail(io, &msg, clix_common::exit::CANNOT_RUN).await;
         }
-        let stdin = clix_shell::read_stdin(io).await?;
+        let stdin = clix_command::read_stdin(io).await?;
         let stdin = (!stdin.is_empty()).then_some(stdin.as_slice());
         let limit = self.time.remaining();
         match self.clip.run(env, &line, stdin, limit).await {
@@ -225,7 +257,7 @@ impl ClipCommand {
                 let remote_timeout = o.exit_code == clix_common::exit::TIMEOUT
                     && o.duration + std::time::Duration::from_secs(1) >= limit;
                 if o.timed_out.is_some() || remote_timeout {
-                    stderr.extend_from_slice(format!("{}\n", clix_present::timeout_line(self.time.limit)).as_bytes());
+                    stderr.extend_from_slice(format!("{}\n", clix_common::timeout_line(self.time.limit)).as_bytes());
                 }
                 io.stderr.write_all(&stderr).await?;
                 Ok(CommandStatus::with_code(o.exit_code))
@@ -237,19 +269,12 @@ impl ClipCommand {
     /// The policy's word on a line about to run elsewhere: what it says of
     /// the same line run here.
     fn admit(&self, line: &str) -> Result<(), String> {
-        let Some(gate) = &self.gate else { return Ok(()) };
-        // A remote folder: relative paths are judged as the hook judges them.
-        gate.prescreen(line, None)?;
-        match gate.policy().written_commands(line) {
-            Ok(commands) => commands.iter().try_for_each(|argv| gate.admit(argv, None)),
-            // A line bashkit cannot parse is judged as the script it is.
-            Err(_) => gate.admit(&["bash".to_string(), "-c".to_string(), line.to_string()], None),
-        }
+        self.judge.as_ref().map_or(Ok(()), |judge| judge.admit_elsewhere(line))
     }
 
     /// `local` as a workspace path (relative to the workspace), or why not.
     fn workspace_path(&self, io: &CommandIo<'_>, local: &str, verb: &str) -> Result<PathBuf, String> {
-        let absolute = super::resolve(io.cwd, local);
+        let absolute = clix_command::resolve(io.cwd, local);
         self.workspace.relative(&absolute).map_err(|_| {
             format!(
                 "{local} is outside the workspace ({}); clip {verb} only uses workspace paths",
@@ -264,14 +289,14 @@ impl ClipCommand {
             [remote, local] => (remote, Some(local.as_str())),
             _ => {
                 let msg = format!("[error] clip {0} pull: usage: clip {0} pull <remote> [local]\n", env.name);
-                return fail(io, &msg, clix_shell::USAGE_EXIT).await;
+                return fail(io, &msg, clix_command::USAGE_EXIT).await;
             }
         };
         // `logs/` names a folder, made if it is not there yet (as scp and cp do with one that is).
         if let Some(folder) = local.filter(|l| l.ends_with('/')) {
-            let made = io.fs.mkdir(&super::resolve(io.cwd, folder), true).await;
+            let made = io.fs.mkdir(&clix_command::resolve(io.cwd, folder), true).await;
             if let Err(e) = made {
-                let msg = format!("[error] clip {} pull: {folder}: {}\n", env.name, super::fs_reason(&e));
+                let msg = format!("[error] clip {} pull: {folder}: {}\n", env.name, clix_command::fs_reason(&e));
                 return fail(io, &msg, 1).await;
             }
         }
@@ -286,7 +311,7 @@ impl ClipCommand {
     async fn push(&self, io: &CommandIo<'_>, env: &Environment, args: &[String]) -> bashkit::Result<CommandStatus> {
         let [local, remote] = args else {
             let msg = format!("[error] clip {0} push: usage: clip {0} push <local> <remote>\n", env.name);
-            return fail(io, &msg, clix_shell::USAGE_EXIT).await;
+            return fail(io, &msg, clix_command::USAGE_EXIT).await;
         };
         let source = match self.workspace_path(io, local, "push") {
             Ok(path) => path,

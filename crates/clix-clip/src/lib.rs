@@ -1,43 +1,65 @@
-//! `clip`: other machines as commands. An agent reaches the places where
-//! the work is (a build server, a staging host, a container, a pod in the
-//! cluster) through the tools people already run there: `ssh`,
-//! `docker`/`podman`, `kubectl`, or a second folder run through clix's own
-//! sandbox.
+//! `clip`: other machines as commands. An agent reaches the places where the
+//! work is (a build server, a staging host, a container, a pod in the cluster)
+//! through the tools people already run there: `ssh`, `docker`/`podman`,
+//! `kubectl`, or a second folder run through clix's own sandbox.
 //!
 //! This crate owns:
 //!
-//! - the `[[clip]]` environment declarations ([`ClipEntry`], serde) and
-//!   their check into [`Environment`]s, with errors that say what to fix;
-//! - the argv of every child, per kind ([`argv`]): `ssh` in batch mode with
-//!   connection sharing (`ControlMaster`/`ControlPersist`, sockets in a
-//!   private folder under clix's state folder) and a remote `timeout`
-//!   wrapper; `<engine> exec -i`; `kubectl exec -i … --` (a selector → the
-//!   first ready pod); `scp`, `<engine> cp`, `kubectl cp`;
-//! - running those children on the host with the person's environment minus
-//!   every secret-looking variable, in a process group of their own, with
-//!   the grace a client gets (`child.rs`); their supervision (stdin, capped
-//!   capture with exact counts, the time limit) is `clix-process`'s;
+//! - the `[[clip]]` environment declarations ([`ClipEntry`], serde, from the
+//!   person's config only) and their check into [`Environment`]s, with errors
+//!   that name the field and say what to fix;
+//! - the argv of every child, per kind ([`argv`]): `ssh` with `BatchMode=yes`
+//!   first (the person's `options` cannot turn it off) and a shared connection
+//!   started on its own (`ssh -f -N`, `ControlMaster`/`ControlPersist=300`, its
+//!   socket named by a hash in a 0700 folder under `<state>/clip/ssh`, or under
+//!   `/tmp` when that path is too long for a socket), which calls join; the
+//!   line handed to the remote shell as one argument under a remote `timeout`,
+//!   so it ends there too; `<engine> exec -i` and `kubectl exec -i … --` (the
+//!   line stays one argv element; a selector's first ready pod asked at each
+//!   call); `scp -r -p`, `<engine> cp`, `kubectl cp`;
+//! - running those clients on the host (`child.rs`): the person's environment
+//!   minus every secret-looking variable, a process group of their own,
+//!   enlisted with clix's warden, a short grace (500 ms: a client relays a
+//!   program whose grace is the remote side's); their supervision (stdin,
+//!   capped capture with exact counts, the time limit) is `clix-process`'s.
+//!   This is the one place clix runs real programs outside `clix-sandbox`
+//!   (ARCHITECTURE.md states the exception with the rule): they are clients
+//!   reaching another machine, which the sandbox's empty network and home would
+//!   cut off from their keys and known hosts;
 //! - the `local` kind, run through `clix-sandbox` with the folder as the
-//!   sandbox's workspace;
+//!   sandbox's workspace (checked as a workspace is);
 //! - pull and push through a private staging folder, copied to and from the
 //!   workspace through its capability handle (so a planted symlink is never
-//!   followed), folders included, with the bytes moved;
-//! - the reachability probe (short time-out, cached for
-//!   [`PROBE_TTL`] across processes) and the classification of a failure
-//!   (DNS, refused, time-out, authentication, host key, not running) with
-//!   what to check;
-//! - one `kind: "clip"` audit line per call (environment, command with
-//!   secret-looking words redacted, exit code, bytes, duration), through
-//!   clix-audit's envelope, redaction and writer.
+//!   followed), folders included, symlinks and special files left out and
+//!   listed, with the bytes moved;
+//! - the reachability probe (short time-out, cached for [`PROBE_TTL`] in memory
+//!   and in `<state>/clip/probes.json`) and the classification of a failure
+//!   ([`Failure`]: DNS, refused, time-out, authentication, host key, not
+//!   running, client missing) with what to check; an unreachable environment
+//!   exits 255, ssh's own code, whatever its kind;
+//! - one `kind: "clip"` audit line per call (environment, action, command with
+//!   secret-looking words redacted, exit code, bytes, duration; `cancelled`
+//!   when its caller gave up), through clix-audit's envelope, redaction and
+//!   writer;
+//! - the `clip` command (`clip list`, `clip NAME [COMMAND…]`, `clip NAME
+//!   pull|push`), joined to an engine as a `clix_command::Capability`
+//!   ([`ClipConfig`]): the line sent to an environment is put to the session's
+//!   policy (the `LineJudge` the engine lends) as a local line is, local paths
+//!   of `pull` and `push` are workspace paths, and the environments are listed
+//!   in the `run` tool's description only when there are some.
 //!
-//! It must not: run a child through a shell (the only shell string is the
-//! line handed to the remote shell); read environments from anywhere but
-//! the entries its caller gives (the person's config, never a workspace);
-//! touch workspace files except through the [`Folder`] handle it is given;
-//! decide policy (the engine's gate checks the line first); print.
+//! The shared ssh connection is meant to outlive a call: it ends by itself
+//! `ControlPersist` (300 s) after its last use, even after clix has ended.
+//!
+//! It must not: run a child through a local shell (the only shell string is the
+//! line handed to the remote shell); read environments from anywhere but the
+//! entries its caller gives (the person's config, never a workspace); touch
+//! workspace files except through the [`Folder`] handle it is given; decide
+//! policy (the session's gate judges each line first); print.
 
 pub mod argv;
 mod child;
+mod command;
 mod config;
 mod failure;
 mod transfer;

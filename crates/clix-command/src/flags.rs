@@ -1,4 +1,5 @@
-//! One flag grammar for the subcommands of `memory`, `hub` and `sandbox`.
+//! One flag grammar for the subcommands of every command (`memory`, `hub`,
+//! `sandbox`, …).
 //!
 //! Each subcommand declares its operands and options once, as a [`Syntax`];
 //! its usage line is generated from that declaration, and every subcommand
@@ -20,18 +21,29 @@
 
 use std::fmt::Write as _;
 
-use clix_shell::{CommandIo, CommandSpec, CommandStatus, SubcommandSpec, USAGE_EXIT, fail, usage_error};
+use bashkit::CommandStatus;
+
+use crate::{CommandIo, CommandSpec, SubcommandSpec, USAGE_EXIT, fail, usage_error};
 
 /// What a command's first word picked: a subcommand's syntax with the
 /// words after it, or a usage error already written (its status).
-pub(crate) enum Picked<'a> {
-    Sub { syntax: &'static Syntax, spec: &'a SubcommandSpec, rest: &'a [String] },
+pub enum Picked<'a> {
+    /// A subcommand was picked.
+    Sub {
+        /// How it is called.
+        syntax: &'static Syntax,
+        /// Its spec, as `--help` shows it.
+        spec: &'a SubcommandSpec,
+        /// The words after it.
+        rest: &'a [String],
+    },
+    /// No subcommand was: the usage error is written, this is its status.
     Refused(CommandStatus),
 }
 
 /// The subcommand of `spec` that `io.args` starts with, among `syntaxes`;
 /// a missing or unknown one is the usage error every command gives.
-pub(crate) async fn pick<'a>(
+pub async fn pick<'a>(
     io: &CommandIo<'a>,
     spec: &'a CommandSpec,
     syntaxes: &[&'static Syntax],
@@ -51,11 +63,11 @@ pub(crate) async fn pick<'a>(
 
 /// A subcommand picked and its words parsed: its syntax, its spec and
 /// what was given.
-pub(crate) type Chosen<'a> = (&'static Syntax, &'a SubcommandSpec, Parsed);
+pub type Chosen<'a> = (&'static Syntax, &'a SubcommandSpec, Parsed);
 
 /// [`pick`], then [`Syntax::parse`] of the rest: the subcommand and its
 /// words, or the status of the help page or usage error already written.
-pub(crate) async fn pick_parsed<'a>(
+pub async fn pick_parsed<'a>(
     io: &CommandIo<'a>,
     spec: &'a CommandSpec,
     syntaxes: &[&'static Syntax],
@@ -72,31 +84,33 @@ pub(crate) async fn pick_parsed<'a>(
 
 /// How one subcommand is called.
 #[derive(Debug)]
-pub(crate) struct Syntax {
+pub struct Syntax {
     /// What errors are attributed to and the usage line starts with: `memory search`.
-    pub(crate) name: &'static str,
-    pub(crate) operands: &'static [Operand],
+    pub name: &'static str,
+    /// Its positional words, in order.
+    pub operands: &'static [Operand],
     /// In usage order.
-    pub(crate) options: &'static [Item],
+    pub options: &'static [Item],
     /// Options end at the first operand: the operands are a program and its
     /// arguments, whose own flags must reach it untouched.
-    pub(crate) options_first: bool,
+    pub options_first: bool,
     /// A missing operand may still come from stdin, so the command checks
     /// for it itself once stdin is read.
-    pub(crate) operands_from_stdin: bool,
+    pub operands_from_stdin: bool,
 }
 
 /// One positional word (or run of words).
 #[derive(Debug)]
-pub(crate) struct Operand {
+pub struct Operand {
     /// As the usage line shows it: `<query>`, `[n]`, `'<script>'`, `[args…]`.
-    pub(crate) shown: &'static str,
-    pub(crate) arity: Arity,
+    pub shown: &'static str,
+    /// How many words it takes.
+    pub arity: Arity,
 }
 
 /// How many words an [`Operand`] takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Arity {
+pub enum Arity {
     /// Exactly one.
     One,
     /// None or one.
@@ -109,17 +123,18 @@ pub(crate) enum Arity {
 
 /// One option.
 #[derive(Debug)]
-pub(crate) struct Opt {
+pub struct Opt {
     /// `-t`; the usage shows this form when there is one.
-    pub(crate) short: Option<&'static str>,
+    pub short: Option<&'static str>,
     /// `--topic`; also the name the command reads the option by.
-    pub(crate) long: &'static str,
-    pub(crate) takes: Takes,
+    pub long: &'static str,
+    /// What follows it.
+    pub takes: Takes,
 }
 
 /// What follows an option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Takes {
+pub enum Takes {
     /// Nothing: the option is on or off.
     Nothing,
     /// Any text; the usage shows the placeholder (`topic`).
@@ -130,7 +145,7 @@ pub(crate) enum Takes {
 
 /// An entry of a subcommand's option list, as the usage line shows it.
 #[derive(Debug)]
-pub(crate) enum Item {
+pub enum Item {
     /// `[-t topic]`.
     Shown(Opt),
     /// Options for the same thing: `[-t topic | --global]`.
@@ -159,15 +174,16 @@ enum Value {
 
 /// The words of one call, sorted into options and operands.
 #[derive(Debug)]
-pub(crate) struct Parsed {
+pub struct Parsed {
     /// (long name, value), in the order given; a later one wins.
     options: Vec<(&'static str, Value)>,
-    pub(crate) operands: Vec<String>,
+    /// The words that are not options, in order.
+    pub operands: Vec<String>,
 }
 
 /// Why the words do not make a call.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Misuse {
+pub enum Misuse {
     /// `-h` / `--help`: not an error, the usage is printed to stdout.
     Help,
     /// Operands missing or too many: the usage line is the whole message.
@@ -178,7 +194,7 @@ pub(crate) enum Misuse {
 
 impl Syntax {
     /// The usage line, generated from the declaration.
-    pub(crate) fn usage(&self) -> String {
+    pub fn usage(&self) -> String {
         let mut line = self.name.to_string();
         for operand in self.operands {
             line.push(' ');
@@ -196,12 +212,12 @@ impl Syntax {
     }
 
     /// `search` of `memory search`: the word that picks this syntax.
-    pub(crate) fn subcommand(&self) -> &'static str {
+    pub fn subcommand(&self) -> &'static str {
         self.name.split_once(' ').map_or(self.name, |(_, sub)| sub)
     }
 
     /// How `help` and the bare-call error show this subcommand.
-    pub(crate) fn spec(&self, summary: &str) -> SubcommandSpec {
+    pub fn spec(&self, summary: &str) -> SubcommandSpec {
         SubcommandSpec::new(self.subcommand(), &self.usage(), summary)
     }
 
@@ -215,7 +231,7 @@ impl Syntax {
     }
 
     /// Sorts `words` into options and operands by the rules of this module.
-    pub(crate) fn parse(&self, words: &[String]) -> Result<Parsed, Misuse> {
+    pub fn parse(&self, words: &[String]) -> Result<Parsed, Misuse> {
         let mut parsed = Parsed { options: Vec::new(), operands: Vec::new() };
         let mut words = words.iter();
         while let Some(word) = words.next() {
@@ -271,12 +287,7 @@ impl Syntax {
 
     /// Writes what `misuse` calls for: the usage to stdout for `--help`,
     /// otherwise an `[error]` line with the usage to stderr, exit 2.
-    pub(crate) async fn report(
-        &self,
-        io: &CommandIo<'_>,
-        summary: &str,
-        misuse: Misuse,
-    ) -> bashkit::Result<CommandStatus> {
+    pub async fn report(&self, io: &CommandIo<'_>, summary: &str, misuse: Misuse) -> bashkit::Result<CommandStatus> {
         match misuse {
             Misuse::Help => {
                 io.stdout.write_all(format!("usage: {}\n\n{summary}\n", self.usage()).as_bytes()).await?;
@@ -303,17 +314,17 @@ impl Opt {
 
 impl Parsed {
     /// Whether the switch `long` was given.
-    pub(crate) fn on(&self, long: &str) -> bool {
+    pub fn on(&self, long: &str) -> bool {
         self.options.iter().any(|(name, value)| *name == long && *value == Value::On)
     }
 
     /// Whether `long` was given at all, with or without a value.
-    pub(crate) fn has(&self, long: &str) -> bool {
+    pub fn has(&self, long: &str) -> bool {
         self.options.iter().any(|(name, _)| *name == long)
     }
 
     /// The text given to `long`, the last one when given twice.
-    pub(crate) fn text(&self, long: &str) -> Option<&str> {
+    pub fn text(&self, long: &str) -> Option<&str> {
         self.options.iter().rev().find_map(|(name, value)| match value {
             Value::Text(text) if *name == long => Some(text.as_str()),
             _ => None,
@@ -321,7 +332,7 @@ impl Parsed {
     }
 
     /// The count given to `long`, the last one when given twice.
-    pub(crate) fn count(&self, long: &str) -> Option<usize> {
+    pub fn count(&self, long: &str) -> Option<usize> {
         self.options.iter().rev().find_map(|(name, value)| match value {
             Value::Count(n) if *name == long => Some(*n),
             _ => None,
@@ -330,7 +341,7 @@ impl Parsed {
 }
 
 /// `value` as a count of at least 1; `what` names it in the error.
-pub(crate) fn count(what: &str, value: &str) -> Result<usize, Misuse> {
+pub fn count(what: &str, value: &str) -> Result<usize, Misuse> {
     value
         .parse()
         .ok()
@@ -339,18 +350,18 @@ pub(crate) fn count(what: &str, value: &str) -> Result<usize, Misuse> {
 }
 
 /// Short forms that mean one thing in every command.
-pub(crate) mod common {
+pub mod common {
     use super::{Opt, Takes};
 
     /// `--json`: print JSON instead of text.
-    pub(crate) const JSON: Opt = Opt { short: None, long: "--json", takes: Takes::Nothing };
+    pub const JSON: Opt = Opt { short: None, long: "--json", takes: Takes::Nothing };
     /// `-t topic`: a memory topic.
-    pub(crate) const TOPIC: Opt = Opt { short: Some("-t"), long: "--topic", takes: Takes::Text("topic") };
+    pub const TOPIC: Opt = Opt { short: Some("-t"), long: "--topic", takes: Takes::Text("topic") };
     /// `-k keyword`: keep only what contains the keyword.
-    pub(crate) const KEYWORD: Opt = Opt { short: Some("-k"), long: "--keyword", takes: Takes::Text("keyword") };
+    pub const KEYWORD: Opt = Opt { short: Some("-k"), long: "--keyword", takes: Takes::Text("keyword") };
 
     /// `-n 5`: how many results at most; the placeholder shows the default.
-    pub(crate) const fn limit(default: &'static str) -> Opt {
+    pub const fn limit(default: &'static str) -> Opt {
         Opt { short: Some("-n"), long: "--limit", takes: Takes::Count(default) }
     }
 }

@@ -1,15 +1,40 @@
 //! The rules that several crates must agree on, written once.
 //!
-//! Today: the exit codes clix gives a line or a call ([`exit`]), the
-//! [`Secret`] type that settings of every crate use for keys and
-//! [`is_secret_name`], the rule for which names hold one, how a connection
-//! URL is shown without its password ([`redact_url`]), and which
-//! known name a mistyped one was meant to be ([`names`], for every "did you
-//! mean" and every unknown field), how a settings type reports a value
-//! it does not allow ([`settings`]), and the syntax of prompt templates
-//! ([`template`]). A rule lives here only when at least
-//! two crates that do not depend on each other need it; everything else
-//! belongs to the crate that owns the concept.
+//! A rule lives here only when at least two crates that do not depend on each
+//! other need it, so neither could own it; everything else belongs to the crate
+//! that owns the concept (the secret-store list, for one, is
+//! `clix_workspace::SECRET_STORES`: the lowest crate that owns that idea).
+//! Today:
+//!
+//! - the exit codes clix gives a line or a call ([`exit`]): 0 success, 1
+//!   failure, 2 usage, 3 an agent stopped by a budget, sysexits 70, 75 and 78
+//!   (a broken output contract, try later, a bad configuration), 124 time-out,
+//!   126 cannot run, 127 not found, 128+N killed by signal N, 130 cancelled,
+//!   141 broken pipe, 255 unreachable (ssh's), and -1 for no code (a cancelled
+//!   call's audit line). The tidy test refuses an exit-code literal anywhere
+//!   else, so a number means the same from a shell line to `clix ask`'s own
+//!   exit;
+//! - [`Secret`], the one type for keys and tokens in every crate's settings
+//!   (Debug, Display and Serialize show `***`; `expose()` for the one place
+//!   that sends it); [`is_secret_name`], the rule for which names hold one
+//!   (`OPENAI_API_KEY`, `--token`), used by the sandbox's environment
+//!   allowlist, clip's host children, the hub's parameters and the audit log's
+//!   redaction; and [`redact_url`], a connection URL without its password;
+//! - `redact_text` and `holds_secret`: the shapes of a secret in free text
+//!   (known token prefixes, long high-entropy words, an `Authorization:`
+//!   credential, a URL's password), for every audit record, trajectory, memory
+//!   and log line that may hold what a model typed or read;
+//! - [`names`]: which known name a mistyped one was meant to be (close *and*
+//!   plausible: at most one edit per four characters typed, so `rename` never
+//!   suggests `uname`), for every "did you mean", and `UnknownField`, the one
+//!   way every reader refuses a field it does not know;
+//! - [`settings`]: how a settings type reports a value it does not allow
+//!   (`BadValue`, `Validate`), and the value rules several sections share;
+//! - [`template`]: the one syntax of prompt files (`{name}` placeholders, `{{`
+//!   for a literal brace, an unknown placeholder named with the near one);
+//! - `shell_quote`: a word quoted for a POSIX shell;
+//! - `timeout_line` and `short_duration`: the words of a time-out and of a
+//!   duration, which Layer 2, a sandboxed stage and a `clip` call all write.
 //!
 //! It must not depend on any other clix crate, nor do anything: no I/O, no
 //! state, only shared definitions and pure functions of their inputs.
@@ -20,10 +45,12 @@ mod redact;
 mod secret;
 pub mod settings;
 pub mod template;
+mod wording;
 
 pub use quote::{shell_quote, shell_quote_into};
 pub use redact::{holds_secret, looks_like_token, redact_text};
 pub use secret::{Secret, is_secret_name, redact_url};
+pub use wording::{short_duration, timeout_line};
 
 /// Exit codes, as bash and GNU tools use them where they have one, and
 /// sysexits(3) for the hub's own refusals. Every crate's exit code is one of

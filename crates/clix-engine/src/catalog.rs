@@ -2,8 +2,8 @@
 
 use std::sync::{Arc, OnceLock};
 
+use clix_command::CommandSpec;
 use clix_mcp_client::ListedTool;
-use clix_shell::CommandSpec;
 
 /// The names and summaries of every command a session can run.
 ///
@@ -14,8 +14,8 @@ pub struct Catalog {
     /// Our commands, sorted by name.
     pub agent: Vec<CommandSpec>,
     /// Our commands that run but are not offered to the model (`hub`
-    /// without ready tools, `clip` without environments): `help` still
-    /// answers for them, since a person's docs name them.
+    /// without ready tools, a capability's command it does not offer):
+    /// `help` still answers for them, since a person's docs name them.
     pub unlisted: Vec<CommandSpec>,
     /// The standard Unix commands and shell builtins, sorted.
     pub standard: Vec<String>,
@@ -27,11 +27,12 @@ pub struct Catalog {
     pub hub_not_ready: Vec<(String, String)>,
     /// Manifests that did not load (`hub check` lists them).
     pub hub_problems: usize,
-    /// The `[[clip]]` environments: name and description, in the config's order.
-    pub environments: Vec<(String, String)>,
-    /// The skills' level-0 list (names and descriptions within the
-    /// `[skills]` budget), empty without skills.
-    pub skills: String,
+    /// The capabilities' sections, shown after the commands in the `run`
+    /// description and in `help` (clip's environments), in their order.
+    pub sections: Vec<String>,
+    /// The capabilities' texts for placeholders of the `run` description
+    /// (`skills`: the level-0 list within the `[skills]` budget).
+    pub placeholders: Vec<(&'static str, String)>,
     /// The MCP servers that are commands, in the config's order (each
     /// spec's summary is the entry's description).
     pub mcp: Vec<CommandSpec>,
@@ -50,6 +51,11 @@ pub struct Catalog {
 pub(crate) const HUB_SHOWN: usize = 15;
 
 impl Catalog {
+    /// The text a capability gave for `placeholder`, empty when none did.
+    pub fn placeholder(&self, placeholder: &str) -> &str {
+        self.placeholders.iter().find(|(name, _)| *name == placeholder).map_or("", |(_, text)| text.as_str())
+    }
+
     /// Every runnable name, sorted.
     pub fn all_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self
@@ -87,23 +93,6 @@ impl Catalog {
                 "  … {} more, the most used are listed: find the right one with hub search <what you need>\n",
                 self.hub.len() - shown.len()
             ));
-        }
-        text
-    }
-}
-
-impl Catalog {
-    /// The environments section of the `run` description and of `help`,
-    /// empty without environments.
-    pub fn clip_section(&self) -> String {
-        if self.environments.is_empty() {
-            return String::new();
-        }
-        let width = self.environments.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
-        let mut text =
-            String::from("Environments (clip <name> '<line>' runs there; clip <name> pull|push moves files):\n");
-        for (name, description) in &self.environments {
-            text.push_str(&format!("  {name:width$}  {description}\n"));
         }
         text
     }

@@ -1,22 +1,60 @@
 //! The `run` tool: our command set over Layer 1, shown through Layer 2.
 //!
-//! This crate owns the agent commands (`help`, `write`, `cat -b`, `see`,
-//! `memory`, `sandbox`, `hub` and each ready hub tool as a command, `clip`
-//! over `clix-clip`, whose lines the policy judges as local ones, `skill`,
-//! and each MCP server of the person's config as a command over
-//! `clix-mcp-client`, audited and held to the line's limits), the
-//! OS resolver and the unknown-command fallback, the spill folder for long
-//! outputs, the generated `run` tool definition, the session's policy gate
-//! (rules from `clix-policy`, the workspace's `.clix/policy.toml` read
-//! through its handle, asked by the shell before every command), and
-//! [`Engine`], which takes
-//! one command line through `clix-shell` (execution) and `clix-present`
-//! (presentation). Stores and runners live beside it: `clix-memory`,
-//! `clix-hub`, `clix-sandbox`; the commands here only parse and print.
-//! The CLI, the agent loop and the MCP server all call [`Engine::run`].
+//! [`Engine::run`] takes one command line through `clix-shell` (execution) and
+//! then `clix-present` (presentation), once for the whole line; the CLI, the
+//! agent loop, the MCP server, plans and eval all call it.
 //!
-//! It must not talk to models or to MCP clients, and must not parse the
-//! shell language itself: bashkit does that.
+//! This crate owns:
+//!
+//! - its own commands (`commands/`): `help`, `write`, `cat` (`-b` for base64),
+//!   `see` (images for the model, in `RunOutput::images`), `sandbox`, and,
+//!   until they move to crates of their own, `browser` (over clix-browser:
+//!   started on first use, closed when idle; screenshots and state files
+//!   written through the workspace handle; page text between untrusted-content
+//!   markers), `hub` with each ready hub tool (over clix-hub), and each enabled
+//!   `[[mcp.server]]` (over clix-mcp-client), registered after every other
+//!   command so a taken name keeps its command;
+//! - the capabilities' commands: `EngineConfig::capabilities` holds each
+//!   capability's configuration (`clix_memory::MemoryConfig`,
+//!   `clix_skills::SkillsConfig`, `clix_clip::ClipConfig`), and each adds its
+//!   commands through `clix_command::Capability`, lent the workspace handle,
+//!   the line's time, a `StageRunner` into the sandbox and a `LineJudge` over
+//!   the policy gate. The engine names none of them;
+//! - an MCP tool call's governance, between clix-mcp-client's `prepare` and
+//!   `call`: the tool's `rate_limit` and `serialize` through clix-hub's
+//!   `Governance` (keyed `SERVER TOOL`; a refusal exits 75), the line's
+//!   remaining time and memory budget, and one `kind: "mcp"` audit line with
+//!   redacted arguments (written as cancelled if the call is dropped); and `mcp
+//!   search` over every server's kept tool list;
+//! - the OS resolver (`HostChoice`: a name on the sandbox's PATH runs in the
+//!   sandbox) in front of the unknown-command fallback, and routing
+//!   (`engine/route.rs`): a line of standard tools over a big file, or one
+//!   walking a big tree, runs whole in the sandbox's GNU tools;
+//! - each line's share of the workspace's disk (`engine/disk.rs`, `[limits]
+//!   max_workspace_growth_bytes`: the free space read every 50 ms through the
+//!   handle, the line cancelled once it has taken more);
+//! - a checkpoint around each call (clix-checkpoint) and the session's mode:
+//!   `read-only` makes the workspace handle and the sandbox's mounts read-only
+//!   (save clix's spills), `review` puts each call's changes to the `Reviewer`;
+//! - `Engine::confined` for a plan agent ([`Namespace`]: its folder and
+//!   `writes`): the workspace handle confined, the sandbox mounting the
+//!   workspace read-only with those places bound read-write, the shell starting
+//!   and spilling in its folder;
+//! - the spill folder `.clix/out/cmd-N.txt` (through the handle;
+//!   `.clix/.gitignore` is `*`), the [`Catalog`], the generated `run` tool
+//!   definition (`tool_definition`; its wording `prompts/run-tool.md`, or a
+//!   person's template), and [`RunReport`], the one serializable result (`clix
+//!   run --json`, MCP's `structuredContent`);
+//! - the session's policy gate ([`PolicyConfig`]): the rules from
+//!   `clix-policy`, the workspace's `.clix/policy.toml` read through its
+//!   handle, the gate asked by the shell before every command and by the
+//!   sandbox at every exec, and `kind: "policy"` audit lines;
+//! - notices ([`Engine::notices`]: the secret stores the handle hides, skills
+//!   that did not load), which the front end says once per workspace.
+//!
+//! It must not talk to models or to MCP clients, parse the shell language
+//! itself (bashkit does), or know where a session's files live: every path and
+//! setting comes in its `EngineConfig`, which `clix-session` assembles.
 
 mod catalog;
 mod commands;
@@ -28,7 +66,7 @@ mod tooldef;
 
 pub use catalog::Catalog;
 pub use clix_checkpoint::{ChangeSet, CheckpointSettings, Reviewer, WorkMode};
-pub use commands::{MAX_IMAGE_SIDE, McpConfig, MemoryAccess, MemoryConfig, SeenImage};
+pub use commands::{MAX_IMAGE_SIDE, McpConfig, SeenImage};
 pub use engine::{CallChanges, Engine, EngineConfig, EngineError, Namespace, OsTier, RunOutput, WorkspaceControl};
 pub use policy::PolicyConfig;
 pub use report::RunReport;
@@ -37,7 +75,6 @@ pub use tooldef::{
     RUN_TOOL_PLACEHOLDERS, RUN_TOOL_PROMPT, ToolFormat, description as tool_description, tool_definition,
 };
 
-pub use clix_clip::{ClipConfig, ClipEntry};
 pub use clix_present::PresentOptions;
 pub use clix_sandbox::{Availability, SandboxMode, SandboxSettings, is_secret_name, probe, remove_leftover_cgroups};
 pub use clix_shell::{CancelHandle, RawResult, SessionError, ShellLimits};

@@ -124,6 +124,15 @@ impl clix_sandbox::ExecJudge for ExecGate {
     }
 }
 
+/// The gate as a capability asks it of a line that runs elsewhere (clip).
+pub(crate) struct ElsewhereGate(pub(crate) Arc<Gate>);
+
+impl clix_command::LineJudge for ElsewhereGate {
+    fn admit_elsewhere(&self, line: &str) -> Result<(), String> {
+        self.0.admit_elsewhere(line)
+    }
+}
+
 /// The gate as the shell asks it.
 pub(crate) struct ShellGate(pub(crate) Arc<Gate>);
 

@@ -59,14 +59,14 @@ fn mcp(catalog: &Catalog) -> String {
 /// The `{skills}` of the description: nothing without skills, else the
 /// level-0 list on lines of its own after the line before it.
 fn skills(catalog: &Catalog) -> String {
-    match catalog.skills.trim_end() {
+    match catalog.placeholder("skills").trim_end() {
         "" => String::new(),
         list => format!("\n{list}"),
     }
 }
 
 /// The `{commands}` of the description: a line per agent command, the hub's
-/// and the environments' sections, and the standard commands in one line.
+/// and the capabilities' sections, and the standard commands in one line.
 fn commands(catalog: &Catalog) -> String {
     let width = catalog.agent.iter().map(|s| s.name.len()).max().unwrap_or(0);
     let mut text = String::new();
@@ -74,7 +74,9 @@ fn commands(catalog: &Catalog) -> String {
         text.push_str(&format!("  {:width$}  {}\n", spec.name, spec.summary));
     }
     text.push_str(&catalog.hub_section());
-    text.push_str(&catalog.clip_section());
+    for section in &catalog.sections {
+        text.push_str(section);
+    }
     text.push_str(&standard_line(&catalog.standard));
     text
 }

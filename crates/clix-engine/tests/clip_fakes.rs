@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use clix_clip::argv::{READY_JSONPATH, WRAPPER};
-use clix_engine::{ClipConfig, ClipEntry, Engine, EngineConfig, ShellLimits};
+use clix_clip::{ClipConfig, ClipEntry};
+use clix_engine::{Engine, EngineConfig, ShellLimits};
 
 const FAKE: &str = r#"#!/usr/bin/env python3
 import json, os, shutil, sys
@@ -140,7 +141,7 @@ fn strings(words: &[&str]) -> Vec<String> {
 async fn engine(ws: &Path, home: &Path, entries: Vec<ClipEntry>) -> Engine {
     Engine::new(EngineConfig {
         limits: ShellLimits { timeout_secs: 30, ..ShellLimits::default() },
-        clip: Some(ClipConfig {
+        capabilities: vec![std::sync::Arc::new(ClipConfig {
             environments: entries,
             state_dir: home.join("state"),
             audit_log: Some(clix_audit::AuditLog::new(home.join("state/audit.jsonl"))),
@@ -148,7 +149,7 @@ async fn engine(ws: &Path, home: &Path, entries: Vec<ClipEntry>) -> Engine {
             sandbox: None,
             clix_config_dir: None,
             output_cap_bytes: 1 << 20,
-        }),
+        })],
         ..EngineConfig::new(ws)
     })
     .await

@@ -7,7 +7,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use clix_engine::{ClipConfig, ClipEntry, Engine, EngineConfig, SandboxSettings, ShellLimits};
+use clix_clip::{ClipConfig, ClipEntry};
+use clix_engine::{Engine, EngineConfig, SandboxSettings, ShellLimits};
 
 struct Session {
     ws: tempfile::TempDir,
@@ -32,7 +33,7 @@ async fn session(test: &str, timeout_secs: u64) -> Option<Session> {
     };
     let engine = Engine::new(EngineConfig {
         limits: ShellLimits { timeout_secs, max_memory_bytes: 1 << 20, ..ShellLimits::default() },
-        clip: Some(ClipConfig {
+        capabilities: vec![std::sync::Arc::new(ClipConfig {
             environments: vec![entry],
             state_dir: home.path().join("state"),
             audit_log: Some(clix_audit::AuditLog::new(home.path().join("state/audit.jsonl"))),
@@ -40,7 +41,7 @@ async fn session(test: &str, timeout_secs: u64) -> Option<Session> {
             sandbox: Some(SandboxSettings { output_cap_mb: 1, ..SandboxSettings::default() }),
             clix_config_dir: None,
             output_cap_bytes: 1 << 20,
-        }),
+        })],
         ..EngineConfig::new(ws.path())
     })
     .await

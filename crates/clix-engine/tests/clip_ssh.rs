@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use clix_engine::{ClipConfig, ClipEntry, Engine, EngineConfig, PolicyConfig, ShellLimits};
+use clix_clip::{ClipConfig, ClipEntry};
+use clix_engine::{Engine, EngineConfig, PolicyConfig, ShellLimits};
 use clix_testkit::{Sshd, free_port, which, whoami};
 
 /// A private sshd, or `None` (with a visible skip) where sshd is missing.
@@ -68,7 +69,7 @@ async fn session(entries: Vec<ClipEntry>, timeout_secs: u64, policy: Option<Poli
     let engine = Engine::new(EngineConfig {
         limits,
         policy,
-        clip: Some(ClipConfig {
+        capabilities: vec![std::sync::Arc::new(ClipConfig {
             environments: entries,
             state_dir: home.path().join("state"),
             audit_log: Some(clix_audit::AuditLog::new(home.path().join("state/audit.jsonl"))),
@@ -76,7 +77,7 @@ async fn session(entries: Vec<ClipEntry>, timeout_secs: u64, policy: Option<Poli
             sandbox: None,
             clix_config_dir: None,
             output_cap_bytes: 1 << 20,
-        }),
+        })],
         ..EngineConfig::new(ws.path())
     })
     .await

@@ -8,8 +8,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use clix_engine::{Engine, EngineConfig, MemoryConfig, OsTier, SandboxSettings};
+use clix_engine::{Engine, EngineConfig, OsTier, SandboxSettings};
 use clix_memory::Location;
+use clix_memory::MemoryConfig;
 
 struct Fixture {
     _dirs: [tempfile::TempDir; 2],
@@ -46,7 +47,7 @@ async fn fixture() -> Fixture {
     };
     let engine = Engine::new(EngineConfig {
         os: Some(os),
-        memory: Some(memory),
+        capabilities: vec![std::sync::Arc::new(memory)],
         hub: Some(hub),
         ..EngineConfig::new(ws.path())
     })

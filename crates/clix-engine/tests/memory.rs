@@ -5,8 +5,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
-use clix_engine::{Engine, EngineConfig, MemoryAccess, MemoryConfig};
+use clix_engine::{Engine, EngineConfig};
 use clix_memory::{GLOBAL_TOPIC, Location, MemorySettings, Store};
+use clix_memory::{MemoryAccess, MemoryConfig};
 use serde_json::Value;
 
 /// One memory file with a fact in each of alpha, beta and global.
@@ -43,7 +44,12 @@ impl Memories {
             access,
             ..Default::default()
         };
-        let engine = Engine::new(EngineConfig { memory: Some(memory), ..EngineConfig::new(ws.path()) }).await.unwrap();
+        let engine = Engine::new(EngineConfig {
+            capabilities: vec![std::sync::Arc::new(memory)],
+            ..EngineConfig::new(ws.path())
+        })
+        .await
+        .unwrap();
         Session { engine, _ws: ws }
     }
 

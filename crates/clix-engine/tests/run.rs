@@ -94,7 +94,7 @@ async fn help_knows_every_command_of_the_catalog() {
     let ws = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
     // clip without environments runs but is not offered to the model.
-    let clip = clix_engine::ClipConfig {
+    let clip = clix_clip::ClipConfig {
         environments: vec![],
         state_dir: state.path().to_path_buf(),
         audit_log: None,
@@ -103,7 +103,7 @@ async fn help_knows_every_command_of_the_catalog() {
         clix_config_dir: None,
         output_cap_bytes: 1 << 20,
     };
-    let config = EngineConfig { clip: Some(clip), ..EngineConfig::new(ws.path()) };
+    let config = EngineConfig { capabilities: vec![std::sync::Arc::new(clip)], ..EngineConfig::new(ws.path()) };
     let mut f = Fixture { engine: Engine::new(config).await.unwrap(), ws };
     let catalog = f.engine.catalog().clone();
     assert!(catalog.unlisted.iter().any(|s| s.name == "clip"), "{:?}", catalog.unlisted);
@@ -364,7 +364,7 @@ async fn tool_definition_is_compact_stable_and_complete() {
 #[tokio::test]
 async fn memory_command_levels_of_help_store_search_forget() {
     let data = tempfile::tempdir().unwrap();
-    let memory = clix_engine::MemoryConfig {
+    let memory = clix_memory::MemoryConfig {
         location: clix_memory::Location::File(data.path().join("memory.sqlite")),
         topic: "proj".into(),
         session: "s1".into(),
@@ -418,9 +418,12 @@ async fn memory_command_levels_of_help_store_search_forget() {
     assert_eq!(run(&mut f, "memory forget 1").await.0, "no memory #1; see memory recent\n");
 }
 
-async fn memory_fixture(memory: clix_engine::MemoryConfig) -> Fixture {
+async fn memory_fixture(memory: clix_memory::MemoryConfig) -> Fixture {
     let ws = tempfile::tempdir().unwrap();
-    let engine = Engine::new(EngineConfig { memory: Some(memory), ..EngineConfig::new(ws.path()) }).await.unwrap();
+    let engine =
+        Engine::new(EngineConfig { capabilities: vec![std::sync::Arc::new(memory)], ..EngineConfig::new(ws.path()) })
+            .await
+            .unwrap();
     Fixture { engine, ws }
 }
 
@@ -432,7 +435,7 @@ async fn memory_arguments_are_checked_and_a_broken_embedder_costs_only_vectors()
         path: data.path().join("no-such-model").display().to_string(),
         ..Default::default()
     };
-    let memory = clix_engine::MemoryConfig {
+    let memory = clix_memory::MemoryConfig {
         location: clix_memory::Location::File(data.path().join("memory.sqlite")),
         topic: "proj".into(),
         session: "s1".into(),
@@ -470,7 +473,7 @@ async fn a_memory_store_that_failed_to_open_is_tried_again() {
     // The store's folder is a file: opening fails until it is moved away.
     let blocked = data.path().join("data");
     std::fs::write(&blocked, "not a folder").unwrap();
-    let memory = clix_engine::MemoryConfig {
+    let memory = clix_memory::MemoryConfig {
         location: clix_memory::Location::File(blocked.join("memory.sqlite")),
         topic: "proj".into(),
         session: "s1".into(),

@@ -92,7 +92,7 @@ impl Fixture {
                 session_id: "skills-test".into(),
                 env: Vec::new(),
             }),
-            skills: Some(SkillsConfig { person_dir: Some(self.person_dir()), level0_bytes }),
+            capabilities: vec![std::sync::Arc::new(SkillsConfig { person_dir: Some(self.person_dir()), level0_bytes })],
             ..EngineConfig::new(self.ws.path())
         })
         .await
@@ -130,7 +130,10 @@ async fn level_zero_lists_the_skills_in_the_run_tool_within_the_budget() {
     // Without skills, neither the list nor the command is offered.
     let bare = tempfile::tempdir().unwrap();
     let engine = Engine::new(EngineConfig {
-        skills: Some(SkillsConfig { person_dir: Some(bare.path().join("skills")), level0_bytes: 2048 }),
+        capabilities: vec![std::sync::Arc::new(SkillsConfig {
+            person_dir: Some(bare.path().join("skills")),
+            level0_bytes: 2048,
+        })],
         ..EngineConfig::new(bare.path())
     })
     .await
@@ -228,7 +231,7 @@ async fn without_a_sandbox_no_script_runs() {
             session_id: "skills-host".into(),
             env: Vec::new(),
         }),
-        skills: Some(SkillsConfig { person_dir: Some(f.person_dir()), level0_bytes: 2048 }),
+        capabilities: vec![std::sync::Arc::new(SkillsConfig { person_dir: Some(f.person_dir()), level0_bytes: 2048 })],
         ..EngineConfig::new(f.ws.path())
     })
     .await

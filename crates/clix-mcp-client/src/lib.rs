@@ -1,39 +1,48 @@
-//! MCP servers as commands: a server a person configured (`[[mcp.server]]`)
-//! is a command, its tools are subcommands, and a call's result is a
-//! command's (bytes for the pipe, an exit code, images apart).
+//! MCP servers as commands: a server a person configured (`[[mcp.server]]`) is
+//! a command, its tools are subcommands, and a call's result is a command's
+//! (bytes for the pipe, an exit code, images apart).
 //!
 //! This crate owns:
 //!
-//! - the `[mcp]` section ([`McpSettings`], [`ServerEntry`]) and its
-//!   `validate`, every problem at once; header values that name variables
-//!   (`Bearer ${GITHUB_TOKEN}`), read from clix's environment when the
-//!   server is first used and never shown;
+//! - the `[mcp]` section ([`McpSettings`], [`ServerEntry`]: `command` and
+//!   `args` or `url` and `headers`, the `env` names passed through, `network`,
+//!   `domain`, `enabled`, `rate_limit`, `serialize`, and per-tool overrides)
+//!   and its `validate`, every problem at once; header values that name
+//!   variables (`Bearer ${GITHUB_TOKEN}`), read from clix's environment when
+//!   the server is first used and never shown;
 //! - [`import`]: the `mcpServers` object of Claude Desktop, Claude Code and
 //!   Cursor as `[[mcp.server]]` text, with what was skipped and why, and the
-//!   variables to export for values the file held literally (never written);
-//! - the lifecycle ([`Servers`]): a stdio server starts on first use inside
-//!   the OS sandbox (`clix_sandbox::Sandbox::start_stdio_service`; the
-//!   workspace as its folder, the folders its absolute paths name read-only,
-//!   the network only with `network = true`), lives for the session and ends
-//!   with the handle (and with clix, through bwrap's `--die-with-parent`); an
-//!   HTTP server is reached through rmcp's streamable-HTTP client. A server
-//!   that does not start, or ends during a call, gets an error naming what
-//!   failed, the end of its stderr and what to check; the next call starts
-//!   it again;
-//! - tools as subcommands ([`Tool`]): flags from each tool's `inputSchema`
-//!   (types, enums, repeated flags for lists, `--json`), usage errors (exit
-//!   2) with the usage line and the near name, help at the seed's levels;
-//! - each server's tool list kept between sessions ([`ToolCache`]), written
-//!   whenever the server lists its tools, so `mcp search` need not start it;
+//!   variables to export for values the file held literally (a literal secret
+//!   is never written);
+//! - the lifecycle ([`Servers`]): a stdio server starts on first use inside the
+//!   OS sandbox (`clix_sandbox::Sandbox::start_stdio_service`; the workspace as
+//!   its folder, its `env` on top of the allowlist, the folders its absolute
+//!   paths name read-only, never the home folder or one holding it, the network
+//!   only with `network = true`), lives for the session and ends with the
+//!   handle (and with clix); an HTTP server is reached through rmcp's
+//!   streamable-HTTP client. Calls to one server run in order. A server that
+//!   does not start, or ends during a call, gets an error naming what failed,
+//!   its exit code, the end of its stderr, the variables of its `env` that are
+//!   not set and what to check; the next call starts it again;
+//! - tools as subcommands ([`Tool`], from each tool's `inputSchema`, `$ref`s
+//!   into `$defs` followed): flags with types, enums, repeated flags for lists,
+//!   `--json`; usage errors (exit 2) with the usage line and the near name;
+//!   help at the seed's levels (`SERVER`, `SERVER --help`, `SERVER TOOL
+//!   --help`);
+//! - each server's tool list kept between sessions ([`ToolCache`]: a JSON file
+//!   per server, named by a hash of what starts it), written whenever the
+//!   server lists its tools, so `mcp search` need not start it
+//!   (`Servers::known_tools`);
 //! - a call's result ([`CallResult`]): `structuredContent` as JSON on stdout,
 //!   text as text, images decoded apart, `isError` as exit 1 on stderr.
 //!
 //! A call is prepared ([`Servers::prepare`] → [`ToolCall`]: server, tool,
-//! arguments) before it is made ([`Servers::call`]), so its caller can run
-//! the policy gate, write the audit line and apply rate limits in between.
+//! arguments) before it is made ([`Servers::call`]), so its caller can run the
+//! policy gate, write the audit line and apply rate limits in between.
 //!
-//! It must not print (it emits `tracing` events), run anything except
-//! through `clix-sandbox`, or read configuration from a workspace: its
+//! It must not print (it emits `tracing` events), run anything except through
+//! `clix-sandbox`, decide policy, audit or rate limits (its caller does,
+//! between `prepare` and `call`), or read configuration from a workspace: its
 //! settings come from its caller, out of the person's own config.
 
 mod cache;

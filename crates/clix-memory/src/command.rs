@@ -1,13 +1,15 @@
 //! `memory search|recent|store|facts|forget`: the agent's memory as a command
-//! (seed 000/002), over `clix-memory`'s SQLite store.
+//! (seed 000/002), over this crate's store (SQLite or the shared PostgreSQL).
 
 use std::sync::{Arc, Mutex};
 
-use clix_memory::{EmbedError, Filter, GLOBAL_TOPIC, Hit, Memory, MemorySettings, Progress, Store};
-use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail, read_stdin};
+use clix_command::{
+    Added, AgentCommand, Capability, CommandIo, CommandSpec, CommandStatus, Parts, async_trait, fail, read_stdin,
+};
 
-use super::flags::common::{JSON, KEYWORD, TOPIC, limit};
-use super::flags::{Arity, Item, Misuse, Operand, Opt, Parsed, Picked, Syntax, Takes, count, pick};
+use crate::{EmbedError, Filter, GLOBAL_TOPIC, Hit, Memory, MemorySettings, Progress, Store};
+use clix_command::flags::common::{JSON, KEYWORD, TOPIC, limit};
+use clix_command::flags::{Arity, Item, Misuse, Operand, Opt, Parsed, Picked, Syntax, Takes, count, pick};
 
 /// `--global`: the topic every session reads (`-t global`).
 const GLOBAL: Opt = Opt { short: None, long: "--global", takes: Takes::Nothing };
@@ -79,7 +81,7 @@ pub enum MemoryAccess {
 pub struct MemoryConfig {
     /// Where the store is: the SQLite file (`<data>/memory.sqlite`) or
     /// the PostgreSQL database of `[storage] url` (shown without its password).
-    pub location: clix_memory::Location,
+    pub location: crate::Location,
     /// Topic of what this session stores: by default the workspace's
     /// canonical path, so two folders of the same name never share one
     /// (shown by the folder's name, see [`MemoryConfig::shown`]).
@@ -113,7 +115,9 @@ impl std::fmt::Debug for MemoryConfig {
 /// A store that opened, and why it runs on full text alone if its embedder
 /// could not be set up.
 pub struct OpenedStore {
+    /// The store, with its embedder when it could be set up.
     pub store: Store,
+    /// Why it searches full text alone, when it does.
     pub degraded: Option<String>,
 }
 
@@ -122,7 +126,7 @@ impl MemoryConfig {
     /// by the folder's name; any other as it is stored (two folders of the
     /// same name are told apart by their paths).
     pub fn shown<'a>(&self, topic: &'a str) -> &'a str {
-        if topic == self.topic { clix_memory::topic_name(topic) } else { topic }
+        if topic == self.topic { crate::topic_name(topic) } else { topic }
     }
 
     /// The topic `-t NAME` means: the session's own topic is also named by
@@ -192,7 +196,16 @@ impl MemoryConfig {
     }
 }
 
-pub(crate) struct MemoryCommand {
+/// The `memory` command, on the store this configuration names (opened at
+/// its first use).
+#[async_trait]
+impl Capability for MemoryConfig {
+    async fn add(&self, _parts: &Parts<'_>) -> Result<Added, String> {
+        Ok(Added::offered(Arc::new(MemoryCommand::new(self.clone()))))
+    }
+}
+
+struct MemoryCommand {
     spec: CommandSpec,
     /// Each subcommand's syntax, in the spec's order (`store` as the access allows).
     syntaxes: [&'static Syntax; 5],
@@ -204,7 +217,7 @@ pub(crate) struct MemoryCommand {
 }
 
 impl MemoryCommand {
-    pub(crate) fn new(config: MemoryConfig) -> Self {
+    fn new(config: MemoryConfig) -> Self {
         let (store, details) = if config.access == MemoryAccess::Full {
             (
                 &STORE_FULL,
@@ -370,7 +383,7 @@ fn execute(config: &MemoryConfig, store: &mut Store, sub: &str, args: &Args) -> 
     let who = format!("memory {sub}");
     let named = Args { topic: config.named(&args.topic), ..args.clone() };
     let args = &named;
-    let failed = |e: clix_memory::MemoryError| format!("[error] {who}: {e}\n");
+    let failed = |e: crate::MemoryError| format!("[error] {who}: {e}\n");
     let refused = |why: String| format!("[error] {who}: {why}\n");
     // What a store writes to is its topic, the session's by default.
     let store_topic = if args.topic.is_empty() { &config.topic } else { &args.topic };

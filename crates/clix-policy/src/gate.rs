@@ -193,6 +193,18 @@ impl Gate {
         Ok(())
     }
 
+    /// A line about to run on another machine (`clip NAME 'line'`): what
+    /// the rules say of the same line run here. Its folder there is not
+    /// known, so relative paths are judged as the hook judges them; a line
+    /// that cannot be parsed is judged as the script it is.
+    pub fn admit_elsewhere(&self, line: &str) -> Result<(), String> {
+        self.prescreen(line, None)?;
+        match self.policy.written_commands(line) {
+            Ok(commands) => commands.iter().try_for_each(|argv| self.admit(argv, None)),
+            Err(_) => self.admit(&["bash".to_string(), "-c".to_string(), line.to_string()], None),
+        }
+    }
+
     /// Before one command runs, with its resolved name and expanded
     /// arguments, in `cwd` when known (a remote machine's folder is not).
     /// `Err` is the refusal's message: the command must not run, and

@@ -59,13 +59,6 @@ pub fn failed_stages(pipelines: &[Vec<StageExit>]) -> Vec<StageExit> {
     failed
 }
 
-/// Whole milliseconds below one second (`0ms`, `12ms`), seconds with one
-/// decimal from one second up (`1.2s`).
-pub(crate) fn format_duration(d: Duration) -> String {
-    let ms = d.as_millis();
-    if ms < 1000 { format!("{ms}ms") } else { format!("{:.1}s", d.as_secs_f64()) }
-}
-
 /// The last line of every presentation: the line's exit code, the failed
 /// stages of its pipelines when there are any ([`failed_stages`]), and its
 /// duration. `[exit:0 | jq exit 5 | 4ms]`, `[exit:0 | jq exit 5, sort exit 2
@@ -80,7 +73,7 @@ pub fn footer(exit_code: i32, failed: &[StageExit], duration: Duration) -> Strin
         }
         text.push_str(" | ");
     }
-    text.push_str(&format_duration(duration));
+    text.push_str(&clix_common::short_duration(duration));
     text.push(']');
     text
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::binary::{BinaryKind, classify};
-use crate::footer::{StageExit, failed_stages, footer, format_duration};
+use crate::footer::{StageExit, failed_stages, footer};
 use crate::hints::next_step_hint;
 use crate::overflow::{TextStats, preview};
 
@@ -130,11 +130,6 @@ pub struct Presentation {
     pub failed_stages: Vec<StageExit>,
 }
 
-/// The line shown above the footer when a command line ran out of time.
-pub fn timeout_line(limit: Duration) -> String {
-    format!("timed out after {}; raise with --timeout or run it in the background", human_secs(limit))
-}
-
 /// Applies the Layer-2 rules to the final result of a command line.
 ///
 /// `origin` is only called when a message needs it (binary output, a usage
@@ -213,7 +208,7 @@ pub fn present(
         )),
     }
     if let Some(limit) = out.timed_out {
-        text.push_str(&timeout_line(limit));
+        text.push_str(&clix_common::timeout_line(limit));
         text.push('\n');
     }
     let failed = failed_stages(out.pipelines);
@@ -323,10 +318,6 @@ pub(crate) fn human_size(bytes: u64) -> String {
     };
     let s = format!("{value:.1}");
     format!("{}{unit}", s.strip_suffix(".0").unwrap_or(&s))
-}
-
-fn human_secs(d: Duration) -> String {
-    if d.subsec_millis() == 0 { format!("{}s", d.as_secs()) } else { format_duration(d) }
 }
 
 #[cfg(test)]

@@ -1,45 +1,48 @@
 //! One child process, supervised: everything between its spawn and its
-//! [`Outcome`], written once for every crate that starts a program and
-//! waits for it.
+//! [`Outcome`], written once for every crate that starts a program and waits
+//! for it (clix-sandbox for bubblewrap, clix-clip for ssh, scp, docker and
+//! kubectl).
 //!
 //! This crate owns:
 //!
 //! - feeding stdin: the bytes are written by a task of their own, so stdin
-//!   larger than a pipe's buffer never blocks the wait, and a child that
-//!   stops reading (`head`, `true`) is not an error; a piped stdin with
-//!   nothing to feed is closed at once, so the child reads end of file;
-//! - capture: stdout and stderr read as they come, each kept up to a cap,
-//!   every byte (and every stdout newline) counted, so the totals are exact
-//!   however much was dropped;
+//!   larger than a pipe's buffer never blocks the wait, and a child that stops
+//!   reading (`head`, `true`) is not an error; a piped stdin with nothing to
+//!   feed is closed at once, so the child reads end of file;
+//! - capture: stdout and stderr read as they come, each kept up to a cap, every
+//!   byte (and every stdout newline) counted, so the totals are exact however
+//!   much was dropped;
 //! - the time limit: SIGTERM to the child's innermost process group (see
-//!   [`Groups`]), SIGKILL to every group after one grace, then SIGKILL
-//!   again to every group, so what the child left running in them goes
-//!   with it; the exit code is then `clix_common::exit::TIMEOUT` (124, as
-//!   GNU `timeout`);
-//! - what is kept on time-out: everything read until the end. An agent
-//!   sees the partial output of a command that timed out, which is often
-//!   what tells it why (the last line before a hang);
+//!   [`Groups`]), SIGKILL to every group after one grace, then SIGKILL again to
+//!   every group, so what the child left running in them goes with it; the exit
+//!   code is then `clix_common::exit::TIMEOUT` (124, as GNU `timeout`);
+//! - what is kept on time-out: everything read until the end. An agent sees the
+//!   partial output of a command that timed out, which is often what tells it
+//!   why (the last line before a hang);
 //! - the bounded drain: once the child has ended, its pipes are read for at
-//!   most [`DRAIN`] more ([`DRAIN_AFTER_KILL`] after a kill at the time
-//!   limit), since a process it left behind may hold them open for ever;
-//!   what was read by then is kept;
-//! - cancellation: dropping the future of [`supervise`] (its caller gave up:
-//!   a cancelled line, an outer time limit) sends SIGTERM to the groups at
-//!   once and SIGKILL after the grace, from a thread of its own, since a
-//!   drop cannot wait; the stdin and capture tasks end with it;
-//! - the exit code of a status: the child's own, or 128+N for signal N.
+//!   most [`DRAIN`] more ([`DRAIN_AFTER_KILL`] after a kill at the time limit),
+//!   since a process it left behind may hold them open for ever; what was read
+//!   by then is kept;
+//! - cancellation: dropping the future of [`supervise`] (its caller gave up: a
+//!   cancelled line, an outer time limit) sends SIGTERM to the groups at once
+//!   and SIGKILL after the grace, from a thread of its own, since a drop cannot
+//!   wait; the stdin and capture tasks end with it;
+//! - the exit code of a status: the child's own, or 128+N for signal N;
+//! - the warden ([`warden`]): a process forked (not executed) with the first
+//!   child, in a session of its own, reading a pipe only its owner writes.
+//!   Children enlist their group between fork and exec (`warden::enlist`), and
+//!   `Groups` and a run's cgroups register and forget themselves; at end of
+//!   file (the owner died, SIGKILL included) the warden sends SIGKILL to every
+//!   group still listed and removes the folders. bwrap's `--die-with-parent`
+//!   alone is not enough: an outer bwrap killed mid-setup left the sandbox's
+//!   first process waiting on an eventfd for ever, with init as its parent.
 //!
-//! - the warden ([`warden`]): a process forked with the first child, which
-//!   sends SIGKILL to every group still running, and removes the folders it
-//!   was given, when the process that started them ends without doing it
-//!   (killed with SIGKILL, or exited during a drop's grace).
-//!
-//! It spawns nothing but its warden: the caller builds and starts the
-//! child (its program, isolation, environment and resource limits) in a
-//! process group of its own (`Command::process_group(0)`), and hands it
-//! over with its groups. It knows nothing of what the child is or why it
-//! runs (no sandbox, no remote shell, no audit, no presentation): it sees a
-//! child, its process groups and bytes.
+//! It spawns nothing but its warden: the caller builds and starts the child
+//! (its program, isolation, environment and resource limits) in a process group
+//! of its own (`Command::process_group(0)`), and hands it over with its groups.
+//! It knows nothing of what the child is or why it runs (no sandbox, no remote
+//! shell, no audit, no presentation): it sees a child, its process groups and
+//! bytes.
 
 use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};

@@ -8,13 +8,12 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clix_audit::AuditLog;
+use clix_clip::ClipConfig;
+use clix_command::Capability;
 use clix_config::Paths;
-use clix_engine::{
-    ClipConfig, Engine, EngineConfig, McpConfig, MemoryAccess, MemoryConfig, Namespace, OsTier, PolicyConfig,
-    SandboxMode,
-};
+use clix_engine::{Engine, EngineConfig, McpConfig, Namespace, OsTier, PolicyConfig, SandboxMode};
 use clix_hub::{HubConfig, LoadOptions, hub_sources};
-use clix_memory::Progress;
+use clix_memory::{MemoryAccess, MemoryConfig, Progress};
 use clix_policy::{Approver, Origin, RuleFile, Scope};
 use clix_skills::SkillsConfig;
 use clix_store::SharedStore;
@@ -134,6 +133,11 @@ impl Session {
         self
     }
 
+    /// The session's name in the audit log and in the memories it stores.
+    pub fn session_id(&self) -> &str {
+        &self.id
+    }
+
     /// Names the session exactly `id` (an eval attempt's, the same run after run).
     pub fn id(mut self, id: impl Into<String>) -> Session {
         self.id = id.into();
@@ -212,15 +216,10 @@ impl Session {
                 session_id: self.id.clone(),
                 env: self.program_env.clone(),
             }),
-            memory: parts.memory.then(|| self.memory_config(self.id.clone())),
+            capabilities: self.capabilities(&audit),
             hub: if parts.hub { Some(self.hub_config(&audit)?) } else { None },
             policy: if parts.policy { Some(self.policy_config(&audit)?) } else { None },
             browser: parts.browser.then(|| settings.browser.clone()),
-            clip: parts.clip.then(|| self.clip_config(&audit)),
-            skills: (parts.skills && settings.skills.enabled).then(|| SkillsConfig {
-                person_dir: Some(self.paths.config_dir.join(clix_skills::PERSON_FOLDER)),
-                level0_bytes: settings.skills.level0_bytes,
-            }),
             mcp: if parts.mcp && !settings.mcp.server.is_empty() { Some(self.mcp_config(&audit)?) } else { None },
             run_tool_prompt: self.prompt(Prompt::RunTool)?,
             // A person's session keeps every call's changes; an isolated one
@@ -233,6 +232,26 @@ impl Session {
                 reviewer: self.reviewer.clone(),
             }),
         })
+    }
+
+    /// The capabilities that own their commands, as this session's parts
+    /// and settings turn them on, in the order their commands join.
+    fn capabilities(&self, audit: &AuditLog) -> Vec<Arc<dyn Capability>> {
+        let (parts, settings) = (self.parts, &self.settings);
+        let mut capabilities: Vec<Arc<dyn Capability>> = Vec::new();
+        if parts.memory {
+            capabilities.push(Arc::new(self.memory_config(self.id.clone())));
+        }
+        if parts.skills && settings.skills.enabled {
+            capabilities.push(Arc::new(SkillsConfig {
+                person_dir: Some(self.paths.config_dir.join(clix_skills::PERSON_FOLDER)),
+                level0_bytes: settings.skills.level0_bytes,
+            }));
+        }
+        if parts.clip {
+            capabilities.push(Arc::new(self.clip_config(audit)));
+        }
+        capabilities
     }
 
     /// The MCP servers: the person's `[[mcp.server]]` entries (their config
@@ -401,9 +420,16 @@ mod tests {
         assert_eq!(config.os.as_ref().unwrap().audit_log.as_ref().map(|l| &l.path), Some(&audit));
         assert_eq!(config.hub.as_ref().unwrap().audit_log.as_ref().map(|l| &l.path), Some(&audit));
         assert_eq!(config.policy.as_ref().unwrap().audit_log.as_ref().map(|l| &l.path), Some(&audit));
-        assert_eq!(config.clip.as_ref().unwrap().audit_log.as_ref().map(|l| &l.path), Some(&audit));
+        // The capabilities, seen as the engine holds them: memory, skills, clip.
+        let capabilities: Vec<String> = config.capabilities.iter().map(|c| format!("{c:?}")).collect();
+        let [memory, skills, clip] = capabilities.as_slice() else { panic!("{capabilities:#?}") };
+        assert!(clip.starts_with("ClipConfig") && clip.contains(&format!("{audit:?}")), "{clip}");
         let sqlite = clix_memory::Location::File(home.path().join("data/memory.sqlite"));
-        assert_eq!(config.memory.as_ref().unwrap().location, sqlite);
+        assert!(memory.starts_with("MemoryConfig") && memory.contains(&format!("{sqlite:?}")), "{memory}");
+        assert!(
+            skills.starts_with("SkillsConfig") && skills.contains(&format!("{:?}", home.path().join("skills"))),
+            "{skills}"
+        );
         // [storage] url moves the memory to the database it names.
         let url = format!("postgres://clix:pw@127.0.0.1:{}/mem", clix_testkit::free_port());
         s.settings.storage.url = url.as_str().into();
@@ -418,9 +444,8 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let ws = tempfile::tempdir().unwrap();
         let config = session(home.path(), ws.path()).parts(Parts::SHELL).engine_config().unwrap();
-        assert!(config.os.is_none() && config.memory.is_none() && config.hub.is_none());
-        assert!(config.policy.is_none() && config.browser.is_none() && config.clip.is_none());
-        assert!(config.skills.is_none() && config.mcp.is_none());
+        assert!(config.os.is_none() && config.capabilities.is_empty() && config.hub.is_none());
+        assert!(config.policy.is_none() && config.browser.is_none() && config.mcp.is_none());
     }
 
     /// `[[mcp.server]]` entries from the file become the engine's MCP part

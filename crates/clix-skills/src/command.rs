@@ -9,14 +9,14 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use clix_sandbox::SandboxMode;
-use clix_shell::{
-    AgentCommand, CommandIo, CommandSpec, CommandStatus, Kind, OWN_READ_LIMIT, USAGE_EXIT, async_trait, fail,
-    read_stdin,
+use clix_command::{
+    Added, AgentCommand, Capability, CommandIo, CommandSpec, CommandStatus, Parts, StageRunner, USAGE_EXIT,
+    async_trait, fail, read_stdin,
 };
-use clix_skills::{Origin, Skill, Skills};
+use clix_sandbox::SandboxMode;
+use clix_workspace::{Kind, OWN_READ_LIMIT};
 
-use super::StageRun;
+use crate::{Origin, Skill, Skills, SkillsConfig};
 
 /// Exit code of a script that cannot run here (no sandbox, not executable).
 const CANNOT_RUN: i32 = clix_common::exit::CANNOT_RUN;
@@ -33,15 +33,39 @@ const INTERPRETERS: &[(&str, &str)] = &[
     ("pl", "perl"),
 ];
 
-pub(crate) struct SkillCommand {
+/// The session's skills as the `skill` command: level 0 in the `run` tool's
+/// description (`{skills}`), a skill that did not load as a notice.
+#[async_trait]
+impl Capability for SkillsConfig {
+    async fn add(&self, parts: &Parts<'_>) -> Result<Added, String> {
+        let skills = Arc::new(Skills::find(self, Some(&**parts.workspace)));
+        let mut notices: Vec<String> = skills
+            .problems()
+            .iter()
+            .map(|p| format!("skill {} did not load: {}; {}", p.path.display(), p.what, p.fix))
+            .collect();
+        notices.extend(skills.clashes().iter().cloned());
+        let level0 = skills.level0(self.level0_bytes);
+        Ok(Added {
+            commands: vec![Arc::new(SkillCommand::new(skills, parts.stages.clone()))],
+            // `skill` is not offered to the model without skills: there is nothing to find.
+            offered: !level0.is_empty(),
+            placeholder: Some(("skills", level0)),
+            notices,
+            section: String::new(),
+        })
+    }
+}
+
+struct SkillCommand {
     spec: CommandSpec,
     skills: Arc<Skills>,
     /// How a script runs: `None` when the engine has no OS tier.
-    stage: Option<StageRun>,
+    stage: Option<Arc<dyn StageRunner>>,
 }
 
 impl SkillCommand {
-    pub(crate) fn new(skills: Arc<Skills>, stage: Option<StageRun>) -> Self {
+    fn new(skills: Arc<Skills>, stage: Option<Arc<dyn StageRunner>>) -> Self {
         let spec = CommandSpec {
             name: "skill".into(),
             summary:
@@ -229,7 +253,7 @@ impl SkillCommand {
             );
             return fail(io, &line, CANNOT_RUN).await;
         };
-        if stage.sandbox.settings().mode == SandboxMode::Host {
+        if stage.sandbox().settings().mode == SandboxMode::Host {
             let line = format!(
                 "[error] {who}: sandbox.mode = \"host\" would run it unsandboxed; skill scripts run only in \
                  bubblewrap. Set sandbox.mode = \"bwrap\" (apt-get install bubblewrap)\n"
@@ -247,12 +271,12 @@ impl SkillCommand {
             Origin::Person => vec![skill.folder.root().to_path_buf()],
             Origin::Workspace => Vec::new(),
         };
-        let mut env = super::os::exported_env(io.env);
+        let mut env = clix_command::exported_env(io.env);
         env.push(("CLIX_SKILL_DIR".into(), skill.folder.root().display().to_string()));
         let stdin = read_stdin(io).await?;
         let stdin = (!stdin.is_empty()).then_some(stdin.as_slice());
         let mut result =
-            stage.run_with(&argv, io.cwd, stdin, &env, &read_only).await.map_err(bashkit::Error::ResourceLimit)?;
+            stage.run(&argv, io.cwd, stdin, &env, &read_only).await.map_err(bashkit::Error::ResourceLimit)?;
         if result.exit_code == CANNOT_RUN && result.stderr.starts_with("[error] sandbox unavailable") {
             let note = "clix: skill scripts never run unsandboxed: sandbox.mode = \"host\" is refused for them\n";
             result.stderr = format!("{}{note}", result.stderr).into();

@@ -1,25 +1,33 @@
 //! The PostgreSQL database that clix processes on many machines share when
 //! `[storage] url` is set (issue 32): what every user of it needs, and the
-//! shared records other than memories (clix-memory keeps those, on the same
-//! connection code and the same schema table).
+//! shared records other than memories (clix-memory keeps those, on this crate's
+//! `Connection` and `schema::Component`).
 //!
 //! It owns:
-//! - the connection ([`Connection`]): a URL checked and shown without its
-//!   password, TLS refused with what to do instead, a connection opened
-//!   again after the server restarted, and usable from any thread (the
-//!   synchronous client panics on a thread that drives async tasks, so
-//!   there it runs on a scoped thread of its own: [`off_runtime`]);
+//!
+//! - the connection ([`Connection`]): a URL checked (`parse_url`) and shown
+//!   without its password, TLS refused with what to do instead, a connection
+//!   opened again after the server restarted (`classify` tells a lost
+//!   connection from an error), and usable from any thread (the synchronous
+//!   client panics on a thread that drives async tasks, so there it runs on a
+//!   scoped thread of its own: [`off_runtime`]);
 //! - the schema versions (`clix_schema`, one row per component) and their
-//!   explicit migration ([`schema`]): a database at another version is an
-//!   error that says what to run, never a silent change;
+//!   explicit migration ([`schema`]: the check and the steps in one transaction
+//!   under one advisory lock, after an optional prelude such as memory's
+//!   `CREATE EXTENSION vector`): a database at another version is an error that
+//!   says what to run, never a silent change;
 //! - the shared records ([`SharedStore`]): the calls a rate limit counts
-//!   (one row per tool holding its window), locks held while a call runs
-//!   (advisory locks, released by the server when the holder's connection
-//!   ends, even by SIGKILL), audit lines, and saved documents (plan
-//!   checkpoints, eval results) by kind and key.
+//!   (`clix_rate_windows`: per name, the call times of the last minute on the
+//!   server's clock, the row locked between count and insert, so two replicas
+//!   never both take the last slot), locks held while a call runs (advisory
+//!   locks on a connection of their own, released by the server when the
+//!   holder's connection ends, even by SIGKILL), audit lines (`clix_audit`, the
+//!   whole line as JSON), and documents by kind and key (`clix_documents`: plan
+//!   checkpoints, eval results).
 //!
 //! It must not know what a hub tool, an audit kind, a plan or an eval is
-//! (callers give names and JSON), decide policy, or print.
+//! (callers give names and JSON), decide policy, migrate unless asked, or
+//! print.
 
 mod conn;
 pub mod schema;

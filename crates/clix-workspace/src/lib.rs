@@ -1,17 +1,42 @@
 //! The workspace capability handle: the one way clix touches workspace files.
 //!
-//! The workspace is hostile: a program in the sandbox can plant symlinks,
-//! FIFOs and devices there, and swap a folder for a symlink while clix is
-//! working. This crate opens the workspace once as a directory handle and
-//! resolves every path relative to it with `openat2(RESOLVE_BENEATH)`
-//! (through `cap-std`), so the kernel refuses any path that leaves the
-//! folder, including through a symlink swapped in mid-call. It also owns the
-//! rule of which folders may be a workspace at all, and the one list of
-//! secret stores ([`SECRET_STORES`]).
+//! The workspace is hostile: a program in the sandbox can plant symlinks, FIFOs
+//! and devices there, and swap a folder for a symlink while clix is working. So
+//! nothing checks a path and then opens it again by name.
 //!
-//! It must not know about the shell, the sandbox or presentation: it is
-//! files only. No path string from a model or a workspace file may reach
-//! `std::fs` outside this crate.
+//! This crate owns:
+//!
+//! - [`Folder`]: a folder opened once as a directory handle (`cap-std`), every
+//!   path resolved beneath it by the kernel (`openat2` with `RESOLVE_BENEATH`),
+//!   so `..`, absolute paths and symlinks, even one swapped in mid-call, never
+//!   lead out. A final symlink is never followed; only regular files are read
+//!   or written, opened without blocking (a FIFO or a device is an error, not a
+//!   hang), reads capped; setuid and setgid bits are never set; listings,
+//!   `holds_at_least` (a tree-size probe) and the inotify watches of
+//!   clix-checkpoint (`watch_dir`) go through the handle too;
+//! - [`Workspace`]: a `Folder` that passed the checks of which folders may be
+//!   one (not `/`, a system folder or the home folder, not holding clix's own
+//!   config, data, state or cache, not inside a secret store), and whose handle
+//!   hides every secret store at any depth (not listed, not found, never read
+//!   nor written);
+//! - confinement: `Folder::confined`, the same folder readable everywhere and
+//!   writable only beneath named subfolders, each with a handle of its own (a
+//!   plan agent's namespace), and `Folder::read_only` (a session's read-only
+//!   mode);
+//! - what git runs from a repository's `.git` (config, hooks, `info`, modules,
+//!   worktrees: `GIT_RUNS`): never written through the handle, and named by
+//!   `Folder::git_protected` for the sandbox to mount read-only, since a
+//!   person's next `git status` would run whatever was planted there;
+//! - `Folder::snapshot`: the files under a folder (size, mtime, ctime), to tell
+//!   what a run created, changed or removed;
+//! - the one list of secret stores ([`SECRET_STORES`], `secret_store_in`) and
+//!   of clix's own folders (`clix_folders`), shared by the workspace check, the
+//!   handle's hiding and the sandbox's never-mount rule.
+//!
+//! It must not know about the shell, the sandbox or presentation: it is files
+//! only. No path string from a model or a workspace file may reach `std::fs`
+//! outside this crate (ARCHITECTURE.md names the one exception, the sandbox's
+//! walk for nested secret stores).
 
 mod check;
 mod folder;

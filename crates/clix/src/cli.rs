@@ -679,12 +679,12 @@ async fn memory(paths: &Paths, workspace: Option<PathBuf>, args: &[String]) -> R
             (session.memory_location(), session.memory_config(String::new()).topic, args.to_vec());
         return off_runtime(move || adopt_topic(&location, &topic, &args[1..])).await;
     }
-    let mut config = session.engine_config()?;
-    let mut old_topic = None;
-    if let Some(memory) = config.memory.as_mut() {
-        memory.access = clix_engine::MemoryAccess::Full;
-        old_topic = (!named_topic).then(|| (memory.location.clone(), memory.topic.clone()));
-    }
+    let mut memory = session.memory_config(session.session_id().to_string());
+    memory.access = clix_memory::MemoryAccess::Full;
+    let old_topic = (!named_topic).then(|| (memory.location.clone(), memory.topic.clone()));
+    // The person's `memory`, in place of the agent's.
+    let config =
+        clix_engine::EngineConfig { capabilities: vec![std::sync::Arc::new(memory)], ..session.engine_config()? };
     let mut engine = Engine::new(config).await?;
     let code = run_for_person(&mut engine, "memory", args).await?;
     if let Some((store, topic)) = old_topic {

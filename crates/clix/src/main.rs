@@ -1,7 +1,36 @@
-//! `clix`: the command-line front end. It parses arguments, has
-//! `clix-session` assemble each session (engine, agent, plan runner), and
-//! renders what they do; it holds no session wiring, execution,
-//! presentation or agent logic of its own.
+//! `clix`: the command-line front end, and the one crate that talks to a
+//! terminal.
+//!
+//! It owns:
+//!
+//! - the command line (clap): the subcommands (`run`, `ask`, `chat`, `runs`,
+//!   `replay`, `diff`, `undo`, `mcp` and `mcp import`, `hub`, `memory`, `eval`,
+//!   `policy`, `plan`, `config`, `storage`, `doctor`, `tool-def`, `commands`,
+//!   `completions`), and the session flags (`--workspace`, `--timeout`,
+//!   `--topic`, `--hub`, `--domain`, `--allow`, `--mode`) as the last settings
+//!   layer;
+//! - rendering: agent events on a terminal (the answer's Markdown drawn with
+//!   ANSI styles; raw when piped, under `--jsonl` or with `NO_COLOR`), the
+//!   `--jsonl` stream, the chat line editor, the HTML replay page, the plan's
+//!   live view;
+//! - the terminal's `Approver` (a policy `ask`) and `Reviewer` (`review` mode),
+//!   which ask on `/dev/tty` with the spinner paused;
+//! - `clix mcp import FILE [--write]`: a client's `mcpServers` as
+//!   `[[mcp.server]]` TOML, added to the config file (with toml_edit) only when
+//!   nothing but `mcp.server` changes and the result loads;
+//! - the one `tracing` subscriber (stderr only; `--log-level`, else `CLIX_LOG`,
+//!   else warn): the library crates emit events and never print;
+//! - the process's edges: at start, before any thread exists, the secret-named
+//!   variables moved out of the environment (`clix_config::secrets`); at the
+//!   end, a closed stdout ends clix with 141
+//!   (`clix_common::exit::BROKEN_PIPE`), as SIGPIPE would, never a panic.
+//!
+//! `clix hub …` and `clix memory …` run the engine's own `hub` and `memory`
+//! commands, so a person and an agent see the same thing.
+//!
+//! It must not assemble a session (`clix-session` does: engine, agent, plan
+//! runner) nor hold execution, presentation or agent logic: each subcommand
+//! parses, asks a library, and renders what it gets.
 
 mod agent_cmd;
 mod changes_cmd;

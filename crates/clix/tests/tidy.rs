@@ -329,6 +329,14 @@ fn each_shared_rule_has_one_home() {
         ("fn join_all", None, "futures_util::future::join_all"),
         ("\"CANCELLED\"", Some("clix-audit/src/pending.rs"), "clix_audit::Pending and clix_audit::CANCELLED"),
         ("impl Drop for Pending", Some("clix-audit/src/pending.rs"), "clix_audit::Pending"),
+        ("fn timeout_line", Some("clix-common/src/wording.rs"), "clix_common::timeout_line"),
+        ("fn format_duration", None, "clix_common::short_duration"),
+        ("fn short_duration", Some("clix-common/src/wording.rs"), "clix_common::short_duration"),
+        ("fn exported_env", Some("clix-command/src/paths.rs"), "clix_command::exported_env"),
+        ("struct Deadline", Some("clix-command/src/time.rs"), "clix_command::Deadline"),
+        ("struct CallTime", Some("clix-command/src/time.rs"), "clix_command::CallTime"),
+        ("pub trait AgentCommand", Some("clix-command/src/spec.rs"), "clix_command::AgentCommand"),
+        ("struct Syntax", Some("clix-command/src/flags.rs"), "clix_command::flags::Syntax"),
     ];
     let mut found = Vec::new();
     for krate in actual_graph().keys() {
@@ -344,4 +352,42 @@ fn each_shared_rule_has_one_home() {
         }
     }
     assert!(found.is_empty(), "a shared rule written a second time:\n{}", found.join("\n"));
+}
+
+/// The map's rules each say where they are checked from and state their
+/// exceptions with them ("Exception: none" when there is none), and every
+/// file an exception names exists: an exception moved or gone is a map
+/// gone stale.
+#[test]
+fn every_rule_of_the_map_states_its_exceptions() {
+    let map = std::fs::read_to_string(MAP).expect("ARCHITECTURE.md");
+    let start = map.find("## Rules, and their exceptions").expect("ARCHITECTURE.md has its rules section");
+    let section = &map[start..];
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |end| end + 3)];
+    // One line per rule, however the paragraph is wrapped.
+    let rules: Vec<String> =
+        section.split("\n- **").skip(1).map(|r| r.split_whitespace().collect::<Vec<_>>().join(" ")).collect();
+    assert!(rules.len() >= 10, "ARCHITECTURE.md's rules section lists {} rules:\n{section}", rules.len());
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut wrong = Vec::new();
+    for rule in &rules {
+        let name = rule.split("**").next().unwrap_or(rule.as_str());
+        if !rule.contains("Exception: none") && !rule.contains("Exception: ") && !rule.contains("Exceptions: ") {
+            wrong.push(format!("rule \"{name}\" states no exception (write \"Exception: none\" when it has none)"));
+        }
+        for cited in rule.split('`').skip(1).step_by(2) {
+            let path = cited.split_whitespace().next().unwrap_or(cited);
+            if (path.starts_with("crates/") || path.starts_with("scripts/")) && !root.join(path).exists() {
+                wrong.push(format!("rule \"{name}\" names {path}, which does not exist"));
+            }
+        }
+    }
+    // The print rule's exceptions include the library the test above exempts.
+    let prints = rules.iter().find(|r| r.starts_with("Library crates print nothing")).expect("the print rule");
+    for exempt in ["clix-mcp", "clix-testkit"] {
+        if !prints.contains(&format!("`{exempt}`")) {
+            wrong.push(format!("the print rule does not name its exception {exempt}"));
+        }
+    }
+    assert!(wrong.is_empty(), "ARCHITECTURE.md's rules:\n{}", wrong.join("\n"));
 }

@@ -11,17 +11,17 @@ use std::time::{Duration, Instant};
 use clix_browser::{
     Browser, BrowserError, BrowserSettings, Change, Property, SnapshotOptions, WaitFor, mark_untrusted,
 };
+use clix_command::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail};
 use clix_sandbox::Sandbox;
-use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail};
 use tokio::sync::Mutex;
 
 use super::browser_events;
 use super::browser_page;
-use super::flags::common::JSON;
-use super::flags::{Arity, Item, Misuse, Operand, Opt, Parsed, Syntax, Takes, pick_parsed};
-use super::hub::CallTime;
 use super::see::{SeenImages, decode};
-use super::{fs_reason, resolve};
+use clix_command::CallTime;
+use clix_command::flags::common::JSON;
+use clix_command::flags::{Arity, Item, Misuse, Operand, Opt, Parsed, Syntax, Takes, pick_parsed};
+use clix_command::{fs_reason, resolve};
 
 const REF: Operand = Operand { shown: "@eN", arity: Arity::One };
 const TEXT: Operand = Operand { shown: "<text>", arity: Arity::Many };

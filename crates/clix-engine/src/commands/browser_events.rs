@@ -9,8 +9,8 @@ use std::time::Duration;
 use clix_browser::{Browser, BrowserError, Change, Level, Property, Since, mark_untrusted};
 use serde_json::{Value, json};
 
-use super::flags::common::JSON;
-use super::flags::{Arity, Item, Operand, Opt, Parsed, Syntax, Takes};
+use clix_command::flags::common::JSON;
+use clix_command::flags::{Arity, Item, Operand, Opt, Parsed, Syntax, Takes};
 
 const ONLY_JSON: &[Item] = &[Item::Shown(JSON)];
 

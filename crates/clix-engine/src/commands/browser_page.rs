@@ -14,12 +14,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clix_browser::{Browser, BrowserError, Change, Cookie, SavedState, StorageKind, mark_untrusted};
-use clix_shell::CommandIo;
+use clix_command::CommandIo;
 use serde_json::{Value, json};
 
-use super::flags::common::JSON;
-use super::flags::{Arity, Item, Operand, Opt, Parsed, Syntax, Takes};
-use super::{fs_reason, resolve};
+use clix_command::flags::common::JSON;
+use clix_command::flags::{Arity, Item, Operand, Opt, Parsed, Syntax, Takes};
+use clix_command::{fs_reason, resolve};
 
 const ONLY_JSON: &[Item] = &[Item::Shown(JSON)];
 

@@ -6,9 +6,9 @@
 //! `--number-nonblank`, and may be shortened to any unambiguous prefix.
 
 use base64::Engine as _;
-use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail};
+use clix_command::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail};
 
-use super::{fs_reason, resolve};
+use clix_command::{fs_reason, resolve};
 
 /// Width of a base64 line, as GNU `base64` wraps.
 const BASE64_LINE: usize = 76;

@@ -1,6 +1,6 @@
 //! `help`: the command list, or one command's full help.
 
-use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail};
+use clix_command::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail};
 
 use crate::catalog::{Catalog, SharedCatalog, catalog_of};
 
@@ -46,10 +46,9 @@ impl Help {
                 text.push_str(&format!("  (MCP server {name} is not a command: {why})\n"));
             }
         }
-        let environments = catalog.clip_section();
-        if !environments.is_empty() {
+        for section in &catalog.sections {
             text.push('\n');
-            text.push_str(&environments);
+            text.push_str(section);
         }
         text.push_str("\nStandard commands (bash builtins and Unix tools):\n");
         text.push_str(&wrap(&catalog.standard.join(", "), 78, "  "));

@@ -5,15 +5,15 @@
 
 use std::fmt::Write as _;
 use std::sync::Arc;
-use std::time::Duration;
 
+use clix_command::{
+    AgentCommand, CallTime, CommandIo, CommandSpec, CommandStatus, USAGE_EXIT, async_trait, fail, read_stdin,
+};
 use clix_hub::{CallResult, HubRuntime, Tool, usage};
-use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, USAGE_EXIT, async_trait, fail, read_stdin};
 use serde_json::{Map, Value, json};
 
-use super::Deadline;
-use super::flags::common::{JSON, limit};
-use super::flags::{Arity, Item, Misuse, Operand, Opt, Parsed, Syntax, Takes, pick_parsed};
+use clix_command::flags::common::{JSON, limit};
+use clix_command::flags::{Arity, Item, Misuse, Operand, Opt, Parsed, Syntax, Takes, pick_parsed};
 
 const LIST: Syntax = Syntax {
     name: "hub list",
@@ -62,19 +62,6 @@ const CALL: Syntax = Syntax {
     options_first: false,
     operands_from_stdin: false,
 };
-
-/// How a tool call gets its time: what is left of the line's limit.
-#[derive(Clone)]
-pub(crate) struct CallTime {
-    pub(crate) deadline: Deadline,
-    pub(crate) limit: Duration,
-}
-
-impl CallTime {
-    pub(crate) fn remaining(&self) -> Duration {
-        self.deadline.remaining(self.limit)
-    }
-}
 
 /// One ready hub tool as a command.
 pub(crate) struct HubTool {

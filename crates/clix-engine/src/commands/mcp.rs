@@ -18,13 +18,14 @@
 use std::sync::Arc;
 
 use clix_audit::{AuditLog, Pending};
+use clix_command::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail};
 use clix_common::exit;
 use clix_hub::{Governance, McpCallRecord, Refusal};
 use clix_mcp_client::{CallResult, McpSettings, Prepared, ServerEntry, Servers, ToolCall, Transport, Vars};
-use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail};
 use serde_json::Value;
 
-use super::{CallTime, SeenImages};
+use super::SeenImages;
+use clix_command::CallTime;
 
 /// What an engine's MCP servers are made of, from the person's config.
 #[derive(Clone)]

@@ -10,14 +10,14 @@
 
 use std::sync::Arc;
 
+use clix_command::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail};
 use clix_common::exit;
 use clix_mcp_client::{ListedTool, Servers, Transport};
-use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail};
 use serde_json::json;
 
-use super::CallTime;
-use super::flags::common::{JSON, limit};
-use super::flags::{Arity, Item, Operand, Syntax, pick_parsed};
+use clix_command::CallTime;
+use clix_command::flags::common::{JSON, limit};
+use clix_command::flags::{Arity, Item, Operand, Syntax, pick_parsed};
 
 const SEARCH: Syntax = Syntax {
     name: "mcp search",

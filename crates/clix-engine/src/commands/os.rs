@@ -3,9 +3,10 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bashkit::{Builtin, LimitExceeded};
+use clix_command::Deadline;
 use clix_sandbox::{Outcome, Request, Sandbox};
 use clix_shell::{BuiltinContext, CommandResolver, ExecResult, async_trait};
 
@@ -13,32 +14,6 @@ use super::UnknownCommands;
 
 /// Exit code of a command that was found but cannot run, as in bash.
 const CANNOT_RUN_EXIT: i32 = clix_common::exit::CANNOT_RUN;
-
-/// Time left of the current command line, shared by the engine (which sets
-/// it when a line starts) and the sandboxed programs of that line.
-///
-/// A program's time limit ends a little before the engine's own, so the
-/// sandbox stops it (SIGTERM, exit 124, output kept, audited) before the
-/// engine abandons the whole line.
-#[derive(Clone, Default)]
-pub(crate) struct Deadline(Arc<Mutex<Option<Instant>>>);
-
-/// How much earlier than the line's limit a program is stopped.
-const DEADLINE_MARGIN: Duration = Duration::from_millis(150);
-
-impl Deadline {
-    pub(crate) fn start(&self, limit: Duration) {
-        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now() + limit);
-    }
-
-    /// Time a program may still take; `limit` when no line is running.
-    pub(crate) fn remaining(&self, limit: Duration) -> Duration {
-        match *self.0.lock().unwrap_or_else(|p| p.into_inner()) {
-            Some(end) => end.saturating_duration_since(Instant::now()).saturating_sub(DEADLINE_MARGIN),
-            None => limit,
-        }
-    }
-}
 
 /// Where the OS tier sends a name that is neither a shell builtin nor one of
 /// ours: the one rule [`OsResolver`] follows and the engine's stage
@@ -155,7 +130,7 @@ impl Builtin for OsProgram {
         }
         let argv: Vec<String> = std::iter::once(self.name.clone()).chain(ctx.args.iter().cloned()).collect();
         let stdin = ctx.stdin.map(|s| s.as_bytes());
-        let env = exported_env(ctx.env);
+        let env = clix_command::exported_env(ctx.env);
         let mut result = self.stage.run(&argv, ctx.cwd, stdin, &env).await.map_err(bashkit::Error::ResourceLimit)?;
         // An installed editor, package manager or network client that failed
         // most likely failed for a reason of this place (no terminal, no
@@ -191,7 +166,7 @@ impl StageRun {
     /// line's exit code is `head`'s), and its stderr follows the line's
     /// redirections like any program's. A line stopped as a whole is Layer
     /// 2's to say (`RawResult::timed_out`); the wording is one,
-    /// `clix_present::timeout_line`.
+    /// `clix_common::timeout_line`.
     ///
     /// Output past the cap is an error that stops the whole line: kept in
     /// part, it would reach the next stage (or a file) as if whole, with
@@ -230,29 +205,29 @@ impl StageRun {
     }
 }
 
-/// What the line exported (`export X=1`, `X=1 prog`) reaches the program,
-/// as in bash, except the sandbox's own PATH and HOME (its programs and
-/// its empty home are where they are) and secret-looking names, which
-/// never enter a sandbox, whoever set them.
-pub(crate) fn exported_env(env: &std::collections::HashMap<String, String>) -> Vec<(String, String)> {
-    let mut passed: Vec<(String, String)> = env
-        .iter()
-        .filter(|(name, _)| !matches!(name.as_str(), "PATH" | "HOME") && !clix_sandbox::is_secret_name(name))
-        .map(|(name, value)| (name.clone(), value.clone()))
-        .collect();
-    passed.sort();
-    let withheld: Vec<&str> = env.keys().filter(|n| clix_sandbox::is_secret_name(n)).map(String::as_str).collect();
-    if !withheld.is_empty() {
-        tracing::debug!(?withheld, "exported variables with secret-looking names are not passed to the sandbox");
+#[async_trait]
+impl clix_command::StageRunner for StageRun {
+    async fn run(
+        &self,
+        argv: &[String],
+        cwd: &Path,
+        stdin: Option<&[u8]>,
+        env: &[(String, String)],
+        read_only: &[PathBuf],
+    ) -> Result<ExecResult, LimitExceeded> {
+        self.run_with(argv, cwd, stdin, env, read_only).await
     }
-    passed
+
+    fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
+    }
 }
 
 fn to_exec_result(o: Outcome, limit: Duration) -> ExecResult {
     // Moved, never copied: a program's output may be many megabytes.
     let Outcome { stdout, mut stderr, exit_code, timed_out, .. } = o;
     if timed_out.is_some() {
-        stderr.extend_from_slice(format!("{}\n", clix_present::timeout_line(limit)).as_bytes());
+        stderr.extend_from_slice(format!("{}\n", clix_common::timeout_line(limit)).as_bytes());
     }
     if exit_code != 0
         && let Some(hint) = clix_present::protected_git_hint(&stderr)

@@ -1,10 +1,10 @@
 //! `sandbox`: run a script or a program in the OS sandbox explicitly, or
 //! see what isolation is in force.
 
-use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, read_stdin};
+use clix_command::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, read_stdin};
 
-use super::flags::{Arity, Misuse, Operand, Syntax, pick_parsed};
 use super::os::StageRun;
+use clix_command::flags::{Arity, Misuse, Operand, Syntax, pick_parsed};
 
 /// A program and its own arguments: the words after the program are its
 /// own, flags included, so options (there are none yet) end at the program.
@@ -86,7 +86,7 @@ impl AgentCommand for SandboxCommand {
         };
         let stdin = read_stdin(&io).await?;
         let stdin = (!stdin.is_empty()).then_some(stdin.as_slice());
-        let env = super::os::exported_env(io.env);
+        let env = clix_command::exported_env(io.env);
         let result = self.stage.run(&argv, io.cwd, stdin, &env).await.map_err(bashkit::Error::ResourceLimit)?;
         io.stdout.write_all(result.stdout.as_bytes()).await?;
         io.stderr.write_all(result.stderr.as_bytes()).await?;

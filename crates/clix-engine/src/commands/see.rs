@@ -5,9 +5,10 @@
 use std::io::Cursor;
 use std::sync::{Arc, Mutex};
 
-use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, OWN_READ_LIMIT, async_trait, fail};
+use clix_command::{AgentCommand, CommandIo, CommandSpec, fail};
+use clix_shell::{CommandStatus, OWN_READ_LIMIT, async_trait};
 
-use super::{fs_reason, resolve};
+use clix_command::{fs_reason, resolve};
 
 /// Longest side sent to a model; larger images are scaled down (the size
 /// vision models work at, and what keeps a request small).

@@ -54,7 +54,7 @@ impl Builtin for UnknownCommand {
             let message = format!("[error] {}: this hub tool is not ready: {why}\nhint: hub check\n", self.name);
             return Ok(ExecResult::err(message, NOT_FOUND_EXIT));
         }
-        let names = |specs: &[clix_shell::CommandSpec]| specs.iter().map(|s| s.name.clone()).collect::<Vec<_>>();
+        let names = |specs: &[clix_command::CommandSpec]| specs.iter().map(|s| s.name.clone()).collect::<Vec<_>>();
         let hub = names(&catalog.hub[..catalog.hub.len().min(HUB_SHOWN)]);
         let known =
             Known { agent: &names(&catalog.agent), hub: &hub, all: &catalog.all_names(), network: self.network };

@@ -1,8 +1,8 @@
 //! `write <path> [content]`: a file from arguments or stdin, parents created.
 
-use clix_shell::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail, read_stdin, usage_error};
+use clix_command::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail, read_stdin, usage_error};
 
-use super::{fs_reason, resolve};
+use clix_command::{fs_reason, resolve};
 
 pub(crate) struct Write {
     spec: CommandSpec,

@@ -12,9 +12,10 @@ use clix_shell::{
 };
 
 use crate::catalog::{Catalog, SharedCatalog};
-use crate::commands::{BrowserCommand, CallTime, Deadline, MemoryConfig, SeenImage, SeenImages, StageRun};
-use crate::policy::{PolicyConfig, ShellGate};
+use crate::commands::{BrowserCommand, SeenImage, SeenImages, StageRun};
+use crate::policy::{ElsewhereGate, PolicyConfig, ShellGate};
 use crate::spill::SpillDir;
+use clix_command::{CallTime, Deadline};
 
 pub use control::{CallChanges, WorkspaceControl};
 
@@ -36,8 +37,11 @@ pub struct EngineConfig {
     pub present: PresentOptions,
     /// The OS tier; `None` means only in-process commands exist.
     pub os: Option<OsTier>,
-    /// The `memory` command's store; `None` leaves the command out.
-    pub memory: Option<MemoryConfig>,
+    /// The capabilities whose commands join the engine's own, in order:
+    /// each capability crate's configuration (`clix_memory::MemoryConfig`,
+    /// `clix_skills::SkillsConfig`, `clix_clip::ClipConfig`, …). A name
+    /// taken by an earlier command keeps its meaning.
+    pub capabilities: Vec<Arc<dyn clix_command::Capability>>,
     /// Hub folders and governance; `None` leaves the hub out.
     pub hub: Option<HubConfig>,
     /// Rules on which commands may run (`[policy]`, policy files); `None`
@@ -46,12 +50,6 @@ pub struct EngineConfig {
     /// The `browser` command (`[browser]`); `None` leaves it out. It runs
     /// Chromium in the OS tier's sandbox, and says so when there is none.
     pub browser: Option<clix_browser::BrowserSettings>,
-    /// Other machines as commands (`[[clip]]` of the person's config);
-    /// `None` leaves the `clip` command out.
-    pub clip: Option<clix_clip::ClipConfig>,
-    /// Agent Skills (`[skills]`: the person's folder, the level-0 budget);
-    /// `None` leaves the `skill` command out.
-    pub skills: Option<clix_skills::SkillsConfig>,
     /// MCP servers as commands (`[[mcp.server]]` of the person's config);
     /// `None` leaves them out.
     pub mcp: Option<crate::McpConfig>,
@@ -76,12 +74,10 @@ impl EngineConfig {
             limits: ShellLimits::default(),
             present: PresentOptions::default(),
             os: None,
-            memory: None,
+            capabilities: Vec::new(),
             hub: None,
             policy: None,
             browser: None,
-            clip: None,
-            skills: None,
             mcp: None,
             run_tool_prompt: None,
             control: None,
@@ -98,9 +94,10 @@ pub enum EngineError {
     /// A policy file is wrong: every problem, with its file and rule.
     #[error(transparent)]
     Policy(#[from] clix_policy::LoadError),
-    /// A `[[clip]]` entry is wrong: every problem, with what to fix.
+    /// A capability's configuration cannot work (a `[[clip]]` entry):
+    /// every problem, with what to fix.
     #[error("{0}")]
-    Clip(String),
+    Capability(String),
     /// A plan agent's namespace cannot be set up.
     #[error("the agent's namespace: {0}")]
     Namespace(String),
@@ -196,7 +193,7 @@ impl Engine {
     async fn start(config: EngineConfig, namespace: Option<Namespace>) -> Result<Self, EngineError> {
         let shared: SharedCatalog = Arc::default();
         let seen = SeenImages::default();
-        let mut registry = setup::own_commands(&shared, &seen, config.memory);
+        let mut registry = setup::own_commands(&shared, &seen);
         // Opened once, checked once: every later access goes through this handle.
         let mut workspace = Workspace::open(&config.workspace).map_err(SessionError::from)?;
         let mut notices = Vec::new();
@@ -231,18 +228,22 @@ impl Engine {
         let deadline = Deadline::default();
         let time = CallTime { deadline: deadline.clone(), limit: config.limits.timeout() };
         let resolver = setup::resolver(&mut registry, sandbox.as_ref(), &time, config.limits.max_memory_bytes, &shared);
-        let skills = match &config.skills {
-            Some(skills) => setup::register_skills(
-                &mut registry,
-                skills,
-                &workspace,
-                sandbox.as_ref(),
-                &time,
-                &config.limits,
-                &mut notices,
-            ),
-            None => String::new(),
+        let parts = clix_command::Parts {
+            workspace: &workspace,
+            time: &time,
+            output_cap: config.limits.max_memory_bytes,
+            stages: sandbox.as_ref().map(|sandbox| {
+                Arc::new(StageRun {
+                    sandbox: Arc::clone(sandbox),
+                    timeout: time.limit,
+                    deadline: time.deadline.clone(),
+                    output_cap: config.limits.max_memory_bytes,
+                }) as Arc<dyn clix_command::StageRunner>
+            }),
+            judge: gate.clone().map(|g| Arc::new(ElsewhereGate(g)) as Arc<dyn clix_command::LineJudge>),
         };
+        let added = setup::add_capabilities(&mut registry, &config.capabilities, &parts).await?;
+        notices.extend(added.notices.iter().cloned());
         if let Some(settings) = config.browser {
             let root = workspace.root().to_path_buf();
             registry.register(Arc::new(BrowserCommand::new(
@@ -260,17 +261,6 @@ impl Engine {
             }
             None => setup::HubPart::default(),
         };
-        let environments = match config.clip {
-            Some(clip) => setup::register_clip(
-                &mut registry,
-                clip,
-                &workspace,
-                gate.clone(),
-                &time,
-                config.limits.max_memory_bytes,
-            )?,
-            None => Vec::new(),
-        };
         let mcp = match &config.mcp {
             Some(mcp) => {
                 let output_cap = config.limits.max_memory_bytes;
@@ -287,7 +277,7 @@ impl Engine {
             start_in: namespace.as_ref().map(|ns| ns.home.clone()),
         })
         .await?;
-        let catalog = setup::catalog(&registry, &session, &hub, environments, skills, mcp, config.run_tool_prompt);
+        let catalog = setup::catalog(&registry, &session, &hub, added, mcp, config.run_tool_prompt);
         // Set exactly once, here, before any command can read it.
         let _ = shared.set(catalog.clone());
         let spill = match &namespace {

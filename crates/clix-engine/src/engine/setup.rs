@@ -3,32 +3,25 @@
 
 use std::sync::Arc;
 
+use clix_command::{CallTime, Capability, CommandSpec, Parts};
 use clix_hub::{HubConfig, HubRuntime};
 use clix_sandbox::Sandbox;
-use clix_shell::{CommandRegistry, CommandResolver, CommandSpec, Session, Workspace};
+use clix_shell::{CommandRegistry, CommandResolver, Session, Workspace};
 
 use super::OsTier;
 use crate::catalog::{Catalog, HUB_SHOWN, SharedCatalog};
 use crate::commands::{
-    CallTime, Cat, ClipCommand, Help, HubCommand, HubTool, McpCommand, McpConfig, McpServer, McpShared, MemoryCommand,
-    MemoryConfig, OsResolver, SandboxCommand, See, SeenImages, SkillCommand, StageRun, UnknownCommands, Write,
+    Cat, Help, HubCommand, HubTool, McpCommand, McpConfig, McpServer, McpShared, OsResolver, SandboxCommand, See,
+    SeenImages, StageRun, UnknownCommands, Write,
 };
 
-/// The commands every engine has: `help`, `write`, `cat`, `see`, and
-/// `memory` when it has a store.
-pub(super) fn own_commands(
-    catalog: &SharedCatalog,
-    seen: &SeenImages,
-    memory: Option<MemoryConfig>,
-) -> CommandRegistry {
+/// The commands every engine has: `help`, `write`, `cat` and `see`.
+pub(super) fn own_commands(catalog: &SharedCatalog, seen: &SeenImages) -> CommandRegistry {
     let mut registry = CommandRegistry::new();
     registry.register(Arc::new(Help::new(Arc::clone(catalog))));
     registry.register(Arc::new(Write::new()));
     registry.register(Arc::new(Cat::new()));
     registry.register(Arc::new(See::new(Arc::clone(seen))));
-    if let Some(memory) = memory {
-        registry.register(Arc::new(MemoryCommand::new(memory)));
-    }
     registry
 }
 
@@ -144,49 +137,48 @@ fn refuse_taken_names(hub: &mut HubRuntime, registry: &CommandRegistry, sandbox:
     }
 }
 
-/// Checks the person's `[[clip]]` entries and registers `clip`; returns
-/// each environment's name and description for the catalog.
-pub(super) fn register_clip(
-    registry: &mut CommandRegistry,
-    config: clix_clip::ClipConfig,
-    workspace: &Workspace,
-    gate: Option<Arc<clix_policy::Gate>>,
-    time: &CallTime,
-    output_cap: usize,
-) -> Result<Vec<(String, String)>, super::EngineError> {
-    // A call's output is a stage's: held to the line's memory budget.
-    let config = clix_clip::ClipConfig { output_cap_bytes: output_cap, ..config };
-    let clip = Arc::new(clix_clip::Clip::new(config).map_err(super::EngineError::Clip)?);
-    let environments = clip.environments().iter().map(|e| (e.name.clone(), e.description.clone())).collect();
-    registry.register(Arc::new(ClipCommand::new(clip, workspace.clone(), gate, time.clone())));
-    Ok(environments)
+/// What the capabilities added, for the catalog and the notices.
+#[derive(Default)]
+pub(super) struct CapabilityPart {
+    /// Commands that run but are not offered to the model.
+    unoffered: Vec<String>,
+    /// Their sections of the `run` description and `help`, in order.
+    sections: Vec<String>,
+    /// Their texts for placeholders of the `run` description.
+    placeholders: Vec<(&'static str, String)>,
+    /// What a person should know, one line each.
+    pub(super) notices: Vec<String>,
 }
 
-/// Finds the session's skills and registers `skill`, whose scripts run as
-/// a line's stages do; returns the skills' level-0 text.
-pub(super) fn register_skills(
+/// Asks each capability for its commands, in order, and registers them; a
+/// name already taken keeps its meaning, and the capability's command is
+/// left out with a notice.
+pub(super) async fn add_capabilities(
     registry: &mut CommandRegistry,
-    config: &clix_skills::SkillsConfig,
-    workspace: &Workspace,
-    sandbox: Option<&Arc<Sandbox>>,
-    time: &CallTime,
-    limits: &clix_shell::ShellLimits,
-    notices: &mut Vec<String>,
-) -> String {
-    let skills = Arc::new(clix_skills::Skills::find(config, Some(&**workspace)));
-    for problem in skills.problems() {
-        notices.push(format!("skill {} did not load: {}; {}", problem.path.display(), problem.what, problem.fix));
+    capabilities: &[Arc<dyn Capability>],
+    parts: &Parts<'_>,
+) -> Result<CapabilityPart, super::EngineError> {
+    let mut part = CapabilityPart::default();
+    for capability in capabilities {
+        let added = capability.add(parts).await.map_err(super::EngineError::Capability)?;
+        for command in added.commands {
+            let name = command.spec().name.clone();
+            if registry.get(&name).is_some() || clix_shell::builtin_names().contains(&name) {
+                part.notices.push(format!("a capability's command {name} is not added: the name is taken"));
+                continue;
+            }
+            if !added.offered {
+                part.unoffered.push(name);
+            }
+            registry.register(command);
+        }
+        if !added.section.is_empty() {
+            part.sections.push(added.section);
+        }
+        part.placeholders.extend(added.placeholder);
+        part.notices.extend(added.notices);
     }
-    notices.extend(skills.clashes().iter().cloned());
-    let stage = sandbox.map(|sandbox| StageRun {
-        sandbox: Arc::clone(sandbox),
-        timeout: time.limit,
-        deadline: time.deadline.clone(),
-        output_cap: limits.max_memory_bytes,
-    });
-    let level0 = skills.level0(config.level0_bytes);
-    registry.register(Arc::new(SkillCommand::new(skills, stage)));
-    level0
+    Ok(part)
 }
 
 /// The MCP part of an engine, for its catalog.
@@ -269,19 +261,15 @@ pub(super) fn catalog(
     registry: &CommandRegistry,
     session: &Session,
     hub: &HubPart,
-    environments: Vec<(String, String)>,
-    skills: String,
+    added: CapabilityPart,
     mcp: McpPart,
     run_tool_prompt: Option<clix_common::template::Template>,
 ) -> Catalog {
     // `hub` stays callable without ready tools (people run `clix hub check`),
     // but is not advertised to the model then: there is nothing to find.
-    // Nor is `clip` without environments, or `skill` without skills.
-    let advertised = |s: &CommandSpec| {
-        (s.name != "hub" || !hub.tools.is_empty())
-            && (s.name != "clip" || !environments.is_empty())
-            && (s.name != "skill" || !skills.is_empty())
-    };
+    // Nor is a capability's command it does not offer (`clip` without
+    // environments).
+    let advertised = |s: &CommandSpec| (s.name != "hub" || !hub.tools.is_empty()) && !added.unoffered.contains(&s.name);
     let (agent, unlisted) = registry
         .specs()
         .filter(|s| !hub.tools.contains(&s.name) && !mcp.servers.contains(&s.name))
@@ -294,8 +282,8 @@ pub(super) fn catalog(
         hub: hub.tools.iter().filter_map(|name| registry.get(name)).map(|c| c.spec().clone()).collect(),
         hub_not_ready: hub.not_ready.clone(),
         hub_problems: hub.problems,
-        environments,
-        skills,
+        sections: added.sections,
+        placeholders: added.placeholders,
         mcp: mcp.servers.iter().filter_map(|name| registry.get(name)).map(|c| c.spec().clone()).collect(),
         mcp_tools: mcp.known_tools,
         mcp_not_commands: mcp.not_commands,
