@@ -55,6 +55,7 @@
 mod boundary;
 mod browser;
 mod cdp;
+mod command;
 mod error;
 mod keys;
 mod settings;

@@ -14,7 +14,7 @@ use bashkit::{ExecResult, LimitExceeded, async_trait};
 use clix_sandbox::Sandbox;
 use clix_workspace::Workspace;
 
-use crate::{AgentCommand, CallTime};
+use crate::{AgentCommand, CallTime, SeenImages};
 
 /// What an engine lends its capabilities' commands.
 pub struct Parts<'a> {
@@ -29,6 +29,11 @@ pub struct Parts<'a> {
     /// Runs a program as a stage of the line, in the sandbox; `None`
     /// without an OS tier.
     pub stages: Option<Arc<dyn StageRunner>>,
+    /// The sandbox itself, for a capability that starts its own services
+    /// in it (the browser); `None` without an OS tier.
+    pub sandbox: Option<Arc<Sandbox>>,
+    /// Where a command puts the images the line shows the model.
+    pub seen: &'a SeenImages,
     /// The policy's word on a line that runs elsewhere; `None` without a
     /// policy.
     pub judge: Option<Arc<dyn LineJudge>>,

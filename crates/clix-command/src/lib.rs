@@ -15,19 +15,23 @@
 //!   (the workspace handle, the line's [`CallTime`], a [`StageRunner`] into
 //!   the sandbox, the policy's [`LineJudge`]);
 //! - [`resolve`], [`fs_reason`] and [`exported_env`]: paths, filesystem
-//!   errors and exported variables as every command treats them.
+//!   errors and exported variables as every command treats them;
+//! - [`SeenImage`]: images a line shows the model, checked, scaled and held
+//!   within one budget per line ([`attach`], [`decode`]).
 //!
 //! It must not know any capability, nor the engine, the shell's session or
 //! the presentation layer: those depend on it, never the other way.
 
 mod capability;
 pub mod flags;
+mod images;
 mod paths;
 mod spec;
 mod time;
 
 pub use bashkit::{CommandStatus, async_trait};
 pub use capability::{Added, Capability, LineJudge, Parts, StageRunner};
+pub use images::{MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, MAX_LINE_IMAGE_BYTES, SeenImage, SeenImages, attach, decode};
 pub use paths::{exported_env, fs_reason, resolve};
 pub use spec::{AgentCommand, CommandIo, CommandSpec, SubcommandSpec, USAGE_EXIT, fail, read_stdin, usage_error};
 pub use time::{CallTime, Deadline};

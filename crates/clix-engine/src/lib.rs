@@ -8,18 +8,17 @@
 //!
 //! - its own commands (`commands/`): `help`, `write`, `cat` (`-b` for base64),
 //!   `see` (images for the model, in `RunOutput::images`), `sandbox`, and,
-//!   until they move to crates of their own, `browser` (over clix-browser:
-//!   started on first use, closed when idle; screenshots and state files
-//!   written through the workspace handle; page text between untrusted-content
-//!   markers), `hub` with each ready hub tool (over clix-hub), and each enabled
-//!   `[[mcp.server]]` (over clix-mcp-client), registered after every other
-//!   command so a taken name keeps its command;
+//!   until they move to crates of their own, `hub` with each ready hub tool
+//!   (over clix-hub), and each enabled `[[mcp.server]]` (over
+//!   clix-mcp-client), registered after every other command so a taken name
+//!   keeps its command;
 //! - the capabilities' commands: `EngineConfig::capabilities` holds each
 //!   capability's configuration (`clix_memory::MemoryConfig`,
-//!   `clix_skills::SkillsConfig`, `clix_clip::ClipConfig`), and each adds its
-//!   commands through `clix_command::Capability`, lent the workspace handle,
-//!   the line's time, a `StageRunner` into the sandbox and a `LineJudge` over
-//!   the policy gate. The engine names none of them;
+//!   `clix_skills::SkillsConfig`, `clix_browser::BrowserSettings`,
+//!   `clix_clip::ClipConfig`), and each adds its commands through
+//!   `clix_command::Capability`, lent the workspace handle, the line's time,
+//!   the sandbox (a `StageRunner` into it, and itself), the line's images
+//!   and a `LineJudge` over the policy gate. The engine names none of them;
 //! - an MCP tool call's governance, between clix-mcp-client's `prepare` and
 //!   `call`: the tool's `rate_limit` and `serialize` through clix-hub's
 //!   `Governance` (keyed `SERVER TOOL`; a refusal exits 75), the line's
@@ -66,7 +65,8 @@ mod tooldef;
 
 pub use catalog::Catalog;
 pub use clix_checkpoint::{ChangeSet, CheckpointSettings, Reviewer, WorkMode};
-pub use commands::{MAX_IMAGE_SIDE, McpConfig, SeenImage};
+pub use clix_command::{MAX_IMAGE_SIDE, SeenImage};
+pub use commands::McpConfig;
 pub use engine::{CallChanges, Engine, EngineConfig, EngineError, Namespace, OsTier, RunOutput, WorkspaceControl};
 pub use policy::PolicyConfig;
 pub use report::RunReport;

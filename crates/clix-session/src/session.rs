@@ -219,7 +219,6 @@ impl Session {
             capabilities: self.capabilities(&audit),
             hub: if parts.hub { Some(self.hub_config(&audit)?) } else { None },
             policy: if parts.policy { Some(self.policy_config(&audit)?) } else { None },
-            browser: parts.browser.then(|| settings.browser.clone()),
             mcp: if parts.mcp && !settings.mcp.server.is_empty() { Some(self.mcp_config(&audit)?) } else { None },
             run_tool_prompt: self.prompt(Prompt::RunTool)?,
             // A person's session keeps every call's changes; an isolated one
@@ -247,6 +246,9 @@ impl Session {
                 person_dir: Some(self.paths.config_dir.join(clix_skills::PERSON_FOLDER)),
                 level0_bytes: settings.skills.level0_bytes,
             }));
+        }
+        if parts.browser {
+            capabilities.push(Arc::new(settings.browser.clone()));
         }
         if parts.clip {
             capabilities.push(Arc::new(self.clip_config(audit)));
@@ -420,9 +422,10 @@ mod tests {
         assert_eq!(config.os.as_ref().unwrap().audit_log.as_ref().map(|l| &l.path), Some(&audit));
         assert_eq!(config.hub.as_ref().unwrap().audit_log.as_ref().map(|l| &l.path), Some(&audit));
         assert_eq!(config.policy.as_ref().unwrap().audit_log.as_ref().map(|l| &l.path), Some(&audit));
-        // The capabilities, seen as the engine holds them: memory, skills, clip.
+        // The capabilities, seen as the engine holds them: memory, skills, the browser, clip.
         let capabilities: Vec<String> = config.capabilities.iter().map(|c| format!("{c:?}")).collect();
-        let [memory, skills, clip] = capabilities.as_slice() else { panic!("{capabilities:#?}") };
+        let [memory, skills, browser, clip] = capabilities.as_slice() else { panic!("{capabilities:#?}") };
+        assert!(browser.starts_with("BrowserSettings"), "{browser}");
         assert!(clip.starts_with("ClipConfig") && clip.contains(&format!("{audit:?}")), "{clip}");
         let sqlite = clix_memory::Location::File(home.path().join("data/memory.sqlite"));
         assert!(memory.starts_with("MemoryConfig") && memory.contains(&format!("{sqlite:?}")), "{memory}");
@@ -445,7 +448,7 @@ mod tests {
         let ws = tempfile::tempdir().unwrap();
         let config = session(home.path(), ws.path()).parts(Parts::SHELL).engine_config().unwrap();
         assert!(config.os.is_none() && config.capabilities.is_empty() && config.hub.is_none());
-        assert!(config.policy.is_none() && config.browser.is_none() && config.mcp.is_none());
+        assert!(config.policy.is_none() && config.mcp.is_none());
     }
 
     /// `[[mcp.server]]` entries from the file become the engine's MCP part

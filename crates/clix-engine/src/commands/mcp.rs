@@ -24,7 +24,7 @@ use clix_hub::{Governance, McpCallRecord, Refusal};
 use clix_mcp_client::{CallResult, McpSettings, Prepared, ServerEntry, Servers, ToolCall, Transport, Vars};
 use serde_json::Value;
 
-use super::SeenImages;
+use clix_command::SeenImages;
 use clix_command::CallTime;
 
 /// What an engine's MCP servers are made of, from the person's config.
@@ -236,7 +236,7 @@ impl McpServer {
             let data = image.data.clone();
             let owned = label.clone();
             // Decoding is CPU-bound: off the async threads, as see does.
-            let decoded = tokio::task::spawn_blocking(move || super::see::decode(&owned, &data))
+            let decoded = tokio::task::spawn_blocking(move || clix_command::decode(&owned, &data))
                 .await
                 .unwrap_or_else(|e| Err(format!("[error] {label}: the decoder failed: {e}\n")));
             match decoded {
@@ -247,7 +247,7 @@ impl McpServer {
                         seen.width,
                         seen.height
                     );
-                    match super::see::attach(&self.seen, seen, &self.spec.name) {
+                    match clix_command::attach(&self.seen, seen, &self.spec.name) {
                         Ok(()) => io.stderr.write_all(line.as_bytes()).await?,
                         Err(message) => io.stderr.write_all(message.as_bytes()).await?,
                     }

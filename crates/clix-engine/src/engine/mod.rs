@@ -12,7 +12,8 @@ use clix_shell::{
 };
 
 use crate::catalog::{Catalog, SharedCatalog};
-use crate::commands::{BrowserCommand, SeenImage, SeenImages, StageRun};
+use crate::commands::StageRun;
+use clix_command::{SeenImage, SeenImages};
 use crate::policy::{ElsewhereGate, PolicyConfig, ShellGate};
 use crate::spill::SpillDir;
 use clix_command::{CallTime, Deadline};
@@ -47,9 +48,6 @@ pub struct EngineConfig {
     /// Rules on which commands may run (`[policy]`, policy files); `None`
     /// runs every command (the built-in rules are in `PolicyConfig::default()`).
     pub policy: Option<PolicyConfig>,
-    /// The `browser` command (`[browser]`); `None` leaves it out. It runs
-    /// Chromium in the OS tier's sandbox, and says so when there is none.
-    pub browser: Option<clix_browser::BrowserSettings>,
     /// MCP servers as commands (`[[mcp.server]]` of the person's config);
     /// `None` leaves them out.
     pub mcp: Option<crate::McpConfig>,
@@ -77,7 +75,6 @@ impl EngineConfig {
             capabilities: Vec::new(),
             hub: None,
             policy: None,
-            browser: None,
             mcp: None,
             run_tool_prompt: None,
             control: None,
@@ -240,20 +237,12 @@ impl Engine {
                     output_cap: config.limits.max_memory_bytes,
                 }) as Arc<dyn clix_command::StageRunner>
             }),
+            sandbox: sandbox.clone(),
+            seen: &seen,
             judge: gate.clone().map(|g| Arc::new(ElsewhereGate(g)) as Arc<dyn clix_command::LineJudge>),
         };
         let added = setup::add_capabilities(&mut registry, &config.capabilities, &parts).await?;
         notices.extend(added.notices.iter().cloned());
-        if let Some(settings) = config.browser {
-            let root = workspace.root().to_path_buf();
-            registry.register(Arc::new(BrowserCommand::new(
-                settings,
-                sandbox.clone(),
-                root,
-                seen.clone(),
-                time.clone(),
-            )));
-        }
         let hub = match config.hub {
             Some(hub) => {
                 let output_cap = config.limits.max_memory_bytes;

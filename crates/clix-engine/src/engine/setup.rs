@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use clix_command::{CallTime, Capability, CommandSpec, Parts};
+use clix_command::{CallTime, Capability, CommandSpec, Parts, SeenImages};
 use clix_hub::{HubConfig, HubRuntime};
 use clix_sandbox::Sandbox;
 use clix_shell::{CommandRegistry, CommandResolver, Session, Workspace};
@@ -12,7 +12,7 @@ use super::OsTier;
 use crate::catalog::{Catalog, HUB_SHOWN, SharedCatalog};
 use crate::commands::{
     Cat, Help, HubCommand, HubTool, McpCommand, McpConfig, McpServer, McpShared, OsResolver, SandboxCommand, See,
-    SeenImages, StageRun, UnknownCommands, Write,
+    StageRun, UnknownCommands, Write,
 };
 
 /// The commands every engine has: `help`, `write`, `cat` and `see`.

@@ -26,7 +26,7 @@ pub(crate) async fn fixture(browser: clix_browser::BrowserSettings, session: &st
     let ws = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
     let engine = Engine::new(EngineConfig {
-        browser: Some(browser),
+        capabilities: vec![std::sync::Arc::new(browser)],
         os: Some(OsTier {
             settings: SandboxSettings::default(),
             clix_config_dir: None,

@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use clix_browser::{Browser, BrowserError, Change, Cookie, SavedState, StorageKind, mark_untrusted};
+use crate::{Browser, BrowserError, Change, Cookie, SavedState, StorageKind, mark_untrusted};
 use clix_command::CommandIo;
 use serde_json::{Value, json};
 
@@ -358,7 +358,7 @@ fn rand_u64() -> u64 {
 
 /// An action's result as `browser.rs` shows every action's.
 fn changed(change: &Change) -> Shown {
-    Shown { text: super::browser::describe(change), json: serde_json::to_value(change).unwrap_or_default() }
+    Shown { text: super::describe(change), json: serde_json::to_value(change).unwrap_or_default() }
 }
 
 async fn pdf(browser: &mut Browser, files: &Files<'_, '_>, shown: Option<&str>) -> Result<Shown, BrowserError> {

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use clix_browser::{Browser, BrowserError, Change, Level, Property, Since, mark_untrusted};
+use crate::{Browser, BrowserError, Change, Level, Property, Since, mark_untrusted};
 use serde_json::{Value, json};
 
 use clix_command::flags::common::JSON;

@@ -8,17 +8,19 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use clix_browser::{
+use crate::{
     Browser, BrowserError, BrowserSettings, Change, Property, SnapshotOptions, WaitFor, mark_untrusted,
 };
-use clix_command::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail};
+use clix_command::{
+    Added, AgentCommand, CallTime, Capability, CommandIo, CommandSpec, CommandStatus, Parts, SeenImage, SeenImages,
+    async_trait, attach, decode, fail,
+};
 use clix_sandbox::Sandbox;
 use tokio::sync::Mutex;
 
-use super::browser_events;
-use super::browser_page;
-use super::see::{SeenImages, decode};
-use clix_command::CallTime;
+mod events;
+mod page;
+
 use clix_command::flags::common::JSON;
 use clix_command::flags::{Arity, Item, Misuse, Operand, Opt, Parsed, Syntax, Takes, pick_parsed};
 use clix_command::{fs_reason, resolve};
@@ -126,7 +128,19 @@ struct State {
     screenshots: u32,
 }
 
-pub(crate) struct BrowserCommand {
+/// The `browser` command, which starts Chromium in the session's sandbox
+/// at its first use (and says why it cannot without one).
+#[async_trait]
+impl Capability for BrowserSettings {
+    async fn add(&self, parts: &Parts<'_>) -> Result<Added, String> {
+        let root = parts.workspace.root().to_path_buf();
+        let command =
+            BrowserCommand::new(self.clone(), parts.sandbox.clone(), root, parts.seen.clone(), parts.time.clone());
+        Ok(Added::offered(Arc::new(command)))
+    }
+}
+
+struct BrowserCommand {
     spec: CommandSpec,
     settings: BrowserSettings,
     sandbox: Option<Arc<Sandbox>>,
@@ -138,7 +152,7 @@ pub(crate) struct BrowserCommand {
 }
 
 impl BrowserCommand {
-    pub(crate) fn new(
+    fn new(
         settings: BrowserSettings,
         sandbox: Option<Arc<Sandbox>>,
         workspace: PathBuf,
@@ -153,8 +167,8 @@ impl BrowserCommand {
             usage: "browser open|snapshot|click|fill|type|press|select|check|uncheck|hover|scroll|wait|get|screenshot|back|forward|reload|tabs|close|eval|cookies|storage|state|upload|pdf|read|diff|console|errors|dialog|requests|block|unblock|frame".into(),
             subcommands: SUBCOMMANDS
                 .iter()
-                .chain(&browser_page::SUMMARIES)
-                .chain(&browser_events::SUMMARIES)
+                .chain(&page::SUMMARIES)
+                .chain(&events::SUMMARIES)
                 .map(|(syntax, summary)| syntax.spec(summary))
                 .collect(),
             details: "Typical use, in one line:\n  \
@@ -178,8 +192,8 @@ impl BrowserCommand {
         let state = Arc::new(Mutex::new(State { browser: None, last_used: Instant::now(), screenshots: 0 }));
         let syntaxes = SUBCOMMANDS
             .iter()
-            .chain(&browser_page::SUMMARIES)
-            .chain(&browser_events::SUMMARIES)
+            .chain(&page::SUMMARIES)
+            .chain(&events::SUMMARIES)
             .map(|(syntax, _)| *syntax)
             .collect();
         BrowserCommand { spec, settings, sandbox, workspace, seen, time, state, syntaxes }
@@ -203,7 +217,7 @@ impl BrowserCommand {
             io.fs.mkdir(&downloads, true).await.map_err(|e| {
                 BrowserError::Start(format!("cannot make .clix/downloads in the workspace: {}", fs_reason(&e)))
             })?;
-            browser_page::remove_uploads(io, &self.workspace).await;
+            page::remove_uploads(io, &self.workspace).await;
             let browser = Browser::launch(&self.settings, sandbox, &self.workspace, &downloads).await?;
             state.browser = Some(browser);
             self.watch_idle();
@@ -247,7 +261,7 @@ impl BrowserCommand {
             return Ok(match state.browser.take() {
                 Some(browser) => {
                     browser.close().await;
-                    browser_page::remove_uploads(io, &self.workspace).await;
+                    page::remove_uploads(io, &self.workspace).await;
                     Output::text("browser closed\n")
                 }
                 None => Output::text("no browser was open\n"),
@@ -255,17 +269,17 @@ impl BrowserCommand {
         }
         let shots = state.screenshots;
         let browser = self.ready(io, state).await?;
-        let files = browser_page::Files { io, workspace: &self.workspace };
-        if let Some(shown) = browser_page::act(browser, &files, syntax.subcommand(), parsed, limit).await {
+        let files = page::Files { io, workspace: &self.workspace };
+        if let Some(shown) = page::act(browser, &files, syntax.subcommand(), parsed, limit).await {
             let shown = shown?;
             return Ok(Output { text: shown.text, json: shown.json, image: None });
         }
-        if let Some(shown) = browser_events::act(browser, syntax.subcommand(), parsed).await {
+        if let Some(shown) = events::act(browser, syntax.subcommand(), parsed).await {
             let shown = shown?;
             return Ok(Output { text: shown.text, json: shown.json, image: None });
         }
         if let Some(pattern) = parsed.text("--request") {
-            let shown = browser_events::wait_request(browser, pattern, limit).await?;
+            let shown = events::wait_request(browser, pattern, limit).await?;
             return Ok(Output { text: shown.text, json: shown.json, image: None });
         }
         let out = match syntax.subcommand() {
@@ -397,7 +411,7 @@ impl BrowserCommand {
 struct Output {
     text: String,
     json: serde_json::Value,
-    image: Option<super::SeenImage>,
+    image: Option<SeenImage>,
 }
 
 impl Output {
@@ -439,7 +453,7 @@ pub(super) fn describe(change: &Change) -> String {
     if let Some(saved) = &change.download {
         text.push_str(&format!("downloaded {saved}\n"));
     }
-    text.push_str(&browser_events::events(change));
+    text.push_str(&events::events(change));
     for tab in &change.new_tabs {
         text.push_str(&format!("it opened tab {tab}: browser tabs switch {tab}\n"));
     }
@@ -474,7 +488,7 @@ impl AgentCommand for BrowserCommand {
         match result {
             Ok(out) => {
                 if let Some(image) = out.image
-                    && let Err(message) = super::see::attach(&self.seen, image, syntax.name)
+                    && let Err(message) = attach(&self.seen, image, syntax.name)
                 {
                     return fail(&io, &message, 1).await;
                 }

@@ -1,0 +1,156 @@
+//! Images a line shows the model (`see`, a browser screenshot, an MCP
+//! tool's image): checked, scaled down, and held for the model's next turn
+//! within one budget per line, whichever command attaches them.
+
+use std::io::Cursor;
+use std::sync::{Arc, Mutex};
+
+/// Longest side sent to a model; larger images are scaled down (the size
+/// vision models work at, and what keeps a request small).
+pub const MAX_IMAGE_SIDE: u32 = 1568;
+
+/// The most pixels `see` decodes (50 megapixels, ~200 MB as RGBA): a small
+/// file can declare a huge image (a 470 KB PNG of 22000x22000 took clix to
+/// 1 GB), so the header's size is checked before anything is decoded.
+pub const MAX_IMAGE_PIXELS: u64 = 50_000_000;
+
+/// An image `see` accepted, ready to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeenImage {
+    /// The path as the command line gave it.
+    pub path: String,
+    /// `image/png`, `image/jpeg`, …
+    pub mime: String,
+    /// Encoded bytes, at most [`MAX_IMAGE_SIDE`] on the long side.
+    pub data: Vec<u8>,
+    /// Width in pixels of what is sent (after any scaling down).
+    pub width: u32,
+    /// Height in pixels of what is sent (after any scaling down).
+    pub height: u32,
+}
+
+/// Images seen during the current line, drained by the engine after it.
+pub type SeenImages = Arc<Mutex<Vec<SeenImage>>>;
+
+/// The most image bytes one line attaches (see, MCP results, browser
+/// screenshots together): held until the model's next turn, so counted
+/// like any data the line holds.
+pub const MAX_LINE_IMAGE_BYTES: usize = 64 << 20;
+
+/// Attaches `image` to the line's images, unless they would pass
+/// [`MAX_LINE_IMAGE_BYTES`]: then the error that says so, for `who`.
+pub fn attach(seen: &SeenImages, image: SeenImage, who: &str) -> Result<(), String> {
+    let mut images = seen.lock().unwrap_or_else(|p| p.into_inner());
+    let held: usize = images.iter().map(|i| i.data.len()).sum();
+    if held + image.data.len() > MAX_LINE_IMAGE_BYTES {
+        return Err(format!(
+            "[error] {who}: {}: the images attached in this line already hold {} MiB, and one line attaches at \
+             most {} MiB; look at the rest in another line\n",
+            image.path,
+            held >> 20,
+            MAX_LINE_IMAGE_BYTES >> 20
+        ));
+    }
+    images.push(image);
+    Ok(())
+}
+
+/// Checks that `bytes` are an image we can show, and scales it down if needed.
+pub fn decode(path: &str, bytes: &[u8]) -> Result<SeenImage, String> {
+    let not_image = || format!("[error] not an image file: {path} (use cat to read text files)\n");
+    let kind = infer::get(bytes).filter(|k| k.matcher_type() == infer::MatcherType::Image).ok_or_else(not_image)?;
+    let format = image::ImageFormat::from_mime_type(kind.mime_type()).ok_or_else(|| {
+        format!("[error] see: {path}: {} images are not supported; convert it to PNG\n", kind.extension())
+    })?;
+    let cannot = |e: image::ImageError| format!("[error] see: {path}: cannot decode the image: {e}\n");
+    let reader = || image::ImageReader::with_format(Cursor::new(bytes), format);
+    let (width, height) = reader().into_dimensions().map_err(cannot)?;
+    let pixels = u64::from(width) * u64::from(height);
+    if pixels > MAX_IMAGE_PIXELS {
+        return Err(format!(
+            "[error] see: {path}: {width}x{height} is {} megapixels, more than the {} see decodes; \
+             make a smaller copy first (e.g. python3 with Pillow: Image.open(p).reduce(8).save('small.png'))\n",
+            pixels / 1_000_000,
+            MAX_IMAGE_PIXELS / 1_000_000
+        ));
+    }
+    let decoded = reader().decode().map_err(cannot)?;
+    let (width, height) = (decoded.width(), decoded.height());
+    // A file bigger than its pixels (a PNG of 8x8 carrying 30 MB in a text
+    // chunk) is sent as its pixels alone, encoded again.
+    let lean = bytes.len() as u64 <= u64::from(width) * u64::from(height) * 4 + (64 << 10);
+    if width.max(height) <= MAX_IMAGE_SIDE && lean {
+        return Ok(SeenImage { path: path.into(), mime: kind.mime_type().into(), data: bytes.to_vec(), width, height });
+    }
+    let scaled = if width.max(height) <= MAX_IMAGE_SIDE {
+        decoded
+    } else {
+        decoded.resize(MAX_IMAGE_SIDE, MAX_IMAGE_SIDE, image::imageops::FilterType::Triangle)
+    };
+    let mut data = Vec::new();
+    scaled
+        .write_to(&mut Cursor::new(&mut data), image::ImageFormat::Png)
+        .map_err(|e| format!("[error] see: {path}: cannot scale the image down: {e}\n"))?;
+    Ok(SeenImage { path: path.into(), mime: "image/png".into(), data, width: scaled.width(), height: scaled.height() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A chunk of a PNG file: length, type, data, CRC-32 of type and data.
+    fn chunk(kind: &[u8; 4], data: &[u8]) -> Vec<u8> {
+        let mut crc = 0xffff_ffffu32;
+        for &byte in kind.iter().chain(data) {
+            crc ^= u32::from(byte);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 { (crc >> 1) ^ 0xedb8_8320 } else { crc >> 1 };
+            }
+        }
+        let mut out = (data.len() as u32).to_be_bytes().to_vec();
+        out.extend_from_slice(kind);
+        out.extend_from_slice(data);
+        out.extend_from_slice(&(!crc).to_be_bytes());
+        out
+    }
+
+    /// Security round 4, finding 8: a PNG of 8x8 pixels carrying 30 MB in a
+    /// text chunk is held as its pixels, not its file.
+    #[test]
+    fn an_image_is_held_as_its_pixels_not_its_padding() {
+        let mut pixels = Vec::new();
+        image::RgbaImage::from_pixel(8, 8, image::Rgba([200, 10, 10, 255]))
+            .write_to(&mut std::io::Cursor::new(&mut pixels), image::ImageFormat::Png)
+            .unwrap();
+        let end = pixels.len() - 12; // before IEND
+        let mut fat = pixels[..end].to_vec();
+        let mut text = b"Comment\0".to_vec();
+        text.resize(30 << 20, b'x');
+        fat.extend(chunk(b"tEXt", &text));
+        fat.extend_from_slice(&pixels[end..]);
+        let seen = decode("fat.png", &fat).unwrap();
+        assert_eq!((seen.width, seen.height, seen.mime.as_str()), (8, 8, "image/png"));
+        assert!(seen.data.len() < 4096, "{} bytes held", seen.data.len());
+        let lean = decode("lean.png", &pixels).unwrap();
+        assert_eq!(lean.data, pixels, "a lean file is sent as it is");
+    }
+
+    /// What one line attaches is bounded, whoever attaches it.
+    #[test]
+    fn a_line_attaches_at_most_its_image_budget() {
+        let seen: SeenImages = Arc::default();
+        let image = |n: usize| SeenImage {
+            path: format!("i{n}.png"),
+            mime: "image/png".into(),
+            data: vec![0; 20 << 20],
+            width: 1,
+            height: 1,
+        };
+        for n in 0..3 {
+            attach(&seen, image(n), "see").unwrap();
+        }
+        let refused = attach(&seen, image(3), "see").unwrap_err();
+        assert!(refused.contains("i3.png") && refused.contains("already hold 60 MiB"), "{refused}");
+        assert_eq!(seen.lock().unwrap().len(), 3);
+    }
+}
