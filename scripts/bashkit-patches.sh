@@ -101,14 +101,28 @@ cmd_check() {
 }
 
 cmd_test() {
-    local tmp
-    tmp="$(mktemp -d)"
-    trap 'rm -rf "$tmp"' RETURN
-    (make_repo "$tmp/bashkit") >/dev/null
+    # One fixed folder, so cargo reuses the dependencies' builds from the
+    # last run (a new path each time would build them all again).
+    local tree="$cache/tree-$version"
+    rm -rf "$tree"
+    (make_repo "$tree") >/dev/null
     # The release's lock file, so the dev-dependencies are the ones bashkit
     # was tested with; cargo adds what the patches need.
-    cp "$tmp/bashkit/.release-Cargo.lock" "$tmp/bashkit/Cargo.lock"
-    (cd "$tmp/bashkit" && cargo test --lib --no-default-features --features "$features" -q)
+    cp "$tree/.release-Cargo.lock" "$tree/Cargo.lock"
+    # bashkit's jq is checked against the host's jq, and follows jq 1.7
+    # (bashkit's CI pins its oracle). Debian 12's jq 1.6 prints 1.0 as 1,
+    # leaves literal control characters unescaped and exits 4, not 5, on
+    # malformed input: those three cases are skipped with it, and said so.
+    local skips=()
+    if [[ "$(jq --version 2>/dev/null)" == jq-1.6* ]]; then
+        local case
+        for case in diff_all_literal_controls diff_float_zero_decimal diff_malformed_quote_and_control_outside_string; do
+            skips+=(--skip "builtins::jq::tests::differential::$case")
+            echo "bashkit's jq::tests::differential::$case: skipped, the host's jq 1.6 answers as jq 1.6, bashkit as jq 1.7" \
+                | tee -a "${CLIX_SKIP_LOG:-/dev/null}" >&2
+        done
+    fi
+    (cd "$tree" && cargo test --lib --no-default-features --features "$features" -q -- "${skips[@]}")
 }
 
 cmd_export() {
@@ -117,7 +131,7 @@ cmd_export() {
     local ver
     ver="$(git -C "$from" describe --tags --abbrev=0 --match 'bashkit-*')"
     rm -f "$series"/*.patch
-    git -C "$from" format-patch -q --zero-commit --no-signature --no-stat -o "$series" "$ver..HEAD"
+    git -C "$from" format-patch -q --no-numbered --zero-commit --no-signature --no-stat -o "$series" "$ver..HEAD"
     # The folder is the repository's last commit, nothing uncommitted.
     rm -rf "$vendored"
     mkdir -p "$vendored"

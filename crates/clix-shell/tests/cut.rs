@@ -21,7 +21,12 @@ async fn a_bound_passed_stops_the_line_instead_of_answering_short() {
     })
     .await
     .unwrap();
+    // 150 groups in a row: past the expansion's depth, each word made there
+    // is counted as well (bashkit patch 17; uncounted, they grew until clix
+    // ran out of memory).
+    let deep = format!("echo {} | wc -c", "{a,b}".repeat(150));
     for (line, what) in [
+        (deep.as_str(), "a brace expansion of more than 1000000 words"),
         // 20 MB of digits, each 1 doubled: past 10 MiB.
         ("x=$(seq 1 3000000 | tr -d '\\n'); y=${x//1/11}; echo ${#y}", "a replacement's result"),
         ("x=$(seq 1 3000000 | tr -d '\\n'); y=${x/#/b}; echo ${#y}", "a replacement's result"),

@@ -3035,3 +3035,22 @@ mod tests {
         }
     }
 }
+
+/// A line that is valid UTF-8 is matched as text without a lossy copy; one
+/// that is not still matches on its valid parts (GNU grep -a's answers).
+#[cfg(test)]
+mod utf8_line_tests {
+    async fn run(script: &str) -> String {
+        let mut bash = crate::Bash::new();
+        let result = bash.exec(script).await.unwrap();
+        result.stdout.to_string()
+    }
+
+    #[tokio::test]
+    async fn valid_and_invalid_utf8_lines_match() {
+        assert_eq!(run("printf 'h\\xc3\\xa9llo\\nworld\\n' | grep -c 'é'").await, "1\n");
+        assert_eq!(run("printf 'h\\xc3\\xa9llo\\nworld\\n' | grep 'llo'").await, "héllo\n");
+        assert_eq!(run("printf 'ok\\n\\xff bad x\\nx\\n' | grep -c x").await, "2\n");
+        assert_eq!(run("printf 'ok\\n\\xff bad x\\n' | grep -c ok").await, "1\n");
+    }
+}

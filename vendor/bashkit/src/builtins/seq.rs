@@ -605,3 +605,31 @@ mod tests {
         assert_eq!(run(&["-f", "%e", "1"]).await.stdout, "1.000000e+00\n");
     }
 }
+
+/// Whole numbers print as integers, padded for `-w`; anything with a
+/// fraction still goes through the float format (GNU seq's answers).
+#[cfg(test)]
+mod whole_number_tests {
+    async fn seq(args: &str) -> String {
+        let mut bash = crate::Bash::new();
+        let result = bash.exec(&format!("seq {args}")).await.unwrap();
+        assert_eq!(result.exit_code, 0, "seq {args}: {}", result.stderr);
+        result.stdout.to_string()
+    }
+
+    #[tokio::test]
+    async fn whole_numbers_match_gnu_seq() {
+        for (args, expected) in [
+            ("3", "1\n2\n3\n"),
+            ("-3 2 3", "-3\n-1\n1\n3\n"),
+            ("-w 8 10", "08\n09\n10\n"),
+            ("-w -1 1", "-1\n00\n01\n"),
+            ("-s, 1 4", "1,2,3,4\n"),
+            ("5 -2 1", "5\n3\n1\n"),
+            ("1 0.5 2", "1.0\n1.5\n2.0\n"),
+            ("-f %03g 1 2", "001\n002\n"),
+        ] {
+            assert_eq!(seq(args).await, expected, "seq {args}");
+        }
+    }
+}

@@ -1671,3 +1671,26 @@ mod tests {
         assert!(result.stderr.contains("invalid option -- 'Q'"));
     }
 }
+
+/// sort finds each line's keys once and orders by them (GNU sort's answers).
+#[cfg(test)]
+mod key_tests {
+    async fn run(script: &str) -> String {
+        let mut bash = crate::Bash::new();
+        let result = bash.exec(script).await.unwrap();
+        assert_eq!(result.exit_code, 0, "{script}: {}", result.stderr);
+        result.stdout.to_string()
+    }
+
+    #[tokio::test]
+    async fn sort_keys_match_gnu_sort() {
+        for (script, expected) in [
+            ("printf 'b 2\\na 10\\nc 1\\n' | sort -k2,2n", "c 1\nb 2\na 10\n"),
+            ("printf 'b 2\\na 10\\nc 1\\n' | sort -k2,2nr", "a 10\nb 2\nc 1\n"),
+            ("printf 'x:3\\ny:1\\nz:2\\n' | sort -t: -k2", "y:1\nz:2\nx:3\n"),
+            ("printf 'b 1\\na 1\\nc 0\\n' | sort -k2,2 -k1,1", "c 0\na 1\nb 1\n"),
+        ] {
+            assert_eq!(run(script).await, expected, "{script}");
+        }
+    }
+}

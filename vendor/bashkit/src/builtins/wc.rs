@@ -438,3 +438,29 @@ mod tests {
         assert!(result.stdout.trim().contains("3"));
     }
 }
+
+/// wc counts what each flag asks for, and only that (GNU wc's answers).
+#[cfg(test)]
+mod counted_flag_tests {
+    async fn run(script: &str) -> String {
+        let mut bash = crate::Bash::new();
+        let result = bash.exec(script).await.unwrap();
+        assert_eq!(result.exit_code, 0, "{script}: {}", result.stderr);
+        result.stdout.to_string()
+    }
+
+    #[tokio::test]
+    async fn each_flag_counts_alone_and_together() {
+        let input = "printf 'a b\\nc d e\\nh\\xc3\\xa9\\n'";
+        for (flags, expected) in [
+            ("-l", "3\n"),
+            ("-w", "6\n"),
+            ("-c", "14\n"),
+            ("-m", "13\n"),
+            ("-lw", "      3       6\n"),
+            ("", "      3       6      14\n"),
+        ] {
+            assert_eq!(run(&format!("{input} | wc {flags}")).await, expected, "wc {flags}");
+        }
+    }
+}

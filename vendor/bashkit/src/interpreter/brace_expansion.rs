@@ -24,6 +24,19 @@ impl Interpreter {
         words
     }
 
+    /// clix patch: one finished word of a brace expansion, counted; a word
+    /// that would take the expansion past its bytes is not made, and the
+    /// expansion is marked as past its cap (an error, never a shorter list).
+    fn brace_word(s: &str, count: &mut usize, bytes: &mut usize, max: usize) -> Vec<String> {
+        if *bytes + s.len() > Self::MAX_EXPANSION_RESULT_BYTES {
+            *count = max + 1;
+            return Vec::new();
+        }
+        *count += 1;
+        *bytes += s.len();
+        vec![s.to_string()]
+    }
+
     /// THREAT[TM-DOS-042]: The combinatorial `count` cap alone is insufficient
     /// because it is only incremented *after* each recursive call returns, so
     /// the first DFS path descends to the full nesting/sequence depth (one
@@ -43,12 +56,15 @@ impl Interpreter {
     ) -> Vec<String> {
         const MAX_BRACE_EXPANSION_DEPTH: usize = 100;
         if *count >= max || *bytes >= Self::MAX_EXPANSION_RESULT_BYTES {
-            // clix patch: a word left out; marked, so the expansion is an error.
+            // clix patch: a word left out; marked, so the expansion is an
+            // error, and nothing more is made for it.
             *count = max + 1;
-            return vec![s.to_string()];
+            return Vec::new();
         }
         if recursion_depth >= MAX_BRACE_EXPANSION_DEPTH {
-            return vec![s.to_string()];
+            // clix patch: a word made here is counted too; uncounted, 2^depth
+            // of them grew without bound (`{a,b}` 150 times in a row).
+            return Self::brace_word(s, count, bytes, max);
         }
 
         // Find the first brace that has a matching close brace
@@ -102,13 +118,9 @@ impl Interpreter {
                     recursion_depth,
                 );
             }
-            _ => {
-                // clix patch: the words are counted where they are made (a
-                // nested group's were counted once per level before).
-                *count += 1;
-                *bytes += s.len();
-                return vec![s.to_string()];
-            }
+            // clix patch: the words are counted where they are made (a
+            // nested group's were counted once per level before).
+            _ => return Self::brace_word(s, count, bytes, max),
         };
 
         let prefix: String = chars[..start].iter().collect();

@@ -1074,3 +1074,30 @@ async fn test_find_printf_rejects_oversized_aggregate_output() {
         result.stdout.len()
     );
 }
+
+/// find takes each entry's type and size from one stat: the tests and
+/// actions that read them answer as GNU find does.
+#[cfg(test)]
+mod one_stat_tests {
+    async fn run(script: &str) -> String {
+        let mut bash = crate::Bash::new();
+        let result = bash.exec(script).await.unwrap();
+        assert_eq!(result.exit_code, 0, "{script}: {}", result.stderr);
+        result.stdout.to_string()
+    }
+
+    #[tokio::test]
+    async fn type_and_size_tests_see_each_entry() {
+        let setup = "mkdir -p /t/d/e && printf hello > /t/d/f && : > /t/d/e/empty && cd /t";
+        for (find, expected) in [
+            ("find d -type f | sort", "d/e/empty\nd/f\n"),
+            ("find d -type d | sort", "d\nd/e\n"),
+            ("find d -type f -empty", "d/e/empty\n"),
+            ("find d -type f -size +0c", "d/f\n"),
+            ("find d -name f -type f", "d/f\n"),
+            ("find d -maxdepth 1 -type d | sort", "d\nd/e\n"),
+        ] {
+            assert_eq!(run(&format!("{setup} && {find}")).await, expected, "{find}");
+        }
+    }
+}
