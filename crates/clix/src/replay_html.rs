@@ -71,7 +71,10 @@ fn item(r: &Record, currency: &str) -> Option<String> {
                 )
             }
             Event::Response { step, text, .. } if !text.is_empty() => {
-                format!("<div class=model><small>step {step} · model</small>{}</div>", markdown(text))
+                format!(
+                    "<div class=model><small>step {step} · model</small>{}</div>",
+                    clix_markdown::to_safe_html(text)
+                )
             }
             Event::ToolCall { step, tool, command, stdin, .. } => format!(
                 "<div class=call><small>step {step} · {}</small><pre>$ {}</pre>{}</div>",
@@ -109,32 +112,6 @@ fn item(r: &Record, currency: &str) -> Option<String> {
         };
         Some(item)
     }
-}
-
-/// Markdown as HTML, with any HTML the text holds shown as text: a model's
-/// reply (or what a workspace file made it quote) never runs in the page.
-/// Links keep only web and mail addresses, and images become links, so
-/// opening the page fetches nothing.
-fn markdown(text: &str) -> String {
-    use pulldown_cmark::{Event as Md, Options, Parser, Tag, TagEnd};
-    let safe = |url: pulldown_cmark::CowStr<'_>| -> pulldown_cmark::CowStr<'static> {
-        let lower = url.to_ascii_lowercase();
-        let web = ["http://", "https://", "mailto:"].iter().any(|p| lower.starts_with(p));
-        if web { url.into_string().into() } else { "#".into() }
-    };
-    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
-    let parser = Parser::new_ext(text, options).map(|event| match event {
-        Md::Html(raw) | Md::InlineHtml(raw) => Md::Text(raw),
-        Md::Start(Tag::Link { link_type, dest_url, title, id })
-        | Md::Start(Tag::Image { link_type, dest_url, title, id }) => {
-            Md::Start(Tag::Link { link_type, dest_url: safe(dest_url), title, id })
-        }
-        Md::End(TagEnd::Image) => Md::End(TagEnd::Link),
-        other => other,
-    });
-    let mut html = String::new();
-    pulldown_cmark::html::push_html(&mut html, parser);
-    html
 }
 
 fn page(title: &str, body_style: &str, body: &str) -> String {

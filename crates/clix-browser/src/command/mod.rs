@@ -8,9 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use crate::{
-    Browser, BrowserError, BrowserSettings, Change, Property, SnapshotOptions, WaitFor, mark_untrusted,
-};
+use crate::{Browser, BrowserError, BrowserSettings, Change, Property, SnapshotOptions, WaitFor, mark_untrusted};
 use clix_command::{
     Added, AgentCommand, CallTime, Capability, CommandIo, CommandSpec, CommandStatus, Parts, SeenImage, SeenImages,
     async_trait, attach, decode, fail,
@@ -190,12 +188,8 @@ impl BrowserCommand {
             needs_args: true,
         };
         let state = Arc::new(Mutex::new(State { browser: None, last_used: Instant::now(), screenshots: 0 }));
-        let syntaxes = SUBCOMMANDS
-            .iter()
-            .chain(&page::SUMMARIES)
-            .chain(&events::SUMMARIES)
-            .map(|(syntax, _)| *syntax)
-            .collect();
+        let syntaxes =
+            SUBCOMMANDS.iter().chain(&page::SUMMARIES).chain(&events::SUMMARIES).map(|(syntax, _)| *syntax).collect();
         BrowserCommand { spec, settings, sandbox, workspace, seen, time, state, syntaxes }
     }
 

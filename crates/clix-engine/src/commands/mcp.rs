@@ -24,8 +24,8 @@ use clix_hub::{Governance, McpCallRecord, Refusal};
 use clix_mcp_client::{CallResult, McpSettings, Prepared, ServerEntry, Servers, ToolCall, Transport, Vars};
 use serde_json::Value;
 
-use clix_command::SeenImages;
 use clix_command::CallTime;
+use clix_command::SeenImages;
 
 /// What an engine's MCP servers are made of, from the person's config.
 #[derive(Clone)]

@@ -13,10 +13,10 @@ use clix_shell::{
 
 use crate::catalog::{Catalog, SharedCatalog};
 use crate::commands::StageRun;
-use clix_command::{SeenImage, SeenImages};
 use crate::policy::{ElsewhereGate, PolicyConfig, ShellGate};
 use crate::spill::SpillDir;
 use clix_command::{CallTime, Deadline};
+use clix_command::{SeenImage, SeenImages};
 
 pub use control::{CallChanges, WorkspaceControl};
 
