@@ -83,7 +83,7 @@ impl ReplyCache {
         if let Some(t) = temperature {
             h.update(t.to_le_bytes());
         }
-        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+        clix_common::hex(&h.finalize())
     }
 
     pub(crate) fn get(&self, key: &str) -> Option<ChatResponse> {

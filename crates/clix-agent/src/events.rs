@@ -3,9 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent::StopReason;
 use crate::message::{Image, Message, ToolCall, ToolSpec};
 use crate::provider::{ToolChoice, Usage};
+use crate::stop::StopReason;
 
 /// One thing that happened in a run. Serialized with its kind in `type`
 /// (`start`, `tool_call`, …): a trajectory line and a `--jsonl` line.
@@ -223,5 +223,5 @@ pub enum Event {
 
 /// The tool of a `tool_call` record written before records named it.
 fn run_tool() -> String {
-    crate::agent::TOOL.to_string()
+    crate::tools::TOOL.to_string()
 }

@@ -63,11 +63,12 @@ mod price;
 mod prompt;
 mod provider;
 mod settings;
+mod stop;
 pub mod stream;
 mod tools;
 pub mod trajectory;
 
-pub use agent::{Agent, Interrupt, RunSummary, StopReason, unknown_tool_text};
+pub use agent::{Agent, Interrupt, unknown_tool_text};
 pub use cache::ReplyCache;
 pub use events::Event;
 pub use memory::AgentMemory;
@@ -78,6 +79,7 @@ pub use prompt::{
 };
 pub use provider::{ChatRequest, ChatResponse, Provider, ProviderError, ToolChoice, Usage};
 pub use settings::{AgentSettings, Budgets, PROVIDER_VARS, ProviderKind, ResolvedProvider, resolve_provider};
+pub use stop::{RunSummary, StopReason};
 pub use tools::{Invocation, ToolOutcome, Tools, call_arguments};
 pub use trajectory::{
     Resumable, Trajectory, find_run, latest_resumable, list_runs, read_run, resumable, resumable_before,

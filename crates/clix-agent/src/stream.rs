@@ -17,9 +17,9 @@ use clix_workspace::{Folder, Snapshot};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::agent::{RunSummary, StopReason};
 use crate::events::Event;
 use crate::provider::Usage;
+use crate::stop::{RunSummary, StopReason};
 use crate::trajectory::{now_ms, rfc3339};
 
 /// The stream's version, in every line's `v`. A change that renames or

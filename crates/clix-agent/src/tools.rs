@@ -16,6 +16,9 @@ use serde_json::Value;
 
 use crate::message::{ToolCall, ToolSpec};
 
+/// clix's one tool.
+pub(crate) const TOOL: &str = "run";
+
 /// A tool set the agent loop can drive.
 pub trait Tools {
     /// The tools offered to the model, sent with every model call.
@@ -111,7 +114,7 @@ impl Tools for Engine {
     fn specs(&self) -> Vec<ToolSpec> {
         let def = tool_definition(self.catalog(), ToolFormat::OpenAi);
         vec![ToolSpec {
-            name: crate::agent::TOOL.into(),
+            name: TOOL.into(),
             description: def["function"]["description"].as_str().unwrap_or_default().to_string(),
             parameters: def["function"]["parameters"].clone(),
         }]
@@ -134,7 +137,7 @@ impl Tools for Engine {
     }
 
     fn prepare(&self, call: &ToolCall) -> Result<Invocation, String> {
-        if call.name != crate::agent::TOOL {
+        if call.name != TOOL {
             return Err(crate::unknown_tool_text(&call.name, &self.specs()));
         }
         let (command, stdin) = crate::agent::tool_calls::parse_call(call)?;

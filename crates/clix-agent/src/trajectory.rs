@@ -16,10 +16,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use clix_common::Secret;
 use serde::{Deserialize, Serialize};
 
-use crate::agent::StopReason;
 use crate::events::Event;
 use crate::message::{Message, Role};
 use crate::provider::Usage;
+use crate::stop::StopReason;
 
 /// One line of a trajectory file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

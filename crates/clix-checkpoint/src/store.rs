@@ -13,8 +13,6 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use sha2::{Digest, Sha256};
-
 use crate::changes::ChangeSet;
 use crate::scan::Tree;
 
@@ -40,13 +38,9 @@ pub struct RunInfo {
     pub last_at_ms: u64,
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// The name a content is kept under: its SHA-256, hex.
 pub(crate) fn content_hash(content: &[u8]) -> String {
-    hex(&Sha256::digest(content))
+    clix_common::sha256_hex(content)
 }
 
 fn private_dir(path: &Path) -> io::Result<()> {
@@ -69,14 +63,14 @@ fn file_name(run: &str) -> String {
         && run.len() <= 100
         && run.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
         && !run.starts_with('.');
-    if plain { run.to_string() } else { hex(&Sha256::digest(run.as_bytes())[..16]) }
+    if plain { run.to_string() } else { clix_common::sha256_hex_prefix(run.as_bytes(), 16) }
 }
 
 impl Store {
     /// The store of the workspace at `workspace` (its host path) under
     /// `state_dir`'s `checkpoints/`, made if missing.
     pub fn open(state_dir: &Path, workspace: &Path) -> io::Result<Store> {
-        let key = hex(&Sha256::digest(workspace.as_os_str().as_encoded_bytes())[..8]);
+        let key = clix_common::sha256_hex_prefix(workspace.as_os_str().as_encoded_bytes(), 8);
         let root = crate::store_dir(state_dir).join(key);
         private_dir(&root.join("blobs"))?;
         private_dir(&root.join("runs"))?;

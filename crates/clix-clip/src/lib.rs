@@ -1,4 +1,7 @@
-//! `clip`: other machines as commands. An agent reaches the places where the
+//! `clip`: other machines as commands. A "clip" is one such environment, the
+//! name the seed's design (agent-clip, on the Pinix runtime) gives the
+//! external places an agent operates: `clip list`, `clip <name> <command>`,
+//! `clip <name> pull|push`. An agent reaches the places where the
 //! work is (a build server, a staging host, a container, a pod in the cluster)
 //! through the tools people already run there: `ssh`, `docker`/`podman`,
 //! `kubectl`, or a second folder run through clix's own sandbox.

@@ -16,7 +16,13 @@ use clix_workspace::Workspace;
 
 use crate::{AgentCommand, CallTime, SeenImages};
 
+/// How many tools of a capability the `run` description, `help` and the
+/// unknown-command error name (seed 001: with more than about 15, retrieve
+/// instead of listing them all).
+pub const LISTED_AT_MOST: usize = 15;
+
 /// What an engine lends its capabilities' commands.
+#[derive(Clone)]
 pub struct Parts<'a> {
     /// The workspace, opened and checked once: every path a command touches
     /// goes through it.
@@ -37,6 +43,10 @@ pub struct Parts<'a> {
     /// The policy's word on a line that runs elsewhere; `None` without a
     /// policy.
     pub judge: Option<Arc<dyn LineJudge>>,
+    /// Whether a name is taken (a command added before, a builtin of the
+    /// shell): a capability whose commands are named by others (hub tools)
+    /// leaves those out and says why.
+    pub taken: &'a (dyn Fn(&str) -> bool + Sync),
 }
 
 /// What a capability gives an engine.
@@ -57,6 +67,20 @@ pub struct Added {
     /// What a person should know, found as it started (a skill that did
     /// not load): one line each.
     pub notices: Vec<String>,
+    /// Commands its section lists by name (each ready hub tool), in the
+    /// order it lists them: they run like the others, and the
+    /// unknown-command error names the first [`LISTED_AT_MOST`], but the
+    /// `run` description's list of commands leaves them to the section.
+    pub tools: Vec<Arc<dyn AgentCommand>>,
+    /// Where its tools run and why, for the engine's stage explanations
+    /// (debug events): `("sandbox", "a hub tool: …")`.
+    pub tools_run: Option<(&'static str, &'static str)>,
+    /// Names that are its but not commands here (a hub tool that is not
+    /// ready), each with the whole error a call of it gets.
+    pub unavailable: Vec<(String, String)>,
+    /// A line every unknown-command error ends with while it holds (some
+    /// of its declarations did not load, and where to see why).
+    pub unknown_hint: Option<String>,
 }
 
 impl Added {

@@ -39,6 +39,7 @@
 //! It must not depend on any other clix crate, nor do anything: no I/O, no
 //! state, only shared definitions and pure functions of their inputs.
 
+mod digest;
 pub mod names;
 mod quote;
 mod redact;
@@ -47,6 +48,7 @@ pub mod settings;
 pub mod template;
 mod wording;
 
+pub use digest::{hex, sha256_hex, sha256_hex_prefix};
 pub use quote::{shell_quote, shell_quote_into};
 pub use redact::{holds_secret, looks_like_token, redact_text};
 pub use secret::{Secret, is_secret_name, redact_url};

@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use clix_command::CommandSpec;
+use clix_command::{CommandSpec, LISTED_AT_MOST};
 use clix_mcp_client::ListedTool;
 
 /// The names and summaries of every command a session can run.
@@ -19,14 +19,17 @@ pub struct Catalog {
     pub unlisted: Vec<CommandSpec>,
     /// The standard Unix commands and shell builtins, sorted.
     pub standard: Vec<String>,
-    /// Ready hub tools, most used first: a large hub shows only the first
-    /// [`HUB_SHOWN`] and points to `hub search` for the rest.
-    pub hub: Vec<CommandSpec>,
-    /// Hub tools of the session that are not ready, with why: a call of
-    /// one is told that instead of "unknown command".
-    pub hub_not_ready: Vec<(String, String)>,
-    /// Manifests that did not load (`hub check` lists them).
-    pub hub_problems: usize,
+    /// The tools the capabilities' sections list (each ready hub tool,
+    /// most used first), in order: the unknown-command error names the
+    /// first [`LISTED_AT_MOST`].
+    pub tools: Vec<CommandSpec>,
+    /// The capabilities' names that are not commands here (a hub tool that
+    /// is not ready), each with the error a call of it gets instead of
+    /// "unknown command".
+    pub unavailable: Vec<(String, String)>,
+    /// Lines every unknown-command error ends with (manifests that did not
+    /// load, and where to see why).
+    pub unknown_hints: Vec<String>,
     /// The capabilities' sections, shown after the commands in the `run`
     /// description and in `help` (clip's environments), in their order.
     pub sections: Vec<String>,
@@ -46,10 +49,6 @@ pub struct Catalog {
     pub run_tool_prompt: Option<clix_common::template::Template>,
 }
 
-/// How many hub tools the `run` description and `help` list by name (seed
-/// 001: with more than about 15 tools, retrieve instead of listing all).
-pub(crate) const HUB_SHOWN: usize = 15;
-
 impl Catalog {
     /// The text a capability gave for `placeholder`, empty when none did.
     pub fn placeholder(&self, placeholder: &str) -> &str {
@@ -61,7 +60,7 @@ impl Catalog {
         let mut names: Vec<String> = self
             .agent
             .iter()
-            .chain(&self.hub)
+            .chain(&self.tools)
             .chain(&self.mcp)
             .map(|s| s.name.clone())
             .chain(self.standard.iter().cloned())
@@ -71,30 +70,9 @@ impl Catalog {
         names
     }
 
-    /// One of our commands (listed or not), a hub tool or an MCP server.
+    /// One of our commands (listed or not), a capability's tool or an MCP server.
     pub fn agent_command(&self, name: &str) -> Option<&CommandSpec> {
-        self.agent.iter().chain(&self.unlisted).chain(&self.hub).chain(&self.mcp).find(|s| s.name == name)
-    }
-
-    /// The hub section of the `run` description and of `help`, empty without
-    /// hub tools: one line per shown tool, then how to find the rest.
-    pub fn hub_section(&self) -> String {
-        if self.hub.is_empty() {
-            return String::new();
-        }
-        let shown = &self.hub[..self.hub.len().min(HUB_SHOWN)];
-        let width = shown.iter().map(|s| s.name.len()).max().unwrap_or(0);
-        let mut text = String::from("Hub tools (JSON output; <tool> --help for parameters):\n");
-        for spec in shown {
-            text.push_str(&format!("  {:width$}  {}\n", spec.name, spec.summary));
-        }
-        if self.hub.len() > shown.len() {
-            text.push_str(&format!(
-                "  … {} more, the most used are listed: find the right one with hub search <what you need>\n",
-                self.hub.len() - shown.len()
-            ));
-        }
-        text
+        self.agent.iter().chain(&self.unlisted).chain(&self.tools).chain(&self.mcp).find(|s| s.name == name)
     }
 }
 
@@ -116,7 +94,7 @@ impl Catalog {
         // the shape of its result, so one line can call it and filter the
         // result. Known from an earlier session's list, never by starting
         // a server for a description.
-        let tools = if self.mcp_tools.len() <= HUB_SHOWN { self.mcp_tools.as_slice() } else { &[] };
+        let tools = if self.mcp_tools.len() <= LISTED_AT_MOST { self.mcp_tools.as_slice() } else { &[] };
         for spec in &self.mcp {
             text.push_str(&format!("  {:width$}  {}\n", spec.name, spec.summary));
             for (_, tool) in tools.iter().filter(|(server, _)| *server == spec.name) {
@@ -155,10 +133,10 @@ mod tests {
     }
 
     /// Known tools are listed under their server while there are at most
-    /// [`HUB_SHOWN`] of them in all; past that, servers only.
+    /// [`LISTED_AT_MOST`] of them in all; past that, servers only.
     #[test]
     fn known_tools_are_listed_up_to_the_limit() {
-        for (known, listed) in [(0, 0), (3, 3), (HUB_SHOWN, HUB_SHOWN), (HUB_SHOWN + 1, 0)] {
+        for (known, listed) in [(0, 0), (3, 3), (LISTED_AT_MOST, LISTED_AT_MOST), (LISTED_AT_MOST + 1, 0)] {
             let mcp_tools: Vec<(String, ListedTool)> = (0..known)
                 .map(|i| {
                     let server = if i % 2 == 0 { "a" } else { "b" };

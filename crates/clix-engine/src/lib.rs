@@ -8,14 +8,14 @@
 //!
 //! - its own commands (`commands/`): `help`, `write`, `cat` (`-b` for base64),
 //!   `see` (images for the model, in `RunOutput::images`), `sandbox`, and,
-//!   until they move to crates of their own, `hub` with each ready hub tool
-//!   (over clix-hub), and each enabled `[[mcp.server]]` (over
-//!   clix-mcp-client), registered after every other command so a taken name
-//!   keeps its command;
+//!   until it moves to a crate of its own, each enabled `[[mcp.server]]`
+//!   (over clix-mcp-client), registered after every other command so a
+//!   taken name keeps its command;
 //! - the capabilities' commands: `EngineConfig::capabilities` holds each
 //!   capability's configuration (`clix_memory::MemoryConfig`,
 //!   `clix_skills::SkillsConfig`, `clix_browser::BrowserSettings`,
-//!   `clix_clip::ClipConfig`), and each adds its commands through
+//!   `clix_hub::HubConfig`, `clix_clip::ClipConfig`), and each adds its
+//!   commands (and the tools its section lists) through
 //!   `clix_command::Capability`, lent the workspace handle, the line's time,
 //!   the sandbox (a `StageRunner` into it, and itself), the line's images
 //!   and a `LineJudge` over the policy gate. The engine names none of them;

@@ -65,15 +65,15 @@ fn skills(catalog: &Catalog) -> String {
     }
 }
 
-/// The `{commands}` of the description: a line per agent command, the hub's
-/// and the capabilities' sections, and the standard commands in one line.
+/// The `{commands}` of the description: a line per agent command, the
+/// capabilities' sections (the hub's tools, clip's environments), and the
+/// standard commands in one line.
 fn commands(catalog: &Catalog) -> String {
     let width = catalog.agent.iter().map(|s| s.name.len()).max().unwrap_or(0);
     let mut text = String::new();
     for spec in &catalog.agent {
         text.push_str(&format!("  {:width$}  {}\n", spec.name, spec.summary));
     }
-    text.push_str(&catalog.hub_section());
     for section in &catalog.sections {
         text.push_str(section);
     }

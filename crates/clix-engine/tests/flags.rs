@@ -47,8 +47,7 @@ async fn fixture() -> Fixture {
     };
     let engine = Engine::new(EngineConfig {
         os: Some(os),
-        capabilities: vec![std::sync::Arc::new(memory)],
-        hub: Some(hub),
+        capabilities: vec![std::sync::Arc::new(memory), std::sync::Arc::new(hub)],
         ..EngineConfig::new(ws.path())
     })
     .await

@@ -51,5 +51,5 @@ pub(crate) fn digest(dir: &Path) -> io::Result<String> {
         all.extend_from_slice(format!("\0{:o}\0{}\0", file.mode & 0o777, file.bytes.len()).as_bytes());
         all.extend_from_slice(&file.bytes);
     }
-    Ok(crate::shard::digest(&all))
+    Ok(clix_common::sha256_hex(&all))
 }

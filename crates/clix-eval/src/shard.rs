@@ -29,7 +29,6 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::attempt::AttemptOptions;
 use crate::designs::Design;
@@ -122,8 +121,8 @@ impl ShardRecord {
             count: shard.count,
             tasks: slice.iter().map(|t| t.id.clone()).collect(),
             run_tasks: run.iter().map(|t| t.id.clone()).collect(),
-            tasks_digest: digest(definitions.as_bytes()),
-            settings_digest: digest(settings.to_string().as_bytes()),
+            tasks_digest: clix_common::sha256_hex(definitions.as_bytes()),
+            settings_digest: clix_common::sha256_hex(settings.to_string().as_bytes()),
         }
     }
 }
@@ -154,11 +153,6 @@ pub(crate) fn run_settings(
         "timeout_secs": options.timeout.as_secs(),
         "agent": agent,
     })
-}
-
-/// SHA-256 of `bytes`, in hex.
-pub(crate) fn digest(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Joins the results of every shard of one run (each with the place it
@@ -514,12 +508,12 @@ mod tests {
             ),
             (
                 "definitions",
-                |p| p[1].1.shard.as_mut().unwrap().tasks_digest = digest(b"other"),
+                |p| p[1].1.shard.as_mut().unwrap().tasks_digest = clix_common::sha256_hex(b"other"),
                 "read different definitions of the same tasks",
             ),
             (
                 "settings",
-                |p| p[1].1.shard.as_mut().unwrap().settings_digest = digest(b"other"),
+                |p| p[1].1.shard.as_mut().unwrap().settings_digest = clix_common::sha256_hex(b"other"),
                 "ran with different settings",
             ),
             ("twice", |p| p[2] = (PathBuf::from("copy"), p[1].1.clone()), "shard 2/3 is given twice: s2 and copy"),
@@ -553,7 +547,7 @@ mod tests {
         let agent = clix_agent::AgentSettings::default();
         let options = AttemptOptions::default();
         let digest_of = |agent: &clix_agent::AgentSettings, options: &AttemptOptions, repeat| {
-            digest(run_settings(options, Some(agent), repeat).to_string().as_bytes())
+            clix_common::sha256_hex(run_settings(options, Some(agent), repeat).to_string().as_bytes())
         };
         let base = digest_of(&agent, &options, 1);
         let elsewhere = clix_agent::AgentSettings {

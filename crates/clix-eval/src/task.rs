@@ -318,12 +318,12 @@ pub fn parse_task(file: &Path, line: usize, text: &str) -> Result<Task, TaskErro
     };
     // Writing a map of JSON values cannot fail. A hub folder's files are
     // part of the definition: its tools shape every attempt.
-    let line_digest = crate::shard::digest(&serde_json::to_vec(&object).unwrap_or_default());
+    let line_digest = clix_common::sha256_hex(&serde_json::to_vec(&object).unwrap_or_default());
     let digest = match &task.hub {
         Some(dir) => {
             let files = crate::hub_folder::digest(dir)
                 .map_err(|e| at.error(Some("hub"), format!("cannot read {}: {e}", dir.display())))?;
-            crate::shard::digest(format!("{line_digest}\0hub\0{files}").as_bytes())
+            clix_common::sha256_hex(format!("{line_digest}\0hub\0{files}").as_bytes())
         }
         None => line_digest,
     };
@@ -337,7 +337,7 @@ pub fn parse_task(file: &Path, line: usize, text: &str) -> Result<Task, TaskErro
                 bytes.extend(b"\0mcp\0");
                 bytes.extend(content);
             }
-            crate::shard::digest(&bytes)
+            clix_common::sha256_hex(&bytes)
         }
         None => digest,
     };

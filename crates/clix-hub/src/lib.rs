@@ -36,10 +36,16 @@
 //! It must not run a program any other way than through the OS tier's sandbox
 //! (`clix-sandbox`), and never through a shell: values such as `; rm -rf /`
 //! stay literal arguments. It knows nothing of the shell engine or
-//! presentation; the `hub` command and the tools as commands live in
-//! `clix-engine`.
+//! presentation. Its commands, `hub list|info|search|stats|check|call` and
+//! each ready tool under its own name, are `command.rs`: [`HubConfig`] is
+//! the hub's `clix_command::Capability`, which loads the runtime for an
+//! engine, leaves out a tool whose name is taken, lists the tools in the
+//! `run` description's hub section (the most used first past
+//! `clix_command::LISTED_AT_MOST`) and tells a call of a tool that is not
+//! ready why.
 
 mod args;
+mod command;
 mod contract;
 mod encoding;
 mod exec;

@@ -36,7 +36,7 @@
 //! - a call's result ([`CallResult`]): `structuredContent` as JSON on stdout,
 //!   text as text, images decoded apart, `isError` as exit 1 on stderr.
 //!
-//! A call is prepared ([`Servers::prepare`] → [`ToolCall`]: server, tool,
+//! A call is prepared ([`Servers::prepare`] → [`McpToolCall`]: server, tool,
 //! arguments) before it is made ([`Servers::call`]), so its caller can run the
 //! policy gate, write the audit line and apply rate limits in between.
 //!
@@ -56,5 +56,5 @@ pub use cache::{ListedTool, ToolCache};
 pub use import::{Imported, Skipped, import};
 pub use output::{CallResult, Image};
 pub use schema::{Kind, Param, Tool};
-pub use servers::{Prepared, START_TIMEOUT, Servers, ToolCall, Vars};
+pub use servers::{McpToolCall, Prepared, START_TIMEOUT, Servers, Vars};
 pub use settings::{McpSettings, ResolvedHeaders, ServerEntry, ToolLimits, Transport, is_command_name};

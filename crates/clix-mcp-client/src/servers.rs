@@ -32,7 +32,7 @@ pub const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// engine's policy gate, audit line and rate limits look at before
 /// [`Servers::call`] makes it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolCall {
+pub struct McpToolCall {
     /// The server's name (the command).
     pub server: String,
     /// The tool's name (the subcommand).
@@ -41,7 +41,7 @@ pub struct ToolCall {
     pub arguments: Map<String, Value>,
 }
 
-impl ToolCall {
+impl McpToolCall {
     /// The arguments as one line of JSON (for an audit line).
     pub fn arguments_json(&self) -> String {
         Value::Object(self.arguments.clone()).to_string()
@@ -53,7 +53,7 @@ impl ToolCall {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Prepared {
     /// A tool call to make with [`Servers::call`].
-    Call(ToolCall),
+    Call(McpToolCall),
     /// The result, nothing to call.
     Done(CallResult),
 }
@@ -191,7 +191,7 @@ impl Servers {
         };
         match tool.arguments(server, &argv[1..]) {
             Ok(Some(arguments)) => {
-                Prepared::Call(ToolCall { server: server.into(), tool: tool.name.clone(), arguments })
+                Prepared::Call(McpToolCall { server: server.into(), tool: tool.name.clone(), arguments })
             }
             Ok(None) => Prepared::Done(CallResult::text(tool.help(server))),
             Err(usage) => Prepared::Done(CallResult::usage(usage)),
@@ -201,7 +201,7 @@ impl Servers {
     /// Makes `call`, starting its server if it is not running. A server
     /// that ends during the call is reported with its stderr and started
     /// again by the next call.
-    pub async fn call(&self, call: &ToolCall) -> CallResult {
+    pub async fn call(&self, call: &McpToolCall) -> CallResult {
         let (entry, slot) = match self.slot(&call.server) {
             Ok(found) => found,
             Err(e) => return CallResult::error(exit::NOT_FOUND, e),
@@ -597,7 +597,7 @@ mod tests {
         let sandbox = Arc::new(Sandbox::new(clix_sandbox::SandboxSettings::default(), &dir, None, None, "t".into()));
         let servers = Servers::new(&McpSettings::default(), sandbox, &dir);
         send_sync(&servers);
-        let call = ToolCall { server: "x".into(), tool: "y".into(), arguments: Map::new() };
+        let call = McpToolCall { server: "x".into(), tool: "y".into(), arguments: Map::new() };
         send(servers.call(&call));
         send(servers.run("x", &[]));
         send(servers.tools("x"));

@@ -23,7 +23,7 @@ use clix_common::Secret;
 
 use crate::route::{Route, RoutedSessions};
 use crate::server::{ClixServer, Shared};
-use crate::{McpConfig, ServeError};
+use crate::{ServeConfig, ServeError};
 
 /// How the HTTP server listens.
 #[derive(Debug, Clone)]
@@ -67,7 +67,7 @@ impl HttpOptions {
 /// Serves MCP over streamable HTTP at `/mcp` until Ctrl-C or SIGTERM.
 /// `ready` gets the bound address (useful with port 0).
 pub async fn serve_http(
-    config: McpConfig,
+    config: ServeConfig,
     options: HttpOptions,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), ServeError> {

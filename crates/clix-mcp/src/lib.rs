@@ -54,13 +54,13 @@ pub const SERVER_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// What every session's engine is built from.
 #[derive(Debug, Clone)]
-pub struct McpConfig {
+pub struct ServeConfig {
     /// The engine of each session; `os.session_id` gets the session's number
     /// as a suffix (`-1`, `-2`, …) in the audit log.
     pub engine: EngineConfig,
 }
 
-impl McpConfig {
+impl ServeConfig {
     /// Whether sandboxed programs can reach the network: the tool's
     /// `openWorldHint`.
     pub fn network(&self) -> bool {

@@ -19,7 +19,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
-use crate::{McpConfig, SERVER_NAME, SERVER_VERSION, ServeError};
+use crate::{SERVER_NAME, SERVER_VERSION, ServeConfig, ServeError};
 
 /// How often a running call reports progress when the client asked for it.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
@@ -27,7 +27,7 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 /// What every session of one server shares: the engine settings and the
 /// tool definition (the same for every engine of these settings).
 pub struct Shared {
-    config: McpConfig,
+    config: ServeConfig,
     tool: Tool,
     /// Protocol versions offered: all of rmcp's over stdio, the handshake
     /// era only over HTTP (the 2026-07-28 era has no HTTP sessions).
@@ -39,7 +39,7 @@ impl Shared {
     /// Builds the first engine, which checks the workspace and settings, and
     /// derives the tool definition from its catalog. The engine is returned
     /// for the first session to use.
-    pub async fn new(config: McpConfig, http: bool) -> Result<(Arc<Shared>, Engine), ServeError> {
+    pub async fn new(config: ServeConfig, http: bool) -> Result<(Arc<Shared>, Engine), ServeError> {
         let versions = if http {
             Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::LATEST_WITH_INITIALIZE))
         } else {
@@ -75,7 +75,7 @@ impl Shared {
 /// The `run` tool: the engine's description and input schema plus
 /// `timeout_ms`, an output schema for `structuredContent`, and annotations
 /// that tell the truth about what a shell can do.
-fn run_tool(engine: &Engine, config: &McpConfig) -> Tool {
+fn run_tool(engine: &Engine, config: &ServeConfig) -> Tool {
     let definition = tool_definition(engine.catalog(), ToolFormat::Mcp);
     let description = definition["description"].as_str().unwrap_or_default().to_owned();
     let mut schema = definition["inputSchema"].as_object().cloned().unwrap_or_default();
@@ -277,7 +277,7 @@ impl ServerHandler for ClixServer {
 }
 
 /// Serves MCP on stdin/stdout until the client closes stdin.
-pub async fn serve_stdio(config: McpConfig) -> Result<(), ServeError> {
+pub async fn serve_stdio(config: ServeConfig) -> Result<(), ServeError> {
     let (shared, engine) = Shared::new(config, false).await?;
     let server = ClixServer::with_engine(shared, engine);
     let service = match server.serve(rmcp::transport::stdio_pipes()).await {

@@ -137,7 +137,7 @@ fn new_token() -> Result<Secret, ServeError> {
     File::open("/dev/urandom")
         .and_then(|mut random| random.read_exact(&mut bytes))
         .map_err(|e| ServeError(format!("cannot make a token (/dev/urandom): {e}")))?;
-    Ok(Secret::new(bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()))
+    Ok(Secret::new(clix_common::hex(&bytes)))
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use crate::store::{Filter, Hit, Memory, MemoryError};
+use crate::record::{Filter, Hit, Memory, MemoryError};
 use crate::vectors::Embedding;
 
 /// One vector space: its row in the backend's list of embedders, and the
@@ -89,7 +89,7 @@ pub(crate) trait Backend: Send {
         k: usize,
     ) -> Result<Vec<(i64, f64)>, MemoryError>;
 
-    /// The full-text matches of `query` (from `store::fts_query`: quoted
+    /// The full-text matches of `query` (from `record::fts_query`: quoted
     /// words joined by OR, which FTS5's MATCH and PostgreSQL's
     /// `websearch_to_tsquery` read alike), best first, filters and scope
     /// applied before ranking, with the backend's lexical score and a snippet.

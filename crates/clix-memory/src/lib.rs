@@ -77,6 +77,7 @@ mod bm25;
 mod command;
 mod embed;
 mod pg;
+mod record;
 mod sqlite;
 mod store;
 mod vectors;
@@ -84,8 +85,9 @@ mod vectors;
 pub use backend::Location;
 pub use command::{MemoryAccess, MemoryConfig, OpenedStore};
 pub use embed::{EmbedError, Embedder, MemorySettings, Model2Vec, OpenAiEmbedder};
+pub use record::{Filter, Hit, Memory, MemoryError, Progress};
 pub use sqlite::vectors::{COARSE_MIN, COARSE_PER_RESULT};
-pub use store::{Filter, Hit, Memory, MemoryError, Progress, Store};
+pub use store::Store;
 
 /// What [`migrate`] did: the store's schema version before and after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

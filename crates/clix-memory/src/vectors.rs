@@ -8,7 +8,7 @@
 
 use crate::backend::{Backend, Pending, Scope, Space, Target};
 use crate::embed::{EmbedError, Embedder};
-use crate::store::{Filter, MemoryError};
+use crate::record::{Filter, MemoryError};
 
 /// What the embedder made of one text.
 #[derive(Debug, Clone, PartialEq)]

@@ -12,7 +12,6 @@ use std::sync::Arc;
 use clix_agent::stream::RunResult;
 use clix_store::SharedStore;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::plan::{Plan, Task};
 
@@ -64,8 +63,10 @@ enum Place {
 /// per plan file, whatever its text, the same on every machine that has
 /// the plan at that path.
 pub fn checkpoint_key(plan_path: &Path) -> String {
-    let digest = Sha256::digest(format!("plan checkpoint v{VERSION}\0{}", plan_path.to_string_lossy()));
-    digest.iter().take(12).map(|b| format!("{b:02x}")).collect()
+    clix_common::sha256_hex_prefix(
+        format!("plan checkpoint v{VERSION}\0{}", plan_path.to_string_lossy()).as_bytes(),
+        12,
+    )
 }
 
 /// Where the checkpoint of the plan file at `plan_path` (absolute) lives
@@ -201,7 +202,7 @@ impl Checkpoint {
 /// does), hashed.
 fn fingerprint(task: &Task) -> String {
     let text = serde_json::to_string(task).unwrap_or_default();
-    Sha256::digest(text).iter().map(|b| format!("{b:02x}")).collect()
+    clix_common::sha256_hex(text.as_bytes())
 }
 
 /// `2026-11-30 03:45 UTC`.

@@ -216,8 +216,7 @@ impl Session {
                 session_id: self.id.clone(),
                 env: self.program_env.clone(),
             }),
-            capabilities: self.capabilities(&audit),
-            hub: if parts.hub { Some(self.hub_config(&audit)?) } else { None },
+            capabilities: self.capabilities(&audit)?,
             policy: if parts.policy { Some(self.policy_config(&audit)?) } else { None },
             mcp: if parts.mcp && !settings.mcp.server.is_empty() { Some(self.mcp_config(&audit)?) } else { None },
             run_tool_prompt: self.prompt(Prompt::RunTool)?,
@@ -235,7 +234,7 @@ impl Session {
 
     /// The capabilities that own their commands, as this session's parts
     /// and settings turn them on, in the order their commands join.
-    fn capabilities(&self, audit: &AuditLog) -> Vec<Arc<dyn Capability>> {
+    fn capabilities(&self, audit: &AuditLog) -> Result<Vec<Arc<dyn Capability>>> {
         let (parts, settings) = (self.parts, &self.settings);
         let mut capabilities: Vec<Arc<dyn Capability>> = Vec::new();
         if parts.memory {
@@ -250,10 +249,13 @@ impl Session {
         if parts.browser {
             capabilities.push(Arc::new(settings.browser.clone()));
         }
+        if parts.hub {
+            capabilities.push(Arc::new(self.hub_config(audit)?));
+        }
         if parts.clip {
             capabilities.push(Arc::new(self.clip_config(audit)));
         }
-        capabilities
+        Ok(capabilities)
     }
 
     /// The MCP servers: the person's `[[mcp.server]]` entries (their config
@@ -420,12 +422,12 @@ mod tests {
         let config = s.engine_config().unwrap();
         let audit = home.path().join("state/audit.jsonl");
         assert_eq!(config.os.as_ref().unwrap().audit_log.as_ref().map(|l| &l.path), Some(&audit));
-        assert_eq!(config.hub.as_ref().unwrap().audit_log.as_ref().map(|l| &l.path), Some(&audit));
         assert_eq!(config.policy.as_ref().unwrap().audit_log.as_ref().map(|l| &l.path), Some(&audit));
-        // The capabilities, seen as the engine holds them: memory, skills, the browser, clip.
+        // The capabilities, seen as the engine holds them: memory, skills, the browser, the hub, clip.
         let capabilities: Vec<String> = config.capabilities.iter().map(|c| format!("{c:?}")).collect();
-        let [memory, skills, browser, clip] = capabilities.as_slice() else { panic!("{capabilities:#?}") };
+        let [memory, skills, browser, hub, clip] = capabilities.as_slice() else { panic!("{capabilities:#?}") };
         assert!(browser.starts_with("BrowserSettings"), "{browser}");
+        assert!(hub.starts_with("HubConfig") && hub.contains(&format!("{audit:?}")), "{hub}");
         assert!(clip.starts_with("ClipConfig") && clip.contains(&format!("{audit:?}")), "{clip}");
         let sqlite = clix_memory::Location::File(home.path().join("data/memory.sqlite"));
         assert!(memory.starts_with("MemoryConfig") && memory.contains(&format!("{sqlite:?}")), "{memory}");
@@ -447,7 +449,7 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let ws = tempfile::tempdir().unwrap();
         let config = session(home.path(), ws.path()).parts(Parts::SHELL).engine_config().unwrap();
-        assert!(config.os.is_none() && config.capabilities.is_empty() && config.hub.is_none());
+        assert!(config.os.is_none() && config.capabilities.is_empty());
         assert!(config.policy.is_none() && config.mcp.is_none());
     }
 

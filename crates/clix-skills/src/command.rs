@@ -52,7 +52,7 @@ impl Capability for SkillsConfig {
             offered: !level0.is_empty(),
             placeholder: Some(("skills", level0)),
             notices,
-            section: String::new(),
+            ..Added::default()
         })
     }
 }

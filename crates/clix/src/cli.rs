@@ -557,7 +557,7 @@ async fn mcp(paths: Paths, args: McpArgs) -> Result<ExitCode> {
     let workspace = workspace_or_cwd(args.session.workspace)?;
     // No one at a terminal answers for an MCP client.
     let engine = session(&paths, settings, &workspace, false).label("mcp").engine_config()?;
-    let config = clix_mcp::McpConfig { engine };
+    let config = clix_mcp::ServeConfig { engine };
     if args.token.is_some() {
         anyhow::bail!(
             "--token is refused: a token on the command line can be read by every local user in \

@@ -337,6 +337,7 @@ fn each_shared_rule_has_one_home() {
         ("struct CallTime", Some("clix-command/src/time.rs"), "clix_command::CallTime"),
         ("pub trait AgentCommand", Some("clix-command/src/spec.rs"), "clix_command::AgentCommand"),
         ("struct Syntax", Some("clix-command/src/flags.rs"), "clix_command::flags::Syntax"),
+        ("format!(\"{b:02x}\")", Some("clix-common/src/digest.rs"), "clix_common::hex or sha256_hex"),
     ];
     let mut found = Vec::new();
     for krate in actual_graph().keys() {

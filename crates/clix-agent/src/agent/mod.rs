@@ -14,10 +14,9 @@
 mod compaction;
 mod model_call;
 mod session_summary;
-mod stop;
 mod text_calls;
 
-pub use stop::StopReason;
+use crate::stop::{RunSummary, StopReason};
 pub use text_calls::unknown_tool_text;
 pub(crate) mod tool_calls;
 
@@ -39,9 +38,6 @@ use crate::settings::AgentSettings;
 use crate::tools::Tools;
 use crate::trajectory::Trajectory;
 
-/// clix's one tool.
-pub(crate) const TOOL: &str = "run";
-
 /// A kept reply's text to the caller ([`Event::Text`], not recorded), after
 /// its model call: shown only once the step knows the reply stays in the
 /// conversation.
@@ -49,24 +45,6 @@ fn show_text(text: &str, on_event: &mut dyn FnMut(&Event)) {
     if !text.is_empty() {
         on_event(&Event::Text { text: text.to_string() });
     }
-}
-
-/// How a run ended, for the caller (the CLI's exit code and last line).
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunSummary {
-    /// The trajectory's id (`clix replay <id>`), when the run has one.
-    pub run_id: Option<String>,
-    /// Why the run ended.
-    pub stop_reason: StopReason,
-    /// The model's last text: its answer, or where it stands after a budget stop.
-    pub answer: String,
-    /// Model calls made with tools offered (the last text-only call not counted).
-    pub steps: u32,
-    /// Tokens of every model call of the run, as the provider counted them.
-    pub usage: Usage,
-    /// What those tokens cost at the prices set for the model
-    /// (`agent.prices`); `None` when none are.
-    pub cost: Option<f64>,
 }
 
 /// Stops a run from another task: the model call or command in flight ends

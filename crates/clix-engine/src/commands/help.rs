@@ -33,10 +33,9 @@ impl Help {
         for spec in &catalog.agent {
             text.push_str(&format!("  {:width$}  {}\n", spec.name, spec.summary));
         }
-        let hub = catalog.hub_section();
-        if !hub.is_empty() {
+        for section in &catalog.sections {
             text.push('\n');
-            text.push_str(&hub);
+            text.push_str(section);
         }
         let mcp = catalog.mcp_section();
         if !mcp.is_empty() || !catalog.mcp_not_commands.is_empty() {
@@ -45,10 +44,6 @@ impl Help {
             for (name, why) in &catalog.mcp_not_commands {
                 text.push_str(&format!("  (MCP server {name} is not a command: {why})\n"));
             }
-        }
-        for section in &catalog.sections {
-            text.push('\n');
-            text.push_str(section);
         }
         text.push_str("\nStandard commands (bash builtins and Unix tools):\n");
         text.push_str(&wrap(&catalog.standard.join(", "), 78, "  "));
@@ -87,8 +82,13 @@ impl AgentCommand for Help {
 /// `help NAME` for a name it has nothing for: the nearest names, then
 /// where to look.
 fn unknown(name: &str, catalog: &Catalog) -> String {
-    let ours =
-        catalog.agent.iter().chain(&catalog.unlisted).chain(&catalog.hub).chain(&catalog.mcp).map(|s| s.name.as_str());
+    let ours = catalog
+        .agent
+        .iter()
+        .chain(&catalog.unlisted)
+        .chain(&catalog.tools)
+        .chain(&catalog.mcp)
+        .map(|s| s.name.as_str());
     let mut names: Vec<&str> = ours.chain(catalog.standard.iter().map(String::as_str)).collect();
     names.sort_unstable();
     let near = clix_common::names::nearest(name, names);

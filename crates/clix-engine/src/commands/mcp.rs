@@ -21,7 +21,7 @@ use clix_audit::{AuditLog, Pending};
 use clix_command::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail};
 use clix_common::exit;
 use clix_hub::{Governance, McpCallRecord, Refusal};
-use clix_mcp_client::{CallResult, McpSettings, Prepared, ServerEntry, Servers, ToolCall, Transport, Vars};
+use clix_mcp_client::{CallResult, McpSettings, McpToolCall, Prepared, ServerEntry, Servers, Transport, Vars};
 use serde_json::Value;
 
 use clix_command::CallTime;
@@ -264,7 +264,7 @@ impl McpServer {
 struct PendingCall<'a>(Pending<'a, McpCallRecord>);
 
 impl<'a> PendingCall<'a> {
-    fn new(audit: Option<&'a (AuditLog, String)>, call: &ToolCall) -> Self {
+    fn new(audit: Option<&'a (AuditLog, String)>, call: &McpToolCall) -> Self {
         let record = McpCallRecord {
             server: call.server.clone(),
             tool: call.tool.clone(),

@@ -1,10 +1,8 @@
 //! The engine's own commands (`help`, `write`, `cat`, `see`, `sandbox`, the OS
-//! tier) and those of the capabilities not yet in their own crates (the
-//! hub, MCP servers). Each is a small [`clix_command::AgentCommand`].
+//! tier) and MCP servers' (not yet in a crate of their own). Each is a small [`clix_command::AgentCommand`].
 
 mod cat;
 mod help;
-mod hub;
 mod mcp;
 mod mcp_search;
 mod os;
@@ -15,7 +13,6 @@ mod write;
 
 pub(crate) use cat::Cat;
 pub(crate) use help::Help;
-pub(crate) use hub::{HubCommand, HubTool};
 pub use mcp::McpConfig;
 pub(crate) use mcp::{McpServer, McpShared};
 pub(crate) use mcp_search::McpCommand;

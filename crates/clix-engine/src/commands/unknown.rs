@@ -14,7 +14,9 @@ use clix_shell::{BuiltinContext, CommandResolver, ExecResult, async_trait};
 
 use clix_present::Known;
 
-use crate::catalog::{HUB_SHOWN, SharedCatalog, catalog_of};
+use clix_command::LISTED_AT_MOST;
+
+use crate::catalog::{SharedCatalog, catalog_of};
 
 /// Exit code of a command that does not exist, as in bash.
 const NOT_FOUND_EXIT: i32 = clix_common::exit::NOT_FOUND;
@@ -50,20 +52,16 @@ struct UnknownCommand {
 impl Builtin for UnknownCommand {
     async fn execute(&self, _ctx: BuiltinContext<'_>) -> bashkit::Result<ExecResult> {
         let catalog = catalog_of(&self.catalog);
-        if let Some((_, why)) = catalog.hub_not_ready.iter().find(|(name, _)| *name == self.name) {
-            let message = format!("[error] {}: this hub tool is not ready: {why}\nhint: hub check\n", self.name);
-            return Ok(ExecResult::err(message, NOT_FOUND_EXIT));
+        if let Some((_, message)) = catalog.unavailable.iter().find(|(name, _)| *name == self.name) {
+            return Ok(ExecResult::err(message.clone(), NOT_FOUND_EXIT));
         }
         let names = |specs: &[clix_command::CommandSpec]| specs.iter().map(|s| s.name.clone()).collect::<Vec<_>>();
-        let hub = names(&catalog.hub[..catalog.hub.len().min(HUB_SHOWN)]);
+        let tools = names(&catalog.tools[..catalog.tools.len().min(LISTED_AT_MOST)]);
         let known =
-            Known { agent: &names(&catalog.agent), hub: &hub, all: &catalog.all_names(), network: self.network };
+            Known { agent: &names(&catalog.agent), hub: &tools, all: &catalog.all_names(), network: self.network };
         let mut message = clix_present::unknown_command_message(&self.name, &known);
-        if catalog.hub_problems > 0 {
-            message.push_str(&format!(
-                "hint: {} hub manifest(s) could not be loaded; hub check shows why\n",
-                catalog.hub_problems
-            ));
+        for hint in &catalog.unknown_hints {
+            message.push_str(hint);
         }
         Ok(ExecResult::err(message, NOT_FOUND_EXIT))
     }

@@ -4,7 +4,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clix_hub::HubConfig;
 use clix_present::{Capture, CommandOutput, Origin, PresentOptions, SpillSink, StageExit, present};
 use clix_sandbox::{Sandbox, SandboxSettings};
 use clix_shell::{
@@ -43,8 +42,6 @@ pub struct EngineConfig {
     /// `clix_skills::SkillsConfig`, `clix_clip::ClipConfig`, …). A name
     /// taken by an earlier command keeps its meaning.
     pub capabilities: Vec<Arc<dyn clix_command::Capability>>,
-    /// Hub folders and governance; `None` leaves the hub out.
-    pub hub: Option<HubConfig>,
     /// Rules on which commands may run (`[policy]`, policy files); `None`
     /// runs every command (the built-in rules are in `PolicyConfig::default()`).
     pub policy: Option<PolicyConfig>,
@@ -73,7 +70,6 @@ impl EngineConfig {
             present: PresentOptions::default(),
             os: None,
             capabilities: Vec::new(),
-            hub: None,
             policy: None,
             mcp: None,
             run_tool_prompt: None,
@@ -163,9 +159,10 @@ pub struct Engine {
     sandbox: Option<Arc<Sandbox>>,
     deadline: Deadline,
     seen: SeenImages,
-    /// Our commands and the hub's tools, to explain where a stage runs.
+    /// Our commands and the capabilities', to explain where a stage runs.
     commands: CommandRegistry,
-    hub_tools: Vec<String>,
+    /// Where each capability's tool runs, and why.
+    tools_run: Vec<(String, (&'static str, &'static str))>,
     gate: Option<Arc<clix_policy::Gate>>,
     control: control::Control,
     /// See [`Engine::notices`].
@@ -173,7 +170,7 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Opens the workspace, sets up our commands, the OS tier and the hub
+    /// Opens the workspace, sets up our commands, the OS tier and the capabilities
     /// as `config` asks, and starts the shell session.
     pub async fn new(config: EngineConfig) -> Result<Self, EngineError> {
         Self::start(config, None).await
@@ -240,16 +237,12 @@ impl Engine {
             sandbox: sandbox.clone(),
             seen: &seen,
             judge: gate.clone().map(|g| Arc::new(ElsewhereGate(g)) as Arc<dyn clix_command::LineJudge>),
+            // Each capability is told the names taken before it.
+            taken: &|_| false,
         };
-        let added = setup::add_capabilities(&mut registry, &config.capabilities, &parts).await?;
+        let mut added = setup::add_capabilities(&mut registry, &config.capabilities, &parts).await?;
         notices.extend(added.notices.iter().cloned());
-        let hub = match config.hub {
-            Some(hub) => {
-                let output_cap = config.limits.max_memory_bytes;
-                setup::register_hub(&mut registry, hub, sandbox.clone(), &workspace, &time, output_cap).await
-            }
-            None => setup::HubPart::default(),
-        };
+        let tools_run = std::mem::take(&mut added.tools_run);
         let mcp = match &config.mcp {
             Some(mcp) => {
                 let output_cap = config.limits.max_memory_bytes;
@@ -266,7 +259,7 @@ impl Engine {
             start_in: namespace.as_ref().map(|ns| ns.home.clone()),
         })
         .await?;
-        let catalog = setup::catalog(&registry, &session, &hub, added, mcp, config.run_tool_prompt);
+        let catalog = setup::catalog(&registry, &session, added, mcp, config.run_tool_prompt);
         // Set exactly once, here, before any command can read it.
         let _ = shared.set(catalog.clone());
         let spill = match &namespace {
@@ -284,7 +277,7 @@ impl Engine {
             deadline,
             seen,
             commands: registry,
-            hub_tools: hub.tools,
+            tools_run,
             gate,
             control,
             notices,

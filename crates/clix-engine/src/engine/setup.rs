@@ -1,18 +1,18 @@
 //! The steps of [`Engine::new`](super::Engine::new): our commands, the OS
-//! tier, the hub's tools, then the catalog models and `help` read.
+//! tier, the capabilities' commands, MCP servers, then the catalog models
+//! and `help` read.
 
 use std::sync::Arc;
 
 use clix_command::{CallTime, Capability, CommandSpec, Parts, SeenImages};
-use clix_hub::{HubConfig, HubRuntime};
 use clix_sandbox::Sandbox;
 use clix_shell::{CommandRegistry, CommandResolver, Session, Workspace};
 
 use super::OsTier;
-use crate::catalog::{Catalog, HUB_SHOWN, SharedCatalog};
+use crate::catalog::{Catalog, SharedCatalog};
 use crate::commands::{
-    Cat, Help, HubCommand, HubTool, McpCommand, McpConfig, McpServer, McpShared, OsResolver, SandboxCommand, See,
-    StageRun, UnknownCommands, Write,
+    Cat, Help, McpCommand, McpConfig, McpServer, McpShared, OsResolver, SandboxCommand, See, StageRun, UnknownCommands,
+    Write,
 };
 
 /// The commands every engine has: `help`, `write`, `cat` and `see`.
@@ -64,80 +64,8 @@ pub(super) fn resolver(
     Arc::new(OsResolver::new(stage, unknown))
 }
 
-/// The hub's part of an engine, for its catalog and stage explanations.
-#[derive(Default)]
-pub(super) struct HubPart {
-    /// Ready tools registered as commands, most used first when the hub is large.
-    pub(super) tools: Vec<String>,
-    /// Tools of the session that are not ready, with why.
-    pub(super) not_ready: Vec<(String, String)>,
-    /// Manifests that did not load.
-    pub(super) problems: usize,
-}
-
-/// Loads the hub and registers `hub` and each ready tool as a command.
-/// A call as a stage of a line gets the line's `time` and keeps up to its
-/// memory budget (`output_cap`), as a program in a line does.
-pub(super) async fn register_hub(
-    registry: &mut CommandRegistry,
-    config: HubConfig,
-    sandbox: Option<Arc<Sandbox>>,
-    workspace: &Workspace,
-    time: &CallTime,
-    output_cap: usize,
-) -> HubPart {
-    let mut hub = HubRuntime::load(config, sandbox.clone(), Some(workspace)).await;
-    hub.stop_lines_past(output_cap);
-    refuse_taken_names(&mut hub, registry, sandbox.as_deref());
-    let not_ready = hub
-        .entries()
-        .iter()
-        .filter_map(|e| Some((e.tool.manifest.name.clone(), e.readiness.reason.clone()?)))
-        .collect();
-    let problems = hub.problems().len();
-    let hub = Arc::new(hub);
-    registry.register(Arc::new(HubCommand::new(Arc::clone(&hub), time.clone())));
-    // Usage counts come from reading the audit log: only paid for when the
-    // hub is too large to list whole.
-    let ready = if hub.ready().count() > HUB_SHOWN { hub.most_used(usize::MAX) } else { hub.ready().collect() };
-    let mut tools = Vec::new();
-    for tool in ready {
-        tools.push(tool.manifest.name.clone());
-        registry.register(Arc::new(HubTool::new(tool, Arc::clone(&hub), time.clone())));
-    }
-    HubPart { tools, not_ready, problems }
-}
-
-/// A tool named like one of our commands, a shell builtin or `hub` itself
-/// would be shadowed or shadow it: it is not ready, and says why. So is a
-/// workspace's tool named like a program on the sandbox's PATH: a cloned
-/// repository's `.clix/hub/git` would otherwise answer the model's `git push`.
-fn refuse_taken_names(hub: &mut HubRuntime, registry: &CommandRegistry, sandbox: Option<&Sandbox>) {
-    let taken = |name: &str| {
-        name == "hub" || registry.get(name).is_some() || clix_shell::builtin_names().iter().any(|b| b == name)
-    };
-    let mut clashes: Vec<(String, String)> = Vec::new();
-    for tool in hub.ready() {
-        let name = &tool.manifest.name;
-        if taken(name) {
-            clashes
-                .push((name.clone(), format!("its name is taken by the built-in command `{name}`; rename the tool")));
-        } else if let Some(program) = sandbox.filter(|_| !tool.trusted).and_then(|s| s.program_path(name)) {
-            clashes.push((
-                name.clone(),
-                format!(
-                    "a workspace's tool may not take the name of the program {}; rename the tool",
-                    program.display()
-                ),
-            ));
-        }
-    }
-    for (name, reason) in clashes {
-        hub.set_not_ready(&name, reason);
-    }
-}
-
-/// What the capabilities added, for the catalog and the notices.
+/// What the capabilities added, for the catalog, the stage explanations
+/// and the notices.
 #[derive(Default)]
 pub(super) struct CapabilityPart {
     /// Commands that run but are not offered to the model.
@@ -146,6 +74,14 @@ pub(super) struct CapabilityPart {
     sections: Vec<String>,
     /// Their texts for placeholders of the `run` description.
     placeholders: Vec<(&'static str, String)>,
+    /// The tools their sections list, in order.
+    tools: Vec<String>,
+    /// Where each tool runs and why, for the stage explanations.
+    pub(super) tools_run: Vec<(String, (&'static str, &'static str))>,
+    /// Their names that are not commands here, with each one's error.
+    unavailable: Vec<(String, String)>,
+    /// Lines every unknown-command error ends with.
+    unknown_hints: Vec<String>,
     /// What a person should know, one line each.
     pub(super) notices: Vec<String>,
 }
@@ -160,15 +96,27 @@ pub(super) async fn add_capabilities(
 ) -> Result<CapabilityPart, super::EngineError> {
     let mut part = CapabilityPart::default();
     for capability in capabilities {
-        let added = capability.add(parts).await.map_err(super::EngineError::Capability)?;
-        for command in added.commands {
+        let names: Vec<String> = registry.specs().map(|s| s.name.clone()).collect();
+        let taken =
+            |name: &str| names.iter().any(|n| n == name) || clix_shell::builtin_names().iter().any(|b| b == name);
+        let added =
+            capability.add(&Parts { taken: &taken, ..parts.clone() }).await.map_err(super::EngineError::Capability)?;
+        let offered = added.offered;
+        let tools_run = added.tools_run;
+        let commands = added.commands.into_iter().map(|c| (c, false));
+        for (command, is_tool) in commands.chain(added.tools.into_iter().map(|c| (c, true))) {
             let name = command.spec().name.clone();
             if registry.get(&name).is_some() || clix_shell::builtin_names().contains(&name) {
                 part.notices.push(format!("a capability's command {name} is not added: the name is taken"));
                 continue;
             }
-            if !added.offered {
-                part.unoffered.push(name);
+            if is_tool {
+                part.tools.push(name.clone());
+                if let Some(runs) = tools_run {
+                    part.tools_run.push((name.clone(), runs));
+                }
+            } else if !offered {
+                part.unoffered.push(name.clone());
             }
             registry.register(command);
         }
@@ -176,6 +124,8 @@ pub(super) async fn add_capabilities(
             part.sections.push(added.section);
         }
         part.placeholders.extend(added.placeholder);
+        part.unavailable.extend(added.unavailable);
+        part.unknown_hints.extend(added.unknown_hint);
         part.notices.extend(added.notices);
     }
     Ok(part)
@@ -260,28 +210,25 @@ pub(super) fn register_mcp(
 pub(super) fn catalog(
     registry: &CommandRegistry,
     session: &Session,
-    hub: &HubPart,
     added: CapabilityPart,
     mcp: McpPart,
     run_tool_prompt: Option<clix_common::template::Template>,
 ) -> Catalog {
-    // `hub` stays callable without ready tools (people run `clix hub check`),
-    // but is not advertised to the model then: there is nothing to find.
-    // Nor is a capability's command it does not offer (`clip` without
-    // environments).
-    let advertised = |s: &CommandSpec| (s.name != "hub" || !hub.tools.is_empty()) && !added.unoffered.contains(&s.name);
+    // A capability's command it does not offer (`clip` without
+    // environments, `hub` without ready tools) runs, but is not advertised.
+    let advertised = |s: &CommandSpec| !added.unoffered.contains(&s.name);
     let (agent, unlisted) = registry
         .specs()
-        .filter(|s| !hub.tools.contains(&s.name) && !mcp.servers.contains(&s.name))
+        .filter(|s| !added.tools.contains(&s.name) && !mcp.servers.contains(&s.name))
         .cloned()
         .partition(|s| advertised(s));
     Catalog {
         agent,
         unlisted,
         standard: session.command_names().into_iter().filter(|name| registry.get(name).is_none()).collect(),
-        hub: hub.tools.iter().filter_map(|name| registry.get(name)).map(|c| c.spec().clone()).collect(),
-        hub_not_ready: hub.not_ready.clone(),
-        hub_problems: hub.problems,
+        tools: added.tools.iter().filter_map(|name| registry.get(name)).map(|c| c.spec().clone()).collect(),
+        unavailable: added.unavailable,
+        unknown_hints: added.unknown_hints,
         sections: added.sections,
         placeholders: added.placeholders,
         mcp: mcp.servers.iter().filter_map(|name| registry.get(name)).map(|c| c.spec().clone()).collect(),

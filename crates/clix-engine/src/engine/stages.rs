@@ -38,14 +38,9 @@ impl Engine {
             return ("shell", "a function defined in this line, run by the in-process shell", None);
         }
         if self.commands.get(name).is_some() {
-            return if self.hub_tools.iter().any(|t| t == name) {
-                (
-                    "sandbox",
-                    "a hub tool: its words are checked against its manifest, its program runs in the sandbox",
-                    None,
-                )
-            } else {
-                ("clix", "one of clix's own commands, in process", None)
+            return match self.tools_run.iter().find(|(tool, _)| tool == name) {
+                Some((_, (runs, reason))) => (runs, reason, None),
+                None => ("clix", "one of clix's own commands, in process", None),
             };
         }
         if clix_shell::builtin_names().iter().any(|b| b == name) {

@@ -81,7 +81,8 @@ impl McpDirectTools {
             let message = format!("{tool}: the arguments must be a JSON object, not {arguments}");
             return ToolCall::refused(tool, arguments, message);
         };
-        let call = clix_mcp_client::ToolCall { server: self.server.clone(), tool: tool.into(), arguments: map.clone() };
+        let call =
+            clix_mcp_client::McpToolCall { server: self.server.clone(), tool: tool.into(), arguments: map.clone() };
         let result = self.servers.call(&call).await;
         let (stdout, stderr) = (String::from_utf8_lossy(&result.stdout), String::from_utf8_lossy(&result.stderr));
         // The server's whole result: nothing is cut (see the module's doc).

@@ -11,7 +11,7 @@
 //! (`querytree` drops what is negated); a lexeme the query repeats counts
 //! each time (as two phrases in FTS5). A memory is found when it holds one
 //! of the terms: the store's queries are words joined by `OR`
-//! (`store::fts_query` quotes single words, one lexeme each), which is
+//! (`record::fts_query` quotes single words, one lexeme each), which is
 //! what this reads. A phrase or a negation would be read as its positive
 //! lexemes joined by `OR`.
 //!
@@ -41,7 +41,7 @@ use postgres::Client;
 use super::{COLUMNS, memory};
 use crate::backend::Scope;
 use crate::bm25::{self, Posting, Ties};
-use crate::store::{Filter, Hit};
+use crate::record::{Filter, Hit};
 
 /// The query's terms (each positive lexeme, as often as the query has
 /// it, in order), n(t) of each, N and avgdl.
@@ -81,7 +81,7 @@ static SHOWN: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     )
 });
 
-/// The best `limit` memories for `query` (a `store::fts_query`), each
+/// The best `limit` memories for `query` (a `record::fts_query`), each
 /// scored over every term of the query.
 pub(super) fn search(
     db: &mut Client,

@@ -16,7 +16,7 @@ use clix_store::Connection;
 use postgres::{Client, Transaction};
 
 use crate::backend::{Backend, NewMemory, Pending, Rankings, Scope, Space, Target, at_once};
-use crate::store::{Filter, Hit, Memory, MemoryError};
+use crate::record::{Filter, Hit, Memory, MemoryError};
 use crate::vectors::Embedding;
 
 /// pgvector's HNSW indexes `vector` columns of at most this many

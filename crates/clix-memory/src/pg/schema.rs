@@ -4,7 +4,7 @@
 use clix_store::Connection;
 use clix_store::schema::Component;
 
-use crate::store::MemoryError;
+use crate::record::MemoryError;
 
 /// Bumped with every step; stored in `clix_schema` under [`COMPONENT`].
 const SCHEMA_VERSION: i32 = 4;

@@ -17,7 +17,7 @@ use std::sync::{Mutex, PoisonError};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use crate::backend::{Backend, NewMemory, Pending, Rankings, Scope, Space, Target, at_once};
-use crate::store::{Filter, Hit, Memory, MemoryError};
+use crate::record::{Filter, Hit, Memory, MemoryError};
 use crate::vectors::Embedding;
 
 pub(crate) use schema::SCHEMA_VERSION;
@@ -431,7 +431,7 @@ mod tests {
     fn assert_ranks_as_fts5(db: &Sqlite, when: &str) {
         let scoped = vec!["red".to_string(), "blue".to_string(), "violet".to_string()];
         for words in QUERIES {
-            let query = crate::store::fts_query(words).unwrap();
+            let query = crate::record::fts_query(words).unwrap();
             for (topic, keyword, scope) in [
                 ("", "", None),
                 ("green", "", None),

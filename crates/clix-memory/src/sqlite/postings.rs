@@ -42,7 +42,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use super::tokens::Tokenizer;
 use crate::backend::Scope;
 use crate::bm25::{self, Posting, Ties};
-use crate::store::Filter;
+use crate::record::Filter;
 
 /// Memories that wait in `ft_pending` before their postings go into the
 /// blocks: a store then writes one row, and every 256th writes each block
@@ -400,7 +400,7 @@ pub(super) fn rebuild(db: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// A `store::fts_query` (quoted words joined by ` OR `) as FTS5 reads it.
+/// A `record::fts_query` (quoted words joined by ` OR `) as FTS5 reads it.
 pub(super) struct Query {
     /// Every token of its words, in order.
     pub(super) terms: Vec<Vec<u8>>,

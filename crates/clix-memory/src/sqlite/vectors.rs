@@ -7,7 +7,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::backend::{Scope, Space, Target};
-use crate::store::Filter;
+use crate::record::Filter;
 use crate::vectors::Embedding;
 
 /// The vec0 table of the space with this id.

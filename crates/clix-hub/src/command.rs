@@ -7,10 +7,113 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use clix_command::{
-    AgentCommand, CallTime, CommandIo, CommandSpec, CommandStatus, USAGE_EXIT, async_trait, fail, read_stdin,
+    Added, AgentCommand, CallTime, Capability, CommandIo, CommandSpec, CommandStatus, LISTED_AT_MOST, Parts,
+    USAGE_EXIT, async_trait, fail, read_stdin,
 };
-use clix_hub::{CallResult, HubRuntime, Tool, usage};
 use serde_json::{Map, Value, json};
+
+use crate::{CallResult, HubConfig, HubRuntime, Tool, usage};
+
+/// The hub's tools as commands: `hub` itself, and each ready tool under its
+/// own name, most used first when there are more than the description
+/// lists. A call as a stage of a line gets the line's time and keeps up to
+/// its memory budget, as a program in a line does.
+#[async_trait]
+impl Capability for HubConfig {
+    async fn add(&self, parts: &Parts<'_>) -> Result<Added, String> {
+        let mut hub = HubRuntime::load(self.clone(), parts.sandbox.clone(), Some(parts.workspace)).await;
+        hub.stop_lines_past(parts.output_cap);
+        refuse_taken_names(&mut hub, parts);
+        let unavailable = hub
+            .entries()
+            .iter()
+            .filter_map(|e| {
+                let why = e.readiness.reason.as_ref()?;
+                let name = &e.tool.manifest.name;
+                Some((name.clone(), format!("[error] {name}: this hub tool is not ready: {why}\nhint: hub check\n")))
+            })
+            .collect();
+        let problems = hub.problems().len();
+        let hub = Arc::new(hub);
+        // Usage counts come from reading the audit log: only paid for when
+        // the hub is too large to list whole.
+        let ready =
+            if hub.ready().count() > LISTED_AT_MOST { hub.most_used(usize::MAX) } else { hub.ready().collect() };
+        let tools: Vec<Arc<dyn AgentCommand>> = ready
+            .into_iter()
+            .map(|tool| Arc::new(HubTool::new(tool, Arc::clone(&hub), parts.time.clone())) as Arc<dyn AgentCommand>)
+            .collect();
+        let section = section(&tools);
+        Ok(Added {
+            commands: vec![Arc::new(HubCommand::new(Arc::clone(&hub), parts.time.clone()))],
+            // `hub` stays callable without ready tools (people run `clix hub
+            // check`), but is not offered to the model then: there is nothing to find.
+            offered: !tools.is_empty(),
+            section,
+            tools,
+            tools_run: Some((
+                "sandbox",
+                "a hub tool: its words are checked against its manifest, its program runs in the sandbox",
+            )),
+            unavailable,
+            unknown_hint: (problems > 0)
+                .then(|| format!("hint: {problems} hub manifest(s) could not be loaded; hub check shows why\n")),
+            ..Added::default()
+        })
+    }
+}
+
+/// A tool named like a command taken before it, a shell builtin or `hub`
+/// itself would be shadowed or shadow it: it is not ready, and says why. So
+/// is a workspace's tool named like a program on the sandbox's PATH: a
+/// cloned repository's `.clix/hub/git` would otherwise answer the model's
+/// `git push`.
+fn refuse_taken_names(hub: &mut HubRuntime, parts: &Parts<'_>) {
+    let mut clashes: Vec<(String, String)> = Vec::new();
+    for tool in hub.ready() {
+        let name = &tool.manifest.name;
+        if name == "hub" || (parts.taken)(name) {
+            clashes
+                .push((name.clone(), format!("its name is taken by the built-in command `{name}`; rename the tool")));
+        } else if let Some(program) =
+            parts.sandbox.as_ref().filter(|_| !tool.trusted).and_then(|s| s.program_path(name))
+        {
+            clashes.push((
+                name.clone(),
+                format!(
+                    "a workspace's tool may not take the name of the program {}; rename the tool",
+                    program.display()
+                ),
+            ));
+        }
+    }
+    for (name, reason) in clashes {
+        hub.set_not_ready(&name, reason);
+    }
+}
+
+/// The hub section of the `run` description and of `help`, empty without
+/// tools: one line per listed tool, then how to find the rest.
+fn section(tools: &[Arc<dyn AgentCommand>]) -> String {
+    if tools.is_empty() {
+        return String::new();
+    }
+    let shown = &tools[..tools.len().min(LISTED_AT_MOST)];
+    let width = shown.iter().map(|t| t.spec().name.len()).max().unwrap_or(0);
+    let mut text = String::from("Hub tools (JSON output; <tool> --help for parameters):\n");
+    for tool in shown {
+        let spec = tool.spec();
+        let _ = writeln!(text, "  {:width$}  {}", spec.name, spec.summary);
+    }
+    if tools.len() > shown.len() {
+        let _ = writeln!(
+            text,
+            "  … {} more, the most used are listed: find the right one with hub search <what you need>",
+            tools.len() - shown.len()
+        );
+    }
+    text
+}
 
 use clix_command::flags::common::{JSON, limit};
 use clix_command::flags::{Arity, Item, Misuse, Operand, Opt, Parsed, Syntax, Takes, pick_parsed};
@@ -64,14 +167,14 @@ const CALL: Syntax = Syntax {
 };
 
 /// One ready hub tool as a command.
-pub(crate) struct HubTool {
+struct HubTool {
     spec: CommandSpec,
     hub: Arc<HubRuntime>,
     time: CallTime,
 }
 
 impl HubTool {
-    pub(crate) fn new(tool: &Tool, hub: Arc<HubRuntime>, time: CallTime) -> Self {
+    fn new(tool: &Tool, hub: Arc<HubRuntime>, time: CallTime) -> Self {
         let m = &tool.manifest;
         let full = usage(m);
         // usage() starts with "usage: <synopsis>\n<description>\n"; the spec holds those apart.
@@ -107,7 +210,7 @@ impl AgentCommand for HubTool {
 /// The call's result as the stage's; output past the line's memory budget
 /// stops the whole line, as a program's does (`StageRun`).
 async fn emit(io: &CommandIo<'_>, hub: &HubRuntime, tool: &str, r: CallResult) -> bashkit::Result<CommandStatus> {
-    if r.error_code.as_deref() == Some(clix_hub::OUTPUT_LIMIT) {
+    if r.error_code.as_deref() == Some(crate::OUTPUT_LIMIT) {
         let limit = hub.line_output_cap().unwrap_or_default();
         return Err(bashkit::Error::ResourceLimit(bashkit::LimitExceeded::BuiltinOutput {
             command: tool.to_string(),
@@ -120,14 +223,14 @@ async fn emit(io: &CommandIo<'_>, hub: &HubRuntime, tool: &str, r: CallResult) -
 }
 
 /// `hub …`: discovery and structured calls.
-pub(crate) struct HubCommand {
+struct HubCommand {
     spec: CommandSpec,
     hub: Arc<HubRuntime>,
     time: CallTime,
 }
 
 impl HubCommand {
-    pub(crate) fn new(hub: Arc<HubRuntime>, time: CallTime) -> Self {
+    fn new(hub: Arc<HubRuntime>, time: CallTime) -> Self {
         let summaries = [
             "the ready tools (--all: also those that are not, with why)",
             "a tool's usage, parameters, output schema and readiness",

@@ -1,4 +1,5 @@
-//! Why a run ended: the one [`StopReason`] of every place that says so (the
+//! How a run ended: its [`RunSummary`] for the caller, and why, the one
+//! [`StopReason`] of every place that says so (the
 //! stream's `result`, the trajectory's `done`, `clix runs`, a plan's
 //! `plan-result.json`, the eval harness's `results.json`), written one way:
 //! `answered`, `max_steps`, `max_tokens`, `wall_time`, `interrupted`, or
@@ -8,7 +9,27 @@ use std::fmt;
 use std::str::FromStr;
 
 use clix_common::exit;
+
+use crate::provider::Usage;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// How a run ended, for the caller (the CLI's exit code and last line).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    /// The trajectory's id (`clix replay <id>`), when the run has one.
+    pub run_id: Option<String>,
+    /// Why the run ended.
+    pub stop_reason: StopReason,
+    /// The model's last text: its answer, or where it stands after a budget stop.
+    pub answer: String,
+    /// Model calls made with tools offered (the last text-only call not counted).
+    pub steps: u32,
+    /// Tokens of every model call of the run, as the provider counted them.
+    pub usage: Usage,
+    /// What those tokens cost at the prices set for the model
+    /// (`agent.prices`); `None` when none are.
+    pub cost: Option<f64>,
+}
 
 /// Why a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
