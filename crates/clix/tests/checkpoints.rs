@@ -249,7 +249,12 @@ async fn review_asks_on_the_screen_and_keeps_changes_only_on_yes() {
             assert_eq!(tree_picture(ws), start, "{all}");
             // The model is told.
             let told = server.requests()[1].body["messages"].to_string();
-            assert!(told.contains("the person declined this call's changes"), "{told}");
+            assert!(
+                told.contains(
+                    "the person declined this call's changes (review mode): the workspace is as it was before the call."
+                ),
+                "{told}"
+            );
             assert!(all.contains("declined, put back: changed 2 files"), "{all}");
         }
     }

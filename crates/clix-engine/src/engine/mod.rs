@@ -482,7 +482,8 @@ impl Engine {
         }
         if changes.declined {
             notes.push(
-                "clix: the person declined this call's changes (review mode): the workspace is as it was                  before the call. Ask what they want, or try another way."
+                "clix: the person declined this call's changes (review mode): the workspace is as it was \
+                 before the call. Ask what they want, or try another way."
                     .to_string(),
             );
         }
