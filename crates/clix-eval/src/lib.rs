@@ -74,7 +74,7 @@ pub use report::{
     AttemptRecord, AttemptStop, Ended, Mode, NothingRecord, Results, SCHEMA_VERSION, Skip, Summary, summarize,
 };
 pub use report_html::html;
-pub use shard::{Shard, ShardRecord, merge};
+pub use shard::{Shard, ShardRecord, merge, merge_into, read_run};
 pub use shared::{DOCUMENT_KIND, SharedRuns, run_name};
 pub use solution::{SolutionRun, problems, run_solutions};
 pub use stats::{median, pass_at_k, pass_pow_k, wilson};

@@ -25,7 +25,7 @@
 //! worse on suites of tens of tasks.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
@@ -153,6 +153,84 @@ pub(crate) fn run_settings(
         "timeout_secs": options.timeout.as_secs(),
         "agent": agent,
     })
+}
+
+/// A run's `results.json`, given as its folder or the file.
+pub fn read_run(given: &Path) -> Result<Results, String> {
+    if !given.exists() {
+        return Err(format!(
+            "{}: no such folder; give a run's output folder (its --out) or its results.json",
+            given.display()
+        ));
+    }
+    let file = if given.is_dir() { given.join("results.json") } else { given.to_path_buf() };
+    Results::read(&file)
+}
+
+/// The folder of a run given as its folder or its `results.json`.
+fn run_folder(given: &Path) -> &Path {
+    if given.is_dir() { given } else { given.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")) }
+}
+
+/// `clix eval merge`: the shards `given` (folders or `results.json`
+/// files) joined by [`merge`] into the results of the whole run, to be
+/// written into `out`, which must not be a shard's own folder. A model
+/// run's trajectories are copied into `out/runs` and its records point at
+/// the copies; one that cannot be copied loses its link rather than point
+/// into another machine's folder, and is named in the warnings returned.
+pub fn merge_into(given: &[PathBuf], out: &Path) -> Result<(Results, Vec<String>), String> {
+    let parts = given.iter().map(|p| Ok((p.clone(), read_run(p)?))).collect::<Result<Vec<_>, String>>()?;
+    let mut results = merge(&parts)?;
+    if let Ok(target) = out.canonicalize() {
+        for shard in given {
+            if run_folder(shard).canonicalize().is_ok_and(|folder| folder == target) {
+                return Err(format!("--out {} is a shard's own folder; merge into a folder of its own", out.display()));
+            }
+        }
+    }
+    let mut warnings = Vec::new();
+    if results.mode == Mode::Model {
+        warnings = gather_trajectories(&parts, &mut results, &out.join("runs"))?;
+    }
+    Ok((results, warnings))
+}
+
+/// Copies each attempt's trajectory from its shard's `runs/` into
+/// `runs_dir` and points the merged record at the copy (the replay pages
+/// are then made afresh); returns what could not be copied.
+fn gather_trajectories(
+    parts: &[(PathBuf, Results)],
+    results: &mut Results,
+    runs_dir: &Path,
+) -> Result<Vec<String>, String> {
+    std::fs::create_dir_all(runs_dir).map_err(|e| format!("cannot make {}: {e}", runs_dir.display()))?;
+    let mut copied = BTreeMap::new();
+    let mut warnings = Vec::new();
+    for (given, part) in parts {
+        for r in &part.attempts {
+            // Where the shard's run wrote it may be a path on another machine; its name is in the shard's runs/.
+            let Some(name) = r.trajectory.as_deref().and_then(Path::file_name) else {
+                continue;
+            };
+            let (from, to) = (run_folder(given).join("runs").join(name), runs_dir.join(name));
+            match std::fs::copy(&from, &to) {
+                Ok(_) => {
+                    copied.insert((r.task.clone(), r.design, r.repeat), to);
+                }
+                Err(e) => warnings.push(format!(
+                    "cannot copy {}: {e}; the merged report has no replay of {} [{}] r{}",
+                    from.display(),
+                    r.task,
+                    r.design,
+                    r.repeat
+                )),
+            }
+        }
+    }
+    for r in &mut results.attempts {
+        r.trajectory = copied.remove(&(r.task.clone(), r.design, r.repeat));
+    }
+    Ok(warnings)
 }
 
 /// Joins the results of every shard of one run (each with the place it

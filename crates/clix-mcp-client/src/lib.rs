@@ -13,7 +13,9 @@
 //! - [`import`]: the `mcpServers` object of Claude Desktop, Claude Code and
 //!   Cursor as `[[mcp.server]]` text, with what was skipped and why, and the
 //!   variables to export for values the file held literally (a literal secret
-//!   is never written);
+//!   is never written); [`as_toml`] prints them, and [`add_to_config`] adds
+//!   them to the person's config file with toml_edit, only when nothing but
+//!   `mcp.server` changes (a hostile `.mcp.json` cannot rewrite the rest);
 //! - the lifecycle ([`Servers`]): a stdio server starts on first use inside the
 //!   OS sandbox (`clix_sandbox::Sandbox::start_stdio_service`; the workspace as
 //!   its folder, its `env` on top of the allowlist, the folders its absolute
@@ -47,6 +49,7 @@
 
 mod cache;
 mod import;
+mod import_toml;
 mod output;
 mod schema;
 mod servers;
@@ -54,6 +57,7 @@ mod settings;
 
 pub use cache::{ListedTool, ToolCache};
 pub use import::{Imported, Skipped, import};
+pub use import_toml::{add_to_config, as_toml};
 pub use output::{CallResult, Image};
 pub use schema::{Kind, Param, Tool};
 pub use servers::{McpToolCall, Prepared, START_TIMEOUT, Servers, Vars};

@@ -18,7 +18,6 @@
 //!   model, their trajectories, replay pages and report) into the whole
 //!   run's.
 
-use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -398,34 +397,15 @@ impl Progress {
     }
 }
 
-/// A run's `results.json`, given as its folder or the file.
-fn read_results(given: &Path) -> Result<Results> {
-    if !given.exists() {
-        bail!("{}: no such folder; give a run's output folder (its --out) or its results.json", given.display());
-    }
-    let file = if given.is_dir() { given.join("results.json") } else { given.to_path_buf() };
-    Results::read(&file).map_err(anyhow::Error::msg)
-}
-
-/// The folder of a run given as its folder or its `results.json`.
-fn run_folder(given: &Path) -> &Path {
-    if given.is_dir() { given } else { given.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")) }
-}
-
 /// `clix eval merge SHARD… [--out DIR]`: the whole run's results, shown
 /// and written as the unsharded run would have shown and written them,
 /// with the same exit code.
 fn merge(paths: &Paths, given: &[PathBuf], out: Option<&Path>, json: bool) -> Result<ExitCode> {
-    let parts = given.iter().map(|p| Ok((p.clone(), read_results(p)?))).collect::<Result<Vec<_>>>()?;
     let shared = shared_runs(paths, &clix_session::load(paths, &[])?.value)?;
-    let mut results = clix_eval::merge(&parts).map_err(anyhow::Error::msg)?;
     let out = out.map_or_else(|| default_out(paths), Path::to_path_buf);
-    if let Ok(target) = out.canonicalize() {
-        for shard in given {
-            if run_folder(shard).canonicalize().is_ok_and(|folder| folder == target) {
-                bail!("--out {} is a shard's own folder; merge into a folder of its own", out.display());
-            }
-        }
+    let (results, warnings) = clix_eval::merge_into(given, &out).map_err(anyhow::Error::msg)?;
+    for warning in warnings {
+        eprintln!("clix: {warning}");
     }
     match results.mode {
         Mode::Solution => {
@@ -435,47 +415,11 @@ fn merge(paths: &Paths, given: &[PathBuf], out: Option<&Path>, json: bool) -> Re
             show_solutions(&results, json)
         }
         Mode::Model => {
-            gather_trajectories(&parts, &mut results, &out.join("runs"))?;
             write_model_run(&results, &out, &crate::agent_cmd::currency(paths))?;
             share(shared.as_ref(), &results, &out);
             show_model_run(&results, json)
         }
     }
-}
-
-/// Copies each attempt's trajectory from its shard's `runs/` into
-/// `runs_dir` and points the merged record at the copy (the replay pages
-/// are then made afresh). One that cannot be copied is said, and its
-/// record loses the link rather than pointing into another machine's
-/// folder.
-fn gather_trajectories(parts: &[(PathBuf, Results)], results: &mut Results, runs_dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(runs_dir).with_context(|| format!("cannot make {}", runs_dir.display()))?;
-    let mut copied = BTreeMap::new();
-    for (given, part) in parts {
-        for r in &part.attempts {
-            // Where the shard's run wrote it may be a path on another machine; its name is in the shard's runs/.
-            let Some(name) = r.trajectory.as_deref().and_then(Path::file_name) else {
-                continue;
-            };
-            let (from, to) = (run_folder(given).join("runs").join(name), runs_dir.join(name));
-            match std::fs::copy(&from, &to) {
-                Ok(_) => {
-                    copied.insert((r.task.clone(), r.design, r.repeat), to);
-                }
-                Err(e) => eprintln!(
-                    "clix: cannot copy {}: {e}; the merged report has no replay of {} [{}] r{}",
-                    from.display(),
-                    r.task,
-                    r.design,
-                    r.repeat
-                ),
-            }
-        }
-    }
-    for r in &mut results.attempts {
-        r.trajectory = copied.remove(&(r.task.clone(), r.design, r.repeat));
-    }
-    Ok(())
 }
 
 /// `clix eval compare A B`.
@@ -496,7 +440,7 @@ fn compare(paths: &Paths, before: &Path, after: &Path) -> Result<ExitCode> {
 /// local file, so comparing folders needs no store.
 fn compared_run(paths: &Paths, given: &Path, shared: &mut Option<Option<SharedRuns>>) -> Result<(Results, String)> {
     if given.exists() {
-        return Ok((read_results(given)?, given.display().to_string()));
+        return Ok((clix_eval::read_run(given).map_err(anyhow::Error::msg)?, given.display().to_string()));
     }
     if shared.is_none() {
         *shared = Some(shared_runs(paths, &clix_session::load(paths, &[])?.value)?);

@@ -15,9 +15,9 @@
 //!   live view;
 //! - the terminal's `Approver` (a policy `ask`) and `Reviewer` (`review` mode),
 //!   which ask on `/dev/tty` with the spinner paused;
-//! - `clix mcp import FILE [--write]`: a client's `mcpServers` as
-//!   `[[mcp.server]]` TOML, added to the config file (with toml_edit) only when
-//!   nothing but `mcp.server` changes and the result loads;
+//! - `clix mcp import FILE [--write]`'s choices: print what clix-mcp-client
+//!   makes of a client's `mcpServers`, add it to the config file only with
+//!   `--write`, and check that the result loads;
 //! - the one `tracing` subscriber (stderr only; `--log-level`, else `CLIX_LOG`,
 //!   else warn): the library crates emit events and never print;
 //! - the process's edges: at start, before any thread exists, the secret-named
