@@ -30,16 +30,25 @@ impl Record for CallRecord {
     const KIND: &'static str = "hub";
 }
 
-impl clix_audit::Cancellable for CallRecord {
-    fn cancel(&mut self) {
-        self.exit_code = clix_common::exit::NO_CODE;
-        self.error_code = Some(clix_audit::CANCELLED.into());
-    }
+/// A hub or MCP call line whose call was dropped before its result (the
+/// line, the agent or the connection ended): no exit code, `CANCELLED`,
+/// and the time it ran. The two lines share these fields.
+macro_rules! cancellable_call {
+    ($($record:ty),*) => {$(
+        impl clix_audit::Cancellable for $record {
+            fn cancel(&mut self) {
+                self.exit_code = clix_common::exit::NO_CODE;
+                self.error_code = Some(clix_audit::CANCELLED.into());
+            }
 
-    fn took(&mut self, elapsed: std::time::Duration) {
-        self.duration_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
-    }
+            fn took(&mut self, elapsed: std::time::Duration) {
+                self.duration_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
+            }
+        }
+    )*};
 }
+
+cancellable_call!(CallRecord, McpCallRecord);
 
 /// One call of an MCP server's tool, a `kind: "mcp"` line: clix-engine
 /// writes it between the call's check and its result; `hub stats` counts
@@ -67,17 +76,6 @@ pub struct McpCallRecord {
     /// Images the result carried.
     #[serde(default)]
     pub images: u64,
-}
-
-impl clix_audit::Cancellable for McpCallRecord {
-    fn cancel(&mut self) {
-        self.exit_code = clix_common::exit::NO_CODE;
-        self.error_code = Some(clix_audit::CANCELLED.into());
-    }
-
-    fn took(&mut self, elapsed: std::time::Duration) {
-        self.duration_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
-    }
 }
 
 impl Record for McpCallRecord {
