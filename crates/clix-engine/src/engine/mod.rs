@@ -221,19 +221,20 @@ impl Engine {
         };
         let deadline = Deadline::default();
         let time = CallTime { deadline: deadline.clone(), limit: config.limits.timeout() };
-        let resolver = setup::resolver(&mut registry, sandbox.as_ref(), &time, config.limits.max_memory_bytes, &shared);
+        // How a program runs as a stage of a line: one rule for the OS
+        // resolver, `sandbox` and the capabilities' scripts.
+        let stage = sandbox.as_ref().map(|sandbox| StageRun {
+            sandbox: Arc::clone(sandbox),
+            timeout: time.limit,
+            deadline: time.deadline.clone(),
+            output_cap: config.limits.max_memory_bytes,
+        });
+        let resolver = setup::resolver(&mut registry, stage.clone(), &shared);
         let parts = clix_command::Parts {
             workspace: &workspace,
             time: &time,
             output_cap: config.limits.max_memory_bytes,
-            stages: sandbox.as_ref().map(|sandbox| {
-                Arc::new(StageRun {
-                    sandbox: Arc::clone(sandbox),
-                    timeout: time.limit,
-                    deadline: time.deadline.clone(),
-                    output_cap: config.limits.max_memory_bytes,
-                }) as Arc<dyn clix_command::StageRunner>
-            }),
+            stages: stage.map(|stage| Arc::new(stage) as Arc<dyn clix_command::StageRunner>),
             sandbox: sandbox.clone(),
             seen: &seen,
             judge: gate.clone().map(|g| Arc::new(ElsewhereGate(g)) as Arc<dyn clix_command::LineJudge>),

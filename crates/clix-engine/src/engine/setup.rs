@@ -51,17 +51,20 @@ pub(super) fn open_sandbox(
 /// unknown-command error alone.
 pub(super) fn resolver(
     registry: &mut CommandRegistry,
-    sandbox: Option<&Arc<Sandbox>>,
-    time: &CallTime,
-    output_cap: usize,
+    stage: Option<StageRun>,
     catalog: &SharedCatalog,
 ) -> Arc<dyn CommandResolver> {
     let unknown = UnknownCommands { catalog: Arc::clone(catalog) };
-    let Some(sandbox) = sandbox else { return Arc::new(unknown) };
-    let stage =
-        StageRun { sandbox: Arc::clone(sandbox), timeout: time.limit, deadline: time.deadline.clone(), output_cap };
+    let Some(stage) = stage else { return Arc::new(unknown) };
     registry.register(Arc::new(SandboxCommand::new(stage.clone())));
     Arc::new(OsResolver::new(stage, unknown))
+}
+
+/// Whether `name` already means something in the session: a command
+/// registered before, or a builtin of the shell. A later command of that
+/// name is left out, so the first keeps its meaning.
+fn is_taken(registry: &CommandRegistry, name: &str) -> bool {
+    registry.get(name).is_some() || clix_shell::builtin_names().iter().any(|b| b == name)
 }
 
 /// What the capabilities added, for the catalog, the stage explanations
@@ -96,9 +99,8 @@ pub(super) async fn add_capabilities(
 ) -> Result<CapabilityPart, super::EngineError> {
     let mut part = CapabilityPart::default();
     for capability in capabilities {
-        let names: Vec<String> = registry.specs().map(|s| s.name.clone()).collect();
-        let taken =
-            |name: &str| names.iter().any(|n| n == name) || clix_shell::builtin_names().iter().any(|b| b == name);
+        let before: &CommandRegistry = registry;
+        let taken = |name: &str| is_taken(before, name);
         let added =
             capability.add(&Parts { taken: &taken, ..parts.clone() }).await.map_err(super::EngineError::Capability)?;
         let offered = added.offered;
@@ -106,7 +108,7 @@ pub(super) async fn add_capabilities(
         let commands = added.commands.into_iter().map(|c| (c, false));
         for (command, is_tool) in commands.chain(added.tools.into_iter().map(|c| (c, true))) {
             let name = command.spec().name.clone();
-            if registry.get(&name).is_some() || clix_shell::builtin_names().contains(&name) {
+            if is_taken(registry, &name) {
                 part.notices.push(format!("a capability's command {name} is not added: the name is taken"));
                 continue;
             }
@@ -185,8 +187,7 @@ pub(super) fn register_mcp(
     let mut part = McpPart::default();
     for entry in &settings.server {
         let name = &entry.name;
-        let taken = registry.get(name).is_some() || clix_shell::builtin_names().iter().any(|b| b == name);
-        if taken {
+        if is_taken(registry, name) {
             let why = format!("its name is taken by the command `{name}`, which keeps it; rename the server");
             tracing::warn!(server = %name, "MCP server not a command: {why}");
             part.not_commands.push((name.clone(), why));
