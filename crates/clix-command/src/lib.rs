@@ -10,7 +10,8 @@
 //!   few things every command does alike;
 //! - [`flags`]: the one flag grammar of every subcommand (options anywhere,
 //!   `--`, `-t`/`-k`/`-n`/`--json` meaning one thing everywhere, errors that
-//!   repeat the usage);
+//!   repeat the usage), and of tools whose parameters are data
+//!   ([`flags::typed`]: hub manifests, MCP input schemas);
 //! - [`Capability`]: how a capability joins an engine, given its [`Parts`]
 //!   (the workspace handle, the line's [`CallTime`], a [`StageRunner`] into
 //!   the sandbox, the policy's [`LineJudge`]);

@@ -98,7 +98,7 @@ async fn a_server_is_a_command_with_help_levels_in_pipes_and_audited() {
     // Level 2: a tool's flags. `help fx` says how to reach both.
     let (out, _, code) = run(&mut engine, "fx paint --help").await;
     assert_eq!(code, 0);
-    assert!(out.contains("usage: fx paint --color red|green|blue --tags TEXT..."), "{out}");
+    assert!(out.contains("usage: fx paint --color <red|green|blue> --tags <string>..."), "{out}");
     // A tool with structured output says the result's shape.
     let (out, _, code) = run(&mut engine, "fx list_records --help").await;
     assert_eq!(code, 0);
@@ -379,7 +379,8 @@ async fn mcp_search_ranks_tools_keeps_their_lists_and_names_servers_that_fail() 
     // Each as it is called, with its result's shape, so the first line
     // the model writes can call it and filter the result.
     assert!(
-        description.contains("\n    fx list_records [--count INT] → {records:[{id,name,status}]}\n      Lists records"),
+        description
+            .contains("\n    fx list_records [--count <integer>] → {records:[{id,name,status}]}\n      Lists records"),
         "{description}"
     );
     let (out, err, code) = run(&mut engine, "mcp search tagged color").await;

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use clix_command::flags::typed::{Kind, Param, kind_of as kind, show};
 use clix_common::names::{UnknownField, did_you_mean};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -145,6 +146,35 @@ pub struct Manifest {
     pub network: bool,
 }
 
+impl Parameter {
+    /// The parameter as the one flag grammar reads it.
+    pub fn as_param(&self) -> Param {
+        Param {
+            name: self.name.clone(),
+            kind: ParamType::kind(self.ty, &self.values),
+            required: self.required,
+            default: self.default.clone(),
+            positional: self.positional,
+            description: self.description.clone(),
+        }
+    }
+}
+
+impl ParamType {
+    /// What a parameter of this type (an enum's `values` given) takes: an
+    /// array's items are scalars, a flag's word being text.
+    fn kind(self, values: &[String]) -> Kind {
+        match self {
+            ParamType::String => Kind::String,
+            ParamType::Integer => Kind::Integer,
+            ParamType::Number => Kind::Number,
+            ParamType::Boolean => Kind::Boolean,
+            ParamType::Array => Kind::Array(Box::new(Kind::Scalar)),
+            ParamType::Enum => Kind::Enum(values.iter().map(|v| Value::String(v.clone())).collect()),
+        }
+    }
+}
+
 impl Manifest {
     /// The declared parameter of that name.
     pub fn parameter(&self, name: &str) -> Option<&Parameter> {
@@ -266,19 +296,6 @@ fn is_param_name(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphanumeric())
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
-}
-
-/// How a JSON value is called in messages.
-pub(crate) fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "an integer",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 struct Checker {
@@ -610,7 +627,7 @@ impl Checker {
             None | Some(Value::Null) => None,
             Some(d) => {
                 if let Some(ty) = ty
-                    && let Err(msg) = check_value(ty, &values, d)
+                    && let Err(msg) = ParamType::kind(ty, &values).check(d)
                 {
                     self.push(&format!("{at}.default"), msg, format!("give a default of type {}", ty.as_str()));
                 }
@@ -621,53 +638,6 @@ impl Checker {
             return None;
         }
         Some(Parameter { name: name?, ty: ty?, required, default, description, positional, values })
-    }
-}
-
-/// Check one value against a parameter type. The message says what was expected.
-pub(crate) fn check_value(ty: ParamType, values: &[String], v: &Value) -> Result<(), String> {
-    let ok = match ty {
-        ParamType::String => v.is_string(),
-        ParamType::Integer => v.is_i64() || v.is_u64(),
-        ParamType::Number => v.is_number(),
-        ParamType::Boolean => v.is_boolean(),
-        ParamType::Array => {
-            return match v {
-                Value::Array(items) => match items.iter().find(|i| !is_scalar(i)) {
-                    Some(bad) => Err(format!("array items must be strings, numbers or booleans, found {}", kind(bad))),
-                    None => Ok(()),
-                },
-                other => Err(format!("expected an array, found {}", show(other))),
-            };
-        }
-        ParamType::Enum => {
-            return match v {
-                Value::String(s) if values.contains(s) => Ok(()),
-                Value::String(s) => Err(format!("`{s}` is not one of: {}", values.join(", "))),
-                other => Err(format!("expected one of: {}, found {}", values.join(", "), show(other))),
-            };
-        }
-    };
-    if ok {
-        Ok(())
-    } else {
-        let article = if ty == ParamType::Integer { "an" } else { "a" };
-        Err(format!("expected {article} {}, found {}", ty.as_str(), show(v)))
-    }
-}
-
-fn is_scalar(v: &Value) -> bool {
-    matches!(v, Value::String(_) | Value::Number(_) | Value::Bool(_))
-}
-
-/// A value in a message: its kind and, when short, the value itself.
-pub(crate) fn show(v: &Value) -> String {
-    match v {
-        Value::Null | Value::Array(_) | Value::Object(_) => kind(v).to_string(),
-        other => {
-            let text = other.to_string();
-            if text.len() <= 40 { format!("{} {}", kind(other), text) } else { kind(other).to_string() }
-        }
     }
 }
 

@@ -14,7 +14,7 @@ use clix_workspace::Workspace;
 use futures_util::StreamExt;
 use serde_json::{Map, Value};
 
-use crate::args::{ArgError, build_argv, parse_command_line, usage};
+use crate::args::{build_argv, parse_command_line, usage};
 use crate::contract::{OutputError, check_output, parse_error};
 use crate::encoding::decode_output;
 use crate::exec::{EnvLookup, ToolRun, tool_env};
@@ -26,6 +26,7 @@ use crate::readiness::{self, Readiness};
 use crate::search::{Found, SearchIndex};
 use crate::state::HubState;
 use crate::stats::{CallRecord, ToolStats, stats};
+use clix_command::flags::typed::ArgError;
 
 /// Exit codes of calls clix refuses or cannot read (the seed's "other: system error").
 pub(crate) mod exit {
@@ -108,7 +109,12 @@ impl CallResult {
 
     fn usage_error(m: &crate::manifest::Manifest, e: &ArgError) -> Self {
         let stderr = format!("[error] {}: {e}\n\n{}", m.name, usage(m));
-        CallResult { stdout: Vec::new(), stderr, exit_code: ArgError::EXIT_CODE, error_code: Some("PARAMETER".into()) }
+        CallResult {
+            stdout: Vec::new(),
+            stderr,
+            exit_code: clix_common::exit::USAGE,
+            error_code: Some("PARAMETER".into()),
+        }
     }
 }
 

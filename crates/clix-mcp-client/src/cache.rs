@@ -21,7 +21,7 @@ pub struct ListedTool {
     pub description: String,
     /// Its parameters' names.
     pub parameters: Vec<String>,
-    /// How it is called (`TOOL --a TEXT [--b INT]`); empty in a list kept
+    /// How it is called (`TOOL --a <string> [--b <integer>]`); empty in a list kept
     /// before it was recorded.
     #[serde(default)]
     pub synopsis: String,
@@ -124,7 +124,7 @@ mod tests {
             name: "list".into(),
             description: "Lists records.".into(),
             parameters: vec!["count".into()],
-            synopsis: "list [--count INT]".into(),
+            synopsis: "list [--count <integer>]".into(),
             output: String::new(),
         }];
         assert_eq!(cache.read(&entry), Some(want.clone()));

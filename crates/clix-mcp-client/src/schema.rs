@@ -1,8 +1,11 @@
 //! A tool's `inputSchema` as command-line flags: the parameters read from
-//! the schema, an argv mapped to the tool's arguments (every value checked
-//! against its type), and the help a person or a model reads.
+//! the schema; the words of a call read into the tool's arguments and its
+//! help written by the one flag grammar ([`clix_command::flags::typed`])
+//! that hub tools use too.
 
-use serde_json::{Map, Number, Value};
+use clix_command::flags::typed::{self, ArgError};
+pub use clix_command::flags::typed::{Kind, Param};
+use serde_json::{Map, Value};
 
 /// One tool of a server, as a subcommand.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,73 +22,6 @@ pub struct Tool {
     /// The shape of its structured result, read from its `outputSchema`
     /// (`{orders:[{id,status}]}`); empty when it declares none.
     pub output: String,
-}
-
-/// One parameter: a flag.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Param {
-    /// The property's name (`--name`; `_` may be written `-`).
-    pub name: String,
-    /// Its type.
-    pub kind: Kind,
-    /// Whether the schema lists it in `required`.
-    pub required: bool,
-    /// Its default, when the schema gives one.
-    pub default: Option<Value>,
-    /// Its description.
-    pub description: String,
-}
-
-/// A parameter's type, as the flags read it.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Kind {
-    /// Text.
-    String,
-    /// A whole number.
-    Integer,
-    /// Any number.
-    Number,
-    /// `--flag` or `--flag=false`.
-    Boolean,
-    /// One of these values.
-    Enum(Vec<Value>),
-    /// Repeated flags, each an item of this kind.
-    Array(Box<Kind>),
-    /// A JSON value (an object, or a type the flags do not spell).
-    Json,
-}
-
-impl Kind {
-    /// The word for its value in usage lines.
-    fn placeholder(&self) -> String {
-        match self {
-            Kind::String => "TEXT".into(),
-            Kind::Integer => "INT".into(),
-            Kind::Number => "NUMBER".into(),
-            Kind::Boolean => String::new(),
-            Kind::Enum(values) => values.iter().map(shown).collect::<Vec<_>>().join("|"),
-            Kind::Array(item) => format!("{}...", item.placeholder()),
-            Kind::Json => "JSON".into(),
-        }
-    }
-
-    /// Its type as the help names it.
-    fn name(&self) -> String {
-        match self {
-            Kind::String => "text".into(),
-            Kind::Integer => "integer".into(),
-            Kind::Number => "number".into(),
-            Kind::Boolean => "boolean".into(),
-            Kind::Enum(_) => "one of the values shown".into(),
-            Kind::Array(item) => format!("list of {}, one flag each", item.name()),
-            Kind::Json => "JSON".into(),
-        }
-    }
-}
-
-/// A JSON value as a flag's text (a string without its quotes).
-fn shown(v: &Value) -> String {
-    v.as_str().map(String::from).unwrap_or_else(|| v.to_string())
 }
 
 impl Tool {
@@ -111,6 +47,7 @@ impl Tool {
                     kind: kind(schema, &resolved, 0),
                     required: required.contains(&pname.as_str()),
                     default: prop.get("default").or_else(|| resolved.get("default")).cloned(),
+                    positional: false,
                     description,
                 }
             })
@@ -138,26 +75,20 @@ impl Tool {
         self.description.lines().next().unwrap_or_default()
     }
 
-    /// `TOOL --a TEXT [--b INT]`: how it is called, its flags spelled out.
+    /// `TOOL --a <string> [--b <integer>]`: how it is called, its flags spelled out.
     pub fn synopsis(&self) -> String {
-        let mut line = self.name.clone();
-        for p in &self.params {
-            let flag = format!("--{}", p.name);
-            let value = p.kind.placeholder();
-            let word = if value.is_empty() { flag } else { format!("{flag} {value}") };
-            line.push(' ');
-            line.push_str(&if p.required { word } else { format!("[{word}]") });
-        }
-        line
+        let flags = typed::synopsis(&self.params);
+        if flags.is_empty() { self.name.clone() } else { format!("{} {flags}", self.name) }
     }
 
-    /// `usage: SERVER TOOL --a TEXT [--b INT] [--json JSON]`.
+    /// `usage: SERVER TOOL --a <string> [--b <integer>]`.
     pub fn usage(&self, server: &str) -> String {
-        format!("usage: {server} {} [--json JSON]", self.synopsis())
+        format!("usage: {server} {}", self.synopsis())
     }
 
-    /// `SERVER TOOL --help`: what it does, its usage, then each parameter
-    /// with its type, whether it is required, its default, its values.
+    /// `SERVER TOOL --help`: what it does, its usage, the shape of its
+    /// result, then each parameter with its type, whether it is required,
+    /// its default and its values.
     pub fn help(&self, server: &str) -> String {
         let mut out = format!("{server} {}", self.name);
         if !self.description.is_empty() {
@@ -168,143 +99,19 @@ impl Tool {
         if !self.output.is_empty() {
             out.push_str(&format!("output (JSON): {}\n", self.output));
         }
-        if !self.params.is_empty() {
-            out.push_str("\nparameters:\n");
-        }
-        for p in &self.params {
-            let mut facts = vec![p.kind.name()];
-            if p.required {
-                facts.insert(0, "required".into());
-            }
-            // A `null` default is no default: the parameter is simply left out.
-            if let Some(d) = p.default.as_ref().filter(|d| !d.is_null()) {
-                facts.push(format!("default {}", shown(d)));
-            }
-            if let Kind::Enum(values) = &p.kind {
-                facts[if p.required { 1 } else { 0 }] =
-                    format!("one of {}", values.iter().map(shown).collect::<Vec<_>>().join(", "));
-            }
-            out.push_str(&format!("  --{} ({})", p.name, facts.join("; ")));
-            if !p.description.is_empty() {
-                out.push_str(&format!(": {}", p.description));
-            }
-            out.push('\n');
-        }
-        out.push_str(
-            "  --json JSON: the arguments (or some of them) as one JSON object; flags given too take precedence\n",
-        );
+        out.push_str(&format!("\nparameters:\n{}", typed::table(&self.params)));
         out
     }
 
     /// The tool's arguments from `argv` (the words after the tool's name).
-    /// `Ok(None)` asks for the help; an error is a usage error (exit 2).
+    /// `Ok(None)` asks for the help; an error is a usage error (exit 2)
+    /// that ends with the usage line.
     pub fn arguments(&self, server: &str, argv: &[String]) -> Result<Option<Map<String, Value>>, String> {
-        let usage_error = |msg: String| format!("{server} {}: {msg}\n{}", self.name, self.usage(server));
-        let mut args = Map::new();
-        let mut from_json = Map::new();
-        let mut words = argv.iter();
-        while let Some(word) = words.next() {
-            if word == "--help" || word == "-h" {
-                return Ok(None);
-            }
-            let Some(flag) = word.strip_prefix("--") else {
-                return Err(usage_error(format!(
-                    "unexpected `{word}`: every parameter is a flag ({})",
-                    self.flags().join(", ")
-                )));
-            };
-            let (flag, inline) = match flag.split_once('=') {
-                Some((f, v)) => (f, Some(v.to_string())),
-                None => (flag, None),
-            };
-            if flag == "json" && self.param(flag).is_none() {
-                let text = match inline {
-                    Some(v) => v,
-                    None => words.next().cloned().ok_or_else(|| usage_error("--json needs a JSON object".into()))?,
-                };
-                match serde_json::from_str::<Value>(&text) {
-                    Ok(Value::Object(obj)) => from_json.extend(obj),
-                    Ok(_) => return Err(usage_error("--json takes a JSON object ({\"name\": value, ...})".into())),
-                    Err(e) => return Err(usage_error(format!("--json: not JSON: {e}"))),
-                }
-                continue;
-            }
-            let Some(param) = self.param(flag) else {
-                let names: Vec<String> = self.params.iter().map(|p| p.name.clone()).chain(["json".into()]).collect();
-                let hint = match clix_common::names::did_you_mean(flag, names.iter().map(String::as_str)) {
-                    Some(near) => format!("did you mean --{near}?"),
-                    None => format!("its flags: {}", self.flags().join(", ")),
-                };
-                return Err(usage_error(format!("unknown flag --{flag}; {hint}")));
-            };
-            let text = match (&param.kind, inline) {
-                (_, Some(v)) => v,
-                (Kind::Boolean, None) => "true".into(),
-                (_, None) => words
-                    .next()
-                    .cloned()
-                    .ok_or_else(|| usage_error(format!("--{} needs a value ({})", param.name, param.kind.name())))?,
-            };
-            let value = match &param.kind {
-                Kind::Array(item) => {
-                    let one = value_of(item, &text).map_err(|e| usage_error(format!("--{}: {e}", param.name)))?;
-                    match args.entry(param.name.clone()).or_insert_with(|| Value::Array(Vec::new())) {
-                        Value::Array(items) => items.push(one),
-                        other => *other = Value::Array(vec![one]),
-                    }
-                    continue;
-                }
-                kind => value_of(kind, &text).map_err(|e| usage_error(format!("--{}: {e}", param.name)))?,
-            };
-            args.insert(param.name.clone(), value);
+        match typed::parse(&self.params, argv) {
+            Ok(args) => Ok(Some(args)),
+            Err(ArgError::Help) => Ok(None),
+            Err(e) => Err(format!("{server} {}: {e}\n{}", self.name, self.usage(server))),
         }
-        from_json.extend(args);
-        let missing: Vec<String> = self
-            .params
-            .iter()
-            .filter(|p| p.required && !from_json.contains_key(&p.name))
-            .map(|p| format!("--{}", p.name))
-            .collect();
-        if !missing.is_empty() {
-            return Err(usage_error(format!("missing {} (required)", missing.join(", "))));
-        }
-        Ok(Some(from_json))
-    }
-
-    /// The parameter `flag` names (`some-name` finds `some_name`).
-    fn param(&self, flag: &str) -> Option<&Param> {
-        self.params.iter().find(|p| p.name == flag || p.name.replace('_', "-") == flag)
-    }
-
-    fn flags(&self) -> Vec<String> {
-        self.params.iter().map(|p| format!("--{}", p.name)).chain(["--json".into()]).collect()
-    }
-}
-
-/// `text` as a value of `kind`, or why it is not one.
-fn value_of(kind: &Kind, text: &str) -> Result<Value, String> {
-    match kind {
-        Kind::String => Ok(Value::String(text.into())),
-        Kind::Integer => text
-            .parse::<i64>()
-            .map(Value::from)
-            .map_err(|_| format!("`{text}` is not a whole number (an integer is expected)")),
-        Kind::Number => text
-            .parse::<f64>()
-            .ok()
-            .and_then(Number::from_f64)
-            .map(Value::Number)
-            .ok_or_else(|| format!("`{text}` is not a number")),
-        Kind::Boolean => match text {
-            "true" => Ok(Value::Bool(true)),
-            "false" => Ok(Value::Bool(false)),
-            _ => Err(format!("`{text}` is not true or false (write --flag or --flag=false)")),
-        },
-        Kind::Enum(values) => values.iter().find(|v| shown(v) == text).cloned().ok_or_else(|| {
-            format!("`{text}` is not allowed; allowed: {}", values.iter().map(shown).collect::<Vec<_>>().join(", "))
-        }),
-        // A list given whole, as JSON, where a flag of its own would not do.
-        Kind::Array(_) | Kind::Json => serde_json::from_str(text).map_err(|e| format!("not JSON: {e}")),
     }
 }
 
@@ -479,8 +286,8 @@ mod tests {
         }
         assert_eq!(
             tool().synopsis(),
-            "paint --color red|green|blue [--ids INT...] [--loud] [--note TEXT] [--options JSON] [--owner_name TEXT] \
-             [--ratio NUMBER] [--tags TEXT...] [--times INT]"
+            "paint --color <red|green|blue> [--ids <integer>...] [--loud] [--note <string>] [--options <JSON>] \
+             [--owner_name <string>] [--ratio <number>] [--tags <string>...] [--times <integer>]"
         );
     }
 
@@ -490,7 +297,7 @@ mod tests {
             ("--color red", json!({"color": "red"})),
             ("--color=blue --note hi", json!({"color": "blue", "note": "hi"})),
             ("--color red --times 3 --ratio 2.5", json!({"color": "red", "times": 3, "ratio": 2.5})),
-            ("--color red --ratio 2", json!({"color": "red", "ratio": 2.0})),
+            ("--color red --ratio 2", json!({"color": "red", "ratio": 2})),
             ("--color red --loud", json!({"color": "red", "loud": true})),
             ("--color red --loud=false", json!({"color": "red", "loud": false})),
             ("--color red --tags a --tags b", json!({"color": "red", "tags": ["a", "b"]})),
@@ -509,19 +316,19 @@ mod tests {
     #[test]
     fn a_wrong_flag_is_a_usage_error_with_the_usage_line() {
         let rows = [
-            ("--color purple", "--color: `purple` is not allowed; allowed: red, green, blue"),
-            ("--times 3", "missing --color (required)"),
-            ("--color red --times x", "--times: `x` is not a whole number"),
-            ("--color red --times 1.5", "--times: `1.5` is not a whole number"),
-            ("--color red --ratio fast", "--ratio: `fast` is not a number"),
-            ("--color red --loud=maybe", "--loud: `maybe` is not true or false"),
-            ("--color red --ids one", "--ids: `one` is not a whole number"),
-            ("--color red --tims 2", "unknown flag --tims; did you mean --times?"),
-            ("--color red --zzz 2", "unknown flag --zzz; its flags: --color, --ids"),
-            ("--color red extra", "unexpected `extra`: every parameter is a flag"),
+            ("--color purple", "--color: `purple` is not one of: red, green, blue"),
+            ("--times 3", "missing required --color"),
+            ("--color red --times x", "--times: expected an integer, got `x`"),
+            ("--color red --times 1.5", "--times: expected an integer, got `1.5`"),
+            ("--color red --ratio fast", "--ratio: expected a number, got `fast`"),
+            ("--color red --loud=maybe", "--loud: a boolean flag takes no value (or =true / =false)"),
+            ("--color red --ids one", "--ids: expected an integer, got `one`"),
+            ("--color red --tims 2", "unknown parameter --tims (did you mean --times?)"),
+            ("--color red --zzz 2", "unknown parameter --zzz (its parameters: --color, --ids"),
+            ("--color red extra", "unexpected argument `extra`: every parameter is a flag"),
             ("--color", "--color needs a value"),
             ("--json [1]", "--json takes a JSON object"),
-            ("--json {", "--json: not JSON"),
+            ("--json {", "--json takes a JSON object ({\"name\": value, ...}): not JSON"),
         ];
         for (line, want) in rows {
             let e = args(line).unwrap_err();
@@ -534,16 +341,16 @@ mod tests {
     fn help_shows_types_defaults_values_and_required_marks() {
         let t = tool();
         assert_eq!(t.summary(), "Paints.");
-        assert!(t.usage("fx").starts_with("usage: fx paint --color red|green|blue [--ids INT...] [--loud]"));
+        assert!(t.usage("fx").starts_with("usage: fx paint --color <red|green|blue> [--ids <integer>...] [--loud]"));
         let help = t.help("fx");
         for want in [
             "fx paint: Paints.\nMore words.",
-            "--color (required; one of red, green, blue)",
-            "--times (integer; default 1): How often.",
-            "--tags (list of text, one flag each)",
-            "--note (text)\n",
-            "--options (JSON)",
-            "--json JSON:",
+            "--color <red|green|blue>  one of red, green, blue, required\n",
+            "--times <integer>         integer, default 1. How often.\n",
+            "--tags <string>           array of string, repeat the flag\n",
+            "--note <string>           string\n",
+            "--options <JSON>          JSON\n",
+            "--json <object>           the arguments (or some of them) as one JSON object",
         ] {
             assert!(help.contains(want), "{want:?} in {help}");
         }

@@ -89,10 +89,12 @@ async fn a_stdio_server_in_the_sandbox_is_a_command() {
     let r = run(&f, "fx", "paint --help").await;
     let help = out(&r);
     assert_eq!(r.exit_code, 0);
-    assert!(help.contains("usage: fx paint --color red|green|blue --tags TEXT... [--loud] [--ratio NUMBER] [--times INT] [--json JSON]"), "{help}");
-    assert!(help.contains("--color (required; one of red, green, blue)"), "{help}");
-    assert!(help.contains("--times (integer; default 1)"), "{help}");
-    assert!(help.contains("--loud (boolean; default false)"), "{help}");
+    let usage =
+        "usage: fx paint --color <red|green|blue> --tags <string>... [--loud] [--ratio <number>] [--times <integer>]";
+    assert!(help.contains(usage), "{help}");
+    assert!(help.contains("--color <red|green|blue>  one of red, green, blue, required"), "{help}");
+    assert!(help.contains("--times <integer>         integer, default 1"), "{help}");
+    assert!(help.contains("--loud                    boolean flag, default false"), "{help}");
 
     // Structured content: JSON on stdout, all 200 records.
     let r = run(&f, "fx", "list_records").await;
@@ -146,10 +148,10 @@ async fn a_stdio_server_in_the_sandbox_is_a_command() {
 
     // Usage errors, exit 2, before anything is sent.
     let usage = [
-        ("paint --color purple --tags a", "`purple` is not allowed; allowed: red, green, blue"),
-        ("paint --tags a", "missing --color (required)"),
-        ("paint --color red --tags a --times 1.5", "`1.5` is not a whole number"),
-        ("paint --color red --tags a --colr red", "unknown flag --colr; did you mean --color?"),
+        ("paint --color purple --tags a", "--color: `purple` is not one of: red, green, blue"),
+        ("paint --tags a", "missing required --color"),
+        ("paint --color red --tags a --times 1.5", "--times: expected an integer, got `1.5`"),
+        ("paint --color red --tags a --colr red", "unknown parameter --colr (did you mean --color?)"),
         ("paitn", "no tool `paitn`; did you mean `fx paint`?"),
         // A flag where the tool belongs, or a name far from any: the list.
         ("--region EU", "a tool's name comes first, then its flags. fx: an MCP server's tools"),

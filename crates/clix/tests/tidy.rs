@@ -336,7 +336,13 @@ fn each_shared_rule_has_one_home() {
         ("struct Deadline", Some("clix-command/src/time.rs"), "clix_command::Deadline"),
         ("struct CallTime", Some("clix-command/src/time.rs"), "clix_command::CallTime"),
         ("pub trait AgentCommand", Some("clix-command/src/spec.rs"), "clix_command::AgentCommand"),
-        ("struct Syntax", Some("clix-command/src/flags.rs"), "clix_command::flags::Syntax"),
+        ("struct Syntax", Some("clix-command/src/flags/mod.rs"), "clix_command::flags::Syntax"),
+        // One flag grammar: the hub's manifests and MCP's schemas are read
+        // as typed parameters, every call's words by one reader.
+        ("enum ArgError", Some("clix-command/src/flags/typed.rs"), "clix_command::flags::typed::ArgError"),
+        ("enum Misuse", Some("clix-command/src/flags/mod.rs"), "clix_command::flags::Misuse"),
+        ("fn value_of", None, "clix_command::flags::typed::Kind::read"),
+        ("struct Words", Some("clix-command/src/flags/words.rs"), "clix_command::flags' word reader"),
         ("format!(\"{b:02x}\")", Some("clix-common/src/digest.rs"), "clix_common::hex or sha256_hex"),
     ];
     let mut found = Vec::new();

@@ -25,6 +25,22 @@ use bashkit::CommandStatus;
 
 use crate::{CommandIo, CommandSpec, SubcommandSpec, USAGE_EXIT, fail, usage_error};
 
+pub mod typed;
+mod words;
+
+use words::{Word, Words};
+
+/// An option no declaration has, with the known one it is a slip for
+/// (`--topc`: did you mean --topic?) and how to pass a word that only
+/// looks like an option. Every grammar of this module says it so.
+fn unknown_option<'a>(flag: &str, known: impl IntoIterator<Item = &'a str>) -> String {
+    let near = clix_common::names::did_you_mean(flag, known);
+    match near {
+        Some(near) => format!("unknown option {flag} (did you mean {near}? put -- before words that start with -)"),
+        None => format!("unknown option {flag} (put -- before words that start with -)"),
+    }
+}
+
 /// What a command's first word picked: a subcommand's syntax with the
 /// words after it, or a usage error already written (its status).
 pub enum Picked<'a> {
@@ -233,37 +249,35 @@ impl Syntax {
     /// Sorts `words` into options and operands by the rules of this module.
     pub fn parse(&self, words: &[String]) -> Result<Parsed, Misuse> {
         let mut parsed = Parsed { options: Vec::new(), operands: Vec::new() };
-        let mut words = words.iter();
+        let mut words = Words::new(words);
         while let Some(word) = words.next() {
-            let options_over = self.options_first && !parsed.operands.is_empty();
-            if options_over || word == "-" || !word.starts_with('-') {
-                parsed.operands.push(word.clone());
-                continue;
-            }
-            if word == "--" {
-                parsed.operands.extend(words.by_ref().cloned());
-                break;
-            }
-            if word == "-h" || word == "--help" {
-                return Err(Misuse::Help);
-            }
-            let (flag, inline) = match word.split_once('=') {
-                Some((flag, value)) if flag.starts_with("--") => (flag, Some(value.to_string())),
-                _ => (word.as_str(), None),
+            let (flag, inline) = match word {
+                Word::Operand(operand) => {
+                    parsed.operands.push(operand.to_string());
+                    if self.options_first {
+                        words.end_options();
+                    }
+                    continue;
+                }
+                Word::Help => return Err(Misuse::Help),
+                Word::Option { flag, inline } => (flag, inline),
             };
             let Some(opt) = self.find(flag) else {
-                return Err(Misuse::Said(format!("unknown option {flag} (put -- before words that start with -)")));
+                return Err(Misuse::Said(unknown_option(
+                    flag,
+                    self.options.iter().flat_map(Item::opts).map(|o| o.long),
+                )));
             };
             let value = match (opt.takes, inline) {
                 (Takes::Nothing, None) => Value::On,
                 (Takes::Nothing, Some(_)) => return Err(Misuse::Said(format!("{flag} takes no value"))),
                 (takes, inline) => {
-                    let Some(given) = inline.or_else(|| words.next().cloned()) else {
+                    let Some(given) = inline.or_else(|| words.value()) else {
                         return Err(Misuse::Said(format!("{flag} needs a value")));
                     };
                     match takes {
-                        Takes::Count(_) => Value::Count(count(flag, &given)?),
-                        _ => Value::Text(given),
+                        Takes::Count(_) => Value::Count(count(flag, given)?),
+                        _ => Value::Text(given.to_string()),
                     }
                 }
             };
@@ -467,6 +481,13 @@ mod tests {
                 &SEARCH,
                 "x --verbose=1",
                 Misuse::Said("unknown option --verbose (put -- before words that start with -)".into()),
+            ),
+            (
+                &SEARCH,
+                "x --topc ops",
+                Misuse::Said(
+                    "unknown option --topc (did you mean --topic? put -- before words that start with -)".into(),
+                ),
             ),
             (&SEARCH, "x -t", Misuse::Said("-t needs a value".into())),
             (&SEARCH, "x -n many", Misuse::Said("-n needs a number of at least 1, not \"many\"".into())),
