@@ -7,24 +7,16 @@
 //! This crate owns:
 //!
 //! - its own commands (`commands/`): `help`, `write`, `cat` (`-b` for base64),
-//!   `see` (images for the model, in `RunOutput::images`), `sandbox`, and,
-//!   until it moves to a crate of its own, each enabled `[[mcp.server]]`
-//!   (over clix-mcp-client), registered after every other command so a
-//!   taken name keeps its command;
+//!   `see` (images for the model, in `RunOutput::images`) and `sandbox`;
 //! - the capabilities' commands: `EngineConfig::capabilities` holds each
 //!   capability's configuration (`clix_memory::MemoryConfig`,
 //!   `clix_skills::SkillsConfig`, `clix_browser::BrowserSettings`,
-//!   `clix_hub::HubConfig`, `clix_clip::ClipConfig`), and each adds its
+//!   `clix_hub::HubConfig`, `clix_clip::ClipConfig`,
+//!   `clix_mcp_client::McpConfig`, last), and each adds its
 //!   commands (and the tools its section lists) through
 //!   `clix_command::Capability`, lent the workspace handle, the line's time,
 //!   the sandbox (a `StageRunner` into it, and itself), the line's images
 //!   and a `LineJudge` over the policy gate. The engine names none of them;
-//! - an MCP tool call's governance, between clix-mcp-client's `prepare` and
-//!   `call`: the tool's `rate_limit` and `serialize` through clix-hub's
-//!   `Governance` (keyed `SERVER TOOL`; a refusal exits 75), the line's
-//!   remaining time and memory budget, and one `kind: "mcp"` audit line with
-//!   redacted arguments (written as cancelled if the call is dropped); and `mcp
-//!   search` over every server's kept tool list;
 //! - the OS resolver (`HostChoice`: a name on the sandbox's PATH runs in the
 //!   sandbox) in front of the unknown-command fallback, and routing
 //!   (`engine/route.rs`): a line of standard tools over a big file, or one
@@ -66,7 +58,6 @@ mod tooldef;
 pub use catalog::Catalog;
 pub use clix_checkpoint::{ChangeSet, CheckpointSettings, Reviewer, WorkMode};
 pub use clix_command::{MAX_IMAGE_SIDE, SeenImage};
-pub use commands::McpConfig;
 pub use engine::{CallChanges, Engine, EngineConfig, EngineError, Namespace, OsTier, RunOutput, WorkspaceControl};
 pub use policy::PolicyConfig;
 pub use report::RunReport;

@@ -50,7 +50,7 @@ pub fn description(catalog: &Catalog) -> String {
 /// The `{mcp}` of the description: nothing without servers, else one line
 /// per server (name and description) on lines of their own.
 fn mcp(catalog: &Catalog) -> String {
-    match catalog.mcp_section().trim_end() {
+    match catalog.placeholder("mcp").trim_end() {
         "" => String::new(),
         section => format!("\n{section}"),
     }

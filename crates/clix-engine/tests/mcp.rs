@@ -10,9 +10,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clix_audit::AuditLog;
-use clix_engine::{Engine, EngineConfig, McpConfig, OsTier, PolicyConfig, SandboxSettings};
+use clix_engine::{Engine, EngineConfig, OsTier, PolicyConfig, SandboxSettings};
 use clix_hub::{Governance, McpCallRecord};
-use clix_mcp_client::{McpSettings, ServerEntry};
+use clix_mcp_client::{McpConfig, McpSettings, ServerEntry};
 use clix_policy::{Origin, RuleFile, Scope};
 
 /// The fixture over stdio, `marker` on its command line so a test can find its process.
@@ -49,7 +49,7 @@ impl Fixture {
                 session_id: "mcp-test".into(),
                 env: Vec::new(),
             }),
-            mcp: Some(McpConfig {
+            capabilities: vec![Arc::new(McpConfig {
                 settings: McpSettings { server: servers },
                 domains: domains.iter().map(|d| d.to_string()).collect(),
                 vars: Arc::new(|_| None),
@@ -57,7 +57,7 @@ impl Fixture {
                 session_id: "mcp-test".into(),
                 governance: Governance::new(self.home.path().join("state"), None),
                 tool_cache: Some(self.home.path().join("state/mcp-tools")),
-            }),
+            })],
             policy,
             ..EngineConfig::new(self.ws.path())
         }
@@ -195,14 +195,20 @@ async fn taken_names_stay_their_commands_domains_scope_servers_and_none_outlives
     let mut engine = Engine::new(f.config(servers, &["ops"], None)).await.unwrap();
 
     // `cat` (ours) and `grep` (the shell's) keep their meaning; the clash is reported.
-    let clashes: Vec<&str> = engine.catalog().mcp_not_commands.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(clashes, ["cat", "grep"]);
+    let clashes: Vec<&str> =
+        engine.notices().iter().filter(|n| n.starts_with("MCP server ")).map(String::as_str).collect();
+    assert_eq!(
+        clashes,
+        [
+            "MCP server cat is not a command: its name is taken by the command `cat`, which keeps it; rename the server",
+            "MCP server grep is not a command: its name is taken by the command `grep`, which keeps it; rename the \
+             server",
+        ]
+    );
     let (out, _, code) = run(&mut engine, "cat notes.txt | grep mine").await;
     assert_eq!((out.as_str(), code), ("mine\n", 0));
-    let (out, _, _) = run(&mut engine, "help").await;
-    assert!(out.contains("(MCP server cat is not a command: its name is taken by the command `cat`"), "{out}");
     // Only the session's domain, only enabled servers.
-    let listed: Vec<&str> = engine.catalog().mcp.iter().map(|s| s.name.as_str()).collect();
+    let listed: Vec<&str> = engine.catalog().tools.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(listed, ["opsfx"]);
     for absent in ["devfx", "offfx"] {
         let (_, _, code) = run(&mut engine, absent).await;

@@ -38,16 +38,24 @@
 //! - a call's result ([`CallResult`]): `structuredContent` as JSON on stdout,
 //!   text as text, images decoded apart, `isError` as exit 1 on stderr.
 //!
+//! - the servers as an engine's commands ([`McpConfig`], a
+//!   `clix_command::Capability`): each server a command, `mcp search` over
+//!   their tools (ranked by the hub's `rank`), the `{mcp}` part of the `run`
+//!   description.
+//!
 //! A call is prepared ([`Servers::prepare`] → [`McpToolCall`]: server, tool,
-//! arguments) before it is made ([`Servers::call`]), so its caller can run the
-//! policy gate, write the audit line and apply rate limits in between.
+//! arguments) before it is made ([`Servers::call`]); the command runs the
+//! policy's decision (already made on the line), the hub's rate limits and
+//! locks (`clix_hub::Governance`) and the audit line in between. MCP tools
+//! are governed calls as hub tools are, which is why this crate sits a tier
+//! above the hub.
 //!
 //! It must not print (it emits `tracing` events), run anything except through
-//! `clix-sandbox`, decide policy, audit or rate limits (its caller does,
-//! between `prepare` and `call`), or read configuration from a workspace: its
+//! `clix-sandbox`, decide policy, or read configuration from a workspace: its
 //! settings come from its caller, out of the person's own config.
 
 mod cache;
+mod command;
 mod import;
 mod import_toml;
 mod output;
@@ -56,6 +64,7 @@ mod servers;
 mod settings;
 
 pub use cache::{ListedTool, ToolCache};
+pub use command::McpConfig;
 pub use import::{Imported, Skipped, import};
 pub use import_toml::{add_to_config, as_toml};
 pub use output::{CallResult, Image};

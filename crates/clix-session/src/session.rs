@@ -11,7 +11,8 @@ use clix_audit::AuditLog;
 use clix_clip::ClipConfig;
 use clix_command::Capability;
 use clix_config::Paths;
-use clix_engine::{Engine, EngineConfig, McpConfig, Namespace, OsTier, PolicyConfig, SandboxMode};
+use clix_engine::{Engine, EngineConfig, Namespace, OsTier, PolicyConfig, SandboxMode};
+use clix_mcp_client::McpConfig;
 use clix_hub::{HubConfig, LoadOptions, hub_sources};
 use clix_memory::{MemoryAccess, MemoryConfig, Progress};
 use clix_policy::{Approver, Origin, RuleFile, Scope};
@@ -218,7 +219,6 @@ impl Session {
             }),
             capabilities: self.capabilities(&audit)?,
             policy: if parts.policy { Some(self.policy_config(&audit)?) } else { None },
-            mcp: if parts.mcp && !settings.mcp.server.is_empty() { Some(self.mcp_config(&audit)?) } else { None },
             run_tool_prompt: self.prompt(Prompt::RunTool)?,
             // A person's session keeps every call's changes; an isolated one
             // (eval attempts, benchmarks) measures clix without them.
@@ -254,6 +254,10 @@ impl Session {
         }
         if parts.clip {
             capabilities.push(Arc::new(self.clip_config(audit)));
+        }
+        // Last: a server whose name another command has is reported, not added.
+        if parts.mcp && !settings.mcp.server.is_empty() {
+            capabilities.push(Arc::new(self.mcp_config(audit)?));
         }
         Ok(capabilities)
     }
@@ -450,7 +454,7 @@ mod tests {
         let ws = tempfile::tempdir().unwrap();
         let config = session(home.path(), ws.path()).parts(Parts::SHELL).engine_config().unwrap();
         assert!(config.os.is_none() && config.capabilities.is_empty());
-        assert!(config.policy.is_none() && config.mcp.is_none());
+        assert!(config.policy.is_none());
     }
 
     /// `[[mcp.server]]` entries from the file become the engine's MCP part
@@ -460,7 +464,10 @@ mod tests {
     fn mcp_servers_come_from_the_person_s_config_file() {
         let home = tempfile::tempdir().unwrap();
         let ws = tempfile::tempdir().unwrap();
-        assert!(session(home.path(), ws.path()).engine_config().unwrap().mcp.is_none());
+        let has_mcp = |s: &Session| {
+            s.engine_config().unwrap().capabilities.iter().any(|c| format!("{c:?}").starts_with("McpConfig"))
+        };
+        assert!(!has_mcp(&session(home.path(), ws.path())));
         let paths = Paths::at_home(home.path());
         std::fs::create_dir_all(paths.config_file.parent().unwrap()).unwrap();
         std::fs::write(
@@ -471,7 +478,8 @@ mod tests {
         let settings = crate::settings::load(&paths, &[]).unwrap().value;
         let mut s = session(home.path(), ws.path());
         s.settings = settings;
-        let mcp = s.engine_config().unwrap().mcp.unwrap();
+        assert!(has_mcp(&s));
+        let mcp = s.mcp_config(&s.audit_log().unwrap()).unwrap();
         assert_eq!(mcp.settings.server.len(), 1);
         assert_eq!(
             (mcp.settings.server[0].name.as_str(), mcp.audit_log.map(|l| l.path)),

@@ -499,17 +499,17 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                     .iter()
                     .map(|s| json!({"name": s.name, "summary": s.summary, "usage": s.usage}))
                     .collect();
-                let mcp: Vec<_> =
-                    catalog.mcp.iter().map(|s| json!({"name": s.name, "description": s.summary})).collect();
-                let all = json!({"agent": agent, "mcp": mcp, "standard": catalog.standard});
+                let tools: Vec<_> =
+                    catalog.tools.iter().map(|s| json!({"name": s.name, "description": s.summary})).collect();
+                let all = json!({"agent": agent, "tools": tools, "standard": catalog.standard});
                 outln(serde_json::to_string_pretty(&all)?)?;
             } else {
                 let mut text = String::new();
                 for spec in &catalog.agent {
                     text.push_str(&format!("{:8} {}\n", spec.name, spec.summary));
                 }
-                for spec in &catalog.mcp {
-                    text.push_str(&format!("{:8} {} (MCP server)\n", spec.name, spec.summary));
+                for spec in &catalog.tools {
+                    text.push_str(&format!("{:8} {} (a tool)\n", spec.name, spec.summary));
                 }
                 text.push_str(&format!("\nstandard: {}\n", catalog.standard.join(" ")));
                 out(text.as_bytes())?;

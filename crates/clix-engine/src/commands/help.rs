@@ -37,13 +37,10 @@ impl Help {
             text.push('\n');
             text.push_str(section);
         }
-        let mcp = catalog.mcp_section();
-        if !mcp.is_empty() || !catalog.mcp_not_commands.is_empty() {
+        let mcp = catalog.placeholder("mcp");
+        if !mcp.is_empty() {
             text.push('\n');
-            text.push_str(&mcp);
-            for (name, why) in &catalog.mcp_not_commands {
-                text.push_str(&format!("  (MCP server {name} is not a command: {why})\n"));
-            }
+            text.push_str(mcp);
         }
         text.push_str("\nStandard commands (bash builtins and Unix tools):\n");
         text.push_str(&wrap(&catalog.standard.join(", "), 78, "  "));
@@ -87,7 +84,6 @@ fn unknown(name: &str, catalog: &Catalog) -> String {
         .iter()
         .chain(&catalog.unlisted)
         .chain(&catalog.tools)
-        .chain(&catalog.mcp)
         .map(|s| s.name.as_str());
     let mut names: Vec<&str> = ours.chain(catalog.standard.iter().map(String::as_str)).collect();
     names.sort_unstable();

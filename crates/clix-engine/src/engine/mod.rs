@@ -45,9 +45,6 @@ pub struct EngineConfig {
     /// Rules on which commands may run (`[policy]`, policy files); `None`
     /// runs every command (the built-in rules are in `PolicyConfig::default()`).
     pub policy: Option<PolicyConfig>,
-    /// MCP servers as commands (`[[mcp.server]]` of the person's config);
-    /// `None` leaves them out.
-    pub mcp: Option<crate::McpConfig>,
     /// The `run` tool's description template, a person's
     /// `prompts/run-tool.md` checked against [`crate::RUN_TOOL_PLACEHOLDERS`];
     /// `None`: the built-in one.
@@ -71,7 +68,6 @@ impl EngineConfig {
             os: None,
             capabilities: Vec::new(),
             policy: None,
-            mcp: None,
             run_tool_prompt: None,
             control: None,
         }
@@ -244,13 +240,6 @@ impl Engine {
         let mut added = setup::add_capabilities(&mut registry, &config.capabilities, &parts).await?;
         notices.extend(added.notices.iter().cloned());
         let tools_run = std::mem::take(&mut added.tools_run);
-        let mcp = match &config.mcp {
-            Some(mcp) => {
-                let output_cap = config.limits.max_memory_bytes;
-                setup::register_mcp(&mut registry, mcp, sandbox.as_ref(), &workspace, &seen, &time, output_cap)
-            }
-            None => setup::McpPart::default(),
-        };
         let session = Session::new(SessionConfig {
             workspace,
             limits: config.limits,
@@ -260,7 +249,7 @@ impl Engine {
             start_in: namespace.as_ref().map(|ns| ns.home.clone()),
         })
         .await?;
-        let catalog = setup::catalog(&registry, &session, added, mcp, config.run_tool_prompt);
+        let catalog = setup::catalog(&registry, &session, added, config.run_tool_prompt);
         // Set exactly once, here, before any command can read it.
         let _ = shared.set(catalog.clone());
         let spill = match &namespace {

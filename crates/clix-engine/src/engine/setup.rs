@@ -1,18 +1,17 @@
 //! The steps of [`Engine::new`](super::Engine::new): our commands, the OS
-//! tier, the capabilities' commands, MCP servers, then the catalog models
-//! and `help` read.
+//! tier, the capabilities' commands, then the catalog models and `help`
+//! read.
 
 use std::sync::Arc;
 
-use clix_command::{CallTime, Capability, CommandSpec, Parts, SeenImages};
+use clix_command::{Capability, CommandSpec, Parts, SeenImages};
 use clix_sandbox::Sandbox;
 use clix_shell::{CommandRegistry, CommandResolver, Session, Workspace};
 
 use super::OsTier;
 use crate::catalog::{Catalog, SharedCatalog};
 use crate::commands::{
-    Cat, Help, McpCommand, McpConfig, McpServer, McpShared, OsResolver, SandboxCommand, See, StageRun, UnknownCommands,
-    Write,
+    Cat, Help, OsResolver, SandboxCommand, See, StageRun, UnknownCommands, Write,
 };
 
 /// The commands every engine has: `help`, `write`, `cat` and `see`.
@@ -133,86 +132,12 @@ pub(super) async fn add_capabilities(
     Ok(part)
 }
 
-/// The MCP part of an engine, for its catalog.
-#[derive(Default)]
-pub(super) struct McpPart {
-    /// The servers registered as commands, in the config's order.
-    pub(super) servers: Vec<String>,
-    /// Each server's tools as known without starting it (listed in an
-    /// earlier session and kept), each with its server's name.
-    pub(super) known_tools: Vec<(String, clix_mcp_client::ListedTool)>,
-    /// Servers that are not commands, with why (a name taken).
-    pub(super) not_commands: Vec<(String, String)>,
-}
-
-/// Registers each enabled server of the session's domains as a command
-/// (and `mcp`, to search their tools), after every other command: a name already taken (a command of ours, a
-/// hub tool, a shell builtin) keeps its meaning, and the server is reported.
-/// Without an OS tier, stdio servers fail when used (the sandbox says why)
-/// while HTTP ones still answer.
-pub(super) fn register_mcp(
-    registry: &mut CommandRegistry,
-    config: &McpConfig,
-    sandbox: Option<&Arc<Sandbox>>,
-    workspace: &Workspace,
-    seen: &SeenImages,
-    time: &CallTime,
-    output_cap: usize,
-) -> McpPart {
-    let settings = config.in_scope();
-    let root = workspace.root();
-    let (sandbox, host_mode) = match sandbox {
-        Some(sandbox) => (Arc::clone(sandbox), sandbox.settings().mode == clix_sandbox::SandboxMode::Host),
-        None => {
-            let off = clix_sandbox::SandboxSettings { mode: clix_sandbox::SandboxMode::Off, ..Default::default() };
-            (Arc::new(Sandbox::new(off, root, None, None, config.session_id.clone())), false)
-        }
-    };
-    let mut servers = clix_mcp_client::Servers::new(&settings, sandbox, root).with_vars(Arc::clone(&config.vars));
-    if let Some(dir) = &config.tool_cache {
-        servers = servers.with_tool_cache(clix_mcp_client::ToolCache::new(dir));
-    }
-    let servers = Arc::new(servers);
-    let audit = config.audit_log.clone().map(|log| (log, config.session_id.clone()));
-    let governance = config.governance.clone();
-    let shared = McpShared {
-        servers: Arc::clone(&servers),
-        audit,
-        seen: Arc::clone(seen),
-        time: time.clone(),
-        output_cap,
-        host_mode,
-        governance,
-    };
-    let mut part = McpPart::default();
-    for entry in &settings.server {
-        let name = &entry.name;
-        if is_taken(registry, name) {
-            let why = format!("its name is taken by the command `{name}`, which keeps it; rename the server");
-            tracing::warn!(server = %name, "MCP server not a command: {why}");
-            part.not_commands.push((name.clone(), why));
-            continue;
-        }
-        registry.register(Arc::new(McpServer::new(entry, &shared)));
-        part.servers.push(name.clone());
-        for tool in servers.known_tools(name).unwrap_or_default() {
-            part.known_tools.push((name.clone(), tool));
-        }
-    }
-    // `mcp search`, unless a server took the name (it keeps it).
-    if !part.servers.is_empty() && registry.get("mcp").is_none() {
-        registry.register(Arc::new(McpCommand::new(servers, part.servers.clone(), host_mode, time.clone())));
-    }
-    part
-}
-
 /// What models and `help` are told the session can run, and the `run`
 /// tool's description template when the session has its own.
 pub(super) fn catalog(
     registry: &CommandRegistry,
     session: &Session,
     added: CapabilityPart,
-    mcp: McpPart,
     run_tool_prompt: Option<clix_common::template::Template>,
 ) -> Catalog {
     // A capability's command it does not offer (`clip` without
@@ -220,7 +145,7 @@ pub(super) fn catalog(
     let advertised = |s: &CommandSpec| !added.unoffered.contains(&s.name);
     let (agent, unlisted) = registry
         .specs()
-        .filter(|s| !added.tools.contains(&s.name) && !mcp.servers.contains(&s.name))
+        .filter(|s| !added.tools.contains(&s.name))
         .cloned()
         .partition(|s| advertised(s));
     Catalog {
@@ -232,9 +157,6 @@ pub(super) fn catalog(
         unknown_hints: added.unknown_hints,
         sections: added.sections,
         placeholders: added.placeholders,
-        mcp: mcp.servers.iter().filter_map(|name| registry.get(name)).map(|c| c.spec().clone()).collect(),
-        mcp_tools: mcp.known_tools,
-        mcp_not_commands: mcp.not_commands,
         run_tool_prompt,
     }
 }

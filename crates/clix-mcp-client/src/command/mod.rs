@@ -1,27 +1,32 @@
 //! MCP servers as commands: each enabled `[[mcp.server]]` of the person's
 //! config is a command (`github list_issues --state open | jq …`) whose
-//! tools are subcommands (clix-mcp-client starts the server, turns flags
-//! into arguments and the result into a command's).
+//! tools are subcommands (this crate starts the server, turns flags into
+//! arguments and the result into a command's), and `mcp search` ranks their
+//! tools. [`McpConfig`] is the capability that adds them to an engine, after
+//! every other capability: a name already taken keeps its meaning.
 //!
 //! Governance: the policy gate has decided the words before this command
 //! runs (bashkit's hook sees `SERVER TOOL --flags…`, so a rule can name
-//! `SERVER TOOL`, and a refused call never starts its server). Between the
-//! crate's `prepare` and `call` this command applies the entry's
-//! `rate_limit` and `serialize` through the hub's own machinery (keyed
-//! `SERVER TOOL`: counts and locks shared by every clix process, or every
-//! machine with a shared store), keeps the call within the line's time,
-//! then writes one audit line (kind `mcp`, which `hub stats` counts as the
-//! tool `SERVER TOOL`; a refused call's too), holds the output to the
-//! line's memory budget and hands the result's images to the model as `see`
-//! does.
+//! `SERVER TOOL`, and a refused call never starts its server). Between
+//! `prepare` and `call` this command applies the entry's `rate_limit` and
+//! `serialize` through the hub's own machinery (keyed `SERVER TOOL`: counts
+//! and locks shared by every clix process, or every machine with a shared
+//! store), keeps the call within the line's time, then writes one audit
+//! line (kind `mcp`, which `hub stats` counts as the tool `SERVER TOOL`; a
+//! refused call's too), holds the output to the line's memory budget and
+//! hands the result's images to the model as `see` does.
+
+mod search;
 
 use std::sync::Arc;
 
 use clix_audit::{AuditLog, Pending};
-use clix_command::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail};
+use clix_command::{
+    Added, AgentCommand, Capability, CommandIo, CommandSpec, CommandStatus, LISTED_AT_MOST, Parts, async_trait, fail,
+};
 use clix_common::exit;
 use clix_hub::{Governance, McpCallRecord, Refusal};
-use clix_mcp_client::{CallResult, McpSettings, McpToolCall, Prepared, ServerEntry, Servers, Transport, Vars};
+use crate::{CallResult, ListedTool, McpSettings, McpToolCall, Prepared, ServerEntry, Servers, Transport, Vars};
 use serde_json::Value;
 
 use clix_command::CallTime;
@@ -65,15 +70,104 @@ impl std::fmt::Debug for McpConfig {
 
 impl McpConfig {
     /// The enabled servers of the session's domains.
-    pub(crate) fn in_scope(&self) -> McpSettings {
+    fn in_scope(&self) -> McpSettings {
         let in_domain =
             |e: &ServerEntry| self.domains.is_empty() || e.domain.as_ref().is_some_and(|d| self.domains.contains(d));
         McpSettings { server: self.settings.server.iter().filter(|e| e.enabled && in_domain(e)).cloned().collect() }
     }
 }
 
+/// Each enabled server of the session's domains as a command (and `mcp`,
+/// to search their tools), unless its name is taken (a command of ours, a
+/// hub tool, a shell builtin keeps its meaning, and the server is reported).
+/// Without an OS tier, stdio servers fail when used (the sandbox says why)
+/// while HTTP ones still answer.
+#[async_trait]
+impl Capability for McpConfig {
+    async fn add(&self, parts: &Parts<'_>) -> Result<Added, String> {
+        let settings = self.in_scope();
+        let root = parts.workspace.root();
+        let (sandbox, host_mode) = match &parts.sandbox {
+            Some(sandbox) => (Arc::clone(sandbox), sandbox.settings().mode == clix_sandbox::SandboxMode::Host),
+            None => {
+                let off = clix_sandbox::SandboxSettings { mode: clix_sandbox::SandboxMode::Off, ..Default::default() };
+                (Arc::new(clix_sandbox::Sandbox::new(off, root, None, None, self.session_id.clone())), false)
+            }
+        };
+        let mut servers = Servers::new(&settings, sandbox, root).with_vars(Arc::clone(&self.vars));
+        if let Some(dir) = &self.tool_cache {
+            servers = servers.with_tool_cache(crate::ToolCache::new(dir));
+        }
+        let servers = Arc::new(servers);
+        let shared = McpShared {
+            servers: Arc::clone(&servers),
+            audit: self.audit_log.clone().map(|log| (log, self.session_id.clone())),
+            seen: Arc::clone(parts.seen),
+            time: parts.time.clone(),
+            output_cap: parts.output_cap,
+            host_mode,
+            governance: self.governance.clone(),
+        };
+        let mut added = Added { offered: true, ..Added::default() };
+        let mut listed = Vec::new();
+        let mut known_tools = Vec::new();
+        for entry in &settings.server {
+            let name = &entry.name;
+            if (parts.taken)(name) {
+                let why = format!("its name is taken by the command `{name}`, which keeps it; rename the server");
+                tracing::warn!(server = %name, "MCP server not a command: {why}");
+                added.notices.push(format!("MCP server {name} is not a command: {why}"));
+                continue;
+            }
+            let server = McpServer::new(entry, &shared);
+            listed.push((name.clone(), server.spec.summary.clone()));
+            known_tools.extend(servers.known_tools(name).unwrap_or_default().into_iter().map(|t| (name.clone(), t)));
+            added.tools.push(Arc::new(server));
+        }
+        // `mcp search`, unless a server or another command has the name (it keeps it).
+        let names: Vec<String> = listed.iter().map(|(name, _)| name.clone()).collect();
+        if !names.is_empty() && !names.iter().any(|n| n == "mcp") && !(parts.taken)("mcp") {
+            added.commands.push(Arc::new(search::McpCommand::new(servers, names, host_mode, parts.time.clone())));
+        }
+        added.placeholder = Some(("mcp", section(&listed, &known_tools)));
+        Ok(added)
+    }
+}
+
+/// The MCP servers' part of the `run` description (its `{mcp}`) and of
+/// `help`, empty without servers: one line per server (its name and
+/// description), and its tools while few are known.
+fn section(servers: &[(String, String)], known_tools: &[(String, ListedTool)]) -> String {
+    if servers.is_empty() {
+        return String::new();
+    }
+    let width = servers.iter().map(|(name, _)| name.len()).max().unwrap_or(0);
+    let mut text = String::from(
+        "MCP servers (each a command: <server> --help lists its tools, <server> <tool> --help its flags; \
+         structured results are JSON):\n",
+    );
+    // Their tools too while few are known (seed 001, as for the hub), so
+    // the first call can be the right one: how each is called and the shape
+    // of its result, so one line can call it and filter the result. Known
+    // from an earlier session's list, never by starting a server for a
+    // description.
+    let tools = if known_tools.len() <= LISTED_AT_MOST { known_tools } else { &[] };
+    for (server, summary) in servers {
+        text.push_str(&format!("  {server:width$}  {summary}\n"));
+        for (_, tool) in tools.iter().filter(|(of, _)| of == server) {
+            // Written whole, server first: a model that sees the tool
+            // indented under its server alone calls it by another name.
+            let call = if tool.synopsis.is_empty() { &tool.name } else { &tool.synopsis };
+            let output = if tool.output.is_empty() { String::new() } else { format!(" → {}", tool.output) };
+            let summary = tool.description.lines().next().unwrap_or_default();
+            text.push_str(&format!("    {server} {call}{output}\n      {summary}\n"));
+        }
+    }
+    text
+}
+
 /// One MCP server as a command.
-pub(crate) struct McpServer {
+struct McpServer {
     spec: CommandSpec,
     /// Its entry: the limits of its tools.
     entry: ServerEntry,
@@ -89,19 +183,19 @@ pub(crate) struct McpServer {
 }
 
 /// What every server command shares.
-pub(crate) struct McpShared {
-    pub(crate) servers: Arc<Servers>,
-    pub(crate) audit: Option<(AuditLog, String)>,
-    pub(crate) seen: SeenImages,
-    pub(crate) time: CallTime,
-    pub(crate) output_cap: usize,
+struct McpShared {
+    servers: Arc<Servers>,
+    audit: Option<(AuditLog, String)>,
+    seen: SeenImages,
+    time: CallTime,
+    output_cap: usize,
     /// `sandbox.mode = "host"`: a stdio server would run unsandboxed.
-    pub(crate) host_mode: bool,
-    pub(crate) governance: Governance,
+    host_mode: bool,
+    governance: Governance,
 }
 
 impl McpServer {
-    pub(crate) fn new(entry: &ServerEntry, shared: &McpShared) -> Self {
+    fn new(entry: &ServerEntry, shared: &McpShared) -> Self {
         let name = &entry.name;
         let description = entry.description.split_whitespace().collect::<Vec<_>>().join(" ");
         let summary =
@@ -309,4 +403,50 @@ impl<'a> PendingCall<'a> {
 
 fn log_finished(record: &McpCallRecord) {
     tracing::debug!(server = %record.server, tool = %record.tool, exit_code = record.exit_code, "mcp call finished");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Known tools are listed under their server while there are at most
+    /// [`LISTED_AT_MOST`] of them in all; past that, servers only.
+    #[test]
+    fn known_tools_are_listed_up_to_the_limit() {
+        let servers = [("a".to_string(), "a's tools".to_string()), ("b".to_string(), "b's tools".to_string())];
+        for (known, listed) in [(0, 0), (3, 3), (LISTED_AT_MOST, LISTED_AT_MOST), (LISTED_AT_MOST + 1, 0)] {
+            let known_tools: Vec<(String, ListedTool)> = (0..known)
+                .map(|i| {
+                    let server = if i % 2 == 0 { "a" } else { "b" };
+                    let tool = ListedTool {
+                        name: format!("tool{i}"),
+                        description: format!("does {i}\nin detail"),
+                        parameters: vec!["n".into()],
+                        synopsis: format!("tool{i} --n <integer>"),
+                        output: if i == 0 { "{rows:[{id}]}".into() } else { String::new() },
+                    };
+                    (server.to_string(), tool)
+                })
+                .collect();
+            let section = section(&servers, &known_tools);
+            let lines: Vec<&str> =
+                section.lines().filter(|l| l.starts_with("    a tool") || l.starts_with("    b tool")).collect();
+            assert_eq!(lines.len(), listed, "{known} known:\n{section}");
+            // How each is called, its result's shape when it has one, and
+            // its summary on the line after.
+            if listed > 0 {
+                assert!(section.contains("    a tool0 --n <integer> → {rows:[{id}]}\n      does 0\n"), "{section}");
+            }
+            if listed > 1 {
+                assert!(section.contains("    b tool1 --n <integer>\n      does 1\n"), "{section}");
+                // Each under its own server.
+                let b = section.find("  b  ").unwrap();
+                assert!(
+                    section.find("    b tool1 ").unwrap() > b && section.find("    a tool0 ").unwrap() < b,
+                    "{section}"
+                );
+            }
+        }
+        assert_eq!(section(&[], &[]), "", "no servers, no section");
+    }
 }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use clix_command::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail};
 use clix_common::exit;
-use clix_mcp_client::{ListedTool, Servers, Transport};
+use crate::{ListedTool, Servers, Transport};
 use serde_json::json;
 
 use clix_command::CallTime;
@@ -30,7 +30,7 @@ const SEARCH: Syntax = Syntax {
 const SYNTAXES: [&Syntax; 1] = [&SEARCH];
 
 /// `mcp …`: finding tools among the session's MCP servers.
-pub(crate) struct McpCommand {
+pub(super) struct McpCommand {
     spec: CommandSpec,
     servers: Arc<Servers>,
     /// The servers that are commands, in the config's order.
@@ -47,7 +47,7 @@ struct Searched {
 }
 
 impl McpCommand {
-    pub(crate) fn new(servers: Arc<Servers>, names: Vec<String>, host_mode: bool, time: CallTime) -> Self {
+    pub(super) fn new(servers: Arc<Servers>, names: Vec<String>, host_mode: bool, time: CallTime) -> Self {
         let subcommands =
             vec![SEARCH.spec("the servers' tools that best fit a request, ranked: SERVER TOOL — description")];
         let spec = CommandSpec {
