@@ -125,7 +125,7 @@ impl Tools for Engine {
     }
 
     fn workspace(&self) -> PathBuf {
-        self.session().workspace().to_path_buf()
+        self.shell().workspace().to_path_buf()
     }
 
     fn cancel_handle(&self) -> Option<CancelHandle> {

@@ -40,7 +40,7 @@ async fn notes_from_root_to_the_working_folder_follow_the_template_in_order_with
     let server = start(vec![openai_text("done", 1, 1)]).await;
     let mut engine = engine(ws.path()).await;
     let started = Instant::now();
-    let notes = ProjectNotes::read(engine.session().folder(), &ws.path().join("sub/deep/deeper"), &names());
+    let notes = ProjectNotes::read(engine.shell().folder(), &ws.path().join("sub/deep/deeper"), &names());
     assert!(started.elapsed() < Duration::from_secs(2), "a FIFO is never waited on");
     let paths: Vec<&Path> = notes.files.iter().map(|(p, _)| p.as_path()).collect();
     assert_eq!(paths, [Path::new("AGENTS.md"), Path::new("sub/AGENTS.md")]);
@@ -93,7 +93,7 @@ async fn each_folder_s_first_notes_file_of_the_list_is_read() {
     }
     let engine = engine(ws.path()).await;
     let read = |names: &[String]| -> Vec<(String, String)> {
-        ProjectNotes::read(engine.session().folder(), Path::new("a/b"), names)
+        ProjectNotes::read(engine.shell().folder(), Path::new("a/b"), names)
             .files
             .into_iter()
             .map(|(p, t)| (p.display().to_string(), t))
@@ -118,7 +118,7 @@ async fn a_link_to_notes_inside_the_workspace_is_read() {
     std::fs::write(ws.path().join("CLAUDE.md"), "Shared notes.").unwrap();
     std::os::unix::fs::symlink("CLAUDE.md", ws.path().join("AGENTS.md")).unwrap();
     let engine = engine(ws.path()).await;
-    let notes = ProjectNotes::read(engine.session().folder(), Path::new("."), &names());
+    let notes = ProjectNotes::read(engine.shell().folder(), Path::new("."), &names());
     assert_eq!(notes.files, [(Path::new("AGENTS.md").to_path_buf(), "Shared notes.".to_string())]);
 }
 
@@ -134,7 +134,7 @@ async fn the_shown_prompt_is_what_the_first_request_carries() {
         };
         let server = start(vec![reply]).await;
         let mut engine = engine(ws.path()).await;
-        let notes = ProjectNotes::read(engine.session().folder(), Path::new("."), &names());
+        let notes = ProjectNotes::read(engine.shell().folder(), Path::new("."), &names());
         let prompt = SystemPrompt { template: None, project_notes: notes.block() };
         let p = provider(kind, format!("{}{url_suffix}", server.url), Some("k"), "m", true);
         let mut agent = Agent::new_with_prompt(&mut engine, p, settings(), None, &prompt);

@@ -14,7 +14,7 @@
 //!   failure returned to the caller, who logs it, never a panic;
 //! - the one reader ([`AuditLog::read`]): the lines of one kind (`hub stats`);
 //! - the shared copy ([`AuditLog::shared`]): with `[storage] url` set, every
-//!   line also goes to the shared store (clix-store), and the reader reads the
+//!   line also goes to the shared store (clix-postgres), and the reader reads the
 //!   store, so `hub stats` counts every replica's calls; the file stays as this
 //!   machine's sink, written first, so nothing is lost while the store is down;
 //! - the line of work in progress ([`Pending`], for a kind that is
@@ -42,7 +42,7 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use clix_store::SharedStore;
+use clix_postgres::SharedStore;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use clix_shell::{CommandRegistry, Session, SessionConfig, ShellLimits, Workspace};
+use clix_shell::{CommandRegistry, Shell, ShellConfig, ShellLimits, Workspace};
 
 use crate::{fmt, stats, write_fixture};
 
@@ -26,7 +26,7 @@ pub(crate) fn jail(iterations: usize) {
         let mut realfs =
             bashkit::Bash::builder().cwd(&canonical).session_limits(bashkit::SessionLimits::unlimited()).build();
         realfs.mount(&canonical, Arc::new(bashkit::PosixFs::new(real))).expect("mount");
-        let mut handle = Session::new(SessionConfig {
+        let mut handle = Shell::new(ShellConfig {
             workspace: Workspace::open(&canonical).expect("workspace"),
             limits: ShellLimits::default(),
             commands: CommandRegistry::new(),

@@ -26,7 +26,7 @@ impl AgentRunner for AnswersAtOnce {
             let session =
                 crate::session(&self.workspace, &self.home, Parts::SHELL).label(&format!("bench-{}", job.task.id));
             let engine = session.confined_engine(job.namespace.clone()).await.map_err(|e| e.to_string())?;
-            let watch = ArtifactWatch::start(engine.session().folder(), &job.namespace.writable);
+            let watch = ArtifactWatch::start(engine.shell().folder(), &job.namespace.writable);
             self.starts.borrow_mut().push(started.elapsed());
             let result = RunResult {
                 is_error: false,

@@ -6,7 +6,7 @@ use similar::TextDiff;
 
 use crate::changes::{Change, ChangeSet, in_git, net};
 use crate::scan::Node;
-use crate::store::Store;
+use crate::store::CheckpointStore;
 
 /// Contents past this size are not compared line by line.
 const MAX_TEXT_DIFF: u64 = 8 << 20;
@@ -14,7 +14,7 @@ const MAX_TEXT_DIFF: u64 = 8 << 20;
 /// The unified diff of what `sets` changed together: text files line by
 /// line, binary files as one line each with their sizes, modes and
 /// symlinks shown, folders named.
-pub fn diff(store: &Store, sets: &[ChangeSet]) -> io::Result<String> {
+pub fn diff(store: &CheckpointStore, sets: &[ChangeSet]) -> io::Result<String> {
     let (git, changes): (Vec<Change>, Vec<Change>) = net(sets).into_iter().partition(|c| in_git(&c.path));
     let mut out = String::new();
     for change in changes {
@@ -39,7 +39,7 @@ fn git_line(git: &[Change]) -> String {
 }
 
 /// One line per changed path (`path | +3 -1`), then the totals.
-pub fn stat(store: &Store, sets: &[ChangeSet]) -> io::Result<String> {
+pub fn stat(store: &CheckpointStore, sets: &[ChangeSet]) -> io::Result<String> {
     let (git, changes): (Vec<Change>, Vec<Change>) = net(sets).into_iter().partition(|c| in_git(&c.path));
     let width = changes.iter().map(|c| c.path.len()).max().unwrap_or(0);
     let mut out = String::new();
@@ -80,7 +80,7 @@ fn line_counts(old: &str, new: &str) -> (usize, usize) {
 }
 
 /// The text of a kept file, `None` when it is binary or too big to compare.
-fn text_of(store: &Store, hash: &str, size: u64) -> io::Result<Option<String>> {
+fn text_of(store: &CheckpointStore, hash: &str, size: u64) -> io::Result<Option<String>> {
     if size > MAX_TEXT_DIFF {
         return Ok(None);
     }
@@ -91,14 +91,14 @@ fn text_of(store: &Store, hash: &str, size: u64) -> io::Result<Option<String>> {
     Ok(String::from_utf8(bytes).ok())
 }
 
-fn text_of_node(store: &Store, node: Option<&Node>) -> io::Result<Option<String>> {
+fn text_of_node(store: &CheckpointStore, node: Option<&Node>) -> io::Result<Option<String>> {
     match node {
         Some(Node::File { hash: Some(hash), size, .. }) => text_of(store, hash, *size),
         _ => Ok(Some(String::new())),
     }
 }
 
-fn show(store: &Store, change: &Change, out: &mut String) -> io::Result<()> {
+fn show(store: &CheckpointStore, change: &Change, out: &mut String) -> io::Result<()> {
     let path = &change.path;
     match (&change.before, &change.after) {
         (Some(Node::Dir { .. }), None) => out.push_str(&format!("deleted folder {path}/\n")),
@@ -126,7 +126,7 @@ fn is_link(node: &Option<Node>) -> bool {
 }
 
 fn show_file(
-    store: &Store,
+    store: &CheckpointStore,
     path: &str,
     before: Option<&Node>,
     after: Option<&Node>,

@@ -14,7 +14,7 @@
 //!
 //! This crate owns:
 //!
-//! - the content store ([`Store`], `<state>/checkpoints/<hash of the workspace
+//! - the content store ([`CheckpointStore`], `<state>/checkpoints/<hash of the workspace
 //!   path>/`, 0700): contents kept once by SHA-256 (`blobs/`), one change set
 //!   per call that changed something appended to `runs/<run>.jsonl` as step N,
 //!   pruned past `[checkpoints] max_bytes`, oldest runs first, never the
@@ -51,7 +51,7 @@ mod watch;
 pub use changes::{Change, ChangeSet, NotKept};
 pub use diff::{diff, stat};
 pub use scan::Node;
-pub use store::{RunInfo, Store};
+pub use store::{CheckpointStore, RunInfo};
 pub use undo::{UndoReport, undo};
 
 use std::io;
@@ -144,7 +144,7 @@ pub trait Reviewer: Send + Sync {
 /// [`Checkpoints::after_call`] after it. The tree is listed whole once;
 /// after that, inotify says which paths to look at again.
 pub struct Checkpoints {
-    store: Store,
+    store: CheckpointStore,
     folder: Folder,
     settings: CheckpointSettings,
     run: String,
@@ -167,7 +167,7 @@ impl Checkpoints {
         run: &str,
         settings: CheckpointSettings,
     ) -> io::Result<Self> {
-        let store = Store::open(state_dir, folder.root())?;
+        let store = CheckpointStore::open(state_dir, folder.root())?;
         let mut checkpoints = Checkpoints {
             store,
             folder,
@@ -214,7 +214,7 @@ impl Checkpoints {
     }
 
     /// The store these checkpoints write to.
-    pub fn store(&self) -> &Store {
+    pub fn store(&self) -> &CheckpointStore {
         &self.store
     }
 

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::CheckpointSettings;
 use crate::changes::NotKept;
-use crate::store::Store;
+use crate::store::CheckpointStore;
 use crate::watch::Watch;
 
 /// Folders whose content is not kept: clix's own spills, and tools' build
@@ -117,7 +117,7 @@ fn record(changed: &mut Changed, path: &str, before: Option<Node>, after: Option
 /// What one scan needs besides the tree it updates.
 pub(crate) struct Scanner<'a> {
     pub(crate) folder: &'a Folder,
-    pub(crate) store: &'a Store,
+    pub(crate) store: &'a CheckpointStore,
     pub(crate) settings: &'a CheckpointSettings,
     pub(crate) watch: Option<&'a mut Watch>,
     pub(crate) not_kept: Vec<NotKept>,

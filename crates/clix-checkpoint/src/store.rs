@@ -17,12 +17,12 @@ use crate::changes::ChangeSet;
 use crate::scan::Tree;
 
 /// Bytes of contents held, computed once per process and kept up to date
-/// by [`Store::put`]; `u64::MAX` until computed.
+/// by [`CheckpointStore::put`]; `u64::MAX` until computed.
 const UNCOUNTED: u64 = u64::MAX;
 
 /// The checkpoints of one workspace.
 #[derive(Debug)]
-pub struct Store {
+pub struct CheckpointStore {
     root: PathBuf,
     held: AtomicU64,
 }
@@ -66,10 +66,10 @@ fn file_name(run: &str) -> String {
     if plain { run.to_string() } else { clix_common::sha256_hex_prefix(run.as_bytes(), 16) }
 }
 
-impl Store {
+impl CheckpointStore {
     /// The store of the workspace at `workspace` (its host path) under
     /// `state_dir`'s `checkpoints/`, made if missing.
-    pub fn open(state_dir: &Path, workspace: &Path) -> io::Result<Store> {
+    pub fn open(state_dir: &Path, workspace: &Path) -> io::Result<CheckpointStore> {
         let key = clix_common::sha256_hex_prefix(workspace.as_os_str().as_encoded_bytes(), 8);
         let root = crate::store_dir(state_dir).join(key);
         private_dir(&root.join("blobs"))?;
@@ -78,7 +78,7 @@ impl Store {
         if !marker.exists() {
             write_atomic(&marker, workspace.as_os_str().as_encoded_bytes())?;
         }
-        Ok(Store { root, held: AtomicU64::new(UNCOUNTED) })
+        Ok(CheckpointStore { root, held: AtomicU64::new(UNCOUNTED) })
     }
 
     /// Where this store lives.

@@ -9,7 +9,7 @@ use clix_workspace::{Folder, Kind};
 
 use crate::changes::{Change, ChangeSet, net};
 use crate::scan::Node;
-use crate::store::Store;
+use crate::store::CheckpointStore;
 
 /// What an undo did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -24,7 +24,13 @@ pub struct UndoReport {
 
 /// Undoes run `run` from step `from_step` on (the whole run when 1): the
 /// workspace as it was before that step, the earlier steps' changes kept.
-pub fn undo(store: &Store, folder: &Folder, run: &str, from_step: u32, force: bool) -> io::Result<UndoReport> {
+pub fn undo(
+    store: &CheckpointStore,
+    folder: &Folder,
+    run: &str,
+    from_step: u32,
+    force: bool,
+) -> io::Result<UndoReport> {
     let sets: Vec<ChangeSet> = store.changes_of(run)?.into_iter().filter(|s| s.step >= from_step).collect();
     if sets.is_empty() {
         return Err(io::Error::new(
@@ -78,7 +84,12 @@ fn depth(path: &str) -> usize {
     path.matches('/').count()
 }
 
-pub(crate) fn restore(store: &Store, folder: &Folder, sets: &[ChangeSet], force: bool) -> io::Result<UndoReport> {
+pub(crate) fn restore(
+    store: &CheckpointStore,
+    folder: &Folder,
+    sets: &[ChangeSet],
+    force: bool,
+) -> io::Result<UndoReport> {
     let mut report = UndoReport::default();
     let mut todo: Vec<(Change, Option<Node>)> = Vec::new();
     for change in net(sets) {

@@ -48,13 +48,8 @@ impl Catalog {
 
     /// Every runnable name, sorted.
     pub fn all_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self
-            .agent
-            .iter()
-            .chain(&self.tools)
-            .map(|s| s.name.clone())
-            .chain(self.standard.iter().cloned())
-            .collect();
+        let mut names: Vec<String> =
+            self.agent.iter().chain(&self.tools).map(|s| s.name.clone()).chain(self.standard.iter().cloned()).collect();
         names.sort_unstable();
         names.dedup();
         names

@@ -68,4 +68,4 @@ pub use tooldef::{
 
 pub use clix_present::PresentOptions;
 pub use clix_sandbox::{Availability, SandboxMode, SandboxSettings, is_secret_name, probe, remove_leftover_cgroups};
-pub use clix_shell::{CancelHandle, RawResult, SessionError, ShellLimits};
+pub use clix_shell::{CancelHandle, RawResult, ShellError, ShellLimits};

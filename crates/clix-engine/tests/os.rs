@@ -54,7 +54,7 @@ async fn host_programs_join_pipelines_transparently() {
     for (line, want) in cases {
         let (out, err, code) = raw(&mut f, line).await;
         let want =
-            if want.is_empty() { format!("{}/sub\n", f.engine.session().workspace().display()) } else { want.into() };
+            if want.is_empty() { format!("{}/sub\n", f.engine.shell().workspace().display()) } else { want.into() };
         assert_eq!((out, code), (want, 0), "{line}: {err}");
     }
     let (out, err, code) = raw(&mut f, "definitely-not-a-program --x").await;

@@ -264,10 +264,10 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
-    use crate::trace::ToolCall;
+    use crate::trace::TracedCall;
 
-    fn call(stdout: &str, stderr: &str, exit_code: i32) -> ToolCall {
-        ToolCall {
+    fn call(stdout: &str, stderr: &str, exit_code: i32) -> TracedCall {
+        TracedCall {
             tool: "run".into(),
             arguments: Value::Null,
             text: String::new(),

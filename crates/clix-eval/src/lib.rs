@@ -81,4 +81,4 @@ pub use stats::{median, pass_at_k, pass_pow_k, wilson};
 pub use task::{
     Expectation, RUN_ONLY, Source, Step, SuiteError, Task, TaskError, load_suites, parse_suite, parse_task,
 };
-pub use trace::{CallSummary, ToolCall, Trace, estimate_tokens};
+pub use trace::{CallSummary, Trace, TracedCall, estimate_tokens};

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use clix_store::SharedStore;
+use clix_postgres::SharedStore;
 
 use crate::report::Results;
 

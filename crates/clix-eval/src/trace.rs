@@ -9,7 +9,7 @@ use serde_json::Value;
 /// One tool call of an attempt: what was asked, what the model was sent,
 /// and the raw facts the checks score.
 #[derive(Debug, Clone)]
-pub struct ToolCall {
+pub struct TracedCall {
     /// The tool's name (`run`, `bash`, `read_file`, …).
     pub tool: String,
     /// The arguments as the model (or a solution step) gave them.
@@ -35,11 +35,11 @@ pub struct ToolCall {
     pub stage_failed: bool,
 }
 
-impl ToolCall {
+impl TracedCall {
     /// A call refused before anything ran (an unknown tool, bad arguments):
     /// the model is told why, and the call counts as failed.
-    pub(crate) fn refused(tool: &str, arguments: &Value, message: String) -> ToolCall {
-        ToolCall {
+    pub(crate) fn refused(tool: &str, arguments: &Value, message: String) -> TracedCall {
+        TracedCall {
             tool: tool.to_string(),
             arguments: arguments.clone(),
             text: message.clone(),
@@ -119,7 +119,7 @@ pub fn estimate_tokens(text: &str) -> u64 {
 #[derive(Debug, Clone, Default)]
 pub struct Trace {
     /// The tool calls, in order.
-    pub calls: Vec<ToolCall>,
+    pub calls: Vec<TracedCall>,
     /// The model's final answer; `None` when it gave none.
     pub answer: Option<String>,
 }
@@ -133,12 +133,12 @@ impl Trace {
 
     /// Bytes of tool results sent to the model over the attempt.
     pub fn result_bytes(&self) -> u64 {
-        self.calls.iter().map(ToolCall::result_bytes).sum()
+        self.calls.iter().map(TracedCall::result_bytes).sum()
     }
 
     /// Estimated tokens of the tool results over the attempt.
     pub fn estimated_tokens(&self) -> u64 {
-        self.calls.iter().map(ToolCall::estimated_tokens).sum()
+        self.calls.iter().map(TracedCall::estimated_tokens).sum()
     }
 }
 
@@ -146,8 +146,8 @@ impl Trace {
 mod tests {
     use super::*;
 
-    fn call(text: &str, exit_code: i32) -> ToolCall {
-        ToolCall {
+    fn call(text: &str, exit_code: i32) -> TracedCall {
+        TracedCall {
             tool: "run".into(),
             arguments: Value::Null,
             text: text.into(),

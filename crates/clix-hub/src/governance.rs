@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use clix_store::SharedStore;
+use clix_postgres::SharedStore;
 
 use crate::readiness;
 use crate::serialize::{CallLock, Locks};

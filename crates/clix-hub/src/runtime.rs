@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clix_audit::{AuditLog, Pending};
+use clix_postgres::SharedStore;
 use clix_sandbox::{Outcome, Sandbox, SandboxError, SandboxMode};
-use clix_store::SharedStore;
 use clix_workspace::Workspace;
 use futures_util::StreamExt;
 use serde_json::{Map, Value};

@@ -10,7 +10,7 @@ use std::fs::File;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use clix_store::{LockSession, SharedStore};
+use clix_postgres::{LockSession, SharedStore};
 
 /// How often a waiting call tries the lock again.
 const POLL: Duration = Duration::from_millis(10);

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clix_hub::{HubConfig, HubRuntime, HubSource, LoadOptions};
+use clix_postgres::SharedStore;
 use clix_sandbox::{AuditLog, Sandbox, SandboxSettings};
-use clix_store::SharedStore;
 use clix_testkit::Postgres;
 use clix_workspace::Workspace;
 use serde_json::{Map, json};

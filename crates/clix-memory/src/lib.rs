@@ -35,7 +35,7 @@
 //!   GIN, `websearch_to_tsquery`), trigger-kept postings and corpus counts
 //!   ranked in Rust with FTS5's BM25, pgvector tables with HNSW cosine indexes
 //!   and iterative scans (filters hold before the `k` nearest are cut),
-//!   versioned in `clix_schema` (on clix-store's `Connection` and
+//!   versioned in `clix_schema` (on clix-postgres's `Connection` and
 //!   `schema::Component`, shared with the other shared records) and migrated
 //!   only by [`migrate`]: a store that is behind, ahead or unreachable is an
 //!   error that says which and what to do. The URL is a secret (errors and

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use clix_store::StoreError;
+use clix_postgres::StoreError;
 use serde::Serialize;
 
 /// Why a memory operation failed; the message names the store (a URL's

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clix_agent::stream::RunResult;
-use clix_store::SharedStore;
+use clix_postgres::SharedStore;
 use serde::{Deserialize, Serialize};
 
 use crate::plan::{Plan, Task};

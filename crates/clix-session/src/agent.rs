@@ -81,7 +81,7 @@ impl Session {
         provider: Provider,
         run: Resumable,
     ) -> Result<AgentSession<'e>> {
-        let here = engine.session().workspace().display().to_string();
+        let here = engine.shell().workspace().display().to_string();
         if run.workspace != here {
             bail!(
                 "run {} worked in {}, not here ({here}); resume it there (cd {} or --workspace {})",
@@ -129,7 +129,7 @@ impl Session {
         let mut notes = Vec::new();
         if self.settings.agent.project_notes {
             let names = &self.settings.agent.project_notes_files;
-            let read = ProjectNotes::read(engine.session().folder(), &self.working_folder, names);
+            let read = ProjectNotes::read(engine.shell().folder(), &self.working_folder, names);
             notes.extend(read.skipped.iter().map(|why| format!("project notes: {why}")));
             prompt.project_notes = read.block();
         }
@@ -223,7 +223,7 @@ impl PlanRunner {
         let model = job.task.model.as_deref().or(self.model.as_deref());
         let kind = job.task.provider.as_deref().or(self.provider.as_deref());
         let provider = session.provider(model, kind)?;
-        let watch = ArtifactWatch::start(engine.session().folder(), &job.namespace.writable);
+        let watch = ArtifactWatch::start(engine.shell().folder(), &job.namespace.writable);
         let AgentSession { mut agent, notes, .. } = session.agent(&mut engine, provider)?;
         for note in notes {
             tracing::warn!(task = %job.task.id, "{note}");

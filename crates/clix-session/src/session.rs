@@ -12,12 +12,12 @@ use clix_clip::ClipConfig;
 use clix_command::Capability;
 use clix_config::Paths;
 use clix_engine::{Engine, EngineConfig, Namespace, OsTier, PolicyConfig, SandboxMode};
-use clix_mcp_client::McpConfig;
 use clix_hub::{HubConfig, LoadOptions, hub_sources};
+use clix_mcp_client::McpConfig;
 use clix_memory::{MemoryAccess, MemoryConfig, Progress};
 use clix_policy::{Approver, Origin, RuleFile, Scope};
+use clix_postgres::SharedStore;
 use clix_skills::SkillsConfig;
-use clix_store::SharedStore;
 
 use clix_common::template::Template;
 

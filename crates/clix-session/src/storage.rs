@@ -4,7 +4,7 @@
 
 use anyhow::{Result, bail};
 use clix_config::Paths;
-use clix_store::SharedStore;
+use clix_postgres::SharedStore;
 
 use crate::settings::{Settings, storage_location};
 

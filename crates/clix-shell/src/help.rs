@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use bashkit::{Bash, ExecutionLimits};
 
-use crate::session::{builtin_names, kept_builtin};
+use crate::shell::{builtin_names, kept_builtin};
 
 /// Usage and one line of what it does, for the builtins bashkit has no help
 /// text or usage message for (a test keeps every row needed).

@@ -10,7 +10,7 @@
 //!   in bashkit's `PosixFs`). bashkit's `RealFs` is not used: it checks a path
 //!   and opens it again by name, which a swapped symlink defeats. Nothing else
 //!   of the host is visible to the builtins;
-//! - the per-conversation [`Session`] (cwd, variables and functions persist
+//! - the per-conversation [`Shell`] (cwd, variables and functions persist
 //!   across calls);
 //! - the limits ([`ShellLimits`]): a line is bounded by its time and by the
 //!   memory it holds (`max_memory_bytes`), a session's in-memory files by
@@ -41,7 +41,7 @@ mod help;
 mod jailfs;
 mod limits;
 mod printed;
-mod session;
+mod shell;
 mod stop;
 
 pub use bashkit::{
@@ -53,7 +53,7 @@ pub use command::CommandRegistry;
 pub use gate::CommandGate;
 pub use help::builtin_help;
 pub use limits::ShellLimits;
-pub use session::{
-    CANCELLED_EXIT, CANCELLED_MESSAGE, CancelHandle, NETWORK_BUILTINS, RawResult, Session, SessionConfig, SessionError,
+pub use shell::{
+    CANCELLED_EXIT, CANCELLED_MESSAGE, CancelHandle, NETWORK_BUILTINS, RawResult, Shell, ShellConfig, ShellError,
     builtin_names, shell_home,
 };

@@ -23,7 +23,7 @@ const NO_COUNT: usize = 1 << 40;
 /// rather than cut while expanding.
 const BRACE_ELEMENTS: usize = 1_000_000;
 
-/// Limits applied to every command line a [`crate::Session`] runs.
+/// Limits applied to every command line a [`crate::Shell`] runs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ShellLimits {

@@ -6,12 +6,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
-use clix_shell::{CommandRegistry, Session, SessionConfig, ShellLimits, Workspace};
+use clix_shell::{CommandRegistry, Shell, ShellConfig, ShellLimits, Workspace};
 
 #[tokio::test]
 async fn a_bound_passed_stops_the_line_instead_of_answering_short() {
     let ws = tempfile::tempdir().unwrap();
-    let mut shell = Session::new(SessionConfig {
+    let mut shell = Shell::new(ShellConfig {
         workspace: Workspace::open(ws.path()).unwrap(),
         limits: ShellLimits::default(),
         commands: CommandRegistry::new(),

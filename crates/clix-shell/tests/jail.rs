@@ -5,13 +5,13 @@
 use std::ffi::CString;
 use std::time::{Duration, Instant};
 
-use clix_shell::{CommandRegistry, Session, SessionConfig, ShellLimits, Workspace};
+use clix_shell::{CommandRegistry, Shell, ShellConfig, ShellLimits, Workspace};
 
 struct Fixture {
     /// Holds the workspace and, beside it, a file that must stay out of reach.
     _root: tempfile::TempDir,
     outside: std::path::PathBuf,
-    session: Session,
+    session: Shell,
 }
 
 async fn fixture() -> Fixture {
@@ -24,7 +24,7 @@ async fn fixture() -> Fixture {
     std::os::unix::fs::symlink(&outside, ws.join("link-file")).unwrap();
     std::os::unix::fs::symlink(root.path(), ws.join("link-dir")).unwrap();
     std::os::unix::fs::symlink("../secret.txt", ws.join("link-relative")).unwrap();
-    let session = Session::new(SessionConfig {
+    let session = Shell::new(ShellConfig {
         workspace: Workspace::open(&ws).unwrap(),
         limits: ShellLimits::default(),
         commands: CommandRegistry::new(),
@@ -111,7 +111,7 @@ async fn stdin_feeds_the_line() {
 async fn time_limit_gives_124_and_keeps_partial_output() {
     let root = tempfile::tempdir().unwrap();
     let limits = ShellLimits { timeout_secs: 1, ..ShellLimits::default() };
-    let mut session = Session::new(SessionConfig {
+    let mut session = Shell::new(ShellConfig {
         workspace: Workspace::open(root.path()).unwrap(),
         limits,
         commands: CommandRegistry::new(),

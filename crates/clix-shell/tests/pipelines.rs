@@ -8,10 +8,10 @@
 
 use std::time::Duration;
 
-use clix_shell::{CommandRegistry, RawResult, Session, SessionConfig, ShellLimits, Workspace};
+use clix_shell::{CommandRegistry, RawResult, Shell, ShellConfig, ShellLimits, Workspace};
 
-async fn session(ws: &std::path::Path) -> Session {
-    Session::new(SessionConfig {
+async fn session(ws: &std::path::Path) -> Shell {
+    Shell::new(ShellConfig {
         workspace: Workspace::open(ws).unwrap(),
         limits: ShellLimits::default(),
         commands: CommandRegistry::new(),

@@ -218,7 +218,7 @@ fn agent<'e>(
         bail!("--from-step goes back in an earlier run: give it with --resume RUN_ID or --continue");
     }
     // Read before anything is sent: a damaged file stops the run here.
-    let resumed = resume.map(|r| r.load(paths, engine.session().workspace(), args.from_step)).transpose()?;
+    let resumed = resume.map(|r| r.load(paths, engine.shell().workspace(), args.from_step)).transpose()?;
     if let (Some(run), Some(step)) = (&resumed, args.from_step) {
         go_back(paths, session, run, step)?;
     }
@@ -271,7 +271,7 @@ pub(crate) async fn ask(paths: &Paths, args: AskArgs) -> Result<ExitCode> {
     let session = agent_session(paths, &args.common)?;
     let mut engine = session.engine().await?;
     crate::terminal::tell_notices(paths, &engine);
-    let watch = args.common.jsonl.then(|| ArtifactWatch::start(engine.session().folder(), &[PathBuf::new()]));
+    let watch = args.common.jsonl.then(|| ArtifactWatch::start(engine.shell().folder(), &[PathBuf::new()]));
     let resume = Resume::from_flags(args.common.continue_last, args.resume.as_deref());
     let (mut agent, path) = agent(paths, &session, &mut engine, &args.common, resume)?;
     let mut render = Renderer::new(args.common.jsonl, agent.currency());

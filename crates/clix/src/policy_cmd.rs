@@ -68,7 +68,7 @@ pub(crate) async fn policy(paths: &Paths, args: PolicyArgs) -> Result<ExitCode> 
     let gate = engine.policy().context("this session has no policy")?;
     match args.action {
         // Decided where `run` would run it: the shell starts in the workspace.
-        PolicyAction::Check { line } => match gate.check_line(&line, Some(&engine.session().cwd())) {
+        PolicyAction::Check { line } => match gate.check_line(&line, Some(&engine.shell().cwd())) {
             Ok(entries) => check(&entries, args.json),
             Err(e) => {
                 eprintln!("clix policy: the line does not parse, so it would not run: {e}");

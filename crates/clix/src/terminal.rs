@@ -63,7 +63,7 @@ pub(crate) fn tell_notices(paths: &clix_config::Paths, engine: &clix_engine::Eng
         return;
     }
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    engine.session().folder().root().hash(&mut hasher);
+    engine.shell().folder().root().hash(&mut hasher);
     let file = paths.state_dir.join("said").join(format!("{:016x}", hasher.finish()));
     let said = std::fs::read_to_string(&file).unwrap_or_default();
     for notice in notices.iter().filter(|n| !said.lines().any(|s| s == n.as_str())) {

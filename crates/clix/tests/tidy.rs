@@ -344,6 +344,12 @@ fn each_shared_rule_has_one_home() {
         ("fn value_of", None, "clix_command::flags::typed::Kind::read"),
         ("struct Words", Some("clix-command/src/flags/words.rs"), "clix_command::flags' word reader"),
         ("format!(\"{b:02x}\")", Some("clix-common/src/digest.rs"), "clix_common::hex or sha256_hex"),
+        // One name per concept: a second type of the same name is another
+        // concept and gets a name of its own.
+        ("pub struct Session {", Some("clix-session/src/session.rs"), "a name of its own (the shell's is Shell)"),
+        ("pub struct ToolCall {", Some("clix-agent/src/message.rs"), "a name of its own (eval's is TracedCall)"),
+        ("pub struct McpConfig {", Some("clix-mcp-client/src/command/mod.rs"), "a name of its own (ServeConfig)"),
+        ("pub struct Store {", Some("clix-memory/src/store.rs"), "a name of its own (CheckpointStore, SharedStore)"),
     ];
     let mut found = Vec::new();
     for krate in actual_graph().keys() {

@@ -79,12 +79,7 @@ impl AgentCommand for Help {
 /// `help NAME` for a name it has nothing for: the nearest names, then
 /// where to look.
 fn unknown(name: &str, catalog: &Catalog) -> String {
-    let ours = catalog
-        .agent
-        .iter()
-        .chain(&catalog.unlisted)
-        .chain(&catalog.tools)
-        .map(|s| s.name.as_str());
+    let ours = catalog.agent.iter().chain(&catalog.unlisted).chain(&catalog.tools).map(|s| s.name.as_str());
     let mut names: Vec<&str> = ours.chain(catalog.standard.iter().map(String::as_str)).collect();
     names.sort_unstable();
     let near = clix_common::names::nearest(name, names);

@@ -7,7 +7,7 @@ use std::time::Duration;
 use clix_present::{Capture, CommandOutput, Origin, PresentOptions, SpillSink, StageExit, present};
 use clix_sandbox::{Sandbox, SandboxSettings};
 use clix_shell::{
-    CancelHandle, CommandRegistry, Kind, RawResult, Session, SessionConfig, SessionError, ShellLimits, Workspace,
+    CancelHandle, CommandRegistry, Kind, RawResult, Shell, ShellConfig, ShellError, ShellLimits, Workspace,
 };
 
 use crate::catalog::{Catalog, SharedCatalog};
@@ -79,7 +79,7 @@ impl EngineConfig {
 pub enum EngineError {
     /// The workspace cannot be used, or the shell could not start.
     #[error(transparent)]
-    Session(#[from] SessionError),
+    Shell(#[from] ShellError),
     /// A policy file is wrong: every problem, with its file and rule.
     #[error(transparent)]
     Policy(#[from] clix_policy::LoadError),
@@ -148,7 +148,7 @@ pub struct RunOutput {
 
 /// A shell session with our commands, plus the presentation settings.
 pub struct Engine {
-    session: Session,
+    shell: Shell,
     catalog: Catalog,
     present: PresentOptions,
     spill: SpillDir,
@@ -185,7 +185,7 @@ impl Engine {
         let seen = SeenImages::default();
         let mut registry = setup::own_commands(&shared, &seen);
         // Opened once, checked once: every later access goes through this handle.
-        let mut workspace = Workspace::open(&config.workspace).map_err(SessionError::from)?;
+        let mut workspace = Workspace::open(&config.workspace).map_err(ShellError::from)?;
         let mut notices = Vec::new();
         let hidden = workspace.hidden_at_top();
         if !hidden.is_empty() {
@@ -240,7 +240,7 @@ impl Engine {
         let mut added = setup::add_capabilities(&mut registry, &config.capabilities, &parts).await?;
         notices.extend(added.notices.iter().cloned());
         let tools_run = std::mem::take(&mut added.tools_run);
-        let session = Session::new(SessionConfig {
+        let shell = Shell::new(ShellConfig {
             workspace,
             limits: config.limits,
             commands: registry.clone(),
@@ -249,17 +249,17 @@ impl Engine {
             start_in: namespace.as_ref().map(|ns| ns.home.clone()),
         })
         .await?;
-        let catalog = setup::catalog(&registry, &session, added, config.run_tool_prompt);
+        let catalog = setup::catalog(&registry, &shell, added, config.run_tool_prompt);
         // Set exactly once, here, before any command can read it.
         let _ = shared.set(catalog.clone());
         let spill = match &namespace {
             Some(ns) => {
-                SpillDir::new(&session.folder().open_dir(&ns.home).map_err(|e| EngineError::Namespace(e.to_string()))?)
+                SpillDir::new(&shell.folder().open_dir(&ns.home).map_err(|e| EngineError::Namespace(e.to_string()))?)
             }
-            None => SpillDir::new(session.folder()),
+            None => SpillDir::new(shell.folder()),
         };
         Ok(Engine {
-            session,
+            shell,
             catalog,
             present: config.present,
             spill,
@@ -311,14 +311,14 @@ impl Engine {
     }
 
     /// The shell session: its workspace, cwd and limits.
-    pub fn session(&self) -> &Session {
-        &self.session
+    pub fn shell(&self) -> &Shell {
+        &self.shell
     }
 
     /// Cancels the line this engine is running, from another task (MCP
     /// `notifications/cancelled`, Ctrl-C). Sandboxed programs are killed.
     pub fn cancel_handle(&self) -> CancelHandle {
-        self.session.cancel_handle()
+        self.shell.cancel_handle()
     }
 
     /// Layer 1 only: the lossless result, for `--raw` and differential tests.
@@ -330,13 +330,13 @@ impl Engine {
     /// line streams a big file or walks a big tree (see
     /// [`route::routed_line`]).
     async fn execute(&mut self, line: &str, stdin: Option<&[u8]>, limit: Option<Duration>) -> (RawResult, Capture) {
-        let budget = self.session.limits().max_workspace_growth_bytes;
-        let watch = disk::DiskWatch::start(self.session.folder(), budget, self.session.cancel_handle());
+        let budget = self.shell.limits().max_workspace_growth_bytes;
+        let watch = disk::DiskWatch::start(self.shell.folder(), budget, self.shell.cancel_handle());
         let (raw, capture) = self.execute_watched(line, stdin, limit).await;
         match watch.and_then(disk::DiskWatch::finish) {
             Some(message) => {
                 // The watch's cancel is spent on this line, never the next.
-                self.session.cancel_handle().clear();
+                self.shell.cancel_handle().clear();
                 // The limit's line says why the line ended; the cancel's would only repeat it.
                 let cancelled = clix_shell::CANCELLED_MESSAGE.as_bytes();
                 let stderr = raw.stderr.split_inclusive(|b| *b == b'\n').filter(|l| *l != cancelled);
@@ -354,15 +354,15 @@ impl Engine {
         stdin: Option<&[u8]>,
         limit: Option<Duration>,
     ) -> (RawResult, Capture) {
-        let configured = self.session.limits().timeout();
+        let configured = self.shell.limits().timeout();
         let limit = limit.map_or(configured, |l| l.min(configured));
         self.deadline.start(limit);
         if let Some(sandbox) = &self.sandbox
-            && let Some(argv) = route::routed_line(&self.session, sandbox, line)
+            && let Some(argv) = route::routed_line(&self.shell, sandbox, line)
         {
             // The shell's hook never sees this line: the gate reads it whole.
             if let Some(gate) = &self.gate
-                && let Err(message) = gate.admit_line(line, Some(&self.session.cwd()))
+                && let Err(message) = gate.admit_line(line, Some(&self.shell.cwd()))
             {
                 return (RawResult::refused(Vec::new(), Vec::new(), &message, Duration::ZERO), Capture::Complete);
             }
@@ -374,7 +374,7 @@ impl Engine {
         }
         // Output past the shell's memory limit is an error the shell reports
         // itself (`raw.capped`, a non-zero exit), not a capture cap.
-        let raw = self.session.exec_within(line, stdin, Some(limit)).await;
+        let raw = self.shell.exec_within(line, stdin, Some(limit)).await;
         (raw, Capture::Complete)
     }
 
@@ -387,9 +387,9 @@ impl Engine {
         stdin: Option<&[u8]>,
         limit: Duration,
     ) -> RawResult {
-        let cwd = self.session.cwd();
+        let cwd = self.shell.cwd();
         let started = std::time::Instant::now();
-        let limits = self.session.limits();
+        let limits = self.shell.limits();
         let stage = StageRun {
             sandbox: Arc::clone(sandbox),
             timeout: limit,
@@ -398,7 +398,7 @@ impl Engine {
         };
         // A routed line is a few streaming tools over files: no variable of the session matters to them.
         let run = stage.run(argv, &cwd, stdin, &[]);
-        let result = match self.session.cancel_handle().guard(run).await {
+        let result = match self.shell.cancel_handle().guard(run).await {
             Some(Ok(result)) => result,
             Some(Err(limit)) => return RawResult::stopped_by(&limit, limits, started.elapsed()),
             None => clix_shell::ExecResult::err(clix_shell::CANCELLED_MESSAGE, clix_shell::CANCELLED_EXIT),
@@ -442,9 +442,9 @@ impl Engine {
             capture,
             pipelines: &pipelines,
         };
-        let session = &self.session;
-        let mut spill = SessionSpill { dir: &mut self.spill, session };
-        let shown = present(&output, || origin(session, line), &self.present, &mut spill);
+        let shell = &self.shell;
+        let mut spill = ShellSpill { dir: &mut self.spill, shell };
+        let shown = present(&output, || origin(shell, line), &self.present, &mut spill);
         let truncated = shown.truncated || raw.capped;
         let images = std::mem::take(&mut *self.seen.lock().unwrap_or_else(|p| p.into_inner()));
         RunOutput {
@@ -492,25 +492,25 @@ impl Engine {
 
 /// The spill folder, told the shell's cwd only when it is needed: reading
 /// the cwd copies the shell's state, too costly for every call.
-struct SessionSpill<'a> {
+struct ShellSpill<'a> {
     dir: &'a mut SpillDir,
-    session: &'a Session,
+    shell: &'a Shell,
 }
 
-impl SpillSink for SessionSpill<'_> {
+impl SpillSink for ShellSpill<'_> {
     fn spill(&mut self, bytes: &[u8]) -> std::io::Result<String> {
-        self.dir.set_cwd(self.session.cwd());
+        self.dir.set_cwd(self.shell.cwd());
         self.dir.spill(bytes)
     }
 }
 
 /// The last command of `line` and the file it names, if that file exists.
-fn origin(session: &Session, line: &str) -> Origin {
-    let cwd = session.cwd();
-    let Some(last) = session.analyze(line).and_then(|a| a.commands.into_iter().last()) else {
+fn origin(shell: &Shell, line: &str) -> Origin {
+    let cwd = shell.cwd();
+    let Some(last) = shell.analyze(line).and_then(|a| a.commands.into_iter().last()) else {
         return Origin::default();
     };
-    let is_file = |a: &String| session.folder().metadata(&cwd.join(a)).is_ok_and(|m| m.kind == Kind::File);
+    let is_file = |a: &String| shell.folder().metadata(&cwd.join(a)).is_ok_and(|m| m.kind == Kind::File);
     let path = last.args.iter().rev().flatten().find(|a| !a.starts_with('-')).filter(|a| is_file(a)).cloned();
     let asked_help = last.args.iter().flatten().any(|a| a == "--help");
     Origin { command: last.name, path, asked_help }

@@ -7,7 +7,7 @@
 //! is decided by the policy gate whole, and runs in the jail.
 
 use clix_sandbox::Sandbox;
-use clix_shell::{Kind, Session};
+use clix_shell::{Kind, Shell};
 
 /// Standard tools whose GNU versions stream, so a line made only of them can
 /// run whole in the sandbox's bash over files of any size.
@@ -73,8 +73,8 @@ const SHELL_SYNTAX: &[char] = &['|', '&', ';', '<', '>', '(', ')', '$', '`', '!'
 /// Routed lines and big files left in the shell are debug events, with why;
 /// sizes are looked up for a line that could not be routed only when those
 /// events are on.
-pub(super) fn routed_line(session: &Session, sandbox: &Sandbox, line: &str) -> Option<Vec<String>> {
-    let analysis = session.analyze(line)?;
+pub(super) fn routed_line(shell: &Shell, sandbox: &Sandbox, line: &str) -> Option<Vec<String>> {
+    let analysis = shell.analyze(line)?;
     let dynamic = analysis.truncated
         || analysis.has_dynamic_commands
         || analysis.has_command_substitution
@@ -89,7 +89,7 @@ pub(super) fn routed_line(session: &Session, sandbox: &Sandbox, line: &str) -> O
         return None;
     }
     let threshold = sandbox.settings().big_file_mb << 20;
-    let cwd = session.cwd();
+    let cwd = shell.cwd();
     let big = analysis
         .commands
         .iter()
@@ -98,7 +98,7 @@ pub(super) fn routed_line(session: &Session, sandbox: &Sandbox, line: &str) -> O
         // Through the handle: a word naming a place outside the workspace
         // (`../x`, a symlink out) tells nothing about it.
         .find_map(|word| {
-            let meta = session.folder().metadata(&cwd.join(word)).ok()?;
+            let meta = shell.folder().metadata(&cwd.join(word)).ok()?;
             (meta.kind == Kind::File && meta.len >= threshold)
                 .then(|| format!("{word} is {} bytes (sandbox.big_file_mb)", meta.len))
         });
@@ -120,7 +120,7 @@ pub(super) fn routed_line(session: &Session, sandbox: &Sandbox, line: &str) -> O
         // Only a line that can be routed is worth a walk.
         let entries = sandbox.settings().big_tree_entries;
         let mut roots = standard.then(|| analysis.commands.iter().flat_map(tree_roots))?;
-        let root = roots.find(|root| session.folder().holds_at_least(&cwd.join(root), entries))?;
+        let root = roots.find(|root| shell.folder().holds_at_least(&cwd.join(root), entries))?;
         Some(format!("{root} holds {entries} entries or more (sandbox.big_tree_entries)"))
     })?;
     let standard = standard && analysis.commands.iter().all(|c| programs_of(c).iter().all(|p| sandbox.has_program(p)));

@@ -6,13 +6,11 @@ use std::sync::Arc;
 
 use clix_command::{Capability, CommandSpec, Parts, SeenImages};
 use clix_sandbox::Sandbox;
-use clix_shell::{CommandRegistry, CommandResolver, Session, Workspace};
+use clix_shell::{CommandRegistry, CommandResolver, Shell, Workspace};
 
 use super::OsTier;
 use crate::catalog::{Catalog, SharedCatalog};
-use crate::commands::{
-    Cat, Help, OsResolver, SandboxCommand, See, StageRun, UnknownCommands, Write,
-};
+use crate::commands::{Cat, Help, OsResolver, SandboxCommand, See, StageRun, UnknownCommands, Write};
 
 /// The commands every engine has: `help`, `write`, `cat` and `see`.
 pub(super) fn own_commands(catalog: &SharedCatalog, seen: &SeenImages) -> CommandRegistry {
@@ -136,22 +134,19 @@ pub(super) async fn add_capabilities(
 /// tool's description template when the session has its own.
 pub(super) fn catalog(
     registry: &CommandRegistry,
-    session: &Session,
+    shell: &Shell,
     added: CapabilityPart,
     run_tool_prompt: Option<clix_common::template::Template>,
 ) -> Catalog {
     // A capability's command it does not offer (`clip` without
     // environments, `hub` without ready tools) runs, but is not advertised.
     let advertised = |s: &CommandSpec| !added.unoffered.contains(&s.name);
-    let (agent, unlisted) = registry
-        .specs()
-        .filter(|s| !added.tools.contains(&s.name))
-        .cloned()
-        .partition(|s| advertised(s));
+    let (agent, unlisted) =
+        registry.specs().filter(|s| !added.tools.contains(&s.name)).cloned().partition(|s| advertised(s));
     Catalog {
         agent,
         unlisted,
-        standard: session.command_names().into_iter().filter(|name| registry.get(name).is_none()).collect(),
+        standard: shell.command_names().into_iter().filter(|name| registry.get(name).is_none()).collect(),
         tools: added.tools.iter().filter_map(|name| registry.get(name)).map(|c| c.spec().clone()).collect(),
         unavailable: added.unavailable,
         unknown_hints: added.unknown_hints,

@@ -13,7 +13,7 @@ impl Engine {
     /// commands (a hub tool among them), one of its builtins, then the OS
     /// resolver: a program on the sandbox's PATH, else the unknown-command error.
     pub(super) fn explain_stages(&self, line: &str) {
-        let Some(analysis) = self.session.analyze(line) else { return };
+        let Some(analysis) = self.shell.analyze(line) else { return };
         for (index, command) in analysis.commands.iter().enumerate() {
             let Some(name) = command.name.as_deref() else {
                 if !command.is_assignment_only() {

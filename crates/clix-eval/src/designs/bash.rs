@@ -13,7 +13,7 @@ use clix_sandbox::{Request, Sandbox};
 use serde_json::{Value, json};
 
 use super::{ToolSpec, string_arg};
-use crate::trace::ToolCall;
+use crate::trace::TracedCall;
 
 /// Characters of output a call returns; the rest is cut.
 pub const OUTPUT_LIMIT_CHARS: usize = 30_000;
@@ -32,11 +32,11 @@ impl BashTools {
     }
 
     /// One call of the tool named `tool` (`bash`, or the typed set's `shell`).
-    pub async fn call(&self, tool: &str, arguments: &Value) -> ToolCall {
+    pub async fn call(&self, tool: &str, arguments: &Value) -> TracedCall {
         let command = match string_arg(arguments, "command") {
             Ok(c) => c,
             Err(e) => {
-                return ToolCall::refused(
+                return TracedCall::refused(
                     tool,
                     arguments,
                     format!("{tool}: {e}; call it as {{\"command\": \"ls -la\"}}"),
@@ -56,7 +56,7 @@ impl BashTools {
                 }
                 Err(e) => (String::new(), format!("{e}\n"), clix_common::exit::CANNOT_RUN),
             };
-        ToolCall {
+        TracedCall {
             tool: tool.to_string(),
             arguments: arguments.clone(),
             text: cut(&format!("{stdout}{stderr}")),

@@ -19,7 +19,7 @@ use clix_workspace::Workspace;
 use serde_json::Value;
 
 use super::{ToolSpec, typed};
-use crate::trace::ToolCall;
+use crate::trace::TracedCall;
 
 /// The tools the design has whatever the server: the workspace's files.
 pub(super) const FIXED_TOOLS: &[&str] = &["read_file"];
@@ -72,21 +72,21 @@ impl McpDirectTools {
     }
 
     /// One call: `read_file`, or the server's tool with the model's arguments.
-    pub async fn call(&self, tool: &str, arguments: &Value) -> ToolCall {
+    pub async fn call(&self, tool: &str, arguments: &Value) -> TracedCall {
         let started = Instant::now();
         if FIXED_TOOLS.contains(&tool) {
             return typed::answer(tool, arguments, typed::read_file(&self.workspace, arguments), started);
         }
         let Value::Object(map) = arguments else {
             let message = format!("{tool}: the arguments must be a JSON object, not {arguments}");
-            return ToolCall::refused(tool, arguments, message);
+            return TracedCall::refused(tool, arguments, message);
         };
         let call =
             clix_mcp_client::McpToolCall { server: self.server.clone(), tool: tool.into(), arguments: map.clone() };
         let result = self.servers.call(&call).await;
         let (stdout, stderr) = (String::from_utf8_lossy(&result.stdout), String::from_utf8_lossy(&result.stderr));
         // The server's whole result: nothing is cut (see the module's doc).
-        ToolCall {
+        TracedCall {
             tool: tool.into(),
             arguments: arguments.clone(),
             text: format!("{stdout}{stderr}"),

@@ -15,7 +15,7 @@
 //! A model-driven loop offers [`Executor::tools`] to the model and sends
 //! each of its calls to [`Executor::call`]; the `--solution` mode sends a
 //! task's reference [`Step`]s to [`Executor::step`]. Either way every call
-//! comes back as a [`ToolCall`]: the text the model is sent, plus the raw
+//! comes back as a [`TracedCall`]: the text the model is sent, plus the raw
 //! facts the checks score.
 
 mod bash;
@@ -33,7 +33,7 @@ pub use run::RunTools;
 pub use typed::TypedTools;
 
 use crate::task::Step;
-use crate::trace::ToolCall;
+use crate::trace::TracedCall;
 
 /// A tool design.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
@@ -152,23 +152,23 @@ impl Executor {
     /// Runs one tool call as a model makes it. An unknown tool or bad
     /// arguments come back as a failed call whose text tells the model what
     /// to send instead; nothing here panics on a model's input.
-    pub async fn call(&mut self, tool: &str, arguments: &Value) -> ToolCall {
+    pub async fn call(&mut self, tool: &str, arguments: &Value) -> TracedCall {
         match self {
             Executor::Run(t) if tool == "run" => t.call(arguments).await,
             Executor::Bash(t) if tool == "bash" => t.call("bash", arguments).await,
             Executor::Typed(t) if typed::TOOL_NAMES.contains(&tool) => t.call(tool, arguments).await,
             Executor::McpDirect(t) if t.has(tool) => t.call(tool, arguments).await,
-            _ => ToolCall::refused(tool, arguments, clix_agent::unknown_tool_text(tool, &self.tools())),
+            _ => TracedCall::refused(tool, arguments, clix_agent::unknown_tool_text(tool, &self.tools())),
         }
     }
 
     /// Runs one solution step: a command line through the design's shell
     /// tool, or a named call. An answer step calls nothing: `None`.
-    pub async fn step(&mut self, step: &Step) -> Option<ToolCall> {
+    pub async fn step(&mut self, step: &Step) -> Option<TracedCall> {
         match step {
             Step::Line(line) => match self.design().line_tool() {
                 Some(tool) => Some(self.call(tool, &json!({ "command": line })).await),
-                None => Some(ToolCall::refused(
+                None => Some(TracedCall::refused(
                     "shell",
                     &json!({ "command": line }),
                     format!("{} has no tool that runs a command line; call its tools by name", self.design()),

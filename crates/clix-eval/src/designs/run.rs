@@ -7,7 +7,7 @@ use clix_engine::{CancelHandle, Engine, EngineConfig};
 use serde_json::Value;
 
 use super::{ToolSpec, optional_string_arg, string_arg};
-use crate::trace::ToolCall;
+use crate::trace::TracedCall;
 
 /// The `run` tool of one attempt: one engine, so `cd` and variables persist.
 pub struct RunTools {
@@ -44,17 +44,17 @@ impl RunTools {
     }
 
     /// One call: the line through Layer 1 and Layer 2.
-    pub async fn call(&mut self, arguments: &Value) -> ToolCall {
+    pub async fn call(&mut self, arguments: &Value) -> TracedCall {
         let parsed = string_arg(arguments, "command").and_then(|c| Ok((c, optional_string_arg(arguments, "stdin")?)));
         let (command, stdin) = match parsed {
             Ok(p) => p,
             Err(e) => {
-                return ToolCall::refused("run", arguments, format!("run: {e}; call it as {{\"command\": \"ls\"}}"));
+                return TracedCall::refused("run", arguments, format!("run: {e}; call it as {{\"command\": \"ls\"}}"));
             }
         };
         let started = Instant::now();
         let out = self.engine.run(command, stdin.map(str::as_bytes)).await;
-        ToolCall {
+        TracedCall {
             tool: "run".into(),
             arguments: arguments.clone(),
             text: out.text,

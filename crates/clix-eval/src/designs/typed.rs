@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use super::bash::{self, BashTools, OUTPUT_LIMIT_CHARS};
 use super::{ToolSpec, optional_string_arg, string_arg};
-use crate::trace::ToolCall;
+use crate::trace::TracedCall;
 
 /// The tools of the typed set.
 pub(super) const TOOL_NAMES: &[&str] = &["read_file", "write_file", "edit_file", "list_dir", "search_files", "shell"];
@@ -44,7 +44,7 @@ impl TypedTools {
     }
 
     /// One call of the tool `tool`, one of [`TOOL_NAMES`].
-    pub async fn call(&self, tool: &str, arguments: &Value) -> ToolCall {
+    pub async fn call(&self, tool: &str, arguments: &Value) -> TracedCall {
         if tool == "shell" {
             return self.shell.call("shell", arguments).await;
         }
@@ -64,7 +64,7 @@ impl TypedTools {
 
 /// A file tool's call as the model gets it: the output cut as the shell's
 /// is, or `error: …` (exit 1). `mcp-direct`'s `read_file` is answered so too.
-pub(super) fn answer(tool: &str, arguments: &Value, result: Result<String, String>, started: Instant) -> ToolCall {
+pub(super) fn answer(tool: &str, arguments: &Value, result: Result<String, String>, started: Instant) -> TracedCall {
     let (text, stdout, stderr, exit_code) = match result {
         Ok(full) => (bash::cut(&full), full, String::new(), 0),
         Err(message) => {
@@ -72,7 +72,7 @@ pub(super) fn answer(tool: &str, arguments: &Value, result: Result<String, Strin
             (message.clone(), String::new(), message, 1)
         }
     };
-    ToolCall {
+    TracedCall {
         tool: tool.to_string(),
         arguments: arguments.clone(),
         text,

@@ -20,13 +20,13 @@ mod search;
 
 use std::sync::Arc;
 
+use crate::{CallResult, ListedTool, McpSettings, McpToolCall, Prepared, ServerEntry, Servers, Transport, Vars};
 use clix_audit::{AuditLog, Pending};
 use clix_command::{
     Added, AgentCommand, Capability, CommandIo, CommandSpec, CommandStatus, LISTED_AT_MOST, Parts, async_trait, fail,
 };
 use clix_common::exit;
 use clix_hub::{Governance, McpCallRecord, Refusal};
-use crate::{CallResult, ListedTool, McpSettings, McpToolCall, Prepared, ServerEntry, Servers, Transport, Vars};
 use serde_json::Value;
 
 use clix_command::CallTime;

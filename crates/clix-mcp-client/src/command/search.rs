@@ -10,9 +10,9 @@
 
 use std::sync::Arc;
 
+use crate::{ListedTool, Servers, Transport};
 use clix_command::{AgentCommand, CommandIo, CommandSpec, CommandStatus, async_trait, fail};
 use clix_common::exit;
-use crate::{ListedTool, Servers, Transport};
 use serde_json::json;
 
 use clix_command::CallTime;

@@ -12,7 +12,7 @@
 mod full_text;
 mod schema;
 
-use clix_store::Connection;
+use clix_postgres::Connection;
 use postgres::{Client, Transaction};
 
 use crate::backend::{Backend, NewMemory, Pending, Rankings, Scope, Space, Target, at_once};
@@ -35,7 +35,7 @@ const EF_SEARCH: (usize, usize) = (100, 1000);
 const COLUMNS: &str = "m.id, m.topic, m.kind, m.text, m.created_at, \
      to_char(to_timestamp(m.created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD'), m.session";
 
-/// One database, through clix-store's connection: opened again after the
+/// One database, through clix-postgres's connection: opened again after the
 /// server dropped it, and usable from any thread (on one that drives
 /// async tasks, each operation runs on a scoped thread of its own, as the
 /// synchronous client requires).

@@ -1,15 +1,15 @@
 //! The PostgreSQL schema: its steps, its version (a row of `clix_schema`),
 //! and the explicit migration that brings a database to this clix's.
 
-use clix_store::Connection;
-use clix_store::schema::Component;
+use clix_postgres::Connection;
+use clix_postgres::schema::Component;
 
 use crate::record::MemoryError;
 
 /// Bumped with every step; stored in `clix_schema` under [`COMPONENT`].
 const SCHEMA_VERSION: i32 = 4;
 
-/// This crate's row in `clix_schema` (clix-store's `schema` runs the
+/// This crate's row in `clix_schema` (clix-postgres's `schema` runs the
 /// steps: in one transaction under one advisory lock, so two migrations at
 /// once run each step once and a failing step leaves the database as it
 /// was). Other parts of clix version theirs under their own names.
@@ -219,6 +219,6 @@ pub(crate) fn migrate(url: &str) -> Result<(i32, i32), MemoryError> {
     let shown = connection.shown().to_string();
     SCHEMA.migrate(&connection, |tx| {
         tx.batch_execute("CREATE EXTENSION IF NOT EXISTS vector")
-            .map_err(|e| MemoryError::NoPgvector { url: shown, message: clix_store::message(&e) })
+            .map_err(|e| MemoryError::NoPgvector { url: shown, message: clix_postgres::message(&e) })
     })
 }

@@ -8,7 +8,7 @@
 use std::sync::Barrier;
 use std::time::Duration;
 
-use clix_store::{SharedStore, StoreError};
+use clix_postgres::{SharedStore, StoreError};
 use clix_testkit::Postgres;
 
 fn server(test: &str) -> Option<&'static Postgres> {

@@ -27,8 +27,8 @@ pub const CANCELLED_EXIT: i32 = clix_common::exit::CANCELLED;
 /// The line a cancelled line ends with.
 pub const CANCELLED_MESSAGE: &str = "clix: cancelled\n";
 
-/// How to build a [`Session`].
-pub struct SessionConfig {
+/// How to build a [`Shell`].
+pub struct ShellConfig {
     /// Mounted read-write at its own absolute path; the starting cwd.
     pub workspace: Workspace,
     /// Time, output, input and loop limits of every line.
@@ -46,7 +46,7 @@ pub struct SessionConfig {
 
 /// Why a session could not start.
 #[derive(Debug, thiserror::Error)]
-pub enum SessionError {
+pub enum ShellError {
     /// The folder cannot be a workspace, or could not be mounted.
     #[error("workspace {path}: {reason}")]
     Workspace {
@@ -57,9 +57,9 @@ pub enum SessionError {
     },
 }
 
-impl From<clix_workspace::WorkspaceError> for SessionError {
+impl From<clix_workspace::WorkspaceError> for ShellError {
     fn from(e: clix_workspace::WorkspaceError) -> Self {
-        SessionError::Workspace { path: e.path, reason: e.reason }
+        ShellError::Workspace { path: e.path, reason: e.reason }
     }
 }
 
@@ -125,7 +125,7 @@ pub fn shell_home() -> &'static str {
 }
 
 /// One conversation's shell.
-pub struct Session {
+pub struct Shell {
     bash: Bash,
     folder: Workspace,
     limits: ShellLimits,
@@ -134,9 +134,9 @@ pub struct Session {
     stop: Arc<LineStop>,
 }
 
-impl Session {
+impl Shell {
     /// A shell on `config.workspace`, with our commands and the resolver.
-    pub async fn new(config: SessionConfig) -> Result<Self, SessionError> {
+    pub async fn new(config: ShellConfig) -> Result<Self, ShellError> {
         let folder = config.workspace;
         let workspace = folder.root().to_path_buf();
         let cwd = config.start_in.as_ref().map_or_else(|| workspace.clone(), |dir| workspace.join(dir));
@@ -171,7 +171,7 @@ impl Session {
         // The folders above the workspace exist in the shell's own memory
         // (empty), as the path to its mount: builtins that resolve a path
         // from `/` down (grep -r, realpath) look at each of them.
-        let mount_error = |reason: String| SessionError::Workspace { path: workspace.clone(), reason };
+        let mount_error = |reason: String| ShellError::Workspace { path: workspace.clone(), reason };
         if let Some(parent) = workspace.parent() {
             bash.fs().mkdir(parent, true).await.map_err(|e| mount_error(e.to_string()))?;
         }
@@ -179,7 +179,7 @@ impl Session {
         // jailfs.rs), never through bashkit's RealFs.
         let jail = JailFs::new((*folder).clone(), &config.limits, Arc::clone(&stop));
         bash.mount(&workspace, Arc::new(PosixFs::new(jail))).map_err(|e| mount_error(e.to_string()))?;
-        Ok(Session { bash, folder, limits: config.limits, cancel: CancelHandle::default(), gate: config.gate, stop })
+        Ok(Shell { bash, folder, limits: config.limits, cancel: CancelHandle::default(), gate: config.gate, stop })
     }
 
     /// The canonical workspace path (host path and path inside the shell).
@@ -313,7 +313,7 @@ impl Session {
     }
 }
 
-/// Cancels the line a [`Session`] is running.
+/// Cancels the line a [`Shell`] is running.
 ///
 /// A cancel sticks until a line sees it: one that arrives before the line
 /// has started (an MCP `notifications/cancelled` racing the call it names)
