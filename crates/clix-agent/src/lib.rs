@@ -82,5 +82,5 @@ pub use settings::{AgentSettings, Budgets, PROVIDER_VARS, ProviderKind, Resolved
 pub use stop::{RunSummary, StopReason};
 pub use tools::{Invocation, ToolOutcome, Tools, call_arguments};
 pub use trajectory::{
-    Resumable, Trajectory, find_run, latest_resumable, list_runs, read_run, resumable, resumable_before,
+    Resumable, RunError, Trajectory, find_run, latest_resumable, list_runs, read_run, resumable, resumable_before,
 };

@@ -306,7 +306,7 @@ pub struct Resumable {
 /// with no recorded result an error result, as a model API requires one
 /// per call. Every line must read (a torn last one aside): a damaged file
 /// is an error naming it and the line.
-pub fn resumable(runs_dir: &Path, id: &str) -> Result<Resumable, String> {
+pub fn resumable(runs_dir: &Path, id: &str) -> Result<Resumable, RunError> {
     read_resumable(runs_dir, id, None)
 }
 
@@ -314,17 +314,19 @@ pub fn resumable(runs_dir: &Path, id: &str) -> Result<Resumable, String> {
 /// `step` (`clix ask --resume RUN --from-step N`, chat's `/rewind N`): the
 /// steps from `step` on are cut off, and `undo_from` says from which
 /// checkpoint the workspace goes back with them.
-pub fn resumable_before(runs_dir: &Path, id: &str, step: u32) -> Result<Resumable, String> {
+pub fn resumable_before(runs_dir: &Path, id: &str, step: u32) -> Result<Resumable, RunError> {
     read_resumable(runs_dir, id, Some(step))
 }
 
-fn read_resumable(runs_dir: &Path, id: &str, before_step: Option<u32>) -> Result<Resumable, String> {
+fn read_resumable(runs_dir: &Path, id: &str, before_step: Option<u32>) -> Result<Resumable, RunError> {
     let cut = |step: u32| before_step.is_some_and(|n| step >= n);
     let mut past = false;
     let mut undo_from: Option<u32> = None;
     let path = runs_dir.join(format!("{id}.jsonl"));
-    let text =
-        std::fs::read_to_string(&path).map_err(|e| format!("cannot read the run file {}: {e}", path.display()))?;
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(source) => return Err(RunError::Unreadable { path, source }),
+    };
     let lines: Vec<&str> = text.lines().collect();
     let mut workspace = None;
     let mut messages: Option<Vec<Message>> = None;
@@ -334,11 +336,8 @@ fn read_resumable(runs_dir: &Path, id: &str, before_step: Option<u32>) -> Result
             Ok(record) => record,
             Err(_) if n + 1 == lines.len() && !text.ends_with('\n') => break,
             Err(e) => {
-                return Err(format!(
-                    "the run file {} is damaged at line {} ({e}); it cannot be resumed (clix replay {id} shows what it holds)",
-                    path.display(),
-                    n + 1
-                ));
+                let problem = format!("it is damaged at line {} ({e})", n + 1);
+                return Err(RunError::Damaged { id: id.to_string(), path, problem });
             }
         };
         let step = match &record.event {
@@ -361,7 +360,8 @@ fn read_resumable(runs_dir: &Path, id: &str, before_step: Option<u32>) -> Result
             }
             Event::Request { added, .. } | Event::Tail { added } => {
                 let Some(messages) = messages.as_mut() else {
-                    return Err(format!("the run file {} has a request before any context", path.display()));
+                    let problem = "it has a request before any context".to_string();
+                    return Err(RunError::Damaged { id: id.to_string(), path, problem });
                 };
                 messages.extend(added);
                 unsettled.clear();
@@ -371,17 +371,17 @@ fn read_resumable(runs_dir: &Path, id: &str, before_step: Option<u32>) -> Result
         }
     }
     let Some(mut messages) = messages else {
-        return Err(format!(
-            "run {id} never reached the model ({} has no context record): start a new one",
-            path.display()
-        ));
+        return Err(RunError::NeverAsked { id: id.to_string(), path });
     };
     messages.extend(settle(unsettled));
-    let workspace = workspace.ok_or_else(|| format!("the run file {} has no start record", path.display()))?;
+    let Some(workspace) = workspace else {
+        let problem = "it has no start record".to_string();
+        return Err(RunError::Damaged { id: id.to_string(), path, problem });
+    };
     if let Some(step) = before_step
         && !past
     {
-        return Err(format!("run {id} has no step {step}: `clix replay {id}` shows its steps"));
+        return Err(RunError::NoStep { id: id.to_string(), step });
     }
     Ok(Resumable { id: id.to_string(), path, workspace, messages, undo_from })
 }
@@ -417,15 +417,13 @@ fn settle(events: Vec<Event>) -> Vec<Message> {
 }
 
 /// The run of `workspace` written to last that can be resumed.
-pub fn latest_resumable(runs_dir: &Path, workspace: &str) -> Result<String, String> {
+pub fn latest_resumable(runs_dir: &Path, workspace: &str) -> Result<String, RunError> {
     list_runs(runs_dir)
         .into_iter()
         .filter(|r| r.resumable && r.workspace == workspace)
         .max_by_key(|r| r.updated_ms)
         .map(|r| r.id)
-        .ok_or_else(|| {
-            format!("no run to continue in {workspace} (clix runs lists the runs; start one with clix ask \"…\")")
-        })
+        .ok_or_else(|| RunError::NoneToContinue { workspace: workspace.to_string() })
 }
 
 /// The ids of the runs in `runs_dir`, oldest first (an id starts with its time).
@@ -442,10 +440,10 @@ fn run_ids(runs_dir: &Path) -> Vec<String> {
 
 /// The run a person names: `last` (the newest), a whole id, or the start
 /// of exactly one id (`20261204-1812`). The error says what there is.
-pub fn find_run(runs_dir: &Path, named: &str) -> Result<String, String> {
+pub fn find_run(runs_dir: &Path, named: &str) -> Result<String, RunError> {
     let ids = run_ids(runs_dir);
     if named == "last" {
-        return ids.last().cloned().ok_or_else(|| format!("no runs yet in {}", runs_dir.display()));
+        return ids.last().cloned().ok_or_else(|| RunError::NoRuns { dir: runs_dir.to_path_buf() });
     }
     if ids.iter().any(|id| id == named) {
         return Ok(named.to_string());
@@ -453,14 +451,83 @@ pub fn find_run(runs_dir: &Path, named: &str) -> Result<String, String> {
     let matching: Vec<&String> = ids.iter().filter(|id| id.starts_with(named)).collect();
     match matching.as_slice() {
         [one] => Ok((*one).clone()),
-        [] => Err(format!("no run {named} in {}; see clix runs list (or name the run `last`)", runs_dir.display())),
-        many => Err(format!(
-            "{named} starts {} runs ({}{}); give more of the id",
-            many.len(),
-            many.iter().take(5).map(|id| id.as_str()).collect::<Vec<_>>().join(", "),
-            if many.len() > 5 { ", …" } else { "" }
-        )),
+        [] => Err(RunError::NoSuchRun { named: named.to_string(), dir: runs_dir.to_path_buf() }),
+        many => {
+            Err(RunError::Ambiguous { named: named.to_string(), ids: many.iter().map(|id| id.to_string()).collect() })
+        }
     }
+}
+
+/// Why a run could not be found or read back; each says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Its file could not be read.
+    #[error("cannot read the run file {}: {source}", path.display())]
+    Unreadable {
+        /// The run file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Its file does not hold a run that can be resumed.
+    #[error("the run file {} cannot be resumed: {problem} (clix replay {id} shows what it holds)", path.display())]
+    Damaged {
+        /// The run.
+        id: String,
+        /// Its file.
+        path: std::path::PathBuf,
+        /// What is wrong, and where.
+        problem: String,
+    },
+    /// It ended before its first model call.
+    #[error("run {id} never reached the model ({} has no context record): start a new one", path.display())]
+    NeverAsked {
+        /// The run.
+        id: String,
+        /// Its file.
+        path: std::path::PathBuf,
+    },
+    /// It has no such step to go back to.
+    #[error("run {id} has no step {step}: `clix replay {id}` shows its steps")]
+    NoStep {
+        /// The run.
+        id: String,
+        /// The step asked for.
+        step: u32,
+    },
+    /// No run of this workspace can be continued.
+    #[error("no run to continue in {workspace} (clix runs lists the runs; start one with clix ask \"…\")")]
+    NoneToContinue {
+        /// The workspace.
+        workspace: String,
+    },
+    /// There are no runs at all.
+    #[error("no runs yet in {}", dir.display())]
+    NoRuns {
+        /// Where runs are kept.
+        dir: std::path::PathBuf,
+    },
+    /// No run has that id or starts with it.
+    #[error("no run {named} in {}; see clix runs list (or name the run `last`)", dir.display())]
+    NoSuchRun {
+        /// As the person named it.
+        named: String,
+        /// Where runs are kept.
+        dir: std::path::PathBuf,
+    },
+    /// More than one run starts with it.
+    #[error(
+        "{named} starts {} runs ({}{}); give more of the id",
+        ids.len(),
+        ids.iter().take(5).map(String::as_str).collect::<Vec<_>>().join(", "),
+        if ids.len() > 5 { ", …" } else { "" }
+    )]
+    Ambiguous {
+        /// As the person named it.
+        named: String,
+        /// The runs it starts.
+        ids: Vec<String>,
+    },
 }
 
 /// Milliseconds since the Unix epoch.

@@ -6,7 +6,9 @@
 
 mod support;
 
-use clix_agent::{Agent, AgentSettings, Event, ProviderKind, StopReason, Trajectory, list_runs, read_run, resumable};
+use clix_agent::{
+    Agent, AgentSettings, Event, ProviderKind, RunError, StopReason, Trajectory, list_runs, read_run, resumable,
+};
 use serde_json::Value;
 use support::{Reply, Server, engine, openai_calls, openai_text, provider, run_call, start_with_summarizer};
 
@@ -205,15 +207,16 @@ fn a_run_that_cannot_be_resumed_is_an_error_naming_its_file() {
     let damaged = write_run(dir.path(), "damaged", &[start, context.clone()]);
     let text = std::fs::read_to_string(&damaged).unwrap();
     std::fs::write(&damaged, format!("{{not json\n{text}")).unwrap();
-    let rows: [(&str, &[&str]); 3] = [
-        ("missing", &["cannot read the run file", "missing.jsonl"]),
-        ("never", &["never reached the model", "never.jsonl"]),
-        ("damaged", &["damaged.jsonl is damaged at line 1"]),
-    ];
-    for (id, wanted) in rows {
-        let e = resumable(dir.path(), id).unwrap_err();
-        for w in wanted {
-            assert!(e.contains(w), "{id}: {e}");
-        }
-    }
+    // A caller tells the cases apart by the error's variant; the person
+    // reads its message, which names the file and what to do.
+    let e = resumable(dir.path(), "missing").unwrap_err();
+    assert!(matches!(&e, RunError::Unreadable { path, .. } if path.ends_with("missing.jsonl")), "{e}");
+    let e = resumable(dir.path(), "never").unwrap_err();
+    assert!(matches!(&e, RunError::NeverAsked { id, .. } if id == "never"), "{e}");
+    assert!(e.to_string().contains("never reached the model"), "{e}");
+    let e = resumable(dir.path(), "damaged").unwrap_err();
+    assert!(matches!(&e, RunError::Damaged { problem, .. } if problem.starts_with("it is damaged at line 1")), "{e}");
+    assert!(e.to_string().contains("damaged.jsonl cannot be resumed: it is damaged at line 1"), "{e}");
+    let e = clix_agent::resumable_before(dir.path(), "never", 3).unwrap_err();
+    assert!(matches!(e, RunError::NeverAsked { .. }), "{e}");
 }

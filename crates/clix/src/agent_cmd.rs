@@ -114,12 +114,11 @@ impl Resume {
             Resume::Latest => latest_resumable(&runs, &workspace.display().to_string()),
             Resume::Named(named) => find_run(&runs, named),
         };
-        let id = id.map_err(anyhow::Error::msg)?;
-        match from_step {
-            Some(step) => clix_agent::resumable_before(&runs, &id, step),
-            None => resumable(&runs, &id),
-        }
-        .map_err(anyhow::Error::msg)
+        let id = id?;
+        Ok(match from_step {
+            Some(step) => clix_agent::resumable_before(&runs, &id, step)?,
+            None => resumable(&runs, &id)?,
+        })
     }
 }
 
@@ -441,8 +440,7 @@ fn chat_command(paths: &Paths, session: &Session, agent: &mut Agent<'_>, line: &
                  clix replay shows the steps",
             )?;
             let run = agent.run_id().context("this chat keeps no run to go back in")?.to_string();
-            let back =
-                clix_agent::resumable_before(&clix_session::runs_dir(paths), &run, step).map_err(anyhow::Error::msg)?;
+            let back = clix_agent::resumable_before(&clix_session::runs_dir(paths), &run, step)?;
             go_back(paths, session, &back, step)?;
             agent.set_conversation(back.messages);
         }
@@ -872,7 +870,7 @@ pub(crate) fn replay(paths: &Paths, id: &str, jsonl: bool, html: Option<&Path>) 
         }
         _ => {
             let dir = clix_session::runs_dir(paths);
-            let id = find_run(&dir, id).map_err(anyhow::Error::msg)?;
+            let id = find_run(&dir, id)?;
             (dir, id)
         }
     };
