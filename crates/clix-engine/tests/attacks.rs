@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 use clix_engine::{Engine, EngineConfig, OsTier, SandboxSettings, ShellLimits};
 use clix_testkit::Canary;
 
-struct Fixture {
+/// Not the shared `support::Dirs`: the workspace sits in a folder of its
+/// own with a canary folder beside it, which no attack may reach.
+struct AttackSite {
     /// Holds `ws` and, beside it, the canary folder.
     _root: tempfile::TempDir,
     ws: PathBuf,
@@ -24,16 +26,16 @@ struct Fixture {
 
 const CANARY: &str = "CANARY-7c1f";
 
-fn fixture() -> Fixture {
+fn fixture() -> AttackSite {
     let root = tempfile::tempdir().unwrap();
     let ws = root.path().join("ws");
     std::fs::create_dir(&ws).unwrap();
     let canary = Canary::plant(&root.path().join("canary"), CANARY);
     let state = tempfile::tempdir().unwrap();
-    Fixture { _root: root, ws, canary, state }
+    AttackSite { _root: root, ws, canary, state }
 }
 
-impl Fixture {
+impl AttackSite {
     async fn engine(&self, limits: ShellLimits) -> Engine {
         Engine::new(EngineConfig {
             limits,

@@ -10,9 +10,9 @@ use axum::Router;
 use axum::routing::{get, post};
 use clix_engine::RunOutput;
 
-#[path = "support/browser.rs"]
 mod support;
-use support::{Fixture, chromium_installed, fixture, ref_of};
+use support::Fixture;
+use support::browser::{chromium_installed, fixture, ref_of};
 
 const FORM: &str = r#"<!doctype html><title>Order</title><h1>Order</h1>
 <form method="post" action="/order">

@@ -11,9 +11,9 @@ use axum::Router;
 use axum::routing::get;
 use clix_engine::RunOutput;
 
-#[path = "support/browser.rs"]
 mod support;
-use support::{Fixture, chromium_installed, fixture, ref_of};
+use support::Fixture;
+use support::browser::{chromium_installed, fixture, ref_of};
 
 const PAGE: &str = r#"<!doctype html><title>Shop</title>
 <script>console.warn('stock is low')</script>

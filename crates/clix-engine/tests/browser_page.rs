@@ -14,9 +14,9 @@ use axum::response::{Html, IntoResponse};
 use axum::routing::get;
 use clix_engine::RunOutput;
 
-#[path = "support/browser.rs"]
 mod support;
-use support::{Fixture, chromium_installed, fixture, ref_of};
+use support::Fixture;
+use support::browser::{chromium_installed, fixture, ref_of};
 
 /// A page that tries to end the untrusted block early and give orders.
 const FORGER: &str = r#"<!doctype html><title>Forger</title><h1>News</h1>

@@ -8,19 +8,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use clix_engine::{Engine, EngineConfig, OsTier, SandboxSettings};
+use clix_engine::{EngineConfig, OsTier, SandboxSettings};
+
+mod support;
 use clix_memory::Location;
 use clix_memory::MemoryConfig;
-
-struct Fixture {
-    _dirs: [tempfile::TempDir; 2],
-    engine: Engine,
-}
+use support::{Dirs, Fixture};
 
 /// An engine with every command that has subcommands: memory, an (empty) hub and the sandbox.
 async fn fixture() -> Fixture {
-    let ws = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
+    let dirs = Dirs::new();
+    let state = &dirs.state;
     let memory = MemoryConfig {
         location: Location::File(state.path().join("memory.sqlite")),
         topic: "proj".into(),
@@ -38,21 +36,12 @@ async fn fixture() -> Fixture {
         shared: None,
         session: "flags-test".into(),
     };
-    let os = OsTier {
-        settings: SandboxSettings::default(),
-        clix_config_dir: None,
-        audit_log: None,
-        session_id: "flags-test".into(),
-        env: Vec::new(),
+    let config = EngineConfig {
+        os: Some(OsTier { audit_log: None, ..dirs.os_tier(SandboxSettings::default(), "flags-test") }),
+        capabilities: vec![Arc::new(memory), Arc::new(hub)],
+        ..dirs.config()
     };
-    let engine = Engine::new(EngineConfig {
-        os: Some(os),
-        capabilities: vec![std::sync::Arc::new(memory), std::sync::Arc::new(hub)],
-        ..EngineConfig::new(ws.path())
-    })
-    .await
-    .unwrap();
-    Fixture { _dirs: [ws, state], engine }
+    dirs.start(config).await
 }
 
 async fn raw(f: &mut Fixture, line: &str) -> (String, String, i32) {

@@ -9,11 +9,13 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use clix_audit::AuditLog;
 use clix_engine::{Engine, EngineConfig, OsTier, PolicyConfig, SandboxSettings};
 use clix_hub::{Governance, McpCallRecord};
 use clix_mcp_client::{McpConfig, McpSettings, ServerEntry};
 use clix_policy::{Origin, RuleFile, Scope};
+
+mod support;
+use support::{Dirs, run};
 
 /// The fixture over stdio, `marker` on its command line so a test can find its process.
 fn server(name: &str, marker: &str) -> ServerEntry {
@@ -22,55 +24,39 @@ fn server(name: &str, marker: &str) -> ServerEntry {
     entry
 }
 
-struct Fixture {
-    home: tempfile::TempDir,
-    ws: tempfile::TempDir,
+/// An engine's MCP part over [`Dirs`]: its audit lines and the engine.
+trait McpDirs {
+    fn calls(&self) -> Vec<McpCallRecord>;
+    fn mcp_config(&self, servers: Vec<ServerEntry>, domains: &[&str], policy: Option<PolicyConfig>) -> EngineConfig;
+    async fn engine(&self, servers: Vec<ServerEntry>) -> Engine;
 }
 
-impl Fixture {
-    fn new() -> Fixture {
-        Fixture { home: tempfile::tempdir().unwrap(), ws: tempfile::tempdir().unwrap() }
-    }
-
-    fn audit(&self) -> AuditLog {
-        AuditLog::new(self.home.path().join("state/audit.jsonl"))
-    }
-
+impl McpDirs for Dirs {
     fn calls(&self) -> Vec<McpCallRecord> {
-        self.audit().read::<McpCallRecord>().unwrap().into_iter().map(|e| e.record).collect()
+        self.audit_log().read::<McpCallRecord>().unwrap().into_iter().map(|e| e.record).collect()
     }
 
-    fn config(&self, servers: Vec<ServerEntry>, domains: &[&str], policy: Option<PolicyConfig>) -> EngineConfig {
+    fn mcp_config(&self, servers: Vec<ServerEntry>, domains: &[&str], policy: Option<PolicyConfig>) -> EngineConfig {
+        let os = self.os_tier(SandboxSettings::default(), "mcp-test");
         EngineConfig {
-            os: Some(OsTier {
-                settings: SandboxSettings::default(),
-                clix_config_dir: Some(self.home.path().to_path_buf()),
-                audit_log: Some(self.audit()),
-                session_id: "mcp-test".into(),
-                env: Vec::new(),
-            }),
+            os: Some(OsTier { clix_config_dir: Some(self.state.path().to_path_buf()), ..os }),
             capabilities: vec![Arc::new(McpConfig {
                 settings: McpSettings { server: servers },
                 domains: domains.iter().map(|d| d.to_string()).collect(),
                 vars: Arc::new(|_| None),
-                audit_log: Some(self.audit()),
+                audit_log: Some(self.audit_log()),
                 session_id: "mcp-test".into(),
-                governance: Governance::new(self.home.path().join("state"), None),
-                tool_cache: Some(self.home.path().join("state/mcp-tools")),
+                governance: Governance::new(self.state.path().to_path_buf(), None),
+                tool_cache: Some(self.state.path().join("mcp-tools")),
             })],
             policy,
-            ..EngineConfig::new(self.ws.path())
+            ..self.config()
         }
     }
 
     async fn engine(&self, servers: Vec<ServerEntry>) -> Engine {
-        Engine::new(self.config(servers, &[], None)).await.unwrap()
+        Engine::new(self.mcp_config(servers, &[], None)).await.unwrap()
     }
-}
-
-async fn run(engine: &mut Engine, line: &str) -> (String, String, i32) {
-    let r = engine.run_raw(line, None).await;
-    (String::from_utf8_lossy(&r.stdout).into_owned(), String::from_utf8_lossy(&r.stderr).into_owned(), r.exit_code)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -78,7 +64,7 @@ async fn a_server_is_a_command_with_help_levels_in_pipes_and_audited() {
     if !clix_testkit::mcp_ready("a_server_is_a_command_with_help_levels_in_pipes_and_audited") {
         return;
     }
-    let f = Fixture::new();
+    let f = Dirs::new();
     let mut engine = f.engine(vec![server("fx", "engine-pipes")]).await;
 
     // The run tool names the server and its description; its tools are
@@ -151,7 +137,7 @@ async fn a_rule_naming_server_and_tool_refuses_the_call_and_its_server_never_sta
     if !clix_testkit::mcp_ready("a_rule_naming_server_and_tool_refuses_the_call_and_its_server_never_starts") {
         return;
     }
-    let f = Fixture::new();
+    let f = Dirs::new();
     let rule = RuleFile {
         origin: Origin { file: "me/policy.toml".into(), scope: Scope::User },
         text:
@@ -161,7 +147,7 @@ async fn a_rule_naming_server_and_tool_refuses_the_call_and_its_server_never_sta
     };
     let policy = PolicyConfig { user_files: vec![rule], ..PolicyConfig::default() };
     let marker = format!("engine-policy-{}", std::process::id());
-    let mut engine = Engine::new(f.config(vec![server("fx", &marker)], &[], Some(policy))).await.unwrap();
+    let mut engine = Engine::new(f.mcp_config(vec![server("fx", &marker)], &[], Some(policy))).await.unwrap();
     let (_, err, code) = run(&mut engine, "fx fail --message x; echo after").await;
     assert_eq!(code, 126, "{err}");
     assert!(err.contains("`fx fail --message x` denied: not this tool") && err.contains("rule `no-fx-fail`"), "{err}");
@@ -178,7 +164,7 @@ async fn taken_names_stay_their_commands_domains_scope_servers_and_none_outlives
     if !clix_testkit::mcp_ready("taken_names_stay_their_commands_domains_scope_servers_and_none_outlives_the_engine") {
         return;
     }
-    let f = Fixture::new();
+    let f = Dirs::new();
     std::fs::write(f.ws.path().join("notes.txt"), "mine\n").unwrap();
     let marker = format!("engine-life-{}", std::process::id());
     let mut ops = server("opsfx", &marker);
@@ -192,7 +178,7 @@ async fn taken_names_stay_their_commands_domains_scope_servers_and_none_outlives
         .map(|(name, marker)| ServerEntry { domain: Some("ops".into()), ..server(name, marker) })
         .collect();
     servers.extend([ops, dev, off]);
-    let mut engine = Engine::new(f.config(servers, &["ops"], None)).await.unwrap();
+    let mut engine = Engine::new(f.mcp_config(servers, &["ops"], None)).await.unwrap();
 
     // `cat` (ours) and `grep` (the shell's) keep their meaning; the clash is reported.
     let clashes: Vec<&str> =
@@ -235,8 +221,8 @@ async fn a_call_past_the_line_s_time_ends_it_and_the_server_answers_the_next() {
     if !clix_testkit::mcp_ready("a_call_past_the_line_s_time_ends_it_and_the_server_answers_the_next") {
         return;
     }
-    let f = Fixture::new();
-    let mut config = f.config(vec![server("fx", "engine-slow")], &[], None);
+    let f = Dirs::new();
+    let mut config = f.mcp_config(vec![server("fx", "engine-slow")], &[], None);
     config.limits.timeout_secs = 3;
     let mut engine = Engine::new(config).await.unwrap();
     let (out, err, code) = run(&mut engine, "fx slow --seconds 0 | jq -r .result").await;
@@ -270,7 +256,7 @@ async fn rate_limits_refuse_calls_past_them_with_the_hub_s_exit() {
     if !clix_testkit::mcp_ready("rate_limits_refuse_calls_past_them_with_the_hub_s_exit") {
         return;
     }
-    let f = Fixture::new();
+    let f = Dirs::new();
     let mut fx = server("fx", "engine-rate");
     fx.rate_limit = Some(2);
     fx.tools.insert("where".into(), clix_mcp_client::ToolLimits { rate_limit: Some(10), serialize: None });
@@ -315,7 +301,7 @@ async fn rate_limits_refuse_calls_past_them_with_the_hub_s_exit() {
 /// its start and end and waits for the other to start. Serialized, the
 /// second call waits for the first; otherwise they overlap.
 async fn overlapping_calls(serialize: bool, partner_secs: u32) -> bool {
-    let f = Fixture::new();
+    let f = Dirs::new();
     let entry = ServerEntry { serialize, ..server("fx", &format!("engine-span-{serialize}")) };
     let mut a = f.engine(vec![entry.clone()]).await;
     let mut b = f.engine(vec![entry]).await;
@@ -347,7 +333,7 @@ async fn mcp_search_ranks_tools_keeps_their_lists_and_names_servers_that_fail() 
     if !clix_testkit::mcp_ready("mcp_search_ranks_tools_keeps_their_lists_and_names_servers_that_fail") {
         return;
     }
-    let f = Fixture::new();
+    let f = Dirs::new();
     let marker = format!("engine-search-{}", std::process::id());
     let broken = ServerEntry::stdio("broken", "python3", &[&clix_testkit::mcp_server_script(), "fail"]);
     let servers = vec![server("fx", &marker), broken];

@@ -8,19 +8,16 @@ use std::path::PathBuf;
 
 use clix_engine::{Engine, EngineConfig, Namespace, OsTier, SandboxSettings};
 
-struct Fixture {
-    ws: tempfile::TempDir,
-    _state: tempfile::TempDir,
-    engine: Engine,
-}
+mod support;
+use support::{Dirs, Fixture};
 
 async fn fixture() -> Fixture {
     fixture_with(SandboxSettings::default()).await.unwrap()
 }
 
 async fn fixture_with(settings: SandboxSettings) -> Result<Fixture, clix_engine::EngineError> {
-    let ws = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
+    let dirs = Dirs::new();
+    let ws = &dirs.ws;
     for dir in ["agents/a", "agents/b", "shared", "out"] {
         std::fs::create_dir_all(ws.path().join(dir)).unwrap();
     }
@@ -29,20 +26,17 @@ async fn fixture_with(settings: SandboxSettings) -> Result<Fixture, clix_engine:
     // Planted before the agent starts: a symlink in shared/ into b's folder.
     std::os::unix::fs::symlink("../agents/b", ws.path().join("shared/to-b")).unwrap();
     let config = EngineConfig {
+        // As the plan runner sets it for its agents' programs.
         os: Some(OsTier {
-            settings,
-            clix_config_dir: None,
-            audit_log: Some(clix_audit::AuditLog::new(state.path().join("audit.jsonl"))),
-            session_id: "namespace-test".into(),
-            // As the plan runner sets it for its agents' programs.
             env: vec![("CLIX_PLAN_AGENT".into(), "1".into())],
+            ..dirs.os_tier(settings, "namespace-test")
         }),
-        ..EngineConfig::new(ws.path())
+        ..dirs.config()
     };
     let namespace =
         Namespace { home: PathBuf::from("agents/a"), writable: vec![PathBuf::from("agents/a"), PathBuf::from("out")] };
     let engine = Engine::confined(config, namespace).await?;
-    Ok(Fixture { ws, _state: state, engine })
+    Ok(dirs.with(engine))
 }
 
 async fn raw(f: &mut Fixture, line: &str) -> (String, String, i32) {

@@ -2,37 +2,24 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
-use clix_engine::{Engine, EngineConfig, OsTier, SandboxSettings, ShellLimits};
+use clix_engine::{EngineConfig, SandboxSettings, ShellLimits};
 
-struct Fixture {
-    ws: tempfile::TempDir,
-    state: tempfile::TempDir,
-    engine: Engine,
-}
+mod support;
+use support::{Dirs, Fixture};
 
 async fn fixture(settings: SandboxSettings) -> Fixture {
     fixture_with(settings, ShellLimits::default()).await
 }
 
 async fn fixture_with(settings: SandboxSettings, limits: ShellLimits) -> Fixture {
-    let ws = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    std::fs::write(ws.path().join("gen.py"), "for i in range(100):\n    print('x' if i % 4 == 0 else 'y', i)\n")
-        .unwrap();
-    let engine = Engine::new(EngineConfig {
-        limits,
-        os: Some(OsTier {
-            settings,
-            clix_config_dir: None,
-            audit_log: Some(clix_audit::AuditLog::new(state.path().join("audit.jsonl"))),
-            session_id: "engine-test".into(),
-            env: Vec::new(),
-        }),
-        ..EngineConfig::new(ws.path())
-    })
-    .await
-    .unwrap();
-    Fixture { ws, state, engine }
+    let dirs = Dirs::new().file(
+        "gen.py",
+        "for i in range(100):
+    print('x' if i % 4 == 0 else 'y', i)
+",
+    );
+    let config = EngineConfig { limits, os: Some(dirs.os_tier(settings, "engine-test")), ..dirs.config() };
+    dirs.start(config).await
 }
 
 async fn raw(f: &mut Fixture, line: &str) -> (String, String, i32) {

@@ -10,7 +10,10 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use clix_engine::{Engine, EngineConfig, OsTier, PolicyConfig, SandboxSettings};
+
+mod support;
 use clix_policy::{Answer, Approval, Approver, PolicySettings, RuleFile};
+use support::{Dirs, Fixture};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Want {
@@ -111,37 +114,18 @@ const TABLE: &[(&str, Want)] = &[
     ("curl -fsSL https://example.com/data.json | jq .", Allow),
 ];
 
-struct Fixture {
-    ws: tempfile::TempDir,
-    _state: tempfile::TempDir,
-    audit: std::path::PathBuf,
-    engine: Engine,
-}
-
 async fn fixture(policy: PolicyConfig) -> Fixture {
-    let ws = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    std::fs::write(ws.path().join("marker"), "m\n").unwrap();
-    let audit = state.path().join("audit.jsonl");
-    let policy = PolicyConfig {
-        audit_log: Some(clix_audit::AuditLog::new(audit.clone())),
-        session_id: "policy-test".into(),
-        ..policy
-    };
-    let engine = Engine::new(EngineConfig {
+    let dirs = Dirs::new().file(
+        "marker", "m
+",
+    );
+    let policy = PolicyConfig { audit_log: Some(dirs.audit_log()), session_id: "policy-test".into(), ..policy };
+    let config = EngineConfig {
         policy: Some(policy),
-        os: Some(OsTier {
-            settings: SandboxSettings::default(),
-            clix_config_dir: None,
-            audit_log: Some(clix_audit::AuditLog::new(audit.clone())),
-            session_id: "policy-test".into(),
-            env: Vec::new(),
-        }),
-        ..EngineConfig::new(ws.path())
-    })
-    .await
-    .unwrap();
-    Fixture { ws, _state: state, audit, engine }
+        os: Some(dirs.os_tier(SandboxSettings::default(), "policy-test")),
+        ..dirs.config()
+    };
+    dirs.start(config).await
 }
 
 async fn raw(f: &mut Fixture, line: &str) -> (String, String, i32) {
@@ -227,7 +211,7 @@ async fn a_refusal_says_what_why_where_and_what_already_ran() {
     assert!(shown.text.contains("--allow 'git push --force'"), "{}", shown.text);
     assert!(shown.text.trim_end().ends_with("]") && shown.text.contains("[exit:126"), "{}", shown.text);
     // Every decision other than a plain allow is one audit line.
-    let audit = std::fs::read_to_string(&f.audit).unwrap();
+    let audit = std::fs::read_to_string(f.audit_path()).unwrap();
     let policy_lines: Vec<serde_json::Value> = audit
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())

@@ -2,21 +2,19 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test that cannot unwrap has failed, which is what it should do
 
-use clix_engine::{Engine, EngineConfig, ShellLimits, ToolFormat, tool_definition};
+use clix_engine::{EngineConfig, ShellLimits, ToolFormat, tool_definition};
 
-struct Fixture {
-    ws: tempfile::TempDir,
-    engine: Engine,
-}
+mod support;
+use support::{Dirs, Fixture};
 
 async fn fixture_with(limits: ShellLimits) -> Fixture {
-    let ws = tempfile::tempdir().unwrap();
-    std::fs::write(ws.path().join("notes.txt"), "alpha\n\n\nbeta\tgamma\r\n").unwrap();
     let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89";
-    std::fs::write(ws.path().join("photo.png"), png).unwrap();
-    std::fs::write(ws.path().join("blob.zip"), b"PK\x03\x04\x14\0\0\0\x08\0\0\0!\0").unwrap();
-    let engine = Engine::new(EngineConfig { limits, ..EngineConfig::new(ws.path()) }).await.unwrap();
-    Fixture { ws, engine }
+    let dirs = Dirs::new()
+        .file("notes.txt", "alpha\n\n\nbeta\tgamma\r\n")
+        .file("photo.png", png)
+        .file("blob.zip", b"PK\x03\x04\x14\0\0\0\x08\0\0\0!\0");
+    let config = EngineConfig { limits, ..dirs.config() };
+    dirs.start(config).await
 }
 
 async fn fixture() -> Fixture {
@@ -91,20 +89,19 @@ async fn help_lists_commands_and_points_onwards() {
 /// bashkit's: exit 0 and a text that names it.
 #[tokio::test]
 async fn help_knows_every_command_of_the_catalog() {
-    let ws = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
+    let dirs = Dirs::new();
     // clip without environments runs but is not offered to the model.
     let clip = clix_clip::ClipConfig {
         environments: vec![],
-        state_dir: state.path().to_path_buf(),
+        state_dir: dirs.state.path().to_path_buf(),
         audit_log: None,
         session_id: "help".into(),
         sandbox: None,
         clix_config_dir: None,
         output_cap_bytes: 1 << 20,
     };
-    let config = EngineConfig { capabilities: vec![std::sync::Arc::new(clip)], ..EngineConfig::new(ws.path()) };
-    let mut f = Fixture { engine: Engine::new(config).await.unwrap(), ws };
+    let config = EngineConfig { capabilities: vec![std::sync::Arc::new(clip)], ..dirs.config() };
+    let mut f = dirs.start(config).await;
     let catalog = f.engine.catalog().clone();
     assert!(catalog.unlisted.iter().any(|s| s.name == "clip"), "{:?}", catalog.unlisted);
     let mut names = catalog.all_names();
@@ -419,12 +416,9 @@ async fn memory_command_levels_of_help_store_search_forget() {
 }
 
 async fn memory_fixture(memory: clix_memory::MemoryConfig) -> Fixture {
-    let ws = tempfile::tempdir().unwrap();
-    let engine =
-        Engine::new(EngineConfig { capabilities: vec![std::sync::Arc::new(memory)], ..EngineConfig::new(ws.path()) })
-            .await
-            .unwrap();
-    Fixture { engine, ws }
+    let dirs = Dirs::new();
+    let config = EngineConfig { capabilities: vec![std::sync::Arc::new(memory)], ..dirs.config() };
+    dirs.start(config).await
 }
 
 #[tokio::test]

@@ -11,9 +11,14 @@ use std::path::{Path, PathBuf};
 use clix_engine::{Engine, EngineConfig, OsTier, SandboxSettings};
 use clix_skills::SkillsConfig;
 
+mod support;
+use support::run;
+
 const CANARY: &str = "canary-5k1ll-0ut51de";
 
-struct Fixture {
+/// Not the shared `support::Dirs`: the person's home (their skills) and
+/// the workspace (its own), and a third folder no skill may read.
+struct SkillHomes {
     home: tempfile::TempDir,
     ws: tempfile::TempDir,
     /// Outside both: what no skill's script may read.
@@ -34,12 +39,12 @@ fn skill_md(dir: &Path, name: &str, description: &str) {
     write(&dir.join(name).join("SKILL.md"), &format!("---\nname: {name}\ndescription: {description}\n---\n# {name}\n"));
 }
 
-impl Fixture {
+impl SkillHomes {
     /// The person's `report` and `shared`; the workspace's `probe`,
     /// `shared` (a clash), `bad` (no front matter) and `escape` (a symlink
     /// to a skill outside the workspace).
-    fn new() -> Fixture {
-        let f = Fixture {
+    fn new() -> SkillHomes {
+        let f = SkillHomes {
             home: tempfile::tempdir().unwrap(),
             ws: tempfile::tempdir().unwrap(),
             outside: tempfile::tempdir().unwrap(),
@@ -100,14 +105,9 @@ impl Fixture {
     }
 }
 
-async fn run(engine: &mut Engine, line: &str) -> (String, String, i32) {
-    let r = engine.run_raw(line, None).await;
-    (String::from_utf8_lossy(&r.stdout).into_owned(), String::from_utf8_lossy(&r.stderr).into_owned(), r.exit_code)
-}
-
 #[tokio::test]
 async fn level_zero_lists_the_skills_in_the_run_tool_within_the_budget() {
-    let f = Fixture::new();
+    let f = SkillHomes::new();
     let engine = f.engine(false, 2048).await;
     let description = clix_engine::tool_description(engine.catalog());
     for line in [
@@ -144,7 +144,7 @@ async fn level_zero_lists_the_skills_in_the_run_tool_within_the_budget() {
 
 #[tokio::test]
 async fn skill_lists_reports_and_prints_each_level() {
-    let f = Fixture::new();
+    let f = SkillHomes::new();
     let mut engine = f.engine(false, 2048).await;
     let (out, err, code) = run(&mut engine, "skill").await;
     assert_eq!(code, 0, "{err}");
@@ -187,7 +187,7 @@ async fn skill_lists_reports_and_prints_each_level() {
 
 #[tokio::test]
 async fn scripts_run_in_the_sandbox_and_a_workspace_s_reach_nothing_outside() {
-    let f = Fixture::new();
+    let f = SkillHomes::new();
     let mut engine = f.engine(true, 2048).await;
     let (out, err, code) = run(&mut engine, "skill report run scripts/show.sh one 'two words'").await;
     assert_eq!(code, 0, "{err}");
@@ -215,7 +215,7 @@ async fn scripts_run_in_the_sandbox_and_a_workspace_s_reach_nothing_outside() {
 
 #[tokio::test]
 async fn without_a_sandbox_no_script_runs() {
-    let f = Fixture::new();
+    let f = SkillHomes::new();
     let mut engine = f.engine(false, 2048).await;
     let (out, err, code) = run(&mut engine, "skill probe run scripts/probe.sh").await;
     assert_eq!((out.as_str(), code), ("", 126), "{err}");

@@ -11,35 +11,24 @@ use clix_testkit::model_server as support;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::text;
+use common::{Env, text};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::json;
 use support::{openai_calls, openai_text, run_call, start};
 
+/// A workspace with the status page, when a Chromium is installed (else
+/// the skip is logged).
+fn env() -> Option<Env> {
+    let found = clix_browser::find_executable(&Default::default(), std::env::var("PATH").ok().as_deref()).is_ok();
+    if !found {
+        clix_testkit::skip_missing("browser", "no Chromium installed (apt-get install chromium-headless-shell)");
+        return None;
+    }
+    Some(Env::new().with_file("status.html", PAGE))
+}
+
 const PAGE: &str = "<title>Status</title><h1>All systems go</h1><p style='background:#c00;height:300px'>red</p>";
-
-struct Env {
-    home: tempfile::TempDir,
-    ws: tempfile::TempDir,
-}
-
-impl Env {
-    fn new() -> Option<Self> {
-        let found = clix_browser::find_executable(&Default::default(), std::env::var("PATH").ok().as_deref()).is_ok();
-        if !found {
-            clix_testkit::skip_missing("browser", "no Chromium installed (apt-get install chromium-headless-shell)");
-            return None;
-        }
-        let env = Env { home: tempfile::tempdir().unwrap(), ws: tempfile::tempdir().unwrap() };
-        std::fs::write(env.ws.path().join("status.html"), PAGE).unwrap();
-        Some(env)
-    }
-
-    fn clix(&self, args: &[&str]) -> std::process::Command {
-        common::clix(self.home.path(), self.ws.path(), args)
-    }
-}
 
 /// How many Chromium processes the clix process `pid` started are alive.
 fn chromiums_of(pid: u32) -> usize {
@@ -56,13 +45,13 @@ fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
 
 #[tokio::test]
 async fn a_screenshot_is_sent_to_the_model_as_an_image() {
-    let Some(env) = Env::new() else { return };
+    let Some(env) = env() else { return };
     let server = start(vec![
         openai_calls(&[("run", &run_call("browser open status.html && browser screenshot"))], 10, 5),
         openai_text("The page is red and says all systems go.", 20, 9),
     ])
     .await;
-    let mut cmd = env.clix(&["ask", "what does status.html look like?"]);
+    let mut cmd = env.cmd(&["ask", "what does status.html look like?"]);
     cmd.env("AGENT_BASE_URL", format!("{}/v1", server.url))
         .env("AGENT_MODEL", "scripted")
         .env("CLIX_MEMORY_SUMMARIES", "false");
@@ -86,7 +75,7 @@ async fn a_screenshot_is_sent_to_the_model_as_an_image() {
 
 #[tokio::test]
 async fn a_screenshot_is_image_content_over_mcp() {
-    let Some(env) = Env::new() else { return };
+    let Some(env) = env() else { return };
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_clix"));
     cmd.arg("mcp")
         .arg("--workspace")
@@ -108,15 +97,15 @@ async fn a_screenshot_is_image_content_over_mcp() {
 
 #[test]
 fn no_chromium_outlives_clix_even_when_it_is_killed() {
-    let Some(env) = Env::new() else { return };
+    let Some(env) = env() else { return };
     // Ended normally: the line finishes, clix exits, its browser goes with it.
-    let o = env.clix(&["run", "browser open status.html && browser get title"]).output().unwrap();
+    let o = env.cmd(&["run", "browser open status.html && browser get title"]).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(text(&o.stdout).contains("Status"), "{}", text(&o.stdout));
 
     // Killed (SIGKILL, no chance to clean up) while its browser waits.
     let mut child = env
-        .clix(&["run", "--timeout", "120", "browser open status.html && browser wait --ms 60000"])
+        .cmd(&["run", "--timeout", "120", "browser open status.html && browser wait --ms 60000"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -132,8 +121,8 @@ fn no_chromium_outlives_clix_even_when_it_is_killed() {
 
 #[test]
 fn without_chromium_the_error_says_what_to_install() {
-    let Some(env) = Env::new() else { return };
-    let o = env.clix(&["run", "browser open status.html"]).env("PATH", "/nonexistent").output().unwrap();
+    let Some(env) = env() else { return };
+    let o = env.cmd(&["run", "browser open status.html"]).env("PATH", "/nonexistent").output().unwrap();
     assert_eq!(o.status.code(), Some(127), "{}", text(&o.stdout));
     let out = text(&o.stdout);
     assert!(out.contains("no Chromium found") && out.contains("apt-get install chromium-headless-shell"), "{out}");

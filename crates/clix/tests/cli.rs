@@ -4,35 +4,13 @@
 
 mod common;
 
-use std::io::Write;
+use common::Env;
+
 use std::process::{Command, Output, Stdio};
 
-struct Env {
-    home: tempfile::TempDir,
-    ws: tempfile::TempDir,
-}
-
-impl Env {
-    fn new() -> Self {
-        let env = Env { home: tempfile::tempdir().unwrap(), ws: tempfile::tempdir().unwrap() };
-        std::fs::write(env.ws.path().join("app.log"), "INFO a\nERROR b\nINFO c\nERROR d\n").unwrap();
-        env
-    }
-
-    fn cmd(&self, args: &[&str]) -> Command {
-        common::clix(self.home.path(), self.ws.path(), args)
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.cmd(args).output().unwrap()
-    }
-
-    fn run_with_stdin(&self, args: &[&str], stdin: &[u8]) -> Output {
-        let mut child =
-            self.cmd(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-        child.stdin.take().unwrap().write_all(stdin).unwrap();
-        child.wait_with_output().unwrap()
-    }
+/// A workspace with a small log the tests grep.
+fn env() -> Env {
+    Env::new().with_file("app.log", "INFO a\nERROR b\nINFO c\nERROR d\n")
 }
 
 fn stdout(o: &Output) -> String {
@@ -45,14 +23,14 @@ fn stderr(o: &Output) -> String {
 
 #[test]
 fn run_prints_the_presentation_and_exits_with_the_line_code() {
-    let env = Env::new();
-    let o = env.run(&["run", "grep -c ERROR app.log"]);
+    let env = env();
+    let o = env.output(&["run", "grep -c ERROR app.log"]);
     assert_eq!(o.status.code(), Some(0));
     let out = stdout(&o);
     assert!(out.starts_with("2\n[exit:0 | ") && out.ends_with("ms]\n"), "{out}");
     assert_eq!(stderr(&o), "", "nothing else on stderr (no bashkit warnings)");
 
-    let o = env.run(&["run", "echo partial; exit 3"]);
+    let o = env.output(&["run", "echo partial; exit 3"]);
     assert_eq!(o.status.code(), Some(3));
     assert!(stdout(&o).starts_with("partial\n[exit:3 | "));
 }
@@ -62,7 +40,7 @@ fn run_prints_the_presentation_and_exits_with_the_line_code() {
 /// whole line; clix's flags come before it, and `--` ends them.
 #[test]
 fn everyday_command_lines_run_as_the_words_make_them() {
-    let env = Env::new();
+    let env = env();
     std::fs::write(env.ws.path().join("a b.txt"), "x").unwrap();
     for (args, shown) in [
         (&["run", "--raw", "ls", "-1"][..], "a b.txt\napp.log\n"),
@@ -72,7 +50,7 @@ fn everyday_command_lines_run_as_the_words_make_them() {
         (&["run", "--raw", "grep ERROR app.log | wc -l"], "2\n"),
         (&["run", "--raw", "--", "ls", "-1", "app.log"], "app.log\n"),
     ] {
-        let o = env.run(args);
+        let o = env.output(args);
         assert_eq!(stdout(&o), shown, "{args:?}: {}", stderr(&o));
         assert_eq!(o.status.code(), Some(0), "{args:?}");
     }
@@ -80,8 +58,8 @@ fn everyday_command_lines_run_as_the_words_make_them() {
 
 #[test]
 fn raw_mode_is_lossless_and_splits_streams() {
-    let env = Env::new();
-    let o = env.run(&["run", "--raw", "printf 'a\\nb'; echo err >&2; exit 4"]);
+    let env = env();
+    let o = env.output(&["run", "--raw", "printf 'a\\nb'; echo err >&2; exit 4"]);
     assert_eq!(o.stdout, b"a\nb");
     assert_eq!(stderr(&o), "err\n");
     assert_eq!(o.status.code(), Some(4));
@@ -89,8 +67,8 @@ fn raw_mode_is_lossless_and_splits_streams() {
 
 #[test]
 fn json_mode_reports_every_field() {
-    let env = Env::new();
-    let o = env.run(&["run", "--json", "seq 1 300; echo oops >&2"]);
+    let env = env();
+    let o = env.output(&["run", "--json", "seq 1 300; echo oops >&2"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["exit_code"], 0);
     assert_eq!(v["stderr"], "oops\n");
@@ -114,37 +92,37 @@ fn json_mode_reports_every_field() {
 /// say it failed; `--json` gives the bytes whole, as base64.
 #[test]
 fn binary_output_fails_and_json_gives_it_as_base64() {
-    let env = Env::new();
+    let env = env();
     std::fs::write(env.ws.path().join("blob.bin"), b"\x00\x01\x02binary").unwrap();
-    let o = env.run(&["run", "cat blob.bin"]);
+    let o = env.output(&["run", "cat blob.bin"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stdout(&o).contains("binary file (9B)") && stdout(&o).contains("[exit:1 | "), "{}", stdout(&o));
-    let o = env.run(&["run", "--json", "cat blob.bin"]);
+    let o = env.output(&["run", "--json", "cat blob.bin"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!((v["exit_code"].as_i64(), v["stdout_base64"].as_str()), (Some(1), Some("AAECYmluYXJ5")));
     assert!(v.get("stdout").is_none(), "{v}");
-    assert_eq!(env.run(&["run", "--raw", "cat blob.bin"]).status.code(), Some(0), "--raw keeps bash's code");
+    assert_eq!(env.output(&["run", "--raw", "cat blob.bin"]).status.code(), Some(0), "--raw keeps bash's code");
 }
 
 #[test]
 fn piped_stdin_feeds_the_line() {
-    let env = Env::new();
-    let o = env.run_with_stdin(&["run", "--raw", "sort -r | head -n 2"], b"a\nc\nb\n");
+    let env = env();
+    let o = env.output_with_stdin(&["run", "--raw", "sort -r | head -n 2"], b"a\nc\nb\n");
     assert_eq!(stdout(&o), "c\nb\n");
 }
 
 #[test]
 fn workspace_flag_and_timeout_flag() {
-    let env = Env::new();
+    let env = env();
     let other = tempfile::tempdir().unwrap();
     std::fs::write(other.path().join("only-here.txt"), "x").unwrap();
     let dir = other.path().to_str().unwrap();
-    let o = env.run(&["run", "--raw", "--workspace", dir, "pwd; ls"]);
+    let o = env.output(&["run", "--raw", "--workspace", dir, "pwd; ls"]);
     let canonical = std::fs::canonicalize(other.path()).unwrap();
     assert_eq!(stdout(&o), format!("{}\nonly-here.txt\n", canonical.display()));
 
     let started = std::time::Instant::now();
-    let o = env.run(&["run", "--timeout", "1", "sleep 120"]);
+    let o = env.output(&["run", "--timeout", "1", "sleep 120"]);
     assert_eq!(o.status.code(), Some(124));
     assert!(stdout(&o).contains("timed out after 1s; raise with --timeout"), "{}", stdout(&o));
     // Cut at the limit, not run to its end: a generous bound, far below 120 s.
@@ -153,7 +131,7 @@ fn workspace_flag_and_timeout_flag() {
 
 #[test]
 fn bad_input_gets_a_clear_error() {
-    let env = Env::new();
+    let env = env();
     let cases: [(&[&str], &str); 5] = [
         (&["run", "--workspace", "/definitely/missing", "ls"], "pass an existing folder with --workspace"),
         (&["run", "--workspace", "/", "ls"], "the host's root cannot be a workspace"),
@@ -162,12 +140,12 @@ fn bad_input_gets_a_clear_error() {
         (&["run", "--timeout", "0", "ls"], "--timeout: limits.timeout_secs = 0: from 1 to 31536000"),
     ];
     for (args, needle) in cases {
-        let o = env.run(args);
+        let o = env.output(args);
         assert_ne!(o.status.code(), Some(0), "{args:?}");
         assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
     }
     std::fs::write(env.home.path().join("config.toml"), "[limits]\ntimeout = 5\n").unwrap();
-    let o = env.run(&["run", "ls"]);
+    let o = env.output(&["run", "ls"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("limits: unknown field `timeout`; did you mean `timeout_secs`?"), "{}", stderr(&o));
 }
@@ -177,7 +155,7 @@ fn bad_input_gets_a_clear_error() {
 /// what is allowed or the near name; every problem of every layer at once.
 #[test]
 fn config_values_are_checked_as_the_flags_are() {
-    let env = Env::new();
+    let env = env();
     let file = env.home.path().join("config.toml");
     let cases = [
         ("[limits]\ntimeout_secs = 0\n", "limits.timeout_secs = 0: from 1 to 31536000 (seconds of one line;"),
@@ -207,7 +185,7 @@ fn config_values_are_checked_as_the_flags_are() {
     ];
     for (text, want) in cases {
         std::fs::write(&file, text).unwrap();
-        let o = env.run(&["run", "true"]);
+        let o = env.output(&["run", "true"]);
         let want = format!("config file {}: {want}", file.display());
         assert_eq!(o.status.code(), Some(1), "{text}: {}", stderr(&o));
         assert!(stderr(&o).contains(&want), "{text}\n  got:  {}\n  want: {want}", stderr(&o));
@@ -227,22 +205,22 @@ fn config_values_are_checked_as_the_flags_are() {
 
     // A good config loads, with a count the defaults leave unset.
     std::fs::write(&file, "[limits]\ntimeout_secs = 5\nmax_commands = 1000\n[agent]\nmax_steps = 3\n").unwrap();
-    let o = env.run(&["run", "echo ok"]);
+    let o = env.output(&["run", "echo ok"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let o = env.run(&["config", "show", "--json"]);
+    let o = env.output(&["config", "show", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{}", stderr(&o)));
     assert_eq!(v["limits.max_commands"]["value"], 1000);
 }
 
 #[test]
 fn config_lives_under_clix_home_and_shows_its_sources() {
-    let env = Env::new();
-    let o = env.run(&["config", "path"]);
+    let env = env();
+    let o = env.output(&["config", "path"]);
     assert_eq!(stdout(&o).trim(), env.home.path().join("config.toml").display().to_string());
-    assert_eq!(env.run(&["config", "init"]).status.code(), Some(0));
+    assert_eq!(env.output(&["config", "init"]).status.code(), Some(0));
     let written = std::fs::read_to_string(env.home.path().join("config.toml")).unwrap();
     assert!(written.contains("timeout_secs = 30"), "{written}");
-    assert_eq!(env.run(&["config", "init"]).status.code(), Some(1), "never overwrites");
+    assert_eq!(env.output(&["config", "init"]).status.code(), Some(1), "never overwrites");
 
     std::fs::write(env.home.path().join("config.toml"), "[present]\nmax_lines = 10\n").unwrap();
     let o = env.cmd(&["config", "show", "--json"]).env("CLIX_LIMITS_TIMEOUT_SECS", "9").output().unwrap();
@@ -280,29 +258,29 @@ fn config_lives_under_clix_home_and_shows_its_sources() {
     }
     // A setting empty by default is still a key the file may set.
     std::fs::write(env.home.path().join("config.toml"), "[browser]\nexecutable = \"/opt/chrome\"\n").unwrap();
-    let o = env.run(&["config", "show", "--json"]);
+    let o = env.output(&["config", "show", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{}", stderr(&o)));
     assert_eq!(v["browser.executable"]["value"], "/opt/chrome");
     std::fs::write(env.home.path().join("config.toml"), "[present]\nmax_lines = 10\n").unwrap();
 
     // The file's threshold is in force for `run`.
-    let o = env.run(&["run", "seq 1 11"]);
+    let o = env.output(&["run", "seq 1 11"]);
     assert!(stdout(&o).contains("--- output truncated: 11 lines"), "{}", stdout(&o));
     assert!(!env.ws.path().join("config.toml").exists());
 }
 
 #[test]
 fn tool_def_in_every_format_and_commands_list() {
-    let env = Env::new();
+    let env = env();
     for (format, path) in [("openai", "/function/description"), ("anthropic", "/description"), ("mcp", "/description")]
     {
-        let o = env.run(&["tool-def", "--format", format]);
+        let o = env.output(&["tool-def", "--format", format]);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         let description = v.pointer(path).and_then(|d| d.as_str()).unwrap();
         assert!(description.len() <= 6 * 1024 && description.contains("write"), "{format}");
     }
-    let o = env.run(&["commands", "--json"]);
+    let o = env.output(&["commands", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let agent: Vec<&str> = v["agent"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
     assert_eq!(agent, ["browser", "cat", "help", "memory", "sandbox", "see", "write"]);
@@ -311,7 +289,7 @@ fn tool_def_in_every_format_and_commands_list() {
 
 #[test]
 fn no_color_help_has_no_escape_codes() {
-    let env = Env::new();
+    let env = env();
     let o = env.cmd(&["run", "--help"]).env("NO_COLOR", "1").output().unwrap();
     let out = stdout(&o);
     assert!(out.contains("--workspace") && out.contains("--raw") && out.contains("--json"));
@@ -320,7 +298,7 @@ fn no_color_help_has_no_escape_codes() {
 
 #[test]
 fn secrets_in_clix_environment_never_reach_sandboxed_programs() {
-    let env = Env::new();
+    let env = env();
     let script = "python3 -c 'import os; print(sorted(k for k in os.environ if \"SECRET\" in k or \"KEY\" in k))'";
     let o = env
         .cmd(&["run", "--raw", script])
@@ -336,7 +314,7 @@ fn secrets_in_clix_environment_never_reach_sandboxed_programs() {
 
 #[test]
 fn a_missing_sandbox_is_a_clear_error_never_a_host_run() {
-    let env = Env::new();
+    let env = env();
     let o = env
         .cmd(&["run", "python3 -c 'open(\"ran-on-host\", \"w\")'"])
         .env("CLIX_BWRAP", "/nonexistent/bwrap")
@@ -359,38 +337,38 @@ fn a_missing_sandbox_is_a_clear_error_never_a_host_run() {
 
 #[test]
 fn config_show_never_prints_an_api_key() {
-    let env = Env::new();
+    let env = env();
     std::fs::write(env.home.path().join("config.toml"), "[agent]\napi_key = \"sk-from-file-123456\"\n").unwrap();
-    let o = env.run(&["config", "show"]);
+    let o = env.output(&["config", "show"]);
     assert!(stdout(&o).contains("agent.api_key") && stdout(&o).contains("\"***\""), "{}", stdout(&o));
     assert!(!stdout(&o).contains("sk-from-file"));
-    let o = env.run(&["config", "show", "--json"]);
+    let o = env.output(&["config", "show", "--json"]);
     assert!(!stdout(&o).contains("sk-from-file"));
 }
 
 #[test]
 fn clix_memory_is_the_agents_memory_command_for_people() {
-    let env = Env::new();
-    let o = env.run(&["memory"]);
+    let env = env();
+    let o = env.output(&["memory"]);
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(stderr(&o), "[error] memory: usage: memory search|recent|store|facts|forget\n");
-    let o = env.run(&["memory", "store", "it's $(rm -rf /) literally", "--kind", "fact"]);
+    let o = env.output(&["memory", "store", "it's $(rm -rf /) literally", "--kind", "fact"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).starts_with("stored #1 (fact, topic "), "{}", stdout(&o));
-    let o = env.run(&["memory", "search", "literally", "--json"]);
+    let o = env.output(&["memory", "search", "literally", "--json"]);
     let hits: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(hits[0]["text"], "it's $(rm -rf /) literally");
     assert_eq!(hits[0]["kind"], "fact");
     // The agent sees the same store through run.
-    let o = env.run(&["run", "--raw", "memory facts"]);
+    let o = env.output(&["run", "--raw", "memory facts"]);
     assert!(stdout(&o).contains("it's $(rm -rf /) literally"), "{}", stdout(&o));
     assert!(env.home.path().join("data/memory.sqlite").exists());
 }
 
 #[test]
 fn completion_scripts_know_the_subcommands() {
-    let env = Env::new();
-    let o = env.run(&["completions", "bash"]);
+    let env = env();
+    let o = env.output(&["completions", "bash"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let script = stdout(&o);
     assert!(script.contains("complete -F _clix"), "{script}");
@@ -399,11 +377,11 @@ fn completion_scripts_know_the_subcommands() {
     }
     assert!(script.contains("--workspace") && script.contains("--network"), "flags completed too");
     for shell in ["zsh", "fish"] {
-        let o = env.run(&["completions", shell]);
+        let o = env.output(&["completions", shell]);
         assert_eq!(o.status.code(), Some(0), "{shell}: {}", stderr(&o));
         assert!(stdout(&o).contains("tool-def"), "{shell}");
     }
-    let o = env.run(&["completions", "tcsh"]);
+    let o = env.output(&["completions", "tcsh"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("possible values: bash"), "{}", stderr(&o));
 }
@@ -417,7 +395,7 @@ fn closed_pipe() -> std::io::PipeWriter {
 
 #[test]
 fn a_closed_stdout_ends_clix_quietly_in_every_output_path() {
-    let env = Env::new();
+    let env = env();
     let cases: [&[&str]; 8] = [
         &["run", "seq 1 100000"],
         &["run", "--raw", "seq 1 100000"],
@@ -437,7 +415,7 @@ fn a_closed_stdout_ends_clix_quietly_in_every_output_path() {
 
 #[test]
 fn clix_run_into_head_c_10_is_quiet() {
-    let env = Env::new();
+    let env = env();
     let mut clix = env.cmd(&["run", "seq 1 100000"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let head = Command::new("head").arg("-c").arg("10").stdin(clix.stdout.take().unwrap()).output().unwrap();
     let o = clix.wait_with_output().unwrap();
@@ -449,7 +427,7 @@ fn clix_run_into_head_c_10_is_quiet() {
 
 #[test]
 fn debug_says_where_each_stage_ran_and_stdout_stays_the_result() {
-    let env = Env::new();
+    let env = env();
     std::fs::write(env.ws.path().join("x.py"), "print('x')\nprint('y here')\n").unwrap();
     // HOME, so the sandbox mounts the toolchains on PATH (pyenv's python3) as for a person.
     let home = std::env::var_os("HOME").unwrap_or_default();
@@ -493,7 +471,7 @@ fn debug_says_where_each_stage_ran_and_stdout_stays_the_result() {
 /// the tables, results.json written); a wrong solution is a problem (exit 1).
 #[test]
 fn eval_plays_reference_solutions_through_every_design() {
-    let env = Env::new();
+    let env = env();
     let task = |id: &str, solution: &str| {
         serde_json::json!({
             "id": id, "category": "text", "description": "count errors",
@@ -507,7 +485,7 @@ fn eval_plays_reference_solutions_through_every_design() {
     let suite = env.ws.path().join("suite.jsonl");
     std::fs::write(&suite, format!("{}\n", task("count_errors", "grep -c ERROR app.log"))).unwrap();
     let out = env.ws.path().join("results");
-    let o = env.run(&["eval", "suite.jsonl", "--solution", "--out", out.to_str().unwrap()]);
+    let o = env.output(&["eval", "suite.jsonl", "--solution", "--out", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     let tables = stdout(&o);
     for design in ["run", "bash", "typed"] {
@@ -519,7 +497,7 @@ fn eval_plays_reference_solutions_through_every_design() {
     assert_eq!(results["schema_version"], clix_eval::SCHEMA_VERSION);
 
     std::fs::write(&suite, format!("{}\n", task("miscounted", "grep -c INFO app.log"))).unwrap();
-    let o = env.run(&["eval", "suite.jsonl", "--solution", "--tools", "run"]);
+    let o = env.output(&["eval", "suite.jsonl", "--solution", "--tools", "run"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("PROBLEM") && stderr(&o).contains("miscounted"), "{}", stderr(&o));
 }
@@ -530,8 +508,8 @@ fn eval_plays_reference_solutions_through_every_design() {
 /// The few that take `--help` as an ordinary word in bash do so here too.
 #[test]
 fn every_command_and_subcommand_answers_help() {
-    let env = Env::new();
-    let listed: serde_json::Value = serde_json::from_slice(&env.run(&["commands", "--json"]).stdout).unwrap();
+    let env = env();
+    let listed: serde_json::Value = serde_json::from_slice(&env.output(&["commands", "--json"]).stdout).unwrap();
     let agent = listed["agent"].as_array().unwrap();
     let mut names: Vec<String> = agent.iter().map(|c| c["name"].as_str().unwrap().to_string()).collect();
     names.extend(listed["standard"].as_array().unwrap().iter().map(|n| n.as_str().unwrap().to_string()));
@@ -558,7 +536,7 @@ fn every_command_and_subcommand_answers_help() {
         .iter()
         .map(|(what, line)| format!("out=$({line} 2>/dev/null </dev/null); echo \"$?:${{#out}}:{what}\"\n"))
         .collect();
-    let o = env.run(&["run", "--raw", &script]);
+    let o = env.output(&["run", "--raw", &script]);
     let report = stdout(&o);
     let mut failures = Vec::new();
     let mut seen = 0;

@@ -9,9 +9,14 @@ mod common;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
-use common::text;
+use common::{Env, text};
+
+/// `clix run --hub <examples> LINE`: (stdout, exit code).
+fn run_examples(env: &Env, line: &str) -> (String, i32) {
+    let o = env.output(&["run", "--hub", examples().to_str().unwrap(), line]);
+    (text(&o.stdout), o.status.code().unwrap_or(-1))
+}
 
 /// A tool script: prints `name version` for --version, `[]` otherwise.
 fn exe(path: &Path, version: &str) {
@@ -34,31 +39,6 @@ fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/hub").canonicalize().unwrap()
 }
 
-struct Env {
-    home: tempfile::TempDir,
-    ws: tempfile::TempDir,
-}
-
-impl Env {
-    fn new() -> Self {
-        Env { home: tempfile::tempdir().unwrap(), ws: tempfile::tempdir().unwrap() }
-    }
-
-    fn run(&self, args: &[&str], hub_path: Option<&Path>) -> Output {
-        let mut cmd = common::clix(self.home.path(), self.ws.path(), args);
-        if let Some(p) = hub_path {
-            cmd.env("CLIX_HUB_PATH", p);
-        }
-        cmd.output().unwrap()
-    }
-
-    /// `clix run --hub <examples> LINE`: (stdout, exit code).
-    fn run_examples(&self, line: &str) -> (String, i32) {
-        let o = self.run(&["run", "--hub", examples().to_str().unwrap(), line], None);
-        (text(&o.stdout), o.status.code().unwrap_or(-1))
-    }
-}
-
 const GOOD: &str = r#"{"name": "log-search", "version": "1.0.0", "description": "Search logs.",
   "command": "./log-search.sh", "domain": "ops",
   "parameters": [{"name": "keyword", "type": "string", "required": true, "description": "Word to find."},
@@ -77,33 +57,33 @@ fn list_info_and_check_of_a_good_hub() {
         "name: csv-query\nversion: '2'\ndescription: Query CSV.\ncommand: ./q.sh\n",
     );
 
-    let o = env.run(&["hub", "list"], None);
+    let o = env.output(&["hub", "list"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert_eq!(text(&o.stdout), "csv-query   2      Query CSV.\nlog-search  1.0.0  [ops] Search logs.\n");
     assert_eq!(text(&o.stderr), "");
     // The agent's `hub list` inside run is the same command.
-    let o = env.run(&["run", "hub list"], None);
+    let o = env.output(&["run", "hub list"]);
     assert!(
         text(&o.stdout).starts_with("csv-query   2      Query CSV.\nlog-search  1.0.0  [ops] Search logs.\n[exit:0")
     );
 
-    let o = env.run(&["hub", "list", "--json"], None);
+    let o = env.output(&["hub", "list", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["tools"][1]["name"], "log-search");
     assert_eq!(v["tools"][1]["ready"], true);
     assert_eq!(v["problems"], serde_json::json!([]));
 
-    let o = env.run(&["hub", "info", "log-search"], None);
+    let o = env.output(&["hub", "info", "log-search"]);
     assert_eq!(o.status.code(), Some(0));
     let out = text(&o.stdout);
     assert!(out.starts_with("usage: log-search --keyword <string> [--limit <integer>]\nSearch logs.\n"), "{out}");
     assert!(out.contains("  --limit <integer>   integer, default 100\n") && out.contains("ready\n"), "{out}");
 
-    let o = env.run(&["hub", "info", "nope"], None);
+    let o = env.output(&["hub", "info", "nope"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o.stderr).contains("[error] hub: no tool nope."), "{}", text(&o.stderr));
 
-    let o = env.run(&["hub", "check"], None);
+    let o = env.output(&["hub", "check"]);
     assert_eq!((o.status.code(), text(&o.stdout).as_str()), (Some(0), "ok: 2 tool(s) ready, no problems\n"));
 }
 
@@ -125,7 +105,7 @@ fn check_lists_every_problem_and_fails() {
 
     // --hub may come before or after the subcommand.
     let args = ["hub", "check", "--hub", extra.to_str().unwrap(), "--hub", missing.to_str().unwrap()];
-    let o = env.run(&args, Some(&from_env));
+    let o = env.cmd(&args).env("CLIX_HUB_PATH", &from_env).output().unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
     let out = text(&o.stderr);
     let lines: Vec<&str> = out.lines().collect();
@@ -146,13 +126,13 @@ fn check_lists_every_problem_and_fails() {
     assert_eq!(lines.len(), 6, "{out}");
 
     // A call that finds no tool says that some manifests did not load.
-    let o = env.run(&["run", "--hub", extra.to_str().unwrap(), "typo-tool"], None);
+    let o = env.output(&["run", "--hub", extra.to_str().unwrap(), "typo-tool"]);
     assert_eq!(o.status.code(), Some(127));
     let out = text(&o.stdout);
     assert!(out.contains("hint: 3 hub manifest(s) could not be loaded; hub check shows why"), "{out}");
 
     // list still shows the tool that loaded, and points at check.
-    let o = env.run(&["hub", "--hub", extra.to_str().unwrap(), "list"], None);
+    let o = env.output(&["hub", "--hub", extra.to_str().unwrap(), "list"]);
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(text(&o.stdout), "log-search  1.0.0  [ops] Search logs.\n(3 manifest problem(s): hub check)\n");
 }
@@ -160,12 +140,12 @@ fn check_lists_every_problem_and_fails() {
 #[test]
 fn an_empty_hub() {
     let env = Env::new();
-    let o = env.run(&["hub", "list"], None);
+    let o = env.output(&["hub", "list"]);
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(text(&o.stdout), "(no tools; put manifests in .clix/hub/ or pass --hub DIR)\n");
-    let o = env.run(&["hub", "check"], None);
+    let o = env.output(&["hub", "check"]);
     assert_eq!((o.status.code(), text(&o.stdout).as_str()), (Some(0), "ok: 0 tool(s) ready, no problems\n"));
-    let o = env.run(&["hub"], None);
+    let o = env.output(&["hub"]);
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(text(&o.stderr), "[error] hub: usage: hub list|info|search|stats|check|call\n");
 }
@@ -177,21 +157,21 @@ fn example_tools_are_commands_with_json_out_and_structured_errors() {
     write(&ws.join("logs/app.log"), "2026-11-01T10:00:00Z ERROR db timeout\n2026-11-20T10:00:00Z ERROR api timeout\n");
     write(&ws.join("sales.csv"), "name,region,amount\nann,EU,120\nbob,US,80\ncid,EU,300\n");
 
-    let (out, code) = env.run_examples("log-search --keyword timeout logs/ | jq -r '.[0].message'");
+    let (out, code) = run_examples(&env, "log-search --keyword timeout logs/ | jq -r '.[0].message'");
     assert_eq!((out.lines().next().unwrap(), code), ("api timeout", 0), "{out}");
-    let (out, code) = env.run_examples("csv-query sales.csv --where region=EU --sort amount --desc --select name");
+    let (out, code) = run_examples(&env, "csv-query sales.csv --where region=EU --sort amount --desc --select name");
     assert!(out.starts_with("[{\"name\": \"cid\"}, {\"name\": \"ann\"}]\n[exit:0"), "{out} {code}");
 
-    let (out, code) = env.run_examples("ticket-info OPS-999");
+    let (out, code) = run_examples(&env, "ticket-info OPS-999");
     assert_eq!(code, 1);
     assert!(
         out.starts_with("[error] ticket-info: NOT_FOUND: no ticket OPS-999\nhint: known OPS tickets: OPS-101"),
         "{out}"
     );
-    let (out, code) = env.run_examples("ticket-info SEC-7");
+    let (out, code) = run_examples(&env, "ticket-info SEC-7");
     assert_eq!(code, 3, "permission error: {out}");
     assert!(out.contains("RESTRICTED") && out.contains("hint: ask the security team"), "{out}");
-    let (out, code) = env.run_examples("ticket-info 'OPS-1; rm -rf /'");
+    let (out, code) = run_examples(&env, "ticket-info 'OPS-1; rm -rf /'");
     assert_eq!(code, 2, "the tool's own parameter check: {out}");
     assert!(out.contains("BAD_ID"), "{out}");
 
@@ -202,40 +182,44 @@ fn example_tools_are_commands_with_json_out_and_structured_errors() {
         ("ticket-info OPS-1 --field size", "[error] ticket-info: --field"),
         ("log-search --keyword x --limit ten", "[error] log-search: --limit"),
     ] {
-        let (out, code) = env.run_examples(line);
+        let (out, code) = run_examples(&env, line);
         assert_eq!(code, 2, "{line}: {out}");
         assert!(out.starts_with(want), "{line}: {out}");
         assert!(out.contains("\nparameters:\n") && out.contains("\nexamples:\n"), "{line}: {out}");
     }
-    let (out, code) = env.run_examples("log-search --help");
+    let (out, code) = run_examples(&env, "log-search --help");
     assert_eq!(code, 0);
     assert!(out.contains("usage: log-search --keyword <string>") && out.contains("default 50"), "{out}");
 
-    let (out, code) = env.run_examples(r#"hub call ticket-info --json '{"id": "OPS-102", "field": "owner"}'"#);
+    let (out, code) = run_examples(&env, r#"hub call ticket-info --json '{"id": "OPS-102", "field": "owner"}'"#);
     assert!(out.starts_with("{\"id\": \"OPS-102\", \"owner\": \"li\"}\n[exit:0"), "{out} {code}");
-    let (out, code) = env.run_examples(r#"echo '{"id": "OPS-103"}' | hub call ticket-info | jq -r .status"#);
+    let (out, code) = run_examples(&env, r#"echo '{"id": "OPS-103"}' | hub call ticket-info | jq -r .status"#);
     assert!(out.starts_with("closed\n"), "{out} {code}");
-    let (out, code) = env.run_examples(r#"hub call ticket-info --json '{"id": 7}'"#);
+    let (out, code) = run_examples(&env, r#"hub call ticket-info --json '{"id": 7}'"#);
     assert_eq!(code, 2, "{out}");
     assert!(out.starts_with("[error] ticket-info: --id: "), "{out}");
 
     // A tool's name where hub's subcommand goes (the 1.5B model wrote it so
     // in the eval): the error names the line that works.
-    let (out, code) = env.run_examples("hub ticket-info OPS-102");
+    let (out, code) = run_examples(&env, "hub ticket-info OPS-102");
     assert_eq!(code, 2, "{out}");
     assert!(out.starts_with("[error] hub: ticket-info is a hub tool, not a subcommand"), "{out}");
     assert!(out.contains("`ticket-info --help` or `ticket-info OPS-102`"), "{out}");
 
-    let (out, _) = env.run_examples("hub search find errors in log files");
+    let (out, _) = run_examples(&env, "hub search find errors in log files");
     assert!(out.starts_with("log-search "), "{out}");
-    let (out, _) = env.run_examples("hub stats ticket-info");
+    let (out, _) = run_examples(&env, "hub stats ticket-info");
     let row = out.lines().nth(1).unwrap();
     assert!(row.starts_with("ticket-info") && row.contains("BAD_ID:1") && row.contains("NOT_FOUND:1"), "{out}");
 }
 
 /// The description of the `run` tool, as `clix tool-def` gives it.
 fn run_description(env: &Env, hub_path: Option<&Path>) -> String {
-    let o = env.run(&["tool-def"], hub_path);
+    let mut cmd = env.cmd(&["tool-def"]);
+    if let Some(path) = hub_path {
+        cmd.env("CLIX_HUB_PATH", path);
+    }
+    let o = cmd.output().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     v["function"]["description"].as_str().unwrap().to_string()
 }
@@ -245,14 +229,14 @@ fn domains_limit_which_tools_exist() {
     let env = Env::new();
     let hub = examples();
     let hub = hub.to_str().unwrap();
-    let o = env.run(&["run", "--hub", hub, "--domain", "support", "hub list"], None);
+    let o = env.output(&["run", "--hub", hub, "--domain", "support", "hub list"]);
     let out = text(&o.stdout);
     assert!(out.starts_with("ticket-info  2.1.0  [support]"), "{out}");
     assert_eq!(out.lines().count(), 2, "only the support tool, then the footer: {out}");
-    let o = env.run(&["run", "--hub", hub, "--domain", "support", "csv-query x.csv"], None);
+    let o = env.output(&["run", "--hub", hub, "--domain", "support", "csv-query x.csv"]);
     assert_eq!(o.status.code(), Some(127), "outside the domain the tool does not exist");
     // Without a session restriction, `hub list --domain` filters the listing.
-    let o = env.run(&["hub", "--hub", hub, "list", "--domain", "data"], None);
+    let o = env.output(&["hub", "--hub", hub, "list", "--domain", "data"]);
     assert!(text(&o.stdout).starts_with("csv-query  0.3.1  [data] Query a CSV"), "{}", text(&o.stdout));
     let description = run_description(&env, Some(&examples()));
     assert!(description.contains("Hub tools (JSON output; <tool> --help for parameters):"), "{description}");
@@ -276,14 +260,14 @@ fn tools_that_fail_their_self_test_are_hidden_and_drift_warns() {
         &hub.join("old/manifest.json"),
         r#"{"name": "old", "version": "1.3.0", "description": "d", "command": "./run", "self_test": false}"#,
     );
-    let o = env.run(&["hub", "list"], None);
+    let o = env.output(&["hub", "list"]);
     let out = text(&o.stdout);
     assert_eq!(
         out,
         "old  1.3.0  d\n     warning: version drift: manifest says version 1.3.0, but `old --version` prints `tool 1.4.0`\n\
          (1 tool(s) not ready: hub list --all)\n"
     );
-    let o = env.run(&["hub", "list", "--all"], None);
+    let o = env.output(&["hub", "list", "--all"]);
     let out = text(&o.stdout);
     assert!(
         out.contains(
@@ -291,12 +275,12 @@ fn tools_that_fail_their_self_test_are_hidden_and_drift_warns() {
         ),
         "{out}"
     );
-    let o = env.run(&["run", "flaky"], None);
+    let o = env.output(&["run", "flaky"]);
     assert_eq!(o.status.code(), Some(127));
     let out = text(&o.stdout);
     assert!(out.starts_with("[error] flaky: this hub tool is not ready: `flaky --self-test` failed"), "{out}");
     assert!(out.contains("hint: hub check"), "{out}");
-    let o = env.run(&["hub", "check"], None);
+    let o = env.output(&["hub", "check"]);
     assert_eq!(o.status.code(), Some(1));
     let out = text(&o.stderr);
     assert!(out.contains("flaky/manifest.json: self_test: `flaky --self-test` failed"), "{out}");
@@ -317,12 +301,12 @@ fn hub_check_runs_self_tests_again_instead_of_trusting_the_cache() {
         &hub.join("waits/manifest.json"),
         r#"{"name": "waits", "version": "1", "description": "d", "command": "./run", "cwd": ".", "version_args": false}"#,
     );
-    assert!(text(&env.run(&["hub", "list"], None).stdout).contains("(1 tool(s) not ready"));
+    assert!(text(&env.output(&["hub", "list"]).stdout).contains("(1 tool(s) not ready"));
     write(&hub.join("waits/ready"), "");
-    assert!(text(&env.run(&["hub", "list"], None).stdout).contains("(1 tool(s) not ready"), "cached");
-    let o = env.run(&["hub", "check"], None);
+    assert!(text(&env.output(&["hub", "list"]).stdout).contains("(1 tool(s) not ready"), "cached");
+    let o = env.output(&["hub", "check"]);
     assert_eq!((o.status.code(), text(&o.stdout).as_str()), (Some(0), "ok: 1 tool(s) ready, no problems\n"));
-    assert!(text(&env.run(&["hub", "list"], None).stdout).starts_with("waits  1"), "the fresh result is cached");
+    assert!(text(&env.output(&["hub", "list"]).stdout).starts_with("waits  1"), "the fresh result is cached");
 }
 
 #[test]
@@ -339,7 +323,7 @@ fn a_large_hub_lists_the_most_used_and_points_to_search() {
     }
     // Calls make tool-17 the most used: it is listed first.
     for _ in 0..2 {
-        assert_eq!(env.run(&["run", "tool-17"], None).status.code(), Some(0));
+        assert_eq!(env.output(&["run", "tool-17"]).status.code(), Some(0));
     }
     let description = run_description(&env, None);
     let section = description.split("Hub tools").nth(1).unwrap();
@@ -367,7 +351,7 @@ fn secrets_reach_a_tool_only_when_its_manifest_names_them() {
         common::clix(env.home.path(), env.ws.path(), &["run", "gh"]).env("OTHER_API_KEY", "sk-host").output().unwrap();
     let out = text(&o.stdout);
     assert!(out.starts_with("{\"token\": \"from-config\", \"leak\": \"\"}\n"), "{out}");
-    let o = env.run(&["config", "show"], None);
+    let o = env.output(&["config", "show"]);
     let shown = text(&o.stdout);
     assert!(shown.contains("hub.env.GH_TOKEN") && !shown.contains("from-config"), "{shown}");
     let audit = fs::read_to_string(env.home.path().join("state/audit.jsonl")).unwrap();
@@ -386,11 +370,11 @@ fn a_workspace_tool_cannot_pose_as_a_real_program() {
         &hub.join("git.json"),
         r#"{"name": "git", "version": "1", "description": "Not git.", "command": "./git.sh"}"#,
     );
-    let o = env.run(&["run", "git --version"], None);
+    let o = env.output(&["run", "git --version"]);
     let out = text(&o.stdout);
     assert!(!out.contains("POSED") && !out.contains("tool 1"), "the workspace's tool ran: {out}");
     assert!(out.contains("git version"), "the real git runs: {out}");
-    let o = env.run(&["hub", "list", "--all"], None);
+    let o = env.output(&["hub", "list", "--all"]);
     let listed = format!("{}{}", text(&o.stdout), text(&o.stderr));
     assert!(listed.contains("may not take the name of the program"), "{listed}");
 }
@@ -413,7 +397,7 @@ fn a_tools_output_past_the_line_budget_stops_the_line() {
             "output": {"format": "text"}}"#,
     );
     write(&env.home.path().join("config.toml"), "[limits]\nmax_memory_bytes = 1048576\n");
-    let o = env.run(&["run", "big | wc -c; echo after"], None);
+    let o = env.output(&["run", "big | wc -c; echo after"]);
     let out = text(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(
@@ -425,6 +409,6 @@ fn a_tools_output_past_the_line_budget_stops_the_line() {
     assert!(!out.contains("after") && !out.lines().any(|l| l.trim() == "0"), "{out}");
     // Under the budget, the whole output passes.
     write(&env.home.path().join("config.toml"), "[limits]\nmax_memory_bytes = 4194304\n");
-    let o = env.run(&["run", "big | wc -c"], None);
+    let o = env.output(&["run", "big | wc -c"]);
     assert_eq!((text(&o.stdout).lines().next().unwrap_or(""), o.status.code()), ("2000000", Some(0)));
 }

@@ -11,9 +11,28 @@ use clix_testkit::model_server as support;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Output, Stdio};
 
-use common::text;
+use common::{Env, text};
 use serde_json::json;
 use support::{Reply, openai_calls, openai_text, run_call};
+
+/// A workspace with a small Python script.
+fn env() -> Env {
+    Env::new().with_file("x.py", "print('x')\nprint('y here')\nprint('z')\n")
+}
+
+/// `clix args…`, with HOME so the sandbox finds the toolchains on PATH
+/// (pyenv's shims, say) as a person's clix does.
+fn clix(env: &Env, args: &[&str]) -> Command {
+    let mut cmd = env.cmd(args);
+    cmd.env("HOME", std::env::var_os("HOME").unwrap_or_default());
+    cmd
+}
+
+/// Secret-named variables and a config file holding keys, all canaries.
+fn with_secrets(env: &Env, cmd: &mut Command) {
+    env.write_config(&format!("[agent]\napi_key = \"{FILE_CANARY}\"\n\n[memory]\napi_key = \"{MEMORY_CANARY}\"\n"));
+    cmd.env("OPENAI_API_KEY", OPENAI_CANARY).env("MY_TOKEN", TOKEN_CANARY).env("CLIX_AGENT_API_KEY", AGENT_CANARY);
+}
 
 const LINE: &str = "python3 x.py | grep y";
 
@@ -22,37 +41,6 @@ const TOKEN_CANARY: &str = "canary-token-c07e52";
 const AGENT_CANARY: &str = "canary-agent-81d6b3";
 const FILE_CANARY: &str = "canary-file-e4a20c";
 const MEMORY_CANARY: &str = "canary-memory-5d7f19";
-
-struct Env {
-    home: tempfile::TempDir,
-    ws: tempfile::TempDir,
-}
-
-impl Env {
-    fn new() -> Self {
-        let env = Env { home: tempfile::tempdir().unwrap(), ws: tempfile::tempdir().unwrap() };
-        std::fs::write(env.ws.path().join("x.py"), "print('x')\nprint('y here')\nprint('z')\n").unwrap();
-        env
-    }
-
-    /// `clix args…`, with HOME so the sandbox finds the toolchains on PATH
-    /// (pyenv's shims, say) as a person's clix does.
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut cmd = common::clix(self.home.path(), self.ws.path(), args);
-        cmd.env("HOME", std::env::var_os("HOME").unwrap_or_default());
-        cmd
-    }
-
-    /// Secret-named variables and a config file holding keys, all canaries.
-    fn with_secrets(&self, cmd: &mut Command) {
-        std::fs::write(
-            self.home.path().join("config.toml"),
-            format!("[agent]\napi_key = \"{FILE_CANARY}\"\n\n[memory]\napi_key = \"{MEMORY_CANARY}\"\n"),
-        )
-        .unwrap();
-        cmd.env("OPENAI_API_KEY", OPENAI_CANARY).env("MY_TOKEN", TOKEN_CANARY).env("CLIX_AGENT_API_KEY", AGENT_CANARY);
-    }
-}
 
 fn output(mut cmd: Command) -> Output {
     cmd.output().unwrap()
@@ -78,8 +66,8 @@ fn assert_no_canary(what: &str, shown: &str) {
 
 #[test]
 fn debug_says_the_sandbox_runs_python3_and_the_shell_runs_grep() {
-    let env = Env::new();
-    let o = output(env.cmd(&["run", "--log-level", "debug", LINE]));
+    let env = env();
+    let o = output(clix(&env, &["run", "--log-level", "debug", LINE]));
     let (out, err) = (text(&o.stdout), text(&o.stderr));
     assert_eq!(o.status.code(), Some(0), "{out}{err}");
     assert!(out.starts_with("y here\n[exit:0 | "), "the result alone on stdout: {out}");
@@ -101,20 +89,20 @@ fn debug_says_the_sandbox_runs_python3_and_the_shell_runs_grep() {
 
 #[test]
 fn the_default_level_prints_no_debug_lines() {
-    let env = Env::new();
-    let o = output(env.cmd(&["run", LINE]));
+    let env = env();
+    let o = output(clix(&env, &["run", LINE]));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert_eq!(text(&o.stderr), "", "warn is the default: nothing to say about a line that worked");
     // The flag wins over CLIX_LOG.
-    let mut cmd = env.cmd(&["run", "--log-level", "warn", LINE]);
+    let mut cmd = clix(&env, &["run", "--log-level", "warn", LINE]);
     cmd.env("CLIX_LOG", "debug");
     assert_eq!(text(&output(cmd).stderr), "");
 }
 
 #[test]
 fn clix_log_opens_the_sandbox_alone() {
-    let env = Env::new();
-    let mut cmd = env.cmd(&["run", LINE]);
+    let env = env();
+    let mut cmd = clix(&env, &["run", LINE]);
     cmd.env("CLIX_LOG", "clix_sandbox=debug");
     let o = output(cmd);
     let err = text(&o.stderr);
@@ -127,7 +115,7 @@ fn clix_log_opens_the_sandbox_alone() {
     assert_eq!(err.lines().count(), debug.len(), "nothing but those debug lines:\n{err}");
 
     // A filter that does not parse says so, and clix goes on at warn.
-    let mut cmd = env.cmd(&["run", LINE]);
+    let mut cmd = clix(&env, &["run", LINE]);
     cmd.env("CLIX_LOG", "clix_sandbox=loud");
     let o = output(cmd);
     let err = text(&o.stderr);
@@ -138,8 +126,8 @@ fn clix_log_opens_the_sandbox_alone() {
 
 #[test]
 fn mcp_keeps_stdout_for_mcp_at_trace() {
-    let env = Env::new();
-    let mut cmd = env.cmd(&["mcp", "--log-level", "trace"]);
+    let env = env();
+    let mut cmd = clix(&env, &["mcp", "--log-level", "trace"]);
     cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
@@ -173,11 +161,11 @@ fn mcp_keeps_stdout_for_mcp_at_trace() {
 
 #[test]
 fn no_secret_reaches_the_log_of_a_run_at_trace() {
-    let env = Env::new();
+    let env = env();
     // A python3 stage in the sandbox, then a line with no hub and no memory in it.
     for line in [LINE, "echo plain | wc -l"] {
-        let mut cmd = env.cmd(&["run", "--log-level", "trace", line]);
-        env.with_secrets(&mut cmd);
+        let mut cmd = clix(&env, &["run", "--log-level", "trace", line]);
+        with_secrets(&env, &mut cmd);
         let o = output(cmd);
         let (out, err) = (text(&o.stdout), text(&o.stderr));
         assert_eq!(o.status.code(), Some(0), "{out}{err}");
@@ -201,14 +189,14 @@ async fn no_secret_reaches_the_log_of_an_agent_at_trace() {
             openai_text("done", 20, 3),
         ])
         .await;
-        let env = Env::new();
+        let env = env();
         let mut args = vec!["ask"];
         if let Some(level) = flag {
             args.extend(["--log-level", level]);
         }
         args.push("find y in x.py");
-        let mut cmd = env.cmd(&args);
-        env.with_secrets(&mut cmd);
+        let mut cmd = clix(&env, &args);
+        with_secrets(&env, &mut cmd);
         cmd.env("CLIX_MEMORY_SUMMARIES", "false")
             .env("AGENT_BASE_URL", format!("{}/v1", server.url))
             .env("AGENT_MODEL", "scripted");

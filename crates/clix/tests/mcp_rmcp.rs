@@ -23,18 +23,27 @@ use serde_json::{Value, json};
 
 mod common;
 
+use common::Env;
 use common::mcp_http::{AUTHORIZATION, HttpServer, TOKEN};
 
-struct Env {
-    home: tempfile::TempDir,
-    ws: tempfile::TempDir,
+/// `clix mcp` over an [`Env`]: how the tests start it and connect to it.
+trait McpEnv {
+    fn command(&self, extra: &[&str]) -> tokio::process::Command;
+    fn std_command(&self, extra: &[&str]) -> Command;
+    async fn connect<H: ClientHandler>(
+        &self,
+        handler: H,
+        lifecycle: ClientLifecycleMode,
+    ) -> RunningService<RoleClient, H>;
+    async fn connect_with<H: ClientHandler>(
+        &self,
+        extra: &[&str],
+        handler: H,
+        lifecycle: ClientLifecycleMode,
+    ) -> RunningService<RoleClient, H>;
 }
 
-impl Env {
-    fn new() -> Self {
-        Env { home: tempfile::tempdir().unwrap(), ws: tempfile::tempdir().unwrap() }
-    }
-
+impl McpEnv for Env {
     fn command(&self, extra: &[&str]) -> tokio::process::Command {
         self.std_command(extra).into()
     }

@@ -9,56 +9,19 @@ mod common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
-use common::text;
+use common::{Env, text};
 
-struct Env {
-    home: tempfile::TempDir,
-    ws: tempfile::TempDir,
-}
-
-impl Env {
-    fn new() -> Env {
-        Env { home: tempfile::tempdir().unwrap(), ws: tempfile::tempdir().unwrap() }
-    }
-
-    /// A config whose one server is the fixture, `marker` on its command line.
-    fn with_server(marker: &str) -> Env {
-        let env = Env::new();
-        let script = clix_testkit::mcp_fixtures().join("server.py");
-        env.write_config(&format!(
-            "[[mcp.server]]\nname = \"fx\"\ndescription = \"Records, paints and images of the fixture\"\n\
-             command = \"python3\"\nargs = [\"{}\", \"stdio\", \"{marker}\"]\n",
-            script.display()
-        ));
-        env
-    }
-
-    fn config(&self) -> PathBuf {
-        self.home.path().join("config.toml")
-    }
-
-    fn write_config(&self, text: &str) {
-        fs::write(self.config(), text).unwrap();
-    }
-
-    fn clix(&self, args: &[&str]) -> Output {
-        common::clix(self.home.path(), self.ws.path(), args).output().unwrap()
-    }
-
-    fn run(&self, line: &str) -> (String, String, i32) {
-        let o = self.clix(&["run", "--raw", line]);
-        (text(&o.stdout), text(&o.stderr), o.status.code().unwrap_or(-1))
-    }
-
-    fn audit_lines(&self, kind: &str) -> Vec<serde_json::Value> {
-        let log = fs::read_to_string(self.home.path().join("state/audit.jsonl")).unwrap_or_default();
-        log.lines()
-            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-            .filter(|v| v["kind"] == kind)
-            .collect()
-    }
+/// A config whose one server is the fixture, `marker` on its command line.
+fn with_server(marker: &str) -> Env {
+    let env = Env::new();
+    let script = clix_testkit::mcp_fixtures().join("server.py");
+    env.write_config(&format!(
+        "[[mcp.server]]\nname = \"fx\"\ndescription = \"Records, paints and images of the fixture\"\n\
+         command = \"python3\"\nargs = [\"{}\", \"stdio\", \"{marker}\"]\n",
+        script.display()
+    ));
+    env
 }
 
 #[test]
@@ -67,13 +30,13 @@ fn a_configured_server_is_a_command_in_tool_def_help_and_pipes() {
         return;
     }
     let marker = format!("bin-pipes-{}", std::process::id());
-    let env = Env::with_server(&marker);
-    let o = env.clix(&["tool-def"]);
+    let env = with_server(&marker);
+    let o = env.output(&["tool-def"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let def: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let description = def["function"]["description"].as_str().unwrap();
     assert!(description.contains("  fx  Records, paints and images of the fixture"), "{description}");
-    let o = env.clix(&["commands", "--json"]);
+    let o = env.output(&["commands", "--json"]);
     let commands: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let fx = serde_json::json!({"name": "fx", "description": "Records, paints and images of the fixture"});
     assert!(commands["tools"].as_array().unwrap().contains(&fx), "{commands}");
@@ -94,14 +57,14 @@ fn a_configured_server_is_a_command_in_tool_def_help_and_pipes() {
     assert!(err.contains("failed on purpose: broken"), "{err}");
 
     // One line per call, and hub stats counts each as `SERVER TOOL`.
-    let calls = env.audit_lines("mcp");
+    let calls = env.audit("mcp");
     let made: Vec<(&str, &str, i64)> = calls
         .iter()
         .map(|c| (c["server"].as_str().unwrap(), c["tool"].as_str().unwrap(), c["exit_code"].as_i64().unwrap()))
         .collect();
     assert_eq!(made, [("fx", "list_records", 0), ("fx", "fail", 1)]);
     assert_eq!(calls[0]["arguments"], serde_json::json!({"count": 30}));
-    let o = env.clix(&["hub", "stats", "--json"]);
+    let o = env.output(&["hub", "stats", "--json"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let stats: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let rows: Vec<(&str, u64, u64)> = stats
@@ -126,7 +89,7 @@ fn a_policy_rule_naming_server_and_tool_blocks_the_call() {
     if !clix_testkit::mcp_ready("a_policy_rule_naming_server_and_tool_blocks_the_call") {
         return;
     }
-    let env = Env::with_server("bin-policy");
+    let env = with_server("bin-policy");
     fs::write(
         env.home.path().join("policy.toml"),
         "[[rule]]\nid = \"no-fail\"\nmatch = [\"fx\", \"fail\"]\ndecision = \"deny\"\nwhy = \"the fixture must not fail\"\n",
@@ -135,8 +98,8 @@ fn a_policy_rule_naming_server_and_tool_blocks_the_call() {
     let (out, err, code) = env.run("fx fail --message x; echo after");
     assert_eq!((out.as_str(), code), ("", 126), "{err}");
     assert!(err.contains("denied: the fixture must not fail") && err.contains("rule `no-fail`"), "{err}");
-    assert!(env.audit_lines("mcp").is_empty(), "the refused call was not made");
-    assert_eq!(env.audit_lines("policy").len(), 1);
+    assert!(env.audit("mcp").is_empty(), "the refused call was not made");
+    assert_eq!(env.audit("policy").len(), 1);
     let (out, err, code) = env.run("fx list_records --count 3 | jq '.records | length'");
     assert_eq!((out.as_str(), code), ("3\n", 0), "{err}");
 }
@@ -228,7 +191,7 @@ fn a_workspace_cannot_declare_a_server() {
     .unwrap();
     let (_, err, code) = env.run("planted --help");
     assert_eq!(code, 127, "{err}");
-    let o = env.clix(&["tool-def"]);
+    let o = env.output(&["tool-def"]);
     assert!(!text(&o.stdout).contains("planted"));
 }
 
@@ -245,7 +208,7 @@ fn desktop_file(dir: &Path) -> PathBuf {
 fn import_prints_the_entries_what_was_skipped_and_what_to_export() {
     let env = Env::new();
     let file = desktop_file(env.ws.path());
-    let o = env.clix(&["mcp", "import", file.to_str().unwrap()]);
+    let o = env.output(&["mcp", "import", file.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let out = text(&o.stdout);
     // The whole output is TOML: entries, then comments.
@@ -264,9 +227,9 @@ fn import_prints_the_entries_what_was_skipped_and_what_to_export() {
         assert!(!out.contains(secret), "{secret} written");
     }
     assert!(text(&o.stderr).contains("nothing written (add --write"), "{}", text(&o.stderr));
-    assert!(!env.config().exists(), "without --write nothing is written");
+    assert!(!env.config_file().exists(), "without --write nothing is written");
 
-    let o = env.clix(&["mcp", "import", "/nonexistent/file.json"]);
+    let o = env.output(&["mcp", "import", "/nonexistent/file.json"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o.stderr).contains("cannot read /nonexistent/file.json"), "{}", text(&o.stderr));
 }
@@ -280,12 +243,12 @@ fn import_write_keeps_the_config_and_the_imported_server_runs() {
     let kept = "# my settings\n[limits]\ntimeout_secs = 45\n";
     env.write_config(kept);
     let file = desktop_file(env.ws.path());
-    let o = env.clix(&["mcp", "import", "--write", file.to_str().unwrap()]);
+    let o = env.output(&["mcp", "import", "--write", file.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(text(&o.stderr).contains("7 server(s) added to"), "{}", text(&o.stderr));
-    let config = fs::read_to_string(env.config()).unwrap();
+    let config = fs::read_to_string(env.config_file()).unwrap();
     assert!(config.starts_with(&format!("{kept}\n# imported from ")), "{config}");
-    let o = env.clix(&["config", "show", "--json"]);
+    let o = env.output(&["config", "show", "--json"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let shown: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(shown["limits.timeout_secs"]["value"], 45);
@@ -293,10 +256,10 @@ fn import_write_keeps_the_config_and_the_imported_server_runs() {
     // The imported stdio entry is a command; a second import skips what is there.
     let (out, err, code) = env.run("fx where | jq -r .result | cut -d' ' -f1");
     assert_eq!((out.trim(), code), (env.ws.path().canonicalize().unwrap().to_str().unwrap(), 0), "{err}");
-    let o = env.clix(&["mcp", "import", "--write", file.to_str().unwrap()]);
+    let o = env.output(&["mcp", "import", "--write", file.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(text(&o.stdout).contains("# skipped \"fx\": a server named `fx` is already configured"));
-    assert_eq!(fs::read_to_string(env.config()).unwrap(), config, "nothing new to write");
+    assert_eq!(fs::read_to_string(env.config_file()).unwrap(), config, "nothing new to write");
 }
 
 /// `rate_limit` in the config holds across `clix run` processes (the counts
@@ -309,8 +272,8 @@ fn rate_limits_hold_across_processes_and_search_keeps_tool_lists() {
         return;
     }
     let marker = format!("bin-limits-{}", std::process::id());
-    let env = Env::with_server(&marker);
-    let config = fs::read_to_string(env.config()).unwrap();
+    let env = with_server(&marker);
+    let config = fs::read_to_string(env.config_file()).unwrap();
     env.write_config(&format!("{config}rate_limit = 2\ntools = {{ where = {{ rate_limit = 5 }} }}\n"));
     let search = |line: &str| {
         let o = common::clix(env.home.path(), env.ws.path(), &["run", "--raw", "--log-level", "debug", line])

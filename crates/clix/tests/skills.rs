@@ -9,9 +9,25 @@ mod common;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::Output;
 
-use common::text;
+use common::{Env, text};
+
+/// The person's `alpha` and `clash`; the workspace's `clash` (hidden),
+/// `probe` with a script, and `broken` (a name that is not its folder's).
+fn env() -> Env {
+    let env = Env::new();
+    let person = env.home.path().join("skills");
+    skill(&person, "alpha", "First of the person's skills.");
+    skill(&person, "clash", "The person's clash.");
+    let ws = env.ws.path().join(".clix/skills");
+    skill(&ws, "clash", "The workspace's clash.");
+    skill(&ws, "probe", "Says where it runs.");
+    let probe = ws.join("probe/scripts/where.sh");
+    write(&probe, "#!/bin/sh\necho \"in $(pwd) as home $HOME\"\ncat \"$1\" 2>/dev/null || echo unreadable\n");
+    fs::set_permissions(&probe, fs::Permissions::from_mode(0o755)).unwrap();
+    write(&ws.join("broken/SKILL.md"), "---\nname: other\ndescription: d\n---\n");
+    env
+}
 
 fn write(path: &Path, text: &str) {
     fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -22,40 +38,10 @@ fn skill(dir: &Path, name: &str, description: &str) {
     write(&dir.join(name).join("SKILL.md"), &format!("---\nname: {name}\ndescription: {description}\n---\nSteps.\n"));
 }
 
-struct Env {
-    home: tempfile::TempDir,
-    ws: tempfile::TempDir,
-}
-
-impl Env {
-    /// The person's `alpha` and `clash`; the workspace's `clash` (hidden),
-    /// `probe` with a script, and `broken` (a name that is not its folder's).
-    fn new() -> Env {
-        let env = Env { home: tempfile::tempdir().unwrap(), ws: tempfile::tempdir().unwrap() };
-        let person = env.home.path().join("skills");
-        skill(&person, "alpha", "First of the person's skills.");
-        skill(&person, "clash", "The person's clash.");
-        let ws = env.ws.path().join(".clix/skills");
-        skill(&ws, "clash", "The workspace's clash.");
-        skill(&ws, "probe", "Says where it runs.");
-        let probe = ws.join("probe/scripts/where.sh");
-        write(&probe, "#!/bin/sh\necho \"in $(pwd) as home $HOME\"\ncat \"$1\" 2>/dev/null || echo unreadable\n");
-        fs::set_permissions(&probe, fs::Permissions::from_mode(0o755)).unwrap();
-        write(&ws.join("broken/SKILL.md"), "---\nname: other\ndescription: d\n---\n");
-        env
-    }
-
-    fn clix(&self, args: &[&str], vars: &[(&str, &str)]) -> Output {
-        let mut cmd = common::clix(self.home.path(), self.ws.path(), args);
-        cmd.envs(vars.iter().copied());
-        cmd.output().unwrap()
-    }
-}
-
 #[test]
 fn the_person_s_skills_are_in_the_tool_definition_within_the_configured_budget() {
-    let env = Env::new();
-    let o = env.clix(&["tool-def"], &[]);
+    let env = env();
+    let o = env.output_with_vars(&["tool-def"], &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let def: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let description = def["function"]["description"].as_str().unwrap();
@@ -63,20 +49,20 @@ fn the_person_s_skills_are_in_the_tool_definition_within_the_configured_budget()
     assert!(description.contains("  clash  The person's clash.\n\nOutput:"), "{description}");
 
     write(&env.home.path().join("config.toml"), "[skills]\nlevel0_bytes = 40\n");
-    let o = env.clix(&["tool-def"], &[]);
+    let o = env.output_with_vars(&["tool-def"], &[]);
     let description = text(&o.stdout);
     assert!(description.contains("  alpha ") && !description.contains("  clash "), "{description}");
     assert!(description.contains("… 1 more: `skill` lists them all"), "{description}");
 
-    let o = env.clix(&["tool-def"], &[("CLIX_SKILLS_LEVEL0_BYTES", "100000")]);
+    let o = env.output_with_vars(&["tool-def"], &[("CLIX_SKILLS_LEVEL0_BYTES", "100000")]);
     assert_ne!(o.status.code(), Some(0), "a budget past the bound is refused: {}", text(&o.stderr));
     assert!(text(&o.stderr).contains("skills.level0_bytes = 100000: from 0 to 65536"), "{}", text(&o.stderr));
 }
 
 #[test]
 fn skill_in_run_lists_reports_and_runs_a_workspace_script_sandboxed() {
-    let env = Env::new();
-    let o = env.clix(&["run", "skill"], &[]);
+    let env = env();
+    let o = env.output_with_vars(&["run", "skill"], &[]);
     let out = text(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{out}");
     for want in [
@@ -89,12 +75,12 @@ fn skill_in_run_lists_reports_and_runs_a_workspace_script_sandboxed() {
         assert!(out.contains(want), "{want:?} in {out}");
     }
 
-    let o = env.clix(&["run", "skill clash"], &[]);
+    let o = env.output_with_vars(&["run", "skill clash"], &[]);
     assert!(text(&o.stdout).starts_with("---\nname: clash\ndescription: The person's clash.\n"), "the person's wins");
 
     let secret = env.home.path().join("skills/alpha/SKILL.md");
     let line = format!("skill probe run scripts/where.sh {}", secret.display());
-    let o = env.clix(&["run", &line], &[]);
+    let o = env.output_with_vars(&["run", &line], &[]);
     let out = text(&o.stdout);
     let ws = env.ws.path().canonicalize().unwrap();
     assert!(out.starts_with(&format!("in {} as home ", ws.display())), "{out}");
@@ -103,8 +89,8 @@ fn skill_in_run_lists_reports_and_runs_a_workspace_script_sandboxed() {
     write(&env.home.path().join("config.toml"), "[skills]\nenabled = false\n");
     // Off: no `skill` of clix's (the name falls through to the OS, where
     // procps has an old program of that name).
-    let o = env.clix(&["run", "skill"], &[]);
+    let o = env.output_with_vars(&["run", "skill"], &[]);
     assert!(!text(&o.stdout).contains("First of the person's skills."), "{}", text(&o.stdout));
-    let o = env.clix(&["tool-def"], &[]);
+    let o = env.output_with_vars(&["tool-def"], &[]);
     assert!(!text(&o.stdout).contains("alpha"), "{}", text(&o.stdout));
 }

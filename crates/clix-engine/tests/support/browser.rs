@@ -1,16 +1,10 @@
 //! What the `browser` command's tests share: an engine with the browser
 //! and the OS tier it runs in, on a temporary workspace and state folder,
 //! and the ref a snapshot gives an element.
-#![allow(clippy::unwrap_used, clippy::expect_used, dead_code)] // each test file uses its own part
 
-use clix_engine::{Engine, EngineConfig, OsTier, SandboxSettings};
+use clix_engine::{EngineConfig, SandboxSettings};
 
-/// The engine, its workspace, and the folder holding its audit log.
-pub(crate) struct Fixture {
-    pub(crate) ws: tempfile::TempDir,
-    pub(crate) state: tempfile::TempDir,
-    pub(crate) engine: Engine,
-}
+use super::{Dirs, Fixture};
 
 /// Whether Chromium is installed; when it is not, the test is recorded as skipped.
 pub(crate) fn chromium_installed() -> bool {
@@ -23,22 +17,13 @@ pub(crate) fn chromium_installed() -> bool {
 
 /// An engine with `browser` settings; `session` names it in the audit log.
 pub(crate) async fn fixture(browser: clix_browser::BrowserSettings, session: &str) -> Fixture {
-    let ws = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    let engine = Engine::new(EngineConfig {
+    let dirs = Dirs::new();
+    let config = EngineConfig {
         capabilities: vec![std::sync::Arc::new(browser)],
-        os: Some(OsTier {
-            settings: SandboxSettings::default(),
-            clix_config_dir: None,
-            audit_log: Some(clix_audit::AuditLog::new(state.path().join("audit.jsonl"))),
-            session_id: session.into(),
-            env: Vec::new(),
-        }),
-        ..EngineConfig::new(ws.path())
-    })
-    .await
-    .unwrap();
-    Fixture { ws, state, engine }
+        os: Some(dirs.os_tier(SandboxSettings::default(), session)),
+        ..dirs.config()
+    };
+    dirs.start(config).await
 }
 
 /// The ref (`@eN`) on the first line of `text` containing `needle`.

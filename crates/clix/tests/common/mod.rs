@@ -6,9 +6,9 @@ pub(crate) mod agent_home;
 pub(crate) mod differ;
 pub(crate) mod mcp_http;
 
-use std::io::Read;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 
 /// `clix args…` in `ws`, with only PATH and `CLIX_HOME` set and stdin closed.
@@ -29,6 +29,76 @@ pub(crate) fn peak_rss_mib(mut cmd: Command) -> (Option<i32>, u64) {
 
 pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A person's clix for one test: its own `CLIX_HOME` and a workspace, both
+/// temporary, and the ways the tests start it there.
+pub(crate) struct Env {
+    /// `CLIX_HOME`: config, data and state.
+    pub(crate) home: tempfile::TempDir,
+    /// The workspace, clix's cwd.
+    pub(crate) ws: tempfile::TempDir,
+}
+
+impl Env {
+    pub(crate) fn new() -> Env {
+        Env { home: tempfile::tempdir().unwrap(), ws: tempfile::tempdir().unwrap() }
+    }
+
+    /// The same, with `text` written to `name` in the workspace.
+    pub(crate) fn with_file(self, name: &str, text: &str) -> Env {
+        let path = self.ws.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+        self
+    }
+
+    /// `clix args…` here, not yet started.
+    pub(crate) fn cmd(&self, args: &[&str]) -> Command {
+        clix(self.home.path(), self.ws.path(), args)
+    }
+
+    /// `clix args…` here, run to its end.
+    pub(crate) fn output(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+
+    /// `clix args…` here with `vars` set too.
+    pub(crate) fn output_with_vars(&self, args: &[&str], vars: &[(&str, &str)]) -> Output {
+        self.cmd(args).envs(vars.iter().copied()).output().unwrap()
+    }
+
+    /// `clix args…` here with `stdin` piped in.
+    pub(crate) fn output_with_stdin(&self, args: &[&str], stdin: &[u8]) -> Output {
+        let mut child =
+            self.cmd(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        child.stdin.take().unwrap().write_all(stdin).unwrap();
+        child.wait_with_output().unwrap()
+    }
+
+    /// `clix run --raw LINE`: (stdout, stderr, exit code).
+    pub(crate) fn run(&self, line: &str) -> (String, String, i32) {
+        let o = self.output(&["run", "--raw", line]);
+        (text(&o.stdout), text(&o.stderr), o.status.code().unwrap_or(-1))
+    }
+
+    /// The person's config file.
+    pub(crate) fn config_file(&self) -> PathBuf {
+        self.home.path().join("config.toml")
+    }
+
+    pub(crate) fn write_config(&self, text: &str) {
+        std::fs::write(self.config_file(), text).unwrap();
+    }
+
+    /// The audit log's lines of `kind` (`policy`, `mcp`, `hub`, …).
+    pub(crate) fn audit(&self, kind: &str) -> Vec<serde_json::Value> {
+        let log = std::fs::read_to_string(self.home.path().join("state/audit.jsonl")).unwrap_or_default();
+        log.lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|v| v["kind"] == kind)
+            .collect()
+    }
 }
 
 /// `clix WORDS` (WORDS as a shell reads them) with `inner`'s environment,
