@@ -55,6 +55,16 @@ pub fn attach(seen: &SeenImages, image: SeenImage, who: &str) -> Result<(), Stri
     Ok(())
 }
 
+/// [`decode`] on a blocking thread: decoding is CPU-bound work of up to
+/// seconds, so other sessions' lines go on meanwhile. `label` names the
+/// image in errors, as `decode`'s `path` does (`a.png`, `fx image 1`).
+pub async fn decode_off_thread(label: &str, bytes: Vec<u8>) -> Result<SeenImage, String> {
+    let owned = label.to_string();
+    tokio::task::spawn_blocking(move || decode(&owned, &bytes))
+        .await
+        .unwrap_or_else(|e| Err(format!("[error] {label}: the decoder failed: {e}\n")))
+}
+
 /// Checks that `bytes` are an image we can show, and scales it down if needed.
 pub fn decode(path: &str, bytes: &[u8]) -> Result<SeenImage, String> {
     let not_image = || format!("[error] not an image file: {path} (use cat to read text files)\n");

@@ -2,7 +2,9 @@
 //! seen during a line; the agent loop attaches it to the next model call
 //! and the MCP server returns it as image content.
 
-use clix_command::{AgentCommand, CommandIo, CommandSpec, SeenImages, attach, decode, fail, fs_reason, resolve};
+use clix_command::{
+    AgentCommand, CommandIo, CommandSpec, SeenImages, attach, decode_off_thread, fail, fs_reason, resolve,
+};
 use clix_shell::{CommandStatus, OWN_READ_LIMIT, async_trait};
 
 pub(crate) struct See {
@@ -60,13 +62,8 @@ impl AgentCommand for See {
                     continue;
                 }
             };
-            // Decoding is CPU-bound work of up to seconds: off the async threads,
-            // so other sessions' lines go on meanwhile.
-            let (owned, size) = (path.to_string(), bytes.len());
-            let decoded = tokio::task::spawn_blocking(move || decode(&owned, &bytes))
-                .await
-                .unwrap_or_else(|e| Err(format!("[error] see: {path}: the decoder failed: {e}\n")));
-            match decoded {
+            let size = bytes.len();
+            match decode_off_thread(path, bytes).await {
                 Ok(image) => {
                     let line = format!(
                         "{path}: {} image, {}x{}, {} bytes; attached for viewing\n",

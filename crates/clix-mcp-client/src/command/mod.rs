@@ -327,13 +327,7 @@ impl McpServer {
         io.stderr.write_all(&result.stderr).await?;
         for (i, image) in result.images.iter().enumerate() {
             let label = format!("{} image {}", self.spec.name, i + 1);
-            let data = image.data.clone();
-            let owned = label.clone();
-            // Decoding is CPU-bound: off the async threads, as see does.
-            let decoded = tokio::task::spawn_blocking(move || clix_command::decode(&owned, &data))
-                .await
-                .unwrap_or_else(|e| Err(format!("[error] {label}: the decoder failed: {e}\n")));
-            match decoded {
+            match clix_command::decode_off_thread(&label, image.data.clone()).await {
                 Ok(seen) => {
                     let line = format!(
                         "[{label}: {} {}x{}, attached for viewing]\n",
