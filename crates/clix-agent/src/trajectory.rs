@@ -810,11 +810,13 @@ mod tests {
         for (named, want) in rows {
             match (find_run(dir.path(), named), want) {
                 (Ok(found), Ok(want)) => assert_eq!(found, want, "{named:?}"),
-                (Err(e), Err(want)) => assert!(e.contains(want), "{named:?}: {e}"),
+                (Err(e), Err(want)) => assert!(e.to_string().contains(want), "{named:?}: {e}"),
                 (got, want) => panic!("{named:?}: {got:?}, wanted {want:?}"),
             }
         }
+        assert!(matches!(find_run(dir.path(), "2025"), Err(RunError::NoSuchRun { .. })));
+        assert!(matches!(find_run(dir.path(), ""), Err(RunError::Ambiguous { ids, .. }) if ids.len() == 3));
         let empty = tempfile::tempdir().unwrap();
-        assert!(find_run(empty.path(), "last").unwrap_err().starts_with("no runs yet"));
+        assert!(matches!(find_run(empty.path(), "last"), Err(RunError::NoRuns { .. })));
     }
 }

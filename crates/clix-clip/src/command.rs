@@ -21,10 +21,12 @@ use crate::{Clip, ClipConfig, ClipError, Environment, Transfer, UNREACHABLE_EXIT
 /// the model with their list when there are any.
 #[async_trait]
 impl Capability for ClipConfig {
-    async fn add(&self, parts: &Parts<'_>) -> Result<Added, String> {
+    async fn add(&self, parts: &Parts<'_>) -> Result<Added, clix_command::CapabilityError> {
         // A call's output is a stage's: held to the line's memory budget.
         let config = ClipConfig { output_cap_bytes: parts.output_cap, ..self.clone() };
-        let clip = Arc::new(Clip::new(config)?);
+        let clip =
+            Clip::new(config).map_err(|problem| clix_command::CapabilityError { capability: "clip", problem })?;
+        let clip = Arc::new(clip);
         let section = environments_section(clip.environments());
         let command =
             ClipCommand::new(Arc::clone(&clip), parts.workspace.clone(), parts.judge.clone(), parts.time.clone());

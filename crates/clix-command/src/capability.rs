@@ -90,6 +90,17 @@ impl Added {
     }
 }
 
+/// Why a capability cannot join an engine: its configuration cannot work
+/// (a `[[clip]]` entry that names no host). The engine does not start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{problem}")]
+pub struct CapabilityError {
+    /// Which capability (`clip`).
+    pub capability: &'static str,
+    /// Every problem, with what to fix.
+    pub problem: String,
+}
+
 /// A capability of a session, before the engine it joins exists: its
 /// configuration. One value may start many engines (an eval's attempts,
 /// a plan's agents), so `add` borrows it.
@@ -97,7 +108,7 @@ impl Added {
 pub trait Capability: std::fmt::Debug + Send + Sync {
     /// Its commands, made with the engine's `parts`; an error (a
     /// configuration that cannot work) stops the engine from starting.
-    async fn add(&self, parts: &Parts<'_>) -> Result<Added, String>;
+    async fn add(&self, parts: &Parts<'_>) -> Result<Added, CapabilityError>;
 }
 
 /// Runs a program as a stage of the line: in the sandbox, within what is

@@ -31,7 +31,7 @@ mod spec;
 mod time;
 
 pub use bashkit::{CommandStatus, async_trait};
-pub use capability::{Added, Capability, LISTED_AT_MOST, LineJudge, Parts, StageRunner};
+pub use capability::{Added, Capability, CapabilityError, LISTED_AT_MOST, LineJudge, Parts, StageRunner};
 pub use images::{
     MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, MAX_LINE_IMAGE_BYTES, SeenImage, SeenImages, attach, decode, decode_off_thread,
 };

@@ -20,7 +20,7 @@ use crate::{CallResult, HubConfig, HubRuntime, Tool, usage};
 /// its memory budget, as a program in a line does.
 #[async_trait]
 impl Capability for HubConfig {
-    async fn add(&self, parts: &Parts<'_>) -> Result<Added, String> {
+    async fn add(&self, parts: &Parts<'_>) -> Result<Added, clix_command::CapabilityError> {
         let mut hub = HubRuntime::load(self.clone(), parts.sandbox.clone(), Some(parts.workspace)).await;
         hub.stop_lines_past(parts.output_cap);
         refuse_taken_names(&mut hub, parts);

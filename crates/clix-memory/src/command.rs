@@ -200,7 +200,7 @@ impl MemoryConfig {
 /// its first use).
 #[async_trait]
 impl Capability for MemoryConfig {
-    async fn add(&self, _parts: &Parts<'_>) -> Result<Added, String> {
+    async fn add(&self, _parts: &Parts<'_>) -> Result<Added, clix_command::CapabilityError> {
         Ok(Added::offered(Arc::new(MemoryCommand::new(self.clone()))))
     }
 }

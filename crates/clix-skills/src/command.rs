@@ -37,7 +37,7 @@ const INTERPRETERS: &[(&str, &str)] = &[
 /// description (`{skills}`), a skill that did not load as a notice.
 #[async_trait]
 impl Capability for SkillsConfig {
-    async fn add(&self, parts: &Parts<'_>) -> Result<Added, String> {
+    async fn add(&self, parts: &Parts<'_>) -> Result<Added, clix_command::CapabilityError> {
         let skills = Arc::new(Skills::find(self, Some(&**parts.workspace)));
         let mut notices: Vec<String> = skills
             .problems()

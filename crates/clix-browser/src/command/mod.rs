@@ -130,7 +130,7 @@ struct State {
 /// at its first use (and says why it cannot without one).
 #[async_trait]
 impl Capability for BrowserSettings {
-    async fn add(&self, parts: &Parts<'_>) -> Result<Added, String> {
+    async fn add(&self, parts: &Parts<'_>) -> Result<Added, clix_command::CapabilityError> {
         let root = parts.workspace.root().to_path_buf();
         let command =
             BrowserCommand::new(self.clone(), parts.sandbox.clone(), root, parts.seen.clone(), parts.time.clone());

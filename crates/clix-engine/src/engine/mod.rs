@@ -86,7 +86,7 @@ pub enum EngineError {
     /// A capability's configuration cannot work (a `[[clip]]` entry):
     /// every problem, with what to fix.
     #[error("{0}")]
-    Capability(String),
+    Capability(#[from] clix_command::CapabilityError),
     /// A plan agent's namespace cannot be set up.
     #[error("the agent's namespace: {0}")]
     Namespace(String),

@@ -98,8 +98,7 @@ pub(super) async fn add_capabilities(
     for capability in capabilities {
         let before: &CommandRegistry = registry;
         let taken = |name: &str| is_taken(before, name);
-        let added =
-            capability.add(&Parts { taken: &taken, ..parts.clone() }).await.map_err(super::EngineError::Capability)?;
+        let added = capability.add(&Parts { taken: &taken, ..parts.clone() }).await?;
         let offered = added.offered;
         let tools_run = added.tools_run;
         let commands = added.commands.into_iter().map(|c| (c, false));

@@ -84,7 +84,7 @@ impl McpConfig {
 /// while HTTP ones still answer.
 #[async_trait]
 impl Capability for McpConfig {
-    async fn add(&self, parts: &Parts<'_>) -> Result<Added, String> {
+    async fn add(&self, parts: &Parts<'_>) -> Result<Added, clix_command::CapabilityError> {
         let settings = self.in_scope();
         let root = parts.workspace.root();
         let (sandbox, host_mode) = match &parts.sandbox {
