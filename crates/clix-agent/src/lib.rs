@@ -25,6 +25,8 @@
 //!   what the model was given, a `context` record when a task begins and after
 //!   each compaction and a `request` record per model call, secrets scrubbed),
 //!   and the opt-in reply cache (`--cache`, SQLite, for debugging and tests);
+//!   a run as people read it ([`replay`]: its tokens and cost in a line, its
+//!   trajectory, or a plan's, as one self-contained HTML page);
 //! - memory in the loop (`memory.rs`, on `clix-memory` directly: the topic's
 //!   facts in the system prompt, recall per task, a summary at the end of a
 //!   session; the session's topic and `global`, nothing else);
@@ -62,6 +64,7 @@ mod message;
 mod price;
 mod prompt;
 mod provider;
+pub mod replay;
 mod settings;
 mod stop;
 pub mod stream;

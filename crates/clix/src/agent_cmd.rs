@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
+use clix_agent::replay::{money, usage_text};
 use clix_agent::stream::{ArtifactWatch, RunResult, StreamWriter, Upstream, read_upstream};
 use clix_agent::{
     Agent, Event, ReplyCache, Resumable, RunSummary, StopReason, find_run, latest_resumable, list_runs, read_run,
@@ -683,31 +684,6 @@ fn one_line(s: &str, max: usize) -> String {
     if flat.chars().count() <= max { flat } else { format!("{}…", flat.chars().take(max).collect::<String>()) }
 }
 
-/// A run's tokens as people read them, its input's cached part apart, and
-/// its cost when the model has prices (`agent.prices`):
-/// `12.4k in (9.8k cached) / 310 out tokens, cost 0.0123`.
-pub(crate) fn usage_text(usage: &clix_agent::Usage, cost: Option<f64>, currency: &str) -> String {
-    let count = |n: u64| match n {
-        0..10_000 => n.to_string(),
-        10_000..10_000_000 => format!("{:.1}k", n as f64 / 1e3),
-        _ => format!("{:.1}M", n as f64 / 1e6),
-    };
-    let mut cached = Vec::new();
-    if usage.cache_read_tokens > 0 {
-        cached.push(format!("{} cached", count(usage.cache_read_tokens)));
-    }
-    if usage.cache_write_tokens > 0 {
-        cached.push(format!("{} written to the cache", count(usage.cache_write_tokens)));
-    }
-    let cached = if cached.is_empty() { String::new() } else { format!(" ({})", cached.join(", ")) };
-    let mut text = format!("{} in{cached} / {} out tokens", count(usage.input_tokens), count(usage.output_tokens));
-    if let Some(cost) = cost {
-        // Four decimals hide a cheap run's cost; six show it.
-        text.push_str(&format!(", cost {}", money(cost, currency)));
-    }
-    text
-}
-
 /// The currency costs are shown in: `agent.currency`, or USD when the
 /// config cannot be read (a listing is no place to fail on it).
 pub(crate) fn currency(paths: &Paths) -> String {
@@ -840,12 +816,6 @@ fn runs_table(
     table.join("\n")
 }
 
-/// A cost as people read it, with its currency: four decimals hide a cheap
-/// run's cost, so below a cent six are shown.
-fn money(cost: f64, currency: &str) -> String {
-    if cost >= 0.01 { format!("{cost:.4} {currency}") } else { format!("{cost:.6} {currency}") }
-}
-
 /// `2026-12-04 18:12` (UTC) from a run id, which starts with its time
 /// (`20261204-181200-…`); the id itself when it does not.
 fn run_date(id: &str) -> String {
@@ -881,7 +851,7 @@ pub(crate) fn replay(paths: &Paths, id: &str, jsonl: bool, html: Option<&Path>) 
     }
     let currency = currency(paths);
     if let Some(out) = html {
-        return write_page(out, &crate::replay_html::render(id, &records, &currency));
+        return write_page(out, &clix_agent::replay::html_page(id, &records, &currency));
     }
     if jsonl {
         for r in &records {
@@ -927,10 +897,10 @@ fn replay_plan(paths: &Paths, file: &Path, jsonl: bool, html: Option<&Path>) -> 
             Some(id) => read_run(&clix_session::runs_dir(paths), &id).unwrap_or_default(),
             None => Vec::new(),
         };
-        lanes.push(crate::replay_html::Lane { task: task.id.clone(), status: task.status.label().into(), records });
+        lanes.push(clix_agent::replay::Lane { task: task.id.clone(), status: task.status.label().into(), records });
     }
     if let Some(out) = html {
-        return write_page(out, &crate::replay_html::render_plan(&result.plan, &lanes, &currency(paths)));
+        return write_page(out, &clix_agent::replay::plan_page(&result.plan, &lanes, &currency(paths)));
     }
     for lane in &lanes {
         outln(format_args!("## {} ({})", lane.task, lane.status))?;
@@ -959,31 +929,6 @@ fn write_page(out: &Path, page: &str) -> Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Tokens read as counts (thousands past 10,000), the cache's part only
-    /// when there is one, the cost only when priced.
-    #[test]
-    fn a_run_s_tokens_and_cost_read_as_people_read_them() {
-        let usage = |input, output, read, write| clix_agent::Usage {
-            input_tokens: input,
-            output_tokens: output,
-            cache_read_tokens: read,
-            cache_write_tokens: write,
-        };
-        let rows = [
-            (usage(30, 14, 0, 0), None, "30 in / 14 out tokens"),
-            (usage(5982, 130, 5690, 0), Some(0.000138), "5982 in (5690 cached) / 130 out tokens, cost 0.000138 USD"),
-            (
-                usage(41_230, 1_310, 38_000, 2_100),
-                Some(0.0421),
-                "41.2k in (38.0k cached, 2100 written to the cache) / 1310 out tokens, cost 0.0421 USD",
-            ),
-            (usage(12_000_000, 0, 0, 0), Some(0.0), "12.0M in / 0 out tokens, cost 0.000000 USD"),
-        ];
-        for (usage, cost, want) in rows {
-            assert_eq!(usage_text(&usage, cost, "USD"), want);
-        }
-    }
 
     #[test]
     fn a_run_s_date_is_read_from_its_id() {

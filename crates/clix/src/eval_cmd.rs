@@ -339,7 +339,7 @@ fn write_replays(results: &Results, runs_dir: &Path, currency: &str) {
         };
         let id = id.to_string_lossy();
         let written = read_run(runs_dir, &id).and_then(|records| {
-            std::fs::write(runs_dir.join(&page), crate::replay_html::render(&id, &records, currency))
+            std::fs::write(runs_dir.join(&page), clix_agent::replay::html_page(&id, &records, currency))
         });
         if let Err(e) = written {
             eprintln!("clix: cannot write the replay of {id}: {e}");

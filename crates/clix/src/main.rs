@@ -43,7 +43,6 @@ mod mcp_import;
 mod plan_cmd;
 mod policy_cmd;
 mod repl;
-mod replay_html;
 mod terminal;
 
 use std::io::Write;

@@ -1,11 +1,14 @@
-//! `clix replay <id> --html`: one self-contained page per run, images
-//! inline; for a plan (`clix replay .clix/plan-result.json --html`), one
-//! page with a lane per agent.
+//! A run as people read it: its tokens and cost in one line
+//! ([`usage_text`]), and its trajectory as one self-contained HTML page,
+//! images inline (`clix replay <id> --html`, an eval's replays); for a plan
+//! (`clix replay .clix/plan-result.json --html`), one page with a lane per
+//! agent. Strings only: where they go is the caller's.
 
-use clix_agent::Event;
-use clix_agent::trajectory::Record;
+use crate::Event;
+use crate::trajectory::Record;
 
-pub(crate) fn render(id: &str, records: &[Record], currency: &str) -> String {
+/// A run's page: each record the page shows, in order.
+pub fn html_page(id: &str, records: &[Record], currency: &str) -> String {
     let mut body = String::new();
     for item in records.iter().filter_map(|r| item(r, currency)) {
         body.push_str(&item);
@@ -15,15 +18,18 @@ pub(crate) fn render(id: &str, records: &[Record], currency: &str) -> String {
 }
 
 /// One agent of a plan: its task id, how it ended, and its trajectory.
-pub(crate) struct Lane {
+pub struct Lane {
+    /// The task's id.
     pub task: String,
+    /// How it ended.
     pub status: String,
+    /// Its trajectory (empty when it did not run).
     pub records: Vec<Record>,
 }
 
 /// A plan as one page: a lane per agent, side by side, each event marked
 /// with its time since the plan's first event so lanes can be compared.
-pub(crate) fn render_plan(plan: &str, lanes: &[Lane], currency: &str) -> String {
+pub fn plan_page(plan: &str, lanes: &[Lane], currency: &str) -> String {
     let start = lanes.iter().filter_map(|l| l.records.first()).map(|r| r.ts_ms).min().unwrap_or(0);
     let mut body = String::from("<div class=lanes>");
     for lane in lanes {
@@ -106,7 +112,7 @@ fn item(r: &Record, currency: &str) -> Option<String> {
             Event::Done { stop_reason, steps, usage, cost, .. } => format!(
                 "<div class=done><b>{}</b> after {steps} steps · {}</div>",
                 esc(&stop_reason.to_string()),
-                esc(&crate::agent_cmd::usage_text(usage, *cost, currency)),
+                esc(&usage_text(usage, *cost, currency)),
             ),
             _ => return None,
         };
@@ -131,6 +137,37 @@ fn page(title: &str, body_style: &str, body: &str) -> String {
     )
 }
 
+/// A run's tokens as people read them, its input's cached part apart, and
+/// its cost when the model has prices (`agent.prices`):
+/// `12.4k in (9.8k cached) / 310 out tokens, cost 0.0123`.
+pub fn usage_text(usage: &crate::Usage, cost: Option<f64>, currency: &str) -> String {
+    let count = |n: u64| match n {
+        0..10_000 => n.to_string(),
+        10_000..10_000_000 => format!("{:.1}k", n as f64 / 1e3),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    };
+    let mut cached = Vec::new();
+    if usage.cache_read_tokens > 0 {
+        cached.push(format!("{} cached", count(usage.cache_read_tokens)));
+    }
+    if usage.cache_write_tokens > 0 {
+        cached.push(format!("{} written to the cache", count(usage.cache_write_tokens)));
+    }
+    let cached = if cached.is_empty() { String::new() } else { format!(" ({})", cached.join(", ")) };
+    let mut text = format!("{} in{cached} / {} out tokens", count(usage.input_tokens), count(usage.output_tokens));
+    if let Some(cost) = cost {
+        // Four decimals hide a cheap run's cost; six show it.
+        text.push_str(&format!(", cost {}", money(cost, currency)));
+    }
+    text
+}
+
+/// A cost as people read it, with its currency: four decimals hide a cheap
+/// run's cost, so below a cent six are shown.
+pub fn money(cost: f64, currency: &str) -> String {
+    if cost >= 0.01 { format!("{cost:.4} {currency}") } else { format!("{cost:.6} {currency}") }
+}
+
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
@@ -138,7 +175,32 @@ fn esc(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clix_agent::{StopReason, Usage};
+    use crate::{StopReason, Usage};
+
+    /// Tokens read as counts (thousands past 10,000), the cache's part only
+    /// when there is one, the cost only when priced.
+    #[test]
+    fn a_run_s_tokens_and_cost_read_as_people_read_them() {
+        let usage = |input, output, read, write| Usage {
+            input_tokens: input,
+            output_tokens: output,
+            cache_read_tokens: read,
+            cache_write_tokens: write,
+        };
+        let rows = [
+            (usage(30, 14, 0, 0), None, "30 in / 14 out tokens"),
+            (usage(5982, 130, 5690, 0), Some(0.000138), "5982 in (5690 cached) / 130 out tokens, cost 0.000138 USD"),
+            (
+                usage(41_230, 1_310, 38_000, 2_100),
+                Some(0.0421),
+                "41.2k in (38.0k cached, 2100 written to the cache) / 1310 out tokens, cost 0.0421 USD",
+            ),
+            (usage(12_000_000, 0, 0, 0), Some(0.0), "12.0M in / 0 out tokens, cost 0.000000 USD"),
+        ];
+        for (usage, cost, want) in rows {
+            assert_eq!(usage_text(&usage, cost, "USD"), want);
+        }
+    }
 
     /// The model's Markdown is drawn, its HTML shown as text, its links
     /// kept to the web, its images made links; the answer shows once.
@@ -157,7 +219,7 @@ mod tests {
             },
         ]
         .map(|event| Record { ts_ms: 1, event });
-        let html = render("r", &records, "EUR");
+        let html = html_page("r", &records, "EUR");
         for want in [
             "<h1>Found</h1>",
             "<strong>three</strong>",
