@@ -39,6 +39,7 @@
 //! and a progress callback), nor hold execution, presentation or agent logic.
 
 mod agent;
+mod chat;
 mod doctor;
 mod prompts;
 mod session;
@@ -46,6 +47,7 @@ mod settings;
 mod storage;
 
 pub use agent::{AgentSession, PlanRunner, run_task, runs_dir};
+pub use chat::{CHAT_COMMANDS, Chat, ChatCommand, Shown, checkpoints, go_back};
 pub use clix_agent::stream::RunResult;
 pub use clix_policy::Approver;
 pub use doctor::doctor;

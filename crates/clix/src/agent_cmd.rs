@@ -13,7 +13,7 @@ use clix_agent::{
     resumable,
 };
 use clix_config::Paths;
-use clix_session::{AgentSession, Session, run_task};
+use clix_session::{AgentSession, CHAT_COMMANDS, Chat, ChatCommand, Session, run_task};
 
 use crate::cli::outln;
 use crate::markdown::Answer;
@@ -220,7 +220,7 @@ fn agent<'e>(
     // Read before anything is sent: a damaged file stops the run here.
     let resumed = resume.map(|r| r.load(paths, engine.shell().workspace(), args.from_step)).transpose()?;
     if let (Some(run), Some(step)) = (&resumed, args.from_step) {
-        go_back(paths, session, run, step)?;
+        clix_session::go_back(session, run, step)?.notes.iter().for_each(|note| eprintln!("clix: {note}"));
     }
     if !args.jsonl {
         // Whom it is talking to, before anything is sent (a machine reading --jsonl has it in `start`).
@@ -333,31 +333,31 @@ pub(crate) async fn chat(paths: &Paths, chat: ChatArgs) -> Result<ExitCode> {
     if matches!(turns, Turns::Terminal(_)) {
         eprintln!("clix chat in {} — /help for commands, /exit to leave", session.workspace.display());
     }
-    // The first step of the last task, for /diff and /undo.
-    let mut turn_start = last_step(paths, &session, &agent) + 1;
-    // The tokens of this chat's tasks, for /cost.
-    let mut spent = clix_agent::Usage::default();
+    let mut chat = Chat::new(&session, &agent);
     while let Some(line) = turns.next_line()? {
-        match line.trim() {
-            "" => continue,
-            "/exit" | "/quit" => break,
-            "/help" => {
+        let line = line.trim();
+        match ChatCommand::parse(line) {
+            _ if line.is_empty() => continue,
+            Some(ChatCommand::Exit) => break,
+            Some(ChatCommand::Help) => {
                 eprintln!("Type a task and press Enter (Alt+Enter or a trailing \\ for a new line).");
                 eprintln!("{CHAT_COMMANDS}");
                 eprintln!("Ctrl-C stops the current step; the run is saved in {}", path.display());
-                continue;
             }
-            "/cost" => eprintln!("this chat so far: {}", usage_text(&spent, agent.cost_of(&spent), agent.currency())),
-            command if command.starts_with('/') => {
-                if let Err(e) = chat_command(paths, &session, &mut agent, command, turn_start) {
-                    eprintln!("clix: {e}");
+            Some(command) => match chat.run(&session, &mut agent, command) {
+                Ok(shown) => {
+                    if let Some(diff) = shown.diff {
+                        outln(crate::terminal::for_stdout(diff.trim_end()))?;
+                    }
+                    shown.notes.iter().for_each(|note| eprintln!("{note}"));
                 }
-            }
-            task => {
-                turn_start = last_step(paths, &session, &agent) + 1;
+                Err(e) => eprintln!("clix: {e}"),
+            },
+            None => {
+                chat.task_starts(&session, &agent);
                 let mut render = Renderer::new(args.jsonl, agent.currency());
-                let (summary, result) = run_task(&mut agent, task, None, &mut |e| render.event(e)).await;
-                spent.add(summary.usage);
+                let (summary, result) = run_task(&mut agent, line, None, &mut |e| render.event(e)).await;
+                chat.task_done(summary.usage);
                 render.result(&result);
                 render.finish(&summary, &path);
             }
@@ -366,107 +366,6 @@ pub(crate) async fn chat(paths: &Paths, chat: ChatArgs) -> Result<ExitCode> {
     let mut render = Renderer::new(args.jsonl, agent.currency());
     remember(&mut agent, &mut render).await;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The workspace as it was before step `step` of `run` (its calls from
-/// there on undone); stops, saying what was left, when a path the person
-/// changed since is in the way.
-fn go_back(paths: &Paths, session: &Session, run: &Resumable, step: u32) -> Result<()> {
-    let Some(from) = run.undo_from else {
-        eprintln!("clix: back at step {step} of run {}: its later steps changed no file", run.id);
-        return Ok(());
-    };
-    let (workspace, store) = crate::changes_cmd::checkpoints_of(paths, &session.workspace)?;
-    let report = clix_checkpoint::undo(&store, &workspace, &run.id, from, false)?;
-    if !report.left.is_empty() {
-        let left: Vec<String> = report.left.iter().map(|(p, why)| format!("{p}: {why}")).collect();
-        bail!(
-            "could not go back to step {step}: {}\n(`clix undo {} --step {from} --force` puts them back too, keeping \
-             yours as PATH.clix-undo-backup)",
-            left.join("; "),
-            run.id
-        );
-    }
-    eprintln!("clix: back at step {step} of run {}: {} paths put back", run.id, report.restored.len());
-    Ok(())
-}
-
-/// The last step of the chat's run that changed the workspace (0: none yet).
-fn last_step(paths: &Paths, session: &Session, agent: &Agent<'_>) -> u32 {
-    let Some(run) = agent.run_id() else { return 0 };
-    let Ok((_, store)) = crate::changes_cmd::checkpoints_of(paths, &session.workspace) else { return 0 };
-    store.changes_of(run).ok().and_then(|sets| sets.last().map(|s| s.step)).unwrap_or(0)
-}
-
-/// Every chat command, as `/help` and an unknown command list them.
-const CHAT_COMMANDS: &str = "/diff [all]    what the last task (or the whole chat) changed in the workspace
-/undo [all]    the workspace as it was before the last task (or the first)
-/rewind N      back to step N, in the conversation and the workspace
-/mode [MODE]   the mode; /mode review or /mode auto switches it
-/model [NAME]  the model; /model NAME asks NAME from the next call on
-/cost          the tokens (and cost, with prices set) of this chat so far
-/clear         a fresh conversation (the workspace is left as it is)
-/help          this list
-/exit          leave";
-
-/// A chat's commands other than `/help`, `/cost` and `/exit`; anything
-/// else is unknown, said with the list.
-fn chat_command(paths: &Paths, session: &Session, agent: &mut Agent<'_>, line: &str, turn_start: u32) -> Result<()> {
-    let mut words = line.split_whitespace();
-    let (command, arg) = (words.next().unwrap_or_default(), words.next());
-    let from = if arg == Some("all") { 1 } else { turn_start };
-    match command {
-        "/diff" | "/undo" => {
-            let run = agent.run_id().context("this chat keeps no run, so nothing is checkpointed")?.to_string();
-            let (workspace, store) = crate::changes_cmd::checkpoints_of(paths, &session.workspace)?;
-            if command == "/diff" {
-                let sets: Vec<_> =
-                    store.changes_of(&run).unwrap_or_default().into_iter().filter(|s| s.step >= from).collect();
-                if sets.is_empty() {
-                    eprintln!("nothing changed{}", if from > 1 { " in the last task" } else { "" });
-                    return Ok(());
-                }
-                outln(crate::terminal::for_stdout(clix_checkpoint::diff(&store, &sets)?.trim_end()))?;
-            } else {
-                let report = clix_checkpoint::undo(&store, &workspace, &run, from, false)?;
-                eprintln!("put back {} paths", report.restored.len());
-                for (path, why) in &report.left {
-                    eprintln!("  left {path}: {why}");
-                }
-            }
-        }
-        "/rewind" => {
-            let step: u32 = arg.and_then(|a| a.parse().ok()).filter(|n| *n >= 1).context(
-                "/rewind N goes back to step N (the model asked for it again, the workspace as before it); \
-                 clix replay shows the steps",
-            )?;
-            let run = agent.run_id().context("this chat keeps no run to go back in")?.to_string();
-            let back = clix_agent::resumable_before(&clix_session::runs_dir(paths), &run, step)?;
-            go_back(paths, session, &back, step)?;
-            agent.set_conversation(back.messages);
-        }
-        "/mode" => match arg {
-            None => eprintln!("mode: {} (/mode review or /mode auto switches it)", agent.tools_mut().mode().name()),
-            Some(name) => {
-                let mode: clix_engine::WorkMode = name.parse().map_err(anyhow::Error::msg)?;
-                agent.tools_mut().set_mode(mode).map_err(anyhow::Error::msg)?;
-                eprintln!("mode: {}", mode.name());
-            }
-        },
-        "/model" => match arg {
-            None => eprintln!("model: {}", agent.model()),
-            Some(name) => {
-                agent.set_model(name);
-                eprintln!("model: {name} from the next call on");
-            }
-        },
-        "/clear" => {
-            agent.set_conversation(Vec::new());
-            eprintln!("a fresh conversation; the workspace is as the last task left it");
-        }
-        other => anyhow::bail!("unknown command {other}; the chat's commands are:\n{CHAT_COMMANDS}"),
-    }
-    Ok(())
 }
 
 /// Where a chat's turns come from: a person at the line editor, or piped

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use clix_checkpoint::{ChangeSet, CheckpointStore, Reviewer};
 use clix_config::Paths;
 use clix_workspace::Workspace;
@@ -48,16 +48,9 @@ pub(crate) struct UndoArgs {
 }
 
 /// The workspace at `dir`, checked and opened as a handle, and its checkpoint store.
-pub(crate) fn checkpoints_of(paths: &Paths, dir: &std::path::Path) -> Result<(Workspace, CheckpointStore)> {
-    let workspace = Workspace::open(dir)?;
-    let store = CheckpointStore::open(&paths.state_dir, workspace.root())
-        .with_context(|| format!("the checkpoint store in {}", paths.state_dir.display()))?;
-    Ok((workspace, store))
-}
-
 fn open(paths: &Paths, args: &ChangesArgs) -> Result<(Workspace, CheckpointStore, String)> {
     let dir = crate::cli::workspace_or_cwd(args.workspace.clone())?;
-    let (workspace, store) = checkpoints_of(paths, &dir)?;
+    let (workspace, store) = clix_session::checkpoints(paths, &dir)?;
     let run = store.resolve(&args.run)?;
     Ok((workspace, store, run))
 }
