@@ -7,10 +7,12 @@
 //! (the person's own edits absorbed, so the call's before-images are already
 //! kept) and [`Checkpoints::after_call`] compares it again, by size, mode and
 //! change time ([`scan`]); only files whose stamp moved are read. The tree is
-//! listed whole once per engine, then one inotify instance (each folder watched
-//! through the handle, `Folder::watch_dir`) names the paths to look at again; a
-//! lost event (`IN_Q_OVERFLOW`) or a folder it cannot watch lists the tree
-//! whole again.
+//! listed whole around an engine's first call; from the second call on, one
+//! inotify instance (each folder watched through the handle,
+//! `Folder::watch_dir`) names the paths to look at again; a lost event
+//! (`IN_Q_OVERFLOW`) or a folder it cannot watch lists the tree whole again.
+//! A one-line `clix run` so never sets up inotify, whose watches cost the
+//! kernel some 16 ms to tear down when the process ends.
 //!
 //! This crate owns:
 //!
@@ -141,8 +143,8 @@ pub trait Reviewer: Send + Sync {
 
 /// The checkpoints of one run over one workspace: call
 /// [`Checkpoints::before_call`] before each `run` call and
-/// [`Checkpoints::after_call`] after it. The tree is listed whole once;
-/// after that, inotify says which paths to look at again.
+/// [`Checkpoints::after_call`] after it. The tree is listed whole around
+/// the first call; after that, inotify says which paths to look at again.
 pub struct Checkpoints {
     store: CheckpointStore,
     folder: Folder,
@@ -152,6 +154,11 @@ pub struct Checkpoints {
     /// The tree as the last look left it; `None` until the first call.
     tree: Option<scan::Tree>,
     watch: Option<watch::Watch>,
+    /// Whether inotify is set up from the second call on (not when the
+    /// tree is to be listed whole every time).
+    inotify: bool,
+    /// How many times the tree was brought up to date.
+    looks: u32,
     /// The tree changed since it was last saved for the next clix.
     unsaved: bool,
     /// Where this run may write (a plan task's places); changes elsewhere
@@ -175,7 +182,9 @@ impl Checkpoints {
             run: String::new(),
             step: 0,
             tree: None,
-            watch: watch::Watch::new(),
+            watch: None,
+            inotify: true,
+            looks: 0,
             unsaved: false,
             scope: None,
         };
@@ -188,6 +197,7 @@ impl Checkpoints {
     /// measuring, and for checking that both ways see the same).
     pub fn listing_whole(mut self) -> Self {
         self.watch = None;
+        self.inotify = false;
         self
     }
 
@@ -231,8 +241,16 @@ impl Checkpoints {
     /// The tree brought up to date: from the watch's paths when it has
     /// them, else listed whole. Returns what changed and what was not kept.
     fn look(&mut self) -> io::Result<(scan::Changed, Vec<NotKept>)> {
+        // Past the first call's two looks: a session of many calls, which
+        // inotify serves (the listing below, whole this once, watches each folder).
+        self.looks += 1;
+        let fresh = self.inotify && self.watch.is_none() && self.looks > 2;
+        if fresh {
+            self.watch = watch::Watch::new();
+            self.inotify = self.watch.is_some();
+        }
         let touched = match (&self.tree, self.watch.as_mut()) {
-            (Some(_), Some(watch)) => watch.drain(),
+            (Some(_), Some(watch)) if !fresh => watch.drain(),
             _ => None,
         };
         self.unsaved = true;
