@@ -17,7 +17,9 @@ fn argv(line: &str) -> Vec<String> {
 
 #[test]
 fn the_built_in_rules_load_and_hold_their_examples() {
-    let policy = Policy::defaults().expect("every built-in example matches and no counterexample does");
+    let policy = Policy::defaults().expect("the built-in rules load");
+    // Not checked at every start: here.
+    assert_eq!(policy.example_problems_of_all(), Vec::<String>::new(), "every built-in example holds");
     let ids: Vec<&str> = policy.rules().iter().map(|r| r.id.as_str()).collect();
     for id in [
         "rm-recursive-protected",
