@@ -157,7 +157,7 @@ fn engine(iterations: usize) {
     println!("|---|---|---|---|---|");
     for (name, s) in [
         ("bare bashkit", &bare),
-        ("clix L1 (Session::exec)", &layer1),
+        ("clix L1 (Shell::exec)", &layer1),
         ("clix L1+L2 (Engine::run)", &layers12),
         ("clix L1+L2 with the OS tier on", &with_os),
         ("bash -c (spawn)", &bash),
