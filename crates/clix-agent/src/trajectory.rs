@@ -336,7 +336,10 @@ fn read_resumable(runs_dir: &Path, id: &str, before_step: Option<u32>) -> Result
             Ok(record) => record,
             Err(_) if n + 1 == lines.len() && !text.ends_with('\n') => break,
             Err(e) => {
-                let problem = format!("it is damaged at line {} ({e})", n + 1);
+                let problem = format!(
+                    "is damaged at line {} ({e}); it cannot be resumed (clix replay {id} shows what it holds)",
+                    n + 1
+                );
                 return Err(RunError::Damaged { id: id.to_string(), path, problem });
             }
         };
@@ -360,7 +363,7 @@ fn read_resumable(runs_dir: &Path, id: &str, before_step: Option<u32>) -> Result
             }
             Event::Request { added, .. } | Event::Tail { added } => {
                 let Some(messages) = messages.as_mut() else {
-                    let problem = "it has a request before any context".to_string();
+                    let problem = "has a request before any context".to_string();
                     return Err(RunError::Damaged { id: id.to_string(), path, problem });
                 };
                 messages.extend(added);
@@ -375,7 +378,7 @@ fn read_resumable(runs_dir: &Path, id: &str, before_step: Option<u32>) -> Result
     };
     messages.extend(settle(unsettled));
     let Some(workspace) = workspace else {
-        let problem = "it has no start record".to_string();
+        let problem = "has no start record".to_string();
         return Err(RunError::Damaged { id: id.to_string(), path, problem });
     };
     if let Some(step) = before_step
@@ -470,13 +473,13 @@ pub enum RunError {
         source: std::io::Error,
     },
     /// Its file does not hold a run that can be resumed.
-    #[error("the run file {} cannot be resumed: {problem} (clix replay {id} shows what it holds)", path.display())]
+    #[error("the run file {} {problem}", path.display())]
     Damaged {
         /// The run.
         id: String,
         /// Its file.
         path: std::path::PathBuf,
-        /// What is wrong, and where.
+        /// What is wrong, and where (`is damaged at line 3 (…); …`).
         problem: String,
     },
     /// It ended before its first model call.

@@ -215,8 +215,8 @@ fn a_run_that_cannot_be_resumed_is_an_error_naming_its_file() {
     assert!(matches!(&e, RunError::NeverAsked { id, .. } if id == "never"), "{e}");
     assert!(e.to_string().contains("never reached the model"), "{e}");
     let e = resumable(dir.path(), "damaged").unwrap_err();
-    assert!(matches!(&e, RunError::Damaged { problem, .. } if problem.starts_with("it is damaged at line 1")), "{e}");
-    assert!(e.to_string().contains("damaged.jsonl cannot be resumed: it is damaged at line 1"), "{e}");
+    assert!(matches!(&e, RunError::Damaged { problem, .. } if problem.starts_with("is damaged at line 1")), "{e}");
+    assert!(e.to_string().contains("damaged.jsonl is damaged at line 1"), "{e}");
     let e = clix_agent::resumable_before(dir.path(), "never", 3).unwrap_err();
     assert!(matches!(e, RunError::NeverAsked { .. }), "{e}");
 }
