@@ -253,6 +253,8 @@ impl Checkpoints {
             (Some(_), Some(watch)) if !fresh => watch.drain(),
             _ => None,
         };
+        // Whether the tree in memory is the one kept on disk.
+        let kept = !self.unsaved;
         self.unsaved = true;
         match (touched, self.tree.take()) {
             (Some(touched), Some(mut tree)) => {
@@ -263,6 +265,7 @@ impl Checkpoints {
                 Ok((changed?, not_kept))
             }
             (_, previous) => {
+                let kept = kept || previous.is_none();
                 let previous = match previous {
                     Some(tree) => tree,
                     None => self.store.load_tree().unwrap_or_default(),
@@ -275,8 +278,12 @@ impl Checkpoints {
                 let mut not_kept = scanner.not_kept;
                 let (changed, skipped) = scan::differences(&previous, &tree);
                 not_kept.extend(skipped);
-                // Listed whole: kept for the next clix, which then reads again only what changed.
-                self.store.save_tree(&tree)?;
+                // Listed whole: kept for the next clix, which then reads again
+                // only what changed; not written again when it is what is kept
+                // (around a call that changed nothing, a start after no edits).
+                if !(kept && tree == previous) {
+                    self.store.save_tree(&tree)?;
+                }
                 self.unsaved = false;
                 self.tree = Some(tree);
                 Ok((changed, not_kept))

@@ -34,3 +34,33 @@ fn inotify_starts_at_the_second_call_and_sees_its_changes() {
         assert_eq!(cp.after_call(name).unwrap().counts(), (1, 0, 0), "call {}", n + 2);
     }
 }
+
+/// The kept tree (`tree.json`, for the next clix) is written when it
+/// changes, not again around a call that changed nothing.
+#[test]
+fn the_kept_tree_is_written_only_when_it_changes() {
+    let (state, ws) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(ws.path().join("a.txt"), "a\n").unwrap();
+    let written = |state: &std::path::Path| {
+        let store = std::fs::read_dir(state.join("checkpoints")).unwrap().next().unwrap().unwrap().path();
+        std::fs::metadata(store.join("tree.json")).unwrap().modified().unwrap()
+    };
+    let open = || {
+        let folder = Folder::open(ws.path()).unwrap();
+        Checkpoints::open(state.path(), folder, "r", CheckpointSettings::default()).unwrap()
+    };
+    let mut cp = open();
+    cp.before_call().unwrap();
+    let first = written(state.path());
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert_eq!(cp.after_call("true").unwrap().counts(), (0, 0, 0));
+    drop(cp);
+    assert_eq!(written(state.path()), first, "a call that changed nothing");
+    // A later clix, no edits meanwhile: the same.
+    let mut cp = open();
+    cp.before_call().unwrap();
+    assert_eq!(written(state.path()), first, "a start after no edits");
+    std::fs::write(ws.path().join("b.txt"), "b\n").unwrap();
+    assert_eq!(cp.after_call("touch b").unwrap().counts(), (1, 0, 0));
+    assert_ne!(written(state.path()), first, "a change is kept");
+}
