@@ -118,53 +118,30 @@ fn section(tools: &[Arc<dyn AgentCommand>]) -> String {
 use clix_command::flags::common::{JSON, limit};
 use clix_command::flags::{Arity, Item, Misuse, Operand, Opt, Parsed, Syntax, Takes, pick_parsed};
 
-const LIST: Syntax = Syntax {
-    name: "hub list",
-    operands: &[],
-    options: &[
+const LIST: Syntax = Syntax::plain(
+    "hub list",
+    &[],
+    &[
         Item::Shown(Opt { short: None, long: "--domain", takes: Takes::Text("D") }),
         Item::Shown(Opt { short: None, long: "--all", takes: Takes::Nothing }),
         Item::Shown(JSON),
     ],
-    options_first: false,
-    operands_from_stdin: false,
-};
-const INFO: Syntax = Syntax {
-    name: "hub info",
-    operands: &[Operand { shown: "<tool>", arity: Arity::One }],
-    options: &[Item::Shown(JSON)],
-    options_first: false,
-    operands_from_stdin: false,
-};
-const SEARCH: Syntax = Syntax {
-    name: "hub search",
-    operands: &[Operand { shown: "<query>", arity: Arity::Many }],
-    options: &[Item::Shown(limit("5")), Item::Shown(JSON)],
-    options_first: false,
-    operands_from_stdin: false,
-};
-const STATS: Syntax = Syntax {
-    name: "hub stats",
-    operands: &[Operand { shown: "[tool]", arity: Arity::Optional }],
-    options: &[Item::Shown(JSON)],
-    options_first: false,
-    operands_from_stdin: false,
-};
-const CHECK: Syntax = Syntax {
-    name: "hub check",
-    operands: &[],
-    options: &[Item::Shown(JSON)],
-    options_first: false,
-    operands_from_stdin: false,
-};
+);
+const INFO: Syntax = Syntax::plain("hub info", &[Operand { shown: "<tool>", arity: Arity::One }], &[Item::Shown(JSON)]);
+const SEARCH: Syntax = Syntax::plain(
+    "hub search",
+    &[Operand { shown: "<query>", arity: Arity::Many }],
+    &[Item::Shown(limit("5")), Item::Shown(JSON)],
+);
+const STATS: Syntax =
+    Syntax::plain("hub stats", &[Operand { shown: "[tool]", arity: Arity::Optional }], &[Item::Shown(JSON)]);
+const CHECK: Syntax = Syntax::plain("hub check", &[], &[Item::Shown(JSON)]);
 /// `--json` here carries the call's arguments; the output is always JSON.
-const CALL: Syntax = Syntax {
-    name: "hub call",
-    operands: &[Operand { shown: "<tool>", arity: Arity::One }],
-    options: &[Item::Shown(Opt { short: None, long: "--json", takes: Takes::Text("'{\"param\": value}'") })],
-    options_first: false,
-    operands_from_stdin: false,
-};
+const CALL: Syntax = Syntax::plain(
+    "hub call",
+    &[Operand { shown: "<tool>", arity: Arity::One }],
+    &[Item::Shown(Opt { short: None, long: "--json", takes: Takes::Text("'{\"param\": value}'") })],
+);
 
 /// One ready hub tool as a command.
 struct HubTool {

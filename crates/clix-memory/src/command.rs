@@ -18,26 +18,16 @@ const KIND: Opt = Opt { short: None, long: "--kind", takes: Takes::Text("note|fa
 
 // The usage lines are the seed's, word for word; options a model may well
 // type that they do not show (`recent -n 3`, `--global`) are hidden.
-const SEARCH: Syntax = Syntax {
-    name: "memory search",
-    operands: &[Operand { shown: "<query>", arity: Arity::Many }],
-    options: &[
-        Item::Shown(TOPIC),
-        Item::Shown(KEYWORD),
-        Item::Shown(limit("5")),
-        Item::Shown(JSON),
-        Item::Hidden(GLOBAL),
-    ],
-    options_first: false,
-    operands_from_stdin: false,
-};
-const RECENT: Syntax = Syntax {
-    name: "memory recent",
-    operands: &[Operand { shown: "[n]", arity: Arity::Optional }],
-    options: &[Item::Shown(TOPIC), Item::Shown(JSON), Item::Hidden(limit("10")), Item::Hidden(GLOBAL)],
-    options_first: false,
-    operands_from_stdin: false,
-};
+const SEARCH: Syntax = Syntax::plain(
+    "memory search",
+    &[Operand { shown: "<query>", arity: Arity::Many }],
+    &[Item::Shown(TOPIC), Item::Shown(KEYWORD), Item::Shown(limit("5")), Item::Shown(JSON), Item::Hidden(GLOBAL)],
+);
+const RECENT: Syntax = Syntax::plain(
+    "memory recent",
+    &[Operand { shown: "[n]", arity: Arity::Optional }],
+    &[Item::Shown(TOPIC), Item::Shown(JSON), Item::Hidden(limit("10")), Item::Hidden(GLOBAL)],
+);
 const STORE: Syntax = Syntax {
     name: "memory store",
     operands: &[Operand { shown: "<text>", arity: Arity::Many }],
@@ -49,20 +39,9 @@ const STORE: Syntax = Syntax {
 };
 /// `store` for a person, who may also write the global topic.
 const STORE_FULL: Syntax = Syntax { options: &[Item::Either(&[TOPIC, GLOBAL]), Item::Shown(KIND)], ..STORE };
-const FACTS: Syntax = Syntax {
-    name: "memory facts",
-    operands: &[],
-    options: &[Item::Shown(TOPIC), Item::Shown(JSON), Item::Hidden(GLOBAL)],
-    options_first: false,
-    operands_from_stdin: false,
-};
-const FORGET: Syntax = Syntax {
-    name: "memory forget",
-    operands: &[Operand { shown: "<id>", arity: Arity::One }],
-    options: &[],
-    options_first: false,
-    operands_from_stdin: false,
-};
+const FACTS: Syntax =
+    Syntax::plain("memory facts", &[], &[Item::Shown(TOPIC), Item::Shown(JSON), Item::Hidden(GLOBAL)]);
+const FORGET: Syntax = Syntax::plain("memory forget", &[Operand { shown: "<id>", arity: Arity::One }], &[]);
 
 /// Which memories the `memory` command may see and change.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

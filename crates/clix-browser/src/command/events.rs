@@ -14,63 +14,32 @@ use clix_command::flags::{Arity, Item, Operand, Opt, Parsed, Syntax, Takes};
 
 const ONLY_JSON: &[Item] = &[Item::Shown(JSON)];
 
-pub(super) const CONSOLE: Syntax = Syntax {
-    name: "browser console",
-    operands: &[],
-    options: &[
+pub(super) const CONSOLE: Syntax = Syntax::plain(
+    "browser console",
+    &[],
+    &[
         Item::Shown(Opt { short: None, long: "--level", takes: Takes::Text("error|warn|all") }),
         Item::Shown(Opt { short: None, long: "--clear", takes: Takes::Nothing }),
         Item::Shown(JSON),
     ],
-    options_first: false,
-    operands_from_stdin: false,
-};
-pub(super) const ERRORS: Syntax = Syntax {
-    name: "browser errors",
-    operands: &[],
-    options: ONLY_JSON,
-    options_first: false,
-    operands_from_stdin: false,
-};
-pub(super) const DIALOG: Syntax = Syntax {
-    name: "browser dialog",
-    operands: &[
-        Operand { shown: "accept|dismiss", arity: Arity::One },
-        Operand { shown: "[text]", arity: Arity::Rest },
-    ],
-    options: ONLY_JSON,
-    options_first: false,
-    operands_from_stdin: false,
-};
-pub(super) const REQUESTS: Syntax = Syntax {
-    name: "browser requests",
-    operands: &[],
-    options: &[Item::Shown(Opt { short: None, long: "--filter", takes: Takes::Text("RE") }), Item::Shown(JSON)],
-    options_first: false,
-    operands_from_stdin: false,
-};
-pub(super) const BLOCK: Syntax = Syntax {
-    name: "browser block",
-    operands: &[Operand { shown: "<pattern>", arity: Arity::One }],
-    options: ONLY_JSON,
-    options_first: false,
-    operands_from_stdin: false,
-};
-pub(super) const UNBLOCK: Syntax = Syntax {
-    name: "browser unblock",
-    operands: &[Operand { shown: "[pattern]", arity: Arity::Optional }],
-    options: ONLY_JSON,
-    options_first: false,
-    operands_from_stdin: false,
-};
+);
+pub(super) const ERRORS: Syntax = Syntax::plain("browser errors", &[], ONLY_JSON);
+pub(super) const DIALOG: Syntax = Syntax::plain(
+    "browser dialog",
+    &[Operand { shown: "accept|dismiss", arity: Arity::One }, Operand { shown: "[text]", arity: Arity::Rest }],
+    ONLY_JSON,
+);
+pub(super) const REQUESTS: Syntax = Syntax::plain(
+    "browser requests",
+    &[],
+    &[Item::Shown(Opt { short: None, long: "--filter", takes: Takes::Text("RE") }), Item::Shown(JSON)],
+);
+pub(super) const BLOCK: Syntax =
+    Syntax::plain("browser block", &[Operand { shown: "<pattern>", arity: Arity::One }], ONLY_JSON);
+pub(super) const UNBLOCK: Syntax =
+    Syntax::plain("browser unblock", &[Operand { shown: "[pattern]", arity: Arity::Optional }], ONLY_JSON);
 
-pub(super) const FRAME: Syntax = Syntax {
-    name: "browser frame",
-    operands: &[],
-    options: ONLY_JSON,
-    options_first: false,
-    operands_from_stdin: false,
-};
+pub(super) const FRAME: Syntax = Syntax::plain("browser frame", &[], ONLY_JSON);
 
 /// The lines `browser --help` shows for these subcommands.
 pub(super) const SUMMARIES: [(&Syntax, &str); 7] = [

@@ -27,12 +27,8 @@ const REF: Operand = Operand { shown: "@eN", arity: Arity::One };
 const TEXT: Operand = Operand { shown: "<text>", arity: Arity::Many };
 const ONLY_JSON: &[Item] = &[Item::Shown(JSON)];
 
-const fn plain(name: &'static str, operands: &'static [Operand], options: &'static [Item]) -> Syntax {
-    Syntax { name, operands, options, options_first: false, operands_from_stdin: false }
-}
-
-const OPEN: Syntax = plain("browser open", &[Operand { shown: "<url|file>", arity: Arity::One }], ONLY_JSON);
-const SNAPSHOT: Syntax = plain(
+const OPEN: Syntax = Syntax::plain("browser open", &[Operand { shown: "<url|file>", arity: Arity::One }], ONLY_JSON);
+const SNAPSHOT: Syntax = Syntax::plain(
     "browser snapshot",
     &[],
     &[
@@ -44,17 +40,18 @@ const SNAPSHOT: Syntax = plain(
         Item::Shown(JSON),
     ],
 );
-const CLICK: Syntax = plain("browser click", &[REF], ONLY_JSON);
-const FILL: Syntax = plain("browser fill", &[REF, TEXT], ONLY_JSON);
-const TYPE: Syntax = plain("browser type", &[REF, TEXT], ONLY_JSON);
-const PRESS: Syntax = plain("browser press", &[Operand { shown: "<key>", arity: Arity::One }], ONLY_JSON);
-const SELECT: Syntax = plain("browser select", &[REF, Operand { shown: "<value>", arity: Arity::Many }], ONLY_JSON);
-const CHECK: Syntax = plain("browser check", &[REF], ONLY_JSON);
-const UNCHECK: Syntax = plain("browser uncheck", &[REF], ONLY_JSON);
-const HOVER: Syntax = plain("browser hover", &[REF], ONLY_JSON);
+const CLICK: Syntax = Syntax::plain("browser click", &[REF], ONLY_JSON);
+const FILL: Syntax = Syntax::plain("browser fill", &[REF, TEXT], ONLY_JSON);
+const TYPE: Syntax = Syntax::plain("browser type", &[REF, TEXT], ONLY_JSON);
+const PRESS: Syntax = Syntax::plain("browser press", &[Operand { shown: "<key>", arity: Arity::One }], ONLY_JSON);
+const SELECT: Syntax =
+    Syntax::plain("browser select", &[REF, Operand { shown: "<value>", arity: Arity::Many }], ONLY_JSON);
+const CHECK: Syntax = Syntax::plain("browser check", &[REF], ONLY_JSON);
+const UNCHECK: Syntax = Syntax::plain("browser uncheck", &[REF], ONLY_JSON);
+const HOVER: Syntax = Syntax::plain("browser hover", &[REF], ONLY_JSON);
 const SCROLL: Syntax =
-    plain("browser scroll", &[Operand { shown: "[up|down|@eN]", arity: Arity::Optional }], ONLY_JSON);
-const WAIT: Syntax = plain(
+    Syntax::plain("browser scroll", &[Operand { shown: "[up|down|@eN]", arity: Arity::Optional }], ONLY_JSON);
+const WAIT: Syntax = Syntax::plain(
     "browser wait",
     &[],
     &[
@@ -68,7 +65,7 @@ const WAIT: Syntax = plain(
         Item::Shown(JSON),
     ],
 );
-const GET: Syntax = plain(
+const GET: Syntax = Syntax::plain(
     "browser get",
     &[
         Operand { shown: "text|html|value|url|title", arity: Arity::One },
@@ -76,15 +73,15 @@ const GET: Syntax = plain(
     ],
     ONLY_JSON,
 );
-const SCREENSHOT: Syntax = plain(
+const SCREENSHOT: Syntax = Syntax::plain(
     "browser screenshot",
     &[Operand { shown: "[path.png]", arity: Arity::Optional }],
     &[Item::Shown(Opt { short: None, long: "--full", takes: Takes::Nothing }), Item::Shown(JSON)],
 );
-const BACK: Syntax = plain("browser back", &[], ONLY_JSON);
-const FORWARD: Syntax = plain("browser forward", &[], ONLY_JSON);
-const RELOAD: Syntax = plain("browser reload", &[], ONLY_JSON);
-const TABS: Syntax = plain(
+const BACK: Syntax = Syntax::plain("browser back", &[], ONLY_JSON);
+const FORWARD: Syntax = Syntax::plain("browser forward", &[], ONLY_JSON);
+const RELOAD: Syntax = Syntax::plain("browser reload", &[], ONLY_JSON);
+const TABS: Syntax = Syntax::plain(
     "browser tabs",
     &[
         Operand { shown: "[new|switch|close]", arity: Arity::Optional },
@@ -92,8 +89,8 @@ const TABS: Syntax = plain(
     ],
     ONLY_JSON,
 );
-const CLOSE: Syntax = plain("browser close", &[], ONLY_JSON);
-const EVAL: Syntax = plain("browser eval", &[Operand { shown: "<js>", arity: Arity::Many }], ONLY_JSON);
+const CLOSE: Syntax = Syntax::plain("browser close", &[], ONLY_JSON);
+const EVAL: Syntax = Syntax::plain("browser eval", &[Operand { shown: "<js>", arity: Arity::Many }], ONLY_JSON);
 
 /// Every subcommand, in the order `--help` lists them, with its summary.
 const SUBCOMMANDS: [(&Syntax, &str); 20] = [

@@ -40,11 +40,7 @@ pub(super) async fn remove_uploads(io: &CommandIo<'_>, workspace: &Path) {
     }
 }
 
-const fn plain(name: &'static str, operands: &'static [Operand], options: &'static [Item]) -> Syntax {
-    Syntax { name, operands, options, options_first: false, operands_from_stdin: false }
-}
-
-const COOKIES: Syntax = plain(
+const COOKIES: Syntax = Syntax::plain(
     "browser cookies",
     &[Operand { shown: "[get|set NAME VALUE|clear]", arity: Arity::Rest }],
     &[
@@ -53,28 +49,28 @@ const COOKIES: Syntax = plain(
         Item::Shown(JSON),
     ],
 );
-const STORAGE: Syntax = plain(
+const STORAGE: Syntax = Syntax::plain(
     "browser storage",
     &[Operand { shown: "[local|session] [get [KEY]|set KEY VALUE|clear]", arity: Arity::Rest }],
     ONLY_JSON,
 );
-const STATE: Syntax = plain(
+const STATE: Syntax = Syntax::plain(
     "browser state",
     &[Operand { shown: "save|load", arity: Arity::One }, Operand { shown: "<file>", arity: Arity::One }],
     ONLY_JSON,
 );
-const UPLOAD: Syntax = plain(
+const UPLOAD: Syntax = Syntax::plain(
     "browser upload",
     &[Operand { shown: "@eN", arity: Arity::One }, Operand { shown: "<file>", arity: Arity::Many }],
     ONLY_JSON,
 );
-const PDF: Syntax = plain("browser pdf", &[Operand { shown: "[path.pdf]", arity: Arity::Optional }], ONLY_JSON);
-const READ: Syntax = plain(
+const PDF: Syntax = Syntax::plain("browser pdf", &[Operand { shown: "[path.pdf]", arity: Arity::Optional }], ONLY_JSON);
+const READ: Syntax = Syntax::plain(
     "browser read",
     &[Operand { shown: "[@eN]", arity: Arity::Optional }],
     &[Item::Shown(Opt { short: Some("-s"), long: "--selector", takes: Takes::Text("SELECTOR") }), Item::Shown(JSON)],
 );
-const DIFF: Syntax = plain("browser diff", &[], ONLY_JSON);
+const DIFF: Syntax = Syntax::plain("browser diff", &[], ONLY_JSON);
 
 /// These subcommands, in the order `--help` lists them, with their summaries.
 pub(super) const SUMMARIES: [(&Syntax, &str); 7] = [

@@ -209,6 +209,12 @@ pub enum Misuse {
 }
 
 impl Syntax {
+    /// A subcommand whose options may stand anywhere and whose operands are
+    /// all given on the line (most are): `name`, `operands`, `options`.
+    pub const fn plain(name: &'static str, operands: &'static [Operand], options: &'static [Item]) -> Syntax {
+        Syntax { name, operands, options, options_first: false, operands_from_stdin: false }
+    }
+
     /// The usage line, generated from the declaration.
     pub fn usage(&self) -> String {
         let mut line = self.name.to_string();
@@ -388,19 +394,17 @@ mod tests {
     use super::*;
 
     const GLOBAL: Opt = Opt { short: None, long: "--global", takes: Takes::Nothing };
-    const SEARCH: Syntax = Syntax {
-        name: "memory search",
-        operands: &[Operand { shown: "<query>", arity: Arity::Many }],
-        options: &[
+    const SEARCH: Syntax = Syntax::plain(
+        "memory search",
+        &[Operand { shown: "<query>", arity: Arity::Many }],
+        &[
             Item::Either(&[TOPIC, GLOBAL]),
             Item::Shown(KEYWORD),
             Item::Shown(limit("5")),
             Item::Shown(JSON),
             Item::Hidden(Opt { short: None, long: "--kind", takes: Takes::Text("kind") }),
         ],
-        options_first: false,
-        operands_from_stdin: false,
-    };
+    );
     const RUN: Syntax = Syntax {
         name: "sandbox run",
         operands: &[
@@ -411,13 +415,8 @@ mod tests {
         options_first: true,
         operands_from_stdin: false,
     };
-    const ONE: Syntax = Syntax {
-        name: "hub info",
-        operands: &[Operand { shown: "<tool>", arity: Arity::One }],
-        options: &[Item::Shown(JSON)],
-        options_first: false,
-        operands_from_stdin: false,
-    };
+    const ONE: Syntax =
+        Syntax::plain("hub info", &[Operand { shown: "<tool>", arity: Arity::One }], &[Item::Shown(JSON)]);
 
     fn words(line: &str) -> Vec<String> {
         line.split_whitespace().map(String::from).collect()

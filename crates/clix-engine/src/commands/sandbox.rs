@@ -23,8 +23,7 @@ const RUN: Syntax = Syntax {
     options_first: true,
     operands_from_stdin: false,
 };
-const STATUS: Syntax =
-    Syntax { name: "sandbox status", operands: &[], options: &[], options_first: false, operands_from_stdin: false };
+const STATUS: Syntax = Syntax::plain("sandbox status", &[], &[]);
 /// Every subcommand of `sandbox`, in the order `--help` lists them.
 const SYNTAXES: [&Syntax; 3] = [&BASH, &RUN, &STATUS];
 

@@ -19,13 +19,11 @@ use clix_command::CallTime;
 use clix_command::flags::common::{JSON, limit};
 use clix_command::flags::{Arity, Item, Operand, Syntax, pick_parsed};
 
-const SEARCH: Syntax = Syntax {
-    name: "mcp search",
-    operands: &[Operand { shown: "<query>", arity: Arity::Many }],
-    options: &[Item::Shown(limit("10")), Item::Shown(JSON)],
-    options_first: false,
-    operands_from_stdin: false,
-};
+const SEARCH: Syntax = Syntax::plain(
+    "mcp search",
+    &[Operand { shown: "<query>", arity: Arity::Many }],
+    &[Item::Shown(limit("10")), Item::Shown(JSON)],
+);
 
 const SYNTAXES: [&Syntax; 1] = [&SEARCH];
 
