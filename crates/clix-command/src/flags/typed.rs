@@ -167,7 +167,7 @@ impl Kind {
             Kind::Integer => "integer".into(),
             Kind::Number => "number".into(),
             Kind::Boolean => "boolean".into(),
-            Kind::Enum(values) => format!("one of {}", values.iter().map(word_of).collect::<Vec<_>>().join(", ")),
+            Kind::Enum(values) => format!("one of {}", words_of(values)),
             Kind::Array(item) => format!("array of {}", item.name()),
             Kind::Json => "JSON".into(),
         }
@@ -193,9 +193,11 @@ impl Kind {
                 "false" => Ok(Value::Bool(false)),
                 _ => Err(expected("true or false (write --flag or --flag=false)")),
             },
-            Kind::Enum(values) => values.iter().find(|v| word_of(v) == word).cloned().ok_or_else(|| {
-                format!("`{word}` is not one of: {}", values.iter().map(word_of).collect::<Vec<_>>().join(", "))
-            }),
+            Kind::Enum(values) => values
+                .iter()
+                .find(|v| word_of(v) == word)
+                .cloned()
+                .ok_or_else(|| format!("`{word}` is not one of: {}", words_of(values))),
             // A list or an object given whole, as JSON.
             Kind::Array(_) | Kind::Json => serde_json::from_str(word).map_err(|e| format!("not JSON: {e}")),
         }
@@ -236,6 +238,7 @@ fn word_of(v: &Value) -> String {
     v.as_str().map(String::from).unwrap_or_else(|| v.to_string())
 }
 
+/// An enum's values as the help and errors list them: `red, green`.
 fn words_of(values: &[Value]) -> String {
     values.iter().map(word_of).collect::<Vec<_>>().join(", ")
 }
