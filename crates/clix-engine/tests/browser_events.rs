@@ -9,11 +9,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use axum::Router;
 use axum::routing::get;
-use clix_engine::RunOutput;
 
 mod support;
-use support::Fixture;
-use support::browser::{chromium_installed, fixture, ref_of};
+use support::browser::{chromium_installed, fixture, ref_of, run_ok as run};
 
 const PAGE: &str = r#"<!doctype html><title>Shop</title>
 <script>console.warn('stock is low')</script>
@@ -40,12 +38,6 @@ async fn serve() -> (String, Arc<AtomicUsize>) {
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     (format!("http://{addr}/"), ads)
-}
-
-async fn run(f: &mut Fixture, line: &str) -> RunOutput {
-    let out = f.engine.run(line, None).await;
-    assert_eq!(out.raw.exit_code, 0, "{line}:\n{}", out.text);
-    out
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -12,11 +12,9 @@ use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse};
 use axum::routing::get;
-use clix_engine::RunOutput;
 
 mod support;
-use support::Fixture;
-use support::browser::{chromium_installed, fixture, ref_of};
+use support::browser::{chromium_installed, fixture, ref_of, run_ok as run};
 
 /// A page that tries to end the untrusted block early and give orders.
 const FORGER: &str = r#"<!doctype html><title>Forger</title><h1>News</h1>
@@ -28,12 +26,6 @@ async fn serve(app: Router) -> String {
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     format!("http://{addr}")
-}
-
-async fn run(f: &mut Fixture, line: &str) -> RunOutput {
-    let out = f.engine.run(line, None).await;
-    assert_eq!(out.raw.exit_code, 0, "{line}:\n{}", out.text);
-    out
 }
 
 /// The text between the markers of the one untrusted block in `text`,

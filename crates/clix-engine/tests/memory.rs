@@ -10,6 +10,8 @@ use clix_memory::{GLOBAL_TOPIC, Location, MemorySettings, Store};
 use clix_memory::{MemoryAccess, MemoryConfig};
 use serde_json::Value;
 
+mod support;
+
 /// One memory file with a fact in each of alpha, beta and global.
 struct Memories {
     dir: tempfile::TempDir,
@@ -67,8 +69,7 @@ struct Session {
 impl Session {
     /// stdout, stderr, exit code.
     async fn run(&mut self, line: &str) -> (String, String, i32) {
-        let raw = self.engine.run_raw(line, None).await;
-        (String::from_utf8_lossy(&raw.stdout).into(), String::from_utf8_lossy(&raw.stderr).into(), raw.exit_code)
+        support::run(&mut self.engine, line).await
     }
 
     async fn ok(&mut self, line: &str) -> String {

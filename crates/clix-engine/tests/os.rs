@@ -22,11 +22,6 @@ async fn fixture_with(settings: SandboxSettings, limits: ShellLimits) -> Fixture
     dirs.start(config).await
 }
 
-async fn raw(f: &mut Fixture, line: &str) -> (String, String, i32) {
-    let r = f.engine.run_raw(line, None).await;
-    (String::from_utf8_lossy(&r.stdout).into_owned(), String::from_utf8_lossy(&r.stderr).into_owned(), r.exit_code)
-}
-
 #[tokio::test]
 async fn host_programs_join_pipelines_transparently() {
     let mut f = fixture(SandboxSettings::default()).await;
@@ -39,12 +34,12 @@ async fn host_programs_join_pipelines_transparently() {
         ("git init -q && git status --short | sort", "?? gen.py\n"),
     ];
     for (line, want) in cases {
-        let (out, err, code) = raw(&mut f, line).await;
+        let (out, err, code) = f.run(line).await;
         let want =
             if want.is_empty() { format!("{}/sub\n", f.engine.shell().workspace().display()) } else { want.into() };
         assert_eq!((out, code), (want, 0), "{line}: {err}");
     }
-    let (out, err, code) = raw(&mut f, "definitely-not-a-program --x").await;
+    let (out, err, code) = f.run("definitely-not-a-program --x").await;
     assert_eq!((out.as_str(), code), ("", 127));
     assert!(err.starts_with("[error] unknown command: definitely-not-a-program"), "{err}");
 }
@@ -59,15 +54,14 @@ async fn sandbox_command_levels_of_help_and_status() {
         ("sandbox fly", "[error] sandbox: no subcommand fly. usage: sandbox bash|run|status\n", 2),
     ];
     for (line, want, code) in cases {
-        let (out, err, got) = raw(&mut f, line).await;
+        let (out, err, got) = f.run(line).await;
         assert_eq!((out.as_str(), err.as_str(), got), ("", want, code), "{line}");
     }
-    let (out, _, code) =
-        raw(&mut f, "sandbox bash 'echo $1 from $(basename $BASH); shopt -q extglob; echo $?' hi").await;
+    let (out, _, code) = f.run("sandbox bash 'echo $1 from $(basename $BASH); shopt -q extglob; echo $?' hi").await;
     assert_eq!((out.as_str(), code), ("hi from bash\n1\n", 0));
-    let (out, _, _) = raw(&mut f, "echo piped | sandbox run tr a-z A-Z").await;
+    let (out, _, _) = f.run("echo piped | sandbox run tr a-z A-Z").await;
     assert_eq!(out, "PIPED\n");
-    let (out, _, _) = raw(&mut f, "sandbox status").await;
+    let (out, _, _) = f.run("sandbox status").await;
     assert!(out.contains("network: off") && out.starts_with("isolation: bubblewrap"), "{out}");
 }
 
@@ -102,7 +96,7 @@ async fn big_files_stream_through_gnu_tools_in_the_sandbox() {
         ("tail -n 1 big.log", "2024-01-01 INFO all good\n"),
     ];
     for (line, want) in cases {
-        let (out, err, code) = raw(&mut f, line).await;
+        let (out, err, code) = f.run(line).await;
         assert_eq!((out.as_str(), code), (want, 0), "{line}: {err}");
     }
     let audit = std::fs::read_to_string(f.state.path().join("audit.jsonl")).unwrap();
@@ -112,7 +106,7 @@ async fn big_files_stream_through_gnu_tools_in_the_sandbox() {
         "a pipeline runs in GNU bash: {audit}"
     );
     // Lines that need the session (variables) or our commands stay in-process.
-    let (out, _, _) = raw(&mut f, "P=ERROR; grep -c $P big.log").await;
+    let (out, _, _) = f.run("P=ERROR; grep -c $P big.log").await;
     assert_eq!(out, "20000\n");
     let audit = std::fs::read_to_string(f.state.path().join("audit.jsonl")).unwrap();
     assert!(!audit.contains("grep -c $P"), "{audit}");
@@ -121,7 +115,7 @@ async fn big_files_stream_through_gnu_tools_in_the_sandbox() {
 #[tokio::test]
 async fn programs_cannot_run_outside_the_workspace() {
     let mut f = fixture(SandboxSettings::default()).await;
-    let (_, err, code) = raw(&mut f, "cd /tmp && python3 -c 1").await;
+    let (_, err, code) = f.run("cd /tmp && python3 -c 1").await;
     assert_eq!(code, 126);
     assert!(err.contains("is outside the workspace; cd into"), "{err}");
 }
@@ -149,7 +143,7 @@ async fn a_cancel_stops_sandboxed_and_big_file_lines() {
             }
             handle.cancel();
         });
-        let (_, err, code) = raw(&mut f, line).await;
+        let (_, err, code) = f.run(line).await;
         canceller.abort();
         // Not cancelled, the line would end at its 30 s limit with 124.
         assert_eq!(code, 130, "{line}: {err}");
@@ -208,11 +202,11 @@ async fn http_clients_are_the_real_programs_when_the_network_is_on() {
             );
             continue;
         }
-        let (out, err, code) = raw(&mut f, line).await;
+        let (out, err, code) = f.run(line).await;
         assert_eq!((out.as_str(), code), (*want, 0), "{line}: {err}");
     }
     if !on_host("http") {
-        let (out, err, code) = raw(&mut f, &format!("http GET {url}")).await;
+        let (out, err, code) = f.run(&format!("http GET {url}")).await;
         let want = "[error] http: not available; use curl, e.g. curl -sS URL, or curl -sS --json '{\"k\": 1}' URL to post JSON\n";
         assert_eq!((out.as_str(), err.as_str(), code), ("", want, 127));
     }
@@ -226,7 +220,7 @@ async fn http_clients_say_there_is_no_network_when_it_is_off() {
     let mut f = fixture(SandboxSettings::default()).await;
     for line in [format!("curl -sS {url}"), format!("wget -qO- {url}"), format!("http GET {url}")] {
         let name = line.split(' ').next().unwrap();
-        let (out, err, code) = raw(&mut f, &line).await;
+        let (out, err, code) = f.run(&line).await;
         let want = format!(
             "[error] {name}: this session has no network; a person can turn it on with --network (clix run, clix mcp) \
              or sandbox.network = true\n"
@@ -243,9 +237,9 @@ async fn http_clients_say_there_is_no_network_when_it_is_off() {
 async fn the_missing_programs_table_applies_only_to_missing_programs() {
     let mut f = fixture(SandboxSettings::default()).await;
     for entry in clix_present::MISSING_PROGRAMS {
-        let (_, _, found) = raw(&mut f, &format!("sandbox bash 'command -v {}'", entry.name)).await;
+        let (_, _, found) = f.run(&format!("sandbox bash 'command -v {}'", entry.name)).await;
         let present = found == 0 && !clix_shell::NETWORK_BUILTINS.contains(&entry.name);
-        let (out, err, code) = raw(&mut f, &format!("{} --version", entry.name)).await;
+        let (out, err, code) = f.run(&format!("{} --version", entry.name)).await;
         let advice = format!("[error] {}\n", clix_present::missing_program(entry.name, false).unwrap());
         if present {
             assert!(code != 127 && err != advice, "{}: ran? {code} {out} {err}", entry.name);
@@ -268,7 +262,7 @@ async fn an_installed_program_that_fails_here_gets_the_advice() {
         return;
     };
     let line = if program == "apt-get" { "apt-get install -y cowsay" } else { "vim -es -c 'q!' nosuch" };
-    let (_, err, code) = raw(&mut f, line).await;
+    let (_, err, code) = f.run(line).await;
     let hint = clix_present::failure_hint(program, false).unwrap();
     assert_ne!(code, 0, "{line}: {err}");
     assert!(err.ends_with(&format!("clix: {hint}\n")), "{line}: {err}");
@@ -281,7 +275,7 @@ async fn an_installed_editor_is_not_opened_on_a_file() {
     let mut f = fixture(SandboxSettings::default()).await;
     for editor in ["vim", "vi", "nano"] {
         let started = std::time::Instant::now();
-        let (out, err, code) = raw(&mut f, &format!("{editor} gen.py")).await;
+        let (out, err, code) = f.run(&format!("{editor} gen.py")).await;
         let advice = clix_present::missing_program(editor, false).unwrap();
         let want = if on_host(editor) { 126 } else { 127 };
         assert_eq!((out.as_str(), err, code), ("", format!("[error] {advice}\n"), want), "{editor}");
@@ -289,7 +283,7 @@ async fn an_installed_editor_is_not_opened_on_a_file() {
         assert!(started.elapsed() < std::time::Duration::from_secs(20), "{editor}: {:?}", started.elapsed());
     }
     if on_host("vim") {
-        let (out, err, code) = raw(&mut f, "vim -es -c '%s/print/PRINT/' -c wq gen.py && grep -c PRINT gen.py").await;
+        let (out, err, code) = f.run("vim -es -c '%s/print/PRINT/' -c wq gen.py && grep -c PRINT gen.py").await;
         assert_eq!((out.as_str(), code), ("1\n", 0), "{err}");
     }
     let audit = std::fs::read_to_string(f.state.path().join("audit.jsonl")).unwrap_or_default();
@@ -317,7 +311,7 @@ async fn exported_variables_reach_sandboxed_programs_but_secrets_do_not() {
         (format!("export PATH=/nowhere:$PATH; {}", show("PATH")), ""),
     ];
     for (line, want) in &cases {
-        let (out, err, code) = raw(&mut f, line).await;
+        let (out, err, code) = f.run(line).await;
         assert_eq!(code, 0, "{line}: {err}");
         if want.is_empty() {
             assert!(!out.contains("/nowhere"), "{line}: the sandbox's PATH was replaced: {out}");
@@ -346,7 +340,7 @@ async fn output_past_the_memory_budget_stops_the_line() {
         ("sandbox bash 'head -c 2000000 /dev/zero' | wc -c", "bash's output"),
         ("cat big.log", "cat's output"),
     ] {
-        let (out, err, code) = raw(&mut f, line).await;
+        let (out, err, code) = f.run(line).await;
         assert_eq!(code, 1, "{line}: {out}{err}");
         assert!(err.contains(&format!("[error] stopped: {what} {stop}")), "{line}: {err}");
         assert!(!out.contains("after") && !out.contains("1048576"), "{line}: {out}");
@@ -356,13 +350,13 @@ async fn output_past_the_memory_budget_stops_the_line() {
     );
     // A routed line already streamed in GNU tools: the way out is a file
     // GNU bash writes, not running the line there again.
-    let (_, err, _) = raw(&mut f, "cat big.log").await;
+    let (_, err, _) = f.run("cat big.log").await;
     assert!(err.contains("though the line already ran in the sandbox's GNU tools"), "{err}");
     assert!(err.contains("sandbox bash '<line> > out.txt'"), "{err}");
-    let (_, err, _) = raw(&mut f, "python3 -c 'print(\"x\" * 2000000)' | wc -c").await;
+    let (_, err, _) = f.run("python3 -c 'print(\"x\" * 2000000)' | wc -c").await;
     assert!(err.contains("Raise the limit, or run the line in the sandbox's GNU bash"), "{err}");
     // Under the budget, the whole output passes.
-    let (out, _, code) = raw(&mut f, "python3 -c 'print(\"x\" * 500000)' | wc -c").await;
+    let (out, _, code) = f.run("python3 -c 'print(\"x\" * 500000)' | wc -c").await;
     assert_eq!((out.as_str(), code), ("500001\n", 0));
 }
 
@@ -393,7 +387,7 @@ async fn big_trees_walk_through_gnu_tools_in_the_sandbox() {
     let stays = ["find small -type f | wc -l", "find src -name f1.rs -exec cat {} +"];
     for line in routed.iter().chain(&stays) {
         let bash = std::process::Command::new("bash").args(["-c", line]).current_dir(f.ws.path()).output().unwrap();
-        let (out, err, code) = raw(&mut f, line).await;
+        let (out, err, code) = f.run(line).await;
         assert_eq!((out.as_str(), code), (String::from_utf8_lossy(&bash.stdout).as_ref(), 0), "{line}: {err}");
     }
     let audit = std::fs::read_to_string(f.state.path().join("audit.jsonl")).unwrap();

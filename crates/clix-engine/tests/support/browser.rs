@@ -2,7 +2,7 @@
 //! and the OS tier it runs in, on a temporary workspace and state folder,
 //! and the ref a snapshot gives an element.
 
-use clix_engine::{EngineConfig, SandboxSettings};
+use clix_engine::{EngineConfig, RunOutput, SandboxSettings};
 
 use super::{Dirs, Fixture};
 
@@ -31,4 +31,11 @@ pub(crate) fn ref_of(text: &str, needle: &str) -> String {
     let line = text.lines().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no {needle} in:\n{text}"));
     let at = line.find("[ref=").unwrap() + 5;
     format!("@{}", &line[at..at + line[at..].find(']').unwrap()])
+}
+
+/// `line` through the engine, which must exit 0 (else the test fails with its text).
+pub(crate) async fn run_ok(f: &mut Fixture, line: &str) -> RunOutput {
+    let out = f.engine.run(line, None).await;
+    assert_eq!(out.raw.exit_code, 0, "{line}:\n{}", out.text);
+    out
 }
