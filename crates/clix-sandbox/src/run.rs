@@ -457,16 +457,29 @@ impl Sandbox {
                     tracing::debug!("sandbox: started in the stub set up ahead");
                     return Ok(started);
                 }
-                Err(e) => tracing::debug!(error = %e, "sandbox: the stub set up ahead was gone; starting a new one"),
+                Err(why) => tracing::debug!(%why, "sandbox: the stub set up ahead was gone; starting a new one"),
             }
         }
         tracing::debug!(
             "sandbox: setting a stub up for this run (none was ready, or the request is not the usual shape)"
         );
-        let stub = self.stub_launch(bwrap, req.read_only, network, req.env)?.spawn().await?;
-        stub.start(line).await.map_err(|e| SandboxError::Spawn {
+        // A stub that ended before it took its line ran nothing of the
+        // request, so a second one may be set up: one failure is a stub
+        // lost (as a ready one can be), two are this sandbox's answer.
+        let mut gone = String::new();
+        for attempt in 1..=2 {
+            let stub = self.stub_launch(bwrap, req.read_only, network, req.env)?.spawn().await?;
+            match stub.start(line.clone()).await {
+                Ok(started) => return Ok(started),
+                Err(why) => {
+                    tracing::debug!(attempt, %why, "sandbox: the stub ended before it took its line");
+                    gone = why;
+                }
+            }
+        }
+        Err(SandboxError::Spawn {
             program: req.argv.first().cloned().unwrap_or_default(),
-            reason: format!("the sandbox's shell ended before the program started: {e}"),
+            reason: format!("the sandbox's shell ended before the program started, twice: {gone}"),
         })
     }
 

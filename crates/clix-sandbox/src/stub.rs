@@ -21,6 +21,7 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use tokio::sync::oneshot;
 
@@ -162,14 +163,32 @@ impl Stub {
     }
 
     /// Hands the stub its line; the program is running (or its shell is
-    /// reporting why not) once this returns. `Err` if the stub was gone.
-    pub(crate) async fn start(self, line: Vec<u8>) -> std::io::Result<Started> {
-        let Stub { child, groups, cgroups, line: fd, refusals, .. } = self;
+    /// reporting why not) once this returns. `Err` if the stub was gone,
+    /// with why: the write's error, then what bwrap said as it ended (a
+    /// mount that failed, a refused exec), so that the failure names its cause.
+    pub(crate) async fn start(self, line: Vec<u8>) -> Result<Started, String> {
+        let Stub { child, mut groups, cgroups, line: fd, refusals, .. } = self;
         // The line fits a pipe's buffer unless its arguments are huge; a
         // thread of its own keeps a long one from blocking the caller.
         let written = tokio::task::spawn_blocking(move || std::fs::File::from(fd).write_all(&line)).await;
-        written.map_err(std::io::Error::other)??;
-        Ok((child, groups, cgroups, refusals))
+        let error = match written {
+            Ok(Ok(())) => return Ok((child, groups, cgroups, refusals)),
+            Ok(Err(e)) => e.to_string(),
+            Err(e) => e.to_string(),
+        };
+        // Nothing of anyone's ran in it: everything goes now, and bwrap's last words are read.
+        groups.kill_now();
+        let ended = tokio::time::timeout(Duration::from_secs(2), child.wait_with_output()).await;
+        cgroups.remove().await;
+        let mut why = vec![error];
+        if let Ok(Ok(out)) = ended {
+            why.push(format!("bwrap {}", out.status));
+            why.extend(
+                String::from_utf8_lossy(&out.stderr).lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from),
+            );
+        }
+        why.extend(refusals.take().iter().map(|r| r.trim().to_string()));
+        Err(why.join("; "))
     }
 }
 
@@ -309,6 +328,44 @@ mod tests {
         for (argv, cwd, stdin, env, want) in cases {
             assert_eq!(text(argv, cwd, *stdin, env), *want, "{argv:?}");
         }
+    }
+
+    /// A stub that ended before it took its line (a bwrap whose set-up
+    /// failed): the error says why, in bwrap's own words and exit status.
+    #[tokio::test]
+    async fn a_stub_that_ended_says_why_it_could_not_take_its_line() {
+        let (line_read, line_write) = pipe().unwrap();
+        let child = tokio::process::Command::new("sh")
+            .args(["-c", "echo 'bwrap: cannot mount the workspace' >&2; exit 3"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        drop(line_read);
+        let pid = child.id().unwrap();
+        // Ended (a zombie, not reaped): what bwrap is when its set-up failed.
+        for _ in 0..500 {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+            if stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let groups = Groups::of(&child, KILL_GRACE);
+        let stub = Stub {
+            child,
+            groups,
+            cgroups: RunCgroups::default(),
+            line: line_write,
+            refusals: Refusals::default(),
+            git: Vec::new(),
+        };
+        let Err(why) = stub.start(b"exec true\n".to_vec()).await else { panic!("a stub with no reader took its line") };
+        assert!(why.starts_with("Broken pipe"), "{why}");
+        assert!(why.contains("bwrap exit status: 3"), "{why}");
+        assert!(why.ends_with("bwrap: cannot mount the workspace"), "{why}");
     }
 
     /// The line run by a real `sh`: every argument arrives byte for byte.
