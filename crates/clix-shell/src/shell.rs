@@ -107,21 +107,32 @@ pub(crate) fn kept_builtin(name: &str) -> bool {
     !NETWORK_BUILTINS.contains(&name) && !TERMINAL_BUILTINS.contains(&name)
 }
 
-/// The names bashkit runs itself (its builtins), which no added command
-/// may take over. Learnt once from a bare engine.
-pub fn builtin_names() -> &'static [String] {
-    static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    NAMES.get_or_init(|| Bash::builder().builtin_filter(kept_builtin).build().builtin_names())
+/// What a bare engine is, learnt once: building one costs a tenth of a
+/// cold `clix run`, so both facts come from the same one.
+struct Bare {
+    builtin_names: Vec<String>,
+    home: String,
 }
 
-/// The shell's `$HOME` (what `~` expands to inside a session). Learnt once
-/// from a bare engine, like [`builtin_names`].
-pub fn shell_home() -> &'static str {
-    static HOME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    HOME.get_or_init(|| {
-        let state = Bash::builder().build().shell_state_view();
-        state.env.get("HOME").or_else(|| state.variables.get("HOME")).cloned().unwrap_or_else(|| "/home/user".into())
+fn bare() -> &'static Bare {
+    static BARE: std::sync::OnceLock<Bare> = std::sync::OnceLock::new();
+    BARE.get_or_init(|| {
+        let bash = Bash::builder().builtin_filter(kept_builtin).build();
+        let state = bash.shell_state_view();
+        let home = state.env.get("HOME").or_else(|| state.variables.get("HOME")).cloned();
+        Bare { builtin_names: bash.builtin_names(), home: home.unwrap_or_else(|| "/home/user".into()) }
     })
+}
+
+/// The names bashkit runs itself (its builtins), which no added command
+/// may take over.
+pub fn builtin_names() -> &'static [String] {
+    &bare().builtin_names
+}
+
+/// The shell's `$HOME` (what `~` expands to inside a session).
+pub fn shell_home() -> &'static str {
+    &bare().home
 }
 
 /// One conversation's shell.
