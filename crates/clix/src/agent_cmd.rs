@@ -1,12 +1,12 @@
 //! `clix ask`, `clix chat`, `clix runs` and `clix replay`: the agent loop
 //! for people, rendered on a terminal or as JSON lines.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use clix_agent::replay::{money, usage_text};
+use clix_agent::replay::usage_text;
 use clix_agent::stream::{ArtifactWatch, RunResult, StreamWriter, Upstream, read_upstream};
 use clix_agent::{
     Agent, Event, ReplyCache, Resumable, RunSummary, StopReason, find_run, latest_resumable, list_runs, read_run,
@@ -15,8 +15,9 @@ use clix_agent::{
 use clix_config::Paths;
 use clix_session::{AgentSession, CHAT_COMMANDS, Chat, ChatCommand, Session, run_task};
 
-use crate::cli::outln;
-use crate::markdown::Answer;
+use clix_terminal::outln;
+use clix_terminal::render::{Renderer, changes_line};
+use clix_terminal::runs::{runs_table, terminal_width};
 
 /// Flags shared by `ask` and `chat`.
 #[derive(clap::Args, Clone)]
@@ -181,7 +182,7 @@ fn agent_session(paths: &Paths, args: &AgentArgs) -> Result<Session> {
 async fn show_prompt(paths: &Paths, args: &AgentArgs) -> Result<ExitCode> {
     let session = agent_session(paths, args)?;
     let mut engine = session.engine().await?;
-    crate::terminal::tell_notices(paths, &engine);
+    clix_terminal::notices::tell_notices(paths, &engine);
     let provider = session.provider(args.model.as_deref(), args.provider.as_deref())?;
     let (kind, model, url) = (provider.kind(), provider.model.clone(), provider.base_url().to_string());
     let (shown, notes) = session.shown_prompt(&mut engine, provider)?;
@@ -270,7 +271,7 @@ pub(crate) async fn ask(paths: &Paths, args: AskArgs) -> Result<ExitCode> {
     }
     let session = agent_session(paths, &args.common)?;
     let mut engine = session.engine().await?;
-    crate::terminal::tell_notices(paths, &engine);
+    clix_terminal::notices::tell_notices(paths, &engine);
     let watch = args.common.jsonl.then(|| ArtifactWatch::start(engine.shell().folder(), &[PathBuf::new()]));
     let resume = Resume::from_flags(args.common.continue_last, args.resume.as_deref());
     let (mut agent, path) = agent(paths, &session, &mut engine, &args.common, resume)?;
@@ -327,7 +328,7 @@ pub(crate) async fn chat(paths: &Paths, chat: ChatArgs) -> Result<ExitCode> {
     let args = chat.common;
     let session = agent_session(paths, &args)?;
     let mut engine = session.engine().await?;
-    crate::terminal::tell_notices(paths, &engine);
+    clix_terminal::notices::tell_notices(paths, &engine);
     let resume = Resume::from_flags(args.continue_last, chat.resume.as_deref());
     let (mut agent, path) = agent(paths, &session, &mut engine, &args, resume)?;
     if matches!(turns, Turns::Terminal(_)) {
@@ -347,7 +348,7 @@ pub(crate) async fn chat(paths: &Paths, chat: ChatArgs) -> Result<ExitCode> {
             Some(command) => match chat.run(&session, &mut agent, command) {
                 Ok(shown) => {
                     if let Some(diff) = shown.diff {
-                        outln(crate::terminal::for_stdout(diff.trim_end()))?;
+                        outln(clix_terminal::text::for_stdout(diff.trim_end()))?;
                     }
                     shown.notes.iter().for_each(|note| eprintln!("{note}"));
                 }
@@ -371,16 +372,16 @@ pub(crate) async fn chat(paths: &Paths, chat: ChatArgs) -> Result<ExitCode> {
 /// Where a chat's turns come from: a person at the line editor, or piped
 /// stdin, one task per line.
 enum Turns {
-    Terminal(Box<crate::repl::Editor>),
+    Terminal(Box<clix_terminal::editor::Editor>),
     Piped(std::vec::IntoIter<String>),
 }
 
 impl Turns {
     fn from_stdin(paths: &Paths) -> Result<Turns> {
         match crate::cli::read_piped_stdin()? {
-            None if std::io::stdin().is_terminal() => {
-                Ok(Turns::Terminal(Box::new(crate::repl::Editor::new(&paths.state_dir.join("chat_history.txt"))?)))
-            }
+            None if std::io::stdin().is_terminal() => Ok(Turns::Terminal(Box::new(
+                clix_terminal::editor::Editor::new(&paths.state_dir.join("chat_history.txt"))?,
+            ))),
             piped => {
                 let text = String::from_utf8_lossy(piped.as_deref().unwrap_or_default()).into_owned();
                 let lines: Vec<String> =
@@ -412,175 +413,6 @@ async fn remember(agent: &mut Agent<'_>, render: &mut Renderer) {
         render.stop_spinner();
         eprintln!("clix: no summary stored in memory: {e}");
     }
-}
-
-/// Turns events into terminal text or stream lines.
-struct Renderer {
-    /// With `--jsonl`: the stream the events become.
-    stream: Option<StreamWriter>,
-    /// The last thing printed on stdout was streamed model text without a newline.
-    mid_text: bool,
-    color: bool,
-    /// Shown on a terminal while the model or a command works.
-    spinner: Option<indicatif::ProgressBar>,
-    interactive: bool,
-    /// The model's text drawn as Markdown, or as written.
-    answer: Answer,
-    /// The currency costs are shown in (`agent.currency`).
-    currency: String,
-}
-
-impl Renderer {
-    fn new(jsonl: bool, currency: &str) -> Self {
-        let interactive = !jsonl && std::io::stderr().is_terminal();
-        let color = interactive && std::env::var_os("NO_COLOR").is_none();
-        let stream = jsonl.then(|| StreamWriter::new(String::new(), None));
-        let currency = currency.to_string();
-        let answer = Answer::for_stdout(jsonl);
-        Renderer { stream, mid_text: false, color, spinner: None, interactive, answer, currency }
-    }
-
-    fn spin(&mut self, message: &str) {
-        self.stop_spinner();
-        if self.interactive {
-            let bar = indicatif::ProgressBar::new_spinner().with_message(message.to_string());
-            bar.enable_steady_tick(std::time::Duration::from_millis(120));
-            crate::terminal::set_spinner(Some(bar.clone()));
-            self.spinner = Some(bar);
-        }
-    }
-
-    fn stop_spinner(&mut self) {
-        if let Some(bar) = self.spinner.take() {
-            crate::terminal::set_spinner(None);
-            bar.finish_and_clear();
-        }
-    }
-
-    fn dim(&self, s: &str) -> String {
-        if self.color { format!("\x1b[2m{s}\x1b[0m") } else { s.to_string() }
-    }
-
-    fn event(&mut self, event: &Event) {
-        if let Some(stream) = &mut self.stream {
-            if let Event::Start { run_id, .. } = event {
-                stream.set_agent_id(run_id.clone());
-            }
-            if let Some(line) = stream.event(event) {
-                print_line(&line);
-            }
-            return;
-        }
-        let mut out = std::io::stdout();
-        self.stop_spinner();
-        match event {
-            Event::Text { text } => {
-                let text = self.answer.show(text);
-                let _ = out.write_all(text.as_bytes());
-                let _ = out.flush();
-                self.mid_text = !text.ends_with('\n');
-            }
-            Event::ToolCall { tool, command, .. } => {
-                self.end_text();
-                eprintln!("{}", self.dim(&format!("▸ {tool} {}", one_line(command, 120))));
-                self.spin("running…");
-            }
-            Event::ToolResult { text, changes, declined, .. } => {
-                let footer = text.lines().last().unwrap_or_default();
-                let first = text.lines().next().filter(|l| *l != footer).map(|l| format!(" {}", one_line(l, 80)));
-                eprintln!("{}", self.dim(&format!("  {footer}{}", first.unwrap_or_default())));
-                if let Some(line) = changes_line(changes.as_ref(), *declined) {
-                    eprintln!("{}", self.dim(&format!("  {line}")));
-                }
-                self.spin("thinking…");
-            }
-            Event::Retry { attempt, wait_ms, error } => {
-                eprintln!("{}", self.dim(&format!("  retry {attempt} in {wait_ms}ms: {error}")));
-                self.spin("thinking…");
-            }
-            Event::Compacted { messages_removed, .. } => {
-                eprintln!("{}", self.dim(&format!("  (summarized {messages_removed} earlier messages)")));
-                self.spin("thinking…");
-            }
-            Event::Error { message } => {
-                self.end_text();
-                // A provider's error may quote what its server sent.
-                eprintln!("clix: {}", crate::terminal::visible(message));
-            }
-            Event::Recall { ids, .. } => {
-                let ids: Vec<String> = ids.iter().map(|id| format!("#{id}")).collect();
-                eprintln!("{}", self.dim(&format!("  (recalled from memory: {})", ids.join(" "))));
-                self.spin("thinking…");
-            }
-            Event::Remembered { id, text, .. } => {
-                self.end_text();
-                eprintln!("{}", self.dim(&format!("  (remembered #{id}: {})", one_line(text, 100))));
-            }
-            Event::Start { .. } => self.spin("thinking…"),
-            // What the model was given is for the trajectory (`clix replay --jsonl`), not the terminal.
-            Event::Context { .. } | Event::Request { .. } | Event::Tail { .. } | Event::Annotation { .. } => {}
-            Event::Response { .. } | Event::Usage { .. } | Event::Done { .. } => {}
-        }
-    }
-
-    fn end_text(&mut self) {
-        if std::mem::take(&mut self.mid_text) {
-            let _ = outln("");
-        }
-    }
-
-    /// With `--jsonl`, the run's last line.
-    fn result(&mut self, result: &RunResult) {
-        if let Some(stream) = &mut self.stream {
-            print_line(&stream.result(result));
-        }
-    }
-
-    fn finish(&mut self, summary: &RunSummary, trajectory: &Path) {
-        self.stop_spinner();
-        if self.stream.is_some() {
-            return;
-        }
-        self.end_text();
-        let usage = usage_text(&summary.usage, summary.cost, &self.currency);
-        let how = match &summary.stop_reason {
-            StopReason::Answered => "done".to_string(),
-            StopReason::Interrupted => format!("stopped by Ctrl-C at step {}", summary.steps),
-            StopReason::MaxSteps => "stopped: step budget used up (--max-steps)".into(),
-            StopReason::MaxTokens => "stopped: token budget used up (agent.max_total_tokens)".into(),
-            StopReason::WallTime => "stopped: time budget used up (agent.max_wall_secs)".into(),
-            StopReason::Error(_) => "failed".into(),
-        };
-        eprintln!(
-            "{}",
-            self.dim(&format!("— {how}; {} steps; {usage}; run saved: {}", summary.steps, trajectory.display()))
-        );
-        let stopped = [StopReason::MaxSteps, StopReason::MaxTokens, StopReason::WallTime, StopReason::Interrupted];
-        if stopped.contains(&summary.stop_reason) {
-            eprintln!("{}", self.dim("  to go on where it stopped: clix ask --continue \"what next\""));
-        }
-    }
-}
-
-/// One stream line on stdout. A reader that left (`| head -1`) ends no
-/// run: the trajectory keeps it all.
-pub(crate) fn print_line(line: &clix_agent::stream::StreamEvent) {
-    if let Ok(text) = serde_json::to_string(line) {
-        let _ = outln(text);
-    }
-}
-
-/// What a call changed, in the line a person reads after it: the change
-/// summary, or that the person declined the changes.
-pub(crate) fn changes_line(changes: Option<&clix_engine::ChangeSet>, declined: bool) -> Option<String> {
-    let summary = changes.and_then(clix_engine::ChangeSet::summary)?;
-    Some(if declined { format!("declined, put back: {summary}") } else { summary })
-}
-
-fn one_line(s: &str, max: usize) -> String {
-    // Shown on stderr, a terminal's: what a model or a file wrote is never obeyed there.
-    let flat = crate::terminal::visible(&s.replace('\n', " ⏎ ")).into_owned();
-    if flat.chars().count() <= max { flat } else { format!("{}…", flat.chars().take(max).collect::<String>()) }
 }
 
 /// The currency costs are shown in: `agent.currency`, or USD when the
@@ -617,112 +449,6 @@ pub(crate) fn runs(paths: &Paths, json: bool, all: bool, here: &Path) -> Result<
         eprintln!("{} more in other folders: clix runs --all", total - runs.len());
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The width to fit a table to: the terminal's, else `COLUMNS`, else none.
-fn terminal_width() -> Option<usize> {
-    if std::io::stdout().is_terminal()
-        && let Some((terminal_size::Width(w), _)) = terminal_size::terminal_size()
-    {
-        return Some(usize::from(w));
-    }
-    std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).filter(|w| *w > 0)
-}
-
-/// The runs as a table with a header row: each column as wide as its
-/// widest cell, the task last, cut to fit `width` when there is one (and
-/// when even the other columns do not fit, the date goes first, as the id
-/// starts with it, then the cost, the model, the folder and the tokens).
-/// A run's steps, tokens and cost are its whole run's: every task of a
-/// resumed run or a chat, and the calls that summarized it.
-fn runs_table(
-    runs: &[clix_agent::trajectory::RunInfo],
-    with_folder: bool,
-    currency: &str,
-    width: Option<usize>,
-) -> String {
-    const TASK_ROOM: usize = 12;
-    const DROPPED_FIRST: [&str; 5] = ["DATE (UTC)", "COST", "MODEL", "FOLDER", "IN/OUT"];
-    let count = |n: u64| match n {
-        0..1_000 => n.to_string(),
-        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
-        _ => format!("{:.1}M", n as f64 / 1e6),
-    };
-    let folder = |r: &clix_agent::trajectory::RunInfo| {
-        Path::new(&r.workspace).file_name().map(|n| one_line(&n.to_string_lossy(), 20)).unwrap_or_default()
-    };
-    // "error: <the whole provider message>" would break the table; `replay` has it all.
-    let end = |r: &clix_agent::trajectory::RunInfo| {
-        let stop = r.stop_reason.as_ref().map_or("unfinished", StopReason::kind);
-        format!("{stop}{}", if r.resumable { "+" } else { "" })
-    };
-    // A column: its header and its cells, a row each.
-    type Column<'h> = (&'h str, Vec<String>);
-    let mut columns: Vec<Column> = vec![
-        ("ID", runs.iter().map(|r| r.id.clone()).collect()),
-        ("DATE (UTC)", runs.iter().map(|r| run_date(&r.id)).collect()),
-        ("STEPS", runs.iter().map(|r| r.steps.to_string()).collect()),
-        ("END", runs.iter().map(end).collect()),
-        ("MODEL", runs.iter().map(|r| one_line(&r.model, 24)).collect()),
-    ];
-    if with_folder {
-        columns.push(("FOLDER", runs.iter().map(folder).collect()));
-    }
-    columns.push((
-        "IN/OUT",
-        runs.iter().map(|r| format!("{}/{}", count(r.usage.input_tokens), count(r.usage.output_tokens))).collect(),
-    ));
-    columns.push(("COST", runs.iter().map(|r| r.cost.map_or_else(|| "-".into(), |c| money(c, currency))).collect()));
-    let widest = |(header, cells): &Column| {
-        cells.iter().map(|c| c.chars().count()).chain([header.chars().count()]).max().unwrap_or(0)
-    };
-    let fixed = |columns: &[Column]| columns.iter().map(|c| widest(c) + 2).sum::<usize>();
-    if let Some(width) = width {
-        for dropped in DROPPED_FIRST {
-            if fixed(&columns) + TASK_ROOM <= width {
-                break;
-            }
-            columns.retain(|(header, _)| *header != dropped);
-        }
-    }
-    let task_room = width.map(|w| w.saturating_sub(fixed(&columns)).max(TASK_ROOM));
-    let cut = |task: &str| match task_room {
-        Some(room) if task.chars().count() > room => {
-            format!("{}…", task.chars().take(room.saturating_sub(1)).collect::<String>())
-        }
-        _ => task.to_string(),
-    };
-    let widths: Vec<usize> = columns.iter().map(widest).collect();
-    let line = |cell_of: &dyn Fn(&Column) -> String, task: String| -> String {
-        let mut text = String::new();
-        for (column, width) in columns.iter().zip(&widths) {
-            let cell = cell_of(column);
-            let pad = " ".repeat(width - cell.chars().count());
-            // Numbers are right-aligned, words left.
-            if column.0 == "STEPS" {
-                text.push_str(&format!("{pad}{cell}  "))
-            } else {
-                text.push_str(&format!("{cell}{pad}  "))
-            }
-        }
-        text.push_str(&task);
-        text
-    };
-    let mut table = vec![line(&|c| c.0.to_string(), "TASK".into())];
-    for (i, r) in runs.iter().enumerate() {
-        table.push(line(&|c| c.1[i].clone(), cut(&one_line(&r.task, 200))));
-    }
-    table.join("\n")
-}
-
-/// `2026-12-04 18:12` (UTC) from a run id, which starts with its time
-/// (`20261204-181200-…`); the id itself when it does not.
-fn run_date(id: &str) -> String {
-    let digits = |range: std::ops::Range<usize>| id.get(range).filter(|d| d.bytes().all(|b| b.is_ascii_digit()));
-    match (digits(0..4), digits(4..6), digits(6..8), digits(9..11), digits(11..13)) {
-        (Some(y), Some(mo), Some(d), Some(h), Some(mi)) => format!("{y}-{mo}-{d} {h}:{mi}"),
-        _ => id.to_string(),
-    }
 }
 
 /// `clix replay <id>`: pretty, `--jsonl`, or `--html FILE`; a plan's
@@ -823,15 +549,4 @@ fn write_page(out: &Path, page: &str) -> Result<ExitCode> {
     clix_plan::write_named(&workspace, out, page).map_err(anyhow::Error::msg)?;
     outln(format_args!("wrote {}", out.display()))?;
     Ok(ExitCode::SUCCESS)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_run_s_date_is_read_from_its_id() {
-        assert_eq!(run_date("20261204-181200-4242"), "2026-12-04 18:12");
-        assert_eq!(run_date("count-run-r0"), "count-run-r0");
-    }
 }

@@ -9,7 +9,7 @@ use clix_checkpoint::{ChangeSet, CheckpointStore, Reviewer};
 use clix_config::Paths;
 use clix_workspace::Workspace;
 
-use crate::cli::outln;
+use clix_terminal::outln;
 
 /// Which run, which steps, which workspace.
 #[derive(clap::Args)]
@@ -66,14 +66,14 @@ pub(crate) fn diff(paths: &Paths, args: DiffArgs) -> Result<ExitCode> {
         }
     }
     for set in &sets {
-        outln(format!("# step {}: {}", set.step, crate::terminal::escaped(&set.line)))?;
+        outln(format!("# step {}: {}", set.step, clix_terminal::text::escaped(&set.line)))?;
         for n in &set.not_kept {
             outln(format!("#   not kept: {} ({})", n.path, n.why))?;
         }
     }
     let text = if args.stat { clix_checkpoint::stat(&store, &sets)? } else { clix_checkpoint::diff(&store, &sets)? };
     // A workspace file's text may hold escapes: on a terminal they are shown, not obeyed.
-    outln(crate::terminal::for_stdout(text.trim_end_matches('\n')))?;
+    outln(clix_terminal::text::for_stdout(text.trim_end_matches('\n')))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -109,10 +109,10 @@ impl Reviewer for TerminalReviewer {
     fn keep(&self, line: &str, set: &ChangeSet, diff: &str) -> bool {
         let question = format!(
             "\nclix review: `{}` {}\n{}\nkeep these changes? [y] yes, [n] no (put the workspace back): ",
-            crate::terminal::escaped(line),
+            clix_terminal::text::escaped(line),
             set.summary().unwrap_or_default(),
-            crate::terminal::visible(diff.trim_end())
+            clix_terminal::text::visible(diff.trim_end())
         );
-        matches!(crate::terminal::ask_person(&question).as_deref(), Some("y" | "yes"))
+        matches!(clix_terminal::ask::ask_person(&question).as_deref(), Some("y" | "yes"))
     }
 }

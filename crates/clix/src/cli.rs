@@ -11,6 +11,7 @@ use clap::{ColorChoice, Parser, Subcommand, ValueEnum};
 use clix_config::Paths;
 use clix_engine::{Engine, ToolFormat, tool_definition};
 use clix_session::{Approver, Session, Settings};
+use clix_terminal::{out, outln};
 use serde_json::json;
 
 #[derive(Parser)]
@@ -389,20 +390,6 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|cause| cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == ErrorKind::BrokenPipe))
 }
 
-/// Writes `bytes` to stdout, flushed. Every result clix prints goes through
-/// here (or [`outln`]): a closed stdout is an error that ends clix quietly
-/// with `clix_common::exit::BROKEN_PIPE`, never a panic as from `println!`.
-pub(crate) fn out(bytes: &[u8]) -> std::io::Result<()> {
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(bytes)?;
-    stdout.flush()
-}
-
-/// [`out`] of `text` and a newline.
-pub(crate) fn outln(text: impl std::fmt::Display) -> std::io::Result<()> {
-    out(format!("{text}\n").as_bytes())
-}
-
 /// Writes a command's stderr bytes, flushed; a closed stderr ends clix as a closed stdout does.
 fn err(bytes: &[u8]) -> std::io::Result<()> {
     let mut stderr = std::io::stderr().lock();
@@ -744,7 +731,7 @@ pub(crate) async fn run_agent_command(
 ) -> Result<ExitCode> {
     let workspace = workspace_or_cwd(workspace)?;
     let mut engine = session(paths, settings, &workspace, false).engine().await?;
-    crate::terminal::tell_notices(paths, &engine);
+    clix_terminal::notices::tell_notices(paths, &engine);
     run_for_person(&mut engine, command, args).await
 }
 
@@ -765,7 +752,7 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
     let workspace = workspace_or_cwd(args.session.workspace)?;
     let person = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let mut engine = session(paths, settings, &workspace, person).engine().await?;
-    crate::terminal::tell_notices(paths, &engine);
+    clix_terminal::notices::tell_notices(paths, &engine);
     let stdin = read_piped_stdin()?;
     let line = line_of(args.line);
 
@@ -780,8 +767,8 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
         outln(serde_json::to_string(&shown.report_with_streams())?)?;
     } else {
         // A workspace file's text may hold escapes: on a terminal they are shown, not obeyed.
-        outln(crate::terminal::for_stdout(&shown.text))?;
-        if let Some(line) = crate::agent_cmd::changes_line(shown.changes.set.as_ref(), shown.changes.declined) {
+        outln(clix_terminal::text::for_stdout(&shown.text))?;
+        if let Some(line) = clix_terminal::render::changes_line(shown.changes.set.as_ref(), shown.changes.declined) {
             eprintln!("{line}");
         }
     }

@@ -31,8 +31,9 @@ use clix_eval::{
     comparison, load_suites, problems, run_model, run_solutions,
 };
 
-use crate::cli::outln;
 use clix_session::{Session, Settings};
+use clix_terminal::outln;
+use clix_terminal::progress::Progress;
 
 #[derive(clap::Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
@@ -343,56 +344,6 @@ fn write_replays(results: &Results, runs_dir: &Path, currency: &str) {
         });
         if let Err(e) = written {
             eprintln!("clix: cannot write the replay of {id}: {e}");
-        }
-    }
-}
-
-/// The bar on a terminal: attempts done, passing so far, tokens so far.
-struct Progress {
-    bar: Option<indicatif::ProgressBar>,
-    passed: u64,
-    done: u64,
-    tokens: u64,
-}
-
-impl Progress {
-    fn new(total: u64, show: bool) -> Self {
-        let bar = show.then(|| {
-            let bar = indicatif::ProgressBar::new(total);
-            let style = indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} attempts · {msg} · {elapsed}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
-            bar.set_style(style);
-            bar.enable_steady_tick(std::time::Duration::from_millis(500));
-            bar
-        });
-        Progress { bar, passed: 0, done: 0, tokens: 0 }
-    }
-
-    fn done(&mut self, r: &AttemptRecord) {
-        self.done += 1;
-        self.passed += u64::from(r.passed);
-        self.tokens += r.input_tokens.unwrap_or(0) + r.output_tokens.unwrap_or(0);
-        match &self.bar {
-            Some(bar) => {
-                bar.set_message(format!("{}/{} passing · {} tokens", self.passed, self.done, self.tokens));
-                bar.inc(1);
-            }
-            // Without a terminal (CI logs), one line per attempt.
-            None => eprintln!(
-                "{} {} [{}] r{}: {} in {:.1}s",
-                if r.passed { "PASS" } else { "FAIL" },
-                r.task,
-                r.design,
-                r.repeat,
-                r.stop_reason,
-                r.wall_ms as f64 / 1000.0
-            ),
-        }
-    }
-
-    fn finish(&self) {
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
         }
     }
 }

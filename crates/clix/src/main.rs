@@ -38,12 +38,9 @@ mod cli;
 mod eval_cmd;
 mod hub_cmd;
 mod logging;
-mod markdown;
 mod mcp_import;
 mod plan_cmd;
 mod policy_cmd;
-mod repl;
-mod terminal;
 
 use std::io::Write;
 use std::process::ExitCode;

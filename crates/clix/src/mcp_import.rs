@@ -18,7 +18,7 @@ pub(crate) fn import(paths: &Paths, file: &Path, write: bool) -> Result<ExitCode
     let existing: Vec<&str> = settings.mcp.server.iter().map(|s| s.name.as_str()).collect();
     let imported = clix_mcp_client::import(&json, &existing).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
     let text = clix_mcp_client::as_toml(&imported, file).map_err(anyhow::Error::msg)?;
-    crate::cli::out(text.as_bytes())?;
+    clix_terminal::out(text.as_bytes())?;
     if !write {
         if !imported.servers.is_empty() {
             eprintln!(

@@ -7,7 +7,7 @@ use anyhow::{Context as _, Result};
 use clix_config::Paths;
 use clix_policy::{Answer, Approval, Approver, Decision, LineEntry};
 
-use crate::cli::outln;
+use clix_terminal::outln;
 
 #[derive(clap::Args)]
 pub(crate) struct PolicyArgs {
@@ -40,7 +40,7 @@ pub(crate) struct Terminal;
 
 impl Approver for Terminal {
     fn approve(&self, request: &Approval) -> Answer {
-        match crate::terminal::ask_person(&prompt(request)).as_deref() {
+        match clix_terminal::ask::ask_person(&prompt(request)).as_deref() {
             Some("y" | "yes") => Answer::Once,
             Some("a" | "always") => Answer::Always,
             _ => Answer::No,
@@ -54,9 +54,9 @@ impl Approver for Terminal {
 fn prompt(request: &Approval) -> String {
     format!(
         "\nclix policy asks before running:\n  {}\n  why: {}\n  ({})\nrun it? [y] once, [a] always this session, [n] no: ",
-        crate::terminal::escaped(&request.command),
-        crate::terminal::escaped(&request.why),
-        crate::terminal::escaped(&request.place)
+        clix_terminal::text::escaped(&request.command),
+        clix_terminal::text::escaped(&request.why),
+        clix_terminal::text::escaped(&request.place)
     )
 }
 

@@ -11,7 +11,7 @@ const MAX_WIDTH: usize = 100;
 
 /// How the answers of one run reach stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Answer {
+pub enum Answer {
     /// As written: not a terminal, `--jsonl`, or `NO_COLOR`.
     Raw,
     /// Drawn, wrapped to this many columns (0: not wrapped).
@@ -20,7 +20,7 @@ pub(crate) enum Answer {
 
 impl Answer {
     /// Drawn when stdout is a terminal and `NO_COLOR` is unset.
-    pub(crate) fn for_stdout(jsonl: bool) -> Self {
+    pub fn for_stdout(jsonl: bool) -> Self {
         if jsonl || !std::io::stdout().is_terminal() || std::env::var_os("NO_COLOR").is_some() {
             return Answer::Raw;
         }
@@ -30,10 +30,10 @@ impl Answer {
 
     /// `text` as this run shows it; on a terminal, the model's control
     /// characters are shown escaped, never obeyed.
-    pub(crate) fn show(self, text: &str) -> String {
+    pub fn show(self, text: &str) -> String {
         match self {
-            Answer::Raw => crate::terminal::for_stdout(text).into_owned(),
-            Answer::Drawn(width) => clix_markdown::render(&crate::terminal::visible(text), width),
+            Answer::Raw => crate::text::for_stdout(text).into_owned(),
+            Answer::Drawn(width) => clix_markdown::render(&crate::text::visible(text), width),
         }
     }
 }

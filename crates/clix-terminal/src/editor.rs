@@ -14,13 +14,15 @@ impl Validator for TrailingBackslash {
     }
 }
 
-pub(crate) struct Editor {
+/// The prompt and its history.
+pub struct Editor {
     line: Reedline,
     prompt: DefaultPrompt,
 }
 
 impl Editor {
-    pub(crate) fn new(history: &Path) -> Result<Self> {
+    /// An editor keeping its history in `history`.
+    pub fn new(history: &Path) -> Result<Self> {
         if let Some(dir) = history.parent() {
             std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         }
@@ -32,7 +34,7 @@ impl Editor {
     }
 
     /// The next input; `None` on Ctrl-D.
-    pub(crate) fn read_line(&mut self) -> Result<Option<String>> {
+    pub fn read_line(&mut self) -> Result<Option<String>> {
         loop {
             match self.line.read_line(&self.prompt).context("cannot read from the terminal")? {
                 Signal::Success(text) => return Ok(Some(text.replace("\\\n", "\n"))),

@@ -1,0 +1,40 @@
+//! What a person sees of clix on a terminal, for the `clix` binary (as
+//! codex-rs keeps its `tui` apart from its `cli`): a run's events rendered
+//! ([`render`]), the model's answer drawn as Markdown ([`answer`]), the
+//! chat's line editor ([`editor`]), the progress of an eval ([`progress`])
+//! and of a plan ([`plan_view`]), the saved runs as a table ([`runs`]), and
+//! questions put on `/dev/tty` with the spinner paused ([`ask`]), an
+//! engine's notices said once per workspace ([`notices`]).
+//!
+//! Every text from a model, a workspace file or a server reaches the
+//! terminal through [`text::visible`]: its control characters are shown,
+//! never obeyed.
+//!
+//! It must not decide what runs: it draws what the binary and the library
+//! crates produce, and reads nothing but the terminal and its size.
+
+pub mod answer;
+pub mod ask;
+pub mod editor;
+pub mod notices;
+pub mod plan_view;
+pub mod progress;
+pub mod render;
+pub mod runs;
+pub mod text;
+
+use std::io::Write;
+
+/// Writes `bytes` to stdout, flushed. Every result clix prints goes through
+/// here (or [`outln`]): a closed stdout is an error that ends clix quietly
+/// with `clix_common::exit::BROKEN_PIPE`, never a panic as from `println!`.
+pub fn out(bytes: &[u8]) -> std::io::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(bytes)?;
+    stdout.flush()
+}
+
+/// [`out`] of `text` and a newline.
+pub fn outln(text: impl std::fmt::Display) -> std::io::Result<()> {
+    out(format!("{text}\n").as_bytes())
+}
