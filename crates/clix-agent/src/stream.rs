@@ -211,6 +211,25 @@ impl StreamWriter {
     }
 }
 
+/// The two lines of a run that never started because its upstream failed
+/// (`why`): an `error` and a failed `result`, so the next agent of a chain
+/// stops too.
+pub fn not_started(why: &str, duration_ms: u64) -> [StreamEvent; 2] {
+    let mut writer = StreamWriter::new(crate::trajectory::process_stamp(), None);
+    let summary = RunSummary {
+        run_id: None,
+        stop_reason: StopReason::Error(format!("upstream: {why}")),
+        answer: String::new(),
+        steps: 0,
+        usage: crate::Usage::default(),
+        cost: None,
+    };
+    [
+        writer.line("error".into(), serde_json::json!({ "message": format!("not started: {why}") })),
+        writer.result(&RunResult::new(&summary, duration_ms, Vec::new())),
+    ]
+}
+
 /// What an upstream stream delivered to the agent reading it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Upstream {

@@ -52,6 +52,7 @@ mod designs;
 mod hub_folder;
 mod mcp_server;
 mod model;
+mod output;
 mod paths;
 mod report;
 mod report_html;
@@ -69,6 +70,7 @@ pub use designs::{
     BashTools, Design, Executor, McpDirectTools, OUTPUT_LIMIT_CHARS, RunTools, ToolSpec, TypedTools, definition_bytes,
 };
 pub use model::{ModelRun, run_model};
+pub use output::{Written, default_out, write_model_run};
 pub use paths::{DATA_ROOTS, PathMap};
 pub use report::{
     AttemptRecord, AttemptStop, Ended, Mode, NothingRecord, Results, SCHEMA_VERSION, Skip, Summary, summarize,

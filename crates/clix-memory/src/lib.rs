@@ -80,6 +80,7 @@ mod pg;
 mod record;
 mod sqlite;
 mod store;
+mod topics;
 mod vectors;
 
 pub use backend::Location;
@@ -88,6 +89,7 @@ pub use embed::{EmbedError, Embedder, MemorySettings, Model2Vec, OpenAiEmbedder}
 pub use record::{Filter, Hit, Memory, MemoryError, Progress};
 pub use sqlite::vectors::{COARSE_MIN, COARSE_PER_RESULT};
 pub use store::Store;
+pub use topics::{AdoptError, adopt, old_topic_note};
 
 /// What [`migrate`] did: the store's schema version before and after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -40,6 +40,7 @@
 
 mod agent;
 mod chat;
+mod config_view;
 mod doctor;
 mod prompts;
 mod session;
@@ -50,6 +51,7 @@ pub use agent::{AgentSession, PlanRunner, run_task, runs_dir};
 pub use chat::{CHAT_COMMANDS, Chat, ChatCommand, Shown, checkpoints, go_back};
 pub use clix_agent::stream::RunResult;
 pub use clix_policy::Approver;
+pub use config_view::{ConfigReport, config_report, init_config};
 pub use doctor::doctor;
 pub use prompts::{EnvSource, Prompt, PromptSource, load_prompt, prompt_source, provider_env};
 pub use session::{Parts, Session};

@@ -1,5 +1,6 @@
 //! The line editor of `clix chat`: history on disk, multi-line input.
 
+use std::io::IsTerminal;
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -42,6 +43,51 @@ impl Editor {
                 Signal::CtrlD => return Ok(None),
                 _ => return Ok(None),
             }
+        }
+    }
+}
+
+/// Where a chat's turns come from: a person at the line editor, or piped
+/// stdin, one task per line.
+pub enum Turns {
+    /// A person typing.
+    Terminal(Box<Editor>),
+    /// Piped stdin's lines, left to go.
+    Piped(std::vec::IntoIter<String>),
+}
+
+impl Turns {
+    /// The editor (its history in `history`) when stdin is a terminal and
+    /// nothing was `piped`; else the piped text's non-empty lines, an error
+    /// when there is none.
+    pub fn new(piped: Option<Vec<u8>>, history: &Path) -> Result<Turns> {
+        match piped {
+            None if std::io::stdin().is_terminal() => Ok(Turns::Terminal(Box::new(Editor::new(history)?))),
+            piped => {
+                let text = String::from_utf8_lossy(piped.as_deref().unwrap_or_default()).into_owned();
+                let lines: Vec<String> =
+                    text.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect();
+                if lines.is_empty() {
+                    anyhow::bail!(
+                        "clix chat: stdin held no task; type in a terminal, pipe one task per line, \
+                         or give one task to clix ask \"…\""
+                    );
+                }
+                Ok(Turns::Piped(lines.into_iter()))
+            }
+        }
+    }
+
+    /// Whether a person is typing.
+    pub fn at_terminal(&self) -> bool {
+        matches!(self, Turns::Terminal(_))
+    }
+
+    /// The next input; `None` at the end (Ctrl-D, or the last piped line).
+    pub fn next_line(&mut self) -> Result<Option<String>> {
+        match self {
+            Turns::Terminal(editor) => editor.read_line(),
+            Turns::Piped(lines) => Ok(lines.next()),
         }
     }
 }

@@ -15,11 +15,15 @@
 
 pub mod answer;
 pub mod ask;
+pub mod config_view;
 pub mod editor;
+pub mod eval_view;
 pub mod notices;
 pub mod plan_view;
+pub mod policy_view;
 pub mod progress;
 pub mod render;
+pub mod replay_view;
 pub mod runs;
 pub mod text;
 

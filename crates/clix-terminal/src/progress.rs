@@ -1,4 +1,5 @@
-//! `clix eval`'s progress: a bar on a terminal, a line per attempt elsewhere.
+//! Progress on stderr: `clix eval`'s attempts (a bar on a terminal, a
+//! line per attempt elsewhere), and memories being embedded again.
 
 use clix_eval::AttemptRecord;
 
@@ -53,4 +54,27 @@ impl Progress {
             bar.finish_and_clear();
         }
     }
+}
+
+/// A bar on stderr for memories being embedded again, shown from the first
+/// report, gone at the last.
+pub fn embedding_bar() -> clix_memory::Progress {
+    let bar: std::sync::Mutex<Option<indicatif::ProgressBar>> = std::sync::Mutex::new(None);
+    std::sync::Arc::new(move |done, total| {
+        let mut bar = bar.lock().unwrap_or_else(|p| p.into_inner());
+        let b = bar.get_or_insert_with(|| {
+            let b = indicatif::ProgressBar::new(total as u64);
+            if let Ok(style) = indicatif::ProgressStyle::with_template("embedding memories {bar:30} {pos}/{len} {eta}")
+            {
+                b.set_style(style);
+            }
+            b
+        });
+        b.set_length(total as u64);
+        b.set_position(done as u64);
+        if done >= total {
+            b.finish_and_clear();
+            *bar = None;
+        }
+    })
 }

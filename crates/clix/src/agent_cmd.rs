@@ -6,17 +6,14 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use clix_agent::replay::usage_text;
-use clix_agent::stream::{ArtifactWatch, RunResult, StreamWriter, Upstream, read_upstream};
-use clix_agent::{
-    Agent, Event, ReplyCache, Resumable, RunSummary, StopReason, find_run, latest_resumable, list_runs, read_run,
-    resumable,
-};
+use clix_agent::stream::{ArtifactWatch, Upstream, read_upstream};
+use clix_agent::{Agent, ReplyCache, Resumable, find_run, latest_resumable, list_runs, read_run, resumable};
 use clix_config::Paths;
 use clix_session::{AgentSession, CHAT_COMMANDS, Chat, ChatCommand, Session, run_task};
 
+use clix_terminal::editor::Turns;
 use clix_terminal::outln;
-use clix_terminal::render::{Renderer, changes_line};
+use clix_terminal::render::{Renderer, print_line};
 use clix_terminal::runs::{runs_table, terminal_width};
 
 /// Flags shared by `ask` and `chat`.
@@ -296,23 +293,8 @@ fn upstream(piped: Option<&[u8]>) -> Result<Upstream, String> {
 fn upstream_failed(args: &AgentArgs, why: &str, started: std::time::Instant) -> ExitCode {
     eprintln!("clix: not started: {why}");
     if args.jsonl {
-        let mut writer = StreamWriter::new(clix_agent::trajectory::process_stamp(), None);
-        let summary = RunSummary {
-            run_id: None,
-            stop_reason: StopReason::Error(format!("upstream: {why}")),
-            answer: String::new(),
-            steps: 0,
-            usage: clix_agent::Usage::default(),
-            cost: None,
-        };
-        let lines = [
-            writer.line("error".into(), serde_json::json!({ "message": format!("not started: {why}") })),
-            writer.result(&RunResult::new(&summary, started.elapsed().as_millis() as u64, Vec::new())),
-        ];
-        for line in lines {
-            if let Ok(text) = serde_json::to_string(&line) {
-                let _ = outln(text);
-            }
+        for line in clix_agent::stream::not_started(why, started.elapsed().as_millis() as u64) {
+            print_line(&line);
         }
     }
     ExitCode::FAILURE
@@ -324,14 +306,15 @@ pub(crate) async fn chat(paths: &Paths, chat: ChatArgs) -> Result<ExitCode> {
         return show_prompt(paths, &chat.common).await;
     }
     // Piped stdin is read before anything starts: with no line in it, no run is made.
-    let mut turns = Turns::from_stdin(paths)?;
+    let piped = crate::cli::read_piped_stdin()?;
+    let mut turns = Turns::new(piped, &paths.state_dir.join("chat_history.txt"))?;
     let args = chat.common;
     let session = agent_session(paths, &args)?;
     let mut engine = session.engine().await?;
     clix_terminal::notices::tell_notices(paths, &engine);
     let resume = Resume::from_flags(args.continue_last, chat.resume.as_deref());
     let (mut agent, path) = agent(paths, &session, &mut engine, &args, resume)?;
-    if matches!(turns, Turns::Terminal(_)) {
+    if turns.at_terminal() {
         eprintln!("clix chat in {} — /help for commands, /exit to leave", session.workspace.display());
     }
     let mut chat = Chat::new(&session, &agent);
@@ -367,43 +350,6 @@ pub(crate) async fn chat(paths: &Paths, chat: ChatArgs) -> Result<ExitCode> {
     let mut render = Renderer::new(args.jsonl, agent.currency());
     remember(&mut agent, &mut render).await;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Where a chat's turns come from: a person at the line editor, or piped
-/// stdin, one task per line.
-enum Turns {
-    Terminal(Box<clix_terminal::editor::Editor>),
-    Piped(std::vec::IntoIter<String>),
-}
-
-impl Turns {
-    fn from_stdin(paths: &Paths) -> Result<Turns> {
-        match crate::cli::read_piped_stdin()? {
-            None if std::io::stdin().is_terminal() => Ok(Turns::Terminal(Box::new(
-                clix_terminal::editor::Editor::new(&paths.state_dir.join("chat_history.txt"))?,
-            ))),
-            piped => {
-                let text = String::from_utf8_lossy(piped.as_deref().unwrap_or_default()).into_owned();
-                let lines: Vec<String> =
-                    text.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect();
-                if lines.is_empty() {
-                    bail!(
-                        "clix chat: stdin held no task; type in a terminal, pipe one task per line, \
-                         or give one task to clix ask \"…\""
-                    );
-                }
-                Ok(Turns::Piped(lines.into_iter()))
-            }
-        }
-    }
-
-    /// The next input; `None` at the end (Ctrl-D, or the last piped line).
-    fn next_line(&mut self) -> Result<Option<String>> {
-        match self {
-            Turns::Terminal(editor) => editor.read_line(),
-            Turns::Piped(lines) => Ok(lines.next()),
-        }
-    }
 }
 
 /// The session's summary into memory (when a model did the work); a
@@ -484,24 +430,7 @@ pub(crate) fn replay(paths: &Paths, id: &str, jsonl: bool, html: Option<&Path>) 
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let mut render = Renderer::new(false, &currency);
-    for r in &records {
-        match &r.event {
-            Event::Start { task, model, .. } => outln(format_args!("# task ({model}): {task}"))?,
-            Event::Response { text, .. } if !text.is_empty() => outln(text)?,
-            Event::ToolCall { tool, command, .. } => outln(format_args!("▸ {tool} {command}"))?,
-            Event::ToolResult { text, changes, declined, .. } => {
-                outln(text)?;
-                if let Some(line) = changes_line(changes.as_ref(), *declined) {
-                    outln(format_args!("  {line}"))?;
-                }
-            }
-            Event::Done { stop_reason, steps, usage, cost, .. } => {
-                outln(format_args!("# {stop_reason} after {steps} steps; {}", usage_text(usage, *cost, &currency)))?
-            }
-            other => render.event(other),
-        }
-    }
+    clix_terminal::replay_view::show_run(&records, &currency)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -527,18 +456,7 @@ fn replay_plan(paths: &Paths, file: &Path, jsonl: bool, html: Option<&Path>) -> 
     if let Some(out) = html {
         return write_page(out, &clix_agent::replay::plan_page(&result.plan, &lanes, &currency(paths)));
     }
-    for lane in &lanes {
-        outln(format_args!("## {} ({})", lane.task, lane.status))?;
-        for r in &lane.records {
-            if jsonl {
-                outln(serde_json::to_string(r)?)?;
-            } else if let Event::ToolCall { command, .. } = &r.event {
-                outln(format_args!("▸ {command}"))?;
-            } else if let Event::Done { stop_reason, answer, .. } = &r.event {
-                outln(format_args!("# {stop_reason}: {answer}"))?;
-            }
-        }
-    }
+    clix_terminal::replay_view::show_lanes(&lanes, jsonl)?;
     Ok(ExitCode::SUCCESS)
 }
 

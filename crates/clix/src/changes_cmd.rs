@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clix_checkpoint::{ChangeSet, CheckpointStore, Reviewer};
+use clix_checkpoint::CheckpointStore;
 use clix_config::Paths;
 use clix_workspace::Workspace;
 
@@ -99,20 +99,4 @@ pub(crate) fn undo(paths: &Paths, args: UndoArgs) -> Result<ExitCode> {
         eprintln!("  left {path}: {why}");
     }
     Ok(if report.left.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
-}
-
-/// The person at this terminal, asked on `/dev/tty` whether a call's
-/// changes stay (`--mode review`), with the spinner out of the way.
-pub(crate) struct TerminalReviewer;
-
-impl Reviewer for TerminalReviewer {
-    fn keep(&self, line: &str, set: &ChangeSet, diff: &str) -> bool {
-        let question = format!(
-            "\nclix review: `{}` {}\n{}\nkeep these changes? [y] yes, [n] no (put the workspace back): ",
-            clix_terminal::text::escaped(line),
-            set.summary().unwrap_or_default(),
-            clix_terminal::text::visible(diff.trim_end())
-        );
-        matches!(clix_terminal::ask::ask_person(&question).as_deref(), Some("y" | "yes"))
-    }
 }

@@ -4,9 +4,9 @@ use std::io::{ErrorKind, IsTerminal, Read, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::{ColorChoice, Parser, Subcommand, ValueEnum};
 use clix_config::Paths;
 use clix_engine::{Engine, ToolFormat, tool_definition};
@@ -664,7 +664,11 @@ async fn memory(paths: &Paths, workspace: Option<PathBuf>, args: &[String]) -> R
     if args.first().is_some_and(|a| a == "adopt") {
         let (location, topic, args) =
             (session.memory_location(), session.memory_config(String::new()).topic, args.to_vec());
-        return off_runtime(move || adopt_topic(&location, &topic, &args[1..])).await;
+        return off_runtime(move || {
+            outln(clix_memory::adopt(&location, &topic, &args[1..])?)?;
+            Ok(ExitCode::SUCCESS)
+        })
+        .await;
     }
     let mut memory = session.memory_config(session.session_id().to_string());
     memory.access = clix_memory::MemoryAccess::Full;
@@ -675,49 +679,11 @@ async fn memory(paths: &Paths, workspace: Option<PathBuf>, args: &[String]) -> R
     let mut engine = Engine::new(config).await?;
     let code = run_for_person(&mut engine, "memory", args).await?;
     if let Some((store, topic)) = old_topic {
-        off_runtime(move || {
-            tell_of_old_topic(&store, &topic);
-            Ok(())
-        })
-        .await?;
+        if let Some(note) = off_runtime(move || Ok(clix_memory::old_topic_note(&store, &topic))).await? {
+            eprintln!("{note}");
+        }
     }
     Ok(code)
-}
-
-/// `clix memory adopt OLD`: a person moves the memories of topic OLD (a
-/// folder's name, as topics were before they were keyed by path) into this
-/// folder's topic. Only a person can: a session never claims another
-/// topic's memories, or a cloned folder of the same name would.
-fn adopt_topic(location: &clix_memory::Location, topic: &str, args: &[String]) -> Result<ExitCode> {
-    let [old] = args else {
-        bail!("usage: clix memory adopt OLD_TOPIC  (moves OLD_TOPIC's memories into this folder's topic)");
-    };
-    if old == topic || old == clix_memory::GLOBAL_TOPIC {
-        bail!("memory adopt: {old:?} cannot be adopted (it is this folder's topic, or the global one)");
-    }
-    let mut store = clix_memory::Store::at(location)?;
-    match store.retopic(old, topic)? {
-        0 => {
-            bail!("memory adopt: the topic {old:?} holds no memories; see clix memory recent for the topics there are")
-        }
-        moved => outln(format!("moved {moved} memories of topic {old:?} to this folder's topic ({topic})"))?,
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// Before topics were keyed by the workspace's path, a folder's memories
-/// were under its name; they stay there, where no session reads them, until
-/// the person says they are this folder's.
-fn tell_of_old_topic(store: &clix_memory::Location, topic: &str) {
-    let name = clix_memory::topic_name(topic);
-    let Ok(count) = clix_memory::Store::at(store).and_then(|s| s.count(name)) else { return };
-    if count > 0 && name != topic {
-        eprintln!(
-            "[note] memory: {count} memories are under the topic {name:?}, a folder's name, which every folder called \
-             {name} shared before topics were keyed by path ({topic}); sessions here no longer read them. If they are \
-             this project's: clix memory adopt {name}"
-        );
-    }
 }
 
 /// Runs one of the agent's commands for a person: each argument quoted
@@ -779,33 +745,11 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
 /// questions when `person_answers` (a terminal, and no machine reading the
 /// output), and shows the progress of re-embedding memories.
 pub(crate) fn session(paths: &Paths, settings: Settings, workspace: &Path, person_answers: bool) -> Session {
-    let approver = person_answers.then(|| Arc::new(crate::policy_cmd::Terminal) as Arc<dyn Approver>);
+    let approver = person_answers.then(|| Arc::new(clix_terminal::ask::TerminalApprover) as Arc<dyn Approver>);
     let reviewer =
-        person_answers.then(|| Arc::new(crate::changes_cmd::TerminalReviewer) as Arc<dyn clix_engine::Reviewer>);
-    let progress = std::io::stderr().is_terminal().then(progress_bar);
+        person_answers.then(|| Arc::new(clix_terminal::ask::TerminalReviewer) as Arc<dyn clix_engine::Reviewer>);
+    let progress = std::io::stderr().is_terminal().then(clix_terminal::progress::embedding_bar);
     Session::for_person(paths.clone(), settings, workspace).approver(approver).reviewer(reviewer).progress(progress)
-}
-
-/// An indicatif bar on stderr, shown from the first report, gone at the last.
-fn progress_bar() -> clix_memory::Progress {
-    let bar: Mutex<Option<indicatif::ProgressBar>> = Mutex::new(None);
-    Arc::new(move |done, total| {
-        let mut bar = bar.lock().unwrap_or_else(|p| p.into_inner());
-        let b = bar.get_or_insert_with(|| {
-            let b = indicatif::ProgressBar::new(total as u64);
-            if let Ok(style) = indicatif::ProgressStyle::with_template("embedding memories {bar:30} {pos}/{len} {eta}")
-            {
-                b.set_style(style);
-            }
-            b
-        });
-        b.set_length(total as u64);
-        b.set_position(done as u64);
-        if done >= total {
-            b.finish_and_clear();
-            *bar = None;
-        }
-    })
 }
 
 /// An engine on an empty folder, for commands that only need the catalog.
@@ -865,84 +809,12 @@ fn report(check: impl FnOnce(&mut dyn FnMut(String)) -> anyhow::Result<()>) -> R
 fn config(paths: &Paths, action: ConfigAction) -> Result<ExitCode> {
     match action {
         ConfigAction::Path => outln(paths.config_file.display())?,
-        ConfigAction::Init => {
-            if paths.config_file.exists() {
-                bail!("{} already exists; edit it, or remove it first", paths.config_file.display());
-            }
-            if let Some(dir) = paths.config_file.parent() {
-                std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-            }
-            std::fs::write(&paths.config_file, clix_session::default_file())
-                .with_context(|| format!("cannot write {}", paths.config_file.display()))?;
-            outln(format_args!("wrote {}", paths.config_file.display()))?;
-        }
-        ConfigAction::Show { json } => {
-            let mut loaded = clix_session::load(paths, &[])?;
-            // The provider's own variables (AGENT_MODEL, OPENAI_BASE_URL, …)
-            // beat the file: shown in force, with the variable as the source.
-            if let Ok(provider) =
-                clix_agent::resolve_provider(&loaded.value.agent, clix_config::secrets::var, None, None)
-            {
-                for (key, var) in &provider.from_env {
-                    let value = match *key {
-                        "agent.model" => provider.model.clone(),
-                        "agent.base_url" => provider.base_url.clone(),
-                        _ => "***".to_string(),
-                    };
-                    let setting = clix_config::Setting {
-                        value: toml::Value::String(value),
-                        source: clix_config::Source::Env(var.to_string()),
-                    };
-                    loaded.settings.insert(key.to_string(), setting);
-                }
-            }
-            let shown = |key: &str, value: &toml::Value| -> toml::Value {
-                // A key in the file or environment is never printed.
-                let secret = clix_engine::is_secret_name(key) || key.starts_with("hub.env.");
-                match value {
-                    toml::Value::String(v) if secret && !v.is_empty() => toml::Value::String("***".into()),
-                    other => other.clone(),
-                }
-            };
-            // Beside the settings: where each prompt comes from, and the
-            // variables the provider reads outside the CLIX_* layer.
-            let prompts: Vec<(String, String)> = clix_session::Prompt::ALL
-                .into_iter()
-                .map(|p| Ok((format!("prompts/{}", p.file_name()), clix_session::prompt_source(paths, p)?.to_string())))
-                .collect::<Result<_>>()?;
-            let env = clix_session::provider_env();
-            if json {
-                let mut rows: serde_json::Map<String, serde_json::Value> = loaded
-                    .settings
-                    .iter()
-                    .map(|(k, s)| (k.clone(), json!({"value": shown(k, &s.value), "source": s.source.to_string()})))
-                    .collect();
-                for (name, source) in prompts {
-                    rows.insert(name, json!({ "source": source }));
-                }
-                for var in env {
-                    rows.insert(format!("env {}", var.name), json!({"value": var.shown, "fills": var.fills}));
-                }
-                outln(serde_json::to_string_pretty(&rows)?)?;
-            } else {
-                let mut text = format!("# config file: {}\n", paths.config_file.display());
-                let width = loaded.settings.keys().map(String::len).max().unwrap_or(0);
-                for (key, s) in &loaded.settings {
-                    text.push_str(&format!("{key:width$} = {:<12} # {}\n", shown(key, &s.value).to_string(), s.source));
-                }
-                text.push_str("\n# prompts (override one with a file of that name in the config folder)\n");
-                for (name, source) in prompts {
-                    text.push_str(&format!("{name:<19} # {source}\n"));
-                }
-                if !env.is_empty() {
-                    text.push_str("\n# environment variables the agent's provider reads\n");
-                    let width = env.iter().map(|v| v.name.len()).max().unwrap_or(0);
-                    for var in env {
-                        text.push_str(&format!("{:width$} = {:<12} # fills {}\n", var.name, var.shown, var.fills));
-                    }
-                }
-                out(text.as_bytes())?;
-            }
+        ConfigAction::Init => outln(format_args!("wrote {}", clix_session::init_config(paths)?.display()))?,
+        ConfigAction::Show { json: true } => outln(serde_json::to_string_pretty(&clix_terminal::config_view::json(
+            &clix_session::config_report(paths)?,
+        ))?)?,
+        ConfigAction::Show { json: false } => {
+            out(clix_terminal::config_view::text(&clix_session::config_report(paths)?).as_bytes())?
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -23,12 +23,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use clix_agent::read_run;
-use clix_agent::trajectory::{now_ms, timestamp_id};
 use clix_config::Paths;
 use clix_eval::{
-    AttemptOptions, AttemptRecord, Design, Mode, ModelRun, Results, Shard, ShardRecord, SharedRuns, SolutionRun, Task,
-    comparison, load_suites, problems, run_model, run_solutions,
+    AttemptOptions, Design, Mode, ModelRun, Results, Shard, ShardRecord, SharedRuns, SolutionRun, Task, comparison,
+    load_suites, run_model, run_solutions,
 };
 
 use clix_session::{Session, Settings};
@@ -223,20 +221,14 @@ async fn solution(
 /// A `--solution` run's tables (or JSON) and its problems: exit 1 when
 /// there is one.
 fn show_solutions(results: &Results, json: bool) -> Result<ExitCode> {
+    let (text, problems) = clix_terminal::eval_view::solutions(results);
     if json {
         outln(serde_json::to_string_pretty(results)?)?;
     } else {
-        outln(results.markdown())?;
-        outln(results.comparison_markdown())?;
-        outln(results.per_task_markdown())?;
-        for (design, bytes) in &results.definition_bytes {
-            outln(format!("tool definitions of {design}: {bytes} bytes"))?;
-        }
-        print_skipped(results)?;
+        clix_terminal::out(text.as_bytes())?;
     }
-    let problems = problems(results);
     for problem in &problems {
-        eprintln!("PROBLEM {problem}");
+        eprintln!("{problem}");
     }
     Ok(if problems.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
@@ -255,7 +247,7 @@ async fn model(
     if let Some(n) = args.max_steps {
         options.max_steps = n;
     }
-    let out = args.out.clone().unwrap_or_else(|| default_out(paths));
+    let out = args.out.clone().unwrap_or_else(|| clix_eval::default_out(&paths.data_dir));
     let run = ModelRun {
         designs,
         options,
@@ -275,76 +267,32 @@ async fn model(
     show_model_run(&results, args.json)
 }
 
-/// Where a run's output goes without `--out`: `<data>/evals/<time>`.
-fn default_out(paths: &Paths) -> PathBuf {
-    paths.data_dir.join("evals").join(timestamp_id(now_ms() / 1000))
-}
-
-/// A model run's `results.json`, a replay page beside each trajectory in
-/// `out/runs/`, and `report.html`.
+/// A model run's files, said on stderr.
 fn write_model_run(results: &Results, out: &Path, currency: &str) -> Result<()> {
-    let json = results.write(out).with_context(|| format!("cannot write results into {}", out.display()))?;
-    write_replays(results, &out.join("runs"), currency);
-    let page = out.join("report.html");
-    let html = clix_eval::html(results, &|r| replay_page(r).map(|p| format!("runs/{p}")));
-    std::fs::write(&page, html).with_context(|| format!("cannot write {}", page.display()))?;
-    eprintln!("wrote {} and {}", json.display(), page.display());
+    let written = clix_eval::write_model_run(results, out, currency)
+        .with_context(|| format!("cannot write the run into {}", out.display()))?;
+    for warning in &written.warnings {
+        eprintln!("clix: {warning}");
+    }
+    eprintln!("wrote {} and {}", written.results.display(), written.report.display());
     Ok(())
 }
 
 /// A model run's tables (or JSON): exit 1 when an attempt could not run,
 /// naming the first.
 fn show_model_run(results: &Results, json: bool) -> Result<ExitCode> {
+    let (text, failed) = clix_terminal::eval_view::model_run(results);
     if json {
         outln(serde_json::to_string_pretty(results)?)?;
     } else {
-        outln(format!("model: {}", results.model.as_deref().unwrap_or_default()))?;
-        outln(results.markdown())?;
-        print_skipped(results)?;
+        clix_terminal::out(text.as_bytes())?;
     }
-    let errors: Vec<&AttemptRecord> = results.attempts.iter().filter(|r| r.stop_reason.error().is_some()).collect();
-    if let Some(first) = errors.first() {
-        eprintln!(
-            "clix: {} of {} attempts could not run; the first ({} in {}): {}",
-            errors.len(),
-            results.attempts.len(),
-            first.task,
-            first.design,
-            first.stop_reason.error().unwrap_or_default()
-        );
-        return Ok(ExitCode::FAILURE);
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-fn print_skipped(results: &Results) -> Result<()> {
-    for skip in &results.skipped {
-        let design = skip.design.map_or("every design".to_string(), |d| d.to_string());
-        outln(format!("skipped {} in {design}: {}", skip.task, skip.reason))?;
-    }
-    Ok(())
-}
-
-/// The replay page of an attempt, named after its trajectory.
-fn replay_page(r: &AttemptRecord) -> Option<String> {
-    let stem = r.trajectory.as_deref()?.file_stem()?.to_str()?;
-    Some(format!("{stem}.html"))
-}
-
-/// A replay page beside each trajectory; one that cannot be written is
-/// said, and the report still links to it.
-fn write_replays(results: &Results, runs_dir: &Path, currency: &str) {
-    for r in &results.attempts {
-        let (Some(page), Some(id)) = (replay_page(r), r.trajectory.as_deref().and_then(Path::file_stem)) else {
-            continue;
-        };
-        let id = id.to_string_lossy();
-        let written = read_run(runs_dir, &id).and_then(|records| {
-            std::fs::write(runs_dir.join(&page), clix_agent::replay::html_page(&id, &records, currency))
-        });
-        if let Err(e) = written {
-            eprintln!("clix: cannot write the replay of {id}: {e}");
+    match failed {
+        Some(line) => {
+            eprintln!("{line}");
+            Ok(ExitCode::FAILURE)
         }
+        None => Ok(ExitCode::SUCCESS),
     }
 }
 
@@ -353,7 +301,7 @@ fn write_replays(results: &Results, runs_dir: &Path, currency: &str) {
 /// with the same exit code.
 fn merge(paths: &Paths, given: &[PathBuf], out: Option<&Path>, json: bool) -> Result<ExitCode> {
     let shared = shared_runs(paths, &clix_session::load(paths, &[])?.value)?;
-    let out = out.map_or_else(|| default_out(paths), Path::to_path_buf);
+    let out = out.map_or_else(|| clix_eval::default_out(&paths.data_dir), Path::to_path_buf);
     let (results, warnings) = clix_eval::merge_into(given, &out).map_err(anyhow::Error::msg)?;
     for warning in warnings {
         eprintln!("clix: {warning}");
