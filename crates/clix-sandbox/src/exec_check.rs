@@ -135,8 +135,12 @@ pub(crate) fn start(judge: Arc<dyn ExecJudge>, setup: Setup) -> io::Result<(Chil
     }
     // SAFETY: both were just created and are owned by nobody else.
     let (ours, theirs) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    // Above the numbers the child hands fds on at (dup2 onto 3 must not close it).
-    let theirs = crate::run::high(theirs)?;
+    // Both above the numbers the child hands fds on at: dup2 onto 3 must
+    // not close `theirs`, and the child's close of its copy of `ours`
+    // (`ChildEnd::install`, after the dup2s) must not close what was handed
+    // on at its number. A socket pair at 3, free in a busy process, closed
+    // the stub's line, and its shell never got one (CI, issue 53's stop).
+    let (ours, theirs) = (crate::run::high(ours)?, crate::run::high(theirs)?);
     let refusals = Refusals::default();
     let check = Check { judge, setup, refusals: refusals.clone(), execs: 0 };
     // Open until the child has sent its listener (the thread waits for it), so open at the fork.
@@ -452,6 +456,37 @@ fn recv_fd(socket: &OwnedFd) -> Option<OwnedFd> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the child closes and keeps of the check's socket is above every
+    /// number an fd is handed on at, however low the numbers free in clix
+    /// are: the lowest free ones are taken first here, as a busy process
+    /// frees them.
+    #[test]
+    fn the_check_s_sockets_never_sit_where_fds_are_handed_on() {
+        struct Never;
+        impl ExecJudge for Never {
+            fn judge(&self, _: &Exec) -> Result<(), String> {
+                Err("no".into())
+            }
+        }
+        // Take every free number below HIGH_FD, then free the lowest of
+        // them: the socket pair's first end lands there unless moved up.
+        let mut low = Vec::new();
+        loop {
+            let fd = OwnedFd::from(File::open("/dev/null").unwrap());
+            if fd.as_raw_fd() >= crate::run::HIGH_FD {
+                break;
+            }
+            low.push(fd);
+        }
+        if !low.is_empty() {
+            low.remove(0);
+        }
+        let setup = Setup { bwrap: "/usr/bin/bwrap".into(), stub: vec!["/bin/sh".into()] };
+        let (child_end, _) = start(Arc::new(Never), setup).unwrap();
+        assert!(child_end.answerer >= crate::run::HIGH_FD, "answerer at {}", child_end.answerer);
+        assert!(child_end.socket.as_raw_fd() >= crate::run::HIGH_FD);
+    }
 
     #[test]
     fn the_filter_sends_every_exec_to_the_listener_and_nothing_else() {

@@ -31,7 +31,7 @@ pub(crate) type Started = (tokio::process::Child, Groups, RunCgroups, Refusals);
 pub(crate) const KILL_GRACE: Duration = Duration::from_secs(2);
 /// Pipes handed to bubblewrap are moved to fds at least this high, so the
 /// child's stdio set-up (fds 0-2) can never land on them.
-const HIGH_FD: i32 = 10;
+pub(crate) const HIGH_FD: i32 = 10;
 
 /// Why a program did not start; each message says what to do.
 #[derive(Debug, thiserror::Error)]
