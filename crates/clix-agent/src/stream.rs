@@ -245,6 +245,12 @@ pub struct Upstream {
 /// without calling a model.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UpstreamError {
+    /// Nothing was piped.
+    #[error("--input jsonl needs an upstream stream on stdin: clix ask --jsonl … | clix ask --input jsonl …")]
+    Missing,
+    /// The bytes piped are not text.
+    #[error("the upstream stream is not UTF-8 text")]
+    NotText,
     /// A line is not a stream event of this version.
     #[error("line {line} of the upstream stream is not a clix event (v{STREAM_VERSION}): {why}")]
     BadLine {
@@ -267,6 +273,12 @@ pub enum UpstreamError {
         /// Where it stood.
         answer: String,
     },
+}
+
+/// The upstream stream piped on stdin (`--input jsonl`), read whole.
+pub fn upstream_of(piped: Option<&[u8]>) -> Result<Upstream, UpstreamError> {
+    let text = std::str::from_utf8(piped.ok_or(UpstreamError::Missing)?).map_err(|_| UpstreamError::NotText)?;
+    read_upstream(text)
 }
 
 /// Reads an upstream stream (the whole of it: the upstream run's stdout).

@@ -49,7 +49,7 @@ pub mod template;
 mod wording;
 
 pub use digest::{hex, sha256_hex, sha256_hex_prefix};
-pub use quote::{shell_quote, shell_quote_into};
+pub use quote::{shell_quote, shell_quote_into, shell_word};
 pub use redact::{holds_secret, looks_like_token, redact_text};
 pub use secret::{Secret, is_secret_name, redact_url};
 pub use wording::{short_duration, timeout_line};

@@ -25,6 +25,17 @@ pub fn shell_quote_into(out: &mut Vec<u8>, bytes: &[u8]) {
     out.push(b'\'');
 }
 
+/// `word` as a shell reads it back as one word: as it is when it holds
+/// only characters no shell gives a meaning, else single-quoted (the
+/// words of `clix run ls -la`, of `clix memory search …` put back together).
+pub fn shell_word(word: &str) -> std::borrow::Cow<'_, str> {
+    let plain = !word.is_empty()
+        && word.chars().all(|c| {
+            c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ':' | ',' | '+' | '=' | '@' | '%')
+        });
+    if plain { word.into() } else { shell_quote(word).into() }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -141,6 +141,8 @@ mod tests {
         }
     }
 
+    /// What leaves the environment at start (and never reaches a sandbox),
+    /// case-insensitively, and what clix reads as plain settings.
     #[test]
     fn secret_names_table() {
         for (name, secret) in [
@@ -154,10 +156,30 @@ mod tests {
             ("DATABASE_URL", true),
             ("CLIX_STORAGE_URL", true),
             ("storage.url", true),
+            ("ANTHROPIC_API_KEY", true),
+            ("AGENT_API_KEY", true),
+            ("CLIX_MEMORY_API_KEY", true),
+            ("CLIX_AGENT_API_KEY", true),
+            ("CLIX_MCP_TOKEN", true),
+            ("CLIX_HUB_ENV_GH_TOKEN", true),
+            ("MY_TOKEN", true),
+            ("my_token", true),
+            ("GITHUB_TOKEN_RO", true),
+            ("client_secret", true),
+            ("DB_PASSWORD", true),
+            ("PgPassword", true),
+            ("ssh_key", true),
             ("AGENT_BASE_URL", false),
             ("PATH", false),
             ("LANG", false),
             ("HOME", false),
+            ("CLIX_HOME", false),
+            ("CLIX_HUB_PATH", false),
+            ("CLIX_SANDBOX_MODE", false),
+            ("OPENAI_BASE_URL", false),
+            ("AGENT_MODEL", false),
+            ("NO_COLOR", false),
+            ("XDG_CONFIG_HOME", false),
         ] {
             assert_eq!(is_secret_name(name), secret, "{name}");
         }

@@ -50,6 +50,46 @@ impl SharedRuns {
     }
 }
 
+/// Saves the results just written into `out` in the shared store too,
+/// under the folder's name; what was done or why not, as a line for the
+/// person (the folder has the results either way).
+pub fn share(runs: &SharedRuns, results: &Results, out: &Path) -> String {
+    let Some(name) = run_name(out) else {
+        return format!("clix: {} has no name to save the run under in {}", out.display(), runs.shown());
+    };
+    match runs.save(&name, results) {
+        Ok(()) => format!("saved as {name} in {}", runs.shown()),
+        Err(e) => format!("clix: cannot save the run as {name}: {e}"),
+    }
+}
+
+/// A run given as its folder or `results.json`, else as the name it was
+/// saved under in the shared store (`shared` connects to it, only for a
+/// name that is no local file); with how to show where it came from.
+pub fn find_results(
+    given: &Path,
+    shared: &mut dyn FnMut() -> Result<Option<SharedRuns>, String>,
+) -> Result<(Results, String), String> {
+    if given.exists() {
+        return Ok((crate::read_run(given)?, given.display().to_string()));
+    }
+    let Some(runs) = shared()? else {
+        return Err(format!(
+            "{}: no such folder; give a run's output folder (its --out) or its results.json, or, with [storage] \
+             url set, the name a run was saved under",
+            given.display()
+        ));
+    };
+    let name = given.to_string_lossy();
+    match runs.get(&name)? {
+        Some(results) => Ok((results, format!("{name} (saved in {})", runs.shown()))),
+        None => Err(format!(
+            "{name}: no such folder, and no run of that name in {}; `clix eval runs` lists the saved ones",
+            runs.shown()
+        )),
+    }
+}
+
 /// The name a run written into the folder `out` is saved under: the
 /// folder's own name (`--out runs/nightly` is `nightly`; without `--out`,
 /// the time it started, `20261202-141500`). `None` when the folder is not

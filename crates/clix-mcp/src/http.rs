@@ -44,6 +44,18 @@ pub struct HttpOptions {
 }
 
 impl HttpOptions {
+    /// What `clix mcp --http` says once at start: what clients send
+    /// (`token`'s announcement), and what the sessions may hold in files.
+    pub fn announcement(&self, token: &crate::Token, max_tmp_bytes: u64) -> String {
+        format!(
+            "{}\nclix mcp: at most {} sessions, each keeping up to {max_tmp_bytes} bytes of in-memory files until idle \
+             for {} s (--max-sessions, [limits] max_tmp_bytes, --idle-timeout)",
+            token.announcement(),
+            self.max_sessions,
+            self.idle.as_secs()
+        )
+    }
+
     /// Refuses options that would expose an unauthenticated shell, or serve none.
     pub fn check(&self) -> Result<(), ServeError> {
         if self.token.expose().trim().is_empty() {

@@ -37,11 +37,13 @@
 
 mod http;
 mod route;
+mod run;
 mod server;
 mod token;
 
 pub use http::{HttpOptions, serve_http};
 pub use route::Route;
+pub use run::serve;
 pub use server::{ClixServer, Shared, serve_stdio};
 pub use token::{TOKEN_FILE, Token, TokenOrigin};
 

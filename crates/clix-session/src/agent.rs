@@ -253,3 +253,30 @@ impl AgentRunner for PlanRunner {
         Box::pin(async move { self.run_job(job, emit).await.map_err(|e| format!("{e:#}")) })
     }
 }
+
+/// `clix plan make`: the coordinator proposes a plan for `goal` until one
+/// checks out, written to `output` with a header saying where it came
+/// from; the coordinator's last words. Its run is saved like any other.
+pub async fn make_plan(
+    session: &Session,
+    provider: clix_agent::Provider,
+    goal: &str,
+    output: &std::path::Path,
+) -> anyhow::Result<String> {
+    let mut tools = clix_plan::ProposePlan::new(session.workspace.clone());
+    let trajectory = clix_agent::Trajectory::create(&session.runs_dir())
+        .map_err(|e| anyhow::anyhow!("cannot create the trajectory: {e}"))?;
+    let saved = trajectory.path.clone();
+    let mut agent = clix_agent::Agent::new(&mut tools, provider, session.settings.agent.clone(), Some(trajectory));
+    let summary = agent.run(goal, &mut |_| {}).await;
+    drop(agent);
+    let Some(text) = tools.accepted else {
+        anyhow::bail!("the coordinator proposed no valid plan ({}); its run: {}", summary.stop_reason, saved.display());
+    };
+    let goal = goal.split_whitespace().collect::<Vec<_>>().join(" ");
+    let header = format!(
+        "# Written by `clix plan make` for: {goal}\n# Check it with `clix plan check`, then `clix plan run`.\n\n"
+    );
+    clix_plan::write_named(&session.workspace, output, &format!("{header}{text}")).map_err(anyhow::Error::msg)?;
+    Ok(summary.answer.trim().to_string())
+}

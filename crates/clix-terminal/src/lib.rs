@@ -4,7 +4,8 @@
 //! chat's line editor ([`editor`]), the progress of an eval ([`progress`])
 //! and of a plan ([`plan_view`]), the saved runs as a table ([`runs`]), and
 //! questions put on `/dev/tty` with the spinner paused ([`ask`]), an
-//! engine's notices said once per workspace ([`notices`]).
+//! engine's notices said once per workspace ([`notices`]), and the one
+//! `tracing` subscriber, on stderr ([`logging`]).
 //!
 //! Every text from a model, a workspace file or a server reaches the
 //! terminal through [`text::visible`]: its control characters are shown,
@@ -15,9 +16,13 @@
 
 pub mod answer;
 pub mod ask;
+pub mod changes_view;
+pub mod commands_view;
 pub mod config_view;
 pub mod editor;
 pub mod eval_view;
+pub mod input;
+pub mod logging;
 pub mod notices;
 pub mod plan_view;
 pub mod policy_view;
@@ -41,4 +46,12 @@ pub fn out(bytes: &[u8]) -> std::io::Result<()> {
 /// [`out`] of `text` and a newline.
 pub fn outln(text: impl std::fmt::Display) -> std::io::Result<()> {
     out(format!("{text}\n").as_bytes())
+}
+
+/// Writes a command's stderr bytes, flushed; a closed stderr ends clix as a
+/// closed stdout does.
+pub fn err(bytes: &[u8]) -> std::io::Result<()> {
+    let mut stderr = std::io::stderr().lock();
+    stderr.write_all(bytes)?;
+    stderr.flush()
 }

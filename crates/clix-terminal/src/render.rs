@@ -179,3 +179,16 @@ pub fn changes_line(changes: Option<&clix_engine::ChangeSet>, declined: bool) ->
     let summary = changes.and_then(clix_engine::ChangeSet::summary)?;
     Some(if declined { format!("declined, put back: {summary}") } else { summary })
 }
+
+/// `--show-prompt`: the system prompt and the tools as the first model
+/// call would send them to `model` at `url` (a `kind` API).
+pub fn shown_prompt(shown: &serde_json::Value, model: &str, url: &str, kind: &str) -> String {
+    let system = match &shown["system"] {
+        serde_json::Value::String(text) => text.clone(),
+        other => serde_json::to_string_pretty(other).unwrap_or_default(),
+    };
+    let tools = serde_json::to_string_pretty(&shown["tools"]).unwrap_or_default();
+    format!(
+        "# system prompt (for model {model} at {url})\n{system}\n\n# tools (as the {kind} API is sent them)\n{tools}"
+    )
+}

@@ -8,8 +8,32 @@ use clix_agent::replay::money;
 
 use crate::text::one_line;
 
+/// `clix runs`: the table of `runs` (of `here`, or of every folder with
+/// `all`; `total` in all), with notes on stderr for what the table leaves
+/// out.
+pub fn show(
+    runs: &[clix_agent::trajectory::RunInfo],
+    total: usize,
+    all: bool,
+    here: &Path,
+    currency: &str,
+) -> std::io::Result<()> {
+    if runs.is_empty() {
+        let elsewhere = if total > 0 { format!("; {total} in other folders: clix runs --all") } else { String::new() };
+        return crate::outln(format_args!("no runs in {} yet{elsewhere}", here.display()));
+    }
+    crate::outln(runs_table(runs, all, currency, terminal_width()))?;
+    if runs.iter().any(|r| r.resumable) {
+        eprintln!("+ can be continued: clix ask --resume ID \"next instruction\" (or clix chat --resume ID)");
+    }
+    if !all && total > runs.len() {
+        eprintln!("{} more in other folders: clix runs --all", total - runs.len());
+    }
+    Ok(())
+}
+
 /// The width to fit a table to: the terminal's, else `COLUMNS`, else none.
-pub fn terminal_width() -> Option<usize> {
+fn terminal_width() -> Option<usize> {
     if std::io::stdout().is_terminal()
         && let Some((terminal_size::Width(w), _)) = terminal_size::terminal_size()
     {
@@ -24,7 +48,7 @@ pub fn terminal_width() -> Option<usize> {
 /// starts with it, then the cost, the model, the folder and the tokens).
 /// A run's steps, tokens and cost are its whole run's: every task of a
 /// resumed run or a chat, and the calls that summarized it.
-pub fn runs_table(
+fn runs_table(
     runs: &[clix_agent::trajectory::RunInfo],
     with_folder: bool,
     currency: &str,

@@ -5,16 +5,15 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, bail};
-use clix_agent::stream::{ArtifactWatch, Upstream, read_upstream};
-use clix_agent::{Agent, ReplyCache, Resumable, find_run, latest_resumable, list_runs, read_run, resumable};
+use anyhow::{Result, bail};
+use clix_agent::stream::ArtifactWatch;
+use clix_agent::{Agent, ReplyCache, list_runs};
 use clix_config::Paths;
-use clix_session::{AgentSession, CHAT_COMMANDS, Chat, ChatCommand, Session, run_task};
+use clix_session::{AgentSession, CHAT_COMMANDS, Chat, ChatCommand, Resume, Session, run_task};
 
 use clix_terminal::editor::Turns;
 use clix_terminal::outln;
 use clix_terminal::render::{Renderer, print_line};
-use clix_terminal::runs::{runs_table, terminal_width};
 
 /// Flags shared by `ask` and `chat`.
 #[derive(clap::Args, Clone)]
@@ -87,40 +86,6 @@ pub(crate) struct AskArgs {
     pub task: Option<String>,
 }
 
-/// Which earlier run an `ask` or `chat` goes on with.
-enum Resume {
-    /// This workspace's run written to last.
-    Latest,
-    /// The run a person named (an id, its start, `last`).
-    Named(String),
-}
-
-impl Resume {
-    /// From `--continue` and `--resume [RUN_ID]` (empty: the latest).
-    fn from_flags(continue_last: bool, resume: Option<&str>) -> Option<Resume> {
-        match resume {
-            Some("") => Some(Resume::Latest),
-            Some(named) => Some(Resume::Named(named.to_string())),
-            None => continue_last.then_some(Resume::Latest),
-        }
-    }
-
-    /// The run's conversation, rebuilt from its file (up to step
-    /// `from_step` when given).
-    fn load(&self, paths: &Paths, workspace: &Path, from_step: Option<u32>) -> Result<Resumable> {
-        let runs = clix_session::runs_dir(paths);
-        let id = match self {
-            Resume::Latest => latest_resumable(&runs, &workspace.display().to_string()),
-            Resume::Named(named) => find_run(&runs, named),
-        };
-        let id = id?;
-        Ok(match from_step {
-            Some(step) => clix_agent::resumable_before(&runs, &id, step)?,
-            None => resumable(&runs, &id)?,
-        })
-    }
-}
-
 /// `--input`.
 #[derive(clap::ValueEnum, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum InputForm {
@@ -190,15 +155,7 @@ async fn show_prompt(paths: &Paths, args: &AgentArgs) -> Result<ExitCode> {
         outln(serde_json::to_string(&shown)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let system = match &shown["system"] {
-        serde_json::Value::String(text) => text.clone(),
-        other => serde_json::to_string_pretty(other)?,
-    };
-    let kind = format!("{kind:?}").to_lowercase();
-    outln(format_args!(
-        "# system prompt (for model {model} at {url})\n{system}\n\n# tools (as the {kind} API is sent them)\n{}",
-        serde_json::to_string_pretty(&shown["tools"])?
-    ))?;
+    outln(clix_terminal::render::shown_prompt(&shown, &model, &url, &format!("{kind:?}").to_lowercase()))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -239,7 +196,7 @@ fn agent<'e>(
         agent = agent.with_cache(cache);
     }
     let interrupt = agent.interrupt_handle();
-    crate::cli::on_ctrl_c("stopping the current step", move || interrupt.interrupt());
+    clix_terminal::input::on_ctrl_c("stopping the current step", move || interrupt.interrupt());
     Ok((agent, trajectory))
 }
 
@@ -249,16 +206,16 @@ pub(crate) async fn ask(paths: &Paths, args: AskArgs) -> Result<ExitCode> {
         return show_prompt(paths, &args.common).await;
     }
     let started = std::time::Instant::now();
-    let piped = crate::cli::read_piped_stdin()?;
+    let piped = clix_terminal::input::read_piped_stdin()?;
     let mut task = args.task.clone().unwrap_or_default();
     match (args.input, piped) {
-        (InputForm::Jsonl, piped) => match upstream(piped.as_deref()) {
+        (InputForm::Jsonl, piped) => match clix_agent::stream::upstream_of(piped.as_deref()) {
             Ok(upstream) => {
                 let context = upstream.context(args.input_events == InputEvents::All, UPSTREAM_CONTEXT_BYTES);
                 task = format!("{context}\nYour task:\n{task}");
             }
             // Stopped before a model is called: a chain fails at its first broken link.
-            Err(why) => return Ok(upstream_failed(&args.common, &why, started)),
+            Err(why) => return Ok(upstream_failed(&args.common, &why.to_string(), started)),
         },
         (InputForm::Text, Some(piped)) => {
             task.push_str("\n\n");
@@ -280,14 +237,6 @@ pub(crate) async fn ask(paths: &Paths, args: AskArgs) -> Result<ExitCode> {
     Ok(crate::cli::exit_code(summary.stop_reason.exit_code()))
 }
 
-/// The upstream stream on stdin, read whole.
-fn upstream(piped: Option<&[u8]>) -> Result<Upstream, String> {
-    let piped = piped
-        .ok_or("--input jsonl needs an upstream stream on stdin: clix ask --jsonl … | clix ask --input jsonl …")?;
-    let text = std::str::from_utf8(piped).map_err(|_| "the upstream stream is not UTF-8 text".to_string())?;
-    read_upstream(text).map_err(|e| e.to_string())
-}
-
 /// A downstream agent whose upstream failed: the reason on stderr, and with
 /// `--jsonl` an `error` and a failed `result`, so the next agent stops too.
 fn upstream_failed(args: &AgentArgs, why: &str, started: std::time::Instant) -> ExitCode {
@@ -306,7 +255,7 @@ pub(crate) async fn chat(paths: &Paths, chat: ChatArgs) -> Result<ExitCode> {
         return show_prompt(paths, &chat.common).await;
     }
     // Piped stdin is read before anything starts: with no line in it, no run is made.
-    let piped = crate::cli::read_piped_stdin()?;
+    let piped = clix_terminal::input::read_piped_stdin()?;
     let mut turns = Turns::new(piped, &paths.state_dir.join("chat_history.txt"))?;
     let args = chat.common;
     let session = agent_session(paths, &args)?;
@@ -381,19 +330,7 @@ pub(crate) fn runs(paths: &Paths, json: bool, all: bool, here: &Path) -> Result<
         outln(serde_json::to_string_pretty(&runs)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    if runs.is_empty() {
-        let elsewhere = if total > 0 { format!("; {total} in other folders: clix runs --all") } else { String::new() };
-        outln(format_args!("no runs in {} yet{elsewhere}", here.display()))?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    let width = terminal_width();
-    outln(runs_table(&runs, all, &currency(paths), width))?;
-    if runs.iter().any(|r| r.resumable) {
-        eprintln!("+ can be continued: clix ask --resume ID \"next instruction\" (or clix chat --resume ID)");
-    }
-    if !all && total > runs.len() {
-        eprintln!("{} more in other folders: clix runs --all", total - runs.len());
-    }
+    clix_terminal::runs::show(&runs, total, all, &here, &currency(paths))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -403,23 +340,8 @@ pub(crate) fn replay(paths: &Paths, id: &str, jsonl: bool, html: Option<&Path>) 
     if id.ends_with("plan-result.json") {
         return replay_plan(paths, Path::new(id), jsonl, html);
     }
-    // A trajectory file named by its path (an eval attempt's) or a run id.
-    let file = Path::new(id);
-    let (dir, id) = match (file.extension().is_some_and(|e| e == "jsonl"), file.parent(), file.file_stem()) {
-        (true, Some(parent), Some(stem)) if file.is_file() => {
-            (parent.to_path_buf(), stem.to_string_lossy().into_owned())
-        }
-        _ => {
-            let dir = clix_session::runs_dir(paths);
-            let id = find_run(&dir, id)?;
-            (dir, id)
-        }
-    };
+    let (id, records) = clix_session::run_records(paths, id)?;
     let id = id.as_str();
-    let records = read_run(&dir, id)?;
-    if records.is_empty() {
-        bail!("run {id} has no events");
-    }
     let currency = currency(paths);
     if let Some(out) = html {
         return write_page(out, &clix_agent::replay::html_page(id, &records, &currency));
@@ -437,22 +359,7 @@ pub(crate) fn replay(paths: &Paths, id: &str, jsonl: bool, html: Option<&Path>) 
 /// A plan's agents, from its `plan-result.json`: each task's trajectory.
 fn replay_plan(paths: &Paths, file: &Path, jsonl: bool, html: Option<&Path>) -> Result<ExitCode> {
     let workspace = crate::cli::workspace_or_cwd(None)?;
-    let text = clix_plan::read_named(&workspace, file).map_err(anyhow::Error::msg)?;
-    let result: clix_plan::PlanResult =
-        serde_json::from_str(&text).with_context(|| format!("{} is not a plan-result.json", file.display()))?;
-    let mut lanes = Vec::new();
-    for task in &result.tasks {
-        let run_id = match &task.status {
-            clix_plan::TaskStatus::Done { result, .. } => result.run_id.clone(),
-            clix_plan::TaskStatus::Failed { result, .. } => result.as_ref().and_then(|r| r.run_id.clone()),
-            _ => None,
-        };
-        let records = match run_id {
-            Some(id) => read_run(&clix_session::runs_dir(paths), &id).unwrap_or_default(),
-            None => Vec::new(),
-        };
-        lanes.push(clix_agent::replay::Lane { task: task.id.clone(), status: task.status.label().into(), records });
-    }
+    let (result, lanes) = clix_session::plan_lanes(paths, &workspace, file)?;
     if let Some(out) = html {
         return write_page(out, &clix_agent::replay::plan_page(&result.plan, &lanes, &currency(paths)));
     }

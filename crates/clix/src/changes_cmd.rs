@@ -9,8 +9,6 @@ use clix_checkpoint::CheckpointStore;
 use clix_config::Paths;
 use clix_workspace::Workspace;
 
-use clix_terminal::outln;
-
 /// Which run, which steps, which workspace.
 #[derive(clap::Args)]
 pub(crate) struct ChangesArgs {
@@ -65,15 +63,8 @@ pub(crate) fn diff(paths: &Paths, args: DiffArgs) -> Result<ExitCode> {
             anyhow::bail!("run {run} has no step {step} that changed something; `clix diff {run} --stat` lists them");
         }
     }
-    for set in &sets {
-        outln(format!("# step {}: {}", set.step, clix_terminal::text::escaped(&set.line)))?;
-        for n in &set.not_kept {
-            outln(format!("#   not kept: {} ({})", n.path, n.why))?;
-        }
-    }
     let text = if args.stat { clix_checkpoint::stat(&store, &sets)? } else { clix_checkpoint::diff(&store, &sets)? };
-    // A workspace file's text may hold escapes: on a terminal they are shown, not obeyed.
-    outln(clix_terminal::text::for_stdout(text.trim_end_matches('\n')))?;
+    clix_terminal::out(clix_terminal::changes_view::diff(&sets, &text).as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -83,18 +74,7 @@ pub(crate) fn undo(paths: &Paths, args: UndoArgs) -> Result<ExitCode> {
     let from = args.which.step.unwrap_or(1);
     let report = clix_checkpoint::undo(&store, &workspace, &run, from, args.force)?;
     let what = if from > 1 { format!("run {run} from step {from} on") } else { format!("run {run}") };
-    outln(format!("undid {what}: {} paths as they were", report.restored.len()))?;
-    let (git, files): (Vec<&String>, Vec<&String>) =
-        report.restored.iter().partition(|p| p.split('/').any(|part| part == ".git"));
-    for path in files {
-        outln(format!("  restored {path}"))?;
-    }
-    if !git.is_empty() {
-        outln(format!("  restored the repository (.git): {} paths", git.len()))?;
-    }
-    for backup in &report.backups {
-        outln(format!("  your version kept as {backup}"))?;
-    }
+    clix_terminal::out(clix_terminal::changes_view::undone(&what, &report).as_bytes())?;
     for (path, why) in &report.left {
         eprintln!("  left {path}: {why}");
     }

@@ -1,6 +1,6 @@
 //! Subcommands and their arguments.
 
-use std::io::{ErrorKind, IsTerminal, Read, Write};
+use std::io::{ErrorKind, IsTerminal, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -11,8 +11,7 @@ use clap::{ColorChoice, Parser, Subcommand, ValueEnum};
 use clix_config::Paths;
 use clix_engine::{Engine, ToolFormat, tool_definition};
 use clix_session::{Approver, Session, Settings};
-use clix_terminal::{out, outln};
-use serde_json::json;
+use clix_terminal::{err, out, outln};
 
 #[derive(Parser)]
 #[command(name = "clix", version, about = "A CLI is all an agent needs: one `run` tool over a jailed shell")]
@@ -23,7 +22,7 @@ struct Cli {
     /// What clix logs to stderr: error, warn (the default), info, debug
     /// (why each stage ran where it ran) or trace. Overrides CLIX_LOG.
     #[arg(long, global = true, value_enum, value_name = "LEVEL")]
-    log_level: Option<crate::logging::LogLevel>,
+    log_level: Option<clix_terminal::logging::LogLevel>,
     #[command(subcommand)]
     command: Command,
 }
@@ -216,18 +215,8 @@ struct RunArgs {
 fn line_of(words: Vec<String>) -> String {
     match <[String; 1]>::try_from(words) {
         Ok([line]) => line,
-        Err(words) => words.iter().map(|w| shell_word(w)).collect::<Vec<_>>().join(" "),
+        Err(words) => words.iter().map(|w| clix_common::shell_word(w)).collect::<Vec<_>>().join(" "),
     }
-}
-
-/// `word` as a shell reads it back as one word: as it is when it holds
-/// only characters no shell gives a meaning, else single-quoted.
-pub(crate) fn shell_word(word: &str) -> std::borrow::Cow<'_, str> {
-    let plain = !word.is_empty()
-        && word.chars().all(|c| {
-            c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ':' | ',' | '+' | '=' | '@' | '%')
-        });
-    if plain { word.into() } else { clix_common::shell_quote(word).into() }
 }
 
 #[derive(clap::Args)]
@@ -373,7 +362,7 @@ pub(crate) async fn main() -> ExitCode {
         },
         Err(e) => e.exit(),
     };
-    crate::logging::init(cli.log_level);
+    clix_terminal::logging::init(cli.log_level);
     match dispatch(cli).await {
         Ok(code) => code,
         // The reader left (`clix run … | head -c 10`): nothing more to say, and no one to say it to.
@@ -388,13 +377,6 @@ pub(crate) async fn main() -> ExitCode {
 /// Whether `e` is, at bottom, a write to a closed pipe.
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|cause| cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == ErrorKind::BrokenPipe))
-}
-
-/// Writes a command's stderr bytes, flushed; a closed stderr ends clix as a closed stdout does.
-fn err(bytes: &[u8]) -> std::io::Result<()> {
-    let mut stderr = std::io::stderr().lock();
-    stderr.write_all(bytes)?;
-    stderr.flush()
 }
 
 /// Subcommands whose trailing words belong to another command (`clix memory
@@ -480,31 +462,17 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Commands { json } => {
             let engine = scratch_engine(&paths).await?;
             let catalog = engine.catalog();
-            if json {
-                let agent: Vec<_> = catalog
-                    .agent
-                    .iter()
-                    .map(|s| json!({"name": s.name, "summary": s.summary, "usage": s.usage}))
-                    .collect();
-                let tools: Vec<_> =
-                    catalog.tools.iter().map(|s| json!({"name": s.name, "description": s.summary})).collect();
-                let all = json!({"agent": agent, "tools": tools, "standard": catalog.standard});
-                outln(serde_json::to_string_pretty(&all)?)?;
-            } else {
-                let mut text = String::new();
-                for spec in &catalog.agent {
-                    text.push_str(&format!("{:8} {}\n", spec.name, spec.summary));
-                }
-                for spec in &catalog.tools {
-                    text.push_str(&format!("{:8} {} (a tool)\n", spec.name, spec.summary));
-                }
-                text.push_str(&format!("\nstandard: {}\n", catalog.standard.join(" ")));
-                out(text.as_bytes())?;
+            match json {
+                true => outln(serde_json::to_string_pretty(&clix_terminal::commands_view::json(catalog))?)?,
+                false => out(clix_terminal::commands_view::text(catalog).as_bytes())?,
             }
             Ok(ExitCode::SUCCESS)
         }
         Command::Mcp(McpArgs { action: Some(McpAction::Import { file, write }), .. }) => {
-            crate::mcp_import::import(&paths, &file, write)
+            let imported = clix_session::import_mcp_servers(&paths, &file, write)?;
+            out(imported.toml.as_bytes())?;
+            imported.note.iter().for_each(|note| eprintln!("{note}"));
+            Ok(ExitCode::SUCCESS)
         }
         Command::Mcp(args) => mcp(paths, args).await,
         Command::Config { action } => config(&paths, action),
@@ -553,88 +521,32 @@ async fn mcp(paths: Paths, args: McpArgs) -> Result<ExitCode> {
             paths.state_dir.join(clix_mcp::TOKEN_FILE).display()
         );
     }
-    let mut announcement = None;
-    let tmp_bytes = config.engine.limits.max_tmp_bytes;
     let http = match args.http {
         Some(addr) => {
             // CLIX_MCP_TOKEN left the environment at start, into the secret store.
             let env = clix_config::secrets::var("CLIX_MCP_TOKEN");
             let token = clix_mcp::Token::resolve(env, args.token_file.as_deref(), &paths.state_dir)?;
-            // Also what the sessions may hold in files, said once at start.
-            announcement = Some(format!(
-                "{}\nclix mcp: at most {} sessions, each keeping up to {} bytes of in-memory files until idle \
-                 for {} s (--max-sessions, [limits] max_tmp_bytes, --idle-timeout)",
-                token.announcement(),
-                args.max_sessions,
-                tmp_bytes,
-                args.idle_timeout
-            ));
             let options = clix_mcp::HttpOptions {
                 addr,
-                token: token.secret,
+                token: token.secret.clone(),
                 idle: std::time::Duration::from_secs(args.idle_timeout),
                 max_sessions: args.max_sessions,
                 allowed_origins: args.allow_origins,
                 route: args.route,
             };
             options.check()?;
-            Some(options)
+            Some((options, token))
         }
         None => None,
     };
-    // Sessions run in parallel over HTTP, and a busy line must not hold up
-    // reading a cancel over stdio: serve on a multi-threaded runtime.
-    let served = on_multi_thread(async move {
-        match http {
-            Some(options) => {
-                clix_mcp::serve_http(config, options, |addr| {
-                    eprintln!("clix mcp: serving http://{addr}/mcp");
-                    eprintln!("{}", announcement.unwrap_or_default());
-                })
-                .await
-            }
-            None => clix_mcp::serve_stdio(config).await,
-        }
+    // What clients send, and what the sessions may hold in files, said once at start.
+    let announcement =
+        http.as_ref().map(|(options, token)| options.announcement(token, config.engine.limits.max_tmp_bytes));
+    clix_mcp::serve(config, http.map(|(options, _)| options), |addr| {
+        eprintln!("clix mcp: serving http://{addr}/mcp");
+        eprintln!("{}", announcement.unwrap_or_default());
     })?;
-    served?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Runs `future` to completion on a multi-threaded runtime of its own (the
-/// CLI's runtime is single-threaded), from a thread of its own.
-fn on_multi_thread<T: Send + 'static>(future: impl std::future::Future<Output = T> + Send + 'static) -> Result<T> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_name("clix-mcp")
-        .build()
-        .context("cannot start the async runtime")?;
-    let thread = std::thread::Builder::new()
-        .name("clix-mcp".into())
-        .spawn(move || {
-            let out = runtime.block_on(future);
-            // Tasks still running (a line at stdin EOF) are dropped, not awaited.
-            runtime.shutdown_background();
-            out
-        })
-        .context("cannot start the server thread")?;
-    thread.join().map_err(|_| anyhow::anyhow!("the MCP server panicked"))
-}
-
-/// On the first Ctrl-C, says it is `stopping` and calls `first` (the work
-/// in flight ends and is saved); on the second, clix exits with 130.
-pub(crate) fn on_ctrl_c(stopping: &'static str, first: impl Fn() + Send + 'static) {
-    tokio::spawn(async move {
-        let mut pressed = 0;
-        while tokio::signal::ctrl_c().await.is_ok() {
-            pressed += 1;
-            if pressed > 1 {
-                eprintln!("\nclix: exiting");
-                std::process::exit(clix_common::exit::CANCELLED);
-            }
-            eprintln!("\nclix: {stopping} (Ctrl-C again to exit)");
-            first();
-        }
-    });
 }
 
 /// The folder given with `--workspace`, or the current one.
@@ -678,10 +590,10 @@ async fn memory(paths: &Paths, workspace: Option<PathBuf>, args: &[String]) -> R
         clix_engine::EngineConfig { capabilities: vec![std::sync::Arc::new(memory)], ..session.engine_config()? };
     let mut engine = Engine::new(config).await?;
     let code = run_for_person(&mut engine, "memory", args).await?;
-    if let Some((store, topic)) = old_topic {
-        if let Some(note) = off_runtime(move || Ok(clix_memory::old_topic_note(&store, &topic))).await? {
-            eprintln!("{note}");
-        }
+    if let Some((store, topic)) = old_topic
+        && let Some(note) = off_runtime(move || Ok(clix_memory::old_topic_note(&store, &topic))).await?
+    {
+        eprintln!("{note}");
     }
     Ok(code)
 }
@@ -703,9 +615,9 @@ pub(crate) async fn run_agent_command(
 
 /// `command args…` on `engine`, each argument quoted; raw output, its exit code.
 async fn run_for_person(engine: &mut Engine, command: &str, args: &[String]) -> Result<ExitCode> {
-    let quoted: Vec<std::borrow::Cow<'_, str>> = args.iter().map(|a| shell_word(a)).collect();
+    let quoted: Vec<std::borrow::Cow<'_, str>> = args.iter().map(|a| clix_common::shell_word(a)).collect();
     let line = format!("{command} {}", quoted.join(" "));
-    let raw = engine.run_raw(line.trim_end(), read_piped_stdin()?.as_deref()).await;
+    let raw = engine.run_raw(line.trim_end(), clix_terminal::input::read_piped_stdin()?.as_deref()).await;
     out(&raw.stdout)?;
     err(&raw.stderr)?;
     Ok(exit_code(raw.exit_code))
@@ -719,7 +631,7 @@ async fn run(paths: &Paths, args: RunArgs) -> Result<ExitCode> {
     let person = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let mut engine = session(paths, settings, &workspace, person).engine().await?;
     clix_terminal::notices::tell_notices(paths, &engine);
-    let stdin = read_piped_stdin()?;
+    let stdin = clix_terminal::input::read_piped_stdin()?;
     let line = line_of(args.line);
 
     if args.raw {
@@ -757,16 +669,6 @@ async fn scratch_engine(paths: &Paths) -> Result<Engine> {
     let settings = clix_session::load(paths, &[])?.value;
     let dir = tempfile::tempdir().context("cannot create a temporary folder")?;
     session(paths, settings, dir.path(), false).engine().await
-}
-
-pub(crate) fn read_piped_stdin() -> Result<Option<Vec<u8>>> {
-    let mut stdin = std::io::stdin();
-    if stdin.is_terminal() {
-        return Ok(None);
-    }
-    let mut bytes = Vec::new();
-    stdin.read_to_end(&mut bytes).context("cannot read stdin")?;
-    Ok((!bytes.is_empty()).then_some(bytes))
 }
 
 /// A `clix_common::exit` code (or a program's) as the process's status,

@@ -159,18 +159,10 @@ fn shared_runs(paths: &Paths, settings: &Settings) -> Result<Option<SharedRuns>>
     Ok(Session::for_person(paths.clone(), settings.clone(), here).shared_store()?.map(SharedRuns::new))
 }
 
-/// Saves the results just written into `out` in the shared store too,
-/// under the folder's name. One that cannot be saved is said; the folder
-/// has them.
+/// Saves the results written into `out` in the shared store too, when there is one.
 fn share(shared: Option<&SharedRuns>, results: &Results, out: &Path) {
-    let Some(runs) = shared else { return };
-    let Some(name) = clix_eval::run_name(out) else {
-        eprintln!("clix: {} has no name to save the run under in {}", out.display(), runs.shown());
-        return;
-    };
-    match runs.save(&name, results) {
-        Ok(()) => eprintln!("saved as {name} in {}", runs.shown()),
-        Err(e) => eprintln!("clix: cannot save the run as {name}: {e}"),
+    if let Some(runs) = shared {
+        eprintln!("{}", clix_eval::share(runs, results, out));
     }
 }
 
@@ -321,44 +313,24 @@ fn merge(paths: &Paths, given: &[PathBuf], out: Option<&Path>, json: bool) -> Re
     }
 }
 
-/// `clix eval compare A B`.
+/// `clix eval compare A B`: each given as a folder, a `results.json`, or
+/// a name in the shared store, connected once and only when needed.
 fn compare(paths: &Paths, before: &Path, after: &Path) -> Result<ExitCode> {
-    let mut shared = None;
-    let (a, a_shown) = compared_run(paths, before, &mut shared)?;
-    let (b, b_shown) = compared_run(paths, after, &mut shared)?;
+    let mut store: Option<Option<SharedRuns>> = None;
+    let mut shared = || -> Result<Option<SharedRuns>, String> {
+        if store.is_none() {
+            let settings = clix_session::load(paths, &[]).map_err(|e| e.to_string())?.value;
+            store = Some(shared_runs(paths, &settings).map_err(|e| format!("{e:#}"))?);
+        }
+        Ok(store.clone().flatten())
+    };
+    let (a, a_shown) = clix_eval::find_results(before, &mut shared).map_err(anyhow::Error::msg)?;
+    let (b, b_shown) = clix_eval::find_results(after, &mut shared).map_err(anyhow::Error::msg)?;
     for (label, r, shown) in [("A", &a, a_shown), ("B", &b, b_shown)] {
         outln(format!("{label}: {shown} ({})", r.model.as_deref().unwrap_or("reference solutions")))?;
     }
     outln(format!("\n{}", comparison(&a, &b, ("A", "B"))))?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// A run given as its folder or `results.json`, else as the name it was
-/// saved under in the shared store; with how to show where it came from.
-/// The store is connected (into `shared`) only for a name that is no
-/// local file, so comparing folders needs no store.
-fn compared_run(paths: &Paths, given: &Path, shared: &mut Option<Option<SharedRuns>>) -> Result<(Results, String)> {
-    if given.exists() {
-        return Ok((clix_eval::read_run(given).map_err(anyhow::Error::msg)?, given.display().to_string()));
-    }
-    if shared.is_none() {
-        *shared = Some(shared_runs(paths, &clix_session::load(paths, &[])?.value)?);
-    }
-    let Some(Some(runs)) = shared.as_ref() else {
-        bail!(
-            "{}: no such folder; give a run's output folder (its --out) or its results.json, or, with [storage] \
-             url set, the name a run was saved under",
-            given.display()
-        );
-    };
-    let name = given.to_string_lossy();
-    match runs.get(&name).map_err(anyhow::Error::msg)? {
-        Some(results) => Ok((results, format!("{name} (saved in {})", runs.shown()))),
-        None => bail!(
-            "{name}: no such folder, and no run of that name in {}; `clix eval runs` lists the saved ones",
-            runs.shown()
-        ),
-    }
 }
 
 /// `clix eval runs`: the names of the runs in the shared store.

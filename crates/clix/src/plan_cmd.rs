@@ -7,11 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clix_agent::stream::StreamEvent;
-use clix_agent::{Agent, Trajectory};
 use clix_config::Paths;
-use clix_plan::{OnFailure, Plan, ProposePlan, RunOptions};
+use clix_plan::{OnFailure, Plan, RunOptions};
 use clix_session::{PlanRunner, Session, Settings};
 
 use clix_terminal::outln;
@@ -153,28 +152,11 @@ fn load_settings(paths: &Paths, flags: &ModelFlags) -> Result<(Settings, PathBuf
 /// `clix plan make`: the coordinator proposes until its plan checks out.
 async fn make(paths: &Paths, goal: &str, output: &Path, flags: &ModelFlags) -> Result<PathBuf> {
     let (settings, workspace) = load_settings(paths, flags)?;
-    let session = Session::for_person(paths.clone(), settings, workspace.clone());
+    let session = Session::for_person(paths.clone(), settings, workspace);
     let provider = session.provider(flags.model.as_deref(), flags.provider.as_deref())?;
-    let mut tools = ProposePlan::new(workspace.clone());
-    let trajectory = Trajectory::create(&session.runs_dir()).context("cannot create the trajectory")?;
-    let saved = trajectory.path.clone();
-    let mut agent = Agent::new(&mut tools, provider, session.settings.agent.clone(), Some(trajectory));
-    let summary = agent.run(goal, &mut |_| {}).await;
-    drop(agent);
-    let Some(text) = tools.accepted else {
-        bail!("the coordinator proposed no valid plan ({}); its run: {}", summary.stop_reason, saved.display());
-    };
-    let header = format!(
-        "# Written by `clix plan make` for: {}\n# Check it with `clix plan check`, then `clix plan run`.\n\n",
-        one_line(goal)
-    );
-    clix_plan::write_named(&workspace, output, &format!("{header}{text}")).map_err(anyhow::Error::msg)?;
-    eprintln!("clix: wrote {} ({})", output.display(), summary.answer.trim());
+    let answer = clix_session::make_plan(&session, provider, goal, output).await?;
+    eprintln!("clix: wrote {} ({answer})", output.display());
     Ok(output.to_path_buf())
-}
-
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 async fn run_cmd(paths: &Paths, args: RunPlanArgs) -> Result<ExitCode> {
@@ -219,7 +201,7 @@ async fn run_cmd(paths: &Paths, args: RunPlanArgs) -> Result<ExitCode> {
         provider: args.model.provider.clone(),
     };
     let (stop_tx, stop) = tokio::sync::watch::channel(false);
-    crate::cli::on_ctrl_c("stopping the plan's agents", move || {
+    clix_terminal::input::on_ctrl_c("stopping the plan's agents", move || {
         let _ = stop_tx.send(true);
     });
     let view = RefCell::new(LiveView::new(args.jsonl, &plan));

@@ -201,7 +201,7 @@ fn the_binary_and_the_tests_build_every_shared_crate_alike() {
 }
 
 /// The library crates print nothing: they emit `tracing` events, and the
-/// binary's one subscriber decides where those go (stderr; stdout carries
+/// one subscriber (clix-terminal's) decides where those go (stderr; stdout carries
 /// results, and MCP under `clix mcp`).
 #[test]
 fn library_crates_print_nothing() {
