@@ -463,23 +463,10 @@ impl Sandbox {
         tracing::debug!(
             "sandbox: setting a stub up for this run (none was ready, or the request is not the usual shape)"
         );
-        // A stub that ended before it took its line ran nothing of the
-        // request, so a second one may be set up: one failure is a stub
-        // lost (as a ready one can be), two are this sandbox's answer.
-        let mut gone = String::new();
-        for attempt in 1..=2 {
-            let stub = self.stub_launch(bwrap, req.read_only, network, req.env)?.spawn().await?;
-            match stub.start(line.clone()).await {
-                Ok(started) => return Ok(started),
-                Err(why) => {
-                    tracing::debug!(attempt, %why, "sandbox: the stub ended before it took its line");
-                    gone = why;
-                }
-            }
-        }
-        Err(SandboxError::Spawn {
+        let stub = self.stub_launch(bwrap, req.read_only, network, req.env)?.spawn().await?;
+        stub.start(line).await.map_err(|why| SandboxError::Spawn {
             program: req.argv.first().cloned().unwrap_or_default(),
-            reason: format!("the sandbox's shell ended before the program started, twice: {gone}"),
+            reason: format!("the sandbox's shell ended before the program started: {why}"),
         })
     }
 
