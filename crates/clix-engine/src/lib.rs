@@ -58,7 +58,9 @@ mod tooldef;
 pub use catalog::Catalog;
 pub use clix_checkpoint::{ChangeSet, CheckpointSettings, Reviewer, WorkMode};
 pub use clix_command::{MAX_IMAGE_SIDE, SeenImage};
-pub use engine::{CallChanges, Engine, EngineConfig, EngineError, Namespace, OsTier, RunOutput, WorkspaceControl};
+pub use engine::{
+    CallChanges, Engine, EngineConfig, EngineError, ModeError, Namespace, OsTier, RunOutput, WorkspaceControl,
+};
 pub use policy::PolicyConfig;
 pub use report::RunReport;
 pub use spill::SpillDir;

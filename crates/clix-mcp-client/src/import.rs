@@ -48,15 +48,25 @@ impl Imported {
 /// Fields each kind of entry may carry and clix reads.
 const READ: &[&str] = &["type", "command", "args", "env", "url", "headers", "disabled"];
 
-/// Reads `json` (a whole config file with `mcpServers`); `existing` are the
-/// names the person's config already has, so a second import skips them.
-pub fn import(json: &str, existing: &[&str]) -> Result<Imported, String> {
-    let doc: Value = serde_json::from_str(json).map_err(|e| format!("not JSON: {e}"))?;
-    let servers = doc.get("mcpServers").and_then(Value::as_object).ok_or_else(|| {
+/// Why a client's config file gives no servers to import.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// The file is not JSON.
+    #[error("not JSON: {0}")]
+    NotJson(#[from] serde_json::Error),
+    /// It has no `mcpServers` object.
+    #[error(
         "no `mcpServers` object: expected a file of Claude Desktop (claude_desktop_config.json), Claude Code \
          (.mcp.json) or Cursor (mcp.json)"
-            .to_string()
-    })?;
+    )]
+    NoServers,
+}
+
+/// Reads `json` (a whole config file with `mcpServers`); `existing` are the
+/// names the person's config already has, so a second import skips them.
+pub fn import(json: &str, existing: &[&str]) -> Result<Imported, ImportError> {
+    let doc: Value = serde_json::from_str(json)?;
+    let servers = doc.get("mcpServers").and_then(Value::as_object).ok_or(ImportError::NoServers)?;
     let mut out = Imported::default();
     let mut taken: Vec<String> = existing.iter().map(|s| s.to_string()).collect();
     for (name, entry) in servers {

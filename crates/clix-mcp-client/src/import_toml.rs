@@ -10,8 +10,36 @@ use crate::Imported;
 /// The imported entries as TOML `[[mcp.server]]` tables, preceded by
 /// comments: where they came from (`file`), what was skipped and why, the
 /// notes and the variables to export.
-pub fn as_toml(imported: &Imported, file: &Path) -> Result<String, String> {
-    Ok(document(imported, file, toml_edit::DocumentMut::new())?.to_string())
+pub fn as_toml(imported: &Imported, file: &Path) -> Result<String, ConfigEditError> {
+    Ok(document(imported, file, toml_edit::DocumentMut::new()).map_err(ConfigEditError::Entries)?.to_string())
+}
+
+/// Why imported servers were not added to a config file; nothing was
+/// written in every case.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigEditError {
+    /// The entries themselves cannot be written as TOML.
+    #[error("{0}")]
+    Entries(String),
+    /// The config file cannot take them as they are (its `mcp` is inline,
+    /// the result would change more than `[[mcp.server]]`, …).
+    #[error("{} cannot take the entries ({why}); nothing was written: add the printed text by hand", config.display())]
+    Refused {
+        /// The config file.
+        config: std::path::PathBuf,
+        /// Why.
+        why: String,
+    },
+    /// Reading, creating or replacing a file failed.
+    #[error("cannot {what} {}: {source}", path.display())]
+    Io {
+        /// `read`, `create`, `write`, `replace`.
+        what: &'static str,
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
 }
 
 /// `doc` with the imported entries added as `[[mcp.server]]` tables, the
@@ -73,37 +101,36 @@ fn document(
     Ok(doc)
 }
 
+/// The error of `what` on `path`.
+fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> ConfigEditError {
+    let path = path.to_path_buf();
+    move |source| ConfigEditError::Io { what, path, source }
+}
+
 /// Adds the imported entries to the person's `config` file (made when
 /// missing; never a workspace's), keeping
 /// everything it holds byte for byte. Before anything is written, the new
 /// text is read back: everything but `[[mcp.server]]` must be exactly as it
 /// was, and the servers exactly the old ones then the imported ones;
 /// otherwise nothing is written.
-pub fn add_to_config(config: &Path, imported: &Imported, file: &Path) -> Result<(), String> {
+pub fn add_to_config(config: &Path, imported: &Imported, file: &Path) -> Result<(), ConfigEditError> {
     let old = match std::fs::read_to_string(config) {
         Ok(old) => old,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(format!("cannot read {}: {e}", config.display())),
+        Err(e) => return Err(io("read", config)(e)),
     };
-    let refuse = |why: String| {
-        format!(
-            "{} cannot take the entries ({why}); nothing was written: add the printed text by hand",
-            config.display()
-        )
-    };
+    let refuse = |why: String| ConfigEditError::Refused { config: config.to_path_buf(), why };
     let doc: toml_edit::DocumentMut = old.parse().map_err(|e: toml_edit::TomlError| refuse(e.to_string()))?;
     let new = document(imported, file, doc).map_err(refuse)?.to_string();
     only_servers_added(&old, &new, imported).map_err(refuse)?;
     if let Some(dir) = config.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(io("create", dir))?;
     }
     // Written beside it and renamed over it: a full disk or a kill leaves the old file whole.
     let staged = config.with_extension("toml.clix-import");
-    let mut out = std::fs::File::create(&staged).map_err(|e| format!("cannot create {}: {e}", staged.display()))?;
-    out.write_all(new.as_bytes())
-        .and_then(|()| out.sync_all())
-        .map_err(|e| format!("cannot write {}: {e}", staged.display()))?;
-    std::fs::rename(&staged, config).map_err(|e| format!("cannot replace {}: {e}", config.display()))?;
+    let mut out = std::fs::File::create(&staged).map_err(io("create", &staged))?;
+    out.write_all(new.as_bytes()).and_then(|()| out.sync_all()).map_err(io("write", &staged))?;
+    std::fs::rename(&staged, config).map_err(io("replace", config))?;
     Ok(())
 }
 
@@ -174,7 +201,9 @@ mod tests {
         }
         let inline = "mcp = { server = [] }\n";
         std::fs::write(&config, inline).unwrap();
-        let err = add_to_config(&config, &one, Path::new("x.json")).err().unwrap_or_default();
+        let err = add_to_config(&config, &one, Path::new("x.json")).unwrap_err();
+        assert!(matches!(err, ConfigEditError::Refused { .. }), "{err}");
+        let err = err.to_string();
         assert!(err.contains("cannot take the entries") && err.contains("nothing was written"), "{err}");
         assert_eq!(std::fs::read_to_string(&config).unwrap(), inline);
     }

@@ -65,8 +65,8 @@ mod settings;
 
 pub use cache::{ListedTool, ToolCache};
 pub use command::McpConfig;
-pub use import::{Imported, Skipped, import};
-pub use import_toml::{add_to_config, as_toml};
+pub use import::{ImportError, Imported, Skipped, import};
+pub use import_toml::{ConfigEditError, add_to_config, as_toml};
 pub use output::{CallResult, Image};
 pub use schema::{Kind, Param, Tool};
 pub use servers::{McpToolCall, Prepared, START_TIMEOUT, Servers, Vars};

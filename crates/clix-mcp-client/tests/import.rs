@@ -65,8 +65,12 @@ fn a_claude_desktop_file_becomes_mcp_server_entries() {
 
 #[test]
 fn a_file_without_mcp_servers_is_refused_with_what_was_expected() {
-    assert!(import("{\"servers\": {}}", &[]).unwrap_err().contains("no `mcpServers` object"));
-    assert!(import("not json", &[]).unwrap_err().starts_with("not JSON"));
+    let no_servers = import("{\"servers\": {}}", &[]).unwrap_err();
+    assert!(matches!(no_servers, clix_mcp_client::ImportError::NoServers));
+    assert!(no_servers.to_string().contains("no `mcpServers` object"), "{no_servers}");
+    let not_json = import("not json", &[]).unwrap_err();
+    assert!(matches!(not_json, clix_mcp_client::ImportError::NotJson(_)));
+    assert!(not_json.to_string().starts_with("not JSON"), "{not_json}");
     let odd = r#"{"mcpServers": {"a": {"type": "ws", "url": "ws://h"}, "b": {"args": ["x"]}, "c": 3}}"#;
     let imported = import(odd, &[]).unwrap();
     assert!(imported.servers.is_empty());

@@ -47,7 +47,7 @@ mod propose;
 mod run;
 
 pub use checkpoint::{Checkpoint, DOCUMENT_KIND, checkpoint_key, checkpoint_path};
-pub use files::{read_named, write_named};
+pub use files::{PlanFileError, read_named, write_named};
 pub use plan::{Plan, PlanError, RESERVED, Task};
 pub use propose::{ProposePlan, plan_toml};
 pub use run::{

@@ -2,6 +2,7 @@
 //! up to `jobs` at a time, each agent in its own namespace; a failed task's
 //! dependents are skipped; finished tasks are checkpointed as they finish.
 
+use crate::files::PlanFileError;
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -347,12 +348,12 @@ pub async fn run_plan(
 
 /// Writes `result` to the workspace's `.clix/plan-result.json` (through
 /// its handle: agents cannot write `.clix/`); the path written.
-pub fn save_result(workspace: &Path, result: &PlanResult) -> Result<PathBuf, String> {
-    let folder = Workspace::open(workspace).map_err(|e| e.to_string())?;
+pub fn save_result(workspace: &Path, result: &PlanResult) -> Result<PathBuf, PlanFileError> {
+    let folder = Workspace::open(workspace).map_err(|e| PlanFileError::Workspace(std::io::Error::other(e)))?;
     let rel = Path::new(".clix/plan-result.json");
-    folder.create_dir(Path::new(".clix"), true).map_err(|e| e.to_string())?;
-    let text = serde_json::to_vec_pretty(result).map_err(|e| e.to_string())?;
-    folder.write(rel, &text).map_err(|e| e.to_string())?;
+    folder.create_dir(Path::new(".clix"), true).map_err(PlanFileError::Workspace)?;
+    let text = serde_json::to_vec_pretty(result).map_err(|e| PlanFileError::Workspace(e.into()))?;
+    folder.write(rel, &text).map_err(PlanFileError::Workspace)?;
     Ok(folder.root().join(rel))
 }
 

@@ -277,6 +277,6 @@ pub async fn make_plan(
     let header = format!(
         "# Written by `clix plan make` for: {goal}\n# Check it with `clix plan check`, then `clix plan run`.\n\n"
     );
-    clix_plan::write_named(&session.workspace, output, &format!("{header}{text}")).map_err(anyhow::Error::msg)?;
+    clix_plan::write_named(&session.workspace, output, &format!("{header}{text}"))?;
     Ok(summary.answer.trim().to_string())
 }

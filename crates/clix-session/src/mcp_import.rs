@@ -25,7 +25,7 @@ pub fn import_mcp_servers(paths: &Paths, file: &Path, write: bool) -> Result<Imp
     let settings = crate::load(paths, &[])?.value;
     let existing: Vec<&str> = settings.mcp.server.iter().map(|s| s.name.as_str()).collect();
     let imported = clix_mcp_client::import(&json, &existing).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-    let toml = clix_mcp_client::as_toml(&imported, file).map_err(anyhow::Error::msg)?;
+    let toml = clix_mcp_client::as_toml(&imported, file)?;
     let (count, config) = (imported.servers.len(), paths.config_file.display());
     let note = match (write, count) {
         (false, 0) => None,
@@ -34,7 +34,7 @@ pub fn import_mcp_servers(paths: &Paths, file: &Path, write: bool) -> Result<Imp
         )),
         (true, 0) => Some(format!("clix mcp import: no server to write; {config} is unchanged")),
         (true, _) => {
-            clix_mcp_client::add_to_config(&paths.config_file, &imported, file).map_err(anyhow::Error::msg)?;
+            clix_mcp_client::add_to_config(&paths.config_file, &imported, file)?;
             // What was written must load, as every later clix will load it.
             if let Err(e) = crate::load(paths, &[]) {
                 bail!("{config} was added to, but does not load now: {e}");

@@ -34,7 +34,7 @@ pub fn run_records(paths: &Paths, id: &str) -> Result<(String, Vec<Record>)> {
 /// it) and a lane per task: its status and its agent's records (none when
 /// it did not run).
 pub fn plan_lanes(paths: &Paths, workspace: &Path, file: &Path) -> Result<(clix_plan::PlanResult, Vec<Lane>)> {
-    let text = clix_plan::read_named(workspace, file).map_err(anyhow::Error::msg)?;
+    let text = clix_plan::read_named(workspace, file)?;
     let result: clix_plan::PlanResult =
         serde_json::from_str(&text).with_context(|| format!("{} is not a plan-result.json", file.display()))?;
     let lanes = result

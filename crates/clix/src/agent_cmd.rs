@@ -371,7 +371,7 @@ fn replay_plan(paths: &Paths, file: &Path, jsonl: bool, html: Option<&Path>) -> 
 /// workspace through its handle, so a symlink planted there is not followed.
 fn write_page(out: &Path, page: &str) -> Result<ExitCode> {
     let workspace = crate::cli::workspace_or_cwd(None)?;
-    clix_plan::write_named(&workspace, out, page).map_err(anyhow::Error::msg)?;
+    clix_plan::write_named(&workspace, out, page)?;
     outln(format_args!("wrote {}", out.display()))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -214,7 +214,7 @@ async fn run_cmd(paths: &Paths, args: RunPlanArgs) -> Result<ExitCode> {
     if let Some(why) = &checkpoint.save_error {
         eprintln!("clix: {why}");
     }
-    let saved = clix_plan::save_result(&workspace, &result).map_err(anyhow::Error::msg)?;
+    let saved = clix_plan::save_result(&workspace, &result)?;
     if !args.jsonl {
         outln(summary_table(&result).trim_end())?;
         outln(format_args!("result: {}", saved.display()))?;

@@ -60,16 +60,50 @@ pub struct CallChanges {
     pub problem: Option<String>,
 }
 
+/// Why a mode cannot be had, or the checkpoints cannot be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum ModeError {
+    /// Read-only is entered or left only when clix starts.
+    #[error(
+        "read-only is chosen when clix starts (its shell and sandbox open the workspace read-only): start it again \
+         with --mode read-only, or without it"
+    )]
+    ReadOnlyAtStart,
+    /// Review asks a person, and there is none.
+    #[error(
+        "review mode asks a person about each call's changes, and this session has no one to ask (no terminal); use \
+         --mode auto (changes kept, `clix undo` puts them back) or --mode read-only"
+    )]
+    NoPerson,
+    /// Review puts changes back, which needs checkpoints.
+    #[error("review mode needs checkpoints, and [checkpoints] enabled = false; enable them or use --mode auto")]
+    NoCheckpoints,
+    /// The checkpoint store cannot be opened.
+    #[error("the checkpoint store in {}: {source}", dir.display())]
+    Store {
+        /// The state folder.
+        dir: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The read-only handle (and its spills folder) cannot be made.
+    #[error("{0}")]
+    ReadOnly(std::io::Error),
+}
+
 impl Control {
     /// The control `config` asks for over `workspace`; in read-only mode
     /// the workspace handed back is the read-only one.
-    pub(super) fn open(config: Option<WorkspaceControl>, workspace: Workspace) -> Result<(Control, Workspace), String> {
+    pub(super) fn open(
+        config: Option<WorkspaceControl>,
+        workspace: Workspace,
+    ) -> Result<(Control, Workspace), ModeError> {
         let Some(config) = config else {
             return Ok((Control { mode: WorkMode::Auto, checkpoints: None, reviewer: None }, workspace));
         };
         if config.mode == WorkMode::ReadOnly {
-            workspace.create_dir(std::path::Path::new(SPILLS), true).map_err(|e| e.to_string())?;
-            let read_only = workspace.read_only(&[PathBuf::from(SPILLS)], READ_ONLY).map_err(|e| e.to_string())?;
+            workspace.create_dir(std::path::Path::new(SPILLS), true).map_err(ModeError::ReadOnly)?;
+            let read_only = workspace.read_only(&[PathBuf::from(SPILLS)], READ_ONLY).map_err(ModeError::ReadOnly)?;
             return Ok((Control { mode: config.mode, checkpoints: None, reviewer: None }, read_only));
         }
         if config.mode == WorkMode::Review {
@@ -79,7 +113,7 @@ impl Control {
             let folder = (*workspace).clone();
             let places = folder.writable();
             let checkpoints = Checkpoints::open(&config.state_dir, folder, &config.run, config.settings)
-                .map_err(|e| format!("the checkpoint store in {}: {e}", config.state_dir.display()))?;
+                .map_err(|source| ModeError::Store { dir: config.state_dir.clone(), source })?;
             // A plan task's changes are those in its own places.
             Some(match places {
                 Some(places) => checkpoints.within(&places),
@@ -92,14 +126,12 @@ impl Control {
     }
 
     /// Switches between `auto` and `review` (see `Engine::set_mode`).
-    pub(super) fn set_mode(&mut self, mode: WorkMode) -> Result<(), String> {
+    pub(super) fn set_mode(&mut self, mode: WorkMode) -> Result<(), ModeError> {
         if mode == self.mode {
             return Ok(());
         }
         if mode == WorkMode::ReadOnly || self.mode == WorkMode::ReadOnly {
-            return Err("read-only is chosen when clix starts (its shell and sandbox open the workspace \
-                        read-only): start it again with --mode read-only, or without it"
-                .into());
+            return Err(ModeError::ReadOnlyAtStart);
         }
         if mode == WorkMode::Review {
             review_possible(self.reviewer.is_some(), self.checkpoints.is_some())?;
@@ -147,18 +179,12 @@ impl Control {
 
 /// Whether `review` can run: a person to ask, and checkpoints to put a
 /// declined call's changes back from.
-fn review_possible(person: bool, checkpoints: bool) -> Result<(), String> {
-    if !person {
-        return Err("review mode asks a person about each call's changes, and this session has no one to ask (no \
-                    terminal); use --mode auto (changes kept, `clix undo` puts them back) or --mode read-only"
-            .into());
+fn review_possible(person: bool, checkpoints: bool) -> Result<(), ModeError> {
+    match (person, checkpoints) {
+        (false, _) => Err(ModeError::NoPerson),
+        (true, false) => Err(ModeError::NoCheckpoints),
+        (true, true) => Ok(()),
     }
-    if !checkpoints {
-        return Err(
-            "review mode needs checkpoints, and [checkpoints] enabled = false; enable them or use --mode auto".into()
-        );
-    }
-    Ok(())
 }
 
 /// The person said no: the call's changes put back, and what could not be.

@@ -17,7 +17,7 @@ use crate::spill::SpillDir;
 use clix_command::{CallTime, Deadline};
 use clix_command::{SeenImage, SeenImages};
 
-pub use control::{CallChanges, WorkspaceControl};
+pub use control::{CallChanges, ModeError, WorkspaceControl};
 
 mod control;
 mod disk;
@@ -91,8 +91,8 @@ pub enum EngineError {
     #[error("the agent's namespace: {0}")]
     Namespace(String),
     /// The mode or the checkpoints cannot be set up (review without a person, a store that cannot be written).
-    #[error("{0}")]
-    Control(String),
+    #[error(transparent)]
+    Control(#[from] control::ModeError),
 }
 
 /// Where a plan agent may write: its own folder and the plan's `writes`
@@ -197,7 +197,7 @@ impl Engine {
         if let Some(ns) = &namespace {
             workspace = workspace.confined(&ns.writable).map_err(|e| EngineError::Namespace(e.to_string()))?;
         }
-        let (control, workspace) = control::Control::open(config.control, workspace).map_err(EngineError::Control)?;
+        let (control, workspace) = control::Control::open(config.control, workspace)?;
         let gate = match &config.policy {
             Some(policy) => Some(crate::policy::gate(crate::policy::load(policy, &workspace)?, policy, &workspace)),
             None => None,
@@ -290,7 +290,7 @@ impl Engine {
     /// `read-only` is set when an engine starts (its shell's handle and its
     /// sandbox's mounts are opened read-only), so it is neither entered nor
     /// left here: the error says so.
-    pub fn set_mode(&mut self, mode: clix_checkpoint::WorkMode) -> Result<(), String> {
+    pub fn set_mode(&mut self, mode: clix_checkpoint::WorkMode) -> Result<(), control::ModeError> {
         self.control.set_mode(mode)
     }
 
