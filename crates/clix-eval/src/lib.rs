@@ -73,7 +73,8 @@ pub use model::{ModelRun, run_model};
 pub use output::{Written, default_out, write_model_run};
 pub use paths::{DATA_ROOTS, PathMap};
 pub use report::{
-    AttemptRecord, AttemptStop, Ended, Mode, NothingRecord, Results, SCHEMA_VERSION, Skip, Summary, summarize,
+    AttemptRecord, AttemptStop, Ended, Mode, NothingRecord, Results, ResultsError, SCHEMA_VERSION, Skip, Summary,
+    summarize,
 };
 pub use report_html::html;
 pub use shard::{Shard, ShardRecord, merge, merge_into, read_run};

@@ -390,6 +390,38 @@ pub struct Results {
     pub summary: Vec<Summary>,
 }
 
+/// Why a run's results cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ResultsError {
+    /// No such folder or file.
+    #[error("{}: no such folder; give a run's output folder (its --out) or its results.json", .0.display())]
+    NoSuchRun(PathBuf),
+    /// The file could not be read.
+    #[error("{}: {source}", path.display())]
+    Unreadable {
+        /// The `results.json`.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Not JSON, or not results of this schema.
+    #[error("{origin}: {source}")]
+    Damaged {
+        /// The file, or the stored run, read.
+        origin: String,
+        /// What is wrong.
+        source: serde_json::Error,
+    },
+    /// Results of a schema this build does not read.
+    #[error("{origin}: schema_version {found:?}, this clix reads {SCHEMA_VERSION}; use the clix that wrote it")]
+    Schema {
+        /// The file, or the stored run, read.
+        origin: String,
+        /// The version it says it is, if any.
+        found: Option<u64>,
+    },
+}
+
 impl Results {
     /// Writes `results.json` into `dir` (made if missing); returns its path.
     /// The file appears whole or not at all (written beside, then renamed):
@@ -406,24 +438,22 @@ impl Results {
 
     /// Reads a `results.json` of this schema or an older one (brought up to
     /// this one), refusing a schema this build does not know.
-    pub fn read(path: &Path) -> Result<Results, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    pub fn read(path: &Path) -> Result<Results, ResultsError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ResultsError::Unreadable { path: path.to_path_buf(), source })?;
         Results::parse(&text, &path.display().to_string())
     }
 
     /// [`Results::read`] of `text`, read from `origin` (named in errors).
-    pub(crate) fn parse(text: &str, origin: &str) -> Result<Results, String> {
-        let mut value: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("{origin}: {e}"))?;
+    pub(crate) fn parse(text: &str, origin: &str) -> Result<Results, ResultsError> {
+        let damaged = |source| ResultsError::Damaged { origin: origin.to_string(), source };
+        let mut value: serde_json::Value = serde_json::from_str(text).map_err(damaged)?;
         match value.get("schema_version").and_then(serde_json::Value::as_u64) {
             Some(v) if v == u64::from(SCHEMA_VERSION) => {}
             Some(1) => upgrade_from_1(&mut value),
-            other => {
-                return Err(format!(
-                    "{origin}: schema_version {other:?}, this clix reads {SCHEMA_VERSION}; use the clix that wrote it"
-                ));
-            }
+            found => return Err(ResultsError::Schema { origin: origin.to_string(), found }),
         }
-        serde_json::from_value(value).map_err(|e| format!("{origin}: {e}"))
+        serde_json::from_value(value).map_err(damaged)
     }
 
     /// The summary tables in Markdown: per design, then the pass rates per
@@ -754,7 +784,9 @@ pub(crate) mod tests {
         v1["attempts"][0]["stop_reason"] = "token_budget".into();
         v1["schema_version"] = 2.into();
         std::fs::write(&path, v1.to_string()).unwrap();
-        assert!(Results::read(&path).unwrap_err().contains("unknown stop reason `token_budget`"), "only schema 1's");
+        let err = Results::read(&path).unwrap_err();
+        assert!(matches!(err, ResultsError::Damaged { .. }), "{err}");
+        assert!(err.to_string().contains("unknown stop reason `token_budget`"), "only schema 1's");
 
         // Schema 2 from before the cached tokens and sharding: read, the fields unknown.
         let mut older = json.clone();
@@ -771,7 +803,9 @@ pub(crate) mod tests {
         assert_eq!(read.shard, None);
 
         std::fs::write(&path, r#"{"schema_version": 99}"#).unwrap();
-        assert!(Results::read(&path).unwrap_err().contains("schema_version Some(99)"));
+        let err = Results::read(&path).unwrap_err();
+        assert!(matches!(err, ResultsError::Schema { found: Some(99), .. }), "{err}");
+        assert!(err.to_string().contains("schema_version Some(99)"));
 
         let table = results.markdown();
         assert!(table.contains("| run | 1 | 1/1 | 100% (21–100%) |"), "{table}");

@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::attempt::AttemptOptions;
 use crate::designs::Design;
-use crate::report::{Mode, Results, SCHEMA_VERSION, note_definitions, summarize};
+use crate::report::{Mode, Results, ResultsError, SCHEMA_VERSION, note_definitions, summarize};
 use crate::task::Task;
 
 /// One of `count` slices of a run: `--shard index/count`, from 1.
@@ -156,12 +156,9 @@ pub(crate) fn run_settings(
 }
 
 /// A run's `results.json`, given as its folder or the file.
-pub fn read_run(given: &Path) -> Result<Results, String> {
+pub fn read_run(given: &Path) -> Result<Results, ResultsError> {
     if !given.exists() {
-        return Err(format!(
-            "{}: no such folder; give a run's output folder (its --out) or its results.json",
-            given.display()
-        ));
+        return Err(ResultsError::NoSuchRun(given.to_path_buf()));
     }
     let file = if given.is_dir() { given.join("results.json") } else { given.to_path_buf() };
     Results::read(&file)
@@ -179,7 +176,10 @@ fn run_folder(given: &Path) -> &Path {
 /// the copies; one that cannot be copied loses its link rather than point
 /// into another machine's folder, and is named in the warnings returned.
 pub fn merge_into(given: &[PathBuf], out: &Path) -> Result<(Results, Vec<String>), String> {
-    let parts = given.iter().map(|p| Ok((p.clone(), read_run(p)?))).collect::<Result<Vec<_>, String>>()?;
+    let parts = given
+        .iter()
+        .map(|p| Ok((p.clone(), read_run(p).map_err(|e| e.to_string())?)))
+        .collect::<Result<Vec<_>, String>>()?;
     let mut results = merge(&parts)?;
     if let Ok(target) = out.canonicalize() {
         for shard in given {

@@ -41,7 +41,9 @@ impl SharedRuns {
         let Some(text) = self.store.document(DOCUMENT_KIND, name).map_err(|e| e.to_string())? else {
             return Ok(None);
         };
-        Results::parse(&text, &format!("{DOCUMENT_KIND} {name} in {}", self.shown())).map(Some)
+        Results::parse(&text, &format!("{DOCUMENT_KIND} {name} in {}", self.shown()))
+            .map(Some)
+            .map_err(|e| e.to_string())
     }
 
     /// The names of the saved runs, sorted.
@@ -71,7 +73,7 @@ pub fn find_results(
     shared: &mut dyn FnMut() -> Result<Option<SharedRuns>, String>,
 ) -> Result<(Results, String), String> {
     if given.exists() {
-        return Ok((crate::read_run(given)?, given.display().to_string()));
+        return Ok((crate::read_run(given).map_err(|e| e.to_string())?, given.display().to_string()));
     }
     let Some(runs) = shared()? else {
         return Err(format!(
