@@ -27,12 +27,33 @@ fn without_duration(text: &str) -> &str {
     }
 }
 
+/// Why the reply cache cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum CacheError {
+    /// Its folder cannot be made.
+    #[error("cannot create {}: {source}", dir.display())]
+    Folder {
+        /// The folder.
+        dir: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The SQLite file cannot be opened or set up.
+    #[error("cannot open the reply cache {}: {source}", path.display())]
+    Database {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: rusqlite::Error,
+    },
+}
+
 impl ReplyCache {
     /// Opens (and creates) the cache at `path`; the error names the file.
-    pub fn open(path: &Path) -> Result<Self, String> {
-        let fail = |e: rusqlite::Error| format!("cannot open the reply cache {}: {e}", path.display());
+    pub fn open(path: &Path) -> Result<Self, CacheError> {
+        let fail = |source| CacheError::Database { path: path.to_path_buf(), source };
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(|source| CacheError::Folder { dir: dir.to_path_buf(), source })?;
         }
         let db = Connection::open(path).map_err(fail)?;
         db.busy_timeout(std::time::Duration::from_secs(5)).map_err(fail)?;

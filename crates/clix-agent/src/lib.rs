@@ -72,7 +72,7 @@ mod tools;
 pub mod trajectory;
 
 pub use agent::{Agent, Interrupt, unknown_tool_text};
-pub use cache::ReplyCache;
+pub use cache::{CacheError, ReplyCache};
 pub use events::Event;
 pub use memory::AgentMemory;
 pub use message::{Image, Message, Role, ToolCall, ToolSpec};

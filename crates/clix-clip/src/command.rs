@@ -24,8 +24,8 @@ impl Capability for ClipConfig {
     async fn add(&self, parts: &Parts<'_>) -> Result<Added, clix_command::CapabilityError> {
         // A call's output is a stage's: held to the line's memory budget.
         let config = ClipConfig { output_cap_bytes: parts.output_cap, ..self.clone() };
-        let clip =
-            Clip::new(config).map_err(|problem| clix_command::CapabilityError { capability: "clip", problem })?;
+        let clip = Clip::new(config)
+            .map_err(|e| clix_command::CapabilityError { capability: "clip", problem: e.to_string() })?;
         let clip = Arc::new(clip);
         let section = environments_section(clip.environments());
         let command =

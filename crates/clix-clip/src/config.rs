@@ -165,13 +165,28 @@ const FIELDS: &[(&str, &[&str])] = &[
 /// Words `clip` itself uses in the place of a name.
 const RESERVED: &[&str] = &["list", "help"];
 
+/// What is wrong with one `[[clip]]` entry, and what to change.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("[[clip]] {entry}: {what}")]
+pub struct EntryProblem {
+    /// The entry's name (`(no name)` when it has none).
+    pub entry: String,
+    /// What is wrong, and what to do.
+    pub what: String,
+}
+
+/// Every problem of a `[[clip]]` list, one per line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+pub struct ClipConfigError(pub Vec<EntryProblem>);
+
 impl Environment {
     /// Checks one entry: its name, its kind, the fields the kind needs and
     /// none it does not use. The error says what to change.
-    pub fn from_entry(entry: &ClipEntry) -> Result<Environment, String> {
+    pub fn from_entry(entry: &ClipEntry) -> Result<Environment, EntryProblem> {
         let name = &entry.name;
         let shown = if name.is_empty() { "(no name)".to_string() } else { name.clone() };
-        let problem = |what: String| format!("[[clip]] {shown}: {what}");
+        let problem = |what: String| EntryProblem { entry: shown.clone(), what };
         let name_ok = !name.is_empty()
             && name.len() <= 64
             && !name.starts_with(['-', '.'])
@@ -202,7 +217,7 @@ impl Environment {
             Some("sh") => Shell::Sh,
             Some(other) => return Err(problem(format!("shell = {other:?}; use \"bash\" or \"sh\""))),
         };
-        let needs = |field: &str, value: &Option<String>| -> Result<String, String> {
+        let needs = |field: &str, value: &Option<String>| -> Result<String, EntryProblem> {
             match value.as_deref().map(str::trim) {
                 Some(v) if !v.is_empty() => Ok(v.to_string()),
                 _ => Err(problem(format!("kind {} needs `{field}`", entry.kind))),
@@ -344,19 +359,19 @@ fn option_ok(option: &str) -> bool {
 
 /// Checks every entry and that no two share a name; every problem is
 /// reported, one per line.
-pub fn check(entries: &[ClipEntry]) -> Result<Vec<Environment>, String> {
+pub fn check(entries: &[ClipEntry]) -> Result<Vec<Environment>, ClipConfigError> {
     let mut problems = Vec::new();
     let mut environments: Vec<Environment> = Vec::new();
     for entry in entries {
         match Environment::from_entry(entry) {
             Ok(env) if environments.iter().any(|e| e.name == env.name) => {
-                problems.push(format!("[[clip]] {}: the name is used twice; rename one", env.name));
+                problems.push(EntryProblem { entry: env.name, what: "the name is used twice; rename one".into() });
             }
             Ok(env) => environments.push(env),
             Err(problem) => problems.push(problem),
         }
     }
-    if problems.is_empty() { Ok(environments) } else { Err(problems.join("\n")) }
+    if problems.is_empty() { Ok(environments) } else { Err(ClipConfigError(problems)) }
 }
 
 #[cfg(test)]
@@ -455,11 +470,13 @@ mod tests {
         ];
         for (text, want) in rows {
             let err = Environment::from_entry(&entry(text)).unwrap_err();
-            assert!(err.contains(want), "{text}: {err}");
-            assert!(err.starts_with("[[clip]] "), "{err}");
+            assert!(err.what.contains(want), "{text}: {err}");
+            assert!(err.to_string().starts_with("[[clip]] "), "{err}");
         }
         let twice = entry("name = \"a\"\nkind = \"local\"\npath = \"/srv\"");
         let err = check(&[twice.clone(), twice]).unwrap_err();
-        assert!(err.contains("the name is used twice"), "{err}");
+        assert_eq!(err.0.len(), 1, "{err}");
+        assert_eq!(err.0[0].entry, "a");
+        assert!(err.to_string().contains("the name is used twice"), "{err}");
     }
 }

@@ -78,7 +78,9 @@ use clix_sandbox::{Outcome, Request, Sandbox, SandboxMode, SandboxSettings};
 use clix_workspace::{Folder, Workspace};
 use serde::{Deserialize, Serialize};
 
-pub use config::{ClipEntry, Container, Environment, Kubernetes, Pod, Shell, Ssh, Target, check};
+pub use config::{
+    ClipConfigError, ClipEntry, Container, EntryProblem, Environment, Kubernetes, Pod, Shell, Ssh, Target, check,
+};
 pub use failure::Failure;
 pub use transfer::{MAX_FILE_BYTES, Moved, base_name, copy_tree};
 
@@ -188,7 +190,7 @@ impl std::fmt::Debug for Clip {
 impl Clip {
     /// Checks the entries (every problem reported, with what to fix) and
     /// prepares the private socket folder.
-    pub fn new(config: ClipConfig) -> Result<Clip, String> {
+    pub fn new(config: ClipConfig) -> Result<Clip, ClipConfigError> {
         let environments = check(&config.environments)?;
         let sockets = socket_dir(&config.state_dir.join("clip").join("ssh"));
         Ok(Clip { environments, config, sockets, probes: Mutex::default(), locals: Mutex::default() })

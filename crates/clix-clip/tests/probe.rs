@@ -54,7 +54,10 @@ fn bad_entries_are_all_reported_at_once() {
     let bad = |name: &str, kind: &str| ClipEntry { name: name.into(), kind: kind.into(), ..ClipEntry::default() };
     let err = Clip::new(ClipConfig { environments: vec![bad("a", "ssh"), bad("b", "vm")], ..ClipConfig::default() })
         .unwrap_err();
-    assert_eq!(err.lines().count(), 2, "{err}");
-    assert!(err.contains("[[clip]] a: kind ssh needs `host`"), "{err}");
-    assert!(err.contains("[[clip]] b: kind = \"vm\" is not a kind"), "{err}");
+    let entries: Vec<&str> = err.0.iter().map(|p| p.entry.as_str()).collect();
+    assert_eq!(entries, ["a", "b"], "{err}");
+    let shown = err.to_string();
+    assert_eq!(shown.lines().count(), 2, "{shown}");
+    assert!(shown.contains("[[clip]] a: kind ssh needs `host`"), "{shown}");
+    assert!(shown.contains("[[clip]] b: kind = \"vm\" is not a kind"), "{shown}");
 }

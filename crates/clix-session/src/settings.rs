@@ -142,14 +142,13 @@ fn clip_problems(entries: &[clix_clip::ClipEntry]) -> Vec<BadValue> {
         .enumerate()
         .filter_map(|(i, entry)| {
             let problem = clix_clip::Environment::from_entry(entry).err()?;
-            let problem = problem.strip_prefix(&format!("[[clip]] {}: ", entry.name)).unwrap_or(&problem).to_string();
-            Some(BadValue::new(format!("clip[{i}]"), format!("{:?}", entry.name), problem))
+            Some(BadValue::new(format!("clip[{i}]"), format!("{:?}", entry.name), problem.what))
         })
         .collect();
     if bad.is_empty()
         && let Err(problems) = clix_clip::check(entries)
     {
-        bad.extend(problems.lines().map(|problem| BadValue::new("clip", "…", problem)));
+        bad.extend(problems.0.iter().map(|problem| BadValue::new("clip", "…", problem.to_string())));
     }
     bad
 }

@@ -192,7 +192,7 @@ fn agent<'e>(
         eprintln!("clix: {note}");
     }
     if args.cache {
-        let cache = ReplyCache::open(&paths.data_dir.join("reply-cache.sqlite")).map_err(anyhow::Error::msg)?;
+        let cache = ReplyCache::open(&paths.data_dir.join("reply-cache.sqlite"))?;
         agent = agent.with_cache(cache);
     }
     let interrupt = agent.interrupt_handle();
