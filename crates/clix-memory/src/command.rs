@@ -7,7 +7,7 @@ use clix_command::{
     Added, AgentCommand, Capability, CommandIo, CommandSpec, CommandStatus, Parts, async_trait, fail, read_stdin,
 };
 
-use crate::{EmbedError, Filter, GLOBAL_TOPIC, Hit, Memory, MemorySettings, Progress, Store};
+use crate::{EmbedError, Filter, GLOBAL_TOPIC, Hit, Memory, MemoryError, MemorySettings, Progress, Store};
 use clix_command::flags::common::{JSON, KEYWORD, TOPIC, limit};
 use clix_command::flags::{Arity, Item, Misuse, Operand, Opt, Parsed, Picked, Syntax, Takes, count, pick};
 
@@ -100,6 +100,17 @@ pub struct OpenedStore {
     pub degraded: Option<String>,
 }
 
+/// Why a session's memory cannot be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The store (its SQLite file, its PostgreSQL server) cannot be used.
+    #[error(transparent)]
+    Store(#[from] MemoryError),
+    /// A `[memory]` setting is wrong.
+    #[error(transparent)]
+    Settings(EmbedError),
+}
+
 impl MemoryConfig {
     /// How a topic is shown: the session's own, when it is a folder's path,
     /// by the folder's name; any other as it is stored (two folders of the
@@ -153,19 +164,19 @@ impl MemoryConfig {
     /// is an error to fix; an embedder that cannot be loaded (a moved model
     /// folder) costs only the vectors: the store opens on full text and
     /// `degraded` says why, as an embedder that fails per call does.
-    pub fn open(&self) -> Result<OpenedStore, String> {
-        let mut store = Store::at(&self.location).map_err(|e| e.to_string())?;
+    pub fn open(&self) -> Result<OpenedStore, OpenError> {
+        let mut store = Store::at(&self.location)?;
         let mut degraded = None;
         match self.settings.embedder(|k| std::env::var(k).ok()) {
             Ok(Some(embedder)) => match store.with_embedder(embedder) {
                 Ok(with) => store = with,
                 Err(e) => {
                     degraded = Some(e.to_string());
-                    store = Store::at(&self.location).map_err(|e| e.to_string())?;
+                    store = Store::at(&self.location)?;
                 }
             },
             Ok(None) => {}
-            Err(e @ EmbedError::Config(_)) => return Err(e.to_string()),
+            Err(e @ EmbedError::Config(_)) => return Err(OpenError::Settings(e)),
             Err(e) => degraded = Some(e.to_string()),
         }
         if let Some(progress) = &self.progress {

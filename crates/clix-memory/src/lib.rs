@@ -84,7 +84,7 @@ mod topics;
 mod vectors;
 
 pub use backend::Location;
-pub use command::{MemoryAccess, MemoryConfig, OpenedStore};
+pub use command::{MemoryAccess, MemoryConfig, OpenError, OpenedStore};
 pub use embed::{EmbedError, Embedder, MemorySettings, Model2Vec, OpenAiEmbedder};
 pub use record::{Filter, Hit, Memory, MemoryError, Progress};
 pub use sqlite::vectors::{COARSE_MIN, COARSE_PER_RESULT};

@@ -49,8 +49,8 @@ mod run;
 pub use checkpoint::{Checkpoint, DOCUMENT_KIND, checkpoint_key, checkpoint_path};
 pub use files::{PlanFileError, read_named, write_named};
 pub use plan::{Plan, PlanError, RESERVED, Task};
-pub use propose::{ProposePlan, plan_toml};
+pub use propose::ProposePlan;
 pub use run::{
     AgentRunner, Job, LocalFuture, OnFailure, PlanResult, RunOptions, StatusKind, TaskEnd, TaskReport, TaskStatus,
-    prepare_namespace, run_plan, save_result,
+    run_plan, save_result,
 };

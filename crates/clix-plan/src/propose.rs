@@ -30,7 +30,7 @@ impl ProposePlan {
 
 /// A proposal's tasks (JSON objects with the plan file's fields) as plan
 /// TOML, the form a person reads and edits.
-pub fn plan_toml(tasks: &Value) -> Result<String, String> {
+pub(crate) fn plan_toml(tasks: &Value) -> Result<String, String> {
     let Value::Array(tasks) = tasks else {
         return Err("`tasks` must be a list of task objects".into());
     };

@@ -467,7 +467,7 @@ fn attempt_task<'a>(
 
 /// Makes `agents/<id>/` (and `shared/`) and checks the task's `writes`
 /// are real folders; the agent's namespace.
-pub fn prepare_namespace(workspace: &Folder, task: &Task) -> Result<Namespace, String> {
+pub(crate) fn prepare_namespace(workspace: &Folder, task: &Task) -> Result<Namespace, String> {
     let home = Path::new("agents").join(&task.id);
     for dir in [Path::new("agents"), Path::new("shared")] {
         match workspace.symlink_metadata(dir) {

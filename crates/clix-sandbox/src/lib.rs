@@ -94,6 +94,6 @@ pub use mounts::SYSTEM_DIRS;
 pub use probe::{Availability, probe};
 // The supervisor's outcome is a run's: its callers take it from here.
 pub use clix_process::Outcome;
-pub use run::{HostEnv, Request, Sandbox, SandboxError, pipe};
+pub use run::{ConfineError, HostEnv, Request, Sandbox, SandboxError, pipe};
 pub use service::{Service, ServiceRequest};
 pub use settings::{SandboxMode, SandboxSettings, is_variable_name};

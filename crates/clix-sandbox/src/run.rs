@@ -50,6 +50,26 @@ pub enum SandboxError {
     },
 }
 
+/// Why a sandbox cannot be confined to a plan agent's places.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfineError {
+    /// `mode = "host"` confines nothing.
+    #[error(
+        "sandbox.mode = \"host\" runs programs unconfined; a plan's namespaces need the sandbox (sandbox.mode = \
+         \"bwrap\")"
+    )]
+    HostMode,
+    /// A place is not a plain relative folder path.
+    #[error("{}: a writable place must be a plain folder path inside the workspace", .0.display())]
+    NotAPlace(PathBuf),
+    /// An extra read-write mount would let every agent write there.
+    #[error(
+        "sandbox.extra_rw {} overlaps the workspace, so a plan's namespaces cannot be enforced; remove it",
+        .0.display()
+    )]
+    OverlappingMount(PathBuf),
+}
+
 /// One program to run.
 #[derive(Debug, Clone)]
 pub struct Request<'a> {
@@ -155,31 +175,23 @@ impl Sandbox {
     /// each is a real folder (the workspace handle's `confined` does), and
     /// no other agent may write its parent, so none can be swapped for a
     /// symlink. `mode = "host"` cannot confine anything and is refused.
-    pub fn confined(mut self, writable: &[PathBuf]) -> Result<Self, String> {
+    pub fn confined(mut self, writable: &[PathBuf]) -> Result<Self, ConfineError> {
         if self.settings.mode == SandboxMode::Host {
-            return Err("sandbox.mode = \"host\" runs programs unconfined; a plan's namespaces need the sandbox \
-                        (sandbox.mode = \"bwrap\")"
-                .into());
+            return Err(ConfineError::HostMode);
         }
         let ws = self.workspace.clone();
         if let Some(bad) = writable
             .iter()
             .find(|w| w.as_os_str().is_empty() || !w.components().all(|c| matches!(c, std::path::Component::Normal(_))))
         {
-            return Err(format!(
-                "{}: a writable place must be a plain folder path inside the workspace",
-                bad.display()
-            ));
+            return Err(ConfineError::NotAPlace(bad.clone()));
         }
         // An extra read-write mount over or inside the workspace would be
         // writable by every agent, whatever its namespace.
         if let Some(overlap) =
             self.settings.extra_rw.iter().find(|p| **p != ws && (ws.starts_with(p) || p.starts_with(&ws)))
         {
-            return Err(format!(
-                "sandbox.extra_rw {} overlaps the workspace, so a plan's namespaces cannot be enforced; remove it",
-                overlap.display()
-            ));
+            return Err(ConfineError::OverlappingMount(overlap.clone()));
         }
         self.writable = Some(writable.to_vec());
         Ok(self)

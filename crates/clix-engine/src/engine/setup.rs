@@ -38,7 +38,7 @@ pub(super) fn open_sandbox(
         sandbox = sandbox.with_exec_judge(Arc::new(crate::policy::ExecGate(Arc::clone(gate))));
     }
     match writable {
-        Some(places) => Ok(Arc::new(sandbox.confined(places)?)),
+        Some(places) => Ok(Arc::new(sandbox.confined(places).map_err(|e| e.to_string())?)),
         None => Ok(Arc::new(sandbox)),
     }
 }
