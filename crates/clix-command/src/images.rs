@@ -37,19 +37,76 @@ pub type SeenImages = Arc<Mutex<Vec<SeenImage>>>;
 /// like any data the line holds.
 pub const MAX_LINE_IMAGE_BYTES: usize = 64 << 20;
 
+/// Why an image is not shown to the model; each displays as the stderr
+/// line the command writes (`[error] …`, with what to do).
+#[derive(Debug, thiserror::Error)]
+pub enum ImageError {
+    /// The bytes are no image.
+    #[error("[error] not an image file: {0} (use cat to read text files)\n")]
+    NotImage(String),
+    /// An image of a kind the decoder does not read.
+    #[error("[error] see: {path}: {kind} images are not supported; convert it to PNG\n")]
+    Unsupported {
+        /// The image.
+        path: String,
+        /// Its kind (`heic`).
+        kind: String,
+    },
+    /// The decoder failed on it.
+    #[error("[error] see: {path}: cannot decode the image: {reason}\n")]
+    Undecodable {
+        /// The image.
+        path: String,
+        /// The decoder's words.
+        reason: String,
+    },
+    /// More pixels than are decoded.
+    #[error(
+        "[error] see: {path}: {width}x{height} is {} megapixels, more than the {} see decodes; make a smaller copy \
+         first (e.g. python3 with Pillow: Image.open(p).reduce(8).save('small.png'))\n",
+        u64::from(*width) * u64::from(*height) / 1_000_000,
+        MAX_IMAGE_PIXELS / 1_000_000
+    )]
+    TooManyPixels {
+        /// The image.
+        path: String,
+        /// Its width.
+        width: u32,
+        /// Its height.
+        height: u32,
+    },
+    /// Scaling it down failed.
+    #[error("[error] see: {path}: cannot scale the image down: {reason}\n")]
+    CannotScale {
+        /// The image.
+        path: String,
+        /// The encoder's words.
+        reason: String,
+    },
+    /// The line's images already hold the most one line attaches.
+    #[error(
+        "[error] {who}: {path}: the images attached in this line already hold {} MiB, and one line attaches at most \
+         {} MiB; look at the rest in another line\n",
+        held >> 20,
+        MAX_LINE_IMAGE_BYTES >> 20
+    )]
+    LineFull {
+        /// The command attaching it.
+        who: String,
+        /// The image.
+        path: String,
+        /// Bytes the line's images hold.
+        held: usize,
+    },
+}
+
 /// Attaches `image` to the line's images, unless they would pass
 /// [`MAX_LINE_IMAGE_BYTES`]: then the error that says so, for `who`.
-pub fn attach(seen: &SeenImages, image: SeenImage, who: &str) -> Result<(), String> {
+pub fn attach(seen: &SeenImages, image: SeenImage, who: &str) -> Result<(), ImageError> {
     let mut images = seen.lock().unwrap_or_else(|p| p.into_inner());
     let held: usize = images.iter().map(|i| i.data.len()).sum();
     if held + image.data.len() > MAX_LINE_IMAGE_BYTES {
-        return Err(format!(
-            "[error] {who}: {}: the images attached in this line already hold {} MiB, and one line attaches at \
-             most {} MiB; look at the rest in another line\n",
-            image.path,
-            held >> 20,
-            MAX_LINE_IMAGE_BYTES >> 20
-        ));
+        return Err(ImageError::LineFull { who: who.into(), path: image.path, held });
     }
     images.push(image);
     Ok(())
@@ -58,31 +115,25 @@ pub fn attach(seen: &SeenImages, image: SeenImage, who: &str) -> Result<(), Stri
 /// [`decode`] on a blocking thread: decoding is CPU-bound work of up to
 /// seconds, so other sessions' lines go on meanwhile. `label` names the
 /// image in errors, as `decode`'s `path` does (`a.png`, `fx image 1`).
-pub async fn decode_off_thread(label: &str, bytes: Vec<u8>) -> Result<SeenImage, String> {
+pub async fn decode_off_thread(label: &str, bytes: Vec<u8>) -> Result<SeenImage, ImageError> {
     let owned = label.to_string();
     tokio::task::spawn_blocking(move || decode(&owned, &bytes))
         .await
-        .unwrap_or_else(|e| Err(format!("[error] {label}: the decoder failed: {e}\n")))
+        .unwrap_or_else(|e| Err(ImageError::Undecodable { path: label.into(), reason: e.to_string() }))
 }
 
 /// Checks that `bytes` are an image we can show, and scales it down if needed.
-pub fn decode(path: &str, bytes: &[u8]) -> Result<SeenImage, String> {
-    let not_image = || format!("[error] not an image file: {path} (use cat to read text files)\n");
+pub fn decode(path: &str, bytes: &[u8]) -> Result<SeenImage, ImageError> {
+    let not_image = || ImageError::NotImage(path.into());
     let kind = infer::get(bytes).filter(|k| k.matcher_type() == infer::MatcherType::Image).ok_or_else(not_image)?;
-    let format = image::ImageFormat::from_mime_type(kind.mime_type()).ok_or_else(|| {
-        format!("[error] see: {path}: {} images are not supported; convert it to PNG\n", kind.extension())
-    })?;
-    let cannot = |e: image::ImageError| format!("[error] see: {path}: cannot decode the image: {e}\n");
+    let format = image::ImageFormat::from_mime_type(kind.mime_type())
+        .ok_or_else(|| ImageError::Unsupported { path: path.into(), kind: kind.extension().into() })?;
+    let cannot = |e: image::ImageError| ImageError::Undecodable { path: path.into(), reason: e.to_string() };
     let reader = || image::ImageReader::with_format(Cursor::new(bytes), format);
     let (width, height) = reader().into_dimensions().map_err(cannot)?;
     let pixels = u64::from(width) * u64::from(height);
     if pixels > MAX_IMAGE_PIXELS {
-        return Err(format!(
-            "[error] see: {path}: {width}x{height} is {} megapixels, more than the {} see decodes; \
-             make a smaller copy first (e.g. python3 with Pillow: Image.open(p).reduce(8).save('small.png'))\n",
-            pixels / 1_000_000,
-            MAX_IMAGE_PIXELS / 1_000_000
-        ));
+        return Err(ImageError::TooManyPixels { path: path.into(), width, height });
     }
     let decoded = reader().decode().map_err(cannot)?;
     let (width, height) = (decoded.width(), decoded.height());
@@ -100,7 +151,7 @@ pub fn decode(path: &str, bytes: &[u8]) -> Result<SeenImage, String> {
     let mut data = Vec::new();
     scaled
         .write_to(&mut Cursor::new(&mut data), image::ImageFormat::Png)
-        .map_err(|e| format!("[error] see: {path}: cannot scale the image down: {e}\n"))?;
+        .map_err(|e| ImageError::CannotScale { path: path.into(), reason: e.to_string() })?;
     Ok(SeenImage { path: path.into(), mime: "image/png".into(), data, width: scaled.width(), height: scaled.height() })
 }
 
@@ -160,6 +211,8 @@ mod tests {
             attach(&seen, image(n), "see").unwrap();
         }
         let refused = attach(&seen, image(3), "see").unwrap_err();
+        assert!(matches!(&refused, ImageError::LineFull { held, .. } if *held == 60 << 20), "{refused}");
+        let refused = refused.to_string();
         assert!(refused.contains("i3.png") && refused.contains("already hold 60 MiB"), "{refused}");
         assert_eq!(seen.lock().unwrap().len(), 3);
     }

@@ -33,7 +33,8 @@ mod time;
 pub use bashkit::{CommandStatus, async_trait};
 pub use capability::{Added, Capability, CapabilityError, LISTED_AT_MOST, LineJudge, Parts, StageRunner};
 pub use images::{
-    MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, MAX_LINE_IMAGE_BYTES, SeenImage, SeenImages, attach, decode, decode_off_thread,
+    ImageError, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, MAX_LINE_IMAGE_BYTES, SeenImage, SeenImages, attach, decode,
+    decode_off_thread,
 };
 pub use paths::{exported_env, fs_reason, resolve};
 pub use spec::{AgentCommand, CommandIo, CommandSpec, SubcommandSpec, USAGE_EXIT, fail, read_stdin, usage_error};

@@ -385,7 +385,7 @@ impl BrowserCommand {
             io.fs.mkdir(parent, true).await.map_err(failed)?;
         }
         io.fs.write_file(&path, png).await.map_err(failed)?;
-        let image = decode(shown, png).map_err(|m| BrowserError::Protocol(m.trim().to_string()))?;
+        let image = decode(shown, png).map_err(|m| BrowserError::Protocol(m.to_string().trim().to_string()))?;
         let text = format!(
             "saved {} ({}x{} PNG, {} bytes); attached for viewing\n",
             relative(&path, io.cwd),
@@ -481,7 +481,7 @@ impl AgentCommand for BrowserCommand {
                 if let Some(image) = out.image
                     && let Err(message) = attach(&self.seen, image, syntax.name)
                 {
-                    return fail(&io, &message, 1).await;
+                    return fail(&io, &message.to_string(), 1).await;
                 }
                 let text = if parsed.on("--json") { format!("{}\n", out.json) } else { out.text };
                 io.stdout.write_all(text.as_bytes()).await?;

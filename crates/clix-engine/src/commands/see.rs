@@ -76,13 +76,13 @@ impl AgentCommand for See {
                         Ok(()) => io.stdout.write_all(line.as_bytes()).await?,
                         Err(message) => {
                             failed = true;
-                            io.stderr.write_all(message.as_bytes()).await?;
+                            io.stderr.write_all(message.to_string().as_bytes()).await?;
                         }
                     }
                 }
                 Err(message) => {
                     failed = true;
-                    io.stderr.write_all(message.as_bytes()).await?;
+                    io.stderr.write_all(message.to_string().as_bytes()).await?;
                 }
             }
         }

@@ -337,10 +337,10 @@ impl McpServer {
                     );
                     match clix_command::attach(&self.seen, seen, &self.spec.name) {
                         Ok(()) => io.stderr.write_all(line.as_bytes()).await?,
-                        Err(message) => io.stderr.write_all(message.as_bytes()).await?,
+                        Err(message) => io.stderr.write_all(message.to_string().as_bytes()).await?,
                     }
                 }
-                Err(message) => io.stderr.write_all(message.as_bytes()).await?,
+                Err(message) => io.stderr.write_all(message.to_string().as_bytes()).await?,
             }
         }
         Ok(CommandStatus::with_code(result.exit_code))
