@@ -13,6 +13,20 @@ use crate::report::Results;
 /// The kind of a run's document in the shared store.
 pub const DOCUMENT_KIND: &str = "eval-run";
 
+/// Why the shared store's runs cannot be read or saved.
+#[derive(Debug, thiserror::Error)]
+pub enum SharedRunsError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] clix_postgres::StoreError),
+    /// A stored run cannot be read back.
+    #[error(transparent)]
+    Results(#[from] crate::ResultsError),
+    /// Results that cannot be written as JSON.
+    #[error("the results cannot be written as JSON: {0}")]
+    Encode(#[from] serde_json::Error),
+}
+
 /// The runs saved in one shared store.
 #[derive(Debug, Clone)]
 pub struct SharedRuns {
@@ -31,24 +45,22 @@ impl SharedRuns {
     }
 
     /// Saves `results` as the run `name`, replacing one of that name.
-    pub fn save(&self, name: &str, results: &Results) -> Result<(), String> {
-        let json = serde_json::to_string(results).map_err(|e| e.to_string())?;
-        self.store.save_document(DOCUMENT_KIND, name, &json).map_err(|e| e.to_string())
+    pub fn save(&self, name: &str, results: &Results) -> Result<(), SharedRunsError> {
+        let json = serde_json::to_string(results)?;
+        Ok(self.store.save_document(DOCUMENT_KIND, name, &json)?)
     }
 
     /// The run `name`'s results, `None` when no run of that name was saved.
-    pub fn get(&self, name: &str) -> Result<Option<Results>, String> {
-        let Some(text) = self.store.document(DOCUMENT_KIND, name).map_err(|e| e.to_string())? else {
+    pub fn get(&self, name: &str) -> Result<Option<Results>, SharedRunsError> {
+        let Some(text) = self.store.document(DOCUMENT_KIND, name)? else {
             return Ok(None);
         };
-        Results::parse(&text, &format!("{DOCUMENT_KIND} {name} in {}", self.shown()))
-            .map(Some)
-            .map_err(|e| e.to_string())
+        Ok(Some(Results::parse(&text, &format!("{DOCUMENT_KIND} {name} in {}", self.shown()))?))
     }
 
     /// The names of the saved runs, sorted.
-    pub fn names(&self) -> Result<Vec<String>, String> {
-        self.store.document_keys(DOCUMENT_KIND).map_err(|e| e.to_string())
+    pub fn names(&self) -> Result<Vec<String>, SharedRunsError> {
+        Ok(self.store.document_keys(DOCUMENT_KIND)?)
     }
 }
 
@@ -83,7 +95,7 @@ pub fn find_results(
         ));
     };
     let name = given.to_string_lossy();
-    match runs.get(&name)? {
+    match runs.get(&name).map_err(|e| e.to_string())? {
         Some(results) => Ok((results, format!("{name} (saved in {})", runs.shown()))),
         None => Err(format!(
             "{name}: no such folder, and no run of that name in {}; `clix eval runs` lists the saved ones",

@@ -70,4 +70,4 @@ pub use import_toml::{ConfigEditError, add_to_config, as_toml};
 pub use output::{CallResult, Image};
 pub use schema::{Kind, Param, Tool};
 pub use servers::{McpToolCall, Prepared, START_TIMEOUT, Servers, Vars};
-pub use settings::{McpSettings, ResolvedHeaders, ServerEntry, ToolLimits, Transport, is_command_name};
+pub use settings::{McpSettings, ResolvedHeaders, ServerEntry, TemplateError, ToolLimits, Transport, is_command_name};

@@ -317,7 +317,7 @@ impl Servers {
 
     async fn start_stdio(&self, entry: &ServerEntry) -> Result<Connection, String> {
         let mut argv = vec![entry.command.clone().unwrap_or_default()];
-        argv.extend(entry.resolve_args(|v| (self.vars)(v))?);
+        argv.extend(entry.resolve_args(|v| (self.vars)(v)).map_err(|e| e.to_string())?);
         let read_only = own_folders(&argv, &self.workspace);
         let env: Vec<(String, String)> =
             entry.env.iter().filter_map(|k| (self.vars)(k).map(|v| (k.clone(), v))).collect();
@@ -352,8 +352,8 @@ impl Servers {
     }
 
     async fn connect_http(&self, entry: &ServerEntry) -> Result<Connection, String> {
-        let url = entry.resolve_url(|v| (self.vars)(v))?.unwrap_or_default();
-        let resolved = entry.resolve_headers(|v| (self.vars)(v))?;
+        let url = entry.resolve_url(|v| (self.vars)(v)).map_err(|e| e.to_string())?.unwrap_or_default();
+        let resolved = entry.resolve_headers(|v| (self.vars)(v)).map_err(|e| e.to_string())?;
         let mut headers = HashMap::new();
         for (name, value) in resolved.0 {
             let name = http::HeaderName::from_bytes(name.as_bytes())

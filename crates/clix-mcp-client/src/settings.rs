@@ -148,7 +148,7 @@ impl ServerEntry {
     /// The headers with their `${NAME}`s replaced from `var` (the process
     /// environment in use). A variable that is not set is an error naming
     /// it, never a header sent without it.
-    pub fn resolve_headers(&self, var: impl Fn(&str) -> Option<String>) -> Result<ResolvedHeaders, String> {
+    pub fn resolve_headers(&self, var: impl Fn(&str) -> Option<String>) -> Result<ResolvedHeaders, TemplateError> {
         let mut out = Vec::new();
         for (name, template) in &self.headers {
             out.push((name.clone(), self.fill(template, &format!("header {name}"), &var)?));
@@ -157,34 +157,60 @@ impl ServerEntry {
     }
 
     /// The arguments with their `${NAME}`s replaced from `var`, as headers are.
-    pub fn resolve_args(&self, var: impl Fn(&str) -> Option<String>) -> Result<Vec<String>, String> {
+    pub fn resolve_args(&self, var: impl Fn(&str) -> Option<String>) -> Result<Vec<String>, TemplateError> {
         self.args.iter().enumerate().map(|(i, a)| self.fill(a, &format!("argument {}", i + 1), &var)).collect()
     }
 
     /// The URL with its `${NAME}`s replaced from `var`, as headers are.
-    pub fn resolve_url(&self, var: impl Fn(&str) -> Option<String>) -> Result<Option<String>, String> {
+    pub fn resolve_url(&self, var: impl Fn(&str) -> Option<String>) -> Result<Option<String>, TemplateError> {
         self.url.as_deref().map(|url| self.fill(url, "url", &var)).transpose()
     }
 
     /// `template` with each `${NAME}` replaced from `var`; `what` names it in the error.
-    fn fill(&self, template: &str, what: &str, var: &impl Fn(&str) -> Option<String>) -> Result<String, String> {
+    fn fill(&self, template: &str, what: &str, var: &impl Fn(&str) -> Option<String>) -> Result<String, TemplateError> {
+        let (what, server) = (what.to_string(), self.name.clone());
+        let parts = parse_template(template).map_err(|why| TemplateError::Malformed {
+            what: what.clone(),
+            server: server.clone(),
+            why,
+        })?;
         let mut value = String::new();
-        for part in parse_template(template).map_err(|e| format!("{what} of MCP server {}: {e}", self.name))? {
+        for part in parts {
             match part {
                 Part::Text(t) => value.push_str(t),
                 Part::Var(v) => match var(v) {
                     Some(x) => value.push_str(&x),
-                    None => {
-                        return Err(format!(
-                            "{what} of MCP server {} needs ${{{v}}}, which is not set: export {v} before starting clix",
-                            self.name
-                        ));
-                    }
+                    None => return Err(TemplateError::Unset { what, server, var: v.to_string() }),
                 },
             }
         }
         Ok(value)
     }
+}
+
+/// Why a server's headers, arguments or URL cannot be filled in.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    /// A `${NAME}` names a variable that is not set.
+    #[error("{what} of MCP server {server} needs ${{{var}}}, which is not set: export {var} before starting clix")]
+    Unset {
+        /// `header Authorization`, `argument 2`, `url`.
+        what: String,
+        /// The server.
+        server: String,
+        /// The variable.
+        var: String,
+    },
+    /// A `${` is not closed, or names nothing.
+    #[error("{what} of MCP server {server}: {why}")]
+    Malformed {
+        /// `header Authorization`, `argument 2`, `url`.
+        what: String,
+        /// The server.
+        server: String,
+        /// What is wrong.
+        why: String,
+    },
 }
 
 /// Header names and values with their secrets filled in: Debug shows the
@@ -439,7 +465,8 @@ mod tests {
         assert_eq!(resolved.0, vec![("Authorization".to_string(), "Bearer ghp-secretvalue".to_string())]);
         assert!(!format!("{resolved:?}").contains("secretvalue"));
         let missing = entry.resolve_headers(|_| None).unwrap_err();
-        assert!(missing.contains("needs ${GH_TOKEN}, which is not set: export GH_TOKEN"), "{missing}");
+        assert!(matches!(&missing, TemplateError::Unset { var, .. } if var == "GH_TOKEN"), "{missing}");
+        assert!(missing.to_string().contains("needs ${GH_TOKEN}, which is not set: export GH_TOKEN"), "{missing}");
     }
 
     #[test]
@@ -447,7 +474,7 @@ mod tests {
         let var = |v: &str| (v == "DB_PASSWORD").then(|| "pw".to_string());
         let entry = ServerEntry::stdio("db", "pg-mcp", &["--dsn", "postgresql://admin:${DB_PASSWORD}@h/db", "plain"]);
         assert_eq!(entry.resolve_args(var).unwrap(), ["--dsn", "postgresql://admin:pw@h/db", "plain"]);
-        let missing = entry.resolve_args(|_| None).unwrap_err();
+        let missing = entry.resolve_args(|_| None).unwrap_err().to_string();
         assert!(missing.contains("argument 2 of MCP server db needs ${DB_PASSWORD}"), "{missing}");
         let entry = ServerEntry::http("maps", "https://h/mcp?key=${DB_PASSWORD}");
         assert_eq!(entry.resolve_url(var).unwrap().as_deref(), Some("https://h/mcp?key=pw"));
