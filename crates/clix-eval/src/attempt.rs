@@ -327,7 +327,7 @@ impl Attempt {
             let result =
                 |(passed, detail): (bool, String)| CheckResult { check: spec.clone(), passed, weight: *weight, detail };
             match Check::parse(spec) {
-                Err(e) => results.push(Some(result((false, e)))),
+                Err(e) => results.push(Some(result((false, e.to_string())))),
                 Ok(check) => match check.evaluate(trace, &self.workspace) {
                     Some(verdict) => results.push(Some(result(verdict))),
                     None => {

@@ -74,33 +74,45 @@ pub enum CheckKind {
     Command(String),
 }
 
+/// A check written wrong: its kind as written, and what is wrong with it
+/// and what is expected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{why}")]
+pub struct CheckSpecError {
+    /// The kind as written (before the first colon).
+    pub kind: String,
+    /// What is wrong, and what is expected.
+    pub why: String,
+}
+
 impl Check {
     /// Parses `kind:value`; the error says what is wrong and what is expected.
-    pub fn parse(spec: &str) -> Result<Check, String> {
+    pub fn parse(spec: &str) -> Result<Check, CheckSpecError> {
         let (name, value) = spec.split_once(':').unwrap_or((spec, ""));
+        let bad = |why: String| CheckSpecError { kind: name.to_string(), why };
         let nonempty = |what: &str| {
             if value.is_empty() {
-                Err(format!("`{name}` needs {what} after the colon: {name}:{what}"))
+                Err(bad(format!("`{name}` needs {what} after the colon: {name}:{what}")))
             } else {
                 Ok(value.to_string())
             }
         };
-        let regex = |text: &str| Regex::new(text).map_err(|e| format!("`{name}`: invalid regex `{text}`: {e}"));
+        let regex = |text: &str| Regex::new(text).map_err(|e| bad(format!("`{name}`: invalid regex `{text}`: {e}")));
         let path_and = |what: &str| match value.split_once(':') {
             Some((path, rest)) if !path.is_empty() && !rest.is_empty() => Ok((path.to_string(), rest.to_string())),
-            _ => Err(format!("`{name}` needs a path and {what}: {name}:PATH:{what}")),
+            _ => Err(bad(format!("`{name}` needs a path and {what}: {name}:PATH:{what}"))),
         };
         let kind = match name {
             "exit_code" => CheckKind::ExitCode(
                 value
                     .trim()
                     .parse()
-                    .map_err(|_| format!("`exit_code` needs an integer, as exit_code:0; got `{value}`"))?,
+                    .map_err(|_| bad(format!("`exit_code` needs an integer, as exit_code:0; got `{value}`")))?,
             ),
             "stdout_contains" => CheckKind::StdoutContains(nonempty("TEXT")?),
             "stdout_regex" => CheckKind::StdoutRegex(regex(&nonempty("RE")?)?),
             "stderr_empty" if value.is_empty() => CheckKind::StderrEmpty,
-            "stderr_empty" => return Err(format!("`stderr_empty` takes no value; got `{value}`")),
+            "stderr_empty" => return Err(bad(format!("`stderr_empty` takes no value; got `{value}`"))),
             "file_exists" => CheckKind::FileExists(nonempty("PATH")?),
             "dir_exists" => CheckKind::DirExists(nonempty("PATH")?),
             "file_contains" => {
@@ -114,7 +126,7 @@ impl Check {
             "answer_contains" => CheckKind::AnswerContains(nonempty("TEXT")?),
             "answer_regex" => CheckKind::AnswerRegex(regex(&nonempty("RE")?)?),
             "command" => CheckKind::Command(nonempty("LINE")?),
-            _ => return Err(format!("unknown check kind `{name}`; known: {}", CHECK_KINDS.join(", "))),
+            _ => return Err(bad(format!("unknown check kind `{name}`; known: {}", CHECK_KINDS.join(", ")))),
         };
         Ok(Check { spec: spec.to_string(), kind })
     }
@@ -397,7 +409,8 @@ mod tests {
         ];
         for (spec, want) in cases {
             let err = Check::parse(spec).unwrap_err();
-            assert!(err.contains(want), "{spec}: {err}");
+            assert_eq!(err.kind, spec.split(':').next().unwrap(), "{spec}");
+            assert!(err.why.contains(want), "{spec}: {err}");
         }
     }
 

@@ -64,7 +64,7 @@ mod task;
 mod trace;
 
 pub use attempt::{Attempt, AttemptError, AttemptOptions};
-pub use checks::{CHECK_KINDS, Check, CheckKind, CheckResult, Score, command_verdict};
+pub use checks::{CHECK_KINDS, Check, CheckKind, CheckResult, CheckSpecError, Score, command_verdict};
 pub use compare::{Flip, comparison, flips};
 pub use designs::{
     BashTools, Design, Executor, McpDirectTools, OUTPUT_LIMIT_CHARS, RunTools, ToolSpec, TypedTools, definition_bytes,

@@ -460,7 +460,7 @@ impl Fields<'_> {
                     Some(Value::String(s)) => s,
                     _ => return Err(self.at.error(Some(&field(".check")), "missing, or not a string".into())),
                 };
-                let check = Check::parse(spec).map_err(|e| self.at.error(Some(&field(".check")), e))?;
+                let check = Check::parse(spec).map_err(|e| self.at.error(Some(&field(".check")), e.to_string()))?;
                 let weight = match object.get("weight") {
                     None => 1.0,
                     Some(Value::Number(n)) => match n.as_f64() {
