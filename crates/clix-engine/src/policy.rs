@@ -120,7 +120,7 @@ pub(crate) struct ExecGate(pub(crate) Arc<Gate>);
 
 impl clix_sandbox::ExecJudge for ExecGate {
     fn judge(&self, exec: &clix_sandbox::Exec) -> Result<(), String> {
-        self.0.admit_exec(&exec.path, &exec.argv, exec.cwd.as_deref())
+        self.0.admit_exec(&exec.path, &exec.argv, exec.cwd.as_deref()).map_err(|r| r.message)
     }
 }
 
@@ -129,7 +129,7 @@ pub(crate) struct ElsewhereGate(pub(crate) Arc<Gate>);
 
 impl clix_command::LineJudge for ElsewhereGate {
     fn admit_elsewhere(&self, line: &str) -> Result<(), String> {
-        self.0.admit_elsewhere(line)
+        self.0.admit_elsewhere(line).map_err(|r| r.message)
     }
 }
 
@@ -139,10 +139,10 @@ pub(crate) struct ShellGate(pub(crate) Arc<Gate>);
 impl CommandGate for ShellGate {
     fn line_start(&self, line: &str, cwd: &std::path::Path) -> Result<(), String> {
         self.0.line_start();
-        self.0.prescreen(line, Some(cwd))
+        self.0.prescreen(line, Some(cwd)).map_err(|r| r.message)
     }
 
     fn admit(&self, argv: &[String], cwd: &std::path::Path) -> Result<(), String> {
-        self.0.admit(argv, Some(cwd))
+        self.0.admit(argv, Some(cwd)).map_err(|r| r.message)
     }
 }

@@ -138,7 +138,7 @@ impl Gate {
     /// on `argv` with its program named both by the path executed and by
     /// `argv[0]`, so neither name hides the other; a rule the person
     /// answered "once" for in this line is not asked again.
-    pub fn admit_exec(&self, path: &str, argv: &[String], cwd: Option<&Path>) -> Result<(), String> {
+    pub fn admit_exec(&self, path: &str, argv: &[String], cwd: Option<&Path>) -> Result<(), Refusal> {
         let ctx = self.ctx.at(cwd.map(Path::to_path_buf));
         let mut as_run = argv.to_vec();
         match as_run.first_mut() {
@@ -171,7 +171,7 @@ impl Gate {
     /// Before a whole line runs in `cwd` (the shell's folder, when known):
     /// what the per-command check cannot see (see [`Policy::prescreen`]).
     /// `Err` is the refusal's message.
-    pub fn prescreen(&self, line: &str, cwd: Option<&Path>) -> Result<(), String> {
+    pub fn prescreen(&self, line: &str, cwd: Option<&Path>) -> Result<(), Refusal> {
         match self.policy.prescreen(line, &self.ctx.at(cwd.map(Path::to_path_buf))) {
             Ok(None) => Ok(()),
             Ok(Some(verdict)) => self.settle(verdict),
@@ -183,7 +183,7 @@ impl Gate {
     /// A whole line that will run without the shell's hook (the engine
     /// routes some lines over big files to the sandbox's GNU tools): the
     /// prescreen, then each of its commands as written, all literal there.
-    pub fn admit_line(&self, line: &str, cwd: Option<&Path>) -> Result<(), String> {
+    pub fn admit_line(&self, line: &str, cwd: Option<&Path>) -> Result<(), Refusal> {
         self.line_start();
         self.prescreen(line, cwd)?;
         // Decided before any of them runs, so none is told as having run.
@@ -197,7 +197,7 @@ impl Gate {
     /// the rules say of the same line run here. Its folder there is not
     /// known, so relative paths are judged as the hook judges them; a line
     /// that cannot be parsed is judged as the script it is.
-    pub fn admit_elsewhere(&self, line: &str) -> Result<(), String> {
+    pub fn admit_elsewhere(&self, line: &str) -> Result<(), Refusal> {
         self.prescreen(line, None)?;
         match self.policy.written_commands(line) {
             Ok(commands) => commands.iter().try_for_each(|argv| self.admit(argv, None)),
@@ -209,11 +209,16 @@ impl Gate {
     /// arguments, in `cwd` when known (a remote machine's folder is not).
     /// `Err` is the refusal's message: the command must not run, and
     /// neither may the rest of the line.
-    pub fn admit(&self, argv: &[String], cwd: Option<&Path>) -> Result<(), String> {
+    pub fn admit(&self, argv: &[String], cwd: Option<&Path>) -> Result<(), Refusal> {
         if self.state().stopped {
-            return Err("[error] policy: the rest of the line did not run: a program it started in the sandbox \
-                        was refused (above)\n"
-                .into());
+            return Err(Refusal {
+                command: argv.join(" "),
+                by: RefusedBy::EarlierInLine,
+                rule: None,
+                message: "[error] policy: the rest of the line did not run: a program it started in the sandbox \
+                          was refused (above)\n"
+                    .into(),
+            });
         }
         let verdict = match cwd {
             // Placed only where the folder can matter: this runs before every command.
@@ -231,11 +236,11 @@ impl Gate {
         Ok(())
     }
 
-    fn settle(&self, verdict: Verdict) -> Result<(), String> {
+    fn settle(&self, verdict: Verdict) -> Result<(), Refusal> {
         self.settle_as(verdict, Story::Line)
     }
 
-    fn settle_as(&self, verdict: Verdict, story: Story) -> Result<(), String> {
+    fn settle_as(&self, verdict: Verdict, story: Story) -> Result<(), Refusal> {
         let (outcome, answered_by) = match verdict.decision {
             Decision::Allow => return Ok(()),
             Decision::Deny => (Decision::Deny, "rule"),
@@ -345,7 +350,7 @@ fn default_why(decision: Decision) -> String {
 
 /// The message of a refused command: what, why, the rule and how to change
 /// it, and what of the line already ran.
-fn refusal(verdict: &Verdict, answered_by: &str, story: &str) -> String {
+fn refusal(verdict: &Verdict, answered_by: &str, story: &str) -> Refusal {
     let command = &verdict.command;
     let (why, place, change) = match &verdict.rule {
         Some(rule) => {
@@ -368,5 +373,86 @@ fn refusal(verdict: &Verdict, answered_by: &str, story: &str) -> String {
         }
         _ => format!("`{command}` denied: {why}\n  {place}; to turn it off: {change}"),
     };
-    format!("[error] policy: {head}\n  {story}\n")
+    let by = match (verdict.decision, answered_by) {
+        (Decision::Ask, "person") => RefusedBy::Person,
+        (Decision::Ask, _) => RefusedBy::NoOneToAsk,
+        _ => RefusedBy::Rule,
+    };
+    Refusal {
+        command: command.clone(),
+        by,
+        rule: verdict.rule.as_ref().map(|r| r.id.clone()),
+        message: format!("[error] policy: {head}\n  {story}\n"),
+    }
+}
+
+/// A command the policy refused: who said no, and the lines the line's
+/// stderr shows (`[error] policy: …`, with what to change).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Refusal {
+    /// The command as decided (`rm -rf build`).
+    pub command: String,
+    /// Who said no.
+    pub by: RefusedBy,
+    /// The rule's id, when a rule decided (none for the policy's default).
+    pub rule: Option<String>,
+    /// What the line shows.
+    pub message: String,
+}
+
+/// Who refused a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefusedBy {
+    /// A `deny` rule, or the policy's default.
+    Rule,
+    /// The person, asked.
+    Person,
+    /// An `ask`, with no one to answer it.
+    NoOneToAsk,
+    /// Nothing: an earlier program of the same line was refused, and the
+    /// rest of the line does not run.
+    EarlierInLine,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gate(approver: Option<Arc<dyn Approver>>) -> Gate {
+        let policy = Arc::new(Policy::defaults().expect("the built-in rules load"));
+        Gate::new(policy, Context::new("/ws", "/home/user"), GateOptions { approver, audit: None })
+    }
+
+    fn argv(line: &str) -> Vec<String> {
+        line.split_whitespace().map(String::from).collect()
+    }
+
+    struct Says(Answer);
+
+    impl Approver for Says {
+        fn approve(&self, _: &Approval) -> Answer {
+            self.0
+        }
+    }
+
+    /// Who refused, and which rule, as a caller can match them; the
+    /// message is what the line shows.
+    #[test]
+    fn a_refusal_says_who_refused_and_by_which_rule() {
+        let denied = gate(None).admit(&argv("mkfs.ext4 /dev/sdb"), None).unwrap_err();
+        assert_eq!((denied.by, denied.rule.as_deref()), (RefusedBy::Rule, Some("mkfs")));
+        assert!(denied.message.starts_with("[error] policy: `mkfs.ext4 /dev/sdb` denied"), "{denied}");
+
+        let unanswered = gate(None).admit(&argv("git push --force"), None).unwrap_err();
+        assert_eq!((unanswered.by, unanswered.rule.as_deref()), (RefusedBy::NoOneToAsk, Some("git-push-force")));
+
+        let person = gate(Some(Arc::new(Says(Answer::No)))).admit(&argv("git push --force"), None).unwrap_err();
+        assert_eq!(person.by, RefusedBy::Person);
+        assert!(gate(Some(Arc::new(Says(Answer::Once)))).admit(&argv("git push --force"), None).is_ok());
+
+        let stopped = gate(None);
+        assert!(stopped.admit_exec("/sbin/mkfs.ext4", &argv("mkfs.ext4 /dev/sdb"), None).is_err());
+        assert_eq!(stopped.admit(&argv("ls"), None).unwrap_err().by, RefusedBy::EarlierInLine);
+    }
 }

@@ -36,7 +36,7 @@ mod rule;
 mod unwrap;
 mod words;
 
-pub use gate::{Answer, Approval, Approver, AuditSink, Gate, GateOptions, PolicyEvent};
+pub use gate::{Answer, Approval, Approver, AuditSink, Gate, GateOptions, PolicyEvent, Refusal, RefusedBy};
 pub use policy::{
     DEFAULTS_FILE, LineEntry, LoadError, Policy, PolicySettings, RuleFile, RuleRef, Verdict, example_context,
 };

@@ -364,7 +364,10 @@ impl Engine {
             if let Some(gate) = &self.gate
                 && let Err(message) = gate.admit_line(line, Some(&self.shell.cwd()))
             {
-                return (RawResult::refused(Vec::new(), Vec::new(), &message, Duration::ZERO), Capture::Complete);
+                return (
+                    RawResult::refused(Vec::new(), Vec::new(), &message.message, Duration::ZERO),
+                    Capture::Complete,
+                );
             }
             let raw = self.run_whole_in_sandbox(sandbox, &argv, stdin, limit).await;
             return (raw, Capture::Complete);
