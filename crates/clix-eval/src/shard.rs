@@ -175,16 +175,13 @@ fn run_folder(given: &Path) -> &Path {
 /// run's trajectories are copied into `out/runs` and its records point at
 /// the copies; one that cannot be copied loses its link rather than point
 /// into another machine's folder, and is named in the warnings returned.
-pub fn merge_into(given: &[PathBuf], out: &Path) -> Result<(Results, Vec<String>), String> {
-    let parts = given
-        .iter()
-        .map(|p| Ok((p.clone(), read_run(p).map_err(|e| e.to_string())?)))
-        .collect::<Result<Vec<_>, String>>()?;
+pub fn merge_into(given: &[PathBuf], out: &Path) -> Result<(Results, Vec<String>), MergeError> {
+    let parts = given.iter().map(|p| Ok((p.clone(), read_run(p)?))).collect::<Result<Vec<_>, MergeError>>()?;
     let mut results = merge(&parts)?;
     if let Ok(target) = out.canonicalize() {
         for shard in given {
             if run_folder(shard).canonicalize().is_ok_and(|folder| folder == target) {
-                return Err(format!("--out {} is a shard's own folder; merge into a folder of its own", out.display()));
+                return Err(MergeError::IntoAShard(out.to_path_buf()));
             }
         }
     }
@@ -202,8 +199,9 @@ fn gather_trajectories(
     parts: &[(PathBuf, Results)],
     results: &mut Results,
     runs_dir: &Path,
-) -> Result<Vec<String>, String> {
-    std::fs::create_dir_all(runs_dir).map_err(|e| format!("cannot make {}: {e}", runs_dir.display()))?;
+) -> Result<Vec<String>, MergeError> {
+    std::fs::create_dir_all(runs_dir)
+        .map_err(|source| MergeError::RunsFolder { dir: runs_dir.to_path_buf(), source })?;
     let mut copied = BTreeMap::new();
     let mut warnings = Vec::new();
     for (given, part) in parts {
@@ -233,6 +231,79 @@ fn gather_trajectories(
     Ok(warnings)
 }
 
+/// Why shards cannot be merged; each says which shards and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// A shard's results cannot be read.
+    #[error(transparent)]
+    Unreadable(#[from] ResultsError),
+    /// Results of a run that had no `--shard`.
+    #[error(
+        "{}: not the results of a shard (that run had no --shard); merge joins the results of `clix eval … --shard \
+         i/n`",
+        .0.display()
+    )]
+    NotAShard(PathBuf),
+    /// No shard given.
+    #[error("nothing to merge: name the result folders of every shard")]
+    Nothing,
+    /// Two shards of different runs.
+    #[error("{a} and {b} {why}")]
+    OtherRuns {
+        /// One shard, as `PATH (shard i/n)`.
+        a: String,
+        /// The other.
+        b: String,
+        /// How their runs differ.
+        why: String,
+    },
+    /// One shard given twice.
+    #[error("shard {shard} is given twice: {} and {}; give each shard's folder once", a.display(), b.display())]
+    Twice {
+        /// `i/n`.
+        shard: String,
+        /// One folder.
+        a: PathBuf,
+        /// The other.
+        b: PathBuf,
+    },
+    /// Shards of the run not given.
+    #[error(
+        "missing shard{} {}; given {}; run it (`clix eval … --shard {}`) and merge again",
+        if missing.len() > 1 { "s" } else { "" },
+        missing.join(", "),
+        given.join(", "),
+        missing[0]
+    )]
+    Missing {
+        /// Each as `i/n` (never empty).
+        missing: Vec<String>,
+        /// The shards given, as `PATH (shard i/n)`.
+        given: Vec<String>,
+    },
+    /// Two shards hold the same task's attempts.
+    #[error("the shards overlap: the attempts of {task} are in {a} and in {b}; merge the shards of one run")]
+    Overlap {
+        /// The task.
+        task: String,
+        /// One shard.
+        a: String,
+        /// The other.
+        b: String,
+    },
+    /// `--out` is a shard's own folder.
+    #[error("--out {} is a shard's own folder; merge into a folder of its own", .0.display())]
+    IntoAShard(PathBuf),
+    /// The merged run's `runs/` cannot be made.
+    #[error("cannot make {}: {source}", dir.display())]
+    RunsFolder {
+        /// The folder.
+        dir: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
 /// Joins the results of every shard of one run (each with the place it
 /// was read from, for the errors) into the results of the whole run:
 /// the records in the run's order, the summaries computed afresh. It
@@ -240,60 +311,49 @@ fn gather_trajectories(
 /// (mode, model, temperature, designs, tasks, task definitions, settings,
 /// number of shards), a shard given twice, overlapping
 /// attempts and a missing shard, each error saying which.
-pub fn merge(parts: &[(PathBuf, Results)]) -> Result<Results, String> {
+pub fn merge(parts: &[(PathBuf, Results)]) -> Result<Results, MergeError> {
     let mut shards = Vec::with_capacity(parts.len());
     for (path, results) in parts {
         let Some(shard) = &results.shard else {
-            return Err(format!(
-                "{}: not the results of a shard (that run had no --shard); merge joins the results of \
-                 `clix eval … --shard i/n`",
-                path.display()
-            ));
+            return Err(MergeError::NotAShard(path.clone()));
         };
         shards.push((path, results, shard));
     }
     shards.sort_by_key(|(_, _, shard)| shard.index);
     let Some(&(first_path, first, first_shard)) = shards.first() else {
-        return Err("nothing to merge: name the result folders of every shard".into());
+        return Err(MergeError::Nothing);
     };
     let name =
         |path: &PathBuf, shard: &ShardRecord| format!("{} (shard {}/{})", path.display(), shard.index, shard.count);
     for &(path, results, shard) in &shards[1..] {
         let (a, b) = (name(first_path, first_shard), name(path, shard));
-        same_run(first, first_shard, results, shard).map_err(|why| format!("{a} and {b} {why}"))?;
+        same_run(first, first_shard, results, shard).map_err(|why| MergeError::OtherRuns { a, b, why })?;
     }
     for pair in shards.windows(2) {
         if pair[0].2.index == pair[1].2.index {
-            return Err(format!(
-                "shard {}/{} is given twice: {} and {}; give each shard's folder once",
-                pair[0].2.index,
-                pair[0].2.count,
-                pair[0].0.display(),
-                pair[1].0.display()
-            ));
+            return Err(MergeError::Twice {
+                shard: format!("{}/{}", pair[0].2.index, pair[0].2.count),
+                a: pair[0].0.clone(),
+                b: pair[1].0.clone(),
+            });
         }
     }
     let count = first_shard.count;
     let given: BTreeSet<u32> = shards.iter().map(|(_, _, s)| s.index).collect();
     let missing: Vec<String> = (1..=count).filter(|i| !given.contains(i)).map(|i| format!("{i}/{count}")).collect();
-    if let Some(first_missing) = missing.first() {
-        let have: Vec<String> = shards.iter().map(|(path, _, shard)| name(path, shard)).collect();
-        let plural = if missing.len() > 1 { "s" } else { "" };
-        return Err(format!(
-            "missing shard{plural} {}; given {}; run it (`clix eval … --shard {first_missing}`) and merge again",
-            missing.join(", "),
-            have.join(", ")
-        ));
+    if !missing.is_empty() {
+        let given = shards.iter().map(|(path, _, shard)| name(path, shard)).collect();
+        return Err(MergeError::Missing { missing, given });
     }
     let mut owner: BTreeMap<&str, &(&PathBuf, &Results, &ShardRecord)> = BTreeMap::new();
     for part in &shards {
         for task in &part.2.tasks {
             if let Some(other) = owner.insert(task.as_str(), part) {
-                return Err(format!(
-                    "the shards overlap: the attempts of {task} are in {} and in {}; merge the shards of one run",
-                    name(other.0, other.2),
-                    name(part.0, part.2)
-                ));
+                return Err(MergeError::Overlap {
+                    task: task.clone(),
+                    a: name(other.0, other.2),
+                    b: name(part.0, part.2),
+                });
             }
         }
     }
@@ -616,7 +676,18 @@ mod tests {
             let mut given = parts(&tasks, 3);
             change(&mut given);
             let err = merge(&given).expect_err(case);
-            assert!(err.contains(want), "{case}: {err}");
+            let variant = match &err {
+                MergeError::Twice { .. } => "twice",
+                MergeError::Missing { missing, .. } if missing.len() > 1 => "missing two",
+                MergeError::Missing { .. } => "missing",
+                MergeError::Overlap { .. } => "overlap",
+                MergeError::Nothing => "nothing",
+                MergeError::NotAShard(_) => "not a shard",
+                _ => "other runs",
+            };
+            let named = ["twice", "missing", "missing two", "overlap", "nothing", "not a shard"];
+            assert_eq!(variant, if named.contains(&case) { case } else { "other runs" }, "{case}: {err}");
+            assert!(err.to_string().contains(want), "{case}: {err}");
         }
     }
 

@@ -174,7 +174,7 @@ impl Chat {
             )),
             ChatCommand::Mode(Some(name)) => {
                 let mode: clix_engine::WorkMode = name.parse().map_err(anyhow::Error::msg)?;
-                agent.tools_mut().set_mode(mode).map_err(anyhow::Error::msg)?;
+                agent.tools_mut().set_mode(mode)?;
                 Shown::note(format!("mode: {}", mode.name()))
             }
             ChatCommand::Model(None) => Shown::note(format!("model: {}", agent.model())),

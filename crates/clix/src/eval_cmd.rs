@@ -294,7 +294,7 @@ fn show_model_run(results: &Results, json: bool) -> Result<ExitCode> {
 fn merge(paths: &Paths, given: &[PathBuf], out: Option<&Path>, json: bool) -> Result<ExitCode> {
     let shared = shared_runs(paths, &clix_session::load(paths, &[])?.value)?;
     let out = out.map_or_else(|| clix_eval::default_out(&paths.data_dir), Path::to_path_buf);
-    let (results, warnings) = clix_eval::merge_into(given, &out).map_err(anyhow::Error::msg)?;
+    let (results, warnings) = clix_eval::merge_into(given, &out)?;
     for warning in warnings {
         eprintln!("clix: {warning}");
     }
@@ -342,7 +342,7 @@ fn runs(paths: &Paths) -> Result<ExitCode> {
             paths.data_dir.join("evals").display()
         );
     };
-    for name in runs.names().map_err(anyhow::Error::msg)? {
+    for name in runs.names()? {
         outln(name)?;
     }
     Ok(ExitCode::SUCCESS)
