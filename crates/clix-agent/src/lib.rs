@@ -81,7 +81,9 @@ pub use prompt::{
     PROJECT_NOTES_CAP, PROJECT_NOTES_FILES, ProjectNotes, SYSTEM_PLACEHOLDERS, SYSTEM_PROMPT, SystemPrompt,
 };
 pub use provider::{ChatRequest, ChatResponse, Provider, ProviderError, ToolChoice, Usage};
-pub use settings::{AgentSettings, Budgets, PROVIDER_VARS, ProviderKind, ResolvedProvider, resolve_provider};
+pub use settings::{
+    AgentSettings, Budgets, PROVIDER_VARS, ProviderKind, ResolvedProvider, UnknownProvider, resolve_provider,
+};
 pub use stop::{RunSummary, StopReason};
 pub use tools::{Invocation, ToolOutcome, Tools, call_arguments};
 pub use trajectory::{

@@ -244,6 +244,11 @@ pub const PROVIDER_VARS: [(&str, &str); 6] = [
     ("ANTHROPIC_API_KEY", "agent.api_key (provider anthropic)"),
 ];
 
+/// A provider kind clix does not speak (`--provider` or `agent.provider`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown provider {0:?}; use {PROVIDER_CHOICES}")]
+pub struct UnknownProvider(pub String);
+
 /// Flags beat the environment, which beats the file: `AGENT_*` (seed 003),
 /// then `OPENAI_*` / `ANTHROPIC_API_KEY`, then `[agent]`. With nothing set,
 /// a local Ollama at `http://127.0.0.1:11434/v1`.
@@ -252,7 +257,7 @@ pub fn resolve_provider(
     env: impl Fn(&str) -> Option<String>,
     flag_model: Option<&str>,
     flag_provider: Option<&str>,
-) -> Result<ResolvedProvider, String> {
+) -> Result<ResolvedProvider, UnknownProvider> {
     let env = |k: &str| env(k).filter(|v| !v.trim().is_empty());
     let file = |v: &str| (!v.is_empty()).then(|| v.to_string());
     let kind = match flag_provider.unwrap_or(&s.provider) {
@@ -263,9 +268,7 @@ pub fn resolve_provider(
                 env("AGENT_API_KEY").is_some() || env("AGENT_BASE_URL").is_some() || env("OPENAI_API_KEY").is_some();
             if !generic && env("ANTHROPIC_API_KEY").is_some() { ProviderKind::Anthropic } else { ProviderKind::OpenAi }
         }
-        other => {
-            return Err(format!("unknown provider {other:?}; use {PROVIDER_CHOICES}"));
-        }
+        other => return Err(UnknownProvider(other.to_string())),
     };
     let (key_var, url_var) = match kind {
         ProviderKind::OpenAi => ("OPENAI_API_KEY", Some("OPENAI_BASE_URL")),
@@ -453,6 +456,7 @@ mod tests {
     fn unknown_provider_says_what_works() {
         let s = AgentSettings { provider: "gemini".into(), ..AgentSettings::default() };
         let err = resolve_provider(&s, |_| None, None, None).unwrap_err();
-        assert!(err.contains("use \"auto\", \"openai\""), "{err}");
+        assert_eq!(err, UnknownProvider("gemini".into()));
+        assert!(err.to_string().contains("use \"auto\", \"openai\""), "{err}");
     }
 }

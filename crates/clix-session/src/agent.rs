@@ -48,7 +48,7 @@ impl Session {
         if self.reads_secrets {
             return self.settings.person_provider(model, kind);
         }
-        resolve_provider(&self.settings.agent, |_| None, model, kind).map_err(anyhow::Error::msg)
+        Ok(resolve_provider(&self.settings.agent, |_| None, model, kind)?)
     }
 
     /// The checkpoint of `plan`, the plan file at `plan_path` (absolute):

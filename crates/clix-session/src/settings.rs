@@ -158,7 +158,7 @@ impl Settings {
     /// caller's, its key from the person's secrets (AGENT_API_KEY,
     /// OPENAI_API_KEY, …, which left the environment at start).
     pub fn person_provider(&self, model: Option<&str>, kind: Option<&str>) -> anyhow::Result<ResolvedProvider> {
-        resolve_provider(&self.agent, clix_config::secrets::var, model, kind).map_err(anyhow::Error::msg)
+        Ok(resolve_provider(&self.agent, clix_config::secrets::var, model, kind)?)
     }
 }
 
