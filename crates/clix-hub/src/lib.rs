@@ -70,7 +70,7 @@ pub use load::{Hub, HubSource, LoadOptions, Tool, hub_sources, load_file, load_h
 pub use manifest::{Manifest, Output, OutputFormat, ParamType, Parameter};
 pub use problem::{FieldProblem, Problem};
 pub use readiness::Readiness;
-pub use runtime::{CallResult, Entry, HubConfig, HubRuntime, OUTPUT_LIMIT};
-pub use search::{Found, rank};
+pub use runtime::{CallResult, Entry, HubConfig, HubRuntime, OUTPUT_LIMIT, StatsError};
+pub use search::{Found, SearchError, rank};
 pub use settings::HubSettings;
 pub use stats::{McpCallRecord, ToolStats};

@@ -23,7 +23,7 @@ use crate::load::{HubSource, LoadOptions, Tool, load_hub};
 use crate::manifest::OutputFormat;
 use crate::problem::Problem;
 use crate::readiness::{self, Readiness};
-use crate::search::{Found, SearchIndex};
+use crate::search::{Found, SearchError, SearchIndex};
 use crate::state::HubState;
 use crate::stats::{CallRecord, ToolStats, stats};
 use clix_command::flags::typed::ArgError;
@@ -137,6 +137,16 @@ pub struct HubRuntime {
 /// output passed the line's memory budget: the caller stops the line.
 pub const OUTPUT_LIMIT: &str = "OUTPUT_LIMIT";
 
+/// The audit log `hub stats` reads cannot be read.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot read the audit log {log}: {source}")]
+pub struct StatsError {
+    /// The log, as it is shown.
+    pub log: String,
+    /// Why.
+    pub source: std::io::Error,
+}
+
 impl HubRuntime {
     /// Loads the hub and decides which tools are ready: each self-test runs
     /// in the sandbox unless a result for this very manifest and program is
@@ -222,19 +232,18 @@ impl HubRuntime {
     }
 
     /// The `k` ready tools that best fit `query`.
-    pub fn search(&self, query: &str, k: usize) -> Result<Vec<Found>, String> {
+    pub fn search(&self, query: &str, k: usize) -> Result<Vec<Found>, SearchError> {
         let mut index = self.index.lock().unwrap_or_else(|p| p.into_inner());
         if index.is_none() {
-            let built = SearchIndex::build(self.ready().map(|t| &t.manifest)).map_err(|e| e.to_string())?;
-            *index = Some(built);
+            *index = Some(SearchIndex::build(self.ready().map(|t| &t.manifest))?);
         }
-        index.as_ref().map_or(Ok(Vec::new()), |i| i.search(query, k).map_err(|e| e.to_string()))
+        Ok(index.as_ref().map_or(Ok(Vec::new()), |i| i.search(query, k))?)
     }
 
     /// Figures per tool from the audit log.
-    pub fn stats(&self, tool: Option<&str>) -> Result<Vec<ToolStats>, String> {
+    pub fn stats(&self, tool: Option<&str>) -> Result<Vec<ToolStats>, StatsError> {
         let Some(log) = self.audit_log() else { return Ok(Vec::new()) };
-        stats(&log, tool).map_err(|e| format!("cannot read the audit log {}: {e}", log.source()))
+        stats(&log, tool).map_err(|source| StatsError { log: log.source().to_string(), source })
     }
 
     /// Ready tools, most called first (then by name): what a model sees

@@ -74,14 +74,18 @@ pub fn rank(
     tools: impl IntoIterator<Item = (String, String, Vec<String>)>,
     query: &str,
     k: usize,
-) -> Result<Vec<Found>, String> {
+) -> Result<Vec<Found>, SearchError> {
     let rows = tools.into_iter().map(|(name, description, params)| {
         let params: Vec<String> = params.iter().map(|p| p.replace(['-', '_'], " ")).collect();
         (name, description, params.join("\n"))
     });
-    let index = SearchIndex::of(rows).map_err(|e| e.to_string())?;
-    index.search(query, k).map_err(|e| e.to_string())
+    Ok(SearchIndex::of(rows)?.search(query, k)?)
 }
+
+/// Why a search found nothing to rank with: its in-memory index failed.
+#[derive(Debug, thiserror::Error)]
+#[error("the search index: {0}")]
+pub struct SearchError(#[from] rusqlite::Error);
 
 /// Words too common to say anything about a tool; in a request written as
 /// a sentence they would rank short descriptions that happen to hold them.

@@ -91,7 +91,8 @@ impl McpCommand {
             };
             rows.extend(tools.into_iter().map(|t| (format!("{name} {}", t.name), t.description, t.parameters)));
         }
-        let found = clix_hub::rank(rows, query, k)?
+        let found = clix_hub::rank(rows, query, k)
+            .map_err(|e| e.to_string())?
             .into_iter()
             .map(|f| {
                 let (server, tool) = f.name.split_once(' ').unwrap_or((f.name.as_str(), ""));
