@@ -78,7 +78,7 @@ pub use report::{
 };
 pub use report_html::html;
 pub use shard::{MergeError, Shard, ShardRecord, merge, merge_into, read_run};
-pub use shared::{DOCUMENT_KIND, SharedRuns, SharedRunsError, find_results, run_name, share};
+pub use shared::{DOCUMENT_KIND, FindError, SharedRuns, SharedRunsError, find_results, run_name, share};
 pub use solution::{SolutionRun, problems, run_solutions};
 pub use stats::{median, pass_at_k, pass_pow_k, wilson};
 pub use task::{

@@ -77,30 +77,49 @@ pub fn share(runs: &SharedRuns, results: &Results, out: &Path) -> String {
     }
 }
 
+/// Why a run to compare cannot be found.
+#[derive(Debug, thiserror::Error)]
+pub enum FindError {
+    /// The folder or file is there, and cannot be read.
+    #[error(transparent)]
+    Local(#[from] crate::ResultsError),
+    /// The shared store cannot be connected to or read.
+    #[error("{0}")]
+    Store(String),
+    /// No such folder, and no shared store to look the name up in.
+    #[error(
+        "{}: no such folder; give a run's output folder (its --out) or its results.json, or, with [storage] url \
+         set, the name a run was saved under",
+        .0.display()
+    )]
+    NoSuchFolder(std::path::PathBuf),
+    /// No such folder, nor a run of that name in the store.
+    #[error("{name}: no such folder, and no run of that name in {store}; `clix eval runs` lists the saved ones")]
+    NoSuchRun {
+        /// The name given.
+        name: String,
+        /// The store, as it is shown.
+        store: String,
+    },
+}
+
 /// A run given as its folder or `results.json`, else as the name it was
 /// saved under in the shared store (`shared` connects to it, only for a
 /// name that is no local file); with how to show where it came from.
 pub fn find_results(
     given: &Path,
     shared: &mut dyn FnMut() -> Result<Option<SharedRuns>, String>,
-) -> Result<(Results, String), String> {
+) -> Result<(Results, String), FindError> {
     if given.exists() {
-        return Ok((crate::read_run(given).map_err(|e| e.to_string())?, given.display().to_string()));
+        return Ok((crate::read_run(given)?, given.display().to_string()));
     }
-    let Some(runs) = shared()? else {
-        return Err(format!(
-            "{}: no such folder; give a run's output folder (its --out) or its results.json, or, with [storage] \
-             url set, the name a run was saved under",
-            given.display()
-        ));
+    let Some(runs) = shared().map_err(FindError::Store)? else {
+        return Err(FindError::NoSuchFolder(given.to_path_buf()));
     };
-    let name = given.to_string_lossy();
-    match runs.get(&name).map_err(|e| e.to_string())? {
+    let name = given.to_string_lossy().into_owned();
+    match runs.get(&name).map_err(|e| FindError::Store(e.to_string()))? {
         Some(results) => Ok((results, format!("{name} (saved in {})", runs.shown()))),
-        None => Err(format!(
-            "{name}: no such folder, and no run of that name in {}; `clix eval runs` lists the saved ones",
-            runs.shown()
-        )),
+        None => Err(FindError::NoSuchRun { name, store: runs.shown().to_string() }),
     }
 }
 

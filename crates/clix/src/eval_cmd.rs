@@ -324,8 +324,8 @@ fn compare(paths: &Paths, before: &Path, after: &Path) -> Result<ExitCode> {
         }
         Ok(store.clone().flatten())
     };
-    let (a, a_shown) = clix_eval::find_results(before, &mut shared).map_err(anyhow::Error::msg)?;
-    let (b, b_shown) = clix_eval::find_results(after, &mut shared).map_err(anyhow::Error::msg)?;
+    let (a, a_shown) = clix_eval::find_results(before, &mut shared)?;
+    let (b, b_shown) = clix_eval::find_results(after, &mut shared)?;
     for (label, r, shown) in [("A", &a, a_shown), ("B", &b, b_shown)] {
         outln(format!("{label}: {shown} ({})", r.model.as_deref().unwrap_or("reference solutions")))?;
     }
