@@ -256,8 +256,8 @@ pub async fn run_plan(
     checkpoint: &mut Checkpoint,
     stop: watch::Receiver<bool>,
     emit: &dyn Fn(StreamEvent),
-) -> Result<PlanResult, String> {
-    let workspace = &*Workspace::open(workspace).map_err(|e| e.to_string())?;
+) -> Result<PlanResult, clix_workspace::WorkspaceError> {
+    let workspace = &*Workspace::open(workspace)?;
     let started = Instant::now();
     let mut own = StreamWriter::new(options.plan_id.clone(), None);
     let ids: Vec<&str> = plan.tasks.iter().map(|t| t.id.as_str()).collect();

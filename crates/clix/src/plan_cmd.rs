@@ -207,9 +207,8 @@ async fn run_cmd(paths: &Paths, args: RunPlanArgs) -> Result<ExitCode> {
     let view = RefCell::new(LiveView::new(args.jsonl, &plan));
     let emit = |line: StreamEvent| view.borrow_mut().line(line);
     let name = plan_path.display().to_string();
-    let result = clix_plan::run_plan(&plan, &name, &workspace, &runner, &options, &mut checkpoint, stop.clone(), &emit)
-        .await
-        .map_err(anyhow::Error::msg)?;
+    let result =
+        clix_plan::run_plan(&plan, &name, &workspace, &runner, &options, &mut checkpoint, stop.clone(), &emit).await?;
     view.borrow_mut().finish();
     if let Some(why) = &checkpoint.save_error {
         eprintln!("clix: {why}");
