@@ -259,7 +259,9 @@ impl Attempt {
                         .await
                         .map_err(tools)?;
                 }
-                Executor::Run(RunTools::open(self.engine_config(true).map_err(tools)?).await.map_err(tools)?)
+                Executor::Run(
+                    RunTools::open(self.engine_config(true).map_err(tools)?).await.map_err(|e| tools(e.to_string()))?,
+                )
             }
             Design::Bash => Executor::Bash(self.bash().map_err(tools)?),
             Design::Typed => Executor::Typed(TypedTools::new(self.workspace.clone(), self.bash().map_err(tools)?)),

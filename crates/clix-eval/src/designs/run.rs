@@ -17,9 +17,8 @@ pub struct RunTools {
 
 impl RunTools {
     /// Starts the engine the model's calls go to.
-    pub async fn open(config: EngineConfig) -> Result<Self, String> {
-        let engine = Engine::new(config).await.map_err(|e| e.to_string())?;
-        Ok(RunTools { engine: Box::new(engine) })
+    pub async fn open(config: EngineConfig) -> Result<Self, clix_engine::EngineError> {
+        Ok(RunTools { engine: Box::new(Engine::new(config).await?) })
     }
 
     /// The `run` tool's definition, as `clix ask` offers it (generated from
