@@ -127,7 +127,7 @@ impl Gate {
 
     /// What `clix policy check` shows for `line` run in `cwd`: the
     /// decisions `run` takes there (see [`Policy::check_line`]).
-    pub fn check_line(&self, line: &str, cwd: Option<&Path>) -> Result<Vec<crate::LineEntry>, String> {
+    pub fn check_line(&self, line: &str, cwd: Option<&Path>) -> Result<Vec<crate::LineEntry>, crate::Unparsable> {
         self.policy.check_line(line, &self.ctx.at(cwd.map(Path::to_path_buf)))
     }
 

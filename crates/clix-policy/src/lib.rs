@@ -37,6 +37,7 @@ mod unwrap;
 mod words;
 
 pub use gate::{Answer, Approval, Approver, AuditSink, Gate, GateOptions, PolicyEvent, Refusal, RefusedBy};
+pub use line::Unparsable;
 pub use policy::{
     DEFAULTS_FILE, LineEntry, LoadError, Policy, PolicySettings, RuleFile, RuleRef, Verdict, example_context,
 };

@@ -57,10 +57,16 @@ pub(crate) struct LineFacts {
     pub(crate) shapes: Vec<(Shape, String)>,
 }
 
+/// A line that does not parse as bash: the parser's words. Never an
+/// allow: the shell will not run it either.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unparsable(pub String);
+
 /// Reads `line` without running it. A line that does not parse is an error
 /// (and never an allow: the shell will not run it either).
-pub(crate) fn facts(line: &str) -> Result<LineFacts, String> {
-    let analysis = bashkit::analysis::analyze(line).map_err(|e| e.to_string())?;
+pub(crate) fn facts(line: &str) -> Result<LineFacts, Unparsable> {
+    let analysis = bashkit::analysis::analyze(line).map_err(|e| Unparsable(e.to_string()))?;
     let mut facts = LineFacts {
         write_targets: analysis.redirects.iter().filter(|r| r.mode.is_write()).filter_map(|r| r.path.clone()).collect(),
         read_sources: analysis.redirects.iter().filter(|r| !r.mode.is_write()).filter_map(|r| r.path.clone()).collect(),
@@ -81,7 +87,7 @@ pub(crate) fn facts(line: &str) -> Result<LineFacts, String> {
     }
     // The parse tree is walked only when a shape is possible at all.
     if !analysis.functions.is_empty() || (downloads && shells) {
-        let tree = Parser::new(line).parse().map_err(|e| e.to_string())?;
+        let tree = Parser::new(line).parse().map_err(|e| Unparsable(e.to_string()))?;
         if let Ok(tree) = serde_json::to_value(&tree) {
             find_shapes(&tree, &mut facts.shapes);
         }

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::line::{LineFacts, WrittenCommand, facts};
+use crate::line::{LineFacts, Unparsable, WrittenCommand, facts};
 use crate::rule::{Decision, Origin, Rule, RuleSpec, Scope, Target};
 use crate::unwrap::{SHELLS, invocations, reads_script_from_stdin, reentries, runs_only_itself};
 use crate::words::{Context, basename};
@@ -320,7 +320,7 @@ impl Policy {
     /// What `clix policy check` shows: each command of the line with the
     /// decision it gets now, each redirection and shape a rule decides, all
     /// without running anything. `Err` when the line does not parse.
-    pub fn check_line(&self, line: &str, ctx: &Context) -> Result<Vec<LineEntry>, String> {
+    pub fn check_line(&self, line: &str, ctx: &Context) -> Result<Vec<LineEntry>, Unparsable> {
         let facts = facts(line)?;
         let mut entries: Vec<LineEntry> = placed_commands(&facts, ctx)
             .into_iter()
@@ -354,7 +354,7 @@ impl Policy {
     /// file), and commands after the line's own `cd` (`cd .. && rm -rf ws`,
     /// whose folder the hook cannot place), judged where the `cd`s lead from
     /// `ctx.cwd`. `Ok(None)` when nothing there needs more than an allow.
-    pub fn prescreen(&self, line: &str, ctx: &Context) -> Result<Option<Verdict>, String> {
+    pub fn prescreen(&self, line: &str, ctx: &Context) -> Result<Option<Verdict>, Unparsable> {
         // Each thing looked for here needs one of these in the text: a
         // line without any, like most, is not parsed a second time.
         let names_a_shell = || line.split([' ', '\t', '\n', '|', ';', '&', '(']).any(|w| SHELLS.contains(&basename(w)));
@@ -385,7 +385,7 @@ impl Policy {
     /// The commands of `line` as written, each whole (for a line that runs
     /// without the shell's hook: every word must be literal). `Err` when
     /// the line does not parse.
-    pub fn written_commands(&self, line: &str) -> Result<Vec<Vec<String>>, String> {
+    pub fn written_commands(&self, line: &str) -> Result<Vec<Vec<String>>, Unparsable> {
         Ok(facts(line)?.commands.iter().filter(|c| !c.is_partly_dynamic()).filter_map(|c| c.literal_argv()).collect())
     }
 
@@ -444,7 +444,7 @@ impl Policy {
     }
 
     /// Whether `rule` decides `line` (a rule's example or counterexample).
-    fn rule_decides(&self, rule: &Rule, line: &str, ctx: &Context) -> Result<bool, String> {
+    fn rule_decides(&self, rule: &Rule, line: &str, ctx: &Context) -> Result<bool, Unparsable> {
         let facts = facts(line)?;
         Ok(match &rule.target {
             Target::Command { .. } => placed_commands(&facts, ctx).iter().any(|placed| {
