@@ -71,7 +71,7 @@ pub mod stream;
 mod tools;
 pub mod trajectory;
 
-pub use agent::{Agent, Interrupt, unknown_tool_text};
+pub use agent::{Agent, Interrupt, SummaryError, unknown_tool_text};
 pub use cache::{CacheError, ReplyCache};
 pub use events::Event;
 pub use memory::AgentMemory;

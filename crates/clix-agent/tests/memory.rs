@@ -43,7 +43,7 @@ async fn session(
     dir: &std::path::Path,
     memory: MemorySettings,
     tasks: &[&str],
-) -> (Vec<StopReason>, Result<Option<i64>, String>, Vec<Event>) {
+) -> (Vec<StopReason>, Result<Option<i64>, clix_agent::SummaryError>, Vec<Event>) {
     let ws = tempfile::tempdir().unwrap();
     let mut engine = engine(ws.path()).await;
     let provider = provider(ProviderKind::OpenAi, format!("{server_url}/v1"), None, "scripted", true);

@@ -17,6 +17,7 @@ mod session_summary;
 mod text_calls;
 
 use crate::stop::{RunSummary, StopReason};
+pub use session_summary::SummaryError;
 pub use text_calls::unknown_tool_text;
 pub(crate) mod tool_calls;
 
