@@ -686,7 +686,7 @@ mod tests {
                 _ => "other runs",
             };
             let named = ["twice", "missing", "missing two", "overlap", "nothing", "not a shard"];
-            assert_eq!(variant, if named.contains(&case) { case } else { "other runs" }, "{case}: {err}");
+            assert_eq!(variant, if named.contains(case) { case } else { "other runs" }, "{case}: {err}");
             assert!(err.to_string().contains(want), "{case}: {err}");
         }
     }
