@@ -58,7 +58,7 @@ pub(crate) async fn keep_tool_list(
 ) -> Result<(), String> {
     let settings = McpSettings { server: vec![entry.clone()] };
     let servers = Servers::new(&settings, Arc::new(sandbox), workspace).with_tool_cache(ToolCache::new(lists));
-    servers.tools(&entry.name).await.map(drop)
+    servers.tools(&entry.name).await.map(drop).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

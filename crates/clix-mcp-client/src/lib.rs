@@ -69,5 +69,5 @@ pub use import::{ImportError, Imported, Skipped, import};
 pub use import_toml::{ConfigEditError, add_to_config, as_toml};
 pub use output::{CallResult, Image};
 pub use schema::{Kind, Param, Tool};
-pub use servers::{McpToolCall, Prepared, START_TIMEOUT, Servers, Vars};
+pub use servers::{McpToolCall, Prepared, START_TIMEOUT, ServerError, Servers, Vars};
 pub use settings::{McpSettings, ResolvedHeaders, ServerEntry, TemplateError, ToolLimits, Transport, is_command_name};

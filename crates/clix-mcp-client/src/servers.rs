@@ -22,7 +22,7 @@ use tokio::sync::Mutex;
 use crate::cache::{ListedTool, ToolCache};
 use crate::output::CallResult;
 use crate::schema::Tool;
-use crate::settings::{McpSettings, ServerEntry, Transport};
+use crate::settings::{McpSettings, ServerEntry, TemplateError, Transport};
 
 /// How long a server gets to start and answer `initialize` (and to list
 /// its tools) before it is reported as not answering.
@@ -94,6 +94,35 @@ pub struct Servers {
     cache: Option<ToolCache>,
 }
 
+/// Why a server's tools cannot be had; each says which server, and what
+/// to check.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// No server of that name is configured.
+    #[error("{0}: no MCP server of that name")]
+    Unknown(String),
+    /// Its headers, arguments or URL name a variable that is not set.
+    #[error(transparent)]
+    Template(#[from] TemplateError),
+    /// A configured header cannot be sent.
+    #[error("{0}")]
+    Header(String),
+    /// A stdio server did not start: with its command and the end of its stderr.
+    #[error("{0}")]
+    NotStarted(String),
+    /// An HTTP server did not answer.
+    #[error("{0}")]
+    Unreachable(String),
+    /// It started, and did not list its tools.
+    #[error("{server}: the MCP server did not list its tools: {why}")]
+    NotListed {
+        /// The server.
+        server: String,
+        /// Why.
+        why: String,
+    },
+}
+
 impl Servers {
     /// The enabled servers of `settings`, none started: stdio ones will run
     /// in `sandbox` with `workspace` as their folder.
@@ -156,7 +185,7 @@ impl Servers {
     }
 
     /// `server`'s tools, listed when first asked (starting it) and kept for the session.
-    pub async fn tools(&self, server: &str) -> Result<Arc<Vec<Tool>>, String> {
+    pub async fn tools(&self, server: &str) -> Result<Arc<Vec<Tool>>, ServerError> {
         let (entry, slot) = self.slot(server)?;
         let mut slot = slot.lock().await;
         self.tools_of(entry, &mut slot).await
@@ -168,7 +197,7 @@ impl Servers {
     pub async fn prepare(&self, server: &str, argv: &[String]) -> Prepared {
         let tools = match self.tools(server).await {
             Ok(tools) => tools,
-            Err(e) => return Prepared::Done(CallResult::error(exit::FAILURE, e)),
+            Err(e) => return Prepared::Done(CallResult::error(exit::FAILURE, e.to_string())),
         };
         // `help` asks for the list, unless the server has a tool of that name.
         let asks_help = |w: &String| {
@@ -204,12 +233,12 @@ impl Servers {
     pub async fn call(&self, call: &McpToolCall) -> CallResult {
         let (entry, slot) = match self.slot(&call.server) {
             Ok(found) => found,
-            Err(e) => return CallResult::error(exit::NOT_FOUND, e),
+            Err(e) => return CallResult::error(exit::NOT_FOUND, e.to_string()),
         };
         let mut slot = slot.lock().await;
         let connection = match self.connected(entry, &mut slot).await {
             Ok(c) => c,
-            Err(e) => return CallResult::error(exit::FAILURE, e),
+            Err(e) => return CallResult::error(exit::FAILURE, e.to_string()),
         };
         let params = CallToolRequestParams::new(call.tool.clone()).with_arguments(call.arguments.clone());
         tracing::debug!(server = %call.server, tool = %call.tool, "mcp: calling a tool");
@@ -253,12 +282,12 @@ impl Servers {
         }
     }
 
-    fn slot(&self, server: &str) -> Result<(&ServerEntry, &Mutex<Slot>), String> {
+    fn slot(&self, server: &str) -> Result<(&ServerEntry, &Mutex<Slot>), ServerError> {
         let entry = self.entries.iter().find(|e| e.name == server);
-        entry.zip(self.slots.get(server)).ok_or_else(|| format!("{server}: no MCP server of that name"))
+        entry.zip(self.slots.get(server)).ok_or_else(|| ServerError::Unknown(server.to_string()))
     }
 
-    async fn tools_of(&self, entry: &ServerEntry, slot: &mut Slot) -> Result<Arc<Vec<Tool>>, String> {
+    async fn tools_of(&self, entry: &ServerEntry, slot: &mut Slot) -> Result<Arc<Vec<Tool>>, ServerError> {
         if let Some(tools) = &slot.tools {
             return Ok(Arc::clone(tools));
         }
@@ -275,7 +304,7 @@ impl Servers {
                     Some(c) => gone(entry, c, &what).await,
                     None => what,
                 };
-                return Err(format!("{}: the MCP server did not list its tools: {why}", entry.name));
+                return Err(ServerError::NotListed { server: entry.name.clone(), why });
             }
         };
         let tools: Vec<Tool> = listed
@@ -296,7 +325,7 @@ impl Servers {
 
     /// The slot's live connection, started (again) when there is none or
     /// its process has ended.
-    async fn connected<'s>(&self, entry: &ServerEntry, slot: &'s mut Slot) -> Result<&'s Connection, String> {
+    async fn connected<'s>(&self, entry: &ServerEntry, slot: &'s mut Slot) -> Result<&'s Connection, ServerError> {
         let ended = slot
             .connection
             .as_mut()
@@ -312,12 +341,12 @@ impl Servers {
             };
             slot.connection = Some(started);
         }
-        slot.connection.as_ref().ok_or_else(|| format!("{}: no connection", entry.name))
+        slot.connection.as_ref().ok_or_else(|| ServerError::Unreachable(format!("{}: no connection", entry.name)))
     }
 
-    async fn start_stdio(&self, entry: &ServerEntry) -> Result<Connection, String> {
+    async fn start_stdio(&self, entry: &ServerEntry) -> Result<Connection, ServerError> {
         let mut argv = vec![entry.command.clone().unwrap_or_default()];
-        argv.extend(entry.resolve_args(|v| (self.vars)(v)).map_err(|e| e.to_string())?);
+        argv.extend(entry.resolve_args(|v| (self.vars)(v))?);
         let read_only = own_folders(&argv, &self.workspace);
         let env: Vec<(String, String)> =
             entry.env.iter().filter_map(|k| (self.vars)(k).map(|v| (k.clone(), v))).collect();
@@ -335,7 +364,7 @@ impl Servers {
             .sandbox
             .start_stdio_service(request, &env)
             .await
-            .map_err(|e| self.not_started(entry, &e.to_string(), None))?;
+            .map_err(|e| ServerError::NotStarted(self.not_started(entry, &e.to_string(), None)))?;
         let too_long = Arc::new(AtomicBool::new(false));
         let stdout = Capped { inner: stdout, line: 0, too_long: Arc::clone(&too_long) };
         let handshake = ().serve_with_lifecycle((stdout, stdin), ClientLifecycleMode::Initialize);
@@ -348,18 +377,19 @@ impl Servers {
             Some(code) => format!("{what}; it exited with {code}"),
             None => what,
         };
-        Err(self.not_started(entry, &what, Some(&process.stderr_tail())))
+        Err(ServerError::NotStarted(self.not_started(entry, &what, Some(&process.stderr_tail()))))
     }
 
-    async fn connect_http(&self, entry: &ServerEntry) -> Result<Connection, String> {
-        let url = entry.resolve_url(|v| (self.vars)(v)).map_err(|e| e.to_string())?.unwrap_or_default();
-        let resolved = entry.resolve_headers(|v| (self.vars)(v)).map_err(|e| e.to_string())?;
+    async fn connect_http(&self, entry: &ServerEntry) -> Result<Connection, ServerError> {
+        let url = entry.resolve_url(|v| (self.vars)(v))?.unwrap_or_default();
+        let resolved = entry.resolve_headers(|v| (self.vars)(v))?;
         let mut headers = HashMap::new();
         for (name, value) in resolved.0 {
             let name = http::HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| format!("{}: header {name:?} is not a header name", entry.name))?;
-            let value = http::HeaderValue::from_str(&value)
-                .map_err(|_| format!("{}: header {name} holds a character a header cannot carry", entry.name))?;
+                .map_err(|_| ServerError::Header(format!("{}: header {name:?} is not a header name", entry.name)))?;
+            let value = http::HeaderValue::from_str(&value).map_err(|_| {
+                ServerError::Header(format!("{}: header {name} holds a character a header cannot carry", entry.name))
+            })?;
             headers.insert(name, value);
         }
         let config = StreamableHttpClientTransportConfig::with_uri(url.clone()).custom_headers(headers);
@@ -371,16 +401,16 @@ impl Servers {
         let handshake = ().serve_with_lifecycle(transport, ClientLifecycleMode::Initialize);
         match tokio::time::timeout(self.start_timeout, handshake).await {
             Ok(Ok(client)) => Ok(Connection { client, process: None, too_long: Arc::default() }),
-            Ok(Err(e)) => Err(format!(
+            Ok(Err(e)) => Err(ServerError::Unreachable(format!(
                 "{}: the MCP server at {url} did not answer: {e}\ncheck: that it is running and serves streamable \
                  HTTP at that path (often /mcp), and that its headers (a token) are right",
                 entry.name
-            )),
-            Err(_) => Err(format!(
+            ))),
+            Err(_) => Err(ServerError::Unreachable(format!(
                 "{}: the MCP server at {url} did not answer within {} s\ncheck: that it is running and reachable",
                 entry.name,
                 self.start_timeout.as_secs()
-            )),
+            ))),
         }
     }
 

@@ -41,7 +41,8 @@ impl McpDirectTools {
         let servers = Servers::new(&McpSettings { server: vec![entry] }, Arc::new(sandbox), workspace.root());
         let mut specs: Vec<ToolSpec> = servers
             .tools(&server)
-            .await?
+            .await
+            .map_err(|e| e.to_string())?
             .iter()
             .map(|tool| ToolSpec {
                 name: tool.name.clone(),

@@ -111,7 +111,7 @@ impl McpCommand {
         tracing::debug!(server = name, "mcp search: no list of its tools yet; starting it");
         match tokio::time::timeout(self.time.remaining(), self.servers.tools(name)).await {
             Ok(Ok(tools)) => Ok(tools.iter().map(ListedTool::from).collect()),
-            Ok(Err(e)) => Err(e),
+            Ok(Err(e)) => Err(e.to_string()),
             Err(_) => Err("it did not start and list its tools within the line's time".into()),
         }
     }
