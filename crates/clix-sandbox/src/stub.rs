@@ -89,7 +89,7 @@ impl Launch {
             refusals = check_refusals;
         }
         limits.install(&mut cmd);
-        let mut child = cmd.spawn().map_err(|e| match e.raw_os_error() {
+        let child = cmd.spawn().map_err(|e| match e.raw_os_error() {
             // The filter with a listener needs Linux 5.0 (5.5 for its "go on" answer).
             Some(libc::EINVAL | libc::ENOSYS) => unavailable(&format!(
                 "this kernel cannot check each program the sandbox starts against the policy (seccomp user \
@@ -108,10 +108,7 @@ impl Launch {
             // reading did (the runtime is shutting down): then bwrap may be
             // alive mid-setup, its first process waiting for it, so both go
             // now (the pid is not reaped yet, so the group is still theirs).
-            groups.kill_now();
-            drop(child.stdin.take());
-            let out = child.wait_with_output().await.map_err(spawn_error)?;
-            cgroups.remove().await;
+            let out = end_failed(child, groups, cgroups).await.map_err(spawn_error)?;
             let reason = String::from_utf8_lossy(&out.stderr).trim().to_string();
             tracing::debug!(%reason, "sandbox: bwrap could not set the sandbox up");
             return Err(unavailable(&format!("bwrap cannot create the sandbox here: {reason}")));
@@ -167,7 +164,7 @@ impl Stub {
     /// with why: the write's error, then what bwrap said as it ended (a
     /// mount that failed, a refused exec), so that the failure names its cause.
     pub(crate) async fn start(self, line: Vec<u8>) -> Result<Started, String> {
-        let Stub { child, mut groups, cgroups, line: fd, refusals, .. } = self;
+        let Stub { child, groups, cgroups, line: fd, refusals, .. } = self;
         // The line fits a pipe's buffer unless its arguments are huge; a
         // thread of its own keeps a long one from blocking the caller.
         let written = tokio::task::spawn_blocking(move || std::fs::File::from(fd).write_all(&line)).await;
@@ -176,12 +173,8 @@ impl Stub {
             Ok(Err(e)) => e.to_string(),
             Err(e) => e.to_string(),
         };
-        // Nothing of anyone's ran in it: everything goes now, and bwrap's last words are read.
-        groups.kill_now();
-        let ended = tokio::time::timeout(Duration::from_secs(2), child.wait_with_output()).await;
-        cgroups.remove().await;
         let mut why = vec![error];
-        if let Ok(Ok(out)) = ended {
+        if let Ok(out) = end_failed(child, groups, cgroups).await {
             why.push(format!("bwrap {}", out.status));
             why.extend(
                 String::from_utf8_lossy(&out.stderr).lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from),
@@ -190,6 +183,21 @@ impl Stub {
         why.extend(refusals.take().iter().map(|r| r.trim().to_string()));
         Err(why.join("; "))
     }
+}
+
+/// Ends a bwrap whose sandbox failed before anything of anyone's ran in
+/// it: every process of it at once (no grace), then what it said as it
+/// ended, its cgroups removed. A bwrap still not reaped 2 s after the
+/// SIGKILL is an error rather than a wait for ever.
+async fn end_failed(
+    child: tokio::process::Child,
+    mut groups: Groups,
+    cgroups: RunCgroups,
+) -> std::io::Result<std::process::Output> {
+    groups.kill_now();
+    let ended = tokio::time::timeout(Duration::from_secs(2), child.wait_with_output()).await;
+    cgroups.remove().await;
+    ended.map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "bwrap did not end 2 s after SIGKILL"))?
 }
 
 /// The stub's line for `argv` in `cwd`: go there, put `PWD` and `OLDPWD`
